@@ -1,0 +1,69 @@
+/** metav1.Condition. */
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export type ConditionInput = Omit<Condition, "lastTransitionTime">;
+
+/**
+ * Returns the list with `input` set. lastTransitionTime moves only when the status changes, so
+ * a reason or message update does not look like a transition.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  input: ConditionInput,
+  now: Date,
+): Condition[] {
+  const list = [...(conditions ?? [])];
+  const i = list.findIndex((c) => c.type === input.type);
+  const prev = i >= 0 ? list[i] : undefined;
+  const lastTransitionTime =
+    prev && prev.status === input.status
+      ? prev.lastTransitionTime
+      : now.toISOString().replace(/\.\d+Z$/, "Z");
+  const next: Condition = { ...input, message: input.message.slice(0, 32_768), lastTransitionTime };
+  if (i >= 0) list[i] = next;
+  else list.push(next);
+  return list;
+}
+
+export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
+  return (conditions ?? []).filter((c) => c.type !== type);
+}
+
+export function findCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+export function isTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
+  return findCondition(conditions, type)?.status === "True";
+}
+
+/** Compares two lists ignoring order and lastTransitionTime-only churn: "would writing change anything?" */
+export function sameConditions(
+  a: readonly Condition[] | undefined,
+  b: readonly Condition[] | undefined,
+): boolean {
+  const norm = (l: readonly Condition[] | undefined) =>
+    JSON.stringify(
+      [...(l ?? [])]
+        .sort((x, y) => x.type.localeCompare(y.type))
+        .map((c) => [
+          c.type,
+          c.status,
+          c.reason,
+          c.message,
+          c.observedGeneration ?? null,
+          c.lastTransitionTime,
+        ]),
+    );
+  return norm(a) === norm(b);
+}

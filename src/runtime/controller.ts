@@ -1,0 +1,146 @@
+import { jitter } from "./backoff.js";
+import { errorMessage } from "./errors.js";
+import type { Informer } from "./informer.js";
+import type { Logger } from "./log.js";
+import { activeWorkers, reconcileErrors, reconcileTime, reconcileTotal } from "./metrics.js";
+import { type KubeObject, objectKey } from "./types.js";
+import { WorkQueue } from "./workqueue.js";
+
+/** What happens after a reconcile: nothing until the next change, or another pass after a delay. */
+export type ReconcileResult = undefined | { requeueAfterMs: number };
+
+export const done = (): ReconcileResult => undefined;
+export const requeueAfter = (ms: number): ReconcileResult => ({ requeueAfterMs: ms });
+
+export interface ReconcileContext {
+  log: Logger;
+  /** Aborted when the manager shuts down; long waits should honour it. */
+  signal: AbortSignal;
+}
+
+/** A thrown error is retried with the queue's per-key exponential backoff. */
+export type ReconcileFn = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult>;
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: ReconcileFn;
+  log: Logger;
+  /** Keys reconciled at the same time (never the same key twice). Default 1. */
+  concurrency?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Fraction of jitter added to requeue-after delays. Default 0.1. */
+  requeueJitter?: number;
+}
+
+export type Predicate<T extends KubeObject> = (oldObj: T | undefined, newObj: T) => boolean;
+
+/** Passes updates that change the spec (metadata.generation) or deletion state; adds always pass. */
+export const generationChanged: Predicate<KubeObject> = (o, n) =>
+  !o ||
+  o.metadata.generation !== n.metadata.generation ||
+  o.metadata.deletionTimestamp !== n.metadata.deletionTimestamp ||
+  JSON.stringify(o.metadata.finalizers) !== JSON.stringify(n.metadata.finalizers);
+
+/**
+ * Runs `reconcile(key)` from a work queue fed by informers. Errors go through one policy: log,
+ * count, and requeue with backoff. The queue guarantees one key never runs twice at once.
+ */
+export class Controller {
+  readonly queue: WorkQueue;
+  private workers: Promise<void>[] = [];
+  private readonly abort = new AbortController();
+  private started = false;
+
+  constructor(private readonly opts: ControllerOptions) {
+    this.queue = new WorkQueue({
+      name: opts.name,
+      baseDelayMs: opts.baseDelayMs,
+      maxDelayMs: opts.maxDelayMs,
+    });
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  /** The primary kind: each change enqueues the object's own key. */
+  watchPrimary<T extends KubeObject>(informer: Informer<T>, predicate?: Predicate<T>): this {
+    informer.addHandler({
+      add: (o) => this.queue.add(objectKey(o)),
+      update: (o, n) => {
+        if (!predicate || predicate(o, n)) this.queue.add(objectKey(n));
+      },
+      delete: (o) => this.queue.add(objectKey(o)),
+    });
+    return this;
+  }
+
+  /** Objects this controller creates: a change enqueues the controlling owner of `ownerKind`. */
+  watchOwned<T extends KubeObject>(informer: Informer<T>, ownerKind: string): this {
+    const enqueueOwner = (o: T) => {
+      const ref = o.metadata.ownerReferences?.find((r) => r.controller && r.kind === ownerKind);
+      if (ref) this.queue.add(o.metadata.namespace ? `${o.metadata.namespace}/${ref.name}` : ref.name);
+    };
+    informer.addHandler({ add: enqueueOwner, update: (_, n) => enqueueOwner(n), delete: enqueueOwner });
+    return this;
+  }
+
+  /** Any other kind: `map` names the primary keys a change concerns (e.g. objects naming a ConfigMap). */
+  watchMapped<T extends KubeObject>(informer: Informer<T>, map: (o: T) => string[]): this {
+    const enqueue = (o: T) => {
+      for (const k of map(o)) this.queue.add(k);
+    };
+    informer.addHandler({ add: enqueue, update: (_, n) => enqueue(n), delete: enqueue });
+    return this;
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    const n = Math.max(1, this.opts.concurrency ?? 1);
+    for (let i = 0; i < n; i++) this.workers.push(this.work());
+  }
+
+  /** Stops taking keys and waits for the reconciles in flight to finish. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    this.abort.abort();
+    await Promise.all(this.workers);
+    await this.queue.drain();
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      await this.runOne(key);
+    }
+  }
+
+  private async runOne(key: string): Promise<void> {
+    const name = this.opts.name;
+    const log = this.opts.log.child({ controller: name, object: key });
+    const started = performance.now();
+    activeWorkers.inc({ controller: name });
+    try {
+      const result = await this.opts.reconcile(key, { log, signal: this.abort.signal });
+      this.queue.forget(key);
+      if (result && result.requeueAfterMs > 0) {
+        reconcileTotal.inc({ controller: name, result: "requeue_after" });
+        this.queue.addAfter(key, jitter(result.requeueAfterMs, this.opts.requeueJitter ?? 0.1));
+      } else {
+        reconcileTotal.inc({ controller: name, result: "success" });
+      }
+    } catch (e) {
+      reconcileTotal.inc({ controller: name, result: "error" });
+      reconcileErrors.inc({ controller: name });
+      log.error({ err: errorMessage(e) }, "reconcile failed; retrying with backoff");
+      this.queue.addRateLimited(key);
+    } finally {
+      activeWorkers.dec({ controller: name });
+      reconcileTime.observe({ controller: name }, (performance.now() - started) / 1000);
+      this.queue.done(key);
+    }
+  }
+}

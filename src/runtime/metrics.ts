@@ -1,0 +1,87 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * One registry per process: every target's manager shares the single /metrics endpoint and tells
+ * its series apart by the `controller` label, the way controller-runtime does.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const reconcileTotal = new Counter({
+  name: "controller_runtime_reconcile_total",
+  help: "Reconciles per controller and result (success, error, requeue, requeue_after).",
+  labelNames: ["controller", "result"] as const,
+  registers: [registry],
+});
+
+export const reconcileErrors = new Counter({
+  name: "controller_runtime_reconcile_errors_total",
+  help: "Reconciles that returned an error, per controller.",
+  labelNames: ["controller"] as const,
+  registers: [registry],
+});
+
+export const reconcileTime = new Histogram({
+  name: "controller_runtime_reconcile_time_seconds",
+  help: "Time spent in one reconcile, per controller.",
+  labelNames: ["controller"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+export const activeWorkers = new Gauge({
+  name: "controller_runtime_active_workers",
+  help: "Reconciles running now, per controller.",
+  labelNames: ["controller"] as const,
+  registers: [registry],
+});
+
+export const workqueueDepth = new Gauge({
+  name: "workqueue_depth",
+  help: "Keys waiting in the queue.",
+  labelNames: ["name"] as const,
+  registers: [registry],
+});
+
+export const workqueueAdds = new Counter({
+  name: "workqueue_adds_total",
+  help: "Keys added to the queue.",
+  labelNames: ["name"] as const,
+  registers: [registry],
+});
+
+export const workqueueRetries = new Counter({
+  name: "workqueue_retries_total",
+  help: "Keys re-added after a failure, with backoff.",
+  labelNames: ["name"] as const,
+  registers: [registry],
+});
+
+export const workqueueQueueDuration = new Histogram({
+  name: "workqueue_queue_duration_seconds",
+  help: "Time a key waits in the queue before a worker takes it.",
+  labelNames: ["name"] as const,
+  buckets: [0.001, 0.01, 0.1, 1, 10, 60, 300],
+  registers: [registry],
+});
+
+export const restClientRequests = new Counter({
+  name: "rest_client_requests_total",
+  help: "HTTP requests to the Kubernetes API server, by status code, method and host.",
+  labelNames: ["code", "method", "host"] as const,
+  registers: [registry],
+});
+
+export const leaderElectionMasterStatus = new Gauge({
+  name: "leader_election_master_status",
+  help: "1 while this process holds the named Lease, 0 otherwise.",
+  labelNames: ["name"] as const,
+  registers: [registry],
+});
+
+export const informerRelists = new Counter({
+  name: "informer_relists_total",
+  help: "Full lists an informer made after it started (410 Gone, errors), per resource.",
+  labelNames: ["resource"] as const,
+  registers: [registry],
+});
