@@ -120,7 +120,6 @@ export class WorkQueue {
       this.delayed.delete(key);
       this.add(key);
     }, ms);
-    timer.unref();
     this.delayed.set(key, { at, timer });
   }
 
