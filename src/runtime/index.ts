@@ -1,6 +1,7 @@
 export * from "./backoff.js";
 export * from "./client.js";
 export * from "./conditions.js";
+export * from "./configvalues.js";
 export * from "./controller.js";
 export * from "./errors.js";
 export * from "./events.js";
@@ -11,5 +12,6 @@ export * from "./leaderelection.js";
 export * from "./log.js";
 export * from "./manager.js";
 export * from "./metrics.js";
+export * from "./target.js";
 export * from "./types.js";
 export * from "./workqueue.js";

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { ConfigError } from "../runtime/target.js";
+import { crdsCommand, crdsHelp } from "./crds.js";
+import { runHelp, startOperator } from "./run.js";
+import { waitForSignal } from "./signals.js";
+import "./builtin-targets.js";
+import { validateCommand, validateHelp } from "./validate.js";
+import { packageVersion } from "./version.js";
+
+const mainHelp = `Usage: platform-operator <command> [options]
+
+A Kubernetes operator for OpenBaoCluster and OpenBaoRestore (openbao.org/v1alpha1), GitLabCore
+(apps.gitlab.com/v2alpha1) and VaultSeed (ohmlab.fr/v1alpha1).
+
+Commands:
+  run       run the controllers of the configured targets against a cluster
+  crds      print (or write) the CustomResourceDefinitions
+  validate  check manifests offline (files, folders or stdin)
+  version   print the version
+  dev       the local default: a local control plane and OpenBao with the samples applied
+
+Run 'platform-operator <command> --help' for a command's options.`;
+
+const versionHelp = `Usage: platform-operator version
+
+Prints the operator's version.`;
+
+function fail(message: string): never {
+  process.stderr.write(`platform-operator: ${message}\n`);
+  process.exit(2);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const wantsHelp = rest.includes("--help") || rest.includes("-h");
+  switch (command) {
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(`${mainHelp}\n`);
+      return command === undefined ? 2 : 0;
+    case "version":
+    case "--version":
+      if (wantsHelp) return help(versionHelp);
+      process.stdout.write(`platform-operator ${packageVersion()}\n`);
+      return 0;
+    case "crds": {
+      if (wantsHelp) return help(crdsHelp);
+      const { values } = parseArgs({ args: rest, options: { write: { type: "string" } }, strict: true });
+      return crdsCommand(values.write);
+    }
+    case "validate": {
+      if (wantsHelp) return help(validateHelp);
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      return validateCommand(positionals);
+    }
+    case "run": {
+      if (wantsHelp) return help(runHelp);
+      const { values } = parseArgs({
+        args: rest,
+        options: { config: { type: "string" }, kubeconfig: { type: "string" }, targets: { type: "string" } },
+        strict: true,
+      });
+      if (!values.config) fail("run: --config FILE is required (see 'platform-operator run --help')");
+      const op = await startOperator({
+        configPath: values.config,
+        kubeconfig: values.kubeconfig,
+        targets: values.targets
+          ?.split(",")
+          .map((t) => t.trim())
+          .filter(Boolean),
+      });
+      await waitForSignal();
+      await op.stop();
+      return 0;
+    }
+    case "dev": {
+      const { devCommand, devHelp } = await import("./dev.js");
+      if (wantsHelp) return help(devHelp);
+      return devCommand(rest);
+    }
+    default:
+      fail(`unknown command "${command}" (see 'platform-operator --help')`);
+  }
+}
+
+function help(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    const message = e instanceof ConfigError || e instanceof Error ? e.message : String(e);
+    fail(message);
+  },
+);
