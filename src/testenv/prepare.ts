@@ -1,0 +1,29 @@
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Binaries, ensureBinaries } from "./binaries.js";
+import { formatDuration } from "./duration.js";
+import { ensureOpenssl } from "./openssl.js";
+
+/** Everything the tests need on this machine, fetched or built once into the cache. */
+export async function prepareTestEnv(log: (line: string) => void): Promise<Binaries> {
+  await ensureOpenssl(log);
+  return ensureBinaries({ onProgress: log });
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const log = (line: string) => console.log(`[testenv] ${line}`);
+  const binaries = await prepareTestEnv(log);
+  log(`kube-apiserver          ${binaries.kubeApiserver}`);
+  log(`kube-controller-manager ${binaries.kubeControllerManager}`);
+  log(`etcd                    ${binaries.etcd}`);
+  for (const [version, path] of Object.entries(binaries.bao)) log(`bao ${version.padEnd(19)} ${path}`);
+  log(`ready in ${formatDuration(Date.now() - started)}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    console.error(`[testenv] ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  });
+}
