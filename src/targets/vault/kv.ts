@@ -1,0 +1,95 @@
+import { BackendError } from "./backend-errors.js";
+import { type BaoHttp, type BaoResponse, failureFor } from "./bao-http.js";
+import type { TokenSource } from "./auth.js";
+
+/** One KV v2 path as read: the latest version's data and the path's custom metadata. */
+export interface KvState {
+  exists: boolean;
+  /** Latest version; 0 when the path does not exist. The CAS value for the next write. */
+  version: number;
+  data: Record<string, unknown>;
+  customMetadata: Record<string, string>;
+}
+
+export interface KvPath {
+  mount: string;
+  path: string;
+}
+
+/** `<mount>/<path>`: the first segment is the mount. */
+export function splitKvPath(full: string): KvPath {
+  const i = full.indexOf("/");
+  if (i <= 0 || i === full.length - 1) throw new BackendError("invalid", `path "${full}" is not <mount>/<path>`);
+  return { mount: full.slice(0, i), path: full.slice(i + 1) };
+}
+
+const enc = (p: string) => p.split("/").map(encodeURIComponent).join("/");
+
+/**
+ * KV v2 operations. A data read carries the version and custom_metadata, so one read is enough
+ * to plan a path. A 403 is retried once after a fresh login, because an expired token and a
+ * policy refusal answer alike.
+ */
+export class KvClient {
+  constructor(
+    private readonly http: BaoHttp,
+    private readonly tokens: TokenSource,
+  ) {}
+
+  private async call(operation: string, method: string, path: string, body?: unknown): Promise<BaoResponse> {
+    let res = await this.http.request(operation, method, path, await this.tokens.token(), body);
+    if (res.status === 403) {
+      this.tokens.invalidate();
+      res = await this.http.request(operation, method, path, await this.tokens.token(), body);
+    }
+    return res;
+  }
+
+  async read(full: string): Promise<KvState> {
+    const { mount, path } = splitKvPath(full);
+    const res = await this.call("read", "GET", `/v1/${enc(mount)}/data/${enc(path)}`);
+    const payload = (res.body as { data?: { data?: Record<string, unknown> | null; metadata?: KvMeta | null } } | undefined)?.data;
+    if (res.status === 404) {
+      // A soft-deleted latest version answers 404 but still reports the version to CAS against.
+      const meta = payload?.metadata;
+      if (meta?.version) return { exists: true, version: meta.version, data: {}, customMetadata: meta.custom_metadata ?? {} };
+      return { exists: false, version: 0, data: {}, customMetadata: {} };
+    }
+    if (res.status !== 200) throw failureFor(`read ${full}`, res);
+    return {
+      exists: true,
+      version: payload?.metadata?.version ?? 0,
+      data: payload?.data ?? {},
+      customMetadata: payload?.metadata?.custom_metadata ?? {},
+    };
+  }
+
+  /** Writes a new version only if the latest is still `cas` (0: only if the path has none). */
+  async write(full: string, data: Record<string, unknown>, cas: number): Promise<number> {
+    const { mount, path } = splitKvPath(full);
+    const res = await this.call("write", "POST", `/v1/${enc(mount)}/data/${enc(path)}`, { options: { cas }, data });
+    if (res.status !== 200) throw failureFor(`write ${full}`, res);
+    return (res.body as { data?: { version?: number } }).data?.version ?? cas + 1;
+  }
+
+  /** Replaces the whole custom_metadata map; creates no data version. */
+  async writeMetadata(full: string, customMetadata: Record<string, string>): Promise<void> {
+    const { mount, path } = splitKvPath(full);
+    const res = await this.call("metadata", "POST", `/v1/${enc(mount)}/metadata/${enc(path)}`, {
+      custom_metadata: customMetadata,
+    });
+    if (res.status !== 204 && res.status !== 200) throw failureFor(`write metadata of ${full}`, res);
+  }
+
+  /** Removes the path with every version. */
+  async deleteAll(full: string): Promise<void> {
+    const { mount, path } = splitKvPath(full);
+    const res = await this.call("delete", "DELETE", `/v1/${enc(mount)}/metadata/${enc(path)}`);
+    if (res.status !== 204 && res.status !== 200 && res.status !== 404) throw failureFor(`delete ${full}`, res);
+  }
+}
+
+interface KvMeta {
+  version?: number;
+  custom_metadata?: Record<string, string> | null;
+}
