@@ -1,0 +1,162 @@
+// A VaultSeed's data is a tree whose leaves are strings; the KV path stores the same tree as nested
+// JSON objects. Declarations are addressed by dotted key paths (`admin.password`), which is only
+// unambiguous because a declared key name may not contain a dot. Stored data may hold anything a
+// person wrote (numbers, lists, dotted names), so the accessors below walk segment by segment and
+// never reinterpret keys they were not asked about.
+
+export type DataTree = { [key: string]: unknown };
+
+export interface TreeProblem {
+  key: string;
+  message: string;
+}
+
+export interface FlatDeclarations {
+  /** Leaf strings by dotted key path, in the order the tree lists them. */
+  leaves: Map<string, string>;
+  problems: TreeProblem[];
+}
+
+export function isPlainObject(value: unknown): value is DataTree {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function splitKeyPath(key: string): string[] {
+  return key.split(".");
+}
+
+export function joinKeyPath(parent: string, name: string): string {
+  return parent === "" ? name : `${parent}.${name}`;
+}
+
+function describeType(value: unknown): string {
+  if (value === null || value === undefined) return "nothing";
+  if (Array.isArray(value)) return "a list";
+  return `a ${typeof value}`;
+}
+
+export function flattenTree(data: unknown): FlatDeclarations {
+  const leaves = new Map<string, string>();
+  const problems: TreeProblem[] = [];
+  if (!isPlainObject(data)) {
+    problems.push({ key: "", message: `data must be a map of keys, found ${describeType(data)}` });
+    return { leaves, problems };
+  }
+  const walk = (node: DataTree, parent: string): void => {
+    for (const [name, value] of Object.entries(node)) {
+      const key = joinKeyPath(parent, name);
+      if (name === "") {
+        problems.push({ key, message: `a key name under ${parent || "data"} is empty` });
+        continue;
+      }
+      if (name.includes(".")) {
+        problems.push({ key, message: `key name "${name}" contains a dot; nest it as a map instead` });
+        continue;
+      }
+      if (isPlainObject(value)) {
+        walk(value, key);
+      } else if (typeof value === "string") {
+        leaves.set(key, value);
+      } else if (value === null || value === undefined) {
+        problems.push({ key, message: `${key} has no value; write "" for a key filled in by hand` });
+      } else {
+        problems.push({ key, message: `${key} must be a string, found ${describeType(value)}` });
+      }
+    }
+  };
+  walk(data, "");
+  return { leaves, problems };
+}
+
+/** Builds the nested tree back from dotted leaves; throws when one key is both a leaf and a map. */
+export function unflattenTree(leaves: Iterable<readonly [string, string]>): DataTree {
+  const tree: DataTree = {};
+  for (const [key, value] of leaves) {
+    if (!setAt(tree, key, value)) {
+      throw new Error(`key ${key} collides with another key that is both a value and a map`);
+    }
+  }
+  return tree;
+}
+
+export interface Lookup {
+  found: boolean;
+  value: unknown;
+}
+
+export function getAt(tree: DataTree, key: string): Lookup {
+  let node: unknown = tree;
+  for (const segment of splitKeyPath(key)) {
+    if (!isPlainObject(node) || !Object.hasOwn(node, segment)) return { found: false, value: undefined };
+    node = node[segment];
+  }
+  return { found: true, value: node };
+}
+
+/**
+ * Writes a leaf, creating the maps on the way. Returns false, leaving the tree untouched, when a
+ * non-map value sits where a map is needed: replacing it would destroy a value somebody wrote.
+ */
+export function setAt(tree: DataTree, key: string, value: unknown): boolean {
+  if (!canSetAt(tree, key)) return false;
+  const segments = splitKeyPath(key);
+  let node: DataTree = tree;
+  for (const segment of segments.slice(0, -1)) {
+    const next = node[segment];
+    if (isPlainObject(next)) {
+      node = next;
+    } else {
+      const child: DataTree = {};
+      node[segment] = child;
+      node = child;
+    }
+  }
+  node[segments[segments.length - 1]!] = value;
+  return true;
+}
+
+/** Whether setAt would succeed, without changing anything. */
+export function canSetAt(tree: DataTree, key: string): boolean {
+  let node: unknown = tree;
+  for (const segment of splitKeyPath(key).slice(0, -1)) {
+    if (!isPlainObject(node)) return false;
+    node = node[segment];
+    if (node === undefined) return true;
+  }
+  return isPlainObject(node);
+}
+
+/** Removes a key and any map it leaves empty, so a pruned subtree does not linger as `{}`. */
+export function deleteAt(tree: DataTree, key: string): boolean {
+  const segments = splitKeyPath(key);
+  const parents: DataTree[] = [];
+  let node: DataTree = tree;
+  for (const segment of segments.slice(0, -1)) {
+    const next = node[segment];
+    if (!isPlainObject(next)) return false;
+    parents.push(node);
+    node = next;
+  }
+  const last = segments[segments.length - 1]!;
+  if (!Object.hasOwn(node, last)) return false;
+  delete node[last];
+  for (let depth = parents.length - 1; depth >= 0; depth--) {
+    const parent = parents[depth]!;
+    const name = segments[depth]!;
+    const child = parent[name];
+    if (!isPlainObject(child) || Object.keys(child).length > 0) break;
+    delete parent[name];
+  }
+  return true;
+}
+
+export function cloneTree(tree: DataTree): DataTree {
+  return structuredClone(tree);
+}
+
+/** The text a stored leaf stands for; maps, lists and null have none. */
+export function leafText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return undefined;
+}

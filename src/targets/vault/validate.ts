@@ -1,0 +1,293 @@
+// Checking VaultSeed specs: one spec on its own (compileSeed, which the planner uses too, so the
+// controller and `validate` can never disagree), and a set of manifests together (validateDocuments,
+// which adds what only shows across objects: shared paths, repeated names, reference cycles).
+
+import { analyseRefs, parseSeedPath, type RefTarget } from "./refs.js";
+import { isGenerated, parseLeaf, type Template } from "./templates.js";
+import { flattenTree, isPlainObject } from "./tree.js";
+
+export const VAULTSEED_KIND = "VaultSeed";
+export const VAULTSEED_GROUP = "ohmlab.fr";
+
+// custom_metadata values are capped at 512 bytes, and the token is stored there.
+export const MAX_ROTATION_TOKEN_BYTES = 512;
+
+export type DeletionPolicy = "Retain" | "Delete";
+
+export interface CompiledSeed {
+  path: string;
+  /** Every declared leaf by dotted key path, in key order. */
+  declarations: ReadonlyMap<string, Template>;
+  /** Distinct reference sources, to be read before planning. */
+  refs: RefTarget[];
+  /** Present only when a non-empty token is set. `keys` empty means every generated key. */
+  rotate: { token: string; keys: string[] } | undefined;
+  prune: boolean;
+  deletionPolicy: DeletionPolicy;
+}
+
+export interface SpecProblem {
+  key?: string;
+  reason: "InvalidSpec" | "InvalidRotation";
+  message: string;
+}
+
+export type CompileResult = { ok: true; seed: CompiledSeed } | { ok: false; problems: SpecProblem[] };
+
+export function compileSeed(spec: unknown): CompileResult {
+  const problems: SpecProblem[] = [];
+  const invalid = (message: string, key?: string): void => {
+    problems.push(
+      key === undefined ? { reason: "InvalidSpec", message } : { key, reason: "InvalidSpec", message },
+    );
+  };
+  if (!isPlainObject(spec))
+    return { ok: false, problems: [{ reason: "InvalidSpec", message: "spec is missing" }] };
+
+  const path = typeof spec.path === "string" ? spec.path : undefined;
+  if (path === undefined) invalid("spec.path is missing");
+  else {
+    const parsed = parseSeedPath(path);
+    if (!parsed.ok) invalid(`spec.${parsed.message}`);
+  }
+
+  const declarations = compileData(spec.data, path, invalid);
+  const rotate = compileRotate(spec.rotate, declarations, problems);
+
+  if (spec.prune !== undefined && typeof spec.prune !== "boolean")
+    invalid("spec.prune must be true or false");
+  const policy = spec.deletionPolicy ?? "Retain";
+  if (policy !== "Retain" && policy !== "Delete") invalid("spec.deletionPolicy must be Retain or Delete");
+
+  if (problems.length > 0 || path === undefined) return { ok: false, problems };
+  const refs = new Map<string, RefTarget>();
+  for (const template of declarations.values()) {
+    if (template.kind === "ref") refs.set(template.ref.id, template.ref);
+  }
+  return {
+    ok: true,
+    seed: {
+      path,
+      declarations,
+      refs: [...refs.values()],
+      rotate,
+      prune: spec.prune === true,
+      deletionPolicy: policy as DeletionPolicy,
+    },
+  };
+}
+
+function compileData(
+  data: unknown,
+  ownPath: string | undefined,
+  invalid: (message: string, key?: string) => void,
+): Map<string, Template> {
+  const declarations = new Map<string, Template>();
+  if (data === undefined) {
+    invalid("spec.data is missing");
+    return declarations;
+  }
+  const flat = flattenTree(data);
+  for (const problem of flat.problems) invalid(problem.message, problem.key || undefined);
+  for (const key of [...flat.leaves.keys()].sort()) {
+    const parsed = parseLeaf(flat.leaves.get(key)!);
+    if (parsed.ok) declarations.set(key, parsed.template);
+    else invalid(`${key}: ${parsed.message}`, key);
+  }
+  const ageSecrets: string[] = [];
+  const agePublics: string[] = [];
+  for (const [key, template] of declarations) {
+    if (template.kind === "age-secret") ageSecrets.push(key);
+    if (template.kind === "age-public") agePublics.push(key);
+    if (template.kind === "bcrypt") {
+      const target = declarations.get(template.target);
+      if (target === undefined)
+        invalid(`${key}: bcrypt target ${template.target} is not declared in data`, key);
+      else if (target.kind === "bcrypt")
+        invalid(`${key}: bcrypt target ${template.target} is itself a bcrypt`, key);
+    }
+    if (template.kind === "ref" && template.ref.path === ownPath) {
+      invalid(`${key}: a reference must name another path; use <bcrypt:> or a literal within one path`, key);
+    }
+  }
+  // One pair per path: with two secrets there would be no telling which public belongs to which.
+  if (ageSecrets.length > 1)
+    invalid(
+      `a path holds one age key pair; <age:secret> is declared at ${ageSecrets.join(", ")}`,
+      ageSecrets[1],
+    );
+  if (agePublics.length > 1)
+    invalid(
+      `a path holds one age key pair; <age:public> is declared at ${agePublics.join(", ")}`,
+      agePublics[1],
+    );
+  if (agePublics.length > 0 && ageSecrets.length === 0) {
+    invalid(`${agePublics[0]}: <age:public> needs an <age:secret> in the same path`, agePublics[0]);
+  }
+  return declarations;
+}
+
+function compileRotate(
+  rotate: unknown,
+  declarations: ReadonlyMap<string, Template>,
+  problems: SpecProblem[],
+): CompiledSeed["rotate"] {
+  if (rotate === undefined || rotate === null) return undefined;
+  const bad = (message: string, key?: string): undefined => {
+    problems.push(
+      key === undefined
+        ? { reason: "InvalidRotation", message }
+        : { key, reason: "InvalidRotation", message },
+    );
+    return undefined;
+  };
+  if (!isPlainObject(rotate)) return bad("spec.rotate must be a map with token and keys");
+  const token = rotate.token ?? "";
+  if (typeof token !== "string") return bad("spec.rotate.token must be a string");
+  if (Buffer.byteLength(token) > MAX_ROTATION_TOKEN_BYTES) {
+    return bad(`spec.rotate.token is longer than ${MAX_ROTATION_TOKEN_BYTES} bytes`);
+  }
+  const keys = rotate.keys ?? [];
+  if (!Array.isArray(keys) || keys.some((key) => typeof key !== "string")) {
+    return bad("spec.rotate.keys must be a list of key paths");
+  }
+  const before = problems.length;
+  for (const key of keys as string[]) {
+    const template = declarations.get(key);
+    if (template === undefined) bad(`rotate.keys names ${key}, which data does not declare`, key);
+    else if (!isGenerated(template)) {
+      bad(
+        `rotate.keys names ${key}, which is not generated (only random, hex, uuid and age keys rotate)`,
+        key,
+      );
+    }
+  }
+  if (problems.length > before || token === "") return undefined;
+  return { token, keys: [...new Set(keys as string[])].sort() };
+}
+
+export interface ManifestDocument {
+  file: string;
+  doc: unknown;
+}
+
+export interface ValidationProblem {
+  file: string;
+  /** namespace/name, or the bare name when the manifest sets no namespace. */
+  object: string;
+  key?: string;
+  message: string;
+}
+
+interface SeedManifest {
+  file: string;
+  object: string;
+  seed: CompiledSeed | undefined;
+  path: string | undefined;
+}
+
+export function isVaultSeed(doc: unknown): doc is Record<string, unknown> {
+  return (
+    isPlainObject(doc) &&
+    doc.kind === VAULTSEED_KIND &&
+    typeof doc.apiVersion === "string" &&
+    doc.apiVersion.startsWith(`${VAULTSEED_GROUP}/`)
+  );
+}
+
+function objectName(doc: Record<string, unknown>): { name: string | undefined; object: string } {
+  const metadata = isPlainObject(doc.metadata) ? doc.metadata : {};
+  const name = typeof metadata.name === "string" && metadata.name !== "" ? metadata.name : undefined;
+  const namespace =
+    typeof metadata.namespace === "string" && metadata.namespace !== "" ? metadata.namespace : undefined;
+  const shown = name ?? "(unnamed)";
+  return { name, object: namespace ? `${namespace}/${shown}` : shown };
+}
+
+// `kind: List` is what `kubectl get -o yaml` prints; accepting it costs nothing.
+function* seedDocuments(
+  docs: Iterable<ManifestDocument>,
+): Generator<{ file: string; doc: Record<string, unknown> }> {
+  for (const { file, doc } of docs) {
+    if (isPlainObject(doc) && doc.kind === "List" && Array.isArray(doc.items)) {
+      for (const item of doc.items) if (isVaultSeed(item)) yield { file, doc: item };
+    } else if (isVaultSeed(doc)) yield { file, doc };
+  }
+}
+
+export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  const manifests: SeedManifest[] = [];
+  for (const { file, doc } of seedDocuments(docs)) {
+    const { name, object } = objectName(doc);
+    if (name === undefined) problems.push({ file, object, message: "metadata.name is missing" });
+    const compiled = compileSeed(doc.spec);
+    if (!compiled.ok) {
+      for (const problem of compiled.problems) {
+        problems.push(
+          problem.key === undefined
+            ? { file, object, message: problem.message }
+            : { file, object, key: problem.key, message: problem.message },
+        );
+      }
+    }
+    const spec = isPlainObject(doc.spec) ? doc.spec : {};
+    const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
+    manifests.push({ file, object, seed: compiled.ok ? compiled.seed : undefined, path });
+  }
+  problems.push(...sharedProblems(manifests, (m) => m.object, "the name", "is also declared in"));
+  problems.push(...sharedProblems(manifests, (m) => m.path, "path", "is also seeded by"));
+  problems.push(...cycleProblems(manifests));
+  return problems;
+}
+
+function sharedProblems(
+  manifests: SeedManifest[],
+  keyOf: (manifest: SeedManifest) => string | undefined,
+  what: string,
+  verb: string,
+): ValidationProblem[] {
+  const groups = new Map<string, SeedManifest[]>();
+  for (const manifest of manifests) {
+    const key = keyOf(manifest);
+    if (key === undefined) continue;
+    groups.set(key, [...(groups.get(key) ?? []), manifest]);
+  }
+  const problems: ValidationProblem[] = [];
+  for (const [key, group] of groups) {
+    if (group.length < 2) continue;
+    for (const manifest of group) {
+      const others = group
+        .filter((other) => other !== manifest)
+        .map((other) => `${other.object} (${other.file})`);
+      problems.push({
+        file: manifest.file,
+        object: manifest.object,
+        message: `${what} ${key} ${verb} ${others.join(", ")}`,
+      });
+    }
+  }
+  return problems;
+}
+
+function cycleProblems(manifests: SeedManifest[]): ValidationProblem[] {
+  const seeds = manifests.filter((manifest) => manifest.seed !== undefined);
+  const analysis = analyseRefs(
+    seeds.map((m) => ({ path: m.seed!.path, dependsOn: m.seed!.refs.map((ref) => ref.path) })),
+  );
+  const problems: ValidationProblem[] = [];
+  for (const manifest of seeds) {
+    const cycle = analysis.cycleOf.get(manifest.seed!.path);
+    if (!cycle) continue;
+    for (const [key, template] of manifest.seed!.declarations) {
+      if (template.kind !== "ref" || !cycle.includes(template.ref.path)) continue;
+      problems.push({
+        file: manifest.file,
+        object: manifest.object,
+        key,
+        message: `reference cycle between paths ${cycle.join(", ")}`,
+      });
+    }
+  }
+  return problems;
+}
