@@ -1,0 +1,350 @@
+/** GitLabCore (`apps.gitlab.com/v2alpha1`): one GitLab instance rendered from the GitLab chart. */
+import { type Static, Type } from "@sinclair/typebox";
+import {
+  Conditions,
+  cel,
+  FreeFormObject,
+  KindSchema,
+  type KubeOptions,
+  ObjectName,
+  ObservedGeneration,
+  SecretKeySelector,
+  StringEnum,
+} from "./common.js";
+import type { KindDefinition } from "./crd.js";
+
+export const GitLabCoreGroup = "apps.gitlab.com";
+export const GitLabCoreVersion = "v2alpha1";
+export const GitLabCoreApiVersion = `${GitLabCoreGroup}/${GitLabCoreVersion}` as const;
+export const GitLabCoreKind = "GitLabCore";
+export const GitLabCorePlural = "gitlabcores";
+
+export const GitLabCoreFinalizer = "gitlabcore.apps.gitlab.com/finalizer";
+export const GitLabReleaseNameLabel = "operator.gitlab.com/release-name";
+export const GitLabReleaseNamespaceLabel = "operator.gitlab.com/release-namespace";
+
+export const GitLabCoreCondition = {
+  Initialized: "Initialized",
+  Available: "Available",
+  Progressing: "Progressing",
+  Upgradeable: "Upgradeable",
+} as const;
+export type GitLabCoreConditionType = (typeof GitLabCoreCondition)[keyof typeof GitLabCoreCondition];
+
+export const GitLabCoreReason = {
+  ChartRendered: "ChartRendered",
+  RenderFailed: "RenderFailed",
+  HooksFailed: "HooksFailed",
+  ApplyFailed: "ApplyFailed",
+  WorkloadsReady: "WorkloadsReady",
+  WorkloadsNotReady: "WorkloadsNotReady",
+  VersionUnresolved: "VersionUnresolved",
+  ChartPullFailed: "ChartPullFailed",
+  MissingIntermediateChart: "MissingIntermediateChart",
+  MigrationsJobFailed: "MigrationsJobFailed",
+  UpgradeComplete: "UpgradeComplete",
+} as const;
+export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
+
+export const VersionTypes = ["Static", "Patch", "Latest", "Previous", "OldestSupported"] as const;
+export type GitLabVersionType = (typeof VersionTypes)[number];
+
+export const GitLabCorePhases = ["Preparing", "Upgrading", "Running", "Failed"] as const;
+export type GitLabCorePhase = (typeof GitLabCorePhases)[number];
+
+export const Editions = ["ce", "ee"] as const;
+export type GitLabEdition = (typeof Editions)[number];
+
+const SEMVER_PATTERN = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
+
+export const VersionRefSchema = Type.Object(
+  {
+    kind: Type.Optional(
+      Type.Literal("ConfigMap", {
+        description: "Only ConfigMaps can hold the version.",
+        default: "ConfigMap",
+      }),
+    ),
+    name: ObjectName("ConfigMap in the namespace of this GitLabCore."),
+    key: Type.String({ description: "Key holding the chart version.", minLength: 1, maxLength: 253 }),
+  },
+  { description: "Reads the chart version from a ConfigMap, so someone else can own the version." },
+);
+
+// Each type takes its own fields and no others. The rules read the type once and test presence,
+// which keeps every rule cheap and the messages specific.
+export const GitLabVersionSchema = Type.Object(
+  {
+    type: StringEnum(VersionTypes, {
+      description:
+        "Static pins a chart version; Patch follows the newest patch of a minor; Latest, Previous and OldestSupported follow the chart repository.",
+    }),
+    version: Type.Optional(
+      Type.String({ description: "Chart version, for type Static.", maxLength: 64, pattern: SEMVER_PATTERN }),
+    ),
+    versionRef: Type.Optional(VersionRefSchema),
+    minor: Type.Optional(
+      Type.String({
+        description: "Chart minor such as 9.3, for type Patch.",
+        maxLength: 32,
+        pattern: "^[0-9]+\\.[0-9]+$",
+      }),
+    ),
+    major: Type.Optional(
+      Type.Integer({
+        description:
+          "Chart major, required for Previous and OldestSupported; optional for Latest, where it narrows the search.",
+        minimum: 0,
+        maximum: 1000,
+      }),
+    ),
+  },
+  {
+    description: "Which chart version to run; a union discriminated by type.",
+    "x-kubernetes-validations": [
+      cel(
+        "self.type != 'Static' || has(self.version) != has(self.versionRef)",
+        "type Static takes exactly one of version and versionRef",
+      ),
+      cel(
+        "self.type == 'Static' || (!has(self.version) && !has(self.versionRef))",
+        "version and versionRef belong to type Static only",
+      ),
+      cel("self.type != 'Patch' || has(self.minor)", "type Patch needs minor"),
+      cel("self.type == 'Patch' || !has(self.minor)", "minor belongs to type Patch only"),
+      cel(
+        "!(self.type in ['Previous', 'OldestSupported']) || has(self.major)",
+        "types Previous and OldestSupported need major",
+      ),
+      cel(
+        "self.type in ['Latest', 'Previous', 'OldestSupported'] || !has(self.major)",
+        "major belongs to types Latest, Previous and OldestSupported only",
+      ),
+    ],
+  } satisfies KubeOptions,
+);
+export type GitLabVersion = Static<typeof GitLabVersionSchema>;
+
+const Host = (description: string) =>
+  Type.String({
+    description,
+    minLength: 1,
+    maxLength: 253,
+    pattern: "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$",
+  });
+
+const ExternalService = (what: string) =>
+  Type.Object(
+    {
+      host: Host(`Host name or address of the ${what} server.`),
+      passwordSecretRef: SecretKeySelector(`Secret key holding the ${what} password.`),
+    },
+    { description: `The ${what} server this instance uses; the chart bundles none.` },
+  );
+
+export const IssuerRefSchema = Type.Object(
+  {
+    name: ObjectName("Name of the issuer."),
+    kind: Type.Optional(
+      StringEnum(["Issuer", "ClusterIssuer"] as const, {
+        description: "Kind of the issuer.",
+        default: "Issuer",
+      }),
+    ),
+    group: Type.Optional(
+      Type.String({ description: "API group of the issuer.", default: "cert-manager.io", maxLength: 253 }),
+    ),
+  },
+  { description: "cert-manager issuer that signs the Gateway's certificate." },
+);
+
+const CertManager = () =>
+  Type.Object(
+    { issuerRef: IssuerRefSchema },
+    { description: "Annotates the Gateway so cert-manager issues its certificate." },
+  );
+
+export const GitLabNetworkingSchema = Type.Object(
+  {
+    envoyGatewayController: Type.Optional(
+      Type.Object(
+        { certManager: Type.Optional(CertManager()) },
+        { description: "The chart renders a GatewayClass for Envoy Gateway and a Gateway using it." },
+      ),
+    ),
+    gatewayClass: Type.Optional(
+      Type.Object(
+        {
+          name: ObjectName("Existing GatewayClass the rendered Gateway uses."),
+          certManager: Type.Optional(CertManager()),
+        },
+        { description: "The chart renders a Gateway of an existing GatewayClass." },
+      ),
+    ),
+    gateway: Type.Optional(
+      Type.Object(
+        {
+          name: ObjectName("Existing Gateway the routes attach to."),
+          namespace: Type.Optional(
+            ObjectName("Namespace of the Gateway; this object's namespace when unset."),
+          ),
+        },
+        { description: "Routes attach to an existing Gateway; the chart renders no Gateway." },
+      ),
+    ),
+  },
+  {
+    description: "Gateway API mode. Unset turns the Gateway API off and leaves networking to chart values.",
+    "x-kubernetes-validations": [
+      cel(
+        "(has(self.envoyGatewayController) ? 1 : 0) + (has(self.gatewayClass) ? 1 : 0) + (has(self.gateway) ? 1 : 0) <= 1",
+        "set at most one of envoyGatewayController, gatewayClass and gateway",
+      ),
+    ],
+  } satisfies KubeOptions,
+);
+
+export const GitLabOpenBaoSchema = Type.Object(
+  {
+    postgresql: Type.Object(
+      {
+        host: Host("Host name or address of OpenBao's PostgreSQL server."),
+        port: Type.Optional(
+          Type.Integer({ description: "PostgreSQL port.", default: 5432, minimum: 1, maximum: 65535 }),
+        ),
+        database: Type.Optional(
+          Type.String({ description: "Database name.", default: "openbao", minLength: 1, maxLength: 63 }),
+        ),
+        username: Type.Optional(
+          Type.String({ description: "Database user.", default: "openbao", minLength: 1, maxLength: 63 }),
+        ),
+        passwordSecretRef: SecretKeySelector(
+          "Secret key holding the password; OpenBao never shares GitLab's.",
+        ),
+      },
+      { description: "OpenBao's own PostgreSQL connection." },
+    ),
+    serviceAccount: Type.Optional(
+      Type.Object(
+        {
+          name: ObjectName(
+            "ServiceAccount the OpenBao pod runs as; an administrator creates it and its Role.",
+          ),
+        },
+        { description: "Identity of the OpenBao pod." },
+      ),
+    ),
+  },
+  { description: "Backs the GitLab Secret Manager with the bundled OpenBao; setting it turns both on." },
+);
+
+export const GitLabCoreSpecSchema = Type.Object(
+  {
+    version: GitLabVersionSchema,
+    hostname: Type.String({
+      description:
+        "Fully qualified host name of the instance; its domain also names the registry and KAS hosts.",
+      minLength: 1,
+      maxLength: 253,
+      pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    }),
+    edition: Type.Optional(
+      StringEnum(Editions, { description: "Image repository every component pulls from.", default: "ee" }),
+    ),
+    license: Type.Optional(
+      Type.Object(
+        { secretRef: SecretKeySelector("Secret key holding the license.") },
+        { description: "GitLab license for the ee edition." },
+      ),
+    ),
+    postgresql: Type.Optional(ExternalService("PostgreSQL")),
+    redis: Type.Optional(ExternalService("Redis (or Valkey)")),
+    objectStorage: Type.Optional(
+      Type.Object(
+        {
+          connectionSecretRef: SecretKeySelector(
+            "Secret key holding the object storage connection in the chart's format; passed through unread.",
+          ),
+        },
+        { description: "Consolidated object storage; naming the Secret turns it on." },
+      ),
+    ),
+    openbao: Type.Optional(GitLabOpenBaoSchema),
+    networking: Type.Optional(GitLabNetworkingSchema),
+    chart: Type.Optional(
+      Type.Object(
+        {
+          values: Type.Optional(
+            FreeFormObject("Chart values merged over the derived ones; the operator overrides still win."),
+          ),
+        },
+        { description: "Escape hatch into the chart." },
+      ),
+    ),
+    upgrade: Type.Optional(
+      Type.Object(
+        {
+          skipBatchedMigrationCheck: Type.Optional(
+            Type.Boolean({
+              description:
+                "Advance an upgrade step without waiting for batched background migrations. Development only.",
+              default: false,
+            }),
+          ),
+        },
+        { description: "How upgrades step through minors." },
+      ),
+    ),
+  },
+  { description: "The GitLab instance to run." },
+);
+export type GitLabCoreSpec = Static<typeof GitLabCoreSpecSchema>;
+
+const VersionString = (description: string) => Type.String({ description, maxLength: 64 });
+
+export const GitLabCoreStatusSchema = Type.Object(
+  {
+    phase: Type.Optional(StringEnum(GitLabCorePhases, { description: "Summary of where the instance is." })),
+    version: Type.Optional(VersionString("Chart version last applied.")),
+    gitlabVersion: Type.Optional(VersionString("GitLab version the applied chart deploys.")),
+    targetVersion: Type.Optional(VersionString("Chart version spec.version resolved to.")),
+    hooksVersion: Type.Optional(VersionString("Chart version whose pre-install hooks last completed.")),
+    renderedKinds: Type.Optional(
+      Type.Array(Type.String({ maxLength: 317 }), {
+        description: "Kinds the release rendered, as <apiVersion>/<Kind>; prune and deletion list these.",
+        maxItems: 256,
+      }),
+    ),
+    conditions: Type.Optional(Conditions()),
+    observedGeneration: Type.Optional(ObservedGeneration()),
+  },
+  { description: "What was applied, which may trail the spec during a multi-minor upgrade." },
+);
+export type GitLabCoreStatus = Static<typeof GitLabCoreStatusSchema>;
+
+export const GitLabCoreSchema = KindSchema(
+  GitLabCoreApiVersion,
+  GitLabCoreKind,
+  GitLabCoreSpecSchema,
+  GitLabCoreStatusSchema,
+  "GitLabCore runs one GitLab instance from the GitLab chart: render, hooks, server-side apply and prune.",
+);
+export type GitLabCore = Static<typeof GitLabCoreSchema>;
+
+export const GitLabCoreDefinition: KindDefinition = {
+  group: GitLabCoreGroup,
+  version: GitLabCoreVersion,
+  kind: GitLabCoreKind,
+  plural: GitLabCorePlural,
+  scope: "Namespaced",
+  categories: ["gitlab"],
+  schema: GitLabCoreSchema,
+  printerColumns: [
+    { name: "Phase", type: "string", jsonPath: ".status.phase" },
+    { name: "Chart", type: "string", jsonPath: ".status.version" },
+    { name: "GitLab", type: "string", jsonPath: ".status.gitlabVersion" },
+    { name: "Available", type: "string", jsonPath: '.status.conditions[?(@.type=="Available")].status' },
+    { name: "Hostname", type: "string", jsonPath: ".spec.hostname", priority: 1 },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+};
