@@ -36,7 +36,9 @@ async function resolveBinaries(onProgress: (line: string) => void): Promise<Bina
   const root = cacheRoot();
   const k8sDir = join(root, `k8s-${KUBERNETES_VERSION}-${await goModuleHash()}`);
   if (!(await exists(k8sDir))) {
-    onProgress(`building Kubernetes ${KUBERNETES_VERSION} components into ${k8sDir} (minutes when cold; later builds reuse the Go build cache)`);
+    onProgress(
+      `building Kubernetes ${KUBERNETES_VERSION} components into ${k8sDir} (minutes when cold; later builds reuse the Go build cache)`,
+    );
     const started = Date.now();
     await populateAtomically(k8sDir, async (scratch) => {
       await buildKubernetes(scratch, onProgress);
