@@ -101,6 +101,24 @@ describe("vault generate: bcrypt", () => {
     assert.equal(await generator.bcryptMatches("s3cret", "not a hash"), false);
   });
 
+  it("remembers verified and self-made hashes so a resync does not pay for bcrypt again", async (t) => {
+    const compare = t.mock.method(bcrypt, "compare");
+    const generator = createGenerator({ bcryptCost: 4 });
+    const made = await generator.bcryptHash("mine");
+    assert.equal(await generator.bcryptMatches("mine", made), true);
+    assert.equal(compare.mock.callCount(), 0);
+    const foreign = bcrypt.hashSync("theirs", 4);
+    assert.equal(await generator.bcryptMatches("theirs", foreign), true);
+    assert.equal(await generator.bcryptMatches("theirs", foreign), true);
+    assert.equal(compare.mock.callCount(), 1);
+    assert.equal(await generator.bcryptMatches("changed", foreign), false);
+    assert.equal(compare.mock.callCount(), 2);
+    const forgetful = createGenerator({ bcryptCost: 4, bcryptMatchMemory: 0 });
+    await forgetful.bcryptMatches("theirs", foreign);
+    await forgetful.bcryptMatches("theirs", foreign);
+    assert.equal(compare.mock.callCount(), 4);
+  });
+
   it("defaults to cost 10", async () => {
     const hash = await createGenerator().bcryptHash("x");
     assert.equal(bcrypt.getRounds(hash), 10);

@@ -11,7 +11,9 @@ import {
   ROTATION_TOKEN_KEY,
   type VaultSeedSpecInput,
 } from "../../src/targets/vault/planner.js";
+import { analyseRefs, readRefValue } from "../../src/targets/vault/refs.js";
 import type { DataTree } from "../../src/targets/vault/tree.js";
+import { compileSeed } from "../../src/targets/vault/validate.js";
 
 const object = { namespace: "vault-operator-system", name: "keycloak" };
 const OWNER = "vault-operator-system/keycloak";
@@ -573,5 +575,56 @@ describe("vault planner: invalid specs and secrecy", () => {
       ].join("\n");
       for (const value of values) assert.ok(!text.includes(value), "a value leaked into a message");
     }
+  });
+});
+
+describe("vault planner: a chain of references across three paths", () => {
+  it("settles in one pass when paths are planned in evaluation order", async () => {
+    const specs: VaultSeedSpecInput[] = [
+      { path: "kv/c", data: { copy: "<ref:kv/b#copy>" } },
+      { path: "kv/b", data: { copy: "<ref:kv/a#root>" } },
+      { path: "kv/a", data: { root: "<random:20>" } },
+    ];
+    const byPath = new Map(specs.map((s) => [s.path, s]));
+    const compiled = new Map(specs.map((s) => [s.path, compileSeed(s)]));
+    const { order } = analyseRefs(
+      specs.map((s) => {
+        const c = compiled.get(s.path)!;
+        return { path: s.path, dependsOn: c.ok ? c.seed.refs.map((r) => r.path) : [] };
+      }),
+    );
+    assert.deepEqual(order, ["kv/a", "kv/b", "kv/c"]);
+
+    const store = new Map<string, KvState>();
+    const pass = async (): Promise<Plan[]> => {
+      const plans: Plan[] = [];
+      for (const path of order) {
+        const c = compiled.get(path)!;
+        assert.ok(c.ok);
+        const refs = new Map(c.seed.refs.map((r) => [r.id, readRefValue(store.get(r.path)?.data, r.key)]));
+        const current = store.get(path) ?? absent;
+        const result = await plan({
+          object: { namespace: "ns", name: path.replace("/", "-") },
+          spec: byPath.get(path)!,
+          current,
+          refs,
+          managedKeys: [],
+          generator,
+        });
+        store.set(path, applied(current, result));
+        plans.push(result);
+      }
+      return plans;
+    };
+
+    const first = await pass();
+    assert.deepEqual(
+      first.map((p) => p.outcome.kind),
+      ["ok", "ok", "ok"],
+    );
+    const root = leaf(store.get("kv/a")!.data, "root");
+    assert.equal(leaf(store.get("kv/b")!.data, "copy"), root);
+    assert.equal(leaf(store.get("kv/c")!.data, "copy"), root);
+    for (const result of await pass()) assert.equal(result.changes.length, 0);
   });
 });

@@ -120,7 +120,12 @@ export function createGenerator(options: GeneratorOptions = {}): ValueGenerator 
       return { secret, public: await identityToRecipient(secret) };
     },
     agePublicOf,
-    bcryptHash: (value) => bcrypt.hash(value, bcryptSalt(source, cost)),
+    async bcryptHash(value) {
+      const hash = await bcrypt.hash(value, bcryptSalt(source, cost));
+      // A hash made here needs no check on the next resync of this process.
+      memory.remember(value, hash);
+      return hash;
+    },
     async bcryptMatches(value, hash) {
       if (memory.knows(value, hash)) return true;
       let matches: boolean;

@@ -26,6 +26,7 @@ export const CUSTOM_METADATA_MAX_KEYS = 64;
 export const CUSTOM_METADATA_MAX_KEY_BYTES = 128;
 export const CUSTOM_METADATA_MAX_VALUE_BYTES = 512;
 
+// The condition reasons of the VaultSeed documentation; the reconciler sets the other ones itself.
 export const Reason = {
   Reconciled: "Reconciled",
   RefPending: "RefPending",
