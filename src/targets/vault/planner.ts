@@ -26,7 +26,8 @@ export const CUSTOM_METADATA_MAX_KEYS = 64;
 export const CUSTOM_METADATA_MAX_KEY_BYTES = 128;
 export const CUSTOM_METADATA_MAX_VALUE_BYTES = 512;
 
-// The condition reasons of the VaultSeed documentation; the reconciler sets the other ones itself.
+// The reasons of the VaultSeed documentation, named as in the CRD. A plan returns the first six;
+// Forbidden, BackendUnavailable and ObserveOnly come from the reconciler.
 export const Reason = {
   Reconciled: "Reconciled",
   RefPending: "RefPending",
