@@ -1,2 +1,4 @@
 /** Registers the targets compiled into this build. Imported once, for its side effect, by main. */
-export {};
+import { registerTarget } from "./targets.js";
+
+registerTarget("vault", async () => (await import("../targets/vault/target.js")).vaultTarget());

@@ -28,13 +28,24 @@ export const jwtFromFile =
   async () =>
     (await readFile(path, "utf8")).trim();
 
-const SERVICE_ACCOUNT: ResourceType = { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true };
+const SERVICE_ACCOUNT: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
 
 /**
  * A short-lived token for an audience, from the TokenRequest API: the same kind of token a
  * projected volume holds, for processes that run outside a pod (the local default, tests).
  */
-export function jwtFromTokenRequest(client: KubeClient, namespace: string, serviceAccount: string, audience: string): JwtSource {
+export function jwtFromTokenRequest(
+  client: KubeClient,
+  namespace: string,
+  serviceAccount: string,
+  audience: string,
+): JwtSource {
   return async () => {
     const res = await client.request<{ status: { token: string } }>({
       method: "POST",
@@ -80,7 +91,10 @@ export class KubernetesAuth implements TokenSource {
     try {
       jwt = await this.opts.jwt();
     } catch (e) {
-      throw new BackendError("forbidden", `cannot obtain the ServiceAccount token for login: ${(e as Error).message}`);
+      throw new BackendError(
+        "forbidden",
+        `cannot obtain the ServiceAccount token for login: ${(e as Error).message}`,
+      );
     }
     const res = await this.http.request("login", "POST", `/v1/auth/${this.opts.mount}/login`, undefined, {
       role: this.opts.role,

@@ -13,5 +13,7 @@ export class BackendError extends Error {
 }
 
 export const isCasConflict = (e: unknown): boolean => e instanceof BackendError && e.failure === "conflict";
-export const isForbiddenError = (e: unknown): boolean => e instanceof BackendError && e.failure === "forbidden";
-export const isUnavailable = (e: unknown): boolean => e instanceof BackendError && e.failure === "unavailable";
+export const isForbiddenError = (e: unknown): boolean =>
+  e instanceof BackendError && e.failure === "forbidden";
+export const isUnavailable = (e: unknown): boolean =>
+  e instanceof BackendError && e.failure === "unavailable";

@@ -17,7 +17,15 @@ export interface BaoResponse {
   body: unknown;
 }
 
-const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENOTFOUND", "ETIMEDOUT", "EPIPE", "EAI_AGAIN"]);
+const CONNECTION_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+]);
 
 /**
  * HTTP to OpenBao/Vault with a keep-alive agent. Every request is counted by operation and
@@ -36,7 +44,13 @@ export class BaoHttp {
         : new http.Agent({ keepAlive: true, maxSockets: 32 });
   }
 
-  async request(operation: string, method: string, path: string, token: string | undefined, body?: unknown): Promise<BaoResponse> {
+  async request(
+    operation: string,
+    method: string,
+    path: string,
+    token: string | undefined,
+    body?: unknown,
+  ): Promise<BaoResponse> {
     const started = performance.now();
     let outcome = "error";
     try {
@@ -47,7 +61,10 @@ export class BaoHttp {
       const code = (e as NodeJS.ErrnoException).code ?? "";
       if (CONNECTION_ERRORS.has(code) || e instanceof TimeoutError) {
         outcome = "unavailable";
-        throw new BackendError("unavailable", `OpenBao at ${this.url.host} is unreachable (${code || "timeout"})`);
+        throw new BackendError(
+          "unavailable",
+          `OpenBao at ${this.url.host} is unreachable (${code || "timeout"})`,
+        );
       }
       throw e;
     } finally {
@@ -56,7 +73,12 @@ export class BaoHttp {
     }
   }
 
-  private send(method: string, path: string, token: string | undefined, body?: unknown): Promise<BaoResponse> {
+  private send(
+    method: string,
+    path: string,
+    token: string | undefined,
+    body?: unknown,
+  ): Promise<BaoResponse> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = { Accept: "application/json" };
     if (token) headers["X-Vault-Token"] = token;
@@ -66,21 +88,25 @@ export class BaoHttp {
     }
     const transport = this.url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
-      const req = transport.request(new URL(path, this.url), { method, headers, agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("error", reject);
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      });
+      const req = transport.request(
+        new URL(path, this.url),
+        { method, headers, agent: this.agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("error", reject);
+          res.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            let parsed: unknown;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              parsed = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed });
+          });
+        },
+      );
       req.setTimeout(this.opts.timeoutMs ?? 15_000, () => req.destroy(new TimeoutError()));
       req.on("error", reject);
       if (payload !== undefined) req.write(payload);
@@ -109,7 +135,12 @@ export function baoErrors(body: unknown): string {
   const errors = (body as { errors?: unknown[] } | undefined)?.errors;
   if (!Array.isArray(errors) || errors.length === 0) return "";
   return errors
-    .map((e) => String(e).replace(/\s+/g, " ").replace(/^\d+ errors? occurred: \* /, "").trim())
+    .map((e) =>
+      String(e)
+        .replace(/\s+/g, " ")
+        .replace(/^\d+ errors? occurred: \* /, "")
+        .trim(),
+    )
     .join("; ");
 }
 
@@ -117,9 +148,17 @@ export function baoErrors(body: unknown): string {
 export function failureFor(what: string, res: BaoResponse): BackendError {
   const reason = baoErrors(res.body);
   const detail = reason ? `: ${reason}` : "";
-  if (res.status === 403 || res.status === 401) return new BackendError("forbidden", `${what} refused by OpenBao${detail}`, res.status);
-  if (res.status === 429 || res.status >= 500) return new BackendError("unavailable", `${what}: OpenBao unavailable (HTTP ${res.status})${detail}`, res.status);
-  if (res.status === 400 && /check-and-set/i.test(reason)) return new BackendError("conflict", `${what}: the path changed since it was read`, res.status);
-  if (res.status === 400) return new BackendError("invalid", `${what}: rejected (HTTP 400)${detail}`, res.status);
+  if (res.status === 403 || res.status === 401)
+    return new BackendError("forbidden", `${what} refused by OpenBao${detail}`, res.status);
+  if (res.status === 429 || res.status >= 500)
+    return new BackendError(
+      "unavailable",
+      `${what}: OpenBao unavailable (HTTP ${res.status})${detail}`,
+      res.status,
+    );
+  if (res.status === 400 && /check-and-set/i.test(reason))
+    return new BackendError("conflict", `${what}: the path changed since it was read`, res.status);
+  if (res.status === 400)
+    return new BackendError("invalid", `${what}: rejected (HTTP 400)${detail}`, res.status);
   return new BackendError("error", `${what}: HTTP ${res.status}${detail}`, res.status);
 }

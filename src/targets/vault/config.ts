@@ -17,7 +17,14 @@ export interface VaultTargetConfig {
     address: string;
     caPem?: string;
     auth:
-      | { kind: "kubernetes"; mount: string; role: string; audience: string; tokenFile?: string; serviceAccount?: { namespace: string; name: string } }
+      | {
+          kind: "kubernetes";
+          mount: string;
+          role: string;
+          audience: string;
+          tokenFile?: string;
+          serviceAccount?: { namespace: string; name: string };
+        }
       | { kind: "token"; token: string };
   };
 }
@@ -51,14 +58,22 @@ export function parseVaultConfig(raw: unknown, field: string): VaultTargetConfig
     }
   }
   const concurrency = root["concurrency"] ?? 4;
-  if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+  if (
+    typeof concurrency !== "number" ||
+    !Number.isInteger(concurrency) ||
+    concurrency < 1 ||
+    concurrency > 64
+  ) {
     throw new ConfigError(`${field}.concurrency`, "must be a whole number from 1 to 64");
   }
   return {
     observeOnly: asBool(root["observeOnly"] ?? false, `${field}.observeOnly`),
     allowDelete: asBool(root["allowDelete"] ?? false, `${field}.allowDelete`),
     concurrency,
-    resyncMs: root["resyncInterval"] === undefined ? 600_000 : parseDuration(root["resyncInterval"], `${field}.resyncInterval`),
+    resyncMs:
+      root["resyncInterval"] === undefined
+        ? 600_000
+        : parseDuration(root["resyncInterval"], `${field}.resyncInterval`),
     backend: { address, caPem, auth: parseAuth(backend["auth"], `${field}.backend.auth`) },
   };
 }
@@ -89,7 +104,10 @@ function parseAuth(raw: unknown, field: string): VaultTargetConfig["backend"]["a
       name: asString(sa["name"], `${field}.kubernetes.serviceAccount.name`),
     };
   } else {
-    throw new ConfigError(`${field}.kubernetes`, "set tokenFile (a projected token with the audience) or serviceAccount (TokenRequest)");
+    throw new ConfigError(
+      `${field}.kubernetes`,
+      "set tokenFile (a projected token with the audience) or serviceAccount (TokenRequest)",
+    );
   }
   return out;
 }

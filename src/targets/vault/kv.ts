@@ -1,6 +1,6 @@
+import type { TokenSource } from "./auth.js";
 import { BackendError } from "./backend-errors.js";
 import { type BaoHttp, type BaoResponse, failureFor } from "./bao-http.js";
-import type { TokenSource } from "./auth.js";
 
 /** One KV v2 path as read: the latest version's data and the path's custom metadata. */
 export interface KvState {
@@ -19,7 +19,8 @@ export interface KvPath {
 /** `<mount>/<path>`: the first segment is the mount. */
 export function splitKvPath(full: string): KvPath {
   const i = full.indexOf("/");
-  if (i <= 0 || i === full.length - 1) throw new BackendError("invalid", `path "${full}" is not <mount>/<path>`);
+  if (i <= 0 || i === full.length - 1)
+    throw new BackendError("invalid", `path "${full}" is not <mount>/<path>`);
   return { mount: full.slice(0, i), path: full.slice(i + 1) };
 }
 
@@ -48,11 +49,14 @@ export class KvClient {
   async read(full: string): Promise<KvState> {
     const { mount, path } = splitKvPath(full);
     const res = await this.call("read", "GET", `/v1/${enc(mount)}/data/${enc(path)}`);
-    const payload = (res.body as { data?: { data?: Record<string, unknown> | null; metadata?: KvMeta | null } } | undefined)?.data;
+    const payload = (
+      res.body as { data?: { data?: Record<string, unknown> | null; metadata?: KvMeta | null } } | undefined
+    )?.data;
     if (res.status === 404) {
       // A soft-deleted latest version answers 404 but still reports the version to CAS against.
       const meta = payload?.metadata;
-      if (meta?.version) return { exists: true, version: meta.version, data: {}, customMetadata: meta.custom_metadata ?? {} };
+      if (meta?.version)
+        return { exists: true, version: meta.version, data: {}, customMetadata: meta.custom_metadata ?? {} };
       return { exists: false, version: 0, data: {}, customMetadata: {} };
     }
     if (res.status !== 200) throw failureFor(`read ${full}`, res);
@@ -67,7 +71,10 @@ export class KvClient {
   /** Writes a new version only if the latest is still `cas` (0: only if the path has none). */
   async write(full: string, data: Record<string, unknown>, cas: number): Promise<number> {
     const { mount, path } = splitKvPath(full);
-    const res = await this.call("write", "POST", `/v1/${enc(mount)}/data/${enc(path)}`, { options: { cas }, data });
+    const res = await this.call("write", "POST", `/v1/${enc(mount)}/data/${enc(path)}`, {
+      options: { cas },
+      data,
+    });
     if (res.status !== 200) throw failureFor(`write ${full}`, res);
     return (res.body as { data?: { version?: number } }).data?.version ?? cas + 1;
   }
@@ -85,7 +92,8 @@ export class KvClient {
   async deleteAll(full: string): Promise<void> {
     const { mount, path } = splitKvPath(full);
     const res = await this.call("delete", "DELETE", `/v1/${enc(mount)}/metadata/${enc(path)}`);
-    if (res.status !== 204 && res.status !== 200 && res.status !== 404) throw failureFor(`delete ${full}`, res);
+    if (res.status !== 204 && res.status !== 200 && res.status !== 404)
+      throw failureFor(`delete ${full}`, res);
   }
 }
 

@@ -1,0 +1,457 @@
+import { VaultSeedReason as R, type VaultSeed } from "../../apis/vaultseed.js";
+import { exponentialDelay } from "../../runtime/backoff.js";
+import type { KubeClient } from "../../runtime/client.js";
+import { findCondition, sameConditions } from "../../runtime/conditions.js";
+import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
+import { errorMessage, isConflict, isNotFound } from "../../runtime/errors.js";
+import type { EventRecorder } from "../../runtime/events.js";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
+import type { Informer } from "../../runtime/informer.js";
+import type { Logger } from "../../runtime/log.js";
+import type { ResourceType } from "../../runtime/types.js";
+import { BackendError } from "./backend-errors.js";
+import type { VaultTargetConfig } from "./config.js";
+import type { ValueGenerator } from "./generate.js";
+import type { KvState } from "./kv.js";
+import { lastReconcileCompleted, objectsNotReady, plannedChanges, writesTotal } from "./metrics.js";
+import { countByAction, PLAN_ACTIONS, summarizeChanges } from "./plan-summary.js";
+import { OWNER_MARKER_KEY, ownerMarkerOf, type Plan, plan, recordedRotationToken } from "./planner.js";
+import type { ReadCache } from "./read-cache.js";
+import type { RefGraph } from "./ref-graph.js";
+import { readRefValue } from "./refs.js";
+import { conditionsFor, type Verdict } from "./status.js";
+import { type CompiledSeed, compileSeed } from "./validate.js";
+
+export const FINALIZER = "ohmlab.fr/vaultseed-delete";
+export const FIELD_MANAGER = "vaultseed-controller";
+const TARGET = "vault";
+/** A plan that hits a compare-and-set conflict is made again at most this many times per reconcile. */
+const MAX_REPLANS = 5;
+/** Waiting states (RefPending, backend down) retry from 5 s, doubling, to 5 minutes. */
+const WAIT_BASE_MS = 5_000;
+const WAIT_MAX_MS = 300_000;
+
+/** The KV operations the reconciler uses; KvClient implements them. */
+export interface KvBackend {
+  read(path: string): Promise<KvState>;
+  write(path: string, data: Record<string, unknown>, cas: number): Promise<number>;
+  writeMetadata(path: string, customMetadata: Record<string, string>): Promise<void>;
+  deleteAll(path: string): Promise<void>;
+}
+
+export interface VaultSeedReconcilerDeps {
+  type: ResourceType;
+  client: KubeClient;
+  informer: Informer<VaultSeed>;
+  kv: KvBackend;
+  events: EventRecorder;
+  config: VaultTargetConfig;
+  generator: ValueGenerator;
+  reads: ReadCache;
+  refs: RefGraph;
+  /** Requeues other objects (those copying from a path just written). */
+  enqueue: (key: string) => void;
+  now?: () => Date;
+}
+
+interface Outcome {
+  verdict: Verdict;
+  managedKeys?: string[];
+  kvVersion?: number;
+  rotationToken?: string;
+  /** What to do next; undefined means the quiet resync. */
+  next?: "wait" | "soon";
+}
+
+/**
+ * Reconciles one VaultSeed: read the path, plan, write with compare-and-set, report. A pass that
+ * finds nothing to change writes nothing, neither to OpenBao nor to the API server.
+ */
+export class VaultSeedReconciler {
+  private readonly waits = new Map<string, number>();
+  private readonly notReady = new Map<string, string>();
+  private readonly now: () => Date;
+
+  constructor(private readonly d: VaultSeedReconcilerDeps) {
+    this.now = d.now ?? (() => new Date());
+  }
+
+  readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult> => {
+    const obj = this.d.informer.get(key);
+    if (!obj) {
+      this.forget(key);
+      return undefined;
+    }
+    const outcome = obj.metadata.deletionTimestamp
+      ? await this.finalize(obj, ctx.log)
+      : await this.converge(obj, ctx.log);
+    if (!outcome) return undefined;
+    await this.writeStatus(obj, outcome, ctx.log);
+    lastReconcileCompleted.set({ target: TARGET }, Date.now() / 1000);
+    this.trackReadiness(key, outcome.verdict);
+    if (outcome.next === "wait") {
+      const n = (this.waits.get(key) ?? 0) + 1;
+      this.waits.set(key, n);
+      return requeueAfter(exponentialDelay(n, WAIT_BASE_MS, WAIT_MAX_MS));
+    }
+    this.waits.delete(key);
+    return requeueAfter(outcome.next === "soon" ? 1_000 : this.d.config.resyncMs);
+  };
+
+  private async converge(obj: VaultSeed, log: Logger): Promise<Outcome | undefined> {
+    const compiled = compileSeed(obj.spec);
+    if (!compiled.ok) {
+      const first = compiled.problems[0]!;
+      const message = compiled.problems.map((p) => (p.key ? `${p.key}: ${p.message}` : p.message)).join("; ");
+      return { verdict: { ready: false, stalled: true, reason: first.reason, message } };
+    }
+    const seed = compiled.seed;
+    const policyOutcome = await this.ensureDeletionPolicy(obj, seed);
+    if (policyOutcome) return policyOutcome;
+    try {
+      return await this.seedPath(obj, seed, log);
+    } catch (e) {
+      return this.backendFailure(e);
+    }
+  }
+
+  /** Delete needs the target's allowDelete; then the object carries the finalizer, otherwise it does not. */
+  private async ensureDeletionPolicy(obj: VaultSeed, seed: CompiledSeed): Promise<Outcome | undefined> {
+    if (seed.deletionPolicy === "Delete") {
+      if (!this.d.config.allowDelete) {
+        return {
+          verdict: {
+            ready: false,
+            stalled: true,
+            reason: R.Forbidden,
+            message:
+              "deletionPolicy Delete is not allowed: the vault target's configuration does not set allowDelete: true",
+          },
+        };
+      }
+      if (!this.d.config.observeOnly && !hasFinalizer(obj, FINALIZER))
+        await addFinalizer(this.d.client, this.d.type, obj, FINALIZER);
+    } else if (hasFinalizer(obj, FINALIZER) && !this.d.config.observeOnly) {
+      await removeFinalizer(this.d.client, this.d.type, obj, FINALIZER);
+    }
+    return undefined;
+  }
+
+  private async seedPath(obj: VaultSeed, seed: CompiledSeed, log: Logger): Promise<Outcome> {
+    const identity = { namespace: obj.metadata.namespace!, name: obj.metadata.name! };
+    const cycle = this.d.refs.cycleOf(seed.path);
+    let managedKeys: readonly string[] | undefined = obj.status?.managedKeys;
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.d.kv.read(seed.path);
+      this.d.reads.set(seed.path, current);
+      const refs = await this.resolveRefs(seed);
+      const p = await plan({
+        object: identity,
+        spec: obj.spec as never,
+        current,
+        refs,
+        managedKeys,
+        generator: this.d.generator,
+        refCycle: cycle,
+      });
+      if (this.d.config.observeOnly) return this.observeOnly(obj, p, current);
+      const written = await this.apply(obj, seed.path, p, current, log);
+      if (written === "conflict") {
+        if (attempt + 1 >= MAX_REPLANS) {
+          return {
+            verdict: {
+              ready: false,
+              reconciling: true,
+              reason: R.BackendUnavailable,
+              message: `${seed.path} kept changing while being written; retrying`,
+            },
+            next: "wait",
+          };
+        }
+        log.info({ path: seed.path }, "the path changed since it was read; reading and planning again");
+        continue;
+      }
+      managedKeys = p.managedKeys;
+      if (p.planAgain && attempt + 1 < MAX_REPLANS) continue;
+      return this.outcomeOf(p, written.version, written.metadata);
+    }
+  }
+
+  /** Reference sources come from this pass's reads when fresh, otherwise from one read each. */
+  private async resolveRefs(seed: CompiledSeed): Promise<Map<string, string | undefined>> {
+    const values = new Map<string, string | undefined>();
+    for (const ref of seed.refs) {
+      let source = this.d.reads.get(ref.path);
+      if (!source) {
+        source = await this.d.kv.read(ref.path);
+        this.d.reads.set(ref.path, source);
+      }
+      values.set(ref.id, source.exists ? readRefValue(source.data, ref.key) : undefined);
+    }
+    return values;
+  }
+
+  /** Writes data (with CAS) then custom metadata, as the plan orders. */
+  private async apply(
+    obj: VaultSeed,
+    path: string,
+    p: Plan,
+    current: KvState,
+    log: Logger,
+  ): Promise<"conflict" | { version: number; metadata: Record<string, string> }> {
+    let version = current.version;
+    let data = current.data;
+    if (p.data) {
+      try {
+        version = await this.d.kv.write(path, p.data, p.expectedVersion);
+        data = p.data;
+      } catch (e) {
+        if (e instanceof BackendError && e.failure === "conflict") {
+          this.d.reads.forget(path);
+          return "conflict";
+        }
+        throw e;
+      }
+      this.d.reads.set(path, { exists: true, version, data, customMetadata: current.customMetadata });
+      for (const dependent of this.d.refs.dependentsOf(path)) this.d.enqueue(dependent);
+    }
+    let metadata = current.customMetadata;
+    if (p.customMetadata) {
+      await this.d.kv.writeMetadata(path, p.customMetadata);
+      metadata = p.customMetadata;
+      this.d.reads.set(path, { exists: true, version, data, customMetadata: metadata });
+    }
+    if (p.changes.length > 0) {
+      for (const [action, n] of countByAction(p.changes)) writesTotal.inc({ target: TARGET, action }, n);
+      const summary = summarizeChanges(p.changes);
+      log.info({ path, changes: summary }, "wrote path");
+      this.d.events.record(obj, {
+        type: "Normal",
+        reason: eventReason(p),
+        action: "Write",
+        note: `${path}: ${summary}`,
+      });
+    }
+    return { version, metadata };
+  }
+
+  private outcomeOf(p: Plan, version: number, metadata: Record<string, string>): Outcome {
+    const base = {
+      managedKeys: p.managedKeys,
+      kvVersion: version,
+      rotationToken: recordedRotationToken(metadata),
+    };
+    const o = p.outcome;
+    switch (o.kind) {
+      case "ok":
+        return {
+          ...base,
+          verdict: {
+            ready: true,
+            reason: R.Reconciled,
+            message: o.message || "the path holds what is declared",
+          },
+        };
+      case "pending":
+        return {
+          ...base,
+          verdict: { ready: false, reconciling: true, reason: o.reason, message: o.message },
+          next: "wait",
+        };
+      case "conflict-owner":
+        return { ...base, verdict: { ready: false, reason: o.reason, message: o.message } };
+      default:
+        return { ...base, verdict: { ready: false, stalled: true, reason: o.reason, message: o.message } };
+    }
+  }
+
+  private observeOnly(obj: VaultSeed, p: Plan, current: KvState): Outcome {
+    const labels = { target: TARGET, namespace: obj.metadata.namespace!, name: obj.metadata.name! };
+    const counts = countByAction(p.changes);
+    for (const action of PLAN_ACTIONS) plannedChanges.set({ ...labels, action }, counts.get(action) ?? 0);
+    const drift = summarizeChanges(p.changes);
+    const base = {
+      kvVersion: current.version,
+      rotationToken: recordedRotationToken(current.customMetadata),
+      managedKeys: obj.status?.managedKeys,
+    };
+    if (p.outcome.kind !== "ok" && !(p.outcome.kind === "pending" && drift)) {
+      const o = this.outcomeOf(p, current.version, current.customMetadata);
+      return { ...o, managedKeys: base.managedKeys, verdict: { ...o.verdict, drift } };
+    }
+    if (drift)
+      return {
+        ...base,
+        verdict: {
+          ready: false,
+          reason: R.ObserveOnly,
+          message: `observe-only: a real run would write: ${drift}`,
+          drift,
+        },
+      };
+    return {
+      ...base,
+      verdict: { ready: true, reason: R.Reconciled, message: "the path holds what is declared", drift: "" },
+    };
+  }
+
+  private backendFailure(e: unknown): Outcome {
+    if (e instanceof BackendError) {
+      if (e.failure === "forbidden")
+        return {
+          verdict: { ready: false, reconciling: true, reason: R.Forbidden, message: e.message },
+          next: "wait",
+        };
+      if (e.failure === "unavailable")
+        return {
+          verdict: { ready: false, reconciling: true, reason: R.BackendUnavailable, message: e.message },
+          next: "wait",
+        };
+    }
+    throw e;
+  }
+
+  /** deletionPolicy Delete: remove the path if it carries this object's marker, then the finalizer. */
+  private async finalize(obj: VaultSeed, log: Logger): Promise<Outcome | undefined> {
+    if (!hasFinalizer(obj, FINALIZER)) return undefined;
+    const path = obj.spec.path;
+    const policy = obj.spec.deletionPolicy ?? "Retain";
+    if (policy === "Delete") {
+      if (!this.d.config.allowDelete) {
+        return {
+          verdict: {
+            ready: false,
+            stalled: true,
+            reason: R.Forbidden,
+            message:
+              "removing the path is not allowed: the vault target's configuration does not set allowDelete: true",
+          },
+        };
+      }
+      if (this.d.config.observeOnly) {
+        return {
+          verdict: {
+            ready: false,
+            reason: R.ObserveOnly,
+            message: `observe-only: a real run would delete ${path}`,
+            drift: "1 delete-path",
+          },
+        };
+      }
+      try {
+        const current = await this.d.kv.read(path);
+        const me = ownerMarkerOf({ namespace: obj.metadata.namespace!, name: obj.metadata.name! });
+        const owner = current.customMetadata[OWNER_MARKER_KEY];
+        if (owner === me) {
+          await this.d.kv.deleteAll(path);
+          this.d.reads.forget(path);
+          writesTotal.inc({ target: TARGET, action: "delete-path" });
+          log.info({ path }, "deleted path");
+          this.d.events.record(obj, {
+            type: "Normal",
+            reason: "Deleted",
+            action: "Delete",
+            note: `deleted ${path} with every version`,
+          });
+        } else if (current.exists || owner !== undefined) {
+          this.d.events.record(obj, {
+            type: "Warning",
+            reason: R.OwnedByAnother,
+            action: "Delete",
+            note: `${path} was left in place: it does not carry this object's owner marker`,
+          });
+        }
+      } catch (e) {
+        return this.backendFailure(e);
+      }
+    }
+    try {
+      await removeFinalizer(this.d.client, this.d.type, obj, FINALIZER);
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+    this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    return undefined;
+  }
+
+  /** Applies the status only when something in it changed, so a quiet resync writes nothing. */
+  private async writeStatus(obj: VaultSeed, o: Outcome, log: Logger): Promise<void> {
+    const prev = obj.status ?? {};
+    const conditions = conditionsFor(
+      prev.conditions as never,
+      o.verdict,
+      obj.metadata.generation,
+      this.now(),
+    );
+    const status: Record<string, unknown> = {
+      observedGeneration: obj.metadata.generation,
+      conditions,
+      managedKeys: o.managedKeys ?? prev.managedKeys,
+      kvVersion: o.kvVersion ?? prev.kvVersion,
+      rotationToken: o.rotationToken ?? prev.rotationToken,
+    };
+    for (const k of Object.keys(status)) if (status[k] === undefined) delete status[k];
+    const unchanged =
+      prev.observedGeneration === status["observedGeneration"] &&
+      sameConditions(prev.conditions as never, conditions) &&
+      JSON.stringify(prev.managedKeys ?? null) === JSON.stringify(status["managedKeys"] ?? null) &&
+      prev.kvVersion === status["kvVersion"] &&
+      prev.rotationToken === status["rotationToken"];
+    if (unchanged) return;
+    const before = findCondition(prev.conditions as never, "Ready");
+    if (!o.verdict.ready && (before?.reason !== o.verdict.reason || before?.status !== "False")) {
+      this.d.events.record(obj, {
+        type: "Warning",
+        reason: o.verdict.reason,
+        action: "Reconcile",
+        note: o.verdict.message,
+      });
+    }
+    try {
+      await this.d.client.applyStatus(
+        this.d.type,
+        {
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
+          status,
+        },
+        { fieldManager: FIELD_MANAGER, force: true },
+      );
+    } catch (e) {
+      if (isNotFound(e)) return;
+      log.warn({ err: errorMessage(e) }, "could not write status");
+      throw e;
+    }
+  }
+
+  private trackReadiness(key: string, v: Verdict): void {
+    if (v.ready) this.notReady.delete(key);
+    else this.notReady.set(key, v.reason);
+    this.publishNotReady();
+  }
+
+  private forget(key: string): void {
+    this.waits.delete(key);
+    const [namespace, name] = key.split("/");
+    for (const action of PLAN_ACTIONS)
+      plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });
+    if (this.notReady.delete(key)) this.publishNotReady();
+  }
+
+  private publishNotReady(): void {
+    const counts = new Map<string, number>();
+    for (const r of this.notReady.values()) counts.set(r, (counts.get(r) ?? 0) + 1);
+    for (const reason of Object.values(R))
+      objectsNotReady.set({ target: TARGET, reason }, counts.get(reason) ?? 0);
+  }
+}
+
+/** The event reason for a write: the most telling action in it. */
+function eventReason(p: Plan): string {
+  const actions = new Set(p.changes.map((c) => c.action));
+  if (actions.has("adopt")) return "Adopted";
+  if (actions.has("rotate-field") || actions.has("record-rotation")) return "Rotated";
+  if (actions.has("prune-field") && actions.size === 1) return "Pruned";
+  return "Wrote";
+}

@@ -1,0 +1,87 @@
+import { type VaultSeed, VaultSeedDefinition } from "../../apis/vaultseed.js";
+import { Controller, generationChanged } from "../../runtime/controller.js";
+import type { Manager } from "../../runtime/manager.js";
+import type { TargetDefinition } from "../../runtime/target.js";
+import type { ResourceType } from "../../runtime/types.js";
+import { jwtFromFile, jwtFromTokenRequest, KubernetesAuth, StaticToken, type TokenSource } from "./auth.js";
+import { BaoHttp } from "./bao-http.js";
+import { parseVaultConfig, type VaultTargetConfig } from "./config.js";
+import { createGenerator } from "./generate.js";
+import { KvClient } from "./kv.js";
+import { ReadCache } from "./read-cache.js";
+import { type KvBackend, VaultSeedReconciler } from "./reconciler.js";
+import { RefGraph } from "./ref-graph.js";
+import { validateDocuments } from "./validate.js";
+
+export const VAULTSEED: ResourceType = {
+  group: VaultSeedDefinition.group,
+  version: VaultSeedDefinition.version,
+  kind: VaultSeedDefinition.kind,
+  plural: VaultSeedDefinition.plural,
+  namespaced: true,
+};
+
+export const CONTROLLER_NAME = "vaultseed";
+
+/** Test seam: replace the KV client (e.g. to act between a read and a write). */
+export interface VaultTargetHooks {
+  wrapKv?: (kv: KvBackend) => KvBackend;
+}
+
+/** Builds the vault target; `hooks` exist for tests only. */
+export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<VaultTargetConfig> {
+  const closers: (() => void)[] = [];
+  return {
+    name: "vault",
+    parseConfig: parseVaultConfig,
+    validate: (docs) => validateDocuments(docs),
+    async setup(manager: Manager, config: VaultTargetConfig) {
+      const http = new BaoHttp({
+        address: config.backend.address,
+        caPem: config.backend.caPem,
+        target: "vault",
+      });
+      closers.push(() => http.close());
+      const auth = config.backend.auth;
+      let tokens: TokenSource;
+      if (auth.kind === "token") tokens = new StaticToken(auth.token);
+      else {
+        const jwt = auth.tokenFile
+          ? jwtFromFile(auth.tokenFile)
+          : jwtFromTokenRequest(
+              manager.client,
+              auth.serviceAccount!.namespace,
+              auth.serviceAccount!.name,
+              auth.audience,
+            );
+        tokens = new KubernetesAuth(http, { mount: auth.mount, role: auth.role, jwt });
+      }
+      const kv = hooks.wrapKv ? hooks.wrapKv(new KvClient(http, tokens)) : new KvClient(http, tokens);
+      const informer = manager.informer<VaultSeed>(VAULTSEED);
+      const controller: Controller = new Controller({
+        name: CONTROLLER_NAME,
+        log: manager.log,
+        concurrency: config.concurrency,
+        reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
+      });
+      const reconciler = new VaultSeedReconciler({
+        type: VAULTSEED,
+        client: manager.client,
+        informer,
+        kv,
+        events: manager.events,
+        config,
+        generator: createGenerator(),
+        reads: new ReadCache(Math.min(60_000, config.resyncMs / 2)),
+        refs: new RefGraph(informer),
+        enqueue: (key) => controller.queue.add(key),
+      });
+      // Status writes bump the resourceVersion but not the generation: they must not retrigger.
+      controller.watchPrimary(informer, generationChanged);
+      manager.add(controller);
+    },
+    async close() {
+      for (const c of closers.splice(0)) c();
+    },
+  };
+}
