@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { type BaoEndpoint, baoCall, baoHealth } from "./baohttp.js";
 import { baoBinary, ensureBinaries } from "./binaries.js";
 import { freePortPair, LOOPBACK } from "./ports.js";
-import { makeTempDir, removeTempDir, type ServiceProcess, startService, stopIfFailing } from "./processes.js";
+import { type ServiceProcess, startService, stopIfFailing } from "./processes.js";
+import { makeTempDir, removeTempDir } from "./tempdirs.js";
 import { waitUntil } from "./wait.js";
 
 export interface DevOpenBao extends BaoEndpoint {
@@ -36,7 +37,7 @@ export async function startDevOpenBao(opts: DevOpenBaoOptions = {}): Promise<Dev
   const binaries = await ensureBinaries();
   const binary = baoBinary(binaries, opts.version);
   const version = opts.version ?? Object.keys(binaries.bao).find((v) => binaries.bao[v] === binary)!;
-  const dir = makeTempDir("testenv-bao-dev-");
+  const dir = makeTempDir("bao-dev");
   // Dev mode also opens its cluster listener on port+1.
   const port = await freePortPair();
   const addr = `http://${LOOPBACK}:${port}`;

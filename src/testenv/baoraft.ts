@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { baoCall, baoHealth } from "./baohttp.js";
 import { baoBinary, ensureBinaries } from "./binaries.js";
 import { freePort, LOOPBACK } from "./ports.js";
-import { makeTempDir, removeTempDir, type ServiceProcess, startService, stopIfFailing } from "./processes.js";
+import { type ServiceProcess, startService, stopIfFailing } from "./processes.js";
+import { makeTempDir, removeTempDir } from "./tempdirs.js";
 import { waitUntil } from "./wait.js";
 
 export interface RaftNode {
@@ -40,7 +41,7 @@ export async function startRaftOpenBao(opts: { nodes: number; version?: string }
   const binaries = await ensureBinaries();
   const binary = baoBinary(binaries, opts.version);
   const version = opts.version ?? Object.keys(binaries.bao).find((v) => binaries.bao[v] === binary)!;
-  const dir = makeTempDir("testenv-bao-raft-");
+  const dir = makeTempDir("bao-raft");
   const nodes: RaftNode[] = [];
   let unsealKey = "";
   try {

@@ -8,7 +8,8 @@ import { writeKubeconfig } from "./kubeconfig.js";
 import { KubeHttp } from "./kubehttp.js";
 import { createControlPlanePki } from "./pki.js";
 import { freePort, LOOPBACK } from "./ports.js";
-import { makeTempDir, removeTempDir, type ServiceProcess, stopIfFailing } from "./processes.js";
+import { type ServiceProcess, stopIfFailing } from "./processes.js";
+import { makeTempDir, removeTempDir } from "./tempdirs.js";
 
 export interface ControlPlane {
   /** Admin (system:masters) kubeconfig. */
@@ -40,7 +41,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const log = opts.log ?? (() => {});
   const started = Date.now();
   const binaries = await ensureBinaries({ onProgress: log });
-  const dir = makeTempDir("testenv-cp-");
+  const dir = makeTempDir("cp");
   const services: ServiceProcess[] = [];
   try {
     const pki = await createControlPlanePki(dir);

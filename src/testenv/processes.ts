@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { constants, tmpdir } from "node:os";
-import { join } from "node:path";
+import { onProcessEnd } from "./hooks.js";
 
 export interface ExitInfo {
   code: number | null;
@@ -32,7 +31,6 @@ export interface ServiceOptions {
 // Services are killed by process group with SIGKILL; a tracked helper (a test runner) gets the signal
 // it was registered with, so it can still clean up after itself.
 const live = new Map<number, { name: string; signal: NodeJS.Signals }>();
-const tempDirs = new Set<string>();
 let hooksInstalled = false;
 
 // setpriv asks the kernel to SIGKILL the child when this process dies, which covers the one case no
@@ -113,19 +111,6 @@ export function trackChild(child: ChildProcess, name: string, signal: NodeJS.Sig
   child.once("exit", () => live.delete(pid));
 }
 
-/** A fresh folder under the OS temp dir, removed at exit unless TESTENV_KEEP_TMP is set. */
-export function makeTempDir(prefix: string): string {
-  installHooks();
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
-
-export function removeTempDir(dir: string): void {
-  tempDirs.delete(dir);
-  if (!keepTemp()) rmSync(dir, { recursive: true, force: true });
-}
-
 export function liveChildren(): Array<{ pid: number; name: string }> {
   return [...live].map(([pid, { name }]) => ({ pid, name }));
 }
@@ -140,10 +125,6 @@ export async function tailFile(path: string, lines: number): Promise<string> {
   } catch {
     return "(no log)";
   }
-}
-
-function keepTemp(): boolean {
-  return (process.env["TESTENV_KEEP_TMP"] ?? "") !== "";
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
@@ -161,30 +142,11 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 function killEverythingNow(): void {
   for (const [pid, { signal }] of live) signalGroup(pid, signal);
   live.clear();
-  if (!keepTemp()) {
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  }
-  tempDirs.clear();
 }
 
 function installHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
-  // Only synchronous work is possible in an exit hook, hence SIGKILL rather than a graceful stop.
-  process.on("exit", killEverythingNow);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      killEverythingNow();
-      // Listening to a signal cancels Node's default exit; restore it unless someone else decides.
-      if (process.listenerCount(signal) === 1) process.exit(128 + constants.signals[signal]);
-    });
-  }
-  // A parent that died (even by SIGKILL) reparents us; nobody reads our results any more.
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) {
-      killEverythingNow();
-      process.exit(1);
-    }
-  }, 1000).unref();
+  // Only synchronous work is possible at exit, hence SIGKILL rather than a graceful stop.
+  onProcessEnd("processes", killEverythingNow);
 }

@@ -121,6 +121,51 @@ describe("private control plane and OpenBao", () => {
     assert.equal(ns.metadata.name, "survivor");
   });
 
+  it("authenticates a ServiceAccount token kubeconfig and applies RBAC to it", async () => {
+    const admin = KubeHttp.fromKubeconfig(cp.kubeconfigPath);
+    await ensureNamespace(admin, "rbac");
+    await ensureServiceAccount(admin, "rbac", "reader");
+    await admin.call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/rbac/roles", {
+      metadata: { name: "configmap-reader" },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["list"] }],
+    });
+    await admin.call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/rbac/rolebindings", {
+      metadata: { name: "reader" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmap-reader" },
+      subjects: [{ kind: "ServiceAccount", name: "reader", namespace: "rbac" }],
+    });
+    const token = await requestServiceAccountToken(admin, { namespace: "rbac", serviceAccount: "reader" });
+    const reader = KubeHttp.fromKubeconfig(await cp.writeKubeconfigFor({ name: "reader", token }));
+    assert.equal((await reader.request("GET", "/api/v1/namespaces/rbac/configmaps")).status, 200);
+    assert.equal((await reader.request("GET", "/api/v1/namespaces/rbac/secrets")).status, 403);
+  });
+
+  it("runs controllers once kube-controller-manager is started", async () => {
+    await cp.startControllerManager(["serviceaccount", "deployment", "replicaset", "garbagecollector"]);
+    const admin = KubeHttp.fromKubeconfig(cp.kubeconfigPath);
+    await ensureNamespace(admin, "workloads");
+    await admin.call("POST", "/apis/apps/v1/namespaces/workloads/deployments", {
+      metadata: { name: "web" },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "web" } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "web", image: "registry.invalid/web:1" }] },
+        },
+      },
+    });
+    // Pods need the namespace's default ServiceAccount (serviceaccount controller) and come from a
+    // ReplicaSet (deployment controller) through the replicaset controller; nothing schedules them.
+    const deadline = Date.now() + 30_000;
+    let pods: unknown[] = [];
+    while (pods.length < 2 && Date.now() < deadline) {
+      pods = (await admin.call("GET", "/api/v1/namespaces/workloads/pods")).items;
+      if (pods.length < 2) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.equal(pods.length, 2);
+  });
+
   it("runs the older pinned OpenBao with a file audit device, and seals, unseals and restarts it", async () => {
     const health = await baoCall(bao.addr, undefined, "GET", "sys/health");
     assert.equal(health.version, "2.6.2");
