@@ -12,6 +12,7 @@ export interface ApiServerConfig {
   etcdUrl: string;
   pki: ControlPlanePki;
   issuer: string;
+  extraArgs: string[];
 }
 
 function apiServerArgs(c: ApiServerConfig): string[] {
@@ -37,6 +38,7 @@ function apiServerArgs(c: ApiServerConfig): string[] {
     // The ServiceAccount admission plugin stays on, as in any real cluster: it only gets in the way of
     // Pods (their ServiceAccount must exist), which nothing can run here anyway without a kubelet.
     // ConfigMaps, Secrets, custom resources and workload objects are unaffected by it.
+    ...c.extraArgs,
   ];
 }
 

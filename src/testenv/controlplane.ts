@@ -4,6 +4,7 @@ import { ensureBinaries } from "./binaries.js";
 import { startControllerManager as launchControllerManager } from "./controllermanager.js";
 import { formatDuration } from "./duration.js";
 import { startEtcd } from "./etcd.js";
+import { type EtcdKv, etcdKv } from "./etcdkv.js";
 import { writeKubeconfig } from "./kubeconfig.js";
 import { KubeHttp } from "./kubehttp.js";
 import { createControlPlanePki } from "./pki.js";
@@ -20,6 +21,8 @@ export interface ControlPlane {
   issuer: string;
   /** Temp folder with certificates, etcd data and one log file per component. */
   dir: string;
+  /** The control plane's etcd, for tests that must change storage behind the API server's back. */
+  etcd: EtcdKv;
   /** Stops only kube-apiserver; etcd keeps the data for startApiServer on the same port. */
   stopApiServer(): Promise<void>;
   startApiServer(): Promise<void>;
@@ -34,6 +37,8 @@ export interface ControlPlane {
 
 export interface ControlPlaneOptions {
   log?: (line: string) => void;
+  /** Extra kube-apiserver flags, after the harness's own so they win (e.g. "--watch-cache=false"). */
+  apiServerArgs?: string[];
 }
 
 /** Starts etcd and kube-apiserver on loopback in a fresh temp folder, ready to serve. */
@@ -67,6 +72,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       etcdUrl: etcd.clientUrl,
       pki,
       issuer: server,
+      extraArgs: opts.apiServerArgs ?? [],
     };
     let apiServer: ServiceProcess | undefined;
     let controllerManager: ServiceProcess | undefined;
@@ -85,6 +91,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       caPem: pki.caPem,
       issuer: server,
       dir,
+      etcd: etcdKv(etcd.clientUrl),
       async stopApiServer() {
         await apiServer?.stop();
       },
