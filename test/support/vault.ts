@@ -1,0 +1,189 @@
+import { readFileSync } from "node:fs";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import { parse } from "yaml";
+import type { VaultSeed } from "../../src/apis/vaultseed.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { findCondition } from "../../src/runtime/conditions.js";
+import { Manager } from "../../src/runtime/manager.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { StaticToken } from "../../src/targets/vault/auth.js";
+import { BaoHttp } from "../../src/targets/vault/bao-http.js";
+import { parseVaultConfig } from "../../src/targets/vault/config.js";
+import { KvClient } from "../../src/targets/vault/kv.js";
+import { VAULTSEED, type VaultTargetHooks, vaultTarget } from "../../src/targets/vault/target.js";
+import { configureKubernetesAuth } from "../../src/testenv/openbao.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { eventually } from "./kube.js";
+
+const CRD: ResourceType = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+};
+const SERVICE_ACCOUNT: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
+
+/** Installs the checked-in VaultSeed CRD (idempotent) and waits until it is served. */
+export async function installVaultSeedCrd(client: KubeClient): Promise<void> {
+  const file = fileURLToPath(new URL("../../../deploy/crds/ohmlab.fr_vaultseeds.yaml", import.meta.url));
+  const crd = parse(readFileSync(file, "utf8")) as KubeObject;
+  await client.apply(CRD, crd, { fieldManager: "test-setup", force: true });
+  await eventually(
+    async () => {
+      client.resources.refresh();
+      return client.resources.find("ohmlab.fr/v1alpha1", "VaultSeed");
+    },
+    20_000,
+    "the VaultSeed CRD to be served",
+  );
+}
+
+export interface TargetOptions {
+  observeOnly?: boolean;
+  allowDelete?: boolean;
+  resyncInterval?: string;
+  hooks?: VaultTargetHooks;
+  /** Login role; default: the namespace's role with full access to the test prefix. */
+  role?: string;
+  /** Backend address; default: the shared dev OpenBao. */
+  address?: string;
+}
+
+export interface RunningTarget {
+  manager: Manager;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+/** A KV client with the root token, for assertions and for "a person" editing paths by hand. */
+export function rootKv(address = sharedEnv().bao.addr, token = sharedEnv().bao.rootToken): KvClient {
+  return new KvClient(new BaoHttp({ address, target: "test-root" }), new StaticToken(token));
+}
+
+/**
+ * Kubernetes auth for one test namespace on the shared OpenBao: its own auth mount, a role bound to
+ * the namespace's `ohmlab-controller` ServiceAccount with audience "vault", and a policy on
+ * `secret/<ns>/*` only (data and metadata, delete included).
+ */
+export async function setUpVaultAuth(
+  client: KubeClient,
+  ns: string,
+  address?: string,
+  rootToken?: string,
+): Promise<{ mount: string; role: string }> {
+  const env = sharedEnv();
+  await client.apply(
+    SERVICE_ACCOUNT,
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "ohmlab-controller", namespace: ns } },
+    { fieldManager: "test-setup" },
+  );
+  const policy = `path "secret/data/${ns}/*" { capabilities = ["create", "read", "update"] }
+path "secret/metadata/${ns}/*" { capabilities = ["create", "read", "update", "delete"] }`;
+  return configureKubernetesAuth(
+    { addr: address ?? env.bao.addr, rootToken: rootToken ?? env.bao.rootToken },
+    { server: env.server, caPem: env.caPem, kubeconfigPath: env.kubeconfigPath },
+    {
+      mount: `k8s-${ns}`,
+      role: "ohmlab-controller",
+      serviceAccount: "ohmlab-controller",
+      namespace: ns,
+      audience: "vault",
+      policies: [`seed-${ns}`],
+      policyHcl: { [`seed-${ns}`]: policy },
+      ttl: "15m",
+    },
+  );
+}
+
+/** Runs the vault target in this process, watching `ns` only, with logs captured as JSON lines. */
+export async function startVaultTarget(
+  client: KubeClient,
+  ns: string,
+  opts: TargetOptions = {},
+): Promise<RunningTarget> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const log = pino({ level: "debug" }, sink);
+  const def = vaultTarget(opts.hooks);
+  const config = def.parseConfig(
+    {
+      observeOnly: opts.observeOnly ?? false,
+      allowDelete: opts.allowDelete ?? false,
+      resyncInterval: opts.resyncInterval ?? "2s",
+      backend: {
+        address: opts.address ?? sharedEnv().bao.addr,
+        auth: {
+          kubernetes: {
+            mount: `k8s-${ns}`,
+            role: opts.role ?? "ohmlab-controller",
+            audience: "vault",
+            serviceAccount: { namespace: ns, name: "ohmlab-controller" },
+          },
+        },
+      },
+    },
+    "targets.vault",
+  );
+  const manager = new Manager({ target: "vault", client, log, namespaces: [ns] });
+  await def.setup(manager, config);
+  await manager.start();
+  return {
+    manager,
+    logs,
+    async stop() {
+      await manager.stop();
+      await def.close?.();
+    },
+  };
+}
+
+export const parseConfigForTest = parseVaultConfig;
+
+export function seed(ns: string, name: string, spec: Record<string, unknown>): KubeObject {
+  return { apiVersion: "ohmlab.fr/v1alpha1", kind: "VaultSeed", metadata: { name, namespace: ns }, spec };
+}
+
+export async function applySeed(client: KubeClient, obj: KubeObject): Promise<VaultSeed> {
+  return client.apply<VaultSeed>(VAULTSEED, obj, { fieldManager: "test-user", force: true });
+}
+
+export async function getSeed(client: KubeClient, ns: string, name: string): Promise<VaultSeed> {
+  return client.get<VaultSeed>(VAULTSEED, name, ns);
+}
+
+/** Waits until the object's Ready condition has `reason` for its current generation. */
+export async function waitForReason(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  reason: string,
+  timeoutMs = 20_000,
+): Promise<VaultSeed> {
+  return eventually(
+    async () => {
+      const o = await getSeed(client, ns, name);
+      const ready = findCondition(o.status?.conditions as never, "Ready");
+      return ready?.reason === reason && ready.observedGeneration === o.metadata.generation ? o : undefined;
+    },
+    timeoutMs,
+    `${ns}/${name} to report ${reason}`,
+  );
+}
+
+export function condition(o: VaultSeed, type: string) {
+  return findCondition(o.status?.conditions as never, type);
+}
