@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { KubeClient } from "../../runtime/client.js";
 import type { ResourceType } from "../../runtime/types.js";
 import { BackendError } from "./backend-errors.js";
-import { type BaoHttp, failureFor } from "./bao-http.js";
+import { type BaoHttp, baoErrors, failureFor } from "./bao-http.js";
 
 /** Where the backend token comes from. `invalidate` forces a new login after a refusal. */
 export interface TokenSource {
@@ -100,6 +100,15 @@ export class KubernetesAuth implements TokenSource {
       role: this.opts.role,
       jwt,
     });
+    if (res.status === 400 || res.status === 401 || res.status === 403) {
+      // A missing role, a ServiceAccount the role does not bind, a wrong audience: all refusals.
+      const reason = baoErrors(res.body);
+      throw new BackendError(
+        "forbidden",
+        `login with role "${this.opts.role}" refused by OpenBao${reason ? `: ${reason}` : ""}`,
+        res.status,
+      );
+    }
     if (res.status !== 200) throw failureFor(`login with role "${this.opts.role}"`, res);
     const auth = (res.body as { auth?: { client_token?: string; lease_duration?: number } }).auth;
     if (!auth?.client_token) throw new BackendError("error", "login answered without a token");

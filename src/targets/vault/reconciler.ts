@@ -154,7 +154,21 @@ export class VaultSeedReconciler {
         generator: this.d.generator,
         refCycle: cycle,
       });
-      if (this.d.config.observeOnly) return this.observeOnly(obj, p, current);
+      if (this.d.config.observeOnly) {
+        // An adoption plans the data side only once the marker is stored; observe-only stores
+        // nothing, so it plans that side against the marker it would have written.
+        if (!p.planAgain || !p.customMetadata) return this.observeOnly(obj, p, current);
+        const after = await plan({
+          object: identity,
+          spec: obj.spec as never,
+          current: { ...current, customMetadata: p.customMetadata },
+          refs,
+          managedKeys,
+          generator: this.d.generator,
+          refCycle: cycle,
+        });
+        return this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current);
+      }
       const written = await this.apply(obj, seed.path, p, current, log);
       if (written === "conflict") {
         if (attempt + 1 >= MAX_REPLANS) {
