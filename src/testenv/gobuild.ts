@@ -95,7 +95,8 @@ export async function buildKubernetes(outDir: string, onProgress: (line: string)
   child.stderr.on("data", remember);
 
   const report = () => {
-    const of = total > 0 ? `/${total}` : "";
+    // Packages found in Go's build cache are not rebuilt and not printed, so the count can stay low.
+    const of = total > 0 ? ` of up to ${total}` : "";
     onProgress(
       `go build: ${compiled}${of} packages compiled, ${formatDuration(Date.now() - started)} elapsed`,
     );
