@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type BaoEndpoint, baoCall, baoHealth } from "./baohttp.js";
 import { baoBinary, ensureBinaries } from "./binaries.js";
+import { BAO_DEFAULT_VERSION } from "./cache.js";
 import { freePortPair, LOOPBACK } from "./ports.js";
 import { type ServiceProcess, startService, stopIfFailing } from "./processes.js";
 import { makeTempDir, removeTempDir } from "./tempdirs.js";
@@ -36,7 +37,7 @@ export interface DevOpenBaoOptions {
 export async function startDevOpenBao(opts: DevOpenBaoOptions = {}): Promise<DevOpenBao> {
   const binaries = await ensureBinaries();
   const binary = baoBinary(binaries, opts.version);
-  const version = opts.version ?? Object.keys(binaries.bao).find((v) => binaries.bao[v] === binary)!;
+  const version = opts.version ?? BAO_DEFAULT_VERSION;
   const dir = makeTempDir("bao-dev");
   // Dev mode also opens its cluster listener on port+1.
   const port = await freePortPair();
@@ -51,7 +52,8 @@ export async function startDevOpenBao(opts: DevOpenBaoOptions = {}): Promise<Dev
     `-dev-listen-address=${LOOPBACK}:${port}`,
   ];
   if (opts.auditFile) {
-    // Recent OpenBao refuses to create audit devices over the API by default; config declares them.
+    // OpenBao 2.6+ refuses to enable audit devices over the API ("use declarative, config-based audit
+    // device management"), so the device is declared in a config file next to -dev.
     const configPath = join(dir, "audit.hcl");
     await writeFile(configPath, auditConfig(opts.auditFile));
     args.push(`-config=${configPath}`);

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { baoCall, baoHealth } from "./baohttp.js";
 import { baoBinary, ensureBinaries } from "./binaries.js";
+import { BAO_DEFAULT_VERSION } from "./cache.js";
 import { freePort, LOOPBACK } from "./ports.js";
 import { type ServiceProcess, startService, stopIfFailing } from "./processes.js";
 import { makeTempDir, removeTempDir } from "./tempdirs.js";
@@ -40,7 +41,7 @@ export async function startRaftOpenBao(opts: { nodes: number; version?: string }
     throw new Error(`nodes must be >= 1, got ${opts.nodes}`);
   const binaries = await ensureBinaries();
   const binary = baoBinary(binaries, opts.version);
-  const version = opts.version ?? Object.keys(binaries.bao).find((v) => binaries.bao[v] === binary)!;
+  const version = opts.version ?? BAO_DEFAULT_VERSION;
   const dir = makeTempDir("bao-raft");
   const nodes: RaftNode[] = [];
   let unsealKey = "";
