@@ -11,7 +11,13 @@ import { silentLogger } from "../src/runtime/log.js";
 import type { ResourceType } from "../src/runtime/types.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 
-const CONFIGMAP: ResourceType = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true };
+const CONFIGMAP: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
 const MiB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
@@ -50,9 +56,12 @@ async function informerMemory(count: number): Promise<void> {
   try {
     const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath));
     const ns = "bench";
-    await client.create({ group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false }, {
-      metadata: { name: ns },
-    });
+    await client.create(
+      { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
+      {
+        metadata: { name: ns },
+      },
+    );
     const t0 = performance.now();
     let next = 0;
     const workers = Array.from({ length: 16 }, async () => {

@@ -24,26 +24,56 @@ async function main(): Promise<number> {
   const started = Date.now();
   const env = await startSharedEnv(log);
   log(`shared environment ready in ${formatDuration(Date.now() - started)}`);
+  let outcome: Outcome = { code: 1 };
   try {
-    return await runTests(existing, env.variables);
+    outcome = await runTests(existing, env.variables);
   } finally {
     const stopping = Date.now();
     await env.stop();
     log(`shared environment stopped in ${formatDuration(Date.now() - stopping)}`);
   }
+  // The last line CI reads: the runner's own counts, after everything else was printed.
+  if (outcome.passed !== undefined) console.log(`${outcome.passed} passed, ${outcome.failed ?? 0} failed`);
+  return outcome.code;
 }
 
-function runTests(targets: string[], variables: Record<string, string>): Promise<number> {
-  const child = spawn(process.execPath, ["--test", "--test-concurrency=2", ...targets], {
-    stdio: "inherit",
-    env: { ...process.env, ...variables },
-  });
+interface Outcome {
+  code: number;
+  passed?: number;
+  failed?: number;
+}
+
+/**
+ * Runs node's test runner, passing its TAP output through while reading the closing counts, so
+ * the summary can be repeated as the very last line after the environment is torn down.
+ */
+function runTests(targets: string[], variables: Record<string, string>): Promise<Outcome> {
+  const child = spawn(
+    process.execPath,
+    ["--test", "--test-reporter=tap", "--test-concurrency=2", ...targets],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...variables },
+    },
+  );
   // If we are stopped (Ctrl-C, CI timeout), the runner gets SIGTERM rather than SIGKILL so that test
   // files still stop the servers they started themselves.
   trackChild(child, "node --test", "SIGTERM");
+  const outcome: Outcome = { code: 1 };
+  let tail = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    process.stdout.write(chunk);
+    const text = tail + chunk.toString("utf8");
+    const lines = text.split("\n");
+    tail = lines.pop() ?? "";
+    for (const line of lines) {
+      const m = /^# (pass|fail) (\d+)$/.exec(line);
+      if (m) outcome[m[1] === "pass" ? "passed" : "failed"] = Number(m[2]);
+    }
+  });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.once("close", (code, signal) => resolve({ ...outcome, code: code ?? (signal ? 1 : 0) }));
   });
 }
 

@@ -31,12 +31,14 @@ export interface RunOptions {
   targets?: string[];
   /** Overrides the probe port of the file (0 picks a free one). */
   probePort?: number;
+  /** Where JSON log lines go (stdout by default). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Starts everything and returns once the managers are started (as leader or standby). */
 export async function startOperator(opts: RunOptions): Promise<RunningOperator> {
   const config = loadConfigFile(opts.configPath);
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, stream: opts.logStream });
   const names = opts.targets ?? [...config.targets.keys()];
   const setups: { def: TargetDefinition; manager: Manager }[] = [];
   for (const name of names) {

@@ -2,7 +2,8 @@ import { ConfigError } from "./target.js";
 
 /** Checked readers for configuration values; each error names the field. */
 export function asObject(v: unknown, field: string): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ConfigError(field, "must be a mapping");
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new ConfigError(field, "must be a mapping");
   return v as Record<string, unknown>;
 }
 

@@ -7,14 +7,17 @@ export type { Logger };
  * (`log.child({ controller, object })`). Nothing secret is ever passed to a logger: callers log
  * key names and counts only.
  */
-export function createLogger(opts: { level?: string; name?: string } = {}): Logger {
-  return pino({
+export function createLogger(
+  opts: { level?: string; name?: string; stream?: NodeJS.WritableStream } = {},
+): Logger {
+  const options = {
     name: opts.name ?? "platform-operator",
     level: opts.level ?? process.env["LOG_LEVEL"] ?? "info",
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  });
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  return opts.stream ? pino(options, opts.stream) : pino(options);
 }
 
 /** A logger that drops everything, for tests and benchmarks that do not look at logs. */
