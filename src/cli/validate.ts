@@ -18,7 +18,9 @@ export async function validateCommand(args: string[]): Promise<number> {
   const problems: ManifestProblem[] = [];
   for (const t of await loadImplementedTargets()) problems.push(...(t.validate?.(docs) ?? []));
   for (const p of problems) {
-    const where = [p.file, p.object, p.key].filter(Boolean).join(": ");
+    // Some checks already lead their message with the key; say it once.
+    const key = p.key && !p.message.startsWith(`${p.key}: `) ? p.key : undefined;
+    const where = [p.file, p.object, key].filter(Boolean).join(": ");
     process.stdout.write(`${where}: ${p.message}\n`);
   }
   if (problems.length) {

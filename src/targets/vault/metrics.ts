@@ -51,3 +51,10 @@ export const crdRevision = new Gauge({
   labelNames: ["target", "crd", "served", "expected"] as const,
   registers: [registry],
 });
+
+export const crdRevisionMismatch = new Gauge({
+  name: "ohmlab_crd_revision_mismatch",
+  help: "1 when the served CRD's schema revision differs from the one this build expects, else 0.",
+  labelNames: ["target", "crd"] as const,
+  registers: [registry],
+});

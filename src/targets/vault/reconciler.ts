@@ -102,7 +102,9 @@ export class VaultSeedReconciler {
     const compiled = compileSeed(obj.spec);
     if (!compiled.ok) {
       const first = compiled.problems[0]!;
-      const message = compiled.problems.map((p) => (p.key ? `${p.key}: ${p.message}` : p.message)).join("; ");
+      const message = compiled.problems
+        .map((p) => (p.key && !p.message.startsWith(`${p.key}: `) ? `${p.key}: ${p.message}` : p.message))
+        .join("; ");
       return { verdict: { ready: false, stalled: true, reason: first.reason, message } };
     }
     const seed = compiled.seed;

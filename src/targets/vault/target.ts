@@ -6,6 +6,7 @@ import type { ResourceType } from "../../runtime/types.js";
 import { jwtFromFile, jwtFromTokenRequest, KubernetesAuth, StaticToken, type TokenSource } from "./auth.js";
 import { BaoHttp } from "./bao-http.js";
 import { parseVaultConfig, type VaultTargetConfig } from "./config.js";
+import { publishCrdRevision } from "./crd-revision.js";
 import { createGenerator } from "./generate.js";
 import { KvClient } from "./kv.js";
 import { ReadCache } from "./read-cache.js";
@@ -76,6 +77,7 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         refs: new RefGraph(informer),
         enqueue: (key) => controller.queue.add(key),
       });
+      await publishCrdRevision(manager.client, manager.log);
       // Status writes bump the resourceVersion but not the generation: they must not retrigger.
       controller.watchPrimary(informer, generationChanged);
       manager.add(controller);
