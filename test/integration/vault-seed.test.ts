@@ -144,13 +144,21 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
   });
 
   it("does nothing on a quiet resync: no KV version, no resourceVersion, no bcrypt salt change", async () => {
-    const path = `secret/${ns}/app`;
-    await sleep(2500);
+    // A fresh object: the resyncs right after its first write must already be quiet.
+    const path = `secret/${ns}/quiet`;
+    await applySeed(
+      client,
+      seed(ns, "quiet", {
+        path,
+        data: { p: "<random:12>", h: "<bcrypt:p>", a: { secret: "<age:secret>", public: "<age:public>" } },
+      }),
+    );
+    await waitForReason(client, ns, "quiet", "Reconciled");
     const kvBefore = await kv.read(path);
-    const objBefore = await getSeed(client, ns, "app");
+    const objBefore = await getSeed(client, ns, "quiet");
     await sleep(6500); // three resyncs at 2 s
     const kvAfter = await kv.read(path);
-    const objAfter = await getSeed(client, ns, "app");
+    const objAfter = await getSeed(client, ns, "quiet");
     assert.equal(kvAfter.version, kvBefore.version);
     assert.deepEqual(kvAfter.data, kvBefore.data);
     assert.equal(objAfter.metadata.resourceVersion, objBefore.metadata.resourceVersion);

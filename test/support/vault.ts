@@ -79,6 +79,7 @@ export async function setUpVaultAuth(
   ns: string,
   address?: string,
   rootToken?: string,
+  ttl = "15m",
 ): Promise<{ mount: string; role: string }> {
   const env = sharedEnv();
   await client.apply(
@@ -99,7 +100,7 @@ path "secret/metadata/${ns}/*" { capabilities = ["create", "read", "update", "de
       audience: "vault",
       policies: [`seed-${ns}`],
       policyHcl: { [`seed-${ns}`]: policy },
-      ttl: "15m",
+      ttl,
     },
   );
 }

@@ -30,6 +30,7 @@ const MAX_REPLANS = 5;
 /** Waiting states (RefPending, backend down) retry from 5 s, doubling, to 5 minutes. */
 const WAIT_BASE_MS = 5_000;
 const WAIT_MAX_MS = 300_000;
+const READY_MESSAGE = "the path holds what is declared";
 
 /** The KV operations the reconciler uses; KvClient implements them. */
 export interface KvBackend {
@@ -144,7 +145,11 @@ export class VaultSeedReconciler {
     const cycle = this.d.refs.cycleOf(seed.path);
     let managedKeys: readonly string[] | undefined = obj.status?.managedKeys;
     for (let attempt = 0; ; attempt++) {
-      const current = await this.d.kv.read(seed.path);
+      // After a conflict, a read already in flight may predate the other writer: read anew.
+      const current =
+        attempt === 0
+          ? await this.d.reads.readFresh(seed.path, () => this.d.kv.read(seed.path))
+          : await this.d.kv.read(seed.path);
       this.d.reads.set(seed.path, current);
       const refs = await this.resolveRefs(seed);
       const p = await plan({
@@ -197,11 +202,7 @@ export class VaultSeedReconciler {
   private async resolveRefs(seed: CompiledSeed): Promise<Map<string, string | undefined>> {
     const values = new Map<string, string | undefined>();
     for (const ref of seed.refs) {
-      let source = this.d.reads.get(ref.path);
-      if (!source) {
-        source = await this.d.kv.read(ref.path);
-        this.d.reads.set(ref.path, source);
-      }
+      const source = await this.d.reads.readShared(ref.path, () => this.d.kv.read(ref.path));
       values.set(ref.id, source.exists ? readRefValue(source.data, ref.key) : undefined);
     }
     return values;
@@ -265,7 +266,9 @@ export class VaultSeedReconciler {
           verdict: {
             ready: true,
             reason: R.Reconciled,
-            message: o.message || "the path holds what is declared",
+            // Fixed: what was written goes to events and logs, so the next quiet pass finds the
+            // status unchanged and writes nothing.
+            message: READY_MESSAGE,
           },
         };
       case "pending":
@@ -307,7 +310,7 @@ export class VaultSeedReconciler {
       };
     return {
       ...base,
-      verdict: { ready: true, reason: R.Reconciled, message: "the path holds what is declared", drift: "" },
+      verdict: { ready: true, reason: R.Reconciled, message: READY_MESSAGE, drift: "" },
     };
   }
 

@@ -1,0 +1,354 @@
+/**
+ * VaultSeed benchmark against real OpenBao and a real kube-apiserver (`npm run bench:vault`).
+ *
+ * For 1,000 and 10,000 objects: the time of the first full seed, then a quiet pass — a fresh
+ * operator process reconciling every object once with nothing to change — with OpenBao's requests
+ * counted by OpenBao's own file audit device, writes to OpenBao and to the API server, and the
+ * operator's peak RSS (VmHWM of its process).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
+import type { KubeObject, ResourceType } from "../src/runtime/types.js";
+import { startControlPlane } from "../src/testenv/controlplane.js";
+import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testenv/openbao.js";
+
+const CRD: ResourceType = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+};
+const NAMESPACE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+const SA: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
+const VAULTSEED: ResourceType = {
+  group: "ohmlab.fr",
+  version: "v1alpha1",
+  kind: "VaultSeed",
+  plural: "vaultseeds",
+  namespaced: true,
+};
+const MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+const CRD_FILE = fileURLToPath(new URL("../../deploy/crds/ohmlab.fr_vaultseeds.yaml", import.meta.url));
+const say = (l: string) => process.stderr.write(`[bench] ${l}\n`);
+const sizes = (process.env["BENCH_SIZES"] ?? "1000,10000").split(",").map(Number);
+
+/** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
+function seedSpec(ns: string, i: number): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    user: `svc-${i}`,
+    password: "<random:32>",
+    apiKey: "<hex:40>",
+    id: "<uuid>",
+    webhook: "",
+  };
+  if (i % 100 === 1) data["passwordHash"] = "<bcrypt:password>";
+  if (i % 100 === 2) data["age"] = { secret: "<age:secret>", public: "<age:public>" };
+  if (i % 10 === 3 && i > 10) data["upstream"] = `<ref:secret/${ns}/p${pad(i - 10)}#password>`;
+  return { path: `secret/${ns}/p${pad(i)}`, data };
+}
+const pad = (i: number) => String(i).padStart(6, "0");
+
+async function metrics(port: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const i = line.lastIndexOf(" ");
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+const sum = (m: Map<string, number>, prefix: string, filter: (k: string) => boolean = () => true) =>
+  [...m].filter(([k]) => k.startsWith(prefix) && filter(k)).reduce((a, [, v]) => a + v, 0);
+
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+interface AuditCount {
+  reads: number;
+  writes: number;
+  other: number;
+}
+/** Counts the responses OpenBao logged for KV paths under `prefix` since byte `from`. */
+function auditSince(file: string, from: number, prefix: string): AuditCount {
+  const buf = readFileSync(file).subarray(from).toString("utf8");
+  const c: AuditCount = { reads: 0, writes: 0, other: 0 };
+  for (const line of buf.split("\n")) {
+    if (!line.startsWith('{"')) continue;
+    const e = JSON.parse(line) as { type: string; request?: { operation?: string; path?: string } };
+    if (e.type !== "response" || !e.request?.path?.startsWith(prefix)) continue;
+    if (e.request.operation === "read") c.reads++;
+    else if (
+      e.request.operation === "create" ||
+      e.request.operation === "update" ||
+      e.request.operation === "delete"
+    )
+      c.writes++;
+    else c.other++;
+  }
+  return c;
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function startOperator(configPath: string, kubeconfig: string): ChildProcess {
+  const child = spawn(process.execPath, [MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, LOG_LEVEL: "warn" },
+  });
+  process.once("exit", () => child.kill("SIGKILL"));
+  return child;
+}
+
+async function stopOperator(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function runSize(
+  n: number,
+  client: KubeClient,
+  kubeconfig: string,
+  baoAddr: string,
+  auditFile: string,
+  dir: string,
+) {
+  const ns = `bench-${n}`;
+  await client.apply(
+    NAMESPACE,
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
+    { fieldManager: "bench" },
+  );
+  say(`creating ${n} VaultSeeds in ${ns}...`);
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < n) {
+        const i = next++;
+        await client.create(VAULTSEED, {
+          apiVersion: "ohmlab.fr/v1alpha1",
+          kind: "VaultSeed",
+          metadata: { name: `s${pad(i)}`, namespace: ns },
+          spec: seedSpec(ns, i),
+        });
+      }
+    }),
+  );
+  say(`created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const configPath = join(dir, `operator-${n}.yaml`);
+  writeFileSync(
+    configPath,
+    `leaderElection: { enabled: false }
+probes: { port: ${port}, host: 127.0.0.1 }
+logLevel: warn
+targets:
+  vault:
+    namespaces: [${ns}]
+    concurrency: 8
+    resyncInterval: 10m
+    backend:
+      address: ${baoAddr}
+      auth:
+        kubernetes: { role: bench, audience: vault, serviceAccount: { namespace: platform-operator-system, name: bench } }
+`,
+  );
+
+  // First full seed.
+  const auditStart = statSync(auditFile).size;
+  let op = startOperator(configPath, kubeconfig);
+  const t1 = performance.now();
+  await waitFor(
+    "the first seed",
+    async () => {
+      try {
+        const m = await metrics(port);
+        const created = sum(m, 'ohmlab_writes_total{target="vault",action="create-path"}');
+        const depth = sum(m, 'workqueue_depth{name="vaultseed"}');
+        const active = sum(m, 'controller_runtime_active_workers{controller="vaultseed"}');
+        return created >= n && depth === 0 && active === 0;
+      } catch {
+        return false;
+      }
+    },
+    30 * 60_000,
+  );
+  const seedSeconds = (performance.now() - t1) / 1000;
+  const seedAudit = auditSince(auditFile, auditStart, `secret/`);
+  const list = await client.list(VAULTSEED, { namespace: ns, limit: 100_000 });
+  const ready = list.items.filter((o) =>
+    ((o["status"] as { conditions?: { type: string; status: string }[] })?.conditions ?? []).some(
+      (c) => c.type === "Ready" && c.status === "True",
+    ),
+  ).length;
+  const seedRss = peakRssMiB(op.pid!);
+  await stopOperator(op);
+
+  // Quiet pass: a fresh process reconciles every object once; nothing should be written anywhere.
+  const auditQuiet = statSync(auditFile).size;
+  const rvBefore = new Map(list.items.map((o) => [o.metadata.name, o.metadata.resourceVersion]));
+  op = startOperator(configPath, kubeconfig);
+  let passStart = 0;
+  await waitFor(
+    "the quiet pass",
+    async () => {
+      try {
+        const m = await metrics(port);
+        const done = sum(m, 'controller_runtime_reconcile_total{controller="vaultseed"');
+        if (done > 0 && passStart === 0) passStart = performance.now();
+        return (
+          done >= n &&
+          sum(m, 'workqueue_depth{name="vaultseed"}') === 0 &&
+          sum(m, 'controller_runtime_active_workers{controller="vaultseed"}') === 0
+        );
+      } catch {
+        return false;
+      }
+    },
+    30 * 60_000,
+  );
+  const quietSeconds = (performance.now() - passStart) / 1000;
+  const m = await metrics(port);
+  // Every login asks the TokenRequest API for a JWT: a POST, but no write to any object.
+  const logins = sum(m, 'ohmlab_backend_requests_total{target="vault",operation="login"');
+  const apiWrites =
+    sum(m, "rest_client_requests_total", (k) => /method="(POST|PUT|PATCH|DELETE)"/.test(k)) - logins;
+  const quietAudit = auditSince(auditFile, auditQuiet, `secret/`);
+  const quietRss = peakRssMiB(op.pid!);
+  await stopOperator(op);
+  const after = await client.list(VAULTSEED, { namespace: ns, limit: 100_000 });
+  const changed = after.items.filter((o) => rvBefore.get(o.metadata.name) !== o.metadata.resourceVersion);
+  const changedObjects = changed.length;
+  if (process.env["BENCH_DEBUG"] && changed[0]) {
+    const name = changed[0].metadata.name;
+    say(`before: ${JSON.stringify(list.items.find((o) => o.metadata.name === name)?.["status"])}`);
+    say(`after:  ${JSON.stringify(changed[0]["status"])}`);
+  }
+
+  return {
+    n,
+    seedSeconds,
+    ready,
+    seedReadsPerPath: seedAudit.reads / n,
+    seedWritesPerPath: seedAudit.writes / n,
+    quietSeconds,
+    quietReadsPerPath: quietAudit.reads / n,
+    quietBaoWrites: quietAudit.writes,
+    quietApiWrites: apiWrites,
+    changedObjects,
+    peakRss: Math.max(seedRss, quietRss),
+  };
+}
+
+const cp = await startControlPlane({ log: (l) => say(l) });
+const dir = await mkdtemp(join(tmpdir(), "bench-vault-"));
+const auditFile = join(dir, "audit.log");
+const bao = await startDevOpenBao({ auditFile });
+try {
+  const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "bench");
+  await client.apply(CRD, parse(readFileSync(CRD_FILE, "utf8")) as KubeObject, {
+    fieldManager: "bench",
+    force: true,
+  });
+  await client.apply(
+    NAMESPACE,
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "platform-operator-system" } },
+    { fieldManager: "bench" },
+  );
+  await client.apply(
+    SA,
+    {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "bench", namespace: "platform-operator-system" },
+    },
+    { fieldManager: "bench" },
+  );
+  await configureKubernetesAuth(
+    { addr: bao.addr, rootToken: bao.rootToken },
+    { server: cp.server, caPem: cp.caPem, kubeconfigPath: cp.kubeconfigPath },
+    {
+      role: "bench",
+      serviceAccount: "bench",
+      namespace: "platform-operator-system",
+      audience: "vault",
+      policies: ["bench"],
+      policyHcl: { bench: `path "secret/*" { capabilities = ["create", "read", "update", "delete"] }` },
+    },
+  );
+  await baoCall(bao.addr, bao.rootToken, "GET", "sys/health");
+  for (let i = 0; i < 50; i++) {
+    client.resources.refresh();
+    if (await client.resources.find("ohmlab.fr/v1alpha1", "VaultSeed")) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const rows = [];
+  for (const n of sizes) rows.push(await runSize(n, client, cp.kubeconfigPath, bao.addr, auditFile, dir));
+  const header = [
+    "objects",
+    "first seed",
+    "Ready",
+    "quiet pass",
+    "OpenBao reads/path (quiet)",
+    "OpenBao writes (quiet)",
+    "API writes (quiet)",
+    "objects changed (quiet)",
+    "peak RSS",
+  ];
+  const table = rows.map((r) => [
+    r.n.toLocaleString("en-US"),
+    `${r.seedSeconds.toFixed(1)} s`,
+    String(r.ready),
+    `${r.quietSeconds.toFixed(1)} s`,
+    r.quietReadsPerPath.toFixed(2),
+    String(r.quietBaoWrites),
+    String(r.quietApiWrites),
+    String(r.changedObjects),
+    `${r.peakRss.toFixed(0)} MiB`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  process.stdout.write(
+    `\nVaultSeed benchmark (real OpenBao ${bao.version}, real kube-apiserver; OpenBao requests from its audit log)\n`,
+  );
+  process.stdout.write(`${line(header)}\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
+  for (const row of table) process.stdout.write(`${line(row)}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `first seed of ${r.n}: ${r.seedReadsPerPath.toFixed(2)} reads and ${r.seedWritesPerPath.toFixed(2)} writes per path\n`,
+    );
+  client.close();
+} finally {
+  await bao.stop();
+  await cp.stop();
+}

@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { registry } from "../../src/runtime/metrics.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { clientFor, freshNamespace } from "../support/kube.js";
+import {
+  applySeed,
+  getSeed,
+  installVaultSeedCrd,
+  type RunningTarget,
+  rootKv,
+  seed,
+  setUpVaultAuth,
+  startVaultTarget,
+  waitForReason,
+} from "../support/vault.js";
+
+async function logins(): Promise<number> {
+  const m = (await registry.getMetricsAsJSON()).find((x) => x.name === "ohmlab_backend_requests_total");
+  return ((m?.values ?? []) as { labels: Record<string, string>; value: number }[])
+    .filter(
+      (v) =>
+        v.labels["target"] === "vault" && v.labels["operation"] === "login" && v.labels["outcome"] === "ok",
+    )
+    .reduce((a, v) => a + v.value, 0);
+}
+
+describe("VaultSeed target scope and credentials", () => {
+  let client: KubeClient;
+  let ns: string;
+  let elsewhere: string;
+  let target: RunningTarget;
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installVaultSeedCrd(client);
+    ns = await freshNamespace(client, "vs-scope");
+    elsewhere = await freshNamespace(client, "vs-elsewhere");
+    // A 4-second token: the controller must replace it before it expires, without failing a reconcile.
+    await setUpVaultAuth(client, ns, undefined, undefined, "4s");
+    target = await startVaultTarget(client, ns, { resyncInterval: "1s" });
+  });
+  after(async () => {
+    await target.stop();
+    client.close();
+  });
+
+  it("ignores objects outside its namespaces", async () => {
+    await applySeed(
+      client,
+      seed(elsewhere, "outside", { path: `secret/${elsewhere}/outside`, data: { a: "<random:8>" } }),
+    );
+    await applySeed(client, seed(ns, "inside", { path: `secret/${ns}/inside`, data: { a: "<random:8>" } }));
+    await waitForReason(client, ns, "inside", "Reconciled");
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal((await getSeed(client, elsewhere, "outside")).status, undefined);
+    assert.equal((await rootKv().read(`secret/${elsewhere}/outside`)).exists, false);
+  });
+
+  it("replaces its OpenBao token before it expires", async () => {
+    const before = await logins();
+    const path = `secret/${ns}/inside`;
+    // Edit by hand repeatedly over three token lifetimes: each edit is repaired, so every pass works.
+    for (let i = 0; i < 6; i++) {
+      const s = await rootKv().read(path);
+      await rootKv().write(path, {}, s.version);
+      await new Promise((r) => setTimeout(r, 2000));
+      assert.ok(((await rootKv().read(path)).data as Record<string, string>)["a"], `repaired at round ${i}`);
+    }
+    const o = await getSeed(client, ns, "inside");
+    assert.equal(o.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    const renewed = (await logins()) - before;
+    assert.ok(renewed >= 3, `logged in again ${renewed} times in 12 s with a 4 s token`);
+  });
+});
