@@ -4,20 +4,13 @@
  * Run with `npm run bench:runtime` (node --expose-gc for steady RSS readings).
  */
 import { randomBytes } from "node:crypto";
+import { CONFIGMAP } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import { Controller } from "../src/runtime/controller.js";
 import { Informer } from "../src/runtime/informer.js";
 import { silentLogger } from "../src/runtime/log.js";
-import type { ResourceType } from "../src/runtime/types.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 
-const CONFIGMAP: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
 const MiB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 

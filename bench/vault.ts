@@ -13,32 +13,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testenv/openbao.js";
 
-const CRD: ResourceType = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
-const NAMESPACE: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
-const SA: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-};
 const VAULTSEED: ResourceType = {
   group: "ohmlab.fr",
   version: "v1alpha1",
@@ -276,7 +256,7 @@ const auditFile = join(dir, "audit.log");
 const bao = await startDevOpenBao({ auditFile });
 try {
   const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "bench");
-  await client.apply(CRD, parse(readFileSync(CRD_FILE, "utf8")) as KubeObject, {
+  await client.apply(CUSTOM_RESOURCE_DEFINITION, parse(readFileSync(CRD_FILE, "utf8")) as KubeObject, {
     fieldManager: "bench",
     force: true,
   });
@@ -286,7 +266,7 @@ try {
     { fieldManager: "bench" },
   );
   await client.apply(
-    SA,
+    SERVICE_ACCOUNT,
     {
       apiVersion: "v1",
       kind: "ServiceAccount",

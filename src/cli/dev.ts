@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { allKinds } from "../apis/index.js";
+import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
-import type { KubeObject, ResourceType } from "../runtime/types.js";
+import type { KubeObject } from "../runtime/types.js";
 import { startControlPlane } from "../testenv/controlplane.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { readManifests } from "./manifests.js";
@@ -41,27 +42,6 @@ where operator.yaml names the targets, their namespaces and backends, e.g.
 
 See 'platform-operator run --help'.`;
 
-const CRD: ResourceType = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
-const NAMESPACE: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
-const SERVICE_ACCOUNT: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-};
 const OPERATOR_NAMESPACE = "platform-operator-system";
 const SAMPLES = fileURLToPath(new URL("../../../deploy/samples", import.meta.url));
 
@@ -94,7 +74,7 @@ export async function devCommand(args: string[]): Promise<number> {
     const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "platform-operator-dev");
     cleanups.push(async () => client.close());
     for (const k of allKinds)
-      await client.apply(CRD, k.crd as unknown as KubeObject, {
+      await client.apply(CUSTOM_RESOURCE_DEFINITION, k.crd as unknown as KubeObject, {
         fieldManager: "platform-operator-dev",
         force: true,
       });

@@ -1,16 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { EVENTS_V1 } from "./builtin-types.js";
 import type { KubeClient } from "./client.js";
 import { errorMessage } from "./errors.js";
 import type { Logger } from "./log.js";
-import type { KubeObject, ResourceType } from "./types.js";
-
-export const EVENTS_V1: ResourceType = {
-  group: "events.k8s.io",
-  version: "v1",
-  kind: "Event",
-  plural: "events",
-  namespaced: true,
-};
+import type { KubeObject } from "./types.js";
 
 export interface EventInput {
   type: "Normal" | "Warning";
@@ -101,3 +94,5 @@ export class EventRecorder {
     this.series.set(id, { name, namespace, count: 1, lastSeen: now.getTime() });
   }
 }
+
+export { EVENTS_V1 };

@@ -1,17 +1,10 @@
 import { sleep } from "./backoff.js";
+import { LEASE } from "./builtin-types.js";
 import type { KubeClient } from "./client.js";
 import { errorMessage, isConflict, isNotFound } from "./errors.js";
 import type { Logger } from "./log.js";
 import { leaderElectionMasterStatus } from "./metrics.js";
-import type { KubeObject, ResourceType } from "./types.js";
-
-export const LEASE: ResourceType = {
-  group: "coordination.k8s.io",
-  version: "v1",
-  kind: "Lease",
-  plural: "leases",
-  namespaced: true,
-};
+import type { KubeObject } from "./types.js";
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -175,3 +168,5 @@ export class LeaderElector {
     }
   }
 }
+
+export { LEASE };

@@ -4,17 +4,13 @@ import type { KubeClient } from "../../src/runtime/client.js";
 import { registry } from "../../src/runtime/metrics.js";
 import type { KvClient } from "../../src/targets/vault/kv.js";
 import { OWNER_MARKER_KEY } from "../../src/targets/vault/planner.js";
-import { sharedEnv } from "../../src/testenv/shared.js";
-import { clientFor, freshNamespace } from "../support/kube.js";
 import {
   applySeed,
   condition,
-  installVaultSeedCrd,
   type RunningTarget,
-  rootKv,
   seed,
-  setUpVaultAuth,
   startVaultTarget,
+  vaultSuite,
   waitForReason,
 } from "../support/vault.js";
 
@@ -35,11 +31,7 @@ describe("VaultSeed observe-only mode", () => {
   let target: RunningTarget;
 
   before(async () => {
-    client = clientFor(sharedEnv().kubeconfigPath);
-    await installVaultSeedCrd(client);
-    ns = await freshNamespace(client, "vs-observe");
-    await setUpVaultAuth(client, ns);
-    kv = rootKv();
+    ({ client, ns, kv } = await vaultSuite("vs-observe"));
     target = await startVaultTarget(client, ns, { observeOnly: true });
   });
   after(async () => {

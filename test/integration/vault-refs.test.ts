@@ -2,17 +2,14 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KvClient } from "../../src/targets/vault/kv.js";
-import { sharedEnv } from "../../src/testenv/shared.js";
-import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { eventually } from "../support/kube.js";
 import {
   applySeed,
   condition,
-  installVaultSeedCrd,
   type RunningTarget,
-  rootKv,
   seed,
-  setUpVaultAuth,
   startVaultTarget,
+  vaultSuite,
   waitForReason,
 } from "../support/vault.js";
 
@@ -23,11 +20,7 @@ describe("VaultSeed references", () => {
   let target: RunningTarget;
 
   before(async () => {
-    client = clientFor(sharedEnv().kubeconfigPath);
-    await installVaultSeedCrd(client);
-    ns = await freshNamespace(client, "vs-refs");
-    await setUpVaultAuth(client, ns);
-    kv = rootKv();
+    ({ client, ns, kv } = await vaultSuite("vs-refs"));
     target = await startVaultTarget(client, ns);
   });
   after(async () => {

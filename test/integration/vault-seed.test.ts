@@ -6,18 +6,15 @@ import { agePublicOf } from "../../src/targets/vault/generate.js";
 import type { KvClient } from "../../src/targets/vault/kv.js";
 import { OWNER_MARKER_KEY, ROTATION_TOKEN_KEY } from "../../src/targets/vault/planner.js";
 import { VAULTSEED } from "../../src/targets/vault/target.js";
-import { sharedEnv } from "../../src/testenv/shared.js";
-import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { eventually } from "../support/kube.js";
 import {
   applySeed,
   condition,
   getSeed,
-  installVaultSeedCrd,
   type RunningTarget,
-  rootKv,
   seed,
-  setUpVaultAuth,
   startVaultTarget,
+  vaultSuite,
   waitForReason,
 } from "../support/vault.js";
 
@@ -31,11 +28,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
   let target: RunningTarget;
 
   before(async () => {
-    client = clientFor(sharedEnv().kubeconfigPath);
-    await installVaultSeedCrd(client);
-    ns = await freshNamespace(client, "vs-seed");
-    await setUpVaultAuth(client, ns);
-    kv = rootKv();
+    ({ client, ns, kv } = await vaultSuite("vs-seed"));
     target = await startVaultTarget(client, ns);
   });
   after(async () => {

@@ -1,21 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { CONFIGMAP, NAMESPACE } from "../../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
-import type { ResourceType } from "../../src/runtime/types.js";
-
-export const NAMESPACE: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
-export const CONFIGMAP: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  plural: "configmaps",
-  namespaced: true,
-};
 
 export function clientFor(kubeconfigPath: string): KubeClient {
   return new KubeClient(loadKubeConfig(kubeconfigPath), "platform-operator-tests");
@@ -51,3 +36,5 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+export { CONFIGMAP, NAMESPACE };

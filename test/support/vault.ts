@@ -4,10 +4,11 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { parse } from "yaml";
 import type { VaultSeed } from "../../src/apis/vaultseed.js";
+import { CUSTOM_RESOURCE_DEFINITION, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { findCondition } from "../../src/runtime/conditions.js";
 import { Manager } from "../../src/runtime/manager.js";
-import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import type { KubeObject } from "../../src/runtime/types.js";
 import { StaticToken } from "../../src/targets/vault/auth.js";
 import { BaoHttp } from "../../src/targets/vault/bao-http.js";
 import { parseVaultConfig } from "../../src/targets/vault/config.js";
@@ -15,35 +16,20 @@ import { KvClient } from "../../src/targets/vault/kv.js";
 import { VAULTSEED, type VaultTargetHooks, vaultTarget } from "../../src/targets/vault/target.js";
 import { configureKubernetesAuth } from "../../src/testenv/openbao.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { eventually } from "./kube.js";
+import { clientFor, eventually, freshNamespace } from "./kube.js";
 
-const CRD: ResourceType = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
-const SERVICE_ACCOUNT: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-};
-
-/** Installs the checked-in VaultSeed CRD (idempotent) and waits until it is served. */
+/** Installs the checked-in VaultSeed CUSTOM_RESOURCE_DEFINITION (idempotent) and waits until it is served. */
 export async function installVaultSeedCrd(client: KubeClient): Promise<void> {
   const file = fileURLToPath(new URL("../../../deploy/crds/ohmlab.fr_vaultseeds.yaml", import.meta.url));
   const crd = parse(readFileSync(file, "utf8")) as KubeObject;
-  await client.apply(CRD, crd, { fieldManager: "test-setup", force: true });
+  await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
   await eventually(
     async () => {
       client.resources.refresh();
       return client.resources.find("ohmlab.fr/v1alpha1", "VaultSeed");
     },
     20_000,
-    "the VaultSeed CRD to be served",
+    "the VaultSeed CUSTOM_RESOURCE_DEFINITION to be served",
   );
 }
 
@@ -187,4 +173,19 @@ export async function waitForReason(
 
 export function condition(o: VaultSeed, type: string) {
   return findCondition(o.status?.conditions as never, type);
+}
+
+export interface VaultSuite {
+  client: KubeClient;
+  ns: string;
+  kv: KvClient;
+}
+
+/** What most VaultSeed test files start with: a client, the CRD, a fresh namespace with its login role. */
+export async function vaultSuite(prefix: string): Promise<VaultSuite> {
+  const client = clientFor(sharedEnv().kubeconfigPath);
+  await installVaultSeedCrd(client);
+  const ns = await freshNamespace(client, prefix);
+  await setUpVaultAuth(client, ns);
+  return { client, ns, kv: rootKv() };
 }

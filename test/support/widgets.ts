@@ -1,7 +1,8 @@
+import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { ResourceType } from "../../src/runtime/types.js";
 
-/** A throwaway CRD with a status subresource, for runtime tests that must not depend on a target's kinds. */
+/** A throwaway CUSTOM_RESOURCE_DEFINITION with a status subresource, for runtime tests that must not depend on a target's kinds. */
 export const WIDGET: ResourceType = {
   group: "test.platform-operator.dev",
   version: "v1",
@@ -10,17 +11,9 @@ export const WIDGET: ResourceType = {
   namespaced: true,
 };
 
-const CRD: ResourceType = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
-
 export async function installWidgetCrd(client: KubeClient): Promise<void> {
   await client.apply(
-    CRD,
+    CUSTOM_RESOURCE_DEFINITION,
     {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
@@ -62,5 +55,5 @@ export async function installWidgetCrd(client: KubeClient): Promise<void> {
     if (await client.resources.find(`${WIDGET.group}/${WIDGET.version}`, WIDGET.kind)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error("Widget CRD was not served within 10 s");
+  throw new Error("Widget CUSTOM_RESOURCE_DEFINITION was not served within 10 s");
 }

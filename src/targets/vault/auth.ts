@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { SERVICE_ACCOUNT } from "../../runtime/builtin-types.js";
 import type { KubeClient } from "../../runtime/client.js";
-import type { ResourceType } from "../../runtime/types.js";
 import { BackendError } from "./backend-errors.js";
 import { type BaoHttp, baoErrors, failureFor } from "./bao-http.js";
 
@@ -27,14 +27,6 @@ export const jwtFromFile =
   (path: string): JwtSource =>
   async () =>
     (await readFile(path, "utf8")).trim();
-
-const SERVICE_ACCOUNT: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-};
 
 /**
  * A short-lived token for an audience, from the TokenRequest API: the same kind of token a

@@ -11,6 +11,7 @@
 //   ohmlab.fr/owner           "<namespace>/<name>" of the object that owns the path
 //   ohmlab.fr/rotation-token  the last rotate.token whose keys were written
 
+import { VaultSeedReason, type VaultSeedReasonType } from "../../apis/vaultseed.js";
 import type { ValueGenerator } from "./generate.js";
 import type { PlanChange } from "./plan-summary.js";
 import { summarizeChanges } from "./plan-summary.js";
@@ -28,19 +29,9 @@ export const CUSTOM_METADATA_MAX_VALUE_BYTES = 512;
 
 // The reasons of the VaultSeed documentation, named as in the CRD. A plan returns the first six;
 // Forbidden, BackendUnavailable and ObserveOnly come from the reconciler.
-export const Reason = {
-  Reconciled: "Reconciled",
-  RefPending: "RefPending",
-  RefCycle: "RefCycle",
-  InvalidSpec: "InvalidSpec",
-  InvalidRotation: "InvalidRotation",
-  OwnedByAnother: "OwnedByAnother",
-  Forbidden: "Forbidden",
-  BackendUnavailable: "BackendUnavailable",
-  ObserveOnly: "ObserveOnly",
-} as const;
-
-export type Reason = (typeof Reason)[keyof typeof Reason];
+/** The condition reasons, defined once with the kind in src/apis. */
+export const Reason = VaultSeedReason;
+export type Reason = VaultSeedReasonType;
 
 export interface SeedIdentity {
   namespace: string;

@@ -1,0 +1,45 @@
+import type { ResourceType } from "./types.js";
+
+/** Kubernetes' own kinds that the runtime, the targets, the CLI and the tests address. */
+export const NAMESPACE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+export const CONFIGMAP: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+export const SERVICE_ACCOUNT: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
+export const CUSTOM_RESOURCE_DEFINITION: ResourceType = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+};
+export const LEASE: ResourceType = {
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+};
+export const EVENTS_V1: ResourceType = {
+  group: "events.k8s.io",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+};
