@@ -50,7 +50,11 @@ interface RequestSpec {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** The request fails when the connection stays silent this long (default 60 s). */
+  idleTimeoutMs?: number;
 }
+
+const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 
 /** Loads kubeconfig from a file, or the in-cluster ServiceAccount when no file is named. */
 export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
@@ -131,6 +135,11 @@ export class KubeClient {
           restClientRequests.inc({ code: String(res.statusCode), method: spec.method, host: url.host });
           resolve(res);
         },
+      );
+      // A dead connection must fail, not hang: an informer would otherwise stop without a word.
+      const idle = spec.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+      req.setTimeout(idle, () =>
+        req.destroy(new Error(`${spec.method} ${url.pathname}: no answer for ${idle} ms`)),
       );
       req.on("error", (e) => {
         restClientRequests.inc({ code: "<error>", method: spec.method, host: url.host });
@@ -294,6 +303,8 @@ export class KubeClient {
         method: "GET",
         path: this.resourcePath(type, namespace),
         query: { ...query, watch: true, allowWatchBookmarks: true },
+        // Bookmarks keep a healthy watch talking; silence past the server's own timeout means it died.
+        idleTimeoutMs: ((opts.timeoutSeconds ?? 600) + 60) * 1000,
       });
       response = res;
       if (aborted) res.destroy();

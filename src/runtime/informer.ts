@@ -196,10 +196,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.store.set(key, obj);
     if (old) this.unindex(key, old);
     this.index(key, obj);
-    for (const h of this.handlers) {
-      if (old) h.update?.(old, obj);
-      else h.add?.(obj);
-    }
+    for (const h of this.handlers) this.notify(() => (old ? h.update?.(old, obj) : h.add?.(obj)));
   }
 
   private remove(obj: T): void {
@@ -208,7 +205,19 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (!old) return;
     this.store.delete(key);
     this.unindex(key, old);
-    for (const h of this.handlers) h.delete?.(obj);
+    for (const h of this.handlers) this.notify(() => h.delete?.(obj));
+  }
+
+  /** A failing handler is logged; it must not break the watch or keep other handlers from the event. */
+  private notify(call: () => void): void {
+    try {
+      call();
+    } catch (e) {
+      this.opts.log.error(
+        { err: errorMessage(e), resource: this.type.plural },
+        "informer event handler failed",
+      );
+    }
   }
 
   private index(key: string, obj: T): void {
