@@ -33,7 +33,9 @@ async function main(): Promise<number> {
     log(`shared environment stopped in ${formatDuration(Date.now() - stopping)}`);
   }
   // The last line CI reads: the runner's own counts, after everything else was printed.
-  if (outcome.passed !== undefined) console.log(`${outcome.passed} passed, ${outcome.failed ?? 0} failed`);
+  // A test cancelled because its suite's set-up failed did not pass: it counts as failed.
+  const failed = (outcome.failed ?? 0) + (outcome.cancelled ?? 0);
+  if (outcome.passed !== undefined) console.log(`${outcome.passed} passed, ${failed} failed`);
   return outcome.code;
 }
 
@@ -41,6 +43,7 @@ interface Outcome {
   code: number;
   passed?: number;
   failed?: number;
+  cancelled?: number;
 }
 
 /**
@@ -67,8 +70,8 @@ function runTests(targets: string[], variables: Record<string, string>): Promise
     const lines = text.split("\n");
     tail = lines.pop() ?? "";
     for (const line of lines) {
-      const m = /^# (pass|fail) (\d+)$/.exec(line);
-      if (m) outcome[m[1] === "pass" ? "passed" : "failed"] = Number(m[2]);
+      const m = /^# (pass|fail|cancelled) (\d+)$/.exec(line);
+      if (m) outcome[m[1] === "pass" ? "passed" : m[1] === "fail" ? "failed" : "cancelled"] = Number(m[2]);
     }
   });
   return new Promise((resolve, reject) => {

@@ -4,7 +4,6 @@ import { ConfigError } from "../runtime/target.js";
 import { crdsCommand, crdsHelp } from "./crds.js";
 import { runHelp, startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
-import "./builtin-targets.js";
 import { validateCommand, validateHelp } from "./validate.js";
 import { packageVersion } from "./version.js";
 

@@ -1,16 +1,14 @@
 import type { TargetDefinition } from "../runtime/target.js";
 
 /**
- * The targets this build knows. Names listed as reserved are accepted by the chart's schema
- * upstream but have no implementation yet; asking for one is an error that says so.
+ * The targets this build knows, each loaded on first use so a process only loads what it runs.
+ * Reserved names have no implementation yet; asking for one is an error that says so.
  */
-const implemented: Record<string, () => Promise<TargetDefinition>> = {};
+const implemented: Record<string, () => Promise<TargetDefinition>> = {
+  vault: async () => (await import("../targets/vault/target.js")).vaultTarget() as TargetDefinition,
+};
 
 const notImplemented = new Set(["openbao", "gitlab", "harbor", "sonarqube"]);
-
-export function registerTarget(name: string, load: () => Promise<TargetDefinition>): void {
-  implemented[name] = load;
-}
 
 export const knownTargetNames = (): string[] => [...Object.keys(implemented), ...notImplemented].sort();
 

@@ -58,6 +58,8 @@ export class Controller {
       baseDelayMs: opts.baseDelayMs,
       maxDelayMs: opts.maxDelayMs,
     });
+    activeWorkers.set({ controller: opts.name }, 0);
+    reconcileErrors.inc({ controller: opts.name }, 0);
   }
 
   get name(): string {

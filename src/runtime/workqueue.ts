@@ -56,6 +56,10 @@ export class WorkQueue {
   constructor(private readonly opts: WorkQueueOptions) {
     this.baseDelayMs = opts.baseDelayMs ?? 5;
     this.maxDelayMs = opts.maxDelayMs ?? 1_000_000;
+    // Series exist from the start, so dashboards and alerts see 0 rather than nothing.
+    workqueueDepth.set({ name: opts.name }, 0);
+    workqueueAdds.inc({ name: opts.name }, 0);
+    workqueueRetries.inc({ name: opts.name }, 0);
   }
 
   get name(): string {
