@@ -247,6 +247,8 @@ targets:
     quietApiWrites: apiWrites,
     changedObjects,
     peakRss: Math.max(seedRss, quietRss),
+    seedRss,
+    quietRss,
   };
 }
 
@@ -323,6 +325,10 @@ try {
   );
   process.stdout.write(`${line(header)}\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of table) process.stdout.write(`${line(row)}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `peak RSS of ${r.n}: ${r.seedRss.toFixed(0)} MiB during the first seed, ${r.quietRss.toFixed(0)} MiB during the quiet pass\n`,
+    );
   for (const r of rows)
     process.stdout.write(
       `first seed of ${r.n}: ${r.seedReadsPerPath.toFixed(2)} reads and ${r.seedWritesPerPath.toFixed(2)} writes per path\n`,

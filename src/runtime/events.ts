@@ -32,7 +32,8 @@ const MAX_TRACKED = 4096;
  */
 export class EventRecorder {
   private readonly series = new Map<string, SeriesState>();
-  private pending: Promise<unknown> = Promise.resolve();
+  // Writes in flight; a set rather than a chain of promises, so finished writes are let go.
+  private readonly inflight = new Set<Promise<unknown>>();
 
   constructor(
     private readonly client: KubeClient,
@@ -46,12 +47,13 @@ export class EventRecorder {
     const p = this.write(regarding, e).catch((err) =>
       this.log.warn({ err: errorMessage(err), reason: e.reason }, "could not record event"),
     );
-    this.pending = Promise.all([this.pending, p]);
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
   }
 
   /** Resolves when every event recorded so far was written (or failed). */
   flush(): Promise<unknown> {
-    return this.pending;
+    return Promise.all([...this.inflight]);
   }
 
   private async write(regarding: KubeObject, e: EventInput): Promise<void> {

@@ -61,7 +61,7 @@ interface Outcome {
   kvVersion?: number;
   rotationToken?: string;
   /** What to do next; undefined means the quiet resync. */
-  next?: "wait" | "soon";
+  next?: "wait";
 }
 
 /**
@@ -96,7 +96,7 @@ export class VaultSeedReconciler {
       return requeueAfter(exponentialDelay(n, WAIT_BASE_MS, WAIT_MAX_MS));
     }
     this.waits.delete(key);
-    return requeueAfter(outcome.next === "soon" ? 1_000 : this.d.config.resyncMs);
+    return requeueAfter(this.d.config.resyncMs);
   };
 
   private async converge(obj: VaultSeed, log: Logger): Promise<Outcome | undefined> {
@@ -150,30 +150,24 @@ export class VaultSeedReconciler {
         attempt === 0
           ? await this.d.reads.readFresh(seed.path, () => this.d.kv.read(seed.path))
           : await this.d.kv.read(seed.path);
-      this.d.reads.set(seed.path, current);
+      if (attempt > 0) this.d.reads.set(seed.path, current);
       const refs = await this.resolveRefs(seed);
-      const p = await plan({
-        object: identity,
-        spec: obj.spec as never,
-        current,
-        refs,
-        managedKeys,
-        generator: this.d.generator,
-        refCycle: cycle,
-      });
-      if (this.d.config.observeOnly) {
-        // An adoption plans the data side only once the marker is stored; observe-only stores
-        // nothing, so it plans that side against the marker it would have written.
-        if (!p.planAgain || !p.customMetadata) return this.observeOnly(obj, p, current);
-        const after = await plan({
+      const planFor = (state: KvState) =>
+        plan({
           object: identity,
           spec: obj.spec as never,
-          current: { ...current, customMetadata: p.customMetadata },
+          current: state,
           refs,
           managedKeys,
           generator: this.d.generator,
           refCycle: cycle,
         });
+      const p = await planFor(current);
+      if (this.d.config.observeOnly) {
+        // An adoption plans the data side only once the marker is stored; observe-only stores
+        // nothing, so it plans that side against the marker it would have written.
+        if (!p.planAgain || !p.customMetadata) return this.observeOnly(obj, p, current);
+        const after = await planFor({ ...current, customMetadata: p.customMetadata });
         return this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current);
       }
       const written = await this.apply(obj, seed.path, p, current, log);
