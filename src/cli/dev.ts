@@ -8,6 +8,7 @@ import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../runti
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
 import type { KubeObject } from "../runtime/types.js";
 import { startControlPlane } from "../testenv/controlplane.js";
+import { handOverSignals } from "../testenv/hooks.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { readManifests } from "./manifests.js";
 import { prettyLines } from "./pretty-log.js";
@@ -150,6 +151,9 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     const exitAfter = values["exit-after"] ? Number(values["exit-after"]) * 1000 : undefined;
     if (exitAfter !== undefined && !(exitAfter > 0))
       throw new Error("--exit-after: must be a number of seconds");
+    // From here Ctrl-C stops the operator first (releasing its Lease), then OpenBao and the control
+    // plane; during start-up it still ends everything at once.
+    handOverSignals();
     await (exitAfter
       ? Promise.race([waitForSignal(), new Promise((r) => setTimeout(r, exitAfter))])
       : waitForSignal());

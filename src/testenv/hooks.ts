@@ -4,6 +4,15 @@ import { constants } from "node:os";
 export type CleanupPhase = "processes" | "files";
 const cleanups: Record<CleanupPhase, Array<() => void>> = { processes: [], files: [] };
 let installed = false;
+let signalsHandedOver = false;
+
+/**
+ * For a long-running caller (the local default) that stops its servers itself, in order, on
+ * SIGINT/SIGTERM: signals then no longer kill children at once. The exit hook still does, as a net.
+ */
+export function handOverSignals(): void {
+  signalsHandedOver = true;
+}
 
 /**
  * Registers synchronous cleanup run however this process ends: normal exit, uncaught error, SIGINT,
@@ -30,6 +39,7 @@ function install(): void {
   process.on("exit", runCleanups);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
+      if (signalsHandedOver) return;
       runCleanups();
       // Listening to a signal cancels Node's default exit; restore it unless someone else decides.
       if (process.listenerCount(signal) === 1) process.exit(128 + constants.signals[signal]);
