@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileSeed, type ManifestDocument, validateDocuments } from "../../src/targets/vault/validate.js";
+import type { ManifestDocument } from "../../src/runtime/target.js";
+import { compileSeed, validateDocuments } from "../../src/targets/vault/validate.js";
 
 function seed(name: string, spec: Record<string, unknown>, namespace = "vault"): Record<string, unknown> {
   return { apiVersion: "ohmlab.fr/v1alpha1", kind: "VaultSeed", metadata: { name, namespace }, spec };

@@ -2,14 +2,10 @@ import type { TokenSource } from "./auth.js";
 import { BackendError } from "./backend-errors.js";
 import { type BaoHttp, type BaoResponse, failureFor } from "./bao-http.js";
 
-/** One KV v2 path as read: the latest version's data and the path's custom metadata. */
-export interface KvState {
-  exists: boolean;
-  /** Latest version; 0 when the path does not exist. The CAS value for the next write. */
-  version: number;
-  data: Record<string, unknown>;
-  customMetadata: Record<string, string>;
-}
+import type { KvState } from "./planner.js";
+import type { DataTree } from "./tree.js";
+
+export type { KvState };
 
 export interface KvPath {
   mount: string;
@@ -63,7 +59,7 @@ export class KvClient {
     return {
       exists: true,
       version: payload?.metadata?.version ?? 0,
-      data: payload?.data ?? {},
+      data: (payload?.data ?? {}) as DataTree,
       customMetadata: payload?.metadata?.custom_metadata ?? {},
     };
   }

@@ -75,6 +75,7 @@ export class VaultSeedReconciler {
 
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
+    for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
   }
 
   readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult> => {
@@ -438,10 +439,15 @@ export class VaultSeedReconciler {
     }
   }
 
+  /** Moves the key between the not-ready counts in O(1): a pass over n objects stays O(n). */
   private trackReadiness(key: string, v: Verdict): void {
-    if (v.ready) this.notReady.delete(key);
-    else this.notReady.set(key, v.reason);
-    this.publishNotReady();
+    const before = this.notReady.get(key);
+    const after = v.ready ? undefined : v.reason;
+    if (before === after) return;
+    if (before !== undefined) objectsNotReady.dec({ target: TARGET, reason: before });
+    if (after !== undefined) objectsNotReady.inc({ target: TARGET, reason: after });
+    if (after === undefined) this.notReady.delete(key);
+    else this.notReady.set(key, after);
   }
 
   private forget(key: string): void {
@@ -449,14 +455,7 @@ export class VaultSeedReconciler {
     const [namespace, name] = key.split("/");
     for (const action of PLAN_ACTIONS)
       plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });
-    if (this.notReady.delete(key)) this.publishNotReady();
-  }
-
-  private publishNotReady(): void {
-    const counts = new Map<string, number>();
-    for (const r of this.notReady.values()) counts.set(r, (counts.get(r) ?? 0) + 1);
-    for (const reason of Object.values(R))
-      objectsNotReady.set({ target: TARGET, reason }, counts.get(reason) ?? 0);
+    this.trackReadiness(key, { ready: true, reason: R.Reconciled, message: "" });
   }
 }
 

@@ -2,12 +2,11 @@
 // controller and `validate` can never disagree), and a set of manifests together (validateDocuments,
 // which adds what only shows across objects: shared paths, repeated names, reference cycles).
 
+import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed.js";
+import type { ManifestDocument, ManifestProblem } from "../../runtime/target.js";
 import { analyseRefs, parseSeedPath, type RefTarget } from "./refs.js";
 import { isGenerated, parseLeaf, type Template } from "./templates.js";
 import { flattenTree, isPlainObject } from "./tree.js";
-
-export const VAULTSEED_KIND = "VaultSeed";
-export const VAULTSEED_GROUP = "ohmlab.fr";
 
 // custom_metadata values are capped at 512 bytes, and the token is stored there.
 export const MAX_ROTATION_TOKEN_BYTES = 512;
@@ -166,18 +165,8 @@ function compileRotate(
   return { token, keys: [...new Set(keys as string[])].sort() };
 }
 
-export interface ManifestDocument {
-  file: string;
-  doc: unknown;
-}
-
-export interface ValidationProblem {
-  file: string;
-  /** namespace/name, or the bare name when the manifest sets no namespace. */
-  object: string;
-  key?: string;
-  message: string;
-}
+/** A problem always names its object: namespace/name, or the bare name when the manifest sets no namespace. */
+export type ValidationProblem = ManifestProblem & { object: string };
 
 interface SeedManifest {
   file: string;
@@ -189,9 +178,9 @@ interface SeedManifest {
 export function isVaultSeed(doc: unknown): doc is Record<string, unknown> {
   return (
     isPlainObject(doc) &&
-    doc.kind === VAULTSEED_KIND &&
+    doc.kind === VaultSeedKind &&
     typeof doc.apiVersion === "string" &&
-    doc.apiVersion.startsWith(`${VAULTSEED_GROUP}/`)
+    doc.apiVersion.startsWith(`${VaultSeedGroup}/`)
   );
 }
 
