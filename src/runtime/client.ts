@@ -2,8 +2,17 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
+import { sleep } from "./backoff.js";
 import { ApiError } from "./errors.js";
 import { restClientRequests } from "./metrics.js";
+import {
+  checkRateLimit,
+  DEFAULT_CLIENT_RATE_LIMIT,
+  parseRetryAfter,
+  TokenBucket,
+  type TokenBucketOptions,
+} from "./ratelimit.js";
+import { RestMapper } from "./restmapper.js";
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceType } from "./types.js";
 
 export interface ListOptions {
@@ -21,6 +30,8 @@ export interface WatchOptions {
   fieldSelector?: string;
   resourceVersion?: string;
   timeoutSeconds?: number;
+  /** Ask for PartialObjectMetadata: events carry only apiVersion, kind and metadata. */
+  metadataOnly?: boolean;
 }
 
 export interface WatchEvent {
@@ -37,6 +48,8 @@ export interface Watch {
 export interface ApplyOptions {
   fieldManager: string;
   force?: boolean;
+  /** dryRun=All: the server runs admission and validation and answers the result, storing nothing. */
+  dryRun?: boolean;
 }
 
 export interface DeleteOptions {
@@ -52,7 +65,25 @@ interface RequestSpec {
   contentType?: string;
   /** The request fails when the connection stays silent this long (default 60 s). */
   idleTimeoutMs?: number;
+  accept?: string;
 }
+
+/** How hard the client may press the API server. */
+export interface ClientOptions {
+  /** Client-side token bucket for every request, watches included (default 20 qps, burst 30). */
+  rateLimit?: TokenBucketOptions;
+  /** Retries of a 429 (or 5xx) answered with Retry-After before the error is returned (default 10). */
+  maxRetries?: number;
+  /** A Retry-After longer than this is cut to it, so one answer cannot park a caller for long (default 60 s). */
+  maxRetryAfterMs?: number;
+}
+
+const DEFAULT_MAX_RETRIES = 10;
+const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
+
+/** The Accept headers that make the API server answer only metadata (what client-go's metadata client sends). */
+export const ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+export const ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 
@@ -75,12 +106,23 @@ export class KubeClient {
   private readonly server: URL;
   private readonly agent: https.Agent | http.Agent;
   private auth?: { options: https.RequestOptions; at: number };
-  private readonly discovery = new Discovery(this);
+  private readonly discovery = new RestMapper(this);
+  private readonly limiter: TokenBucket;
+  private readonly maxRetries: number;
+  private readonly maxRetryAfterMs: number;
 
   constructor(
     readonly kubeConfig: KubeConfig,
     private readonly userAgent = "platform-operator",
+    options: ClientOptions = {},
   ) {
+    const rateLimit = options.rateLimit ?? DEFAULT_CLIENT_RATE_LIMIT;
+    checkRateLimit(rateLimit, "client.rateLimit");
+    this.limiter = new TokenBucket(rateLimit);
+    this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!(Number.isInteger(this.maxRetries) && this.maxRetries >= 0))
+      throw new Error(`client.maxRetries: must be a whole number of at least 0, got ${this.maxRetries}`);
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig: no current cluster is set");
     this.server = new URL(cluster.server);
@@ -102,7 +144,9 @@ export class KubeClient {
     return options;
   }
 
-  private async open(spec: RequestSpec, accept = "application/json"): Promise<http.IncomingMessage> {
+  private async open(spec: RequestSpec): Promise<http.IncomingMessage> {
+    // Every request, watches included, waits for a token, as client-go's do.
+    await this.limiter.take();
     const auth = await this.authOptions();
     const url = new URL(spec.path, this.server);
     for (const [k, v] of Object.entries(spec.query ?? {}))
@@ -110,7 +154,7 @@ export class KubeClient {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const headers: Record<string, string | number> = {
       ...(auth.headers as Record<string, string>),
-      Accept: accept,
+      Accept: spec.accept ?? "application/json",
       "User-Agent": this.userAgent,
     };
     if (body !== undefined) {
@@ -150,12 +194,28 @@ export class KubeClient {
     });
   }
 
+  /**
+   * One API call. A 429 (priority and fairness, max-inflight) or a 5xx that carries Retry-After is
+   * retried after the time the server asked for, plus a little jitter so callers told the same time
+   * do not return together, at most `maxRetries` times; each retry waits for a rate-limit token too.
+   */
   async request<T = unknown>(spec: RequestSpec): Promise<T> {
-    const res = await this.open(spec);
-    const text = await readBody(res);
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status >= 300) throw toApiError(status, text, `${spec.method} ${spec.path}`);
-    return (text ? JSON.parse(text) : undefined) as T;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.open(spec);
+      const text = await readBody(res);
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
+      const retryAfter =
+        status === 429 || status >= 500 ? parseRetryAfter(res.headers["retry-after"]) : undefined;
+      if (retryAfter === undefined || attempt >= this.maxRetries) {
+        const err = toApiError(status, text, `${spec.method} ${spec.path}`);
+        if (retryAfter !== undefined)
+          err.message = `${err.message} (gave up after ${attempt + 1} attempts answered with Retry-After)`;
+        throw err;
+      }
+      const wait = Math.min(retryAfter, this.maxRetryAfterMs);
+      await sleep(wait + Math.random() * Math.max(100, wait * 0.1));
+    }
   }
 
   resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
@@ -192,6 +252,17 @@ export class KubeClient {
       method: "GET",
       path: this.resourcePath(type, namespace),
       query: { ...query },
+    });
+  }
+
+  /** A list of PartialObjectMetadata: names, labels, owners, uids; no spec, data or status. */
+  listMetadata(type: ResourceType, opts: ListOptions = {}): Promise<KubeList<KubeObject>> {
+    const { namespace, ...query } = opts;
+    return this.request<KubeList<KubeObject>>({
+      method: "GET",
+      path: this.resourcePath(type, namespace),
+      query: { ...query },
+      accept: ACCEPT_METADATA_LIST,
     });
   }
 
@@ -234,7 +305,11 @@ export class KubeClient {
     return this.request<T>({
       method: "PATCH",
       path: this.resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource),
-      query: { fieldManager: opts.fieldManager, force: opts.force ? true : undefined },
+      query: {
+        fieldManager: opts.fieldManager,
+        force: opts.force ? true : undefined,
+        dryRun: opts.dryRun ? "All" : undefined,
+      },
       body,
       contentType: "application/apply-patch+yaml",
     });
@@ -298,11 +373,12 @@ export class KubeClient {
     let response: http.IncomingMessage | undefined;
     let aborted = false;
     const done = (async () => {
-      const { namespace, ...query } = opts;
+      const { namespace, metadataOnly, ...query } = opts;
       const res = await this.open({
         method: "GET",
         path: this.resourcePath(type, namespace),
         query: { ...query, watch: true, allowWatchBookmarks: true },
+        accept: metadataOnly ? ACCEPT_METADATA : undefined,
         // Bookmarks keep a healthy watch talking; silence past the server's own timeout means it died.
         idleTimeoutMs: ((opts.timeoutSeconds ?? 600) + 60) * 1000,
       });
@@ -342,84 +418,13 @@ export class KubeClient {
     };
   }
 
-  /** Served group/version/kinds, cached; see {@link Discovery}. */
-  get resources(): Discovery {
+  /** Served group/version/kinds, cached per group-version; see {@link RestMapper}. */
+  get resources(): RestMapper {
     return this.discovery;
   }
 
   close(): void {
     this.agent.destroy();
-  }
-}
-
-interface ApiResourceList {
-  groupVersion: string;
-  resources: { name: string; kind: string; namespaced: boolean; verbs: string[] }[];
-}
-
-/**
- * What the API server serves. Looked up once and kept; `refresh()` drops the cache, which callers
- * do when a kind they need is missing (a CRD may have been installed since).
- */
-export class Discovery {
-  private cache?: Promise<Map<string, ResourceType>>;
-
-  constructor(private readonly client: KubeClient) {}
-
-  refresh(): void {
-    this.cache = undefined;
-  }
-
-  private load(): Promise<Map<string, ResourceType>> {
-    this.cache ??= this.fetchAll().catch((e) => {
-      this.cache = undefined;
-      throw e;
-    });
-    return this.cache;
-  }
-
-  private async fetchAll(): Promise<Map<string, ResourceType>> {
-    const byGvk = new Map<string, ResourceType>();
-    const core = await this.client.request<ApiResourceList>({ method: "GET", path: "/api/v1" });
-    const groups = await this.client.request<{
-      groups: { name: string; versions: { groupVersion: string }[] }[];
-    }>({
-      method: "GET",
-      path: "/apis",
-    });
-    const lists = [core];
-    const gvs = groups.groups.flatMap((g) => g.versions.map((v) => v.groupVersion));
-    const fetched = await Promise.all(
-      gvs.map((gv) =>
-        this.client.request<ApiResourceList>({ method: "GET", path: `/apis/${gv}` }).catch(() => undefined),
-      ),
-    );
-    for (const l of fetched) if (l) lists.push(l);
-    for (const list of lists) {
-      const [group, version] = list.groupVersion.includes("/")
-        ? (list.groupVersion.split("/") as [string, string])
-        : ["", list.groupVersion];
-      for (const r of list.resources) {
-        if (r.name.includes("/")) continue;
-        byGvk.set(`${list.groupVersion}/${r.kind}`, {
-          group,
-          version,
-          kind: r.kind,
-          plural: r.name,
-          namespaced: r.namespaced,
-        });
-      }
-    }
-    return byGvk;
-  }
-
-  /** The resource for apiVersion+kind, or undefined when the server does not serve it. */
-  async find(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
-    return (await this.load()).get(`${apiVersion}/${kind}`);
-  }
-
-  async all(): Promise<ResourceType[]> {
-    return [...(await this.load()).values()];
   }
 }
 

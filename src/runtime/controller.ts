@@ -3,7 +3,9 @@ import { errorMessage } from "./errors.js";
 import type { Informer } from "./informer.js";
 import type { Logger } from "./log.js";
 import { activeWorkers, reconcileErrors, reconcileTime, reconcileTotal } from "./metrics.js";
-import { type KubeObject, objectKey } from "./types.js";
+import { groupOf } from "./ownership.js";
+import type { TokenBucketOptions } from "./ratelimit.js";
+import { type KubeObject, objectKey, type ResourceType } from "./types.js";
 import { WorkQueue } from "./workqueue.js";
 
 /** What happens after a reconcile: nothing until the next change, or another pass after a delay. */
@@ -31,6 +33,8 @@ export interface ControllerOptions {
   maxDelayMs?: number;
   /** Fraction of jitter added to requeue-after delays. Default 0.1. */
   requeueJitter?: number;
+  /** Overall limit on retries after errors, over all keys (default 10 qps, burst 100). */
+  queueRateLimit?: TokenBucketOptions;
 }
 
 export type Predicate<T extends KubeObject> = (oldObj: T | undefined, newObj: T) => boolean;
@@ -57,6 +61,7 @@ export class Controller {
       name: opts.name,
       baseDelayMs: opts.baseDelayMs,
       maxDelayMs: opts.maxDelayMs,
+      rateLimit: opts.queueRateLimit,
     });
     activeWorkers.set({ controller: opts.name }, 0);
     reconcileErrors.inc({ controller: opts.name }, 0);
@@ -78,22 +83,52 @@ export class Controller {
     return this;
   }
 
-  /** Objects this controller creates: a change enqueues the controlling owner of `ownerKind`. */
-  watchOwned<T extends KubeObject>(informer: Informer<T>, ownerKind: string): this {
-    const enqueueOwner = (o: T) => {
-      const ref = o.metadata.ownerReferences?.find((r) => r.controller && r.kind === ownerKind);
-      if (ref) this.queue.add(o.metadata.namespace ? `${o.metadata.namespace}/${ref.name}` : ref.name);
+  /**
+   * Objects this controller creates: a change to one enqueues the key of its controlling owner of
+   * the owner's group and kind. Both sides of an update count, so a child that changes owner (or
+   * loses its reference) still wakes the owner it had.
+   */
+  watchOwned<T extends KubeObject>(
+    informer: Informer<T>,
+    owner: Pick<ResourceType, "group" | "kind" | "namespaced">,
+  ): this {
+    const ownerKey = (o: T): string | undefined => {
+      const ref = o.metadata.ownerReferences?.find(
+        (r) => r.controller === true && r.kind === owner.kind && groupOf(r.apiVersion) === owner.group,
+      );
+      if (!ref) return undefined;
+      // A namespaced owner lives in its child's namespace; a cluster-scoped owner has no namespace.
+      if (!owner.namespaced) return ref.name;
+      return o.metadata.namespace ? `${o.metadata.namespace}/${ref.name}` : undefined;
     };
-    informer.addHandler({ add: enqueueOwner, update: (_, n) => enqueueOwner(n), delete: enqueueOwner });
+    const enqueue = (...objs: T[]) => {
+      for (const o of objs) {
+        const k = ownerKey(o);
+        if (k !== undefined) this.queue.add(k);
+      }
+    };
+    informer.addHandler({
+      add: (o) => enqueue(o),
+      update: (o, n) => enqueue(o, n),
+      delete: (o) => enqueue(o),
+    });
     return this;
   }
 
-  /** Any other kind: `map` names the primary keys a change concerns (e.g. objects naming a ConfigMap). */
-  watchMapped<T extends KubeObject>(informer: Informer<T>, map: (o: T) => string[]): this {
-    const enqueue = (o: T) => {
-      for (const k of map(o)) this.queue.add(k);
+  /**
+   * Any other kind: `map` names the primary keys a change concerns (e.g. every GitLabCore that names
+   * a ConfigMap). On update both the old and the new object are mapped, so a key that stops
+   * matching hears about it too.
+   */
+  watchMapped<T extends KubeObject>(informer: Informer<T>, map: (o: T) => Iterable<string>): this {
+    const enqueue = (...objs: T[]) => {
+      for (const o of objs) for (const k of map(o)) this.queue.add(k);
     };
-    informer.addHandler({ add: enqueue, update: (_, n) => enqueue(n), delete: enqueue });
+    informer.addHandler({
+      add: (o) => enqueue(o),
+      update: (o, n) => enqueue(o, n),
+      delete: (o) => enqueue(o),
+    });
     return this;
   }
 

@@ -3,7 +3,8 @@ import type { KubeClient } from "./client.js";
 import { errorMessage, isGone } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
-import { type KubeObject, objectKey, type ResourceType } from "./types.js";
+import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
+import { type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
 export interface InformerOptions {
   /** Only these namespaces are listed and watched (one list+watch each); undefined means all. */
@@ -17,6 +18,13 @@ export interface InformerOptions {
   backoffMaxMs?: number;
   /** Server-side watch timeout range; a watch ends and resumes from the last resourceVersion. */
   watchTimeoutSeconds?: [number, number];
+  /**
+   * Cache PartialObjectMetadata only (apiVersion meta.k8s.io/v1, the object's metadata): for kinds
+   * where names, labels and owners are all that matter, such as a prune inventory.
+   */
+  metadataOnly?: boolean;
+  /** Keep metadata.managedFields, for callers that compare an intent with the live object's fields. */
+  keepManagedFields?: boolean;
   log: Logger;
 }
 
@@ -89,9 +97,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.store.size;
   }
 
-  /** Keys of the cached objects that name `uid` in their ownerReferences. */
-  keysOwnedBy(uid: string): string[] {
-    return [...(this.ownerIndex.get(uid) ?? [])];
+  /** Keys of the cached objects whose ownerReferences name this owner (group, kind and uid). */
+  keysOwnedBy(owner: OwnerId): string[] {
+    return [...(this.ownerIndex.get(ownerIndexKey(owner)) ?? [])];
+  }
+
+  /** Whether this cache holds PartialObjectMetadata rather than whole objects. */
+  get metadataOnly(): boolean {
+    return this.opts.metadataOnly === true;
   }
 
   private scopeName(ns: string | undefined): string {
@@ -120,12 +133,13 @@ export class Informer<T extends KubeObject = KubeObject> {
             fieldSelector: this.opts.fieldSelector,
             resourceVersion,
             timeoutSeconds: Math.round(lo + Math.random() * (hi - lo)),
+            metadataOnly: this.opts.metadataOnly,
           },
           (event) => {
             resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
             failures = 0;
             if (event.type === "BOOKMARK") return;
-            const obj = slim(event.object as T);
+            const obj = this.slim(event.object as T);
             if (event.type === "DELETED") this.remove(obj);
             else this.upsert(obj);
           },
@@ -162,15 +176,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     let cont: string | undefined;
     let rv = "";
     do {
-      const page = await this.client.list<T>(this.type, {
+      const listOpts = {
         namespace,
         labelSelector: this.opts.labelSelector,
         fieldSelector: this.opts.fieldSelector,
         limit: this.opts.pageSize ?? 500,
         continue: cont,
-      });
+      };
+      const page = this.opts.metadataOnly
+        ? ((await this.client.listMetadata(this.type, listOpts)) as KubeList<T>)
+        : await this.client.list<T>(this.type, listOpts);
       for (const item of page.items) {
-        const obj = slim(item);
+        const obj = this.slim(item);
         seen.add(objectKey(obj));
         this.upsert(obj);
       }
@@ -222,22 +239,34 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private index(key: string, obj: T): void {
     for (const ref of obj.metadata.ownerReferences ?? []) {
-      const keys = this.ownerIndex.get(ref.uid) ?? new Set<string>();
-      this.ownerIndex.set(ref.uid, keys);
+      const id = refIndexKey(ref);
+      const keys = this.ownerIndex.get(id) ?? new Set<string>();
+      this.ownerIndex.set(id, keys);
       keys.add(key);
     }
   }
 
   private unindex(key: string, obj: T): void {
     for (const ref of obj.metadata.ownerReferences ?? []) {
-      const keys = this.ownerIndex.get(ref.uid);
+      const id = refIndexKey(ref);
+      const keys = this.ownerIndex.get(id);
       keys?.delete(key);
-      if (keys?.size === 0) this.ownerIndex.delete(ref.uid);
+      if (keys?.size === 0) this.ownerIndex.delete(id);
     }
+  }
+
+  private slim(obj: T): T {
+    if (this.opts.metadataOnly) obj = toMetadataOnly(obj);
+    if (obj.metadata.managedFields && !this.opts.keepManagedFields) delete obj.metadata.managedFields;
+    return obj;
   }
 }
 
-function slim<T extends KubeObject>(obj: T): T {
-  if (obj.metadata.managedFields) delete obj.metadata.managedFields;
-  return obj;
+/**
+ * The server answers PartialObjectMetadata to the metadata Accept header; should anything in
+ * between answer a whole object instead, only its metadata is kept, so the cache stays small.
+ */
+function toMetadataOnly<T extends KubeObject>(obj: T): T {
+  if (obj.kind === "PartialObjectMetadata") return obj;
+  return { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: obj.metadata } as T;
 }

@@ -1,5 +1,6 @@
 import { exponentialDelay } from "./backoff.js";
 import { workqueueAdds, workqueueDepth, workqueueQueueDuration, workqueueRetries } from "./metrics.js";
+import { type Clock, DEFAULT_QUEUE_RATE_LIMIT, TokenBucket, type TokenBucketOptions } from "./ratelimit.js";
 
 export interface WorkQueueOptions {
   /** Metric label; one queue per controller. */
@@ -8,6 +9,13 @@ export interface WorkQueueOptions {
   baseDelayMs?: number;
   /** Longest retry delay (controller-runtime: 1000 s). */
   maxDelayMs?: number;
+  /**
+   * Overall limit on retries over all keys, on top of the per-key backoff (client-go's default
+   * controller rate limiter: 10 qps, burst 100): many keys failing at once cannot flood the API.
+   */
+  rateLimit?: TokenBucketOptions;
+  /** Monotonic clock of the overall limit; tests inject one. */
+  clock?: Clock;
 }
 
 /** Array-backed FIFO with O(1) amortised push/shift; a plain array's shift is O(n) at 10k keys. */
@@ -52,10 +60,12 @@ export class WorkQueue {
   private shuttingDown = false;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly bucket: TokenBucket;
 
   constructor(private readonly opts: WorkQueueOptions) {
     this.baseDelayMs = opts.baseDelayMs ?? 5;
     this.maxDelayMs = opts.maxDelayMs ?? 1_000_000;
+    this.bucket = new TokenBucket(opts.rateLimit ?? DEFAULT_QUEUE_RATE_LIMIT, opts.clock);
     // Series exist from the start, so dashboards and alerts see 0 rather than nothing.
     workqueueDepth.set({ name: opts.name }, 0);
     workqueueAdds.inc({ name: opts.name }, 0);
@@ -127,12 +137,17 @@ export class WorkQueue {
     this.delayed.set(key, { at, timer });
   }
 
-  /** Requeues after a failure with this key's next backoff delay. */
+  /** Requeues after a failure: the later of this key's next backoff delay and the overall limit. */
   addRateLimited(key: string): void {
+    this.addAfter(key, this.whenRateLimited(key));
+  }
+
+  /** The delay addRateLimited uses; counts one failure of the key and takes one overall token. */
+  whenRateLimited(key: string): number {
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
     workqueueRetries.inc({ name: this.opts.name });
-    this.addAfter(key, exponentialDelay(n, this.baseDelayMs, this.maxDelayMs));
+    return Math.max(exponentialDelay(n, this.baseDelayMs, this.maxDelayMs), this.bucket.reserve());
   }
 
   /** Clears the failure history: the next failure starts again at the base delay. */

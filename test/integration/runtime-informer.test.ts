@@ -90,8 +90,10 @@ describe("informer against the shared API server", () => {
       ),
       { fieldManager: "t" },
     );
-    await eventually(() => (inf.keysOwnedBy(owner.metadata.uid!).length === 1 ? true : undefined));
-    assert.deepEqual(inf.keysOwnedBy(owner.metadata.uid!), [`${ns}/child`]);
+    const id = { group: "", kind: "ConfigMap", uid: owner.metadata.uid! };
+    await eventually(() => (inf.keysOwnedBy(id).length === 1 ? true : undefined));
+    assert.deepEqual(inf.keysOwnedBy(id), [`${ns}/child`]);
+    assert.deepEqual(inf.keysOwnedBy({ ...id, group: "other.dev" }), [], "the group is part of the key");
     assert.equal(inf.get(`${ns}/child`)!.metadata.managedFields, undefined);
   });
 });

@@ -1,0 +1,123 @@
+import type { KubeClient } from "./client.js";
+import { ApiError, errorMessage } from "./errors.js";
+import type { ResourceType } from "./types.js";
+
+interface ApiResourceList {
+  groupVersion: string;
+  resources: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
+}
+
+interface ApiGroupList {
+  groups: { name: string; versions: { groupVersion: string }[] }[];
+}
+
+/** No served resource has this kind in this group-version (after discovery was asked again). */
+export class NoKindMatchError extends Error {
+  constructor(
+    readonly apiVersion: string,
+    readonly kind: string,
+  ) {
+    super(
+      `kind ${kind} is not served in ${apiVersion || "(no apiVersion)"}: check apiVersion and kind, ` +
+        "or install the CustomResourceDefinition that provides it",
+    );
+    this.name = "NoKindMatchError";
+  }
+}
+
+/** Discovery of one group-version failed (e.g. an aggregated API that is down): try again later. */
+export class DiscoveryFailedError extends Error {
+  constructor(
+    readonly groupVersion: string,
+    cause: unknown,
+  ) {
+    super(`discovery of ${groupVersion} failed: ${errorMessage(cause)}`);
+    this.name = "DiscoveryFailedError";
+  }
+}
+
+type KindTable = Map<string, ResourceType>;
+
+/**
+ * Maps apiVersion + kind to the REST resource that serves it, from discovery, one group-version at
+ * a time and only for the group-versions asked about. A kind that is missing makes the mapper ask
+ * the server again (a CRD may have been installed since); a group-version whose discovery fails is
+ * an error for that call and is asked again on the next, never remembered as "not served".
+ * Concurrent lookups of one group-version share a single request.
+ */
+export class RestMapper {
+  private readonly tables = new Map<string, Promise<KindTable>>();
+
+  constructor(private readonly client: KubeClient) {}
+
+  /** Forgets everything learnt, so the next lookups ask the server again. */
+  refresh(): void {
+    this.tables.clear();
+  }
+
+  /** The resource for apiVersion + kind, or undefined when the server does not serve it. */
+  async find(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
+    const cached = this.tables.get(apiVersion);
+    if (cached) {
+      const hit = (await cached.catch(() => undefined))?.get(kind);
+      if (hit) return hit;
+      // A miss (or a failure of the shared load) falls through to one fresh look.
+      if (this.tables.get(apiVersion) === cached) this.tables.delete(apiVersion);
+    }
+    return (await this.load(apiVersion)).get(kind);
+  }
+
+  /** Like find, but an unserved kind is a {@link NoKindMatchError} naming it. */
+  async mapping(apiVersion: string, kind: string): Promise<ResourceType> {
+    const type = await this.find(apiVersion, kind);
+    if (!type) throw new NoKindMatchError(apiVersion, kind);
+    return type;
+  }
+
+  /** Every served resource of every group-version; group-versions that fail discovery are left out. */
+  async all(): Promise<ResourceType[]> {
+    const groups = await this.client.request<ApiGroupList>({ method: "GET", path: "/apis" });
+    const gvs = ["v1", ...groups.groups.flatMap((g) => g.versions.map((v) => v.groupVersion))];
+    const tables = await Promise.all(gvs.map((gv) => this.load(gv).catch(() => undefined)));
+    return tables.flatMap((t) => (t ? [...t.values()] : []));
+  }
+
+  private load(apiVersion: string): Promise<KindTable> {
+    let pending = this.tables.get(apiVersion);
+    if (!pending) {
+      pending = this.fetch(apiVersion);
+      this.tables.set(apiVersion, pending);
+      // Only a successful answer that serves something is kept; failures and 404s are asked again.
+      pending.then(
+        (t) => {
+          if (t.size === 0 && this.tables.get(apiVersion) === pending) this.tables.delete(apiVersion);
+        },
+        () => {
+          if (this.tables.get(apiVersion) === pending) this.tables.delete(apiVersion);
+        },
+      );
+    }
+    return pending;
+  }
+
+  private async fetch(apiVersion: string): Promise<KindTable> {
+    const table: KindTable = new Map();
+    if (!/^([a-z0-9.-]+\/)?v[0-9a-z]+$/.test(apiVersion)) return table;
+    const path = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    let list: ApiResourceList;
+    try {
+      list = await this.client.request<ApiResourceList>({ method: "GET", path });
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 404) return table;
+      throw new DiscoveryFailedError(apiVersion, e);
+    }
+    const slash = apiVersion.indexOf("/");
+    const group = slash < 0 ? "" : apiVersion.slice(0, slash);
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    for (const r of list.resources ?? []) {
+      if (r.name.includes("/")) continue; // subresources such as deployments/status
+      table.set(r.kind, { group, version, kind: r.kind, plural: r.name, namespaced: r.namespaced });
+    }
+    return table;
+  }
+}
