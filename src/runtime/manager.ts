@@ -40,6 +40,8 @@ export class Manager {
   private readonly abort = new AbortController();
   private leading?: Promise<boolean>;
   private stopped = false;
+  private informersStarted = false;
+  private controllersStarted = false;
   readonly identity: string;
 
   constructor(private readonly opts: ManagerOptions) {
@@ -77,12 +79,16 @@ export class Manager {
     return this.elector ? this.elector.isLeader : !this.stopped;
   }
 
-  /** The shared informer for a type (and selector); created on first use, restricted to the target's namespaces. */
+  /**
+   * The shared informer for a type (and selector, and cache mode); created on first use, restricted
+   * to the target's namespaces. One asked for after the manager started is started at once.
+   */
   informer<T extends KubeObject>(
     type: ResourceType,
     opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
   ): Informer<T> {
-    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}`;
+    const mode = `${opts.metadataOnly ? "m" : ""}${opts.keepManagedFields ? "f" : ""}`;
+    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}`;
     let inf = this.informers.get(id);
     if (!inf) {
       inf = new Informer(this.opts.client, type, {
@@ -91,12 +97,39 @@ export class Manager {
         log: this.opts.log,
       });
       this.informers.set(id, inf);
+      if (this.informersStarted && !this.stopped) inf.start();
     }
     return inf as unknown as Informer<T>;
   }
 
+  /**
+   * The informer for a type once its cache is complete: started now if it was not yet (before the
+   * manager starts too), then waited for. Controllers that discover what to watch at run time use it.
+   */
+  async syncedInformer<T extends KubeObject>(
+    type: ResourceType,
+    opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
+  ): Promise<Informer<T>> {
+    if (this.stopped) throw new Error(`manager ${this.opts.target}: stopped; no new informers`);
+    const inf = this.informer<T>(type, opts);
+    inf.start();
+    await inf.waitForSync();
+    return inf;
+  }
+
+  /** A synced informer for a kind known only by apiVersion and kind, resolved through discovery. */
+  async informerFor<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
+  ): Promise<Informer<T>> {
+    return this.syncedInformer<T>(await this.opts.client.resources.mapping(apiVersion, kind), opts);
+  }
+
+  /** Adds a controller; one added while the controllers already run starts at once. */
   add(controller: Controller): void {
     this.controllers.push(controller);
+    if (this.controllersStarted && !this.stopped) controller.start();
   }
 
   /** Ready once every informer has listed: reconciles then see a complete cache. */
@@ -110,6 +143,7 @@ export class Manager {
 
   /** Starts informers, waits for leadership (if configured), then starts controllers. Returns once they run. */
   async start(): Promise<void> {
+    this.informersStarted = true;
     for (const i of this.informers.values()) i.start();
     if (this.elector) {
       this.leading = this.elector.acquire(this.abort.signal, () => this.lostLeadership());
@@ -117,6 +151,7 @@ export class Manager {
     }
     await this.waitForCacheSync();
     if (this.abort.signal.aborted) return;
+    this.controllersStarted = true;
     for (const c of this.controllers) c.start();
     this.opts.log.info(
       { target: this.opts.target, controllers: this.controllers.map((c) => c.name) },
