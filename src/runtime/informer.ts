@@ -4,7 +4,7 @@ import { errorMessage, isGone } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
 import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
-import { type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
+import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
 export interface InformerOptions {
   /** Only these namespaces are listed and watched (one list+watch each); undefined means all. */
@@ -60,8 +60,13 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.scopes = type.namespaced && opts.namespaces ? [...new Set(opts.namespaces)] : [undefined];
   }
 
+  /**
+   * Adds a handler. Objects already cached are replayed to it as adds, as client-go does, so a
+   * controller attached to a running informer still hears about everything that exists.
+   */
   addHandler(h: InformerHandler<T>): void {
     this.handlers.push(h);
+    for (const obj of this.store.values()) this.notify(() => h.add?.(obj));
   }
 
   start(): void {
@@ -257,6 +262,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private slim(obj: T): T {
     if (this.opts.metadataOnly) obj = toMetadataOnly(obj);
+    // List items of built-in kinds come without apiVersion and kind; owners need both.
+    else if (!obj.kind) {
+      obj.apiVersion = apiVersionOf(this.type);
+      obj.kind = this.type.kind;
+    }
     if (obj.metadata.managedFields && !this.opts.keepManagedFields) delete obj.metadata.managedFields;
     return obj;
   }
