@@ -256,14 +256,17 @@ export class KubeClient {
   }
 
   /** A list of PartialObjectMetadata: names, labels, owners, uids; no spec, data or status. */
-  listMetadata(type: ResourceType, opts: ListOptions = {}): Promise<KubeList<KubeObject>> {
+  async listMetadata(type: ResourceType, opts: ListOptions = {}): Promise<KubeList<KubeObject>> {
     const { namespace, ...query } = opts;
-    return this.request<KubeList<KubeObject>>({
+    const list = await this.request<KubeList<KubeObject>>({
       method: "GET",
       path: this.resourcePath(type, namespace),
       query: { ...query },
       accept: ACCEPT_METADATA_LIST,
     });
+    // An empty PartialObjectMetadataList carries `items: null`.
+    list.items ??= [];
+    return list;
   }
 
   create<T extends KubeObject = KubeObject>(type: ResourceType, obj: KubeObject): Promise<T> {

@@ -72,14 +72,17 @@ describe("prune inventory", () => {
     const names = inv.items
       .map((i) => `${i.type.kind}/${i.metadata.namespace ?? ""}/${i.metadata.name}`)
       .sort();
-    assert.deepEqual(names, [
-      `ClusterRole//${release}-keep`,
-      `ClusterRole//${release}-old`,
-      `ConfigMap/${ns2}/old-b`,
-      `ConfigMap/${ns}/keep`,
-      `ConfigMap/${ns}/old`,
-      `Secret/${ns}/precious`,
-    ]);
+    assert.deepEqual(
+      names,
+      [
+        `ClusterRole//${release}-keep`,
+        `ClusterRole//${release}-old`,
+        `ConfigMap/${ns2}/old-b`,
+        `ConfigMap/${ns}/keep`,
+        `ConfigMap/${ns}/old`,
+        `Secret/${ns}/precious`,
+      ].sort(),
+    );
     assert.deepEqual(inv.unserved, [{ apiVersion: "gone.test.dev/v1", kind: "Removed" }]);
     for (const i of inv.items) {
       assert.ok(i.metadata.uid, "uids are listed");
@@ -102,8 +105,8 @@ describe("prune inventory", () => {
     ]);
     const result = await prune(client, inv, { keep, neverPrune: [{ group: "", kind: "Secret" }] });
     const names = (items: { metadata: { name?: string } }[]) => items.map((i) => i.metadata.name).sort();
-    assert.deepEqual(names(result.deleted), [`${release}-old`, "old-b"]);
-    assert.deepEqual(names(result.kept), [`${release}-keep`, "keep", "precious"]);
+    assert.deepEqual(names(result.deleted), [`${release}-old`, "old-b"].sort());
+    assert.deepEqual(names(result.kept), [`${release}-keep`, "keep", "precious"].sort());
     assert.deepEqual(names(result.skipped), ["old"], "the uid precondition protected the new object");
     assert.deepEqual(result.failed, []);
     assert.equal((await client.get(CONFIGMAP, "old", ns)).metadata.uid, reborn.metadata.uid);
