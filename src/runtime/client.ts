@@ -200,11 +200,21 @@ export class KubeClient {
    * do not return together, at most `maxRetries` times; each retry waits for a rate-limit token too.
    */
   async request<T = unknown>(spec: RequestSpec): Promise<T> {
+    const text = await this.send(spec);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** The body as text, for the few endpoints that do not answer JSON (e.g. /metrics). */
+  requestText(spec: RequestSpec): Promise<string> {
+    return this.send({ accept: "text/plain", ...spec });
+  }
+
+  private async send(spec: RequestSpec): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       const res = await this.open(spec);
       const text = await readBody(res);
       const status = res.statusCode ?? 0;
-      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
+      if (status >= 200 && status < 300) return text;
       const retryAfter =
         status === 429 || status >= 500 ? parseRetryAfter(res.headers["retry-after"]) : undefined;
       if (retryAfter === undefined || attempt >= this.maxRetries) {
