@@ -257,7 +257,10 @@ const dir = await mkdtemp(join(tmpdir(), "bench-vault-"));
 const auditFile = join(dir, "audit.log");
 const bao = await startDevOpenBao({ auditFile });
 try {
-  const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "bench");
+  // The set-up client fills the server; the default 20 qps would make that take minutes.
+  const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "bench", {
+    rateLimit: { qps: 1000, burst: 1000 },
+  });
   await client.apply(CUSTOM_RESOURCE_DEFINITION, parse(readFileSync(CRD_FILE, "utf8")) as KubeObject, {
     fieldManager: "bench",
     force: true,
