@@ -37,6 +37,8 @@ export interface Watch {
 export interface ApplyOptions {
   fieldManager: string;
   force?: boolean;
+  /** Aborts the request (e.g. the reconcile's signal at shutdown). */
+  signal?: AbortSignal;
 }
 
 export interface DeleteOptions {
@@ -52,6 +54,8 @@ interface RequestSpec {
   contentType?: string;
   /** The request fails when the connection stays silent this long (default 60 s). */
   idleTimeoutMs?: number;
+  /** Aborts the request wherever it is (waiting for the answer or reading it). */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
@@ -130,6 +134,7 @@ export class KubeClient {
           key: auth.key,
           rejectUnauthorized: auth.rejectUnauthorized,
           servername: auth.servername,
+          signal: spec.signal,
         },
         (res) => {
           restClientRequests.inc({ code: String(res.statusCode), method: spec.method, host: url.host });
@@ -237,6 +242,7 @@ export class KubeClient {
       query: { fieldManager: opts.fieldManager, force: opts.force ? true : undefined },
       body,
       contentType: "application/apply-patch+yaml",
+      signal: opts.signal,
     });
   }
 
