@@ -303,6 +303,8 @@ export class KubeClient {
   watch(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch {
     let response: http.IncomingMessage | undefined;
     let aborted = false;
+    // abort() must also end a watch whose request has not been answered yet.
+    const cancel = new AbortController();
     const done = (async () => {
       const { namespace, ...query } = opts;
       const res = await this.open({
@@ -311,6 +313,7 @@ export class KubeClient {
         query: { ...query, watch: true, allowWatchBookmarks: true },
         // Bookmarks keep a healthy watch talking; silence past the server's own timeout means it died.
         idleTimeoutMs: ((opts.timeoutSeconds ?? 600) + 60) * 1000,
+        signal: cancel.signal,
       });
       response = res;
       if (aborted) res.destroy();
@@ -343,6 +346,7 @@ export class KubeClient {
       done,
       abort() {
         aborted = true;
+        cancel.abort();
         response?.destroy();
       },
     };
