@@ -42,7 +42,8 @@ export interface InformerHandler<T extends KubeObject> {
  * resourceVersion the server has not reached ("too large"), triggers a full relist. Every other
  * error is logged and retried with capped exponential backoff, and so is a watch that closes at
  * once with nothing in it (an API server or proxy closing every watch must not become a hot loop)
- * or that stays silent past two bookmark intervals (a dead TCP path the kernel has not noticed).
+ * or that stays silent past two bookmark intervals (a dead TCP path the kernel has not noticed, or
+ * a server behind our resourceVersion), which also relists.
  * The failure count starts over only after a healthy period, so a watch that flaps keeps its
  * delay. The loop only ends when the informer is stopped. managedFields are dropped on the way in because no
  * reconciler reads them and they roughly double an object's size.
@@ -165,7 +166,13 @@ export class Informer<T extends KubeObject = KubeObject> {
           signal.removeEventListener("abort", onAbort);
         }
         if (signal.aborted) break;
-        if (silent) throw new Error(`watch silent for ${silenceMs} ms (no event, no bookmark): reconnecting`);
+        if (silent) {
+          // Either the path died, or the server is behind our resourceVersion: a watch cache
+          // accepts a version it has not reached and then filters out everything older, bookmarks
+          // included. Resuming could be silent forever; a fresh list is right in both cases.
+          resourceVersion = undefined;
+          throw new Error(`watch silent for ${silenceMs} ms (no event, no bookmark): listing again`);
+        }
         const lasted = performance.now() - watchStarted;
         if (events === 0 && lasted < minWatchMs)
           throw new Error(`watch closed after ${Math.round(lasted)} ms with no event`);

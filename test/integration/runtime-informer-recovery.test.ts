@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { KubeClient } from "../../src/runtime/client.js";
-import { Informer } from "../../src/runtime/informer.js";
+import { Informer, type InformerOptions } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { ApiForwarder } from "../support/api-forwarder.js";
@@ -33,46 +33,35 @@ describe("informer recovery on the real API server", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('relists after "too large resource version" instead of retrying that version forever', async () => {
-    let inflated: string | undefined;
-    // The first list answer claims a resourceVersion the server has not reached, as a lagging
-    // replica or a restored etcd would make a client hold.
-    const fwd = await ApiForwarder.start(sharedEnv().kubeconfigPath, {
-      list(body) {
-        if (inflated !== undefined) return;
-        inflated = String(BigInt(body.metadata.resourceVersion ?? "0") + 1_000_000_000n);
-        body.metadata.resourceVersion = inflated;
+  it("relists when the watch cache is behind its resourceVersion (a silent watch), instead of resuming it", async () => {
+    // The watch cache accepts a version it has not reached and then sends nothing older, not even
+    // bookmarks: only the silence shows it. A 1 s bookmark interval keeps the test short.
+    const { watchesAtInflated, lists } = await inflatedResourceVersion(
+      sharedEnv().kubeconfigPath,
+      client,
+      ns,
+      {
+        bookmarkIntervalMs: 1_000,
       },
-    });
-    const viaFwd = fwd.client();
-    const informer = new Informer(viaFwd, CONFIGMAP, {
-      namespaces: [ns],
-      log: silentLogger(),
-      backoffMinMs: 100,
-    });
-    try {
-      informer.start();
-      await informer.waitForSync();
-      assert.ok(informer.get(`${ns}/before`));
-      await client.create(CONFIGMAP, configMap(ns, "after-too-large"));
-      await eventually(
-        () => informer.get(`${ns}/after-too-large`),
-        30_000,
-        "the informer to see a new object",
-      );
-      assert.ok(
-        fwd.watches().some((w) => w.query.get("resourceVersion") === inflated),
-        "a watch was opened at the inflated resourceVersion",
-      );
-      assert.ok(fwd.lists().length >= 2, "the informer listed again");
-      process.stdout.write(
-        `# too-large resourceVersion: ${fwd.watches().filter((w) => w.query.get("resourceVersion") === inflated).length} watch(es) at it before relisting\n`,
-      );
-    } finally {
-      await informer.stop();
-      viaFwd.close();
-      await fwd.close();
-    }
+    );
+    assert.ok(watchesAtInflated >= 1, "a watch was opened at the inflated resourceVersion");
+    assert.ok(lists >= 2, "the informer listed again");
+  });
+
+  it('relists after a "too large resource version" answer instead of retrying that version', async () => {
+    // kube-apiserver sends this Status where it will not wait for a version it has not reached
+    // (lists and watch-lists at a resourceVersion); plain watches stay silent, as above. The
+    // answer is injected at the forwarder, everything else is the real server. The default
+    // bookmark interval means silence detection (2 min) cannot be what rescues it here.
+    const { watchesAtInflated, lists } = await inflatedResourceVersion(
+      sharedEnv().kubeconfigPath,
+      client,
+      ns,
+      {},
+      true,
+    );
+    assert.ok(watchesAtInflated >= 1, "a watch was asked at the inflated resourceVersion");
+    assert.ok(lists >= 2, "the informer listed again");
   });
 
   it("treats a watch silent for two bookmark intervals as broken and reconnects", async () => {
@@ -142,3 +131,72 @@ describe("informer recovery on the real API server", () => {
     }
   });
 });
+
+/**
+ * Runs an informer whose first list answer claims a resourceVersion the server has not reached
+ * (what a lagging replica or an etcd restored from backup makes a client hold), then checks that
+ * it still sees an object created afterwards.
+ */
+async function inflatedResourceVersion(
+  kubeconfigPath: string,
+  client: KubeClient,
+  ns: string,
+  extra: Partial<InformerOptions>,
+  tooLarge = false,
+): Promise<{ watchesAtInflated: number; lists: number }> {
+  let inflated: string | undefined;
+  const fwd = await ApiForwarder.start(kubeconfigPath, {
+    watchStatus: (q) =>
+      tooLarge && q.get("resourceVersion") === inflated ? tooLargeStatus(inflated!) : undefined,
+    list(body) {
+      if (inflated !== undefined) return;
+      inflated = String(BigInt(body.metadata.resourceVersion ?? "0") + 1_000_000_000n);
+      body.metadata.resourceVersion = inflated;
+    },
+  });
+  const viaFwd = fwd.client();
+  const informer = new Informer(viaFwd, CONFIGMAP, {
+    namespaces: [ns],
+    log: silentLogger(),
+    backoffMinMs: 100,
+    watchTimeoutSeconds: [600, 600],
+    ...extra,
+  });
+  try {
+    informer.start();
+    await informer.waitForSync();
+    assert.ok(informer.get(`${ns}/before`));
+    const name = `after-${Date.now()}`;
+    await client.create(CONFIGMAP, configMap(ns, name));
+    await eventually(() => informer.get(`${ns}/${name}`), 30_000, "the informer to see a new object");
+    const watchesAtInflated = fwd.watches().filter((w) => w.query.get("resourceVersion") === inflated).length;
+    process.stdout.write(
+      `# inflated resourceVersion: ${watchesAtInflated} watch(es) at it before relisting\n`,
+    );
+    return { watchesAtInflated, lists: fwd.lists().length };
+  } finally {
+    await informer.stop();
+    viaFwd.close();
+    await fwd.close();
+  }
+}
+
+/** The Status kube-apiserver builds for a resourceVersion it has not reached (storage.NewTooLargeResourceVersionError). */
+function tooLargeStatus(rv: string): { code: number; status: Record<string, unknown> } {
+  return {
+    code: 504,
+    status: {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: `Too large resource version: ${rv}, current: 1`,
+      reason: "Timeout",
+      details: {
+        causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+        retryAfterSeconds: 1,
+      },
+      code: 504,
+    },
+  };
+}

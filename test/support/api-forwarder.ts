@@ -16,6 +16,8 @@ export interface ForwarderOptions {
   list?: (body: { metadata: { resourceVersion?: string } }) => void;
   /** "close": every watch is answered 200 with an empty stream at once, as a misbehaving proxy would. */
   watch?: "pass" | "close";
+  /** Answers a watch itself when this returns a Status (fault injection); otherwise it is forwarded. */
+  watchStatus?: (query: URLSearchParams) => { code: number; status: Record<string, unknown> } | undefined;
 }
 
 /**
@@ -50,6 +52,12 @@ export class ApiForwarder {
       if (isWatch && opts.watch === "close") {
         res.writeHead(200, { "Content-Type": "application/json" });
         res.end();
+        return;
+      }
+      const injected = isWatch ? opts.watchStatus?.(url.searchParams) : undefined;
+      if (injected) {
+        res.writeHead(injected.code, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(injected.status));
         return;
       }
       const out = https.request(
