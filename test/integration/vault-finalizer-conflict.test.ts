@@ -37,7 +37,13 @@ describe("VaultSeed finalizer removal that hits a conflict", () => {
         return inner.deleteAll(p, s);
       },
     });
-    const target = await startVaultTarget(client, ns, { allowDelete: true, hooks: { wrapKv } });
+    // A long resync, so the only thing that can bring the key back within the test is the
+    // requeue after the conflict.
+    const target = await startVaultTarget(client, ns, {
+      allowDelete: true,
+      resyncInterval: "10m",
+      hooks: { wrapKv },
+    });
     try {
       await applySeed(client, seed(ns, name, { path, deletionPolicy: "Delete", data: { a: "<random:8>" } }));
       const o = await waitForReason(client, ns, name, "Reconciled");
