@@ -132,6 +132,59 @@ describe("informer recovery on the real API server", () => {
   });
 });
 
+describe("informer backoff on a flapping watch", () => {
+  it("keeps its failure count while a watch breaks after every event, resetting it only after a healthy period", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    const ns = await freshNamespace(client, "rt-flap");
+    await client.create(CONFIGMAP, configMap(ns, "ticker"));
+    const fwd = await ApiForwarder.start(sharedEnv().kubeconfigPath, { watch: "cut-after-event" });
+    const viaFwd = fwd.client();
+    const minMs = 100;
+    const informer = new Informer(viaFwd, CONFIGMAP, {
+      namespaces: [ns],
+      log: silentLogger(),
+      backoffMinMs: minMs,
+      backoffMaxMs: 60_000,
+    });
+    let ticking = true;
+    // A change every 50 ms: each watch gets its one event at once, then breaks.
+    const ticker = (async () => {
+      for (let n = 0; ticking; n++) {
+        await client.mergePatch(CONFIGMAP, "ticker", ns, { data: { n: String(n) } }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      informer.start();
+      await informer.waitForSync();
+      await eventually(() => (fwd.watches().length >= 6 ? true : undefined), 30_000, "six watch attempts");
+      const at = fwd.watches().map((w) => w.at);
+      // An event is not a healthy period: the delays keep doubling. Resetting on every event
+      // (the old behaviour) would keep them at the minimum, hammering the server.
+      for (let n = 1; n < 6; n++) {
+        const gap = at[n]! - at[n - 1]!;
+        assert.ok(
+          gap >= minMs * 2 ** (n - 1) - 5,
+          `gap ${n} was ${gap} ms, below ${minMs * 2 ** (n - 1)} ms`,
+        );
+      }
+      process.stdout.write(
+        `# gaps between watches that break after one event: ${at
+          .slice(1, 6)
+          .map((t, i) => t - at[i]!)
+          .join(", ")} ms\n`,
+      );
+    } finally {
+      ticking = false;
+      await ticker;
+      await informer.stop();
+      viaFwd.close();
+      await fwd.close();
+      client.close();
+    }
+  });
+});
+
 /**
  * Runs an informer whose first list answer claims a resourceVersion the server has not reached
  * (what a lagging replica or an etcd restored from backup makes a client hold), then checks that

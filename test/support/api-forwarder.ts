@@ -14,8 +14,11 @@ export interface ForwardedRequest {
 export interface ForwarderOptions {
   /** Rewrites the JSON body of a list answer (a GET of a collection, not a watch). */
   list?: (body: { metadata: { resourceVersion?: string } }) => void;
-  /** "close": every watch is answered 200 with an empty stream at once, as a misbehaving proxy would. */
-  watch?: "pass" | "close";
+  /**
+   * "close": every watch is answered 200 with an empty stream at once, as a misbehaving proxy would.
+   * "cut-after-event": a watch is passed through until its first event, then its connection dropped.
+   */
+  watch?: "pass" | "close" | "cut-after-event";
   /** Answers a watch itself when this returns a Status (fault injection); otherwise it is forwarded. */
   watchStatus?: (query: URLSearchParams) => { code: number; status: Record<string, unknown> } | undefined;
 }
@@ -72,6 +75,14 @@ export class ApiForwarder {
         },
         (up) => {
           const rewrite = opts.list && req.method === "GET" && !isWatch && up.statusCode === 200;
+          if (isWatch && opts.watch === "cut-after-event") {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.on("data", (c: Buffer) => {
+              res.write(c);
+              if (c.includes(10)) res.destroy();
+            });
+            return;
+          }
           if (!rewrite) {
             res.writeHead(up.statusCode ?? 502, up.headers);
             up.pipe(res);
