@@ -33,14 +33,42 @@ export interface RunOptions {
   probePort?: number;
   /** Where JSON log lines go (stdout by default). */
   logStream?: NodeJS.WritableStream;
+  /**
+   * Called when a target's manager loses its Lease. The default stops the other targets (their
+   * Leases released, at most LOST_LEASE_STOP_MS) and exits with status 1, so the pod restarts as
+   * a standby instead of running on without a Lease.
+   */
+  onLostLeadership?: (target: string) => void;
 }
+
+const LOST_LEASE_STOP_MS = 5_000;
 
 /** Starts everything and returns once the managers are started (as leader or standby). */
 export async function startOperator(opts: RunOptions): Promise<RunningOperator> {
   const config = loadConfigFile(opts.configPath);
   const log = createLogger({ level: config.logLevel, stream: opts.logStream });
+  let probes: Awaited<ReturnType<typeof startProbeServer>> | undefined;
   const names = opts.targets ?? [...config.targets.keys()];
   const setups: { def: TargetDefinition; manager: Manager }[] = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = () => {
+    stopping ??= (async () => {
+      await Promise.all(setups.map((s) => s.manager.stop()));
+      await Promise.all(setups.map((s) => s.def.close?.()));
+      for (const s of setups) s.manager.client.close();
+      await probes?.close();
+    })();
+    return stopping;
+  };
+  const lostLeadership = (target: string) => {
+    log.error({ target }, "leadership lost: the operator stops and exits with status 1");
+    if (opts.onLostLeadership) return opts.onLostLeadership(target);
+    const timer = setTimeout(() => process.exit(1), LOST_LEASE_STOP_MS);
+    void stopAll().finally(() => {
+      clearTimeout(timer);
+      process.exit(1);
+    });
+  };
   for (const name of names) {
     if (!config.targets.has(name))
       throw new Error(`--targets: "${name}" has no section under targets in ${opts.configPath}`);
@@ -60,12 +88,13 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
       leaderElection: config.leaderElection.enabled
         ? { namespace: config.leaderElection.namespace, leaseName: config.leaderElection.leaseName }
         : undefined,
+      onLostLeadership: () => lostLeadership(name),
     });
     await def.setup(manager, parsed);
     setups.push({ def, manager });
   }
   const managers = setups.map((s) => s.manager);
-  const probes = await startProbeServer(
+  probes = await startProbeServer(
     { ready: () => managers.every((m) => m.ready), healthy: () => true },
     opts.probePort ?? config.probes.port,
     config.probes.host,
@@ -80,11 +109,6 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
   return {
     managers,
     probePort: probes.port,
-    async stop() {
-      await Promise.all(managers.map((m) => m.stop()));
-      await Promise.all(setups.map((s) => s.def.close?.()));
-      for (const m of managers) m.client.close();
-      await probes.close();
-    },
+    stop: stopAll,
   };
 }

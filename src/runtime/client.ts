@@ -50,6 +50,8 @@ export interface ApplyOptions {
   force?: boolean;
   /** dryRun=All: the server runs admission and validation and answers the result, storing nothing. */
   dryRun?: boolean;
+  /** Aborts the request (e.g. the reconcile's signal at shutdown). */
+  signal?: AbortSignal;
 }
 
 export interface DeleteOptions {
@@ -66,6 +68,8 @@ interface RequestSpec {
   /** The request fails when the connection stays silent this long (default 60 s). */
   idleTimeoutMs?: number;
   accept?: string;
+  /** Aborts the request wherever it is (waiting for the answer or reading it). */
+  signal?: AbortSignal;
 }
 
 /** How hard the client may press the API server. */
@@ -174,6 +178,7 @@ export class KubeClient {
           key: auth.key,
           rejectUnauthorized: auth.rejectUnauthorized,
           servername: auth.servername,
+          signal: spec.signal,
         },
         (res) => {
           restClientRequests.inc({ code: String(res.statusCode), method: spec.method, host: url.host });
@@ -325,6 +330,7 @@ export class KubeClient {
       },
       body,
       contentType: "application/apply-patch+yaml",
+      signal: opts.signal,
     });
   }
 
@@ -385,6 +391,8 @@ export class KubeClient {
   watch(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch {
     let response: http.IncomingMessage | undefined;
     let aborted = false;
+    // abort() must also end a watch whose request has not been answered yet.
+    const cancel = new AbortController();
     const done = (async () => {
       const { namespace, metadataOnly, ...query } = opts;
       const res = await this.open({
@@ -394,6 +402,7 @@ export class KubeClient {
         accept: metadataOnly ? ACCEPT_METADATA : undefined,
         // Bookmarks keep a healthy watch talking; silence past the server's own timeout means it died.
         idleTimeoutMs: ((opts.timeoutSeconds ?? 600) + 60) * 1000,
+        signal: cancel.signal,
       });
       response = res;
       if (aborted) res.destroy();
@@ -426,6 +435,7 @@ export class KubeClient {
       done,
       abort() {
         aborted = true;
+        cancel.abort();
         response?.destroy();
       },
     };

@@ -16,7 +16,10 @@ export const requeueAfter = (ms: number): ReconcileResult => ({ requeueAfterMs: 
 
 export interface ReconcileContext {
   log: Logger;
-  /** Aborted when the manager shuts down; long waits should honour it. */
+  /**
+   * Aborted when the manager shuts down or loses its Lease. Backend calls and long waits pass it
+   * on, so a pass ends promptly instead of holding up the shutdown or outliving its leadership.
+   */
   signal: AbortSignal;
 }
 
@@ -139,10 +142,18 @@ export class Controller {
     for (let i = 0; i < n; i++) this.workers.push(this.work());
   }
 
-  /** Stops taking keys and waits for the reconciles in flight to finish. */
-  async stop(): Promise<void> {
+  /**
+   * Stops at once, synchronously: no key is handed out any more and the reconciles in flight see
+   * their signal aborted. Used when leadership is lost, where not one more pass may start.
+   */
+  halt(): void {
     this.queue.shutDown();
     this.abort.abort();
+  }
+
+  /** Halts, then waits for the reconciles in flight to finish. */
+  async stop(): Promise<void> {
+    this.halt();
     await Promise.all(this.workers);
     await this.queue.drain();
   }
@@ -170,6 +181,11 @@ export class Controller {
         reconcileTotal.inc({ controller: name, result: "success" });
       }
     } catch (e) {
+      if (this.abort.signal.aborted) {
+        // Cut short by shutdown or lost leadership: not a failure, and nothing to retry here.
+        log.info({ err: errorMessage(e) }, "reconcile cancelled: the controller is stopping");
+        return;
+      }
       reconcileTotal.inc({ controller: name, result: "error" });
       reconcileErrors.inc({ controller: name });
       log.error({ err: errorMessage(e) }, "reconcile failed; retrying with backoff");

@@ -1,6 +1,6 @@
 import { exponentialDelay, sleep } from "./backoff.js";
 import type { KubeClient } from "./client.js";
-import { errorMessage, isGone } from "./errors.js";
+import { errorMessage, isGone, isResourceVersionTooLarge } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
 import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
@@ -16,6 +16,15 @@ export interface InformerOptions {
   /** Retry delays after errors: min doubling to max. */
   backoffMinMs?: number;
   backoffMaxMs?: number;
+  /** The failure count (hence the delay) starts over only after this long without a failure (default 2 min). */
+  backoffResetMs?: number;
+  /** A watch that ends sooner than this without a single event counts as a failure (default 1 s). */
+  minWatchMs?: number;
+  /**
+   * How often the API server sends a bookmark on a quiet watch (about every minute). A watch
+   * silent for twice this long (no event, no bookmark) is judged broken and opened again.
+   */
+  bookmarkIntervalMs?: number;
   /** Server-side watch timeout range; a watch ends and resumes from the last resourceVersion. */
   watchTimeoutSeconds?: [number, number];
   /**
@@ -37,9 +46,14 @@ export interface InformerHandler<T extends KubeObject> {
 /**
  * A cache of one resource type, kept current by list+watch.
  *
- * Watches resume from the last resourceVersion seen (bookmarks included), a 410 Gone triggers a
- * full relist, and every other error is logged and retried with capped exponential backoff: the
- * loop only ends when the informer is stopped. managedFields are dropped on the way in because no
+ * Watches resume from the last resourceVersion seen (bookmarks included). A 410 Gone, or a
+ * resourceVersion the server has not reached ("too large"), triggers a full relist. Every other
+ * error is logged and retried with capped exponential backoff, and so is a watch that closes at
+ * once with nothing in it (an API server or proxy closing every watch must not become a hot loop)
+ * or that stays silent past two bookmark intervals (a dead TCP path the kernel has not noticed, or
+ * a server behind our resourceVersion), which also relists.
+ * The failure count starts over only after a healthy period, so a watch that flaps keeps its
+ * delay. The loop only ends when the informer is stopped. managedFields are dropped on the way in because no
  * reconciler reads them and they roughly double an object's size.
  */
 export class Informer<T extends KubeObject = KubeObject> {
@@ -120,7 +134,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     const log = this.opts.log.child({ resource: this.type.plural, namespace: namespace ?? "(all)" });
     let resourceVersion: string | undefined;
     let failures = 0;
+    let lastFailureAt = Number.NEGATIVE_INFINITY;
     let listedBefore = false;
+    const silenceMs = 2 * (this.opts.bookmarkIntervalMs ?? 60_000);
+    const minWatchMs = this.opts.minWatchMs ?? 1_000;
+    const resetMs = this.opts.backoffResetMs ?? 120_000;
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
@@ -130,6 +148,10 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.markSynced(namespace);
         }
         const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
+        const watchStarted = performance.now();
+        let events = 0;
+        let silent = false;
+        let silence: NodeJS.Timeout | undefined;
         const w = this.client.watch(
           this.type,
           {
@@ -142,20 +164,37 @@ export class Informer<T extends KubeObject = KubeObject> {
           },
           (event) => {
             resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-            failures = 0;
+            events++;
+            silence?.refresh();
             if (event.type === "BOOKMARK") return;
             const obj = this.slim(event.object as T);
             if (event.type === "DELETED") this.remove(obj);
             else this.upsert(obj);
           },
         );
+        silence = setTimeout(() => {
+          silent = true;
+          w.abort();
+        }, silenceMs);
         const onAbort = () => w.abort();
         signal.addEventListener("abort", onAbort, { once: true });
         try {
           await w.done;
         } finally {
+          clearTimeout(silence);
           signal.removeEventListener("abort", onAbort);
         }
+        if (signal.aborted) break;
+        if (silent) {
+          // Either the path died, or the server is behind our resourceVersion: a watch cache
+          // accepts a version it has not reached and then filters out everything older, bookmarks
+          // included. Resuming could be silent forever; a fresh list is right in both cases.
+          resourceVersion = undefined;
+          throw new Error(`watch silent for ${silenceMs} ms (no event, no bookmark): listing again`);
+        }
+        const lasted = performance.now() - watchStarted;
+        if (events === 0 && lasted < minWatchMs)
+          throw new Error(`watch closed after ${Math.round(lasted)} ms with no event`);
       } catch (e) {
         if (signal.aborted) break;
         if (isGone(e)) {
@@ -163,6 +202,11 @@ export class Informer<T extends KubeObject = KubeObject> {
           resourceVersion = undefined;
           continue;
         }
+        // Relist, but through the backoff below: a lagging server may answer "too large" again.
+        if (isResourceVersionTooLarge(e)) resourceVersion = undefined;
+        const now = performance.now();
+        if (now - lastFailureAt > resetMs) failures = 0;
+        lastFailureAt = now;
         failures++;
         const delay = exponentialDelay(
           failures,

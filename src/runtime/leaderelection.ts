@@ -10,9 +10,13 @@ export interface LeaderElectionOptions {
   namespace: string;
   name: string;
   identity: string;
-  /** How long a holder's claim lasts without renewal (default 15 s). */
+  /** How long a holder's claim lasts without renewal (default 15 s, as client-go). */
   leaseDurationMs?: number;
-  /** The leader gives up when it could not renew for this long (default 10 s). */
+  /**
+   * The leader stops when it has not renewed for this long, counted from the start of its last
+   * successful renewal (default 10 s). Must be shorter than the lease duration: the gap is the
+   * margin by which the old leader stops before a standby may take over.
+   */
   renewDeadlineMs?: number;
   /** Pause between attempts (default 2 s). */
   retryPeriodMs?: number;
@@ -29,16 +33,34 @@ interface LeaseSpec {
 
 type Lease = KubeObject & { spec?: LeaseSpec };
 
+type Attempt = "leading" | "held" | "failed";
+
 const microTime = (d: Date) => d.toISOString().replace("Z", "000Z");
 
+/** Milliseconds on a monotonic clock: a wall-clock step (NTP, a manual change) must not stretch a lease. */
+const monotonicMs = (): number => performance.now();
+
 /**
- * Lease-based leader election. Like client-go, expiry is judged by when *this* process last saw
- * the Lease record change, not by the timestamps written in it, so clock skew between replicas
- * cannot make two of them leader. Every write is an update with the resourceVersion read.
+ * Lease-based leader election.
+ *
+ * Like client-go, a standby judges expiry by when *it* last saw the Lease record change, not by
+ * the timestamps written in it, so clock skew between replicas cannot make two of them leader.
+ * Every write is an update carrying the resourceVersion read.
+ *
+ * The leader's side is bounded by a timer, not by any request: if no renewal has succeeded within
+ * the renew deadline, the timer declares the lease lost even while a renewal is still waiting for
+ * an answer (that request is aborted). Time is measured from the *start* of the last successful
+ * attempt, which is never later than the moment the API server recorded it, so the leader always
+ * stops at least (lease duration − renew deadline) before any standby can see the Lease expire.
  */
 export class LeaderElector {
-  private observed?: { record: string; at: number; rv?: string; lease: Lease };
+  private observed?: { record: string; at: number };
   private leading = false;
+  private renewedAt = 0;
+  private deadlineTimer?: NodeJS.Timeout;
+  /** Ends the acquire/renew loop; release() aborts it and waits, so no renewal writes after it. */
+  private readonly loopAbort = new AbortController();
+  private loop?: Promise<void>;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
@@ -50,6 +72,10 @@ export class LeaderElector {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    if (this.renewDeadlineMs >= this.leaseDurationMs)
+      throw new Error("leader election: renewDeadlineMs must be shorter than leaseDurationMs");
+    if (this.retryPeriodMs >= this.renewDeadlineMs)
+      throw new Error("leader election: retryPeriodMs must be shorter than renewDeadlineMs");
     leaderElectionMasterStatus.set({ name: opts.name }, 0);
   }
 
@@ -58,113 +84,181 @@ export class LeaderElector {
   }
 
   /**
-   * Blocks until this process holds the Lease (or `signal` aborts: resolves false), then renews
-   * it in the background. `onLost` is called once if a renewal misses the deadline.
+   * Resolves true once this process holds the Lease (it then renews in the background), or false
+   * when `signal` aborts or release() is called first. `onLost` is called once, synchronously from
+   * the deadline timer, when the renew deadline passes without a successful renewal.
    */
-  async acquire(signal: AbortSignal, onLost: () => void): Promise<boolean> {
-    while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew()) {
+  acquire(signal: AbortSignal, onLost: () => void): Promise<boolean> {
+    if (this.loop) throw new Error("leader election: acquire() called twice");
+    const stop = AbortSignal.any([signal, this.loopAbort.signal]);
+    return new Promise<boolean>((became) => {
+      this.loop = this.run(stop, onLost, became).finally(() => became(false));
+    });
+  }
+
+  private async run(stop: AbortSignal, onLost: () => void, became: (ok: boolean) => void): Promise<void> {
+    while (!stop.aborted && !this.leading) {
+      const started = monotonicMs();
+      // An acquisition that does not answer within the renew deadline is abandoned and retried.
+      // Once it succeeded the Lease is ours even if we are stopping: release() then gives it back.
+      if ((await this.attempt(this.bounded(stop, this.renewDeadlineMs))) === "leading") {
         this.leading = true;
+        this.renewed(started, onLost);
         leaderElectionMasterStatus.set({ name: this.opts.name }, 1);
         this.opts.log.info({ lease: this.opts.name, identity: this.opts.identity }, "became leader");
-        void this.renewLoop(signal, onLost);
-        return true;
+        became(true);
+        break;
       }
-      await sleep(this.retryPeriodMs, signal);
+      await sleep(this.retryPeriodMs, stop);
     }
-    return false;
-  }
-
-  private async renewLoop(signal: AbortSignal, onLost: () => void): Promise<void> {
-    let lastRenew = Date.now();
-    while (!signal.aborted && this.leading) {
-      await sleep(this.retryPeriodMs, signal);
-      if (signal.aborted) return;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-        continue;
-      }
-      if (Date.now() - lastRenew >= this.renewDeadlineMs) {
-        this.leading = false;
-        leaderElectionMasterStatus.set({ name: this.opts.name }, 0);
-        this.opts.log.error(
-          { lease: this.opts.name },
-          "leader election lost: the Lease could not be renewed in time",
-        );
-        onLost();
-        return;
-      }
+    while (!stop.aborted && this.leading) {
+      await sleep(this.retryPeriodMs, stop);
+      if (stop.aborted || !this.leading) return;
+      const started = monotonicMs();
+      const left = this.renewedAt + this.renewDeadlineMs - started;
+      const outcome = await this.attempt(this.bounded(stop, left));
+      if (!this.leading) return;
+      if (outcome === "leading") this.renewed(started, onLost);
+      else if (outcome === "held") this.lose(onLost, "another process holds the Lease");
     }
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** Records a successful renewal and re-arms the deadline timer from its start. */
+  private renewed(startedAt: number, onLost: () => void): void {
+    this.renewedAt = startedAt;
+    clearTimeout(this.deadlineTimer);
+    const due = Math.max(0, startedAt + this.renewDeadlineMs - monotonicMs());
+    this.deadlineTimer = setTimeout(
+      () => this.lose(onLost, "the Lease could not be renewed within the renew deadline"),
+      due,
+    );
+  }
+
+  private lose(onLost: () => void, why: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    clearTimeout(this.deadlineTimer);
+    this.loopAbort.abort();
+    leaderElectionMasterStatus.set({ name: this.opts.name }, 0);
+    this.opts.log.error(
+      {
+        lease: this.opts.name,
+        sinceLastRenewalMs: Math.round(monotonicMs() - this.renewedAt),
+        renewDeadlineMs: this.renewDeadlineMs,
+      },
+      `leader election lost: ${why}`,
+    );
+    onLost();
+  }
+
+  private bounded(stop: AbortSignal, ms: number): AbortSignal {
+    return AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, Math.floor(ms)))]);
+  }
+
+  private async attempt(signal: AbortSignal): Promise<Attempt> {
     const { namespace, name, identity } = this.opts;
-    const now = new Date();
+    const path = this.client.resourcePath(LEASE, namespace, name);
     try {
-      const current = await this.client.getOrUndefined<Lease>(LEASE, name, namespace);
+      let current: Lease | undefined;
+      try {
+        current = await this.client.request<Lease>({ method: "GET", path, signal });
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      const now = new Date();
+      const durationSeconds = Math.round(this.leaseDurationMs / 1000);
       if (!current) {
-        await this.client.create(LEASE, {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace },
-          spec: {
-            holderIdentity: identity,
-            leaseDurationSeconds: Math.round(this.leaseDurationMs / 1000),
-            acquireTime: microTime(now),
-            renewTime: microTime(now),
-            leaseTransitions: 0,
+        await this.client.request({
+          method: "POST",
+          path: this.client.resourcePath(LEASE, namespace),
+          body: {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: microTime(now),
+              renewTime: microTime(now),
+              leaseTransitions: 0,
+            },
           },
+          signal,
         });
-        return true;
+        return "leading";
       }
       const spec = current.spec ?? {};
       const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.acquireTime]);
-      if (!this.observed || this.observed.record !== record) {
-        this.observed = { record, at: Date.now(), rv: current.metadata.resourceVersion, lease: current };
-      }
+      if (!this.observed || this.observed.record !== record) this.observed = { record, at: monotonicMs() };
       const holder = spec.holderIdentity ?? "";
-      const held = holder !== "" && holder !== identity;
-      const durationMs = (spec.leaseDurationSeconds ?? this.leaseDurationMs / 1000) * 1000;
-      if (held && Date.now() - this.observed.at < durationMs) return false;
+      const heldByOther = holder !== "" && holder !== identity;
+      const durationMs = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+      if (heldByOther && (this.leading || monotonicMs() - this.observed.at < durationMs)) return "held";
       const takingOver = holder !== identity;
-      await this.client.replace(LEASE, {
-        ...current,
-        spec: {
-          holderIdentity: identity,
-          leaseDurationSeconds: Math.round(this.leaseDurationMs / 1000),
-          acquireTime: takingOver ? microTime(now) : spec.acquireTime,
-          renewTime: microTime(now),
-          leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver ? 1 : 0),
+      await this.client.request({
+        method: "PUT",
+        path,
+        body: {
+          ...current,
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: takingOver ? microTime(now) : spec.acquireTime,
+            renewTime: microTime(now),
+            leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver ? 1 : 0),
+          },
         },
+        signal,
       });
-      return true;
+      return "leading";
     } catch (e) {
-      if (!isConflict(e) && !isNotFound(e)) {
+      if (this.loopAbort.signal.aborted) return "failed";
+      if (signal.aborted) {
+        this.opts.log.warn({ lease: name }, "leader election request abandoned: no answer in time");
+      } else if (!isConflict(e) && !isNotFound(e)) {
         this.opts.log.warn({ err: errorMessage(e), lease: name }, "leader election request failed");
       }
-      return false;
+      return "failed";
     }
   }
 
-  /** Gives the Lease up so a standby takes over at once instead of after the lease duration. */
-  async release(): Promise<void> {
+  /**
+   * Gives the Lease up so a standby takes over at once instead of after the lease duration. The
+   * renew loop is stopped and awaited first (its request in flight aborted), so a renewal can
+   * never land after the release and re-take the Lease. Bounded by `timeoutMs`.
+   */
+  async release(timeoutMs = this.renewDeadlineMs): Promise<void> {
+    this.loopAbort.abort();
+    await this.loop;
+    clearTimeout(this.deadlineTimer);
     if (!this.leading) return;
     this.leading = false;
     leaderElectionMasterStatus.set({ name: this.opts.name }, 0);
+    const signal = AbortSignal.timeout(Math.max(1, Math.floor(timeoutMs)));
+    const path = this.client.resourcePath(LEASE, this.opts.namespace, this.opts.name);
     try {
-      const current = await this.client.get<Lease>(LEASE, this.opts.name, this.opts.namespace);
+      const current = await this.client.request<Lease>({ method: "GET", path, signal });
       if (current.spec?.holderIdentity !== this.opts.identity) return;
-      await this.client.replace(LEASE, {
-        ...current,
-        spec: {
-          ...current.spec,
-          holderIdentity: null,
-          leaseDurationSeconds: 1,
-          renewTime: microTime(new Date()),
+      await this.client.request({
+        method: "PUT",
+        path,
+        body: {
+          ...current,
+          spec: {
+            ...current.spec,
+            holderIdentity: null,
+            leaseDurationSeconds: 1,
+            renewTime: microTime(new Date()),
+          },
         },
+        signal,
       });
+      this.opts.log.info({ lease: this.opts.name }, "released the Lease");
     } catch (e) {
-      this.opts.log.warn({ err: errorMessage(e) }, "could not release the Lease");
+      this.opts.log.warn(
+        { err: signal.aborted ? "no answer in time" : errorMessage(e), lease: this.opts.name },
+        "could not release the Lease; a standby takes over when it expires",
+      );
     }
   }
 }

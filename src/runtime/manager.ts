@@ -23,8 +23,37 @@ export interface ManagerOptions {
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
   };
-  /** Called when leadership is lost; the default ends the process so a fresh one starts as standby. */
+  /**
+   * Called (synchronously, after every controller was halted) when leadership is lost; the default
+   * ends the process with status 1 so a fresh one starts as standby, as controller-runtime does.
+   */
   onLostLeadership?: () => void;
+  /**
+   * The longest stop() takes (default 20 s, inside a pod's 30 s grace period). Reconciles that
+   * ignore their signal are left behind so the Lease is still released in time.
+   */
+  shutdownTimeoutMs?: number;
+}
+
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 20_000;
+
+/** Resolves true when `p` settles within `ms`, false otherwise; never rejects. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      timedOut,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -150,7 +179,7 @@ export class Manager {
       if (!(await this.leading)) return;
     }
     await this.waitForCacheSync();
-    if (this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted || !this.isLeader) return;
     this.controllersStarted = true;
     for (const c of this.controllers) c.start();
     this.opts.log.info(
@@ -159,19 +188,35 @@ export class Manager {
     );
   }
 
+  /** Runs from the elector's deadline timer: every controller halts before anything else can run. */
   private lostLeadership(): void {
-    void Promise.all(this.controllers.map((c) => c.stop()));
+    for (const c of this.controllers) c.halt();
     (this.opts.onLostLeadership ?? (() => process.exit(1)))();
   }
 
-  /** Graceful stop: no new keys, in-flight reconciles finish, the Lease is released, watches close. */
+  /**
+   * Graceful stop within the shutdown deadline: no new keys, reconciles see their signal aborted
+   * and are awaited, events are flushed, the Lease is released, watches close. A step that runs
+   * over is abandoned, but the Lease release always gets its share of the time.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    const total = this.opts.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const deadline = performance.now() + total;
+    const left = () => deadline - performance.now();
+    // Kept for the Lease release: a quarter of the budget, at most 5 s.
+    const releaseBudget = Math.min(5_000, total / 4);
     this.abort.abort();
-    await Promise.all(this.controllers.map((c) => c.stop()));
-    await this.events.flush();
-    await this.elector?.release();
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    const finished = await within(Promise.all(this.controllers.map((c) => c.stop())), left() - releaseBudget);
+    if (!finished) {
+      this.opts.log.warn(
+        { target: this.opts.target, shutdownTimeoutMs: total },
+        "shutdown deadline: reconciles still running are abandoned; releasing the Lease",
+      );
+    }
+    await within(this.events.flush(), left() - releaseBudget);
+    await this.elector?.release(Math.max(1, left()));
+    await within(Promise.all([...this.informers.values()].map((i) => i.stop())), left());
   }
 }

@@ -50,14 +50,18 @@ export class BaoHttp {
     path: string,
     token: string | undefined,
     body?: unknown,
+    signal?: AbortSignal,
   ): Promise<BaoResponse> {
     const started = performance.now();
     let outcome = "error";
     try {
-      const res = await this.send(method, path, token, body);
+      const res = await this.send(method, path, token, body, signal);
       outcome = outcomeOf(res.status);
       return res;
     } catch (e) {
+      // An abort (shutdown, lost leadership) is passed on as it is, not as "backend unavailable":
+      // the reconcile must end, not report the backend down and write a status.
+      if (signal?.aborted) throw e;
       const code = (e as NodeJS.ErrnoException).code ?? "";
       if (CONNECTION_ERRORS.has(code) || e instanceof TimeoutError) {
         outcome = "unavailable";
@@ -78,6 +82,7 @@ export class BaoHttp {
     path: string,
     token: string | undefined,
     body?: unknown,
+    signal?: AbortSignal,
   ): Promise<BaoResponse> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = { Accept: "application/json" };
@@ -90,7 +95,7 @@ export class BaoHttp {
     return new Promise((resolve, reject) => {
       const req = transport.request(
         new URL(path, this.url),
-        { method, headers, agent: this.agent },
+        { method, headers, agent: this.agent, signal },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));

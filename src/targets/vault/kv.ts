@@ -33,18 +33,24 @@ export class KvClient {
     private readonly tokens: TokenSource,
   ) {}
 
-  private async call(operation: string, method: string, path: string, body?: unknown): Promise<BaoResponse> {
-    let res = await this.http.request(operation, method, path, await this.tokens.token(), body);
+  private async call(
+    operation: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<BaoResponse> {
+    let res = await this.http.request(operation, method, path, await this.tokens.token(), body, signal);
     if (res.status === 403) {
       this.tokens.invalidate();
-      res = await this.http.request(operation, method, path, await this.tokens.token(), body);
+      res = await this.http.request(operation, method, path, await this.tokens.token(), body, signal);
     }
     return res;
   }
 
-  async read(full: string): Promise<KvState> {
+  async read(full: string, signal?: AbortSignal): Promise<KvState> {
     const { mount, path } = splitKvPath(full);
-    const res = await this.call("read", "GET", `/v1/${enc(mount)}/data/${enc(path)}`);
+    const res = await this.call("read", "GET", `/v1/${enc(mount)}/data/${enc(path)}`, undefined, signal);
     const payload = (
       res.body as { data?: { data?: Record<string, unknown> | null; metadata?: KvMeta | null } } | undefined
     )?.data;
@@ -65,29 +71,41 @@ export class KvClient {
   }
 
   /** Writes a new version only if the latest is still `cas` (0: only if the path has none). */
-  async write(full: string, data: Record<string, unknown>, cas: number): Promise<number> {
+  async write(
+    full: string,
+    data: Record<string, unknown>,
+    cas: number,
+    signal?: AbortSignal,
+  ): Promise<number> {
     const { mount, path } = splitKvPath(full);
-    const res = await this.call("write", "POST", `/v1/${enc(mount)}/data/${enc(path)}`, {
-      options: { cas },
-      data,
-    });
+    const body = { options: { cas }, data };
+    const res = await this.call("write", "POST", `/v1/${enc(mount)}/data/${enc(path)}`, body, signal);
     if (res.status !== 200) throw failureFor(`write ${full}`, res);
     return (res.body as { data?: { version?: number } }).data?.version ?? cas + 1;
   }
 
   /** Replaces the whole custom_metadata map; creates no data version. */
-  async writeMetadata(full: string, customMetadata: Record<string, string>): Promise<void> {
+  async writeMetadata(
+    full: string,
+    customMetadata: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const { mount, path } = splitKvPath(full);
-    const res = await this.call("metadata", "POST", `/v1/${enc(mount)}/metadata/${enc(path)}`, {
-      custom_metadata: customMetadata,
-    });
+    const body = { custom_metadata: customMetadata };
+    const res = await this.call("metadata", "POST", `/v1/${enc(mount)}/metadata/${enc(path)}`, body, signal);
     if (res.status !== 204 && res.status !== 200) throw failureFor(`write metadata of ${full}`, res);
   }
 
   /** Removes the path with every version. */
-  async deleteAll(full: string): Promise<void> {
+  async deleteAll(full: string, signal?: AbortSignal): Promise<void> {
     const { mount, path } = splitKvPath(full);
-    const res = await this.call("delete", "DELETE", `/v1/${enc(mount)}/metadata/${enc(path)}`);
+    const res = await this.call(
+      "delete",
+      "DELETE",
+      `/v1/${enc(mount)}/metadata/${enc(path)}`,
+      undefined,
+      signal,
+    );
     if (res.status !== 204 && res.status !== 200 && res.status !== 404)
       throw failureFor(`delete ${full}`, res);
   }

@@ -3,7 +3,7 @@ import { exponentialDelay } from "../../runtime/backoff.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { findCondition, sameConditions } from "../../runtime/conditions.js";
 import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
-import { errorMessage, isConflict, isNotFound } from "../../runtime/errors.js";
+import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
@@ -32,12 +32,12 @@ const WAIT_BASE_MS = 5_000;
 const WAIT_MAX_MS = 300_000;
 const READY_MESSAGE = "the path holds what is declared";
 
-/** The KV operations the reconciler uses; KvClient implements them. */
+/** The KV operations the reconciler uses; KvClient implements them. `signal` aborts the request. */
 export interface KvBackend {
-  read(path: string): Promise<KvState>;
-  write(path: string, data: Record<string, unknown>, cas: number): Promise<number>;
-  writeMetadata(path: string, customMetadata: Record<string, string>): Promise<void>;
-  deleteAll(path: string): Promise<void>;
+  read(path: string, signal?: AbortSignal): Promise<KvState>;
+  write(path: string, data: Record<string, unknown>, cas: number, signal?: AbortSignal): Promise<number>;
+  writeMetadata(path: string, customMetadata: Record<string, string>, signal?: AbortSignal): Promise<void>;
+  deleteAll(path: string, signal?: AbortSignal): Promise<void>;
 }
 
 export interface VaultSeedReconcilerDeps {
@@ -85,10 +85,10 @@ export class VaultSeedReconciler {
       return undefined;
     }
     const outcome = obj.metadata.deletionTimestamp
-      ? await this.finalize(obj, ctx.log)
-      : await this.converge(obj, ctx.log);
+      ? await this.finalize(obj, ctx.log, ctx.signal)
+      : await this.converge(obj, ctx.log, ctx.signal);
     if (!outcome) return undefined;
-    await this.writeStatus(obj, outcome, ctx.log);
+    await this.writeStatus(obj, outcome, ctx.log, ctx.signal);
     lastReconcileCompleted.set({ target: TARGET }, Date.now() / 1000);
     this.trackReadiness(key, outcome.verdict);
     if (outcome.next === "wait") {
@@ -100,7 +100,7 @@ export class VaultSeedReconciler {
     return requeueAfter(this.d.config.resyncMs);
   };
 
-  private async converge(obj: VaultSeed, log: Logger): Promise<Outcome | undefined> {
+  private async converge(obj: VaultSeed, log: Logger, signal: AbortSignal): Promise<Outcome | undefined> {
     const compiled = compileSeed(obj.spec);
     if (!compiled.ok) {
       const first = compiled.problems[0]!;
@@ -110,17 +110,21 @@ export class VaultSeedReconciler {
       return { verdict: { ready: false, stalled: true, reason: first.reason, message } };
     }
     const seed = compiled.seed;
-    const policyOutcome = await this.ensureDeletionPolicy(obj, seed);
+    const policyOutcome = await this.ensureDeletionPolicy(obj, seed, signal);
     if (policyOutcome) return policyOutcome;
     try {
-      return await this.seedPath(obj, seed, log);
+      return await this.seedPath(obj, seed, log, signal);
     } catch (e) {
       return this.backendFailure(e);
     }
   }
 
   /** Delete needs the target's allowDelete; then the object carries the finalizer, otherwise it does not. */
-  private async ensureDeletionPolicy(obj: VaultSeed, seed: CompiledSeed): Promise<Outcome | undefined> {
+  private async ensureDeletionPolicy(
+    obj: VaultSeed,
+    seed: CompiledSeed,
+    signal: AbortSignal,
+  ): Promise<Outcome | undefined> {
     if (seed.deletionPolicy === "Delete") {
       if (!this.d.config.allowDelete) {
         return {
@@ -134,14 +138,19 @@ export class VaultSeedReconciler {
         };
       }
       if (!this.d.config.observeOnly && !hasFinalizer(obj, FINALIZER))
-        await addFinalizer(this.d.client, this.d.type, obj, FINALIZER);
+        await addFinalizer(this.d.client, this.d.type, obj, FINALIZER, signal);
     } else if (hasFinalizer(obj, FINALIZER) && !this.d.config.observeOnly) {
-      await removeFinalizer(this.d.client, this.d.type, obj, FINALIZER);
+      await removeFinalizer(this.d.client, this.d.type, obj, FINALIZER, signal);
     }
     return undefined;
   }
 
-  private async seedPath(obj: VaultSeed, seed: CompiledSeed, log: Logger): Promise<Outcome> {
+  private async seedPath(
+    obj: VaultSeed,
+    seed: CompiledSeed,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
     const identity = { namespace: obj.metadata.namespace!, name: obj.metadata.name! };
     const cycle = this.d.refs.cycleOf(seed.path);
     let managedKeys: readonly string[] | undefined = obj.status?.managedKeys;
@@ -149,10 +158,10 @@ export class VaultSeedReconciler {
       // After a conflict, a read already in flight may predate the other writer: read anew.
       const current =
         attempt === 0
-          ? await this.d.reads.readFresh(seed.path, () => this.d.kv.read(seed.path))
-          : await this.d.kv.read(seed.path);
+          ? await this.d.reads.readFresh(seed.path, () => this.d.kv.read(seed.path, signal))
+          : await this.d.kv.read(seed.path, signal);
       if (attempt > 0) this.d.reads.set(seed.path, current);
-      const refs = await this.resolveRefs(seed);
+      const refs = await this.resolveRefs(seed, signal);
       const planFor = (state: KvState) =>
         plan({
           object: identity,
@@ -171,7 +180,7 @@ export class VaultSeedReconciler {
         const after = await planFor({ ...current, customMetadata: p.customMetadata });
         return this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current);
       }
-      const written = await this.apply(obj, seed.path, p, current, log);
+      const written = await this.apply(obj, seed.path, p, current, log, signal);
       if (written === "conflict") {
         if (attempt + 1 >= MAX_REPLANS) {
           return {
@@ -194,10 +203,13 @@ export class VaultSeedReconciler {
   }
 
   /** Reference sources come from this pass's reads when fresh, otherwise from one read each. */
-  private async resolveRefs(seed: CompiledSeed): Promise<Map<string, string | undefined>> {
+  private async resolveRefs(
+    seed: CompiledSeed,
+    signal: AbortSignal,
+  ): Promise<Map<string, string | undefined>> {
     const values = new Map<string, string | undefined>();
     for (const ref of seed.refs) {
-      const source = await this.d.reads.readShared(ref.path, () => this.d.kv.read(ref.path));
+      const source = await this.d.reads.readShared(ref.path, () => this.d.kv.read(ref.path, signal));
       values.set(ref.id, source.exists ? readRefValue(source.data, ref.key) : undefined);
     }
     return values;
@@ -210,12 +222,13 @@ export class VaultSeedReconciler {
     p: Plan,
     current: KvState,
     log: Logger,
+    signal: AbortSignal,
   ): Promise<"conflict" | { version: number; metadata: Record<string, string> }> {
     let version = current.version;
     let data = current.data;
     if (p.data) {
       try {
-        version = await this.d.kv.write(path, p.data, p.expectedVersion);
+        version = await this.d.kv.write(path, p.data, p.expectedVersion, signal);
         data = p.data;
       } catch (e) {
         if (e instanceof BackendError && e.failure === "conflict") {
@@ -229,7 +242,7 @@ export class VaultSeedReconciler {
     }
     let metadata = current.customMetadata;
     if (p.customMetadata) {
-      await this.d.kv.writeMetadata(path, p.customMetadata);
+      await this.d.kv.writeMetadata(path, p.customMetadata, signal);
       metadata = p.customMetadata;
       this.d.reads.set(path, { exists: true, version, data, customMetadata: metadata });
     }
@@ -326,7 +339,7 @@ export class VaultSeedReconciler {
   }
 
   /** deletionPolicy Delete: remove the path if it carries this object's marker, then the finalizer. */
-  private async finalize(obj: VaultSeed, log: Logger): Promise<Outcome | undefined> {
+  private async finalize(obj: VaultSeed, log: Logger, signal: AbortSignal): Promise<Outcome | undefined> {
     if (!hasFinalizer(obj, FINALIZER)) return undefined;
     const path = obj.spec.path;
     const policy = obj.spec.deletionPolicy ?? "Retain";
@@ -353,11 +366,11 @@ export class VaultSeedReconciler {
         };
       }
       try {
-        const current = await this.d.kv.read(path);
+        const current = await this.d.kv.read(path, signal);
         const me = ownerMarkerOf({ namespace: obj.metadata.namespace!, name: obj.metadata.name! });
         const owner = current.customMetadata[OWNER_MARKER_KEY];
         if (owner === me) {
-          await this.d.kv.deleteAll(path);
+          await this.d.kv.deleteAll(path, signal);
           this.d.reads.forget(path);
           writesTotal.inc({ target: TARGET, action: "delete-path" });
           log.info({ path }, "deleted path");
@@ -380,16 +393,20 @@ export class VaultSeedReconciler {
       }
     }
     try {
-      await removeFinalizer(this.d.client, this.d.type, obj, FINALIZER);
+      await removeFinalizer(this.d.client, this.d.type, obj, FINALIZER, signal);
     } catch (e) {
-      if (!isNotFound(e) && !isConflict(e)) throw e;
+      // A conflict means the object changed since it was read: the error requeues the key and the
+      // next pass removes the finalizer from the fresh copy. Swallowing it would leave the object
+      // Terminating until a restart, since an edit that changes neither spec nor finalizers
+      // enqueues nothing.
+      if (!isNotFound(e)) throw e;
     }
     this.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
     return undefined;
   }
 
   /** Applies the status only when something in it changed, so a quiet resync writes nothing. */
-  private async writeStatus(obj: VaultSeed, o: Outcome, log: Logger): Promise<void> {
+  private async writeStatus(obj: VaultSeed, o: Outcome, log: Logger, signal: AbortSignal): Promise<void> {
     const prev = obj.status ?? {};
     const conditions = conditionsFor(
       prev.conditions as never,
@@ -430,7 +447,7 @@ export class VaultSeedReconciler {
           metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
           status,
         },
-        { fieldManager: FIELD_MANAGER, force: true },
+        { fieldManager: FIELD_MANAGER, force: true, signal },
       );
     } catch (e) {
       if (isNotFound(e)) return;
