@@ -1,5 +1,4 @@
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
-import { asStringList } from "../runtime/configvalues.js";
 import { startProbeServer } from "../runtime/http.js";
 import { createLogger } from "../runtime/log.js";
 import { Manager } from "../runtime/manager.js";
@@ -45,12 +44,8 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     if (!config.targets.has(name))
       throw new Error(`--targets: "${name}" has no section under targets in ${opts.configPath}`);
     const def = await loadTarget(name);
-    const section = config.targets.get(name);
-    const field = `targets.${name}`;
-    const parsed = def.parseConfig(section, field);
-    const raw = (section ?? {}) as Record<string, unknown>;
-    const namespaces =
-      raw["namespaces"] === undefined ? undefined : asStringList(raw["namespaces"], `${field}.namespaces`);
+    const { section, namespaces } = config.targets.get(name)!;
+    const parsed = def.parseConfig(section, `targets.${name}`);
     const client = new KubeClient(loadKubeConfig(opts.kubeconfig), `platform-operator/${name}`);
     const manager = new Manager({
       target: name,

@@ -113,6 +113,7 @@ export async function startVaultTarget(
       resyncInterval: opts.resyncInterval ?? "2s",
       backend: {
         address: opts.address ?? sharedEnv().bao.addr,
+        allowHttp: true,
         auth: {
           kubernetes: {
             mount: `k8s-${ns}`,
