@@ -85,3 +85,10 @@ export const informerRelists = new Counter({
   labelNames: ["resource"] as const,
   registers: [registry],
 });
+
+export const eventsDropped = new Counter({
+  name: "event_recorder_dropped_total",
+  help: "Events not written, by cause: spam (rate limit per object and reason), queue_full (too many waiting), no_api_version (incomplete object reference), write_failed (refused or unreachable API server).",
+  labelNames: ["cause"] as const,
+  registers: [registry],
+});
