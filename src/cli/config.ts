@@ -20,7 +20,7 @@ export interface ProcessConfig {
   /** /healthz and /readyz, and /metrics too unless `metrics` names its own address. */
   probes: { port: number; host: string; stuckAfterMs: number };
   /** A separate /metrics server; with `secure`, callers need a token allowed to `get` /metrics. */
-  metrics?: { port: number; host: string; secure: boolean };
+  metrics?: { port: number; host: string; secure: boolean; certFile?: string; keyFile?: string };
   logLevel: string;
   /** Per-target sections, in file order: the runner's keys taken out, the rest for the target to parse. */
   targets: Map<string, TargetSection>;
@@ -36,7 +36,7 @@ export interface TargetSection {
 const ROOT_KEYS = ["leaderElection", "probes", "metrics", "logLevel", "targets"] as const;
 const LEADER_ELECTION_KEYS = ["enabled", "namespace", "leaseName"] as const;
 const PROBES_KEYS = ["port", "host", "stuckAfter"] as const;
-const METRICS_KEYS = ["port", "host", "secure"] as const;
+const METRICS_KEYS = ["port", "host", "secure", "certFile", "keyFile"] as const;
 
 export function loadConfigFile(path: string): ProcessConfig {
   let text: string;
@@ -82,14 +82,26 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
       host: asString(probes["host"] ?? "0.0.0.0", "probes.host"),
       stuckAfterMs: asDuration(probes["stuckAfter"] ?? "3m", "probes.stuckAfter"),
     },
-    metrics: metrics && {
-      port: asPort(metrics["port"] ?? 8443, "metrics.port"),
-      host: asString(metrics["host"] ?? "0.0.0.0", "metrics.host"),
-      secure: asBool(metrics["secure"] ?? true, "metrics.secure"),
-    },
+    metrics: metrics && parseMetrics(metrics),
     logLevel: asString(root["logLevel"] ?? "info", "logLevel"),
     targets: new Map(Object.entries(targets).map(([name, raw]) => [name, targetSection(raw, name)])),
   };
+}
+
+function parseMetrics(m: Record<string, unknown>): NonNullable<ProcessConfig["metrics"]> {
+  const out: NonNullable<ProcessConfig["metrics"]> = {
+    port: asPort(m["port"] ?? 8443, "metrics.port"),
+    host: asString(m["host"] ?? "0.0.0.0", "metrics.host"),
+    secure: asBool(m["secure"] ?? true, "metrics.secure"),
+  };
+  if ((m["certFile"] === undefined) !== (m["keyFile"] === undefined)) {
+    throw new ConfigError("metrics", "set certFile and keyFile together (HTTPS), or neither");
+  }
+  if (m["certFile"] !== undefined) {
+    out.certFile = asString(m["certFile"], "metrics.certFile");
+    out.keyFile = asString(m["keyFile"], "metrics.keyFile");
+  }
+  return out;
 }
 
 function targetSection(raw: unknown, name: string): TargetSection {

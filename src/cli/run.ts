@@ -1,8 +1,11 @@
+import { readFileSync } from "node:fs";
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
-import { startProbeServer } from "../runtime/http.js";
+import { type RunningServer, startMetricsServer, startProbeServer } from "../runtime/http.js";
 import { createLogger } from "../runtime/log.js";
 import { Manager } from "../runtime/manager.js";
+import { MetricsAuthorizer } from "../runtime/secure-metrics.js";
 import type { TargetDefinition } from "../runtime/target.js";
+import { ConfigError } from "../runtime/target.js";
 import { loadConfigFile } from "./config.js";
 import { loadTarget } from "./targets.js";
 
@@ -21,6 +24,8 @@ Targets: vault. Reserved, not implemented yet: openbao, gitlab, harbor, sonarqub
 export interface RunningOperator {
   managers: Manager[];
   probePort: number;
+  /** The port of the separate metrics server, when the config has a metrics section. */
+  metricsPort?: number;
   stop(): Promise<void>;
 }
 
@@ -30,6 +35,8 @@ export interface RunOptions {
   targets?: string[];
   /** Overrides the probe port of the file (0 picks a free one). */
   probePort?: number;
+  /** Overrides metrics.port of the file (0 picks a free one). */
+  metricsPort?: number;
   /** Where JSON log lines go (stdout by default). */
   logStream?: NodeJS.WritableStream;
 }
@@ -60,12 +67,41 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     setups.push({ def, manager });
   }
   const managers = setups.map((s) => s.manager);
+  const stuckAfterMs = config.probes.stuckAfterMs;
   const probes = await startProbeServer(
-    { ready: () => managers.every((m) => m.ready), healthy: () => true },
+    {
+      ready: () => managers.every((m) => m.ready),
+      livenessProblems: () => managers.flatMap((m) => m.livenessProblems(stuckAfterMs)),
+    },
     opts.probePort ?? config.probes.port,
     config.probes.host,
+    { serveMetrics: config.metrics === undefined },
   );
-  log.info({ targets: names, probePort: probes.port }, "operator starting");
+  let metrics: RunningServer | undefined;
+  let metricsClient: KubeClient | undefined;
+  if (config.metrics) {
+    const m = config.metrics;
+    if (m.secure)
+      metricsClient = new KubeClient(loadKubeConfig(opts.kubeconfig), "platform-operator/metrics-auth");
+    metrics = await startMetricsServer({
+      port: opts.metricsPort ?? m.port,
+      host: m.host,
+      authorizer: metricsClient && new MetricsAuthorizer(metricsClient, { log }),
+      tls:
+        m.certFile && m.keyFile
+          ? { cert: readPem(m.certFile, "metrics.certFile"), key: readPem(m.keyFile, "metrics.keyFile") }
+          : undefined,
+    });
+  }
+  log.info(
+    {
+      targets: names,
+      probePort: probes.port,
+      metricsPort: metrics?.port,
+      metricsSecure: config.metrics?.secure,
+    },
+    "operator starting",
+  );
   // Each manager waits for its own Lease; one target's standby must not hold up another's start.
   for (const m of managers) {
     void m
@@ -75,11 +111,22 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
   return {
     managers,
     probePort: probes.port,
+    metricsPort: metrics?.port,
     async stop() {
       await Promise.all(managers.map((m) => m.stop()));
       await Promise.all(setups.map((s) => s.def.close?.()));
       for (const m of managers) m.client.close();
       await probes.close();
+      await metrics?.close();
+      metricsClient?.close();
     },
   };
+}
+
+function readPem(path: string, field: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(field, `cannot read ${path}: ${(e as Error).message}`);
+  }
 }

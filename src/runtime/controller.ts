@@ -104,6 +104,11 @@ export class Controller {
     for (let i = 0; i < n; i++) this.workers.push(this.work());
   }
 
+  /** How long keys have waited while no worker made progress; 0 before start (a standby has no workers). */
+  stalledForMs(now = performance.now()): number {
+    return this.started ? this.queue.stalledForMs(now) : 0;
+  }
+
   /** Stops taking keys and waits for the reconciles in flight to finish. */
   async stop(): Promise<void> {
     this.queue.shutDown();

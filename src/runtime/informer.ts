@@ -43,6 +43,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private abort?: AbortController;
   private loops: Promise<void>[] = [];
   private readonly scopes: (string | undefined)[];
+  // Per scope, the monotonic time of its last sign of life (a list page, a watch event or bookmark,
+  // a watch the server ended on time): what liveness reads to tell a stuck loop from a quiet one.
+  private readonly lastProgress = new Map<string, number>();
 
   constructor(
     private readonly client: KubeClient,
@@ -59,6 +62,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   start(): void {
     if (this.abort) return;
     this.abort = new AbortController();
+    for (const ns of this.scopes) this.progress(ns);
     this.loops = this.scopes.map((ns) => this.run(ns, this.abort!.signal));
   }
 
@@ -98,6 +102,20 @@ export class Informer<T extends KubeObject = KubeObject> {
     return ns ?? "*";
   }
 
+  private progress(ns: string | undefined): void {
+    this.lastProgress.set(this.scopeName(ns), performance.now());
+  }
+
+  /**
+   * The scopes (namespace, or "*") of a running informer whose list/watch loop has shown no sign
+   * of life for `thresholdMs`: failing lists or watches, or a connection gone silent. A healthy
+   * watch is never quiet that long, since the API server sends a bookmark about every minute.
+   */
+  stalledScopes(thresholdMs: number, now = performance.now()): string[] {
+    if (!this.abort || this.abort.signal.aborted) return [];
+    return [...this.lastProgress].filter(([, at]) => now - at > thresholdMs).map(([scope]) => scope);
+  }
+
   private async run(namespace: string | undefined, signal: AbortSignal): Promise<void> {
     const log = this.opts.log.child({ resource: this.type.plural, namespace: namespace ?? "(all)" });
     let resourceVersion: string | undefined;
@@ -124,6 +142,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           (event) => {
             resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
             failures = 0;
+            this.progress(namespace);
             if (event.type === "BOOKMARK") return;
             const obj = slim(event.object as T);
             if (event.type === "DELETED") this.remove(obj);
@@ -134,6 +153,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         signal.addEventListener("abort", onAbort, { once: true });
         try {
           await w.done;
+          this.progress(namespace);
         } finally {
           signal.removeEventListener("abort", onAbort);
         }
@@ -169,6 +189,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         limit: this.opts.pageSize ?? 500,
         continue: cont,
       });
+      this.progress(namespace);
       for (const item of page.items) {
         const obj = slim(item);
         seen.add(objectKey(obj));
