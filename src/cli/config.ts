@@ -9,6 +9,7 @@ import {
   asString,
   asStringList,
 } from "../runtime/configvalues.js";
+import { DEFAULT_STUCK_AFTER_MS } from "../runtime/health.js";
 import { ConfigError } from "../runtime/target.js";
 
 /**
@@ -80,7 +81,10 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
     probes: {
       port: asPort(probes["port"] ?? 8080, "probes.port"),
       host: asString(probes["host"] ?? "0.0.0.0", "probes.host"),
-      stuckAfterMs: asDuration(probes["stuckAfter"] ?? "3m", "probes.stuckAfter"),
+      stuckAfterMs:
+        probes["stuckAfter"] === undefined
+          ? DEFAULT_STUCK_AFTER_MS
+          : asDuration(probes["stuckAfter"], "probes.stuckAfter"),
     },
     metrics: metrics && parseMetrics(metrics),
     logLevel: asString(root["logLevel"] ?? "info", "logLevel"),

@@ -109,7 +109,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /**
    * The scopes (namespace, or "*") of a running informer whose list/watch loop has shown no sign
    * of life for `thresholdMs`: failing lists or watches, or a connection gone silent. A healthy
-   * watch is never quiet that long, since the API server sends a bookmark about every minute.
+   * watch is not quiet that long: the API server sends a bookmark every minute or two (health.ts).
    */
   stalledScopes(thresholdMs: number, now = performance.now()): string[] {
     if (!this.abort || this.abort.signal.aborted) return [];
