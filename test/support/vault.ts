@@ -164,7 +164,7 @@ export async function waitForReason(
   return eventually(
     async () => {
       const o = await getSeed(client, ns, name);
-      const ready = findCondition(o.status?.conditions as never, "Ready");
+      const ready = findCondition(o.status?.conditions, "Ready");
       return ready?.reason === reason && ready.observedGeneration === o.metadata.generation ? o : undefined;
     },
     timeoutMs,
@@ -173,7 +173,7 @@ export async function waitForReason(
 }
 
 export function condition(o: VaultSeed, type: string) {
-  return findCondition(o.status?.conditions as never, type);
+  return findCondition(o.status?.conditions, type);
 }
 
 export interface VaultSuite {
