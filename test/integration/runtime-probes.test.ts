@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -239,6 +244,70 @@ describe("secure metrics against the shared API server (TokenReview + SubjectAcc
     assert.match(nobody.body, new RegExp(`system:serviceaccount:${ns}:nobody may not get /metrics`));
     assert.equal((await get(url, tokens["other-url"])).status, 403, "allowed /healthz is not /metrics");
     assert.equal((await fetch(url.replace("/metrics", "/healthz"))).status, 404, "only /metrics here");
+  });
+
+  it("serves over TLS when given a certificate, still asking for a token", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "metrics-tls-"));
+    try {
+      const [cert, key] = [join(dir, "tls.crt"), join(dir, "tls.key")];
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-keyout",
+          key,
+          "-out",
+          cert,
+          "-days",
+          "1",
+          "-subj",
+          "/CN=metrics",
+          "-addext",
+          "subjectAltName=IP:127.0.0.1",
+        ],
+        { stdio: "ignore" },
+      );
+      const pem = { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
+      const s = await startMetricsServer({
+        port: 0,
+        host: "127.0.0.1",
+        authorizer: new MetricsAuthorizer(operatorClient),
+        tls: pem,
+      });
+      const call = (token?: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpsRequest(
+            {
+              host: "127.0.0.1",
+              port: s.port,
+              path: "/metrics",
+              ca: pem.cert,
+              headers: token ? { Authorization: `Bearer ${token}` } : {},
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+      try {
+        assert.equal(await call(), 401);
+        assert.equal(await call(tokens["scraper"]), 200);
+        await assert.rejects(fetch(`http://127.0.0.1:${s.port}/metrics`), "no plain HTTP on the TLS port");
+      } finally {
+        await s.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("answers 503 without the operator's own permission to review, and logs no token", async () => {
