@@ -159,6 +159,7 @@ targets:
     resyncInterval: 10m
     backend:
       address: ${baoAddr}
+      allowHttp: true
       auth:
         kubernetes: { role: bench, audience: vault, serviceAccount: { namespace: platform-operator-system, name: bench } }
 `,

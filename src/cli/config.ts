@@ -1,6 +1,15 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import { asBool, asObject, asPort, asString } from "../runtime/configvalues.js";
+import {
+  asBool,
+  asDuration,
+  asObject,
+  asPort,
+  asSection,
+  asString,
+  asStringList,
+} from "../runtime/configvalues.js";
+import { DEFAULT_STUCK_AFTER_MS } from "../runtime/health.js";
 import { ConfigError } from "../runtime/target.js";
 
 /**
@@ -9,11 +18,26 @@ import { ConfigError } from "../runtime/target.js";
  */
 export interface ProcessConfig {
   leaderElection: { enabled: boolean; namespace: string; leaseName: string };
-  probes: { port: number; host: string };
+  /** /healthz and /readyz, and /metrics too unless `metrics` names its own address. */
+  probes: { port: number; host: string; stuckAfterMs: number };
+  /** A separate /metrics server; with `secure`, callers need a token allowed to `get` /metrics. */
+  metrics?: { port: number; host: string; secure: boolean; certFile?: string; keyFile?: string };
   logLevel: string;
-  /** Raw per-target sections, in file order; each target parses its own. */
-  targets: Map<string, unknown>;
+  /** Per-target sections, in file order: the runner's keys taken out, the rest for the target to parse. */
+  targets: Map<string, TargetSection>;
 }
+
+export interface TargetSection {
+  /** The only namespaces the target watches; undefined means all. */
+  namespaces?: string[];
+  /** Everything else in the section; the target parses it and refuses keys it does not know. */
+  section: Record<string, unknown>;
+}
+
+const ROOT_KEYS = ["leaderElection", "probes", "metrics", "logLevel", "targets"] as const;
+const LEADER_ELECTION_KEYS = ["enabled", "namespace", "leaseName"] as const;
+const PROBES_KEYS = ["port", "host", "stuckAfter"] as const;
+const METRICS_KEYS = ["port", "host", "secure", "certFile", "keyFile"] as const;
 
 export function loadConfigFile(path: string): ProcessConfig {
   let text: string;
@@ -41,9 +65,11 @@ export function expandEnv(text: string, env: NodeJS.ProcessEnv = process.env): s
 }
 
 export function parseProcessConfig(raw: unknown): ProcessConfig {
-  const root = asObject(raw, "(config)");
-  const le = asObject(root["leaderElection"] ?? {}, "leaderElection");
-  const probes = asObject(root["probes"] ?? {}, "probes");
+  const root = asSection(raw, "(config)", ROOT_KEYS);
+  const le = asSection(root["leaderElection"] ?? {}, "leaderElection", LEADER_ELECTION_KEYS);
+  const probes = asSection(root["probes"] ?? {}, "probes", PROBES_KEYS);
+  const metrics =
+    root["metrics"] === undefined ? undefined : asSection(root["metrics"], "metrics", METRICS_KEYS);
   const targets = asObject(root["targets"] ?? {}, "targets");
   if (Object.keys(targets).length === 0) throw new ConfigError("targets", "enable at least one target");
   return {
@@ -55,8 +81,38 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
     probes: {
       port: asPort(probes["port"] ?? 8080, "probes.port"),
       host: asString(probes["host"] ?? "0.0.0.0", "probes.host"),
+      stuckAfterMs:
+        probes["stuckAfter"] === undefined
+          ? DEFAULT_STUCK_AFTER_MS
+          : asDuration(probes["stuckAfter"], "probes.stuckAfter"),
     },
+    metrics: metrics && parseMetrics(metrics),
     logLevel: asString(root["logLevel"] ?? "info", "logLevel"),
-    targets: new Map(Object.entries(targets)),
+    targets: new Map(Object.entries(targets).map(([name, raw]) => [name, targetSection(raw, name)])),
+  };
+}
+
+function parseMetrics(m: Record<string, unknown>): NonNullable<ProcessConfig["metrics"]> {
+  const out: NonNullable<ProcessConfig["metrics"]> = {
+    port: asPort(m["port"] ?? 8443, "metrics.port"),
+    host: asString(m["host"] ?? "0.0.0.0", "metrics.host"),
+    secure: asBool(m["secure"] ?? true, "metrics.secure"),
+  };
+  if ((m["certFile"] === undefined) !== (m["keyFile"] === undefined)) {
+    throw new ConfigError("metrics", "set certFile and keyFile together (HTTPS), or neither");
+  }
+  if (m["certFile"] !== undefined) {
+    out.certFile = asString(m["certFile"], "metrics.certFile");
+    out.keyFile = asString(m["keyFile"], "metrics.keyFile");
+  }
+  return out;
+}
+
+function targetSection(raw: unknown, name: string): TargetSection {
+  const field = `targets.${name}`;
+  const { namespaces, ...section } = asObject(raw ?? {}, field);
+  return {
+    namespaces: namespaces === undefined ? undefined : asStringList(namespaces, `${field}.namespaces`),
+    section,
   };
 }

@@ -175,6 +175,7 @@ targets:
     namespaces: [${namespaces.join(", ")}]
     backend:
       address: ${baoAddr}
+      allowHttp: true # the local dev OpenBao listens on plain HTTP, on loopback
       auth:
         kubernetes:
           role: ohmlab-controller

@@ -1,9 +1,11 @@
+import { readFileSync } from "node:fs";
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
-import { asStringList } from "../runtime/configvalues.js";
-import { startProbeServer } from "../runtime/http.js";
+import { type RunningServer, startMetricsServer, startProbeServer } from "../runtime/http.js";
 import { createLogger } from "../runtime/log.js";
 import { Manager } from "../runtime/manager.js";
+import { MetricsAuthorizer } from "../runtime/secure-metrics.js";
 import type { TargetDefinition } from "../runtime/target.js";
+import { ConfigError } from "../runtime/target.js";
 import { loadConfigFile } from "./config.js";
 import { loadTarget } from "./targets.js";
 
@@ -22,6 +24,8 @@ Targets: vault. Reserved, not implemented yet: openbao, gitlab, harbor, sonarqub
 export interface RunningOperator {
   managers: Manager[];
   probePort: number;
+  /** The port of the separate metrics server, when the config has a metrics section. */
+  metricsPort?: number;
   stop(): Promise<void>;
 }
 
@@ -31,6 +35,8 @@ export interface RunOptions {
   targets?: string[];
   /** Overrides the probe port of the file (0 picks a free one). */
   probePort?: number;
+  /** Overrides metrics.port of the file (0 picks a free one). */
+  metricsPort?: number;
   /** Where JSON log lines go (stdout by default). */
   logStream?: NodeJS.WritableStream;
   /**
@@ -50,6 +56,8 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
   let probes: Awaited<ReturnType<typeof startProbeServer>> | undefined;
   const names = opts.targets ?? [...config.targets.keys()];
   const setups: { def: TargetDefinition; manager: Manager }[] = [];
+  let metrics: RunningServer | undefined;
+  let metricsClient: KubeClient | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = () => {
     stopping ??= (async () => {
@@ -57,6 +65,8 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
       await Promise.all(setups.map((s) => s.def.close?.()));
       for (const s of setups) s.manager.client.close();
       await probes?.close();
+      await metrics?.close();
+      metricsClient?.close();
     })();
     return stopping;
   };
@@ -73,12 +83,8 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     if (!config.targets.has(name))
       throw new Error(`--targets: "${name}" has no section under targets in ${opts.configPath}`);
     const def = await loadTarget(name);
-    const section = config.targets.get(name);
-    const field = `targets.${name}`;
-    const parsed = def.parseConfig(section, field);
-    const raw = (section ?? {}) as Record<string, unknown>;
-    const namespaces =
-      raw["namespaces"] === undefined ? undefined : asStringList(raw["namespaces"], `${field}.namespaces`);
+    const { section, namespaces } = config.targets.get(name)!;
+    const parsed = def.parseConfig(section, `targets.${name}`);
     const client = new KubeClient(loadKubeConfig(opts.kubeconfig), `platform-operator/${name}`);
     const manager = new Manager({
       target: name,
@@ -94,12 +100,39 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     setups.push({ def, manager });
   }
   const managers = setups.map((s) => s.manager);
+  const stuckAfterMs = config.probes.stuckAfterMs;
   probes = await startProbeServer(
-    { ready: () => managers.every((m) => m.ready), healthy: () => true },
+    {
+      ready: () => managers.every((m) => m.ready),
+      livenessProblems: () => managers.flatMap((m) => m.livenessProblems(stuckAfterMs)),
+    },
     opts.probePort ?? config.probes.port,
     config.probes.host,
+    { serveMetrics: config.metrics === undefined },
   );
-  log.info({ targets: names, probePort: probes.port }, "operator starting");
+  if (config.metrics) {
+    const m = config.metrics;
+    if (m.secure)
+      metricsClient = new KubeClient(loadKubeConfig(opts.kubeconfig), "platform-operator/metrics-auth");
+    metrics = await startMetricsServer({
+      port: opts.metricsPort ?? m.port,
+      host: m.host,
+      authorizer: metricsClient && new MetricsAuthorizer(metricsClient, { log }),
+      tls:
+        m.certFile && m.keyFile
+          ? { cert: readPem(m.certFile, "metrics.certFile"), key: readPem(m.keyFile, "metrics.keyFile") }
+          : undefined,
+    });
+  }
+  log.info(
+    {
+      targets: names,
+      probePort: probes.port,
+      metricsPort: metrics?.port,
+      metricsSecure: config.metrics?.secure,
+    },
+    "operator starting",
+  );
   // Each manager waits for its own Lease; one target's standby must not hold up another's start.
   for (const m of managers) {
     void m
@@ -109,6 +142,15 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
   return {
     managers,
     probePort: probes.port,
+    metricsPort: metrics?.port,
     stop: stopAll,
   };
+}
+
+function readPem(path: string, field: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(field, `cannot read ${path}: ${(e as Error).message}`);
+  }
 }

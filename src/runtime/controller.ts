@@ -142,6 +142,11 @@ export class Controller {
     for (let i = 0; i < n; i++) this.workers.push(this.work());
   }
 
+  /** How long keys have waited while no worker made progress; 0 before start (a standby has no workers). */
+  stalledForMs(now = performance.now()): number {
+    return this.started ? this.queue.stalledForMs(now) : 0;
+  }
+
   /**
    * Stops at once, synchronously: no key is handed out any more and the reconciles in flight see
    * their signal aborted. Used when leadership is lost, where not one more pass may start.

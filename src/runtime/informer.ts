@@ -65,6 +65,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private abort?: AbortController;
   private loops: Promise<void>[] = [];
   private readonly scopes: (string | undefined)[];
+  // Per scope, the monotonic time of its last sign of life (a list page, a watch event or bookmark,
+  // a watch the server ended on time): what liveness reads to tell a stuck loop from a quiet one.
+  private readonly lastProgress = new Map<string, number>();
 
   constructor(
     private readonly client: KubeClient,
@@ -86,6 +89,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   start(): void {
     if (this.abort) return;
     this.abort = new AbortController();
+    for (const ns of this.scopes) this.progress(ns);
     this.loops = this.scopes.map((ns) => this.run(ns, this.abort!.signal));
   }
 
@@ -130,6 +134,20 @@ export class Informer<T extends KubeObject = KubeObject> {
     return ns ?? "*";
   }
 
+  private progress(ns: string | undefined): void {
+    this.lastProgress.set(this.scopeName(ns), performance.now());
+  }
+
+  /**
+   * The scopes (namespace, or "*") of a running informer whose list/watch loop has shown no sign
+   * of life for `thresholdMs`: failing lists or watches, or a connection gone silent. A healthy
+   * watch is not quiet that long: the API server sends a bookmark every minute or two (health.ts).
+   */
+  stalledScopes(thresholdMs: number, now = performance.now()): string[] {
+    if (!this.abort || this.abort.signal.aborted) return [];
+    return [...this.lastProgress].filter(([, at]) => now - at > thresholdMs).map(([scope]) => scope);
+  }
+
   private async run(namespace: string | undefined, signal: AbortSignal): Promise<void> {
     const log = this.opts.log.child({ resource: this.type.plural, namespace: namespace ?? "(all)" });
     let resourceVersion: string | undefined;
@@ -166,6 +184,7 @@ export class Informer<T extends KubeObject = KubeObject> {
             resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
             events++;
             silence?.refresh();
+            this.progress(namespace);
             if (event.type === "BOOKMARK") return;
             const obj = this.slim(event.object as T);
             if (event.type === "DELETED") this.remove(obj);
@@ -180,6 +199,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         signal.addEventListener("abort", onAbort, { once: true });
         try {
           await w.done;
+          this.progress(namespace);
         } finally {
           clearTimeout(silence);
           signal.removeEventListener("abort", onAbort);
@@ -235,6 +255,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const page = this.opts.metadataOnly
         ? ((await this.client.listMetadata(this.type, listOpts)) as KubeList<T>)
         : await this.client.list<T>(this.type, listOpts);
+      this.progress(namespace);
       for (const item of page.items) {
         const obj = this.slim(item);
         seen.add(objectKey(obj));

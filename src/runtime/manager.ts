@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { KubeClient } from "./client.js";
 import type { Controller } from "./controller.js";
 import { EventRecorder } from "./events.js";
+import { livenessProblems } from "./health.js";
 import { Informer, type InformerOptions } from "./informer.js";
 import { LeaderElector } from "./leaderelection.js";
 import type { Logger } from "./log.js";
@@ -164,6 +165,12 @@ export class Manager {
   /** Ready once every informer has listed: reconciles then see a complete cache. */
   get ready(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced);
+  }
+
+  /** Why this manager is not alive (stuck informers or queues, see health.ts); empty when it is. */
+  livenessProblems(thresholdMs: number): string[] {
+    const problems = livenessProblems(this.informers.values(), this.controllers, thresholdMs);
+    return problems.map((p) => `${this.opts.target}: ${p}`);
   }
 
   async waitForCacheSync(): Promise<void> {

@@ -9,7 +9,7 @@ collectDefaultMetrics({ register: registry });
 
 export const reconcileTotal = new Counter({
   name: "controller_runtime_reconcile_total",
-  help: "Reconciles per controller and result (success, error, requeue, requeue_after).",
+  help: "Reconciles per controller and result (success, error, requeue_after).",
   labelNames: ["controller", "result"] as const,
   registers: [registry],
 });
@@ -67,7 +67,7 @@ export const workqueueQueueDuration = new Histogram({
 
 export const restClientRequests = new Counter({
   name: "rest_client_requests_total",
-  help: "HTTP requests to the Kubernetes API server, by status code, method and host.",
+  help: "HTTP requests to the Kubernetes API server, by status code (<error> when no response came), method and host.",
   labelNames: ["code", "method", "host"] as const,
   registers: [registry],
 });
@@ -81,7 +81,14 @@ export const leaderElectionMasterStatus = new Gauge({
 
 export const informerRelists = new Counter({
   name: "informer_relists_total",
-  help: "Full lists an informer made after it started (410 Gone, errors), per resource.",
+  help: "Full lists an informer made after its first, because its watch could not resume from the last resourceVersion, per resource.",
   labelNames: ["resource"] as const,
+  registers: [registry],
+});
+
+export const eventsDropped = new Counter({
+  name: "event_recorder_dropped_total",
+  help: "Events not written, by cause: spam (rate limit per object and reason), queue_full (too many waiting), no_api_version (incomplete object reference), write_failed (refused or unreachable API server).",
+  labelNames: ["cause"] as const,
   registers: [registry],
 });

@@ -58,6 +58,8 @@ export class WorkQueue {
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
   private shuttingDown = false;
+  // When a worker last took or finished a key, or the queue last went from empty to waiting.
+  private progressAt = performance.now();
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly bucket: TokenBucket;
@@ -105,11 +107,13 @@ export class WorkQueue {
       waiter(key);
       return;
     }
+    if (this.queue.length === 0) this.progressAt = performance.now();
     this.queue.push(key);
     workqueueDepth.set({ name: this.opts.name }, this.queue.length);
   }
 
   private take(key: string): void {
+    this.progressAt = performance.now();
     this.dirty.delete(key);
     this.processing.add(key);
     const at = this.addedAt.get(key);
@@ -173,6 +177,7 @@ export class WorkQueue {
 
   /** Marks the key processed; if it was added meanwhile, it goes back into the queue now. */
   done(key: string): void {
+    this.progressAt = performance.now();
     this.processing.delete(key);
     if (this.dirty.has(key) && !this.shuttingDown) this.enqueue(key);
     if (this.processing.size === 0) for (const w of this.idleWaiters.splice(0)) w();
@@ -184,6 +189,11 @@ export class WorkQueue {
     for (const d of this.delayed.values()) clearTimeout(d.timer);
     this.delayed.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
+  }
+
+  /** How long keys have been waiting with no worker taking or finishing one; 0 when none waits. */
+  stalledForMs(now = performance.now()): number {
+    return this.queue.length === 0 || this.shuttingDown ? 0 : now - this.progressAt;
   }
 
   get isShuttingDown(): boolean {

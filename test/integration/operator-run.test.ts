@@ -34,6 +34,7 @@ targets:
     resyncInterval: 2s
     backend:
       address: \${OP_RUN_TEST_BAO}
+      allowHttp: true
       auth:
         kubernetes: { mount: k8s-${ns}, role: ohmlab-controller, audience: vault, serviceAccount: { namespace: ${ns}, name: ohmlab-controller } }
 `,

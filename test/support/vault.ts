@@ -113,6 +113,7 @@ export async function startVaultTarget(
       resyncInterval: opts.resyncInterval ?? "2s",
       backend: {
         address: opts.address ?? sharedEnv().bao.addr,
+        allowHttp: true,
         auth: {
           kubernetes: {
             mount: `k8s-${ns}`,
@@ -163,7 +164,7 @@ export async function waitForReason(
   return eventually(
     async () => {
       const o = await getSeed(client, ns, name);
-      const ready = findCondition(o.status?.conditions as never, "Ready");
+      const ready = findCondition(o.status?.conditions, "Ready");
       return ready?.reason === reason && ready.observedGeneration === o.metadata.generation ? o : undefined;
     },
     timeoutMs,
@@ -172,7 +173,7 @@ export async function waitForReason(
 }
 
 export function condition(o: VaultSeed, type: string) {
-  return findCondition(o.status?.conditions as never, type);
+  return findCondition(o.status?.conditions, type);
 }
 
 export interface VaultSuite {

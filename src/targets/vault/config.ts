@@ -1,5 +1,12 @@
 import { readFileSync } from "node:fs";
-import { asBool, asObject, asString } from "../../runtime/configvalues.js";
+import {
+  asBool,
+  asDuration,
+  asObject,
+  asSection,
+  asString,
+  rejectUnknownKeys,
+} from "../../runtime/configvalues.js";
 import { ConfigError } from "../../runtime/target.js";
 
 /**
@@ -29,24 +36,34 @@ export interface VaultTargetConfig {
   };
 }
 
-const DURATION = /^(\d+)(ms|s|m|h)$/;
+// The keys each section knows; anything else is refused by name (see rejectUnknownKeys).
+const SECTION_KEYS = ["observeOnly", "allowDelete", "concurrency", "resyncInterval", "backend"] as const;
+const BACKEND_KEYS = ["address", "caFile", "allowHttp", "auth"] as const;
+const AUTH_KEYS = ["kubernetes", "developmentToken"] as const;
+const KUBERNETES_AUTH_KEYS = ["mount", "role", "audience", "tokenFile", "serviceAccount"] as const;
 
-export function parseDuration(v: unknown, field: string): number {
-  const m = typeof v === "string" ? DURATION.exec(v) : null;
-  if (!m) throw new ConfigError(field, 'must be a duration such as "30s", "10m" or "1h"');
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
-  return Number(m[1]) * unit;
-}
+/** Kept under its old name for callers of the vault target. */
+export const parseDuration = asDuration;
 
 export function parseVaultConfig(raw: unknown, field: string): VaultTargetConfig {
-  const root = asObject(raw ?? {}, field);
-  const backend = asObject(root["backend"], `${field}.backend`);
+  const root = asSection(raw ?? {}, field, SECTION_KEYS);
+  const backend = asSection(root["backend"], `${field}.backend`, BACKEND_KEYS);
   const address = asString(backend["address"], `${field}.backend.address`);
+  let protocol: string;
   try {
-    const u = new URL(address);
-    if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error();
+    protocol = new URL(address).protocol;
   } catch {
+    protocol = "";
+  }
+  if (protocol !== "https:" && protocol !== "http:") {
     throw new ConfigError(`${field}.backend.address`, "must be an http(s) URL");
+  }
+  const allowHttp = asBool(backend["allowHttp"] ?? false, `${field}.backend.allowHttp`);
+  if (protocol === "http:" && !allowHttp) {
+    throw new ConfigError(
+      `${field}.backend.address`,
+      "http:// would send the login token and secret values unencrypted; use https://, or set backend.allowHttp: true (local development only)",
+    );
   }
   let caPem: string | undefined;
   if (backend["caFile"] !== undefined) {
@@ -80,13 +97,22 @@ export function parseVaultConfig(raw: unknown, field: string): VaultTargetConfig
 
 function parseAuth(raw: unknown, field: string): VaultTargetConfig["backend"]["auth"] {
   const auth = asObject(raw, field);
-  if (auth["token"] !== undefined && auth["kubernetes"] !== undefined) {
-    throw new ConfigError(field, "set either kubernetes or token, not both");
-  }
+  // A static token never expires and is not tied to the workload: allowed only under a key that
+  // says it is for development, so it cannot reach production by accident.
   if (auth["token"] !== undefined) {
-    return { kind: "token", token: asString(auth["token"], `${field}.token`) };
+    throw new ConfigError(
+      `${field}.token`,
+      "static-token auth is for development only; use kubernetes, or name the key developmentToken to mark it as development use",
+    );
   }
-  const k = asObject(auth["kubernetes"], `${field}.kubernetes`);
+  rejectUnknownKeys(auth, AUTH_KEYS, field);
+  if (auth["developmentToken"] !== undefined && auth["kubernetes"] !== undefined) {
+    throw new ConfigError(field, "set either kubernetes or developmentToken, not both");
+  }
+  if (auth["developmentToken"] !== undefined) {
+    return { kind: "token", token: asString(auth["developmentToken"], `${field}.developmentToken`) };
+  }
+  const k = asSection(auth["kubernetes"], `${field}.kubernetes`, KUBERNETES_AUTH_KEYS);
   const out: VaultTargetConfig["backend"]["auth"] = {
     kind: "kubernetes",
     mount: asString(k["mount"] ?? "kubernetes", `${field}.kubernetes.mount`),
@@ -98,7 +124,7 @@ function parseAuth(raw: unknown, field: string): VaultTargetConfig["backend"]["a
   }
   if (k["tokenFile"] !== undefined) out.tokenFile = asString(k["tokenFile"], `${field}.kubernetes.tokenFile`);
   else if (k["serviceAccount"] !== undefined) {
-    const sa = asObject(k["serviceAccount"], `${field}.kubernetes.serviceAccount`);
+    const sa = asSection(k["serviceAccount"], `${field}.kubernetes.serviceAccount`, ["namespace", "name"]);
     out.serviceAccount = {
       namespace: asString(sa["namespace"], `${field}.kubernetes.serviceAccount.namespace`),
       name: asString(sa["name"], `${field}.kubernetes.serviceAccount.name`),

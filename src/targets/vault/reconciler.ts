@@ -165,7 +165,7 @@ export class VaultSeedReconciler {
       const planFor = (state: KvState) =>
         plan({
           object: identity,
-          spec: obj.spec as never,
+          spec: obj.spec,
           current: state,
           refs,
           managedKeys,
@@ -408,12 +408,7 @@ export class VaultSeedReconciler {
   /** Applies the status only when something in it changed, so a quiet resync writes nothing. */
   private async writeStatus(obj: VaultSeed, o: Outcome, log: Logger, signal: AbortSignal): Promise<void> {
     const prev = obj.status ?? {};
-    const conditions = conditionsFor(
-      prev.conditions as never,
-      o.verdict,
-      obj.metadata.generation,
-      this.now(),
-    );
+    const conditions = conditionsFor(prev.conditions, o.verdict, obj.metadata.generation, this.now());
     const status: Record<string, unknown> = {
       observedGeneration: obj.metadata.generation,
       conditions,
@@ -424,12 +419,12 @@ export class VaultSeedReconciler {
     for (const k of Object.keys(status)) if (status[k] === undefined) delete status[k];
     const unchanged =
       prev.observedGeneration === status["observedGeneration"] &&
-      sameConditions(prev.conditions as never, conditions) &&
+      sameConditions(prev.conditions, conditions) &&
       JSON.stringify(prev.managedKeys ?? null) === JSON.stringify(status["managedKeys"] ?? null) &&
       prev.kvVersion === status["kvVersion"] &&
       prev.rotationToken === status["rotationToken"];
     if (unchanged) return;
-    const before = findCondition(prev.conditions as never, "Ready");
+    const before = findCondition(prev.conditions, "Ready");
     if (!o.verdict.ready && (before?.reason !== o.verdict.reason || before?.status !== "False")) {
       this.d.events.record(obj, {
         type: "Warning",

@@ -1,0 +1,112 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import { KubeClient } from "../../src/runtime/client.js";
+import type { ResourceType } from "../../src/runtime/types.js";
+
+const rbac = (plural: string, kind: string, namespaced: boolean): ResourceType => ({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind,
+  plural,
+  namespaced,
+});
+export const ROLE = rbac("roles", "Role", true);
+export const ROLE_BINDING = rbac("rolebindings", "RoleBinding", true);
+export const CLUSTER_ROLE = rbac("clusterroles", "ClusterRole", false);
+export const CLUSTER_ROLE_BINDING = rbac("clusterrolebindings", "ClusterRoleBinding", false);
+
+export type PolicyRule = {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  nonResourceURLs?: string[];
+};
+
+/** Creates a ServiceAccount and returns a short-lived token for it from the TokenRequest API. */
+export async function serviceAccountToken(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  await admin.apply(
+    SERVICE_ACCOUNT,
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } },
+    { fieldManager: "tests" },
+  );
+  const res = await admin.request<{ status: { token: string } }>({
+    method: "POST",
+    path: admin.resourcePath(SERVICE_ACCOUNT, namespace, name, "token"),
+    body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
+  });
+  return res.status.token;
+}
+
+/** Grants `rules` to a ServiceAccount in its namespace (Role + RoleBinding). */
+export async function grantInNamespace(
+  admin: KubeClient,
+  namespace: string,
+  serviceAccount: string,
+  roleName: string,
+  rules: PolicyRule[],
+): Promise<void> {
+  await admin.apply(
+    ROLE,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: roleName, namespace },
+      rules,
+    },
+    { fieldManager: "tests" },
+  );
+  await admin.apply(
+    ROLE_BINDING,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: roleName, namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: roleName },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
+    },
+    { fieldManager: "tests" },
+  );
+}
+
+/** Grants cluster-wide `rules` (non-resource URLs need a ClusterRole). */
+export async function grantClusterWide(
+  admin: KubeClient,
+  namespace: string,
+  serviceAccount: string,
+  roleName: string,
+  rules: PolicyRule[],
+): Promise<void> {
+  await admin.apply(
+    CLUSTER_ROLE,
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: roleName }, rules },
+    { fieldManager: "tests" },
+  );
+  await admin.apply(
+    CLUSTER_ROLE_BINDING,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: roleName },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: roleName },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
+    },
+    { fieldManager: "tests" },
+  );
+}
+
+/** A client for the same API server as `admin`, authenticating with a bearer token. */
+export function clientWithToken(admin: KubeClient, token: string, server?: string): KubeClient {
+  const cluster = admin.kubeConfig.getCurrentCluster()!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ ...cluster, server: server ?? cluster.server }],
+    users: [{ name: "token-user", token }],
+    contexts: [{ name: "token", cluster: cluster.name, user: "token-user" }],
+    currentContext: "token",
+  });
+  return new KubeClient(kc, "platform-operator-tests");
+}
