@@ -17,6 +17,7 @@ Commands:
   crds      print (or write) the CustomResourceDefinitions
   validate  check manifests offline (files, folders or stdin)
   version   print the version
+  node-options  print V8 heap flags for this container's memory limit (for NODE_OPTIONS)
   dev       the local default: a local control plane and OpenBao with the samples applied
 
 Run 'platform-operator <command> --help' for a command's options.`;
@@ -45,6 +46,11 @@ async function main(argv: string[]): Promise<number> {
       if (wantsHelp) return help(versionHelp);
       process.stdout.write(`platform-operator ${packageVersion()}\n`);
       return 0;
+    case "node-options": {
+      const { nodeOptionsCommand, nodeOptionsHelp } = await import("./heap.js");
+      if (wantsHelp) return help(nodeOptionsHelp);
+      return nodeOptionsCommand();
+    }
     case "crds": {
       const { crdsCommand, crdsHelp } = await import("./crds.js");
       if (wantsHelp) return help(crdsHelp);
