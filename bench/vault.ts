@@ -134,8 +134,16 @@ async function heapSnapshot(child: ChildProcess, port: number, dir: string, labe
     10 * 60_000,
   );
   // V8 writes the snapshot on the main thread: once the file exists, an answer from /metrics can
-  // only come after the write is complete.
-  await metrics(port);
+  // only come after the write is complete. (A kept-alive connection may have timed out meanwhile.)
+  await waitFor(
+    "the operator to answer after the heap snapshot",
+    () =>
+      metrics(port).then(
+        () => true,
+        () => false,
+      ),
+    10 * 60_000,
+  );
   renameSync(join(dir, file!), join(dir, `${label}.heapsnapshot`));
   say(`heap snapshot: ${join(dir, `${label}.heapsnapshot`)}`);
 }
@@ -348,7 +356,12 @@ try {
     await new Promise((r) => setTimeout(r, 200));
   }
   const rows = [];
-  for (const n of sizes) rows.push(await runSize(n, client, cp.kubeconfigPath, bao.addr, auditFile, dir));
+  for (const n of sizes) {
+    const r = await runSize(n, client, cp.kubeconfigPath, bao.addr, auditFile, dir);
+    // Printed as soon as known, so a later failure does not lose it.
+    say(`${n} objects: ${JSON.stringify(r)}`);
+    rows.push(r);
+  }
   const header = [
     "objects",
     "first seed",
