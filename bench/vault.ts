@@ -1,13 +1,16 @@
 /**
  * VaultSeed benchmark against real OpenBao and a real kube-apiserver (`npm run bench:vault`).
  *
- * For 1,000 and 10,000 objects: the time of the first full seed, then a quiet pass — a fresh
+ * For 0, 1,000 and 10,000 objects: the time of the first full seed, then a quiet pass — a fresh
  * operator process reconciling every object once with nothing to change — with OpenBao's requests
  * counted by OpenBao's own file audit device, writes to OpenBao and to the API server, and the
- * operator's peak RSS (VmHWM of its process).
+ * operator's memory: RSS once ready (caches synced, before any work; with 0 objects this is the idle
+ * operator), RSS after the first seed, and the peak RSS (VmHWM) of the seeding and the quiet process.
+ * BENCH_HEAP_SNAPSHOTS=1 also writes a heap snapshot of the operator after the seed and after the
+ * quiet pass (`npm run heap:summary FILE` attributes it).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,7 +32,8 @@ const VAULTSEED: ResourceType = {
 const MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const CRD_FILE = fileURLToPath(new URL("../../deploy/crds/ohmlab.fr_vaultseeds.yaml", import.meta.url));
 const say = (l: string) => process.stderr.write(`[bench] ${l}\n`);
-const sizes = (process.env["BENCH_SIZES"] ?? "1000,10000").split(",").map(Number);
+const sizes = (process.env["BENCH_SIZES"] ?? "0,1000,10000").split(",").map(Number);
+const heapSnapshots = process.env["BENCH_HEAP_SNAPSHOTS"] === "1";
 
 /** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
 function seedSpec(ns: string, i: number): Record<string, unknown> {
@@ -60,9 +64,27 @@ async function metrics(port: number): Promise<Map<string, number>> {
 const sum = (m: Map<string, number>, prefix: string, filter: (k: string) => boolean = () => true) =>
   [...m].filter(([k]) => k.startsWith(prefix) && filter(k)).reduce((a, [, v]) => a + v, 0);
 
-function peakRssMiB(pid: number): number {
+/** VmHWM is the process's peak resident set so far, VmRSS its resident set now. */
+function rssMiB(pid: number, field: "VmHWM" | "VmRSS" = "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
+}
+const peakRssMiB = (pid: number) => rssMiB(pid, "VmHWM");
+const currentRssMiB = (pid: number) => rssMiB(pid, "VmRSS");
+
+/** Resolves once the operator's /readyz answers 200: its caches are synced. */
+function waitReady(port: number): Promise<void> {
+  return waitFor(
+    "the operator to be ready",
+    async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    10 * 60_000,
+  );
 }
 
 interface AuditCount {
@@ -98,8 +120,39 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   }
 }
 
-function startOperator(configPath: string, kubeconfig: string): ChildProcess {
-  const child = spawn(process.execPath, [MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig], {
+/** Asks the operator for a heap snapshot (--heapsnapshot-signal) and waits until it is written. */
+async function heapSnapshot(child: ChildProcess, port: number, dir: string, label: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  child.kill("SIGUSR2");
+  let file: string | undefined;
+  await waitFor(
+    `the ${label} heap snapshot`,
+    async () => {
+      file = readdirSync(dir).find((f) => f.endsWith(".heapsnapshot") && !before.has(f));
+      return file !== undefined;
+    },
+    10 * 60_000,
+  );
+  // V8 writes the snapshot on the main thread: once the file exists, an answer from /metrics can
+  // only come after the write is complete. (A kept-alive connection may have timed out meanwhile.)
+  await waitFor(
+    "the operator to answer after the heap snapshot",
+    () =>
+      metrics(port).then(
+        () => true,
+        () => false,
+      ),
+    10 * 60_000,
+  );
+  renameSync(join(dir, file!), join(dir, `${label}.heapsnapshot`));
+  say(`heap snapshot: ${join(dir, `${label}.heapsnapshot`)}`);
+}
+
+function startOperator(configPath: string, kubeconfig: string, cwd: string): ChildProcess {
+  const flags = heapSnapshots ? ["--heapsnapshot-signal=SIGUSR2"] : [];
+  const args = [...flags, MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig];
+  const child = spawn(process.execPath, args, {
+    cwd,
     stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, LOG_LEVEL: "warn" },
   });
@@ -127,7 +180,7 @@ async function runSize(
     { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
     { fieldManager: "bench" },
   );
-  say(`creating ${n} VaultSeeds in ${ns}...`);
+  if (n > 0) say(`creating ${n} VaultSeeds in ${ns}...`);
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
@@ -167,8 +220,10 @@ targets:
 
   // First full seed.
   const auditStart = statSync(auditFile).size;
-  let op = startOperator(configPath, kubeconfig);
+  let op = startOperator(configPath, kubeconfig, dir);
   const t1 = performance.now();
+  await waitReady(port);
+  const readyRss = currentRssMiB(op.pid!);
   await waitFor(
     "the first seed",
     async () => {
@@ -193,13 +248,16 @@ targets:
     ),
   ).length;
   const seedRss = peakRssMiB(op.pid!);
+  const afterSeedRss = currentRssMiB(op.pid!);
+  if (heapSnapshots) await heapSnapshot(op, port, dir, `seed-${n}`);
   await stopOperator(op);
 
   // Quiet pass: a fresh process reconciles every object once; nothing should be written anywhere.
   const auditQuiet = statSync(auditFile).size;
   const rvBefore = new Map(list.items.map((o) => [o.metadata.name, o.metadata.resourceVersion]));
-  op = startOperator(configPath, kubeconfig);
+  op = startOperator(configPath, kubeconfig, dir);
   let passStart = 0;
+  await waitReady(port);
   await waitFor(
     "the quiet pass",
     async () => {
@@ -218,7 +276,7 @@ targets:
     },
     30 * 60_000,
   );
-  const quietSeconds = (performance.now() - passStart) / 1000;
+  const quietSeconds = n === 0 ? 0 : (performance.now() - passStart) / 1000;
   const m = await metrics(port);
   // Every login asks the TokenRequest API for a JWT: a POST, but no write to any object.
   const logins = sum(m, 'ohmlab_backend_requests_total{target="vault",operation="login"');
@@ -226,6 +284,7 @@ targets:
     sum(m, "rest_client_requests_total", (k) => /method="(POST|PUT|PATCH|DELETE)"/.test(k)) - logins;
   const quietAudit = auditSince(auditFile, auditQuiet, `secret/`);
   const quietRss = peakRssMiB(op.pid!);
+  if (heapSnapshots) await heapSnapshot(op, port, dir, `quiet-${n}`);
   await stopOperator(op);
   const after = await client.list(VAULTSEED, { namespace: ns, limit: 100_000 });
   const changed = after.items.filter((o) => rvBefore.get(o.metadata.name) !== o.metadata.resourceVersion);
@@ -240,15 +299,17 @@ targets:
     n,
     seedSeconds,
     ready,
-    seedReadsPerPath: seedAudit.reads / n,
-    seedWritesPerPath: seedAudit.writes / n,
+    seedReadsPerPath: n === 0 ? 0 : seedAudit.reads / n,
+    seedWritesPerPath: n === 0 ? 0 : seedAudit.writes / n,
     quietSeconds,
-    quietReadsPerPath: quietAudit.reads / n,
+    quietReadsPerPath: n === 0 ? 0 : quietAudit.reads / n,
     quietBaoWrites: quietAudit.writes,
     quietApiWrites: apiWrites,
     changedObjects,
     peakRss: Math.max(seedRss, quietRss),
+    readyRss,
     seedRss,
+    afterSeedRss,
     quietRss,
   };
 }
@@ -299,7 +360,12 @@ try {
     await new Promise((r) => setTimeout(r, 200));
   }
   const rows = [];
-  for (const n of sizes) rows.push(await runSize(n, client, cp.kubeconfigPath, bao.addr, auditFile, dir));
+  for (const n of sizes) {
+    const r = await runSize(n, client, cp.kubeconfigPath, bao.addr, auditFile, dir);
+    // Printed as soon as known, so a later failure does not lose it.
+    say(`${n} objects: ${JSON.stringify(r)}`);
+    rows.push(r);
+  }
   const header = [
     "objects",
     "first seed",
@@ -316,7 +382,7 @@ try {
     `${r.seedSeconds.toFixed(1)} s`,
     String(r.ready),
     `${r.quietSeconds.toFixed(1)} s`,
-    r.quietReadsPerPath.toFixed(2),
+    r.n === 0 ? "-" : r.quietReadsPerPath.toFixed(2),
     String(r.quietBaoWrites),
     String(r.quietApiWrites),
     String(r.changedObjects),
@@ -329,10 +395,26 @@ try {
   );
   process.stdout.write(`${line(header)}\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of table) process.stdout.write(`${line(row)}\n`);
-  for (const r of rows)
-    process.stdout.write(
-      `peak RSS of ${r.n}: ${r.seedRss.toFixed(0)} MiB during the first seed, ${r.quietRss.toFixed(0)} MiB during the quiet pass\n`,
-    );
+  const mib = (v: number) => `${v.toFixed(0)} MiB`;
+  const memHeader = [
+    "objects",
+    "RSS ready (idle)",
+    "peak RSS, first seed",
+    "RSS after seed",
+    "peak RSS, quiet pass",
+  ];
+  const memRows = rows.map((r) => [
+    r.n.toLocaleString("en-US"),
+    mib(r.readyRss),
+    mib(r.seedRss),
+    mib(r.afterSeedRss),
+    mib(r.quietRss),
+  ]);
+  const memWidths = memHeader.map((h, i) => Math.max(h.length, ...memRows.map((row) => row[i]!.length)));
+  const memLine = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(memWidths[i]!)).join(" | ")} |`;
+  process.stdout.write(`\nOperator memory (VmRSS / VmHWM of the operator process)\n`);
+  process.stdout.write(`${memLine(memHeader)}\n|${memWidths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
+  for (const row of memRows) process.stdout.write(`${memLine(row)}\n`);
   for (const r of rows)
     process.stdout.write(
       `first seed of ${r.n}: ${r.seedReadsPerPath.toFixed(2)} reads and ${r.seedWritesPerPath.toFixed(2)} writes per path\n`,

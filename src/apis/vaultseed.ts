@@ -3,35 +3,16 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Conditions, cel, KindSchema, type KubeOptions, ObservedGeneration, StringEnum } from "./common.js";
 import type { KindDefinition } from "./crd.js";
 
-export const VaultSeedGroup = "ohmlab.fr";
-export const VaultSeedVersion = "v1alpha1";
-export const VaultSeedApiVersion = `${VaultSeedGroup}/${VaultSeedVersion}` as const;
-export const VaultSeedKind = "VaultSeed";
-export const VaultSeedPlural = "vaultseeds";
+import {
+  DeletionPolicies,
+  VaultSeedApiVersion,
+  VaultSeedGroup,
+  VaultSeedKind,
+  VaultSeedPlural,
+  VaultSeedVersion,
+} from "./vaultseed-names.js";
 
-export const VaultSeedCondition = {
-  Ready: "Ready",
-  Reconciling: "Reconciling",
-  Stalled: "Stalled",
-  Drifted: "Drifted",
-} as const;
-export type VaultSeedConditionType = (typeof VaultSeedCondition)[keyof typeof VaultSeedCondition];
-
-export const VaultSeedReason = {
-  Reconciled: "Reconciled",
-  RefPending: "RefPending",
-  RefCycle: "RefCycle",
-  InvalidSpec: "InvalidSpec",
-  InvalidRotation: "InvalidRotation",
-  OwnedByAnother: "OwnedByAnother",
-  Forbidden: "Forbidden",
-  BackendUnavailable: "BackendUnavailable",
-  ObserveOnly: "ObserveOnly",
-} as const;
-export type VaultSeedReasonType = (typeof VaultSeedReason)[keyof typeof VaultSeedReason];
-
-export const DeletionPolicies = ["Retain", "Delete"] as const;
-export type VaultSeedDeletionPolicy = (typeof DeletionPolicies)[number];
+export * from "./vaultseed-names.js";
 
 /**
  * The declared tree. The API server cannot describe a tree of arbitrary depth, so the CRD keeps

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { ConfigError } from "../runtime/target.js";
-import { crdsCommand, crdsHelp } from "./crds.js";
-import { runHelp, startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
-import { validateCommand, validateHelp } from "./validate.js";
 import { packageVersion } from "./version.js";
+
+// Each command's module is imported when that command runs: `version` or `validate` never load the
+// runtime, and `run` never loads the CRD builder (see the README's memory figures).
 
 const mainHelp = `Usage: platform-operator <command> [options]
 
@@ -17,6 +17,7 @@ Commands:
   crds      print (or write) the CustomResourceDefinitions
   validate  check manifests offline (files, folders or stdin)
   version   print the version
+  node-options  print V8 heap flags for this container's memory limit (for NODE_OPTIONS)
   dev       the local default: a local control plane and OpenBao with the samples applied
 
 Run 'platform-operator <command> --help' for a command's options.`;
@@ -45,17 +46,25 @@ async function main(argv: string[]): Promise<number> {
       if (wantsHelp) return help(versionHelp);
       process.stdout.write(`platform-operator ${packageVersion()}\n`);
       return 0;
+    case "node-options": {
+      const { nodeOptionsCommand, nodeOptionsHelp } = await import("./heap.js");
+      if (wantsHelp) return help(nodeOptionsHelp);
+      return nodeOptionsCommand();
+    }
     case "crds": {
+      const { crdsCommand, crdsHelp } = await import("./crds.js");
       if (wantsHelp) return help(crdsHelp);
       const { values } = parseArgs({ args: rest, options: { write: { type: "string" } }, strict: true });
       return crdsCommand(values.write);
     }
     case "validate": {
+      const { validateCommand, validateHelp } = await import("./validate.js");
       if (wantsHelp) return help(validateHelp);
       const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
       return validateCommand(positionals);
     }
     case "run": {
+      const { runHelp, startOperator } = await import("./run.js");
       if (wantsHelp) return help(runHelp);
       const { values } = parseArgs({
         args: rest,

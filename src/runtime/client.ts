@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
 import { sleep } from "./backoff.js";
+import { type Credentials, loadCredentials } from "./credentials/index.js";
 import { ApiError } from "./errors.js";
 import { restClientRequests } from "./metrics.js";
 import {
@@ -91,32 +91,29 @@ export const ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataLi
 
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 
-/** Loads kubeconfig from a file, or the in-cluster ServiceAccount when no file is named. */
-export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-  else kc.loadFromDefault();
-  return kc;
+/**
+ * Credentials from a kubeconfig file, or when none is named from $KUBECONFIG, the in-cluster
+ * ServiceAccount or ~/.kube/config (see {@link loadCredentials}).
+ */
+export function loadKubeConfig(kubeconfigPath?: string): Credentials {
+  return loadCredentials(kubeconfigPath);
 }
 
-const AUTH_REFRESH_MS = 60_000;
-
 /**
- * A small REST client over @kubernetes/client-node's configuration loading. It speaks the API
+ * A small REST client over our own credential loading (src/runtime/credentials). It speaks the API
  * conventions the runtime needs (server-side apply, status subresource, watch with bookmarks,
  * delete preconditions) and counts every request under `rest_client_requests_total`.
  */
 export class KubeClient {
   private readonly server: URL;
   private readonly agent: https.Agent | http.Agent;
-  private auth?: { options: https.RequestOptions; at: number };
   private readonly discovery = new RestMapper(this);
   private readonly limiter: TokenBucket;
   private readonly maxRetries: number;
   private readonly maxRetryAfterMs: number;
 
   constructor(
-    readonly kubeConfig: KubeConfig,
+    readonly credentials: Credentials,
     private readonly userAgent = "platform-operator",
     options: ClientOptions = {},
   ) {
@@ -127,9 +124,7 @@ export class KubeClient {
     if (!(Number.isInteger(this.maxRetries) && this.maxRetries >= 0))
       throw new Error(`client.maxRetries: must be a whole number of at least 0, got ${this.maxRetries}`);
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error("kubeconfig: no current cluster is set");
-    this.server = new URL(cluster.server);
+    this.server = new URL(credentials.server);
     const AgentType = this.server.protocol === "https:" ? https.Agent : http.Agent;
     this.agent = new AgentType({ keepAlive: true, maxSockets: 64 });
   }
@@ -138,14 +133,9 @@ export class KubeClient {
     return this.server.toString();
   }
 
-  /** Bearer tokens from files rotate, so the TLS/auth options are re-read now and then. */
-  private async authOptions(): Promise<https.RequestOptions> {
-    const now = Date.now();
-    if (this.auth && now - this.auth.at < AUTH_REFRESH_MS) return this.auth.options;
-    const options: https.RequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(options);
-    this.auth = { options, at: now };
-    return options;
+  /** Cached by the credentials; rotated token and certificate files are picked up there. */
+  private authOptions(): Promise<https.RequestOptions> {
+    return this.credentials.requestAuth();
   }
 
   private async open(spec: RequestSpec): Promise<http.IncomingMessage> {

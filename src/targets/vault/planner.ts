@@ -11,7 +11,7 @@
 //   ohmlab.fr/owner           "<namespace>/<name>" of the object that owns the path
 //   ohmlab.fr/rotation-token  the last rotate.token whose keys were written
 
-import { VaultSeedReason, type VaultSeedReasonType } from "../../apis/vaultseed.js";
+import { VaultSeedReason, type VaultSeedReasonType } from "../../apis/vaultseed-names.js";
 import type { ValueGenerator } from "./generate.js";
 import type { PlanChange } from "./plan-summary.js";
 import { summarizeChanges } from "./plan-summary.js";

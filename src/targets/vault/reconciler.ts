@@ -1,4 +1,5 @@
-import { VaultSeedReason as R, type VaultSeed } from "../../apis/vaultseed.js";
+import type { VaultSeed } from "../../apis/vaultseed.js";
+import { VaultSeedReason as R } from "../../apis/vaultseed-names.js";
 import { exponentialDelay } from "../../runtime/backoff.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { findCondition, sameConditions } from "../../runtime/conditions.js";

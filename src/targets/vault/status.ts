@@ -1,4 +1,4 @@
-import { VaultSeedCondition as C, VaultSeedReason as R } from "../../apis/vaultseed.js";
+import { VaultSeedCondition as C, VaultSeedReason as R } from "../../apis/vaultseed-names.js";
 import { type Condition, removeCondition, setCondition } from "../../runtime/conditions.js";
 
 /** The verdict of one reconcile, from which every condition is derived. */

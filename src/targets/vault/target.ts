@@ -1,4 +1,10 @@
-import { type VaultSeed, VaultSeedDefinition } from "../../apis/vaultseed.js";
+import type { VaultSeed } from "../../apis/vaultseed.js";
+import {
+  VaultSeedGroup,
+  VaultSeedKind,
+  VaultSeedPlural,
+  VaultSeedVersion,
+} from "../../apis/vaultseed-names.js";
 import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
@@ -15,10 +21,10 @@ import { RefGraph } from "./ref-graph.js";
 import { validateDocuments } from "./validate.js";
 
 export const VAULTSEED: ResourceType = {
-  group: VaultSeedDefinition.group,
-  version: VaultSeedDefinition.version,
-  kind: VaultSeedDefinition.kind,
-  plural: VaultSeedDefinition.plural,
+  group: VaultSeedGroup,
+  version: VaultSeedVersion,
+  kind: VaultSeedKind,
+  plural: VaultSeedPlural,
   namespaced: true,
 };
 

@@ -2,7 +2,7 @@
 // controller and `validate` can never disagree), and a set of manifests together (validateDocuments,
 // which adds what only shows across objects: shared paths, repeated names, reference cycles).
 
-import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed.js";
+import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed-names.js";
 import type { ManifestDocument, ManifestProblem } from "../../runtime/target.js";
 import { analyseRefs, parseSeedPath, type RefTarget } from "./refs.js";
 import { isGenerated, parseLeaf, type Template } from "./templates.js";

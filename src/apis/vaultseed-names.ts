@@ -1,0 +1,34 @@
+/**
+ * VaultSeed's names and the constants the controller uses, without the schema: the operator's run
+ * path imports these, and so never loads TypeBox (about 7 MiB of RSS), which only the CRD builder and
+ * offline validation need.
+ */
+export const VaultSeedGroup = "ohmlab.fr";
+export const VaultSeedVersion = "v1alpha1";
+export const VaultSeedApiVersion = `${VaultSeedGroup}/${VaultSeedVersion}` as const;
+export const VaultSeedKind = "VaultSeed";
+export const VaultSeedPlural = "vaultseeds";
+
+export const VaultSeedCondition = {
+  Ready: "Ready",
+  Reconciling: "Reconciling",
+  Stalled: "Stalled",
+  Drifted: "Drifted",
+} as const;
+export type VaultSeedConditionType = (typeof VaultSeedCondition)[keyof typeof VaultSeedCondition];
+
+export const VaultSeedReason = {
+  Reconciled: "Reconciled",
+  RefPending: "RefPending",
+  RefCycle: "RefCycle",
+  InvalidSpec: "InvalidSpec",
+  InvalidRotation: "InvalidRotation",
+  OwnedByAnother: "OwnedByAnother",
+  Forbidden: "Forbidden",
+  BackendUnavailable: "BackendUnavailable",
+  ObserveOnly: "ObserveOnly",
+} as const;
+export type VaultSeedReasonType = (typeof VaultSeedReason)[keyof typeof VaultSeedReason];
+
+export const DeletionPolicies = ["Retain", "Delete"] as const;
+export type VaultSeedDeletionPolicy = (typeof DeletionPolicies)[number];

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { crdFor, SCHEMA_HASH_ANNOTATION } from "../../src/apis/index.js";
+import { expectedRevision } from "../../src/targets/vault/crd-revision.js";
+
+const run = promisify(execFile);
+const dist = (p: string) => fileURLToPath(new URL(`../../src/${p}`, import.meta.url));
+
+/**
+ * Runs `code` in a fresh node where importing any of `blocked` throws: the proof that a path never
+ * loads those packages (a module that imported one would fail to load).
+ */
+async function withBlocked(blocked: string[], code: string): Promise<string> {
+  const hook = `const blocked = ${JSON.stringify(blocked)};
+export async function resolve(specifier, context, next) {
+  if (blocked.some((b) => specifier === b || specifier.startsWith(b + "/"))) throw new Error("blocked import of " + specifier);
+  return next(specifier, context);
+}`;
+  const script = `import { register } from "node:module";
+register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hook)}));
+${code}`;
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { timeout: 60_000 });
+  return stdout.trim();
+}
+
+describe("what the run path does not load", () => {
+  it("the operator's run path and the vault target load neither @kubernetes/client-node nor TypeBox", async () => {
+    const out = await withBlocked(
+      ["@kubernetes/client-node", "@sinclair/typebox", "age-encryption"],
+      `await import(${JSON.stringify(dist("cli/run.js"))});
+const { vaultTarget } = await import(${JSON.stringify(dist("targets/vault/target.js"))});
+const { expectedRevision } = await import(${JSON.stringify(dist("targets/vault/crd-revision.js"))});
+process.stdout.write(String(typeof vaultTarget) + " " + (await expectedRevision()));`,
+    );
+    assert.match(out, /^function \S+$/);
+  });
+
+  it("the blocking itself works (the check above can fail)", async () => {
+    await assert.rejects(
+      withBlocked(["@sinclair/typebox"], `await import(${JSON.stringify(dist("apis/index.js"))});`),
+      /blocked import of @sinclair\/typebox/,
+    );
+  });
+
+  it("the expected CRD revision read from deploy/crds is the one the schema builds", async () => {
+    const built = crdFor("VaultSeed").metadata.annotations?.[SCHEMA_HASH_ANNOTATION];
+    assert.ok(built);
+    assert.equal(await expectedRevision(), built);
+  });
+});
