@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { KubeConfig } from "@kubernetes/client-node";
 import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import { KubeClient } from "../../src/runtime/client.js";
 import { ApiError } from "../../src/runtime/errors.js";
 import { restClientRequests } from "../../src/runtime/metrics.js";
 import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { staticCredentials } from "../support/credentials.js";
 import { CONFIGMAP, clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 const t = (
@@ -118,13 +118,7 @@ describe("API priority and fairness answers 429: the client honours it within bo
         spec: { expirationSeconds: 600 },
       },
     });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: "c", server: env.server, caData: Buffer.from(env.caPem).toString("base64") }],
-      users: [{ name: "sa", token: token.status.token }],
-      contexts: [{ name: "c", cluster: "c", user: "sa" }],
-      currentContext: "c",
-    });
+    const kc = staticCredentials({ server: env.server, caPem: env.caPem, token: token.status.token });
     // No client-side limit here: the point is to make the server push back.
     throttled = new KubeClient(kc, "platform-operator-tests", {
       maxRetries: 2,

@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import { KubeConfig } from "@kubernetes/client-node";
 import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
 import { KubeClient } from "../../src/runtime/client.js";
 import { Controller } from "../../src/runtime/controller.js";
@@ -16,6 +15,7 @@ import { createLogger, silentLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
 import { MetricsAuthorizer } from "../../src/runtime/secure-metrics.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { redirectedCredentials } from "../support/credentials.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { clientWithToken, grantClusterWide, serviceAccountToken } from "../support/rbac.js";
 
@@ -66,15 +66,7 @@ class CuttableProxy {
 
 /** The admin's credentials, pointed at another server URL (the proxy). */
 function clientVia(admin: KubeClient, server: string): KubeClient {
-  const kc = admin.kubeConfig;
-  const proxied = new KubeConfig();
-  proxied.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, server })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return new KubeClient(proxied, "platform-operator-tests");
+  return new KubeClient(redirectedCredentials(admin.credentials, server), "platform-operator-tests");
 }
 
 async function get(

@@ -3,10 +3,11 @@ import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
+import type { Credentials } from "../../src/runtime/credentials/index.js";
 import { ApiError } from "../../src/runtime/errors.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { staticCredentials } from "../support/credentials.js";
 import { CONFIGMAP, clientFor, freshNamespace } from "../support/kube.js";
 
 /**
@@ -20,7 +21,7 @@ class ThrottlingProxy {
   private server?: http.Server;
   port = 0;
 
-  constructor(private readonly upstream: KubeConfig) {}
+  constructor(private readonly upstream: Credentials) {}
 
   throttle(path: string, times: number, retryAfter?: string): void {
     this.rules.set(path, { remaining: times, retryAfter });
@@ -31,9 +32,8 @@ class ThrottlingProxy {
   }
 
   async start(): Promise<void> {
-    const tls: https.RequestOptions = {};
-    await this.upstream.applyToHTTPSOptions(tls);
-    const target = new URL(this.upstream.getCurrentCluster()!.server);
+    const tls: https.RequestOptions = await this.upstream.requestAuth();
+    const target = new URL(this.upstream.server);
     this.server = http.createServer((req, res) => {
       const path = (req.url ?? "/").split("?")[0]!;
       this.arrivals.push({ path, at: performance.now() });
@@ -78,13 +78,7 @@ class ThrottlingProxy {
 
   /** A client whose every request goes through this proxy. */
   client(options: ConstructorParameters<typeof KubeClient>[2]): KubeClient {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: "proxy", server: `http://127.0.0.1:${this.port}`, skipTLSVerify: true }],
-      users: [{ name: "none" }],
-      contexts: [{ name: "proxy", cluster: "proxy", user: "none" }],
-      currentContext: "proxy",
-    });
+    const kc = staticCredentials({ server: `http://127.0.0.1:${this.port}` });
     return new KubeClient(kc, "platform-operator-tests", options);
   }
 

@@ -1,8 +1,8 @@
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
+import { staticCredentials } from "./credentials.js";
 
 export interface ForwardedRequest {
   method: string;
@@ -38,9 +38,8 @@ export class ApiForwarder {
 
   static async start(kubeconfigPath: string, opts: ForwarderOptions): Promise<ApiForwarder> {
     const kc = loadKubeConfig(kubeconfigPath);
-    const tls: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(tls);
-    const upstream = new URL(kc.getCurrentCluster()!.server);
+    const tls: https.RequestOptions = await kc.requestAuth();
+    const upstream = new URL(kc.server);
     const agent = new https.Agent({ keepAlive: true });
     let self: ApiForwarder | undefined;
     const server = http.createServer((req, res) => {
@@ -114,13 +113,7 @@ export class ApiForwarder {
 
   /** A client that talks to the API server through this forwarder. */
   client(): KubeClient {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: "fwd", server: `http://127.0.0.1:${this.port}`, skipTLSVerify: true }],
-      users: [{ name: "fwd" }],
-      contexts: [{ name: "fwd", cluster: "fwd", user: "fwd" }],
-      currentContext: "fwd",
-    });
+    const kc = staticCredentials({ server: `http://127.0.0.1:${this.port}` });
     return new KubeClient(kc, "forwarded-test-client");
   }
 

@@ -1,7 +1,7 @@
-import { KubeConfig } from "@kubernetes/client-node";
 import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import { KubeClient } from "../../src/runtime/client.js";
 import type { ResourceType } from "../../src/runtime/types.js";
+import { tokenCredentials } from "./credentials.js";
 
 const rbac = (plural: string, kind: string, namespaced: boolean): ResourceType => ({
   group: "rbac.authorization.k8s.io",
@@ -100,13 +100,5 @@ export async function grantClusterWide(
 
 /** A client for the same API server as `admin`, authenticating with a bearer token. */
 export function clientWithToken(admin: KubeClient, token: string, server?: string): KubeClient {
-  const cluster = admin.kubeConfig.getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ ...cluster, server: server ?? cluster.server }],
-    users: [{ name: "token-user", token }],
-    contexts: [{ name: "token", cluster: cluster.name, user: "token-user" }],
-    currentContext: "token",
-  });
-  return new KubeClient(kc, "platform-operator-tests");
+  return new KubeClient(tokenCredentials(admin.credentials, token, server), "platform-operator-tests");
 }
