@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { makeTempDir } from "../../src/testenv/tempdirs.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const main = join(root, "dist/src/cli/main.js");
@@ -100,8 +101,8 @@ describe("platform-operator CLI", () => {
   });
 
   it("run refuses unknown and reserved targets, and bad configuration, naming the field", async () => {
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const dir = mkdtempSync(join((await import("node:os")).tmpdir(), "cli-test-"));
+    const { writeFileSync } = await import("node:fs");
+    const dir = makeTempDir("cli-test");
     const write = (name: string, text: string) => {
       writeFileSync(join(dir, name), text);
       return join(dir, name);
