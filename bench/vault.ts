@@ -11,8 +11,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
@@ -21,6 +19,7 @@ import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testenv/openbao.js";
+import { makeTempDir } from "../src/testenv/tempdirs.js";
 
 const VAULTSEED: ResourceType = {
   group: "ohmlab.fr",
@@ -315,7 +314,7 @@ targets:
 }
 
 const cp = await startControlPlane({ log: (l) => say(l) });
-const dir = await mkdtemp(join(tmpdir(), "bench-vault-"));
+const dir = makeTempDir("bench-vault");
 const auditFile = join(dir, "audit.log");
 const bao = await startDevOpenBao({ auditFile });
 try {

@@ -1,6 +1,5 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { writeFile } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { allKinds } from "../apis/index.js";
@@ -8,19 +7,22 @@ import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../runti
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
 import type { KubeObject } from "../runtime/types.js";
 import { startControlPlane } from "../testenv/controlplane.js";
-import { handOverSignals } from "../testenv/hooks.js";
+import { handOverSignals, survivePipeLoss } from "../testenv/hooks.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
+import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
 import { readManifests } from "./manifests.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
+import { kindsOf, reservedTargetOf } from "./targets.js";
 
 export const devHelp = `Usage: platform-operator dev [--no-samples] [--exit-after SECONDS]   (npm start)
 
 The local default: on this machine, with nothing else installed, it
   1. builds or reuses the cached kube-apiserver, etcd and OpenBao binaries (first run: minutes),
   2. starts etcd + kube-apiserver and a dev-mode OpenBao on loopback,
-  3. installs the CRDs and applies the samples from deploy/samples/,
+  3. installs the CRDs and applies the samples from deploy/samples/ whose kinds a running target
+     reconciles (today: vault, VaultSeed); it names the samples it leaves out and why,
   4. runs the operator in the foreground with readable logs, until Ctrl-C, then stops everything.
 
   --no-samples          start with no objects
@@ -44,6 +46,8 @@ where operator.yaml names the targets, their namespaces and backends, e.g.
 See 'platform-operator run --help'.`;
 
 const OPERATOR_NAMESPACE = "platform-operator-system";
+/** The targets the local default runs: the implemented ones that need nothing but OpenBao. */
+const DEV_TARGETS = ["vault"];
 const SAMPLES = fileURLToPath(new URL("../../../deploy/samples", import.meta.url));
 
 const say = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -54,6 +58,7 @@ export async function devCommand(args: string[]): Promise<number> {
     options: { "no-samples": { type: "boolean" }, "exit-after": { type: "string" } },
     strict: true,
   });
+  survivePipeLoss();
   const started = Date.now();
   const cleanups: (() => Promise<void>)[] = [];
   const cleanup = async () => {
@@ -82,7 +87,23 @@ export async function devCommand(args: string[]): Promise<number> {
     await waitServed(client);
     say(`installed ${allKinds.length} CRDs`);
 
-    const samples = values["no-samples"] ? [] : readManifests([SAMPLES]).map((d) => d.doc as KubeObject);
+    // Only samples a running target reconciles: an object nothing acts on would look like a stuck operator.
+    const running = kindsOf(DEV_TARGETS);
+    say(`targets running: ${DEV_TARGETS.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
+    const samples: KubeObject[] = [];
+    for (const d of values["no-samples"] ? [] : readManifests([SAMPLES])) {
+      const sample = d.doc as KubeObject;
+      if (running.includes(sample.kind ?? "")) samples.push(sample);
+      else {
+        const reserved = reservedTargetOf(sample.kind ?? "");
+        const why = reserved
+          ? `its target "${reserved}" is not implemented yet`
+          : "no target serves its kind";
+        say(
+          `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
+        );
+      }
+    }
     const namespaces = new Set([
       OPERATOR_NAMESPACE,
       ...samples.map((s) => s.metadata.namespace).filter((n): n is string => !!n),
@@ -120,8 +141,9 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
       },
     );
 
-    const dir = await mkdtemp(join(tmpdir(), "platform-operator-dev-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    // Removed by the exit hook too, so a crash or a dead terminal cannot leave it behind.
+    const dir = makeTempDir("dev");
+    cleanups.push(async () => removeTempDir(dir));
     const configPath = join(dir, "operator.yaml");
     await writeFile(configPath, devConfig(bao.addr, [...namespaces]));
 

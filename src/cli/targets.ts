@@ -1,24 +1,47 @@
+import { GitLabCoreDefinition } from "../apis/gitlabcore.js";
+import { OpenBaoClusterDefinition } from "../apis/openbaocluster.js";
+import { OpenBaoRestoreDefinition } from "../apis/openbaorestore.js";
+import { VaultSeedDefinition } from "../apis/vaultseed.js";
 import type { TargetDefinition } from "../runtime/target.js";
 
 /**
- * The targets this build knows, each loaded on first use so a process only loads what it runs.
- * Reserved names have no implementation yet; asking for one is an error that says so.
+ * The targets this build knows, each loaded on first use so a process only loads what it runs, with
+ * the kinds it reconciles (so `npm start` can say what will and will not be acted on). Reserved
+ * names have no implementation yet; asking for one is an error that says so.
  */
-const implemented: Record<string, () => Promise<TargetDefinition>> = {
-  vault: async () => (await import("../targets/vault/target.js")).vaultTarget() as TargetDefinition,
+const implemented: Record<string, { kinds: string[]; load: () => Promise<TargetDefinition> }> = {
+  vault: {
+    kinds: [VaultSeedDefinition.kind],
+    load: async () => (await import("../targets/vault/target.js")).vaultTarget() as TargetDefinition,
+  },
 };
 
-const notImplemented = new Set(["openbao", "gitlab", "harbor", "sonarqube"]);
+const notImplemented: Record<string, string[]> = {
+  openbao: [OpenBaoClusterDefinition.kind, OpenBaoRestoreDefinition.kind],
+  gitlab: [GitLabCoreDefinition.kind],
+  harbor: [],
+  sonarqube: [],
+};
 
-export const knownTargetNames = (): string[] => [...Object.keys(implemented), ...notImplemented].sort();
+export const knownTargetNames = (): string[] =>
+  [...Object.keys(implemented), ...Object.keys(notImplemented)].sort();
+
+export const implementedTargetNames = (): string[] => Object.keys(implemented).sort();
+
+/** The kinds the named targets reconcile. */
+export const kindsOf = (names: string[]): string[] => names.flatMap((n) => implemented[n]?.kinds ?? []);
+
+/** The reserved target a kind belongs to, for saying why nothing reconciles it. */
+export const reservedTargetOf = (kind: string): string | undefined =>
+  Object.entries(notImplemented).find(([, kinds]) => kinds.includes(kind))?.[0];
 
 export async function loadTarget(name: string): Promise<TargetDefinition> {
-  const load = implemented[name];
-  if (load) return load();
-  if (notImplemented.has(name)) throw new Error(`target "${name}": not implemented yet`);
+  const entry = implemented[name];
+  if (entry) return entry.load();
+  if (name in notImplemented) throw new Error(`target "${name}": not implemented yet`);
   throw new Error(`target "${name}": unknown target (known: ${knownTargetNames().join(", ")})`);
 }
 
 export async function loadImplementedTargets(): Promise<TargetDefinition[]> {
-  return Promise.all(Object.values(implemented).map((l) => l()));
+  return Promise.all(Object.values(implemented).map((t) => t.load()));
 }

@@ -1,8 +1,8 @@
 import type { ManifestProblem } from "../runtime/target.js";
-import { readManifests } from "./manifests.js";
+import { formatProblem, loadManifests } from "./manifests.js";
 import { loadImplementedTargets } from "./targets.js";
 
-export const validateHelp = `Usage: platform-operator validate [FILE|FOLDER|-]...
+export const validateHelp = `Usage: platform-operator validate FILE|FOLDER|- [FILE|FOLDER|-]...
 
 Checks manifests offline, without a cluster: each target checks its own kinds (for VaultSeed:
 templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles).
@@ -10,19 +10,21 @@ Reads YAML or JSON files, folders (recursively) or "-" for standard input, e.g.
 
   helm template my-release ./chart | platform-operator validate -
 
-Prints one line per problem (file, object, key, problem) and exits 1 when there is any.`;
+Prints one line per problem (file:line, document number, object, key, problem) and exits 1 when
+there is any; a file that is missing or does not parse is a problem too, and the other files are
+still checked.`;
 
-export async function validateCommand(args: string[]): Promise<number> {
-  const sources = args.length ? args : ["-"];
-  const docs = readManifests(sources);
-  const problems: ManifestProblem[] = [];
-  for (const t of await loadImplementedTargets()) problems.push(...(t.validate?.(docs) ?? []));
-  for (const p of problems) {
-    // Some checks already lead their message with the key; say it once.
-    const key = p.key && !p.message.startsWith(`${p.key}: `) ? p.key : undefined;
-    const where = [p.file, p.object, key].filter(Boolean).join(": ");
-    process.stdout.write(`${where}: ${p.message}\n`);
+export async function validateCommand(args: string[], stdin?: () => string): Promise<number> {
+  if (args.length === 0) {
+    // Reading stdin when nothing was named would wait on a terminal, or check nothing and pass.
+    throw new Error(
+      "validate: name the manifests to check: files, folders, or - for standard input (see 'platform-operator validate --help')",
+    );
   }
+  const { docs, problems: unread } = loadManifests(args, stdin);
+  const problems: ManifestProblem[] = [...unread];
+  for (const t of await loadImplementedTargets()) problems.push(...(t.validate?.(docs) ?? []));
+  for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
   if (problems.length) {
     process.stderr.write(`${problems.length} problem(s) in ${docs.length} document(s)\n`);
     return 1;

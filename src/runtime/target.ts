@@ -1,17 +1,24 @@
 import type { Manager } from "./manager.js";
 
-/** A problem found by an offline check: one line of `validate` output. */
-export interface ManifestProblem {
+/** Where a manifest document sits: its file, its position among the file's documents, its first line. */
+export interface ManifestPlace {
   file: string;
+  /** 1-based position of the YAML document in its file (a List's items share their document's). */
+  document?: number;
+  /** 1-based line where the object starts. */
+  line?: number;
+}
+
+/** A problem found by an offline check: one line of `validate` output. */
+export interface ManifestProblem extends ManifestPlace {
   /** `namespace/name` (or `name`) of the object, when the problem belongs to one. */
   object?: string;
   key?: string;
   message: string;
 }
 
-/** One parsed YAML/JSON document and the file it came from. */
-export interface ManifestDocument {
-  file: string;
+/** One parsed YAML/JSON document and where it came from. */
+export interface ManifestDocument extends ManifestPlace {
   doc: unknown;
 }
 

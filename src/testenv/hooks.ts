@@ -5,6 +5,7 @@ export type CleanupPhase = "processes" | "files";
 const cleanups: Record<CleanupPhase, Array<() => void>> = { processes: [], files: [] };
 let installed = false;
 let signalsHandedOver = false;
+let pipeGuarded = false;
 
 /**
  * For a long-running caller (the local default) that stops its servers itself, in order, on
@@ -33,9 +34,27 @@ function runCleanups(): void {
   }
 }
 
+/**
+ * A reader that went away (`npm start | tee log` and Ctrl-C kills tee) makes every later write to
+ * stdout or stderr fail with EPIPE. Unhandled, the first one crashes the process in the middle of its
+ * shutdown; handled, output is dropped and the cleanup runs to the end. Any other stream error is
+ * still fatal.
+ */
+export function survivePipeLoss(): void {
+  if (pipeGuarded) return;
+  pipeGuarded = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") return;
+      throw err;
+    });
+  }
+}
+
 function install(): void {
   if (installed) return;
   installed = true;
+  survivePipeLoss();
   process.on("exit", runCleanups);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {

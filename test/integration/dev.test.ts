@@ -1,25 +1,60 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
+function startDev(args: string[]): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, [MAIN, "dev", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (c) => {
+    out += String(c);
+  });
+  child.stderr!.on("data", (c) => {
+    out += String(c);
+  });
+  const exited = new Promise<number | null>((r) => child.once("exit", r));
+  return { child, output: () => out, exited };
+}
+
+/** Temp folders still on disk that the process `pid` created. */
+function foldersLeftBy(pid: number): string[] {
+  return readdirSync(tmpdir())
+    .filter((e) => e.startsWith("testenv-"))
+    .filter((e) => {
+      try {
+        return Number(readFileSync(join(tmpdir(), e, ".owner-pid"), "utf8")) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
 describe("npm start (platform-operator dev)", () => {
   it("starts a control plane and OpenBao, applies the samples, seeds them, and stops everything", async () => {
-    const child = spawn(process.execPath, [MAIN, "dev", "--exit-after", "8"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (c) => {
-      out += String(c);
-    });
-    child.stderr.on("data", (c) => {
-      out += String(c);
-    });
-    const code = await new Promise<number | null>((r) => child.once("exit", r));
+    const { child, output, exited } = startDev(["--exit-after", "8"]);
+    const code = await exited;
+    const out = output();
     assert.equal(code, 0, out);
     assert.match(out, /installed 4 CRDs/);
+    // It says what runs, and applies only what a running target reconciles.
+    assert.match(out, /\[dev\] targets running: vault \(VaultSeed\)/);
+    assert.match(
+      out,
+      /not applying deploy\/samples\/openbaocluster\.yaml \(OpenBaoCluster\): its target "openbao" is not implemented yet/,
+    );
+    assert.match(
+      out,
+      /not applying deploy\/samples\/gitlabcore\.yaml \(GitLabCore\): its target "gitlab" is not implemented yet/,
+    );
     assert.match(out, /applied \d+ sample objects/);
     assert.match(out, /wrote path .*staging-core-keycloak/);
     assert.match(out, /wrote path .*staging-observability-grafana.*oauth\.clientSecret/);
@@ -31,5 +66,23 @@ describe("npm start (platform-operator dev)", () => {
     assert.ok(server);
     const bao = /OpenBao:\s+(http:\/\/\S+)/.exec(out)![1]!;
     await assert.rejects(fetch(`${bao}/v1/sys/health`));
+    assert.deepEqual(foldersLeftBy(child.pid!), [], "temp folders left behind");
+  });
+
+  it("still stops cleanly and removes its folders when the reader of its output is gone (Ctrl-C on a pipe)", async () => {
+    const { child, output, exited } = startDev(["--no-samples"]);
+    const ready = new Promise<void>((resolve) => {
+      const check = () => (/\[dev\] Ctrl-C stops/.test(output()) ? resolve() : undefined);
+      child.stderr!.on("data", check);
+      child.stdout!.on("data", check);
+    });
+    await Promise.race([ready, exited.then(() => assert.fail(`dev ended early:\n${output()}`))]);
+    // As `npm start | tee log` when Ctrl-C ends tee first: every later write meets EPIPE.
+    child.stdout!.destroy();
+    child.stderr!.destroy();
+    child.kill("SIGINT");
+    const code = await exited;
+    assert.equal(code, 0, `a broken pipe must not crash the shutdown:\n${output()}`);
+    assert.deepEqual(foldersLeftBy(child.pid!), [], "temp folders left behind");
   });
 });

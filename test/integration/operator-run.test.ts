@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type RunningOperator, startOperator } from "../../src/cli/run.js";
@@ -8,6 +7,7 @@ import { LEASE } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { eventually } from "../support/kube.js";
 import { applySeed, seed, vaultSuite, waitForReason } from "../support/vault.js";
 
@@ -21,7 +21,7 @@ describe("platform-operator run (the real entry point)", () => {
 
   before(async () => {
     ({ client, ns } = await vaultSuite("op-run"));
-    const dir = mkdtempSync(join(tmpdir(), "op-run-"));
+    const dir = makeTempDir("op-run");
     const config = join(dir, "operator.yaml");
     process.env["OP_RUN_TEST_BAO"] = sharedEnv().bao.addr;
     writeFileSync(

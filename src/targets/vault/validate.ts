@@ -3,7 +3,7 @@
 // which adds what only shows across objects: shared paths, repeated names, reference cycles).
 
 import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed-names.js";
-import type { ManifestDocument, ManifestProblem } from "../../runtime/target.js";
+import type { ManifestDocument, ManifestPlace, ManifestProblem } from "../../runtime/target.js";
 import { analyseRefs, parseSeedPath, type RefTarget } from "./refs.js";
 import { isGenerated, parseLeaf, type Template } from "./templates.js";
 import { flattenTree, isPlainObject } from "./tree.js";
@@ -169,10 +169,11 @@ function compileRotate(
 export type ValidationProblem = ManifestProblem & { object: string };
 
 interface SeedManifest {
-  file: string;
+  place: ManifestPlace;
   object: string;
-  seed: CompiledSeed | undefined;
   path: string | undefined;
+  /** Referenced path by key, read even from a spec with other problems, so cycles show in the same pass. */
+  refs: Map<string, string>;
 }
 
 export function isVaultSeed(doc: unknown): doc is Record<string, unknown> {
@@ -196,38 +197,53 @@ function objectName(doc: Record<string, unknown>): { name: string | undefined; o
 // `kind: List` is what `kubectl get -o yaml` prints; accepting it costs nothing.
 function* seedDocuments(
   docs: Iterable<ManifestDocument>,
-): Generator<{ file: string; doc: Record<string, unknown> }> {
-  for (const { file, doc } of docs) {
+): Generator<{ place: ManifestPlace; doc: Record<string, unknown> }> {
+  for (const { doc, ...place } of docs) {
     if (isPlainObject(doc) && doc.kind === "List" && Array.isArray(doc.items)) {
-      for (const item of doc.items) if (isVaultSeed(item)) yield { file, doc: item };
-    } else if (isVaultSeed(doc)) yield { file, doc };
+      for (const item of doc.items) if (isVaultSeed(item)) yield { place, doc: item };
+    } else if (isVaultSeed(doc)) yield { place, doc };
   }
 }
 
 export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationProblem[] {
   const problems: ValidationProblem[] = [];
   const manifests: SeedManifest[] = [];
-  for (const { file, doc } of seedDocuments(docs)) {
+  for (const { place, doc } of seedDocuments(docs)) {
     const { name, object } = objectName(doc);
-    if (name === undefined) problems.push({ file, object, message: "metadata.name is missing" });
+    if (name === undefined) problems.push({ ...place, object, message: "metadata.name is missing" });
     const compiled = compileSeed(doc.spec);
     if (!compiled.ok) {
       for (const problem of compiled.problems) {
         problems.push(
           problem.key === undefined
-            ? { file, object, message: problem.message }
-            : { file, object, key: problem.key, message: problem.message },
+            ? { ...place, object, message: problem.message }
+            : { ...place, object, key: problem.key, message: problem.message },
         );
       }
     }
     const spec = isPlainObject(doc.spec) ? doc.spec : {};
     const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
-    manifests.push({ file, object, seed: compiled.ok ? compiled.seed : undefined, path });
+    manifests.push({ place, object, path, refs: referencedPaths(spec.data, path) });
   }
   problems.push(...sharedProblems(manifests, (m) => m.object, "the name", "is also declared in"));
   problems.push(...sharedProblems(manifests, (m) => m.path, "path", "is also seeded by"));
   problems.push(...cycleProblems(manifests));
   return problems;
+}
+
+// A reference to the object's own path is already an InvalidSpec problem, not a cycle.
+function referencedPaths(data: unknown, ownPath: string | undefined): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const [key, text] of flattenTree(data).leaves) {
+    const parsed = parseLeaf(text);
+    if (parsed.ok && parsed.template.kind === "ref" && parsed.template.ref.path !== ownPath)
+      refs.set(key, parsed.template.ref.path);
+  }
+  return refs;
+}
+
+function shownPlace(place: ManifestPlace): string {
+  return place.line === undefined ? place.file : `${place.file}:${place.line}`;
 }
 
 function sharedProblems(
@@ -248,9 +264,9 @@ function sharedProblems(
     for (const manifest of group) {
       const others = group
         .filter((other) => other !== manifest)
-        .map((other) => `${other.object} (${other.file})`);
+        .map((other) => `${other.object} (${shownPlace(other.place)})`);
       problems.push({
-        file: manifest.file,
+        ...manifest.place,
         object: manifest.object,
         message: `${what} ${key} ${verb} ${others.join(", ")}`,
       });
@@ -260,18 +276,16 @@ function sharedProblems(
 }
 
 function cycleProblems(manifests: SeedManifest[]): ValidationProblem[] {
-  const seeds = manifests.filter((manifest) => manifest.seed !== undefined);
-  const analysis = analyseRefs(
-    seeds.map((m) => ({ path: m.seed!.path, dependsOn: m.seed!.refs.map((ref) => ref.path) })),
-  );
+  const seeds = manifests.filter((m) => m.path !== undefined);
+  const analysis = analyseRefs(seeds.map((m) => ({ path: m.path!, dependsOn: [...m.refs.values()] })));
   const problems: ValidationProblem[] = [];
   for (const manifest of seeds) {
-    const cycle = analysis.cycleOf.get(manifest.seed!.path);
+    const cycle = analysis.cycleOf.get(manifest.path!);
     if (!cycle) continue;
-    for (const [key, template] of manifest.seed!.declarations) {
-      if (template.kind !== "ref" || !cycle.includes(template.ref.path)) continue;
+    for (const [key, target] of [...manifest.refs].sort(([a], [b]) => a.localeCompare(b))) {
+      if (!cycle.includes(target)) continue;
       problems.push({
-        file: manifest.file,
+        ...manifest.place,
         object: manifest.object,
         key,
         message: `reference cycle between paths ${cycle.join(", ")}`,

@@ -1,0 +1,585 @@
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
+import { parse, parseAllDocuments } from "yaml";
+import type { JSONSchemaProps } from "../../src/apis/crd.js";
+import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { ApiError } from "../../src/runtime/errors.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import {
+  constraintId,
+  fullInstance,
+  getAt,
+  type Json,
+  type JsonObject,
+  schemaAt,
+  specConstraints,
+  type Violation,
+  violationsOf,
+} from "../support/crd-instances.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+
+// The generated CRDs, installed as a user would, checked by the API server itself: every sample and a
+// full object of every union branch is accepted; every enum, bound, pattern, list size and required
+// field, and every CEL rule, rejects what it must with a 422 that names the field.
+
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const CRD_DIR = join(root, "deploy/crds");
+const SAMPLE_DIR = join(root, "deploy/samples");
+
+interface CrdFile {
+  type: ResourceType;
+  schema: JSONSchemaProps;
+  /** Every CEL rule by schema path, with its message. */
+  rules: { path: string; message: string }[];
+}
+
+function loadCrd(fileName: string): KubeObject & { spec: Record<string, never> } {
+  return parse(readFileSync(join(CRD_DIR, fileName), "utf8"));
+}
+
+function describeCrd(crd: ReturnType<typeof loadCrd>): CrdFile {
+  const spec = crd.spec as unknown as {
+    group: string;
+    scope: string;
+    names: { kind: string; plural: string };
+    versions: { name: string; schema: { openAPIV3Schema: JSONSchemaProps } }[];
+  };
+  const version = spec.versions[0]!;
+  const schema = version.schema.openAPIV3Schema;
+  const rules: CrdFile["rules"] = [];
+  const walk = (s: JSONSchemaProps, path: string) => {
+    for (const r of s["x-kubernetes-validations"] ?? []) rules.push({ path, message: String(r["message"]) });
+    for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${path}.${k}`);
+    if (s.items) walk(s.items, `${path}[]`);
+    if (s.additionalProperties) walk(s.additionalProperties, `${path}{}`);
+  };
+  walk(schema, "");
+  return {
+    type: {
+      group: spec.group,
+      version: version.name,
+      kind: spec.names.kind,
+      plural: spec.names.plural,
+      namespaced: spec.scope === "Namespaced",
+    },
+    schema,
+    rules,
+  };
+}
+
+/** A CEL rule's check: `bad` must be refused naming `field`; `good`, when given, must pass. */
+interface CelCase {
+  message: string;
+  field: string;
+  bad: (o: JsonObject) => void;
+  good?: (o: JsonObject) => void;
+  /** Transition rules: the object is created valid, then `bad`/`good` are applied as updates. */
+  update?: boolean;
+}
+
+interface KindUnderTest {
+  kind: string;
+  crdFile: string;
+  /** Makes a full instance valid (one branch of each union), in place. */
+  base: (o: JsonObject, part: (path: string) => Json) => void;
+  /** The other branches of the unions, each applied to a copy of the base. */
+  variants: ((o: JsonObject, part: (path: string) => Json) => void)[];
+  cel: CelCase[];
+}
+
+const spec = (o: JsonObject) => o["spec"] as JsonObject;
+const at = (o: JsonObject, ...keys: string[]): JsonObject => {
+  let x = o;
+  for (const k of keys) x = x[k] as JsonObject;
+  return x;
+};
+
+const UNSEAL: [type: string, field: string][] = [
+  ["static", "static"],
+  ["transit", "transit"],
+  ["awskms", "awskms"],
+  ["gcpckms", "gcpCloudKMS"],
+  ["azurekeyvault", "azureKeyVault"],
+  ["kmip", "kmip"],
+  ["ocikms", "ocikms"],
+  ["pkcs11", "pkcs11"],
+  ["kms", "kms"],
+];
+
+function oneUnseal(
+  o: JsonObject,
+  part: (path: string) => Json,
+  type: string,
+  field: string | undefined,
+): void {
+  const unseal = at(o, "spec", "unseal");
+  for (const [, f] of UNSEAL) delete unseal[f];
+  unseal["type"] = type;
+  if (field) unseal[field] = part(`.spec.unseal.${field}`);
+}
+
+function oneProvider(target: JsonObject, part: Json | undefined, provider: string): void {
+  delete target["gcs"];
+  delete target["azure"];
+  target["provider"] = provider;
+  if (part !== undefined) target[provider] = part;
+}
+
+const KINDS: KindUnderTest[] = [
+  {
+    kind: "GitLabCore",
+    crdFile: "apps.gitlab.com_gitlabcores.yaml",
+    base(o) {
+      spec(o)["version"] = { type: "Static", version: "9.4.1" };
+      const networking = at(o, "spec", "networking");
+      delete networking["envoyGatewayController"];
+      delete networking["gateway"];
+    },
+    variants: [
+      (o) => {
+        spec(o)["version"] = {
+          type: "Static",
+          versionRef: { kind: "ConfigMap", name: "versions", key: "gitlab" },
+        };
+      },
+      (o) => {
+        spec(o)["version"] = { type: "Patch", minor: "9.4" };
+      },
+      (o) => {
+        spec(o)["version"] = { type: "Latest" };
+      },
+      (o) => {
+        spec(o)["version"] = { type: "Latest", major: 9 };
+      },
+      (o) => {
+        spec(o)["version"] = { type: "Previous", major: 9 };
+      },
+      (o) => {
+        spec(o)["version"] = { type: "OldestSupported", major: 9 };
+      },
+      (o, part) => {
+        spec(o)["networking"] = { envoyGatewayController: part(".spec.networking.envoyGatewayController") };
+      },
+      (o, part) => {
+        spec(o)["networking"] = { gateway: part(".spec.networking.gateway") };
+      },
+      (o) => {
+        spec(o)["networking"] = {};
+      },
+    ],
+    cel: [
+      {
+        message: "set at most one of envoyGatewayController, gatewayClass and gateway",
+        field: "spec.networking",
+        bad: (o) => {
+          at(o, "spec", "networking")["gateway"] = { name: "shared" };
+        },
+      },
+      {
+        message: "type Static takes exactly one of version and versionRef",
+        field: "spec.version",
+        bad: (o) => {
+          at(o, "spec", "version")["versionRef"] = { kind: "ConfigMap", name: "versions", key: "gitlab" };
+        },
+      },
+      {
+        message: "version and versionRef belong to type Static only",
+        field: "spec.version",
+        bad: (o) => {
+          spec(o)["version"] = { type: "Latest", version: "9.4.1" };
+        },
+      },
+      {
+        message: "type Patch needs minor",
+        field: "spec.version",
+        bad: (o) => {
+          spec(o)["version"] = { type: "Patch" };
+        },
+      },
+      {
+        message: "minor belongs to type Patch only",
+        field: "spec.version",
+        bad: (o) => {
+          at(o, "spec", "version")["minor"] = "9.4";
+        },
+      },
+      {
+        message: "types Previous and OldestSupported need major",
+        field: "spec.version",
+        bad: (o) => {
+          spec(o)["version"] = { type: "OldestSupported" };
+        },
+      },
+      {
+        message: "major belongs to types Latest, Previous and OldestSupported only",
+        field: "spec.version",
+        bad: (o) => {
+          at(o, "spec", "version")["major"] = 9;
+        },
+      },
+    ],
+  },
+  {
+    kind: "VaultSeed",
+    crdFile: "ohmlab.fr_vaultseeds.yaml",
+    base(o) {
+      spec(o)["data"] = { password: "<random:16>", nested: { hash: "<bcrypt:password>" } };
+    },
+    variants: [],
+    cel: [
+      {
+        message: "path is immutable: delete this VaultSeed and create another for the new path",
+        field: "spec.path",
+        update: true,
+        bad: (o) => {
+          spec(o)["path"] = "secret/apps/elsewhere";
+        },
+        good: (o) => {
+          spec(o)["data"] = { other: "<uuid>" };
+        },
+      },
+    ],
+  },
+  {
+    kind: "OpenBaoCluster",
+    crdFile: "openbao.org_openbaoclusters.yaml",
+    base(o, part) {
+      oneUnseal(o, part, "static", "static");
+      const tls = at(o, "spec", "tls");
+      tls["mode"] = "OperatorManaged";
+      delete tls["acme"];
+      oneProvider(at(o, "spec", "backup", "target"), undefined, "s3");
+    },
+    variants: [
+      ...UNSEAL.map(
+        ([type, field]) =>
+          (o: JsonObject, part: (path: string) => Json) =>
+            oneUnseal(o, part, type, field),
+      ),
+      (o, part) => {
+        const tls = at(o, "spec", "tls");
+        tls["mode"] = "ACME";
+        tls["acme"] = part(".spec.tls.acme");
+      },
+      (o, part) => oneProvider(at(o, "spec", "backup", "target"), part(".spec.backup.target.gcs"), "gcs"),
+      (o, part) => oneProvider(at(o, "spec", "backup", "target"), part(".spec.backup.target.azure"), "azure"),
+    ],
+    cel: [
+      {
+        message: "target.gcs belongs to provider gcs only",
+        field: "spec.backup.target",
+        bad: (o) => {
+          at(o, "spec", "backup", "target")["gcs"] = { project: "p" };
+        },
+      },
+      {
+        message: "target.azure belongs to provider azure only",
+        field: "spec.backup.target",
+        bad: (o) => {
+          at(o, "spec", "backup", "target")["azure"] = { container: "c" };
+        },
+      },
+      {
+        message: "storage.size may only grow",
+        field: "spec.storage.size",
+        update: true,
+        bad: (o) => {
+          at(o, "spec", "storage")["size"] = "5Gi";
+        },
+        good: (o) => {
+          at(o, "spec", "storage")["size"] = "20Gi";
+        },
+      },
+      {
+        message: "tls.mode ACME needs tls.acme",
+        field: "spec.tls",
+        bad: (o) => {
+          at(o, "spec", "tls")["mode"] = "ACME";
+        },
+      },
+      {
+        message: "tls.acme belongs to tls.mode ACME only",
+        field: "spec.tls",
+        bad: (o) => {
+          at(o, "spec", "tls")["acme"] = { directoryURL: "https://acme.example.org/directory" };
+        },
+      },
+      ...UNSEAL.flatMap(([type, field]): CelCase[] => {
+        const other = UNSEAL.find(([t]) => t !== type)!;
+        const cases: CelCase[] = [
+          {
+            message: `unseal.${field} belongs to unseal.type ${type} only`,
+            field: "spec.unseal",
+            // Another type, carrying this type's settings as well.
+            bad: (o) => {
+              const unseal = at(o, "spec", "unseal");
+              unseal["type"] = other[0];
+              unseal[other[1]] = {};
+              unseal[field] = {};
+            },
+          },
+        ];
+        // "static" needs no settings of its own; every other type does.
+        if (type !== "static")
+          cases.push({
+            message: `unseal.type ${type} needs unseal.${field}`,
+            field: "spec.unseal",
+            bad: (o) => {
+              const unseal = at(o, "spec", "unseal");
+              delete unseal["static"];
+              unseal["type"] = type;
+            },
+          });
+        return cases;
+      }),
+    ],
+  },
+  {
+    kind: "OpenBaoRestore",
+    crdFile: "openbao.org_openbaorestores.yaml",
+    base(o) {
+      spec(o)["force"] = false;
+      spec(o)["overrideOperationLock"] = false;
+      oneProvider(at(o, "spec", "source", "target"), undefined, "s3");
+    },
+    variants: [
+      (o, part) => oneProvider(at(o, "spec", "source", "target"), part(".spec.source.target.gcs"), "gcs"),
+      (o, part) => oneProvider(at(o, "spec", "source", "target"), part(".spec.source.target.azure"), "azure"),
+      (o) => {
+        spec(o)["force"] = true;
+        spec(o)["overrideOperationLock"] = true;
+      },
+    ],
+    cel: [
+      {
+        message: "an OpenBaoRestore is immutable: create a new one instead",
+        field: "spec",
+        update: true,
+        bad: (o) => {
+          spec(o)["cluster"] = "another-cluster";
+        },
+        // Labels are not the spec: the object as a whole stays editable.
+        good: (o) => {
+          at(o, "metadata")["labels"] = { reviewed: "yes" };
+        },
+      },
+      {
+        message: "overrideOperationLock needs force: true",
+        field: "spec",
+        bad: (o) => {
+          spec(o)["overrideOperationLock"] = true;
+        },
+        good: (o) => {
+          spec(o)["overrideOperationLock"] = true;
+          spec(o)["force"] = true;
+        },
+      },
+      {
+        message: "target.gcs belongs to provider gcs only",
+        field: "spec.source.target",
+        bad: (o) => {
+          at(o, "spec", "source", "target")["gcs"] = { project: "p" };
+        },
+      },
+      {
+        message: "target.azure belongs to provider azure only",
+        field: "spec.source.target",
+        bad: (o) => {
+          at(o, "spec", "source", "target")["azure"] = { container: "c" };
+        },
+      },
+    ],
+  },
+];
+
+interface Cause {
+  field?: string;
+  message?: string;
+  reason?: string;
+}
+
+function causesOf(e: unknown): Cause[] {
+  if (!(e instanceof ApiError)) throw e;
+  assert.equal(e.code, 422, `expected 422 Invalid, got ${e.code}: ${e.message}`);
+  return ((e.details as { causes?: Cause[] } | undefined)?.causes ?? []) as Cause[];
+}
+
+/** Runs `work` over `items`, `limit` at a time: hundreds of requests, without a burst. */
+async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+describe("CRDs on the real API server", () => {
+  let client: KubeClient;
+  let ns: string;
+  let counter = 0;
+  const crds = new Map<string, CrdFile>();
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    for (const fileName of readdirSync(CRD_DIR).filter((f) => f.endsWith(".yaml"))) {
+      const crd = loadCrd(fileName);
+      await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
+      crds.set(fileName, describeCrd(crd));
+    }
+    await eventually(
+      async () => {
+        client.resources.refresh();
+        const served = await Promise.all(
+          [...crds.values()].map((c) =>
+            client.resources.find(`${c.type.group}/${c.type.version}`, c.type.kind),
+          ),
+        );
+        return served.every(Boolean) || undefined;
+      },
+      30_000,
+      "the CRDs to be served",
+    );
+    ns = await freshNamespace(client, "crd-validation");
+  });
+  after(() => client.close());
+
+  const named = (kind: string, o: JsonObject): KubeObject => {
+    counter++;
+    return {
+      ...(o as unknown as KubeObject),
+      metadata: {
+        ...((o["metadata"] as object) ?? {}),
+        name: `${kind.toLowerCase()}-${counter}`,
+        namespace: ns,
+      },
+    };
+  };
+
+  for (const k of KINDS) {
+    const crd = () => crds.get(k.crdFile)!;
+    const part = (path: string): Json => fullInstance(schemaAt(crd().schema, path), path);
+    const baseObject = (): JsonObject => {
+      const { group, version, kind } = crd().type;
+      const o: JsonObject = {
+        apiVersion: `${group}/${version}`,
+        kind,
+        metadata: {},
+        spec: part(".spec"),
+      };
+      k.base(o, part);
+      return o;
+    };
+    const validObjects = (): JsonObject[] => [
+      baseObject(),
+      ...k.variants.map((variant) => {
+        const o = baseObject();
+        variant(o, part);
+        return o;
+      }),
+    ];
+    const create = (o: JsonObject) => client.create(crd().type, named(k.kind, o));
+
+    describe(k.kind, () => {
+      it("accepts the sample and a full object of every union branch", async () => {
+        const samples = readdirSync(SAMPLE_DIR)
+          .flatMap((f) => parseAllDocuments(readFileSync(join(SAMPLE_DIR, f), "utf8")).map((d) => d.toJS()))
+          .filter((d: { kind?: string } | null) => d?.kind === k.kind) as JsonObject[];
+        const objects = [...samples, ...validObjects()];
+        for (const o of objects) {
+          try {
+            await create(o);
+          } catch (e) {
+            assert.fail(
+              `a valid ${k.kind} was refused: ${(e as Error).message}\n${JSON.stringify(o["spec"])}`,
+            );
+          }
+        }
+      });
+
+      it("refuses a broken enum, bound, pattern, list size or required field, naming the field", async () => {
+        const violations = new Map<string, Violation>();
+        for (const o of validObjects())
+          for (const [id, v] of violationsOf(crd().schema, o)) if (!violations.has(id)) violations.set(id, v);
+        // Every constraint of the spec is met by some valid object, so none goes untried.
+        const untried = specConstraints(crd().schema)
+          .map(constraintId)
+          .filter((id) => !violations.has(id));
+        assert.deepEqual(untried, [], "constraints no valid object reaches");
+
+        const wrong: string[] = [];
+        await inPool([...violations.values()], 4, async (v) => {
+          const objects = validObjects();
+          const o = objects.find((x) => violationsOf(crd().schema, x).has(constraintId(v.constraint)))!;
+          v.apply(o);
+          try {
+            const stored = await create(o);
+            if (!v.defaulted) wrong.push(`${constraintId(v.constraint)}: accepted`);
+            else if (
+              !isDeepStrictEqual(getAt(stored as unknown as Json, v.defaulted.path), v.defaulted.value)
+            )
+              wrong.push(`${constraintId(v.constraint)}: accepted without its default`);
+          } catch (e) {
+            if (v.defaulted) wrong.push(`${constraintId(v.constraint)}: has a default, but was refused`);
+            const causes = causesOf(e);
+            if (!causes.some((c) => c.field === v.field))
+              wrong.push(
+                `${constraintId(v.constraint)}: no cause names ${v.field}: ${JSON.stringify(causes)}`,
+              );
+          }
+        });
+        assert.deepEqual(wrong, []);
+        assert.ok(violations.size > 0);
+      });
+
+      it("enforces every CEL rule: the broken object is refused naming the field, its fix is accepted", async () => {
+        const missing = crd()
+          .rules.map((r) => r.message)
+          .filter((m) => !k.cel.some((c) => c.message === m));
+        assert.deepEqual(missing, [], "CEL rules without a case here");
+        const stale = k.cel
+          .filter((c) => !crd().rules.some((r) => r.message === c.message))
+          .map((c) => c.message);
+        assert.deepEqual(stale, [], "cases for rules the CRD no longer has");
+
+        for (const c of k.cel) {
+          const broken = baseObject();
+          let live: KubeObject | undefined;
+          if (c.update) {
+            live = await create(broken);
+            broken["metadata"] = { name: live.metadata.name!, namespace: ns };
+          }
+          c.bad(broken);
+          const write = (o: JsonObject) =>
+            live
+              ? client.apply(crd().type, o as unknown as KubeObject, {
+                  fieldManager: "crd-test",
+                  force: true,
+                })
+              : create(o);
+          const refused = await write(broken).then(
+            () => undefined,
+            (e: unknown) => causesOf(e),
+          );
+          assert.ok(refused, `${c.message}: the broken object was accepted`);
+          assert.ok(
+            refused.some((x) => x.field === c.field && x.message?.includes(c.message)),
+            `${c.message}: expected a cause naming ${c.field}, got ${JSON.stringify(refused)}`,
+          );
+          if (c.good) {
+            const fixed = baseObject();
+            if (live) fixed["metadata"] = { name: live.metadata.name!, namespace: ns };
+            c.good(fixed);
+            await write(fixed);
+          }
+        }
+      });
+    });
+  }
+});
