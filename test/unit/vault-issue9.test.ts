@@ -213,3 +213,13 @@ describe("issue 9: status freshness", () => {
     assert.equal(isOlder(undefined, "10"), false);
   });
 });
+
+describe("issue 9: key paths the status can hold", () => {
+  it("rejects a key path longer than status.managedKeys allows, naming where it is", async () => {
+    const long = "k".repeat(600);
+    const p = await planWith({ a: { [long]: { [long]: "<random:8>" } } }, absent);
+    assert.equal(p.outcome.reason, "InvalidSpec");
+    assert.match(p.outcome.message, /longer than 1024 characters/);
+    assert.equal(p.data, null);
+  });
+});

@@ -24,6 +24,9 @@ export interface FlatDeclarations {
   problems: TreeProblem[];
 }
 
+/** The longest dotted key path status.managedKeys can list (its schema's maxLength). */
+export const MAX_KEY_PATH_LENGTH = 1024;
+
 /** A map with no prototype: no inherited name can be mistaken for a key. */
 export function emptyTree(): DataTree {
   return Object.create(null) as DataTree;
@@ -73,6 +76,13 @@ export function flattenTree(data: unknown): FlatDeclarations {
       }
       if (name.includes(".")) {
         problems.push({ key, message: `key name "${name}" contains a dot; nest it as a map instead` });
+        continue;
+      }
+      if (key.length > MAX_KEY_PATH_LENGTH) {
+        problems.push({
+          key: key.slice(0, 64),
+          message: `a key path under ${parent || "data"} is longer than ${MAX_KEY_PATH_LENGTH} characters, which status.managedKeys cannot hold`,
+        });
         continue;
       }
       if (isPlainObject(value)) {
