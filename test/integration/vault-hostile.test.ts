@@ -174,9 +174,16 @@ path "nomount-${ns}/*" { capabilities = ["create", "read", "update"] }`,
       { name: "on-kv1", path: `kv1-${ns}/app`, reason: "UnsupportedMount", says: /KV version 1/ },
       { name: "on-transit", path: `tr-${ns}/app`, reason: "UnsupportedMount", says: /transit/ },
       { name: "on-nothing", path: `nomount-${ns}/app`, reason: "MountNotFound", says: /no mount/i },
+      {
+        name: "ref-to-kv1",
+        path: `secret/${ns}/ref-to-kv1`,
+        reason: "UnsupportedMount",
+        says: /source of kv1-.*KV version 1/,
+        data: { a: `<ref:kv1-${ns}/src#k>` },
+      },
     ];
     for (const c of cases)
-      await applySeed(client, seed(ns, c.name, { path: c.path, data: { a: "<random:8>" } }));
+      await applySeed(client, seed(ns, c.name, { path: c.path, data: c.data ?? { a: "<random:8>" } }));
     for (const c of cases) {
       const o = await waitForReason(client, ns, c.name, c.reason);
       assert.equal(condition(o, "Ready")?.status, "False");

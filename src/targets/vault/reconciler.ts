@@ -171,6 +171,14 @@ export class VaultSeedReconciler {
     if (!mount.ok) {
       return { verdict: { ready: false, stalled: true, reason: mount.reason, message: mount.message } };
     }
+    // A reference read from a KV v1 mount would look like a missing source forever: say why instead.
+    for (const ref of seed.refs) {
+      const source = await this.d.mounts.check(ref.path);
+      if (!source.ok) {
+        const message = `the source of ${ref.id}: ${source.message}`;
+        return { verdict: { ready: false, stalled: true, reason: source.reason, message } };
+      }
+    }
     const cycle = this.d.refs.cycleOf(seed.path);
     const claimant = this.d.claims.claimantOf(seed.path);
     // Only this object's own namespace is surely watched: elsewhere, absence from the cache proves nothing.
