@@ -223,3 +223,13 @@ describe("issue 9: key paths the status can hold", () => {
     assert.equal(p.data, null);
   });
 });
+
+describe("issue 9: deep trees", () => {
+  it("refuses data nested deeper than 64 levels without exhausting the stack", async () => {
+    let deep: Record<string, unknown> = { leaf: "x" };
+    for (let i = 0; i < 100_000; i++) deep = { n: deep };
+    const p = await planWith(deep, absent);
+    assert.equal(p.outcome.reason, "InvalidSpec");
+    assert.match(p.outcome.message, /nested deeper than 64 levels/);
+  });
+});

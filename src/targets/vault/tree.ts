@@ -24,6 +24,9 @@ export interface FlatDeclarations {
   problems: TreeProblem[];
 }
 
+/** Deeper trees are refused before any recursion could exhaust the stack. */
+export const MAX_TREE_DEPTH = 64;
+
 /** The longest dotted key path status.managedKeys can list (its schema's maxLength). */
 export const MAX_KEY_PATH_LENGTH = 1024;
 
@@ -67,7 +70,14 @@ export function flattenTree(data: unknown): FlatDeclarations {
     problems.push({ key: "", message: `data must be a map of keys, found ${describeType(data)}` });
     return { leaves, problems };
   }
-  const walk = (node: DataTree, parent: string): void => {
+  const walk = (node: DataTree, parent: string, depth: number): void => {
+    if (depth > MAX_TREE_DEPTH) {
+      problems.push({
+        key: parent,
+        message: `data is nested deeper than ${MAX_TREE_DEPTH} levels at ${parent}`,
+      });
+      return;
+    }
     for (const [name, value] of Object.entries(node)) {
       const key = joinKeyPath(parent, name);
       if (name === "") {
@@ -86,7 +96,7 @@ export function flattenTree(data: unknown): FlatDeclarations {
         continue;
       }
       if (isPlainObject(value)) {
-        walk(value, key);
+        walk(value, key, depth + 1);
       } else if (typeof value === "string" || typeof value === "boolean") {
         leaves.set(key, value);
       } else if (typeof value === "number" && Number.isFinite(value)) {
@@ -101,7 +111,7 @@ export function flattenTree(data: unknown): FlatDeclarations {
       }
     }
   };
-  walk(data, "");
+  walk(data, "", 1);
   return { leaves, problems };
 }
 
