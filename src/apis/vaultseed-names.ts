@@ -27,6 +27,17 @@ export const VaultSeedReason = {
   Forbidden: "Forbidden",
   BackendUnavailable: "BackendUnavailable",
   ObserveOnly: "ObserveOnly",
+  // Not in the document; named here because the document has no reason for these states.
+  /** Stalled: the path's mount does not exist. */
+  MountNotFound: "MountNotFound",
+  /** Stalled: the path's mount is not KV version 2 (KV version 1, or another engine). */
+  UnsupportedMount: "UnsupportedMount",
+  /** Stalled: OpenBao refused the request as invalid (HTTP 4xx); the message carries its reason. */
+  BackendRejected: "BackendRejected",
+  /** Ready=False, Reconciling: a path written moments ago without an owner marker is not adopted yet. */
+  AdoptionPending: "AdoptionPending",
+  /** Stalled: the object could not be handled at all; the message says why. */
+  ReconcileFailed: "ReconcileFailed",
 } as const;
 export type VaultSeedReasonType = (typeof VaultSeedReason)[keyof typeof VaultSeedReason];
 

@@ -17,10 +17,11 @@ export * from "./vaultseed-names.js";
 /**
  * The declared tree. The API server cannot describe a tree of arbitrary depth, so the CRD keeps
  * whatever arrives; the TypeScript type and the controller's own validation say that leaves are
- * strings and that key names carry no dot.
+ * strings (templates or literals), numbers or booleans (stored as given), and that key names
+ * carry no dot.
  */
 export const SeedTreeSchema = Type.Recursive(
-  (Self) => Type.Record(Type.String(), Type.Union([Type.String(), Self])),
+  (Self) => Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Self])),
   {
     description:
       "The tree the path must hold. Nested maps become dotted key paths; a leaf is a plain value or a template such as <random:32>, <bcrypt:admin.password> or <ref:mount/path#key>. Key names must not contain a dot.",

@@ -10,6 +10,7 @@ import {
   condition,
   getSeed,
   installVaultSeedCrd,
+  readCounter,
   rootKv,
   seed,
   setUpVaultAuth,
@@ -100,7 +101,8 @@ describe("VaultSeed when OpenBao refuses or goes away", () => {
     await setUpVaultAuth(client, ns, bao.addr, bao.rootToken);
     const kv = rootKv(bao.addr, bao.rootToken);
     const path = `secret/${ns}/r`;
-    const target = await startVaultTarget(client, ns, { address: bao.addr });
+    const counter = readCounter();
+    const target = await startVaultTarget(client, ns, { address: bao.addr, hooks: counter.hooks });
     try {
       await applySeed(client, seed(ns, "r", { path, data: { a: "<random:8>" } }));
       await waitForReason(client, ns, "r", "Reconciled");
@@ -131,7 +133,7 @@ path "secret/metadata/${ns}/*" { capabilities = ["create", "read", "update"] }`,
       const s = await kv.read(path);
       assert.equal(s.customMetadata[ROTATION_TOKEN_KEY], "t1");
       const settled = s.version;
-      await new Promise((r) => setTimeout(r, 4500));
+      await counter.waitForReads(path, 2);
       assert.equal((await kv.read(path)).version, settled, "once recorded, the token rotates nothing more");
     } finally {
       await target.stop();

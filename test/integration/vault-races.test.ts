@@ -10,6 +10,7 @@ import {
   condition,
   getSeed,
   installVaultSeedCrd,
+  readCounter,
   rootKv,
   seed,
   setUpVaultAuth,
@@ -37,7 +38,7 @@ describe("VaultSeed compare-and-set", () => {
     await kv.writeMetadata(path, { "ohmlab.fr/owner": `${ns}/edited` });
     let interfered = 0;
     // A person writes right after the controller read the path, before its write lands.
-    const wrapKv = (inner: KvBackend): KvBackend => ({
+    const wrap = (inner: KvBackend): KvBackend => ({
       read: (p) => inner.read(p),
       writeMetadata: (p, m) => inner.writeMetadata(p, m),
       deleteAll: (p) => inner.deleteAll(p),
@@ -50,7 +51,7 @@ describe("VaultSeed compare-and-set", () => {
         return inner.write(p, data, cas);
       },
     });
-    const target = await startVaultTarget(client, ns, { hooks: { wrapKv } });
+    const target = await startVaultTarget(client, ns, { hooks: { wrapKv: wrap } });
     try {
       await applySeed(
         client,
@@ -71,17 +72,19 @@ describe("VaultSeed compare-and-set", () => {
 
   it("two controllers racing on one path converge without losing a key", async () => {
     const path = `secret/${ns}/raced`;
-    const t1 = await startVaultTarget(client, ns);
-    const t2 = await startVaultTarget(client, ns);
+    // Both controllers count their reads together: "n more reads" means n more passes between them.
+    const counter = readCounter();
+    const t1 = await startVaultTarget(client, ns, { hooks: counter.hooks });
+    const t2 = await startVaultTarget(client, ns, { hooks: counter.hooks });
     try {
       const keys = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, "<random:12>"]));
       await applySeed(client, seed(ns, "raced", { path, data: keys }));
       await waitForReason(client, ns, "raced", "Reconciled");
-      await new Promise((r) => setTimeout(r, 3000));
+      await counter.waitForReads(path, 4);
       const s = await kv.read(path);
       assert.equal(Object.keys(s.data).length, 20);
       const settled = s.data;
-      await new Promise((r) => setTimeout(r, 3000));
+      await counter.waitForReads(path, 4);
       const later = await kv.read(path);
       assert.deepEqual(later.data, settled, "once seeded, neither controller rewrites a value");
       assert.ok(later.version <= 2, `one seed write (and at most one losing retry), got ${later.version}`);

@@ -12,6 +12,7 @@ import {
   condition,
   getSeed,
   type RunningTarget,
+  readCounter,
   seed,
   startVaultTarget,
   vaultSuite,
@@ -19,7 +20,8 @@ import {
 } from "../support/vault.js";
 
 type Tree = Record<string, Record<string, string> | string>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Later passes are awaited by counting the controller's own reads of a path, not by sleeping.
+const counter = readCounter();
 
 describe("VaultSeed against real OpenBao and the real API server", () => {
   let client: KubeClient;
@@ -29,7 +31,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
 
   before(async () => {
     ({ client, ns, kv } = await vaultSuite("vs-seed"));
-    target = await startVaultTarget(client, ns);
+    target = await startVaultTarget(client, ns, { hooks: counter.hooks });
   });
   after(async () => {
     await target.stop();
@@ -101,7 +103,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
         ? x
         : undefined;
     });
-    await sleep(2500);
+    await counter.waitForReads(path, 2);
     const s = await kv.read(path);
     const d = s.data as Record<string, Tree>;
     const admin = d["admin"] as Record<string, string>;
@@ -149,7 +151,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
     await waitForReason(client, ns, "quiet", "Reconciled");
     const kvBefore = await kv.read(path);
     const objBefore = await getSeed(client, ns, "quiet");
-    await sleep(6500); // three resyncs at 2 s
+    await counter.waitForReads(path, 3);
     const kvAfter = await kv.read(path);
     const objAfter = await getSeed(client, ns, "quiet");
     assert.equal(kvAfter.version, kvBefore.version);
@@ -234,7 +236,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
     await eventually(
       async () => ((await kv.read(path)).data as Record<string, string>)["c"] === "x" || undefined,
     );
-    await sleep(4500);
+    await counter.waitForReads(path, 2);
     const s2 = await kv.read(path);
     assert.equal((s2.data as Record<string, string>)["a"], d1["a"], "the same token rotates once");
     assert.equal(s2.version, s1.version + 1, "only the added key made a version");
@@ -304,9 +306,9 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
     await target.stop();
     await client.mergePatch(VAULTSEED, "prune", ns, { status: null }, "status");
     await applySeed(client, seed(ns, "prune", { path, prune: true, data: { keep: "<random:8>" } }));
-    target = await startVaultTarget(client, ns);
+    target = await startVaultTarget(client, ns, { hooks: counter.hooks });
     await waitForReason(client, ns, "prune", "Reconciled");
-    await sleep(2500);
+    await counter.waitForReads(path, 2);
     const s2 = await kv.read(path);
     assert.deepEqual(
       Object.keys(s2.data).sort(),

@@ -13,6 +13,7 @@ import { StaticToken } from "../../src/targets/vault/auth.js";
 import { BaoHttp } from "../../src/targets/vault/bao-http.js";
 import { parseVaultConfig } from "../../src/targets/vault/config.js";
 import { KvClient } from "../../src/targets/vault/kv.js";
+import type { KvBackend } from "../../src/targets/vault/reconciler.js";
 import { VAULTSEED, type VaultTargetHooks, vaultTarget } from "../../src/targets/vault/target.js";
 import { configureKubernetesAuth } from "../../src/testenv/openbao.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
@@ -189,4 +190,45 @@ export async function vaultSuite(prefix: string): Promise<VaultSuite> {
   const ns = await freshNamespace(client, prefix);
   await setUpVaultAuth(client, ns);
   return { client, ns, kv: rootKv() };
+}
+
+/**
+ * Counts the controller's own reads of each path through the target's KV seam. Every reconcile of
+ * an object reads its path once, so "n more reads" proves n more reconciles happened: tests wait
+ * for that instead of sleeping through resyncs.
+ */
+export function readCounter(wrap?: (kv: KvBackend) => KvBackend): {
+  hooks: VaultTargetHooks;
+  reads(path: string): number;
+  waitForReads(path: string, more: number, timeoutMs?: number): Promise<void>;
+} {
+  const counts = new Map<string, number>();
+  const hooks: VaultTargetHooks = {
+    wrapKv(inner) {
+      const base = wrap ? wrap(inner) : inner;
+      return {
+        read: async (p) => {
+          const s = await base.read(p);
+          counts.set(p, (counts.get(p) ?? 0) + 1);
+          return s;
+        },
+        write: (p, d, cas) => base.write(p, d, cas),
+        writeMetadata: (p, m) => base.writeMetadata(p, m),
+        deleteAll: (p) => base.deleteAll(p),
+      };
+    },
+  };
+  const reads = (path: string) => counts.get(path) ?? 0;
+  return {
+    hooks,
+    reads,
+    async waitForReads(path, more, timeoutMs = 30_000) {
+      const target = reads(path) + more;
+      await eventually(
+        () => (reads(path) >= target ? true : undefined),
+        timeoutMs,
+        `${more} reads of ${path}`,
+      );
+    },
+  };
 }

@@ -15,6 +15,9 @@ import { analyseRefs, readRefValue } from "../../src/targets/vault/refs.js";
 import type { DataTree } from "../../src/targets/vault/tree.js";
 import { compileSeed } from "../../src/targets/vault/validate.js";
 
+/** The planner builds prototype-less maps; compare them as the JSON that goes to OpenBao. */
+const plain = (value: unknown): unknown => (value == null ? value : JSON.parse(JSON.stringify(value)));
+
 const object = { namespace: "vault-operator-system", name: "keycloak" };
 const OWNER = "vault-operator-system/keycloak";
 const generator = createGenerator({ random: deterministicRandom("planner"), bcryptCost: 4 });
@@ -97,7 +100,6 @@ describe("vault planner: seeding a new path", () => {
       "admin.passwordHashed",
       "admin.username",
       "clients.grafana-core.clientSecret",
-      "webhook",
     ]);
     assert.equal(result.outcome.kind, "ok");
     assert.equal(result.planAgain, false);
@@ -144,7 +146,7 @@ describe("vault planner: seed once", () => {
 
   it("writes a placeholder once and keeps what a person put there", async () => {
     const first = await planFor(spec({ webhook: "" }), absent);
-    assert.deepEqual(first.data, { webhook: "" });
+    assert.deepEqual(plain(first.data), { webhook: "" });
     const filled = owned({ webhook: "https://hooks.example/abc" });
     assertQuiet(await planFor(spec({ webhook: "" }), filled));
   });
@@ -160,7 +162,7 @@ describe("vault planner: seed once", () => {
   it("leaves keys nobody declared alone", async () => {
     const state = owned({ k: "v", extra: { by: "hand" } });
     const result = await planFor(spec({ k: "<uuid>", n: "<hex:4>" }), state);
-    assert.deepEqual(leaf(result.data, "extra"), { by: "hand" });
+    assert.deepEqual(plain(leaf(result.data, "extra")), { by: "hand" });
   });
 
   it("stalls instead of replacing a value that sits where a map is declared", async () => {
@@ -172,7 +174,7 @@ describe("vault planner: seed once", () => {
     assert.equal(result.outcome.reason, "InvalidSpec");
     assert.equal(
       result.outcome.message,
-      "admin.password cannot be written: a key above it holds a value instead of a map",
+      "admin.password cannot be written: admin holds a value instead of a map; remove admin from the path by hand, or set prune: true if this controller wrote it",
     );
     assert.equal(leaf(result.data, "admin"), "flat");
     assert.deepEqual(result.changes, [{ action: "add-field", key: "other" }]);
@@ -185,15 +187,15 @@ describe("vault planner: references", () => {
 
   it("copies the source and follows it when it changes or the copy is edited", async () => {
     const first = await planFor(refSpec, absent, { refs: new Map([[ref, "one"]]) });
-    assert.deepEqual(first.data, { db: { password: "one" } });
+    assert.deepEqual(plain(first.data), { db: { password: "one" } });
     let state = applied(absent, first);
     assertQuiet(await planFor(refSpec, state, { refs: new Map([[ref, "one"]]) }));
     const changed = await planFor(refSpec, state, { refs: new Map([[ref, "two"]]) });
     assert.deepEqual(changed.changes, [{ action: "update-field", key: "db.password" }]);
-    assert.deepEqual(changed.data, { db: { password: "two" } });
+    assert.deepEqual(plain(changed.data), { db: { password: "two" } });
     state = owned({ db: { password: "edited" } });
     const putBack = await planFor(refSpec, state, { refs: new Map([[ref, "two"]]) });
-    assert.deepEqual(putBack.data, { db: { password: "two" } });
+    assert.deepEqual(plain(putBack.data), { db: { password: "two" } });
   });
 
   it("writes nothing while a source is missing or empty, not even the other keys", async () => {
@@ -493,7 +495,7 @@ describe("vault planner: prune", () => {
       managedKeys: ["keep", "old.gone"],
     });
     assert.deepEqual(result.changes, [{ action: "prune-field", key: "old.gone" }]);
-    assert.deepEqual(result.data, { keep: "k", manual: "m" });
+    assert.deepEqual(plain(result.data), { keep: "k", manual: "m" });
     assert.deepEqual(result.managedKeys, ["keep"]);
   });
 
@@ -519,12 +521,31 @@ describe("vault planner: prune", () => {
     assert.deepEqual(result.managedKeys, ["keep"]);
   });
 
-  it("does not prune a managed value that became a declared map", async () => {
+  it("replaces a managed leaf that became a declared map, but never a map already there", async () => {
     const current = owned({ old: "was-a-leaf" });
     const result = await planFor(spec({ old: { inner: "<uuid>" } }, { prune: true }), current, {
       managedKeys: ["old"],
     });
+    assert.equal(result.outcome.kind, "ok", result.outcome.message);
+    assert.match(String(leaf(result.data, "old.inner")), /^[0-9a-f-]{36}$/);
+    assert.deepEqual(
+      result.changes.map((c) => `${c.action} ${c.key}`),
+      ["prune-field old", "add-field old.inner"],
+    );
+    assert.deepEqual(result.managedKeys, ["old.inner"]);
+
+    const mapThere = owned({ old: { inner: "typed", other: "kept" } });
+    const kept = await planFor(spec({ old: { inner: "<uuid>" } }, { prune: true }), mapThere, {
+      managedKeys: ["old"],
+    });
+    assert.equal(kept.data, null, "nothing to write: the declared key is there");
+  });
+
+  it("without prune, a leaf where a map is declared stalls with how to resolve it", async () => {
+    const current = owned({ old: "was-a-leaf" });
+    const result = await planFor(spec({ old: { inner: "<uuid>" } }), current, { managedKeys: ["old"] });
     assert.equal(result.outcome.kind, "stalled");
+    assert.match(result.outcome.message, /remove old from the path by hand, or set prune: true/);
     assert.equal(leaf(result.data ?? current.data, "old"), "was-a-leaf");
   });
 });

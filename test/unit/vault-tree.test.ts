@@ -10,6 +10,9 @@ import {
   unflattenTree,
 } from "../../src/targets/vault/tree.js";
 
+/** The planner builds prototype-less maps; compare them as the JSON that goes to OpenBao. */
+const plain = (value: unknown): unknown => (value == null ? value : JSON.parse(JSON.stringify(value)));
+
 describe("vault tree: flatten", () => {
   it("gives dotted key paths for every string leaf", () => {
     const flat = flattenTree({
@@ -37,15 +40,21 @@ describe("vault tree: flatten", () => {
     ]);
   });
 
-  it("rejects leaves that are not strings, naming the key", () => {
-    const flat = flattenTree({ port: 8080, list: ["a"], hook: null, on: true });
+  it("keeps numbers and booleans as plain values and rejects other leaves, naming the key", () => {
+    const flat = flattenTree({ port: 8080, list: ["a"], hook: null, on: true, ratio: 0.5 });
     assert.deepEqual(
       flat.problems.map((p) => p.message),
       [
-        "port must be a string, found a number",
-        "list must be a string, found a list",
+        "list must be a string, a number, a boolean or a map, found a list",
         'hook has no value; write "" for a key filled in by hand',
-        "on must be a string, found a boolean",
+      ],
+    );
+    assert.deepEqual(
+      [...flat.leaves],
+      [
+        ["port", 8080],
+        ["on", true],
+        ["ratio", 0.5],
       ],
     );
   });
@@ -57,7 +66,7 @@ describe("vault tree: flatten", () => {
 
   it("round-trips through unflattenTree", () => {
     const data = { a: { b: "1", c: { d: "2" } }, e: "" };
-    assert.deepEqual(unflattenTree(flattenTree(data).leaves), data);
+    assert.deepEqual(plain(unflattenTree(flattenTree(data).leaves)), data);
   });
 
   it("refuses to unflatten a key that is both a value and a map", () => {
@@ -85,7 +94,7 @@ describe("vault tree: access to stored data", () => {
   it("creates maps on the way and refuses to replace a value with a map", () => {
     const tree: Record<string, unknown> = { a: "kept" };
     assert.equal(setAt(tree, "x.y.z", "1"), true);
-    assert.deepEqual(tree.x, { y: { z: "1" } });
+    assert.deepEqual(plain(tree.x), { y: { z: "1" } });
     assert.equal(canSetAt(tree, "a.b"), false);
     assert.equal(setAt(tree, "a.b", "2"), false);
     assert.equal(tree.a, "kept");
@@ -95,7 +104,7 @@ describe("vault tree: access to stored data", () => {
   it("keeps segments with repeated names apart", () => {
     const tree = {};
     assert.equal(setAt(tree, "a.a.b", "x"), true);
-    assert.deepEqual(tree, { a: { a: { b: "x" } } });
+    assert.deepEqual(plain(tree), { a: { a: { b: "x" } } });
   });
 
   it("removes maps a deletion leaves empty, and only those", () => {
@@ -103,6 +112,6 @@ describe("vault tree: access to stored data", () => {
     assert.equal(deleteAt(tree, "a.b.c"), true);
     assert.equal(deleteAt(tree, "d.e"), true);
     assert.equal(deleteAt(tree, "d.missing"), false);
-    assert.deepEqual(tree, { d: { f: "2" } });
+    assert.deepEqual(plain(tree), { d: { f: "2" } });
   });
 });

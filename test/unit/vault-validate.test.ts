@@ -179,7 +179,7 @@ describe("vault validate: manifests", () => {
               apiVersion: "ohmlab.fr/v1alpha1",
               kind: "VaultSeed",
               metadata: { name: "bare" },
-              spec: { path: "a/b", data: { k: 1 } },
+              spec: { path: "a/b", data: { k: [1] } },
             },
             {
               apiVersion: "ohmlab.fr/v1alpha1",
@@ -192,7 +192,12 @@ describe("vault validate: manifests", () => {
       },
     ];
     assert.deepEqual(validateDocuments(docs), [
-      { file: "-", object: "bare", key: "k", message: "k must be a string, found a number" },
+      {
+        file: "-",
+        object: "bare",
+        key: "k",
+        message: "k must be a string, a number, a boolean or a map, found a list",
+      },
       { file: "-", object: "(unnamed)", message: "metadata.name is missing" },
     ]);
   });

@@ -1,5 +1,5 @@
 /** Why the backend said no, in the terms the conditions use. Messages never carry a value. */
-export type BackendFailure = "forbidden" | "unavailable" | "conflict" | "invalid" | "error";
+export type BackendFailure = "forbidden" | "unavailable" | "conflict" | "invalid" | "no-mount" | "error";
 
 export class BackendError extends Error {
   constructor(

@@ -15,6 +15,8 @@ export interface BaoHttpOptions {
 export interface BaoResponse {
   status: number;
   body: unknown;
+  /** The Date header: OpenBao's own clock, to age what it returns without trusting ours. */
+  date?: string;
 }
 
 const CONNECTION_ERRORS = new Set([
@@ -108,7 +110,7 @@ export class BaoHttp {
             } catch {
               parsed = undefined;
             }
-            resolve({ status: res.statusCode ?? 0, body: parsed });
+            resolve({ status: res.statusCode ?? 0, body: parsed, date: res.headers.date });
           });
         },
       );

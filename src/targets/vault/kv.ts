@@ -1,6 +1,7 @@
 import type { TokenSource } from "./auth.js";
 import { BackendError } from "./backend-errors.js";
-import { type BaoHttp, type BaoResponse, failureFor } from "./bao-http.js";
+import { type BaoHttp, type BaoResponse, baoErrors, failureFor } from "./bao-http.js";
+import type { MountInfo } from "./mounts.js";
 
 import type { KvState } from "./planner.js";
 import type { DataTree } from "./tree.js";
@@ -55,10 +56,23 @@ export class KvClient {
       res.body as { data?: { data?: Record<string, unknown> | null; metadata?: KvMeta | null } } | undefined
     )?.data;
     if (res.status === 404) {
+      if (/no handler for route/i.test(baoErrors(res.body))) {
+        throw new BackendError(
+          "no-mount",
+          `there is no mount at ${mount}/ (OpenBao: ${baoErrors(res.body)})`,
+          404,
+        );
+      }
       // A soft-deleted latest version answers 404 but still reports the version to CAS against.
       const meta = payload?.metadata;
       if (meta?.version)
-        return { exists: true, version: meta.version, data: {}, customMetadata: meta.custom_metadata ?? {} };
+        return {
+          exists: true,
+          version: meta.version,
+          data: {},
+          customMetadata: meta.custom_metadata ?? {},
+          ageMs: ageOf(meta, res),
+        };
       return { exists: false, version: 0, data: {}, customMetadata: {} };
     }
     if (res.status !== 200) throw failureFor(`read ${full}`, res);
@@ -67,7 +81,30 @@ export class KvClient {
       version: payload?.metadata?.version ?? 0,
       data: (payload?.data ?? {}) as DataTree,
       customMetadata: payload?.metadata?.custom_metadata ?? {},
+      ageMs: payload?.metadata ? ageOf(payload.metadata, res) : undefined,
     };
+  }
+
+  /**
+   * What serves `mount`, from `sys/internal/ui/mounts/<mount>`; undefined when OpenBao will not
+   * say (a 403 there means no such mount or nothing granted in it; the KV read tells which). No
+   * fresh login on that 403: it is an answer, not an expired token.
+   */
+  async describeMount(mount: string): Promise<MountInfo | undefined> {
+    const res = await this.http.request(
+      "mount",
+      "GET",
+      `/v1/sys/internal/ui/mounts/${enc(mount)}`,
+      await this.tokens.token(),
+    );
+    if (res.status === 403 || res.status === 404 || res.status === 400) return undefined;
+    if (res.status !== 200) throw failureFor(`look up the mount ${mount}/`, res);
+    const data = (
+      res.body as { data?: { type?: unknown; path?: unknown; options?: { version?: unknown } | null } }
+    )?.data;
+    if (typeof data?.type !== "string" || typeof data.path !== "string") return undefined;
+    const version = data.options?.version;
+    return { type: data.type, path: data.path, version: typeof version === "string" ? version : undefined };
   }
 
   /** Writes a new version only if the latest is still `cas` (0: only if the path has none). */
@@ -113,5 +150,14 @@ export class KvClient {
 
 interface KvMeta {
   version?: number;
+  created_time?: string;
   custom_metadata?: Record<string, string> | null;
+}
+
+/** The latest version's age by OpenBao's clock (its Date header has whole seconds: rounded down to 0). */
+function ageOf(meta: KvMeta, res: BaoResponse): number | undefined {
+  const created = Date.parse(meta.created_time ?? "");
+  const now = Date.parse(res.date ?? "");
+  if (Number.isNaN(created) || Number.isNaN(now)) return undefined;
+  return Math.max(0, now - created);
 }

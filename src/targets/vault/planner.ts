@@ -16,8 +16,17 @@ import type { ValueGenerator } from "./generate.js";
 import type { PlanChange } from "./plan-summary.js";
 import { summarizeChanges } from "./plan-summary.js";
 import type { Template } from "./templates.js";
-import { isGenerated } from "./templates.js";
-import { cloneTree, type DataTree, deleteAt, getAt, leafText, setAt } from "./tree.js";
+import { BCRYPT_MAX_INPUT_BYTES, isGenerated } from "./templates.js";
+import {
+  cloneTree,
+  type DataTree,
+  deleteAt,
+  getAt,
+  isPlainObject,
+  leafText,
+  ownValue,
+  setAt,
+} from "./tree.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
 
 export const OWNER_MARKER_KEY = "ohmlab.fr/owner";
@@ -26,6 +35,13 @@ export const ROTATION_TOKEN_KEY = "ohmlab.fr/rotation-token";
 export const CUSTOM_METADATA_MAX_KEYS = 64;
 export const CUSTOM_METADATA_MAX_KEY_BYTES = 128;
 export const CUSTOM_METADATA_MAX_VALUE_BYTES = 512;
+
+/**
+ * A path without an owner marker whose latest version is younger than this is not adopted yet:
+ * another controller may have just created it and be about to write its marker (the marker can
+ * only follow the data, as KV v2 has no atomic write of both).
+ */
+export const ADOPTION_GRACE_MS = 5_000;
 
 // The reasons of the VaultSeed documentation, named as in the CRD. A plan returns the first six;
 // Forbidden, BackendUnavailable and ObserveOnly come from the reconciler.
@@ -55,6 +71,8 @@ export interface KvState {
   /** The latest version's data, nested as described above; {} when the path does not exist. */
   data: DataTree;
   customMetadata: Record<string, string>;
+  /** How long ago, by OpenBao's clock, the latest version was written; undefined when unknown. */
+  ageMs?: number;
 }
 
 export interface PlanInput {
@@ -68,6 +86,14 @@ export interface PlanInput {
   generator: ValueGenerator;
   /** The paths of a reference cycle this object's path is in (from analyseRefs), if any. */
   refCycle?: readonly string[];
+  /**
+   * The owner marker of the object that wins this path among the objects one controller knows
+   * (the oldest, then the lowest uid). Another object's claim keeps this one from taking a path
+   * that carries no marker yet.
+   */
+  claimant?: string;
+  /** Whether the object named by the path's owner marker exists; undefined when it cannot be known. */
+  markerOwnerExists?: (owner: string) => boolean | undefined;
 }
 
 export type OutcomeKind = "ok" | "pending" | "stalled" | "conflict-owner" | "invalid";
@@ -99,7 +125,13 @@ export function ownerMarkerOf(object: SeedIdentity): string {
 }
 
 export function recordedRotationToken(customMetadata: Record<string, string>): string | undefined {
-  return customMetadata[ROTATION_TOKEN_KEY];
+  return ownMarker(customMetadata, ROTATION_TOKEN_KEY);
+}
+
+/** A marker of custom_metadata, read as the map's own key only (the map comes from OpenBao). */
+export function ownMarker(customMetadata: Record<string, string>, key: string): string | undefined {
+  const value = Object.hasOwn(customMetadata, key) ? customMetadata[key] : undefined;
+  return typeof value === "string" ? value : undefined;
 }
 
 export function customMetadataProblem(metadata: Record<string, string>): string | undefined {
@@ -150,9 +182,16 @@ export async function plan(input: PlanInput): Promise<Plan> {
   }
 
   const me = ownerMarkerOf(input.object);
-  const owner = input.current.customMetadata[OWNER_MARKER_KEY];
+  const owner = ownMarker(input.current.customMetadata, OWNER_MARKER_KEY);
   if (owner !== undefined && owner !== me) {
-    const message = `the path is owned by ${owner}; delete one of the two objects, or remove the ${OWNER_MARKER_KEY} marker to hand the path over`;
+    const message =
+      input.markerOwnerExists?.(owner) === false
+        ? `the path is owned by ${owner}, which no longer exists; removing the ${OWNER_MARKER_KEY} marker from the path's custom metadata hands the path over`
+        : `the path is owned by ${owner}; delete one of the two objects, or remove the ${OWNER_MARKER_KEY} marker to hand the path over`;
+    return noWrites(input, { kind: "conflict-owner", reason: Reason.OwnedByAnother, message });
+  }
+  if (owner === undefined && input.claimant !== undefined && input.claimant !== me) {
+    const message = `the path is also declared by ${input.claimant}, which was created first and owns it; delete one of the two objects`;
     return noWrites(input, { kind: "conflict-owner", reason: Reason.OwnedByAnother, message });
   }
 
@@ -165,7 +204,17 @@ export async function plan(input: PlanInput): Promise<Plan> {
     });
   }
 
-  if (input.current.exists && owner === undefined) return adopt(input, me);
+  if (input.current.exists && owner === undefined) {
+    const age = input.current.ageMs;
+    if (age !== undefined && age < ADOPTION_GRACE_MS) {
+      return noWrites(input, {
+        kind: "pending",
+        reason: Reason.AdoptionPending,
+        message: `the path was written moments ago and carries no ${OWNER_MARKER_KEY} marker yet; it is adopted once no other writer claims it`,
+      });
+    }
+    return adopt(input, me);
+  }
   return seedPath(input, seed, me);
 }
 
@@ -219,10 +268,13 @@ class Draft {
     return getAt(this.tree, key).value;
   }
 
-  put(key: string, value: string, action: PlanChange["action"]): void {
+  put(key: string, value: unknown, action: PlanChange["action"]): void {
     if (!setAt(this.tree, key, value)) {
       this.blocked.add(key);
-      this.problems.push(`${key} cannot be written: a key above it holds a value instead of a map`);
+      const above = blockingAncestor(this.tree, key);
+      this.problems.push(
+        `${key} cannot be written: ${above} holds a value instead of a map; remove ${above} from the path by hand, or set prune: true if this controller wrote it`,
+      );
       return;
     }
     this.changes.push({ action, key });
@@ -251,7 +303,7 @@ async function seedPath(input: PlanInput, seed: CompiledSeed, me: string): Promi
 
   const metadata = { ...current.customMetadata };
   let metadataChanged = false;
-  if (metadata[OWNER_MARKER_KEY] !== me) {
+  if (ownMarker(metadata, OWNER_MARKER_KEY) !== me) {
     metadata[OWNER_MARKER_KEY] = me;
     metadataChanged = true;
   }
@@ -305,8 +357,9 @@ function prune(draft: Draft, seed: CompiledSeed, managedKeys: readonly string[] 
   const declared = [...seed.declarations.keys()];
   for (const key of [...managedKeys].sort()) {
     if (seed.declarations.has(key)) continue;
-    // A managed leaf that the spec now declares as a map holds declared keys below it.
-    if (declared.some((d) => d.startsWith(`${key}.`))) continue;
+    // A managed key that the spec now declares as a map: a leaf this controller wrote there is
+    // removed so the map can take its place; a map already there holds declared keys and stays.
+    if (declared.some((d) => d.startsWith(`${key}.`)) && isPlainObject(draft.value(key))) continue;
     if (deleteAt(draft.tree, key)) {
       pruned.add(key);
       draft.changes.push({ action: "prune-field", key });
@@ -411,6 +464,12 @@ async function seedBcrypt(
     );
     return;
   }
+  if (Buffer.byteLength(value) > BCRYPT_MAX_INPUT_BYTES) {
+    draft.problems.push(
+      `${key} hashes ${target}, whose value is longer than bcrypt's ${BCRYPT_MAX_INPUT_BYTES}-byte input: a change after byte ${BCRYPT_MAX_INPUT_BYTES} would go unnoticed; shorten ${target}`,
+    );
+    return;
+  }
   const hash = draft.value(key);
   if (!draft.has(key)) {
     draft.put(key, await generator.bcryptHash(value), "add-field");
@@ -433,5 +492,22 @@ function managedKeysAfter(
   for (const change of draft.changes) {
     if (WRITE_ACTIONS.has(change.action) && change.key !== undefined) keys.add(change.key);
   }
+  // A placeholder ("") is for a person to fill in: never the controller's, so never pruned.
+  for (const key of keys) if (isPlaceholder(seed.declarations.get(key))) keys.delete(key);
   return [...keys].sort();
+}
+
+function isPlaceholder(template: Template | undefined): boolean {
+  return template?.kind === "literal" && template.value === "";
+}
+
+/** The first key on the way to `key` that holds a value where a map is needed. */
+function blockingAncestor(tree: DataTree, key: string): string {
+  const segments = key.split(".");
+  let node: unknown = tree;
+  for (let i = 0; i < segments.length - 1; i++) {
+    node = isPlainObject(node) ? ownValue(node, segments[i]!) : undefined;
+    if (node !== undefined && !isPlainObject(node)) return segments.slice(0, i + 1).join(".");
+  }
+  return "a key above it";
 }

@@ -11,16 +11,19 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import type { ResourceType } from "../../runtime/types.js";
 import { BackendError } from "./backend-errors.js";
+import type { PathClaims } from "./claims.js";
 import type { VaultTargetConfig } from "./config.js";
 import type { ValueGenerator } from "./generate.js";
 import type { KvState } from "./kv.js";
 import { lastReconcileCompleted, objectsNotReady, plannedChanges, writesTotal } from "./metrics.js";
+import type { MountDirectory } from "./mounts.js";
 import { countByAction, PLAN_ACTIONS, summarizeChanges } from "./plan-summary.js";
 import { OWNER_MARKER_KEY, ownerMarkerOf, type Plan, plan, recordedRotationToken } from "./planner.js";
 import type { ReadCache } from "./read-cache.js";
 import type { RefGraph } from "./ref-graph.js";
 import { readRefValue } from "./refs.js";
 import { conditionsFor, type Verdict } from "./status.js";
+import { StatusMemory } from "./status-memory.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
 
 export const FINALIZER = "ohmlab.fr/vaultseed-delete";
@@ -51,6 +54,10 @@ export interface VaultSeedReconcilerDeps {
   generator: ValueGenerator;
   reads: ReadCache;
   refs: RefGraph;
+  /** What engine serves each mount: nothing is written to a mount that is not KV v2. */
+  mounts: MountDirectory;
+  /** Which object wins a path several objects declare. */
+  claims: PathClaims;
   /** Requeues other objects (those copying from a path just written). */
   enqueue: (key: string) => void;
   now?: () => Date;
@@ -65,6 +72,15 @@ interface Outcome {
   next?: "wait";
 }
 
+/** What a pass has already written, so that a failure after a write still reports it. */
+interface Progress {
+  kvVersion?: number;
+  managedKeys?: string[];
+}
+
+/** Messages of unexpected errors are capped: they are ours, but need not be long to be useful. */
+const MAX_ERROR_MESSAGE = 300;
+
 /**
  * Reconciles one VaultSeed: read the path, plan, write with compare-and-set, report. A pass that
  * finds nothing to change writes nothing, neither to OpenBao nor to the API server.
@@ -72,6 +88,7 @@ interface Outcome {
 export class VaultSeedReconciler {
   private readonly waits = new Map<string, number>();
   private readonly notReady = new Map<string, string>();
+  private readonly statuses = new StatusMemory();
   private readonly now: () => Date;
 
   constructor(private readonly d: VaultSeedReconcilerDeps) {
@@ -80,11 +97,12 @@ export class VaultSeedReconciler {
   }
 
   readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult> => {
-    const obj = this.d.informer.get(key);
-    if (!obj) {
+    const cached = this.d.informer.get(key);
+    if (!cached) {
       this.forget(key);
       return undefined;
     }
+    const obj = this.statuses.freshest(key, cached);
     const outcome = obj.metadata.deletionTimestamp
       ? await this.finalize(obj, ctx.log, ctx.signal)
       : await this.converge(obj, ctx.log, ctx.signal);
@@ -113,10 +131,11 @@ export class VaultSeedReconciler {
     const seed = compiled.seed;
     const policyOutcome = await this.ensureDeletionPolicy(obj, seed, signal);
     if (policyOutcome) return policyOutcome;
+    const progress: Progress = {};
     try {
-      return await this.seedPath(obj, seed, log, signal);
+      return await this.seedPath(obj, seed, log, signal, progress);
     } catch (e) {
-      return this.backendFailure(e);
+      return { ...this.failure(e, log), ...progress };
     }
   }
 
@@ -151,9 +170,26 @@ export class VaultSeedReconciler {
     seed: CompiledSeed,
     log: Logger,
     signal: AbortSignal,
+    progress: Progress,
   ): Promise<Outcome> {
     const identity = { namespace: obj.metadata.namespace!, name: obj.metadata.name! };
+    const mount = await this.d.mounts.check(seed.path);
+    if (!mount.ok) {
+      return { verdict: { ready: false, stalled: true, reason: mount.reason, message: mount.message } };
+    }
+    // A reference read from a KV v1 mount would look like a missing source forever: say why instead.
+    for (const ref of seed.refs) {
+      const source = await this.d.mounts.check(ref.path);
+      if (!source.ok) {
+        const message = `the source of ${ref.id}: ${source.message}`;
+        return { verdict: { ready: false, stalled: true, reason: source.reason, message } };
+      }
+    }
     const cycle = this.d.refs.cycleOf(seed.path);
+    const claimant = this.d.claims.claimantOf(seed.path);
+    // Only this object's own namespace is surely watched: elsewhere, absence from the cache proves nothing.
+    const markerOwnerExists = (owner: string): boolean | undefined =>
+      owner.startsWith(`${identity.namespace}/`) ? this.d.informer.get(owner) !== undefined : undefined;
     let managedKeys: readonly string[] | undefined = obj.status?.managedKeys;
     for (let attempt = 0; ; attempt++) {
       // After a conflict, a read already in flight may predate the other writer: read anew.
@@ -172,6 +208,8 @@ export class VaultSeedReconciler {
           managedKeys,
           generator: this.d.generator,
           refCycle: cycle,
+          claimant,
+          markerOwnerExists,
         });
       const p = await planFor(current);
       if (this.d.config.observeOnly) {
@@ -181,7 +219,7 @@ export class VaultSeedReconciler {
         const after = await planFor({ ...current, customMetadata: p.customMetadata });
         return this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current);
       }
-      const written = await this.apply(obj, seed.path, p, current, log, signal);
+      const written = await this.apply(obj, seed.path, p, current, log, signal, progress);
       if (written === "conflict") {
         if (attempt + 1 >= MAX_REPLANS) {
           return {
@@ -224,6 +262,7 @@ export class VaultSeedReconciler {
     current: KvState,
     log: Logger,
     signal: AbortSignal,
+    progress: Progress,
   ): Promise<"conflict" | { version: number; metadata: Record<string, string> }> {
     let version = current.version;
     let data = current.data;
@@ -238,6 +277,9 @@ export class VaultSeedReconciler {
         }
         throw e;
       }
+      // Should the metadata write below fail, the status still follows what was written.
+      progress.kvVersion = version;
+      progress.managedKeys = p.managedKeys;
       this.d.reads.set(path, { exists: true, version, data, customMetadata: current.customMetadata });
       for (const dependent of this.d.refs.dependentsOf(path)) this.d.enqueue(dependent);
     }
@@ -323,20 +365,42 @@ export class VaultSeedReconciler {
     };
   }
 
-  private backendFailure(e: unknown): Outcome {
+  /**
+   * Every failure of a pass ends in a condition: what OpenBao refused, with its message, or, for
+   * an error nobody expected, ReconcileFailed. Either way the object is reported and the other
+   * objects go on; only Kubernetes API errors (thrown outside this) are retried silently.
+   */
+  private failure(e: unknown, log: Logger): Outcome {
     if (e instanceof BackendError) {
-      if (e.failure === "forbidden")
-        return {
-          verdict: { ready: false, reconciling: true, reason: R.Forbidden, message: e.message },
-          next: "wait",
-        };
-      if (e.failure === "unavailable")
-        return {
-          verdict: { ready: false, reconciling: true, reason: R.BackendUnavailable, message: e.message },
-          next: "wait",
-        };
+      const waiting = (reason: string): Outcome => ({
+        verdict: { ready: false, reconciling: true, reason, message: e.message },
+        next: "wait",
+      });
+      const stalled = (reason: string): Outcome => ({
+        verdict: { ready: false, stalled: true, reason, message: e.message },
+      });
+      switch (e.failure) {
+        case "forbidden":
+          return waiting(R.Forbidden);
+        case "unavailable":
+        case "conflict":
+          return waiting(R.BackendUnavailable);
+        case "no-mount":
+          return stalled(R.MountNotFound);
+        default:
+          return stalled(R.BackendRejected);
+      }
     }
-    throw e;
+    const message = errorMessage(e).slice(0, MAX_ERROR_MESSAGE);
+    log.error({ err: message }, "could not handle the object");
+    return {
+      verdict: {
+        ready: false,
+        stalled: true,
+        reason: R.ReconcileFailed,
+        message: `the controller could not handle this object: ${message}`,
+      },
+    };
   }
 
   /** deletionPolicy Delete: remove the path if it carries this object's marker, then the finalizer. */
@@ -390,7 +454,7 @@ export class VaultSeedReconciler {
           });
         }
       } catch (e) {
-        return this.backendFailure(e);
+        return this.failure(e, log);
       }
     }
     try {
@@ -435,7 +499,7 @@ export class VaultSeedReconciler {
       });
     }
     try {
-      await this.d.client.applyStatus(
+      const written = await this.d.client.applyStatus<VaultSeed>(
         this.d.type,
         {
           apiVersion: obj.apiVersion,
@@ -445,6 +509,7 @@ export class VaultSeedReconciler {
         },
         { fieldManager: FIELD_MANAGER, force: true, signal },
       );
+      this.statuses.remember(`${obj.metadata.namespace}/${obj.metadata.name}`, written);
     } catch (e) {
       if (isNotFound(e)) return;
       log.warn({ err: errorMessage(e) }, "could not write status");
@@ -465,6 +530,7 @@ export class VaultSeedReconciler {
 
   private forget(key: string): void {
     this.waits.delete(key);
+    this.statuses.forget(key);
     const [namespace, name] = key.split("/");
     for (const action of PLAN_ACTIONS)
       plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });
@@ -476,6 +542,9 @@ export class VaultSeedReconciler {
 function eventReason(p: Plan): string {
   const actions = new Set(p.changes.map((c) => c.action));
   if (actions.has("adopt")) return "Adopted";
+  // A path created now (first time, or again after a metadata delete) gets fresh values anyway:
+  // its rotation token is only recorded, nothing is rotated.
+  if (actions.has("create-path")) return "Wrote";
   if (actions.has("rotate-field") || actions.has("record-rotation")) return "Rotated";
   if (actions.has("prune-field") && actions.size === 1) return "Pruned";
   return "Wrote";

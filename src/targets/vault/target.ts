@@ -11,10 +11,12 @@ import type { TargetDefinition } from "../../runtime/target.js";
 import type { ResourceType } from "../../runtime/types.js";
 import { jwtFromFile, jwtFromTokenRequest, KubernetesAuth, StaticToken, type TokenSource } from "./auth.js";
 import { BaoHttp } from "./bao-http.js";
+import { PathClaims } from "./claims.js";
 import { parseVaultConfig, type VaultTargetConfig } from "./config.js";
 import { publishCrdRevision } from "./crd-revision.js";
 import { createGenerator } from "./generate.js";
 import { KvClient } from "./kv.js";
+import { MountDirectory } from "./mounts.js";
 import { ReadCache } from "./read-cache.js";
 import { type KvBackend, VaultSeedReconciler } from "./reconciler.js";
 import { RefGraph } from "./ref-graph.js";
@@ -63,7 +65,9 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
             );
         tokens = new KubernetesAuth(http, { mount: auth.mount, role: auth.role, jwt });
       }
-      const kv = hooks.wrapKv ? hooks.wrapKv(new KvClient(http, tokens)) : new KvClient(http, tokens);
+      const client = new KvClient(http, tokens);
+      const kv = hooks.wrapKv ? hooks.wrapKv(client) : client;
+      const cacheMs = Math.min(60_000, config.resyncMs / 2);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
       const controller: Controller = new Controller({
         name: CONTROLLER_NAME,
@@ -79,8 +83,10 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         events: manager.events,
         config,
         generator: createGenerator(),
-        reads: new ReadCache(Math.min(60_000, config.resyncMs / 2)),
+        reads: new ReadCache(cacheMs),
         refs: new RefGraph(informer),
+        mounts: new MountDirectory((mount) => client.describeMount(mount), cacheMs),
+        claims: new PathClaims(informer),
         enqueue: (key) => controller.queue.add(key),
       });
       await publishCrdRevision(manager.client, manager.log);

@@ -6,8 +6,34 @@ import { checkBcryptTarget, parseRefTarget, type RefTarget } from "./refs.js";
 
 export const MAX_GENERATED_LENGTH = 4096;
 
+/** bcrypt reads at most this many bytes of its input; anything after them is silently ignored. */
+export const BCRYPT_MAX_INPUT_BYTES = 72;
+
+/**
+ * The longest value a template can produce, in bytes, when that is known before it is generated;
+ * undefined for references and hand-filled placeholders, whose values are only known at run time.
+ */
+export function maxValueBytes(template: Template): number | undefined {
+  switch (template.kind) {
+    case "literal":
+      return template.value === "" ? undefined : Buffer.byteLength(String(template.value));
+    case "random":
+    case "hex":
+      return template.length;
+    case "uuid":
+      return 36;
+    case "age-secret":
+      return 74; // AGE-SECRET-KEY-1 and 58 Bech32 characters
+    case "age-public":
+      return 62; // age1 and 58 Bech32 characters
+    default:
+      return undefined;
+  }
+}
+
 export type Template =
-  | { kind: "literal"; value: string }
+  /** Written once as given: a string that is not a template, a number or a boolean. */
+  | { kind: "literal"; value: string | number | boolean }
   | { kind: "random"; length: number }
   | { kind: "hex"; length: number }
   | { kind: "uuid" }

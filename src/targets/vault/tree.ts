@@ -1,10 +1,17 @@
-// A VaultSeed's data is a tree whose leaves are strings; the KV path stores the same tree as nested
-// JSON objects. Declarations are addressed by dotted key paths (`admin.password`), which is only
-// unambiguous because a declared key name may not contain a dot. Stored data may hold anything a
-// person wrote (numbers, lists, dotted names), so the accessors below walk segment by segment and
-// never reinterpret keys they were not asked about.
+// A VaultSeed's data is a tree whose leaves are plain values (strings, numbers, booleans); the KV
+// path stores the same tree as nested JSON objects. Declarations are addressed by dotted key paths
+// (`admin.password`), which is only unambiguous because a declared key name may not contain a dot.
+// Stored data may hold anything a person wrote (lists, dotted names), so the accessors below walk
+// segment by segment and never reinterpret keys they were not asked about.
+//
+// Key names are user data, and any name is allowed: `__proto__`, `constructor`, `toString`. So the
+// trees built here have no prototype, every write defines an own property (assignment to
+// `__proto__` would set a prototype instead) and every read checks that the key is the node's own.
 
 export type DataTree = { [key: string]: unknown };
+
+/** A leaf a VaultSeed may declare: a template or literal string, or a number or boolean kept as given. */
+export type Leaf = string | number | boolean;
 
 export interface TreeProblem {
   key: string;
@@ -12,9 +19,30 @@ export interface TreeProblem {
 }
 
 export interface FlatDeclarations {
-  /** Leaf strings by dotted key path, in the order the tree lists them. */
-  leaves: Map<string, string>;
+  /** Leaves by dotted key path, in the order the tree lists them. */
+  leaves: Map<string, Leaf>;
   problems: TreeProblem[];
+}
+
+/** Deeper trees are refused before any recursion could exhaust the stack. */
+export const MAX_TREE_DEPTH = 64;
+
+/** The longest dotted key path status.managedKeys can list (its schema's maxLength). */
+export const MAX_KEY_PATH_LENGTH = 1024;
+
+/** A map with no prototype: no inherited name can be mistaken for a key. */
+export function emptyTree(): DataTree {
+  return Object.create(null) as DataTree;
+}
+
+/** Defines `name` as an own, plain data property, whatever the name. */
+export function setOwn(node: DataTree, name: string, value: unknown): void {
+  Object.defineProperty(node, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** The node's own value under `name`; never one inherited from a prototype. */
+export function ownValue(node: DataTree, name: string): unknown {
+  return Object.hasOwn(node, name) ? node[name] : undefined;
 }
 
 export function isPlainObject(value: unknown): value is DataTree {
@@ -36,13 +64,20 @@ function describeType(value: unknown): string {
 }
 
 export function flattenTree(data: unknown): FlatDeclarations {
-  const leaves = new Map<string, string>();
+  const leaves = new Map<string, Leaf>();
   const problems: TreeProblem[] = [];
   if (!isPlainObject(data)) {
     problems.push({ key: "", message: `data must be a map of keys, found ${describeType(data)}` });
     return { leaves, problems };
   }
-  const walk = (node: DataTree, parent: string): void => {
+  const walk = (node: DataTree, parent: string, depth: number): void => {
+    if (depth > MAX_TREE_DEPTH) {
+      problems.push({
+        key: parent,
+        message: `data is nested deeper than ${MAX_TREE_DEPTH} levels at ${parent}`,
+      });
+      return;
+    }
     for (const [name, value] of Object.entries(node)) {
       const key = joinKeyPath(parent, name);
       if (name === "") {
@@ -53,24 +88,36 @@ export function flattenTree(data: unknown): FlatDeclarations {
         problems.push({ key, message: `key name "${name}" contains a dot; nest it as a map instead` });
         continue;
       }
+      if (key.length > MAX_KEY_PATH_LENGTH) {
+        problems.push({
+          key: key.slice(0, 64),
+          message: `a key path under ${parent || "data"} is longer than ${MAX_KEY_PATH_LENGTH} characters, which status.managedKeys cannot hold`,
+        });
+        continue;
+      }
       if (isPlainObject(value)) {
-        walk(value, key);
-      } else if (typeof value === "string") {
+        walk(value, key, depth + 1);
+      } else if (typeof value === "string" || typeof value === "boolean") {
+        leaves.set(key, value);
+      } else if (typeof value === "number" && Number.isFinite(value)) {
         leaves.set(key, value);
       } else if (value === null || value === undefined) {
         problems.push({ key, message: `${key} has no value; write "" for a key filled in by hand` });
       } else {
-        problems.push({ key, message: `${key} must be a string, found ${describeType(value)}` });
+        problems.push({
+          key,
+          message: `${key} must be a string, a number, a boolean or a map, found ${describeType(value)}`,
+        });
       }
     }
   };
-  walk(data, "");
+  walk(data, "", 1);
   return { leaves, problems };
 }
 
 /** Builds the nested tree back from dotted leaves; throws when one key is both a leaf and a map. */
-export function unflattenTree(leaves: Iterable<readonly [string, string]>): DataTree {
-  const tree: DataTree = {};
+export function unflattenTree(leaves: Iterable<readonly [string, unknown]>): DataTree {
+  const tree = emptyTree();
   for (const [key, value] of leaves) {
     if (!setAt(tree, key, value)) {
       throw new Error(`key ${key} collides with another key that is both a value and a map`);
@@ -88,7 +135,7 @@ export function getAt(tree: DataTree, key: string): Lookup {
   let node: unknown = tree;
   for (const segment of splitKeyPath(key)) {
     if (!isPlainObject(node) || !Object.hasOwn(node, segment)) return { found: false, value: undefined };
-    node = node[segment];
+    node = ownValue(node, segment);
   }
   return { found: true, value: node };
 }
@@ -102,16 +149,16 @@ export function setAt(tree: DataTree, key: string, value: unknown): boolean {
   const segments = splitKeyPath(key);
   let node: DataTree = tree;
   for (const segment of segments.slice(0, -1)) {
-    const next = node[segment];
+    const next = ownValue(node, segment);
     if (isPlainObject(next)) {
       node = next;
     } else {
-      const child: DataTree = {};
-      node[segment] = child;
+      const child = emptyTree();
+      setOwn(node, segment, child);
       node = child;
     }
   }
-  node[segments[segments.length - 1]!] = value;
+  setOwn(node, segments[segments.length - 1]!, value);
   return true;
 }
 
@@ -120,7 +167,7 @@ export function canSetAt(tree: DataTree, key: string): boolean {
   let node: unknown = tree;
   for (const segment of splitKeyPath(key).slice(0, -1)) {
     if (!isPlainObject(node)) return false;
-    node = node[segment];
+    node = ownValue(node, segment);
     if (node === undefined) return true;
   }
   return isPlainObject(node);
@@ -132,7 +179,7 @@ export function deleteAt(tree: DataTree, key: string): boolean {
   const parents: DataTree[] = [];
   let node: DataTree = tree;
   for (const segment of segments.slice(0, -1)) {
-    const next = node[segment];
+    const next = ownValue(node, segment);
     if (!isPlainObject(next)) return false;
     parents.push(node);
     node = next;
@@ -143,15 +190,24 @@ export function deleteAt(tree: DataTree, key: string): boolean {
   for (let depth = parents.length - 1; depth >= 0; depth--) {
     const parent = parents[depth]!;
     const name = segments[depth]!;
-    const child = parent[name];
+    const child = ownValue(parent, name);
     if (!isPlainObject(child) || Object.keys(child).length > 0) break;
     delete parent[name];
   }
   return true;
 }
 
+/** A deep copy made of prototype-less maps; lists and scalars are copied as they are. */
 export function cloneTree(tree: DataTree): DataTree {
-  return structuredClone(tree);
+  return cloneValue(tree) as DataTree;
+}
+
+function cloneValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(cloneValue);
+  if (!isPlainObject(value)) return value;
+  const copy = emptyTree();
+  for (const name of Object.keys(value)) setOwn(copy, name, cloneValue(value[name]));
+  return copy;
 }
 
 /** The text a stored leaf stands for; maps, lists and null have none. */

@@ -5,7 +5,7 @@
 import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed-names.js";
 import type { ManifestDocument, ManifestPlace, ManifestProblem } from "../../runtime/target.js";
 import { analyseRefs, parseSeedPath, type RefTarget } from "./refs.js";
-import { isGenerated, parseLeaf, type Template } from "./templates.js";
+import { BCRYPT_MAX_INPUT_BYTES, isGenerated, maxValueBytes, parseLeaf, type Template } from "./templates.js";
 import { flattenTree, isPlainObject } from "./tree.js";
 
 // custom_metadata values are capped at 512 bytes, and the token is stored there.
@@ -89,7 +89,12 @@ function compileData(
   const flat = flattenTree(data);
   for (const problem of flat.problems) invalid(problem.message, problem.key || undefined);
   for (const key of [...flat.leaves.keys()].sort()) {
-    const parsed = parseLeaf(flat.leaves.get(key)!);
+    const leaf = flat.leaves.get(key)!;
+    // Numbers and booleans are plain values: stored as given, never parsed as templates.
+    const parsed =
+      typeof leaf === "string"
+        ? parseLeaf(leaf)
+        : ({ ok: true, template: { kind: "literal", value: leaf } } as const);
     if (parsed.ok) declarations.set(key, parsed.template);
     else invalid(`${key}: ${parsed.message}`, key);
   }
@@ -104,6 +109,11 @@ function compileData(
         invalid(`${key}: bcrypt target ${template.target} is not declared in data`, key);
       else if (target.kind === "bcrypt")
         invalid(`${key}: bcrypt target ${template.target} is itself a bcrypt`, key);
+      else if ((maxValueBytes(target) ?? 0) > BCRYPT_MAX_INPUT_BYTES)
+        invalid(
+          `${key}: bcrypt target ${template.target} can be ${maxValueBytes(target)} bytes long, but bcrypt reads only the first ${BCRYPT_MAX_INPUT_BYTES}, so a change after byte ${BCRYPT_MAX_INPUT_BYTES} would go unnoticed`,
+          key,
+        );
     }
     if (template.kind === "ref" && template.ref.path === ownPath) {
       invalid(`${key}: a reference must name another path; use <bcrypt:> or a literal within one path`, key);
@@ -234,8 +244,9 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
 // A reference to the object's own path is already an InvalidSpec problem, not a cycle.
 function referencedPaths(data: unknown, ownPath: string | undefined): Map<string, string> {
   const refs = new Map<string, string>();
-  for (const [key, text] of flattenTree(data).leaves) {
-    const parsed = parseLeaf(text);
+  for (const [key, leaf] of flattenTree(data).leaves) {
+    if (typeof leaf !== "string") continue; // numbers and booleans are plain values, never references
+    const parsed = parseLeaf(leaf);
     if (parsed.ok && parsed.template.kind === "ref" && parsed.template.ref.path !== ownPath)
       refs.set(key, parsed.template.ref.path);
   }
