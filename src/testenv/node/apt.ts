@@ -7,7 +7,7 @@ export async function ensureAptPackages(
 ): Promise<void> {
   const missing: string[] = [];
   for (const pkg of packages) {
-    const installed = await runCommand("dpkg-query", ["-W", "-f=${Status}", pkg]).then(
+    const installed = await runCommand("dpkg-query", ["-W", "-f=$" + "{Status}", pkg]).then(
       (r) => r.stdout.includes("install ok installed"),
       () => false,
     );
