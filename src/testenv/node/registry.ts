@@ -1,5 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { MAX_NODES, type NodeAddresses, nodeAddresses } from "./addresses.js";
 import { cgroupPids, removeCgroupRoot } from "./cgroups.js";
@@ -17,6 +25,8 @@ export interface NodeRecord {
   netns?: string;
   /** "mnt:[...]" of the node's private mount namespace. */
   mntns?: string;
+  /** Mount points this node had to create on the host (removed again when empty). */
+  createdPaths?: string[];
 }
 
 const recordPath = (index: number) => join(REGISTRY_DIR, `node-${index}.json`);
@@ -130,7 +140,16 @@ export function teardownNodeSync(record: NodeRecord): string[] {
   } catch {
     // Not there: the normal case.
   }
-  if (liveNodes(record.index).length === 0) restoreSysctls(REGISTRY_DIR);
+  if (liveNodes(record.index).length === 0) {
+    restoreSysctls(REGISTRY_DIR);
+    for (const path of record.createdPaths ?? []) {
+      try {
+        rmdirSync(path);
+      } catch {
+        // Not empty (someone else uses it) or already gone.
+      }
+    }
+  }
   try {
     unlinkSync(recordPath(record.index));
   } catch {
