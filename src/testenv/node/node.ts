@@ -220,7 +220,6 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
     });
     log(`node ${a.index}: CoreDNS ready; node up in ${since()}`);
 
-    const nsRef = ns;
     return {
       addresses: a,
       kubeconfigPath: paths.adminKubeconfig,
@@ -245,14 +244,14 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
         }
       },
       async stop() {
-        await stopServices(services, nsRef);
+        await stopServices(services);
         const problems = teardown();
         removeTempDir(dir);
         return problems;
       },
     };
   } catch (err) {
-    await stopServices(services, ns);
+    await stopServices(services);
     teardown();
     removeTempDir(dir);
     throw err;
@@ -271,12 +270,33 @@ const STOP_ORDER = [
   "etcd",
 ];
 
-async function stopServices(
-  services: Map<string, ServiceProcess>,
-  _ns: NodeNamespaces | undefined,
-): Promise<void> {
-  for (const name of STOP_ORDER) await services.get(name)?.stop(5000);
-  for (const [name, service] of services) if (!STOP_ORDER.includes(name)) await service.stop(2000);
+async function stopServices(services: Map<string, ServiceProcess>): Promise<void> {
+  await keepingAlive(async () => {
+    for (const name of STOP_ORDER) {
+      const service = services.get(name);
+      if (!service?.isRunning()) continue;
+      const started = Date.now();
+      await service.stop(5000);
+      stopTimes[name] = Date.now() - started;
+    }
+    for (const [name, service] of services) if (!STOP_ORDER.includes(name)) await service.stop(2000);
+  });
+}
+
+/** How long each component took to stop, last time (for the teardown report). */
+export const stopTimes: Record<string, number> = {};
+
+/**
+ * Services are unref'd child processes: once a stop's SIGKILL timer has fired, nothing else would
+ * keep this process alive until the exit is noticed, and a caller awaiting stop() would be cut off.
+ */
+async function keepingAlive<T>(work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => {}, 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 async function writeConfigs(
