@@ -3,7 +3,7 @@ import type { KubeClient } from "./client.js";
 import { errorMessage, isGone } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
-import { type KubeObject, objectKey, type ResourceType } from "./types.js";
+import { apiVersionOf, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
 export interface InformerOptions {
   /** Only these namespaces are listed and watched (one list+watch each); undefined means all. */
@@ -214,6 +214,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     const key = objectKey(obj);
     const old = this.store.get(key);
     if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    // List items of built-in kinds come without apiVersion and kind; events and owner references need them.
+    if (!obj.apiVersion) Object.assign(obj, { apiVersion: apiVersionOf(this.type), kind: this.type.kind });
     this.store.set(key, obj);
     if (old) this.unindex(key, old);
     this.index(key, obj);
