@@ -91,6 +91,17 @@ describe("event recorder against the shared API server", () => {
     }
   });
 
+  it("records events about objects with the longest names Kubernetes allows", async () => {
+    const cm = await configMap(`${"a".repeat(240)}.${"b".repeat(12)}`);
+    assert.equal(cm.metadata.name!.length, 253);
+    const rec = new EventRecorder(admin, "platform-operator/test", "t", silentLogger());
+    rec.record(cm, ev("LongName"), CONFIGMAP);
+    await rec.flush();
+    const [e] = await eventsOf(cm.metadata.uid);
+    assert.ok(e, "the Event was created");
+    assert.ok(e.metadata.name!.length <= 253);
+  });
+
   it("folds a burst of one event into one Event whose series.count is the number recorded", async () => {
     const cm = await configMap("burst");
     const rec = new EventRecorder(admin, "platform-operator/test", "t", silentLogger());
