@@ -122,7 +122,7 @@ export class EventRecorder {
       }
       s = {
         id,
-        name: `${meta.name}.${randomBytes(8).toString("hex")}`,
+        name: eventName(meta.name),
         namespace: meta.namespace ?? "default",
         regarding: {
           apiVersion,
@@ -160,7 +160,7 @@ export class EventRecorder {
   private admit(key: string, nowMs: number): boolean {
     let b = this.buckets.get(key);
     if (b) {
-      const refill = Math.floor((nowMs - b.at) / this.spamRefillMs);
+      const refill = Math.max(0, Math.floor((nowMs - b.at) / this.spamRefillMs));
       b.tokens = Math.min(this.spamBurst, b.tokens + refill);
       b.at = b.tokens === this.spamBurst ? nowMs : b.at + refill * this.spamRefillMs;
       this.buckets.delete(key);
@@ -241,7 +241,7 @@ export class EventRecorder {
     } catch (err) {
       if (s.written > 0 && isNotFound(err)) {
         // The Event expired (the API server keeps them about an hour): start a new one.
-        s.name = `${String(s.regarding["name"])}.${randomBytes(8).toString("hex")}`;
+        s.name = eventName(s.regarding["name"] as string | undefined);
         s.wanted -= s.written;
         s.written = 0;
         return;
@@ -253,6 +253,12 @@ export class EventRecorder {
       s.wanted = s.written;
     }
   }
+}
+
+/** `<object>.<16 hex>`, within the 253 characters an Event name may have. */
+function eventName(objectName: string | undefined): string {
+  const base = (objectName ?? "object").slice(0, 236).replace(/[^a-z0-9]+$/, "");
+  return `${base || "object"}.${randomBytes(8).toString("hex")}`;
 }
 
 export { EVENTS_V1 };

@@ -327,7 +327,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private slim(obj: T): T {
     if (this.opts.metadataOnly) obj = toMetadataOnly(obj);
-    // List items of built-in kinds come without apiVersion and kind; owners need both.
+    // List items of built-in kinds come without apiVersion and kind; owners and events need both.
     else if (!obj.kind) {
       obj.apiVersion = apiVersionOf(this.type);
       obj.kind = this.type.kind;

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EVENTS_V1, EventRecorder } from "../../src/runtime/events.js";
+import { Informer } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { eventsDropped } from "../../src/runtime/metrics.js";
 import type { KubeObject } from "../../src/runtime/types.js";
@@ -69,6 +70,36 @@ describe("event recorder against the shared API server", () => {
     assert.equal(mine[0]!.regarding!.apiVersion, "v1");
     assert.equal(mine[0]!.regarding!.kind, "ConfigMap");
     assert.equal(await dropped("no_api_version"), before + 1);
+  });
+
+  it("an object from an informer's cache is complete: its event needs no type", async () => {
+    await configMap("cached");
+    const inf = new Informer(admin, CONFIGMAP, { namespaces: [ns], log: silentLogger() });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      const cm = inf.get(`${ns}/cached`)!;
+      assert.equal(cm.apiVersion, "v1");
+      const rec = new EventRecorder(admin, "platform-operator/test", "t", silentLogger());
+      rec.record(cm, ev("FromCache"));
+      await rec.flush();
+      const [e] = await eventsOf(cm.metadata.uid);
+      assert.equal(e?.regarding?.apiVersion, "v1");
+      assert.equal(e?.regarding?.kind, "ConfigMap");
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("records events about objects with the longest names Kubernetes allows", async () => {
+    const cm = await configMap(`${"a".repeat(240)}.${"b".repeat(12)}`);
+    assert.equal(cm.metadata.name!.length, 253);
+    const rec = new EventRecorder(admin, "platform-operator/test", "t", silentLogger());
+    rec.record(cm, ev("LongName"), CONFIGMAP);
+    await rec.flush();
+    const [e] = await eventsOf(cm.metadata.uid);
+    assert.ok(e, "the Event was created");
+    assert.ok(e.metadata.name!.length <= 253);
   });
 
   it("folds a burst of one event into one Event whose series.count is the number recorded", async () => {

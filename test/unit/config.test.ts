@@ -105,8 +105,25 @@ describe("operator configuration: unknown keys", () => {
       metrics: { port: 9443, host: "127.0.0.2" },
     });
     assert.deepEqual(c.probes, { port: 9000, host: "127.0.0.1", stuckAfterMs: 90_000 });
+    assert.equal(
+      parseProcessConfig({ targets: { vault: {} } }).probes.stuckAfterMs,
+      300_000,
+      "5m by default",
+    );
     assert.deepEqual(c.metrics, { port: 9443, host: "127.0.0.2", secure: true }, "secure by default");
     assert.equal(parseProcessConfig({ targets: { vault: {} } }).metrics, undefined);
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, metrics: { certFile: "/tls.crt" } }),
+      "metrics",
+      /certFile and keyFile together/,
+    );
+    assert.deepEqual(
+      parseProcessConfig({
+        targets: { vault: {} },
+        metrics: { secure: false, certFile: "/c", keyFile: "/k" },
+      }).metrics,
+      { port: 8443, host: "0.0.0.0", secure: false, certFile: "/c", keyFile: "/k" },
+    );
     refuses(
       () => parseProcessConfig({ targets: { vault: {} }, probes: { stuckAfter: "soon" } }),
       "probes.stuckAfter",
