@@ -5,6 +5,8 @@ import { applyAny, applyIfChanged } from "../../src/runtime/apply.js";
 import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isNotFound } from "../../src/runtime/errors.js";
+import { Informer } from "../../src/runtime/informer.js";
+import { silentLogger } from "../../src/runtime/log.js";
 import { restClientRequests } from "../../src/runtime/metrics.js";
 import { DiscoveryFailedError, NoKindMatchError } from "../../src/runtime/restmapper.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
@@ -229,6 +231,28 @@ describe("zero-write convergence", () => {
     assert.equal(second.decidedBy, "managedFields");
     assert.equal(await sent("PATCH"), patches, "no PATCH at all, not even a dry run");
     assert.equal(second.object.metadata.resourceVersion, first.object.metadata.resourceVersion);
+  });
+
+  it("decides from an informer cache that keeps managedFields, with no request", async () => {
+    const inf = new Informer(client, CONFIGMAP, {
+      namespaces: [ns],
+      keepManagedFields: true,
+      log: silentLogger(),
+    });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      // PATCH only: the informer's own watch GET may be counted at any moment.
+      const patches = await sent("PATCH");
+      const r = await applyIfChanged(client, configMap({ a: "1" }), {
+        fieldManager: "conv",
+        live: inf.get(`${ns}/conv`) ?? null,
+      });
+      assert.equal(r.decidedBy, "managedFields");
+      assert.equal(await sent("PATCH"), patches, "no apply, not even a dry run");
+    } finally {
+      await inf.stop();
+    }
   });
 
   it("writes when a value changes, and when the intent drops a field it owned", async () => {
