@@ -57,6 +57,10 @@ export function ownerReferenceFor(owner: KubeObject, controller: boolean): Owner
   const where = `owner ${describe(owner)}`;
   if (!owner.apiVersion) throw new Error(`${where}: apiVersion is empty; an owner reference needs it`);
   if (!owner.kind) throw new Error(`${where}: kind is empty; an owner reference needs it`);
+  if (owner.kind === "PartialObjectMetadata")
+    throw new Error(
+      `${where}: a metadata-only object does not say its own kind; take the owner from a full informer or a get`,
+    );
   if (!owner.metadata.name) throw new Error(`${where}: metadata.name is empty; an owner reference needs it`);
   if (!owner.metadata.uid)
     throw new Error(`${where}: metadata.uid is empty; use the object as read from the API server`);
