@@ -13,8 +13,10 @@ export interface OwnerId extends GroupKind {
 
 /** The group of an apiVersion: "apps/v1" -> "apps", "v1" -> "" (the core group). */
 export function groupOf(apiVersion: string): string {
-  const i = apiVersion.indexOf("/");
-  return i < 0 ? "" : apiVersion.slice(0, i);
+  // Tolerant of a malformed reference: object content must never throw inside an informer.
+  const v = typeof apiVersion === "string" ? apiVersion : "";
+  const i = v.indexOf("/");
+  return i < 0 ? "" : v.slice(0, i);
 }
 
 /** The owner index key: group, kind and uid, so two kinds of one name in different groups never mix. */
