@@ -8,10 +8,12 @@ import { isNotFound } from "../../src/runtime/errors.js";
 import { Informer } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { restClientRequests } from "../../src/runtime/metrics.js";
+import { setControllerReference } from "../../src/runtime/ownership.js";
 import { DiscoveryFailedError, NoKindMatchError } from "../../src/runtime/restmapper.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { CONFIGMAP, clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { installWidgetCrd, WIDGET } from "../support/widgets.js";
 
 const SECRET: ResourceType = {
   group: "",
@@ -253,6 +255,39 @@ describe("zero-write convergence", () => {
     } finally {
       await inf.stop();
     }
+  });
+
+  it("knows an unchanged custom resource and an owned child without a write", async () => {
+    await installWidgetCrd(client);
+    const widget = {
+      apiVersion: `${WIDGET.group}/v1`,
+      kind: "Widget",
+      metadata: { name: "wc", namespace: ns },
+    };
+    const w = await applyIfChanged(
+      client,
+      { ...widget, spec: { size: 3, color: "teal" } },
+      { fieldManager: "conv" },
+    );
+    assert.equal(w.action, "applied");
+    const child = () =>
+      setControllerReference(w.object, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "wc-child", namespace: ns, labels: { app: "wc" } },
+        data: { size: "3" },
+      });
+    assert.equal((await applyIfChanged(client, child(), { fieldManager: "conv" })).action, "applied");
+    const patches = await sent("PATCH");
+    const again = await applyIfChanged(
+      client,
+      { ...widget, spec: { size: 3, color: "teal" } },
+      { fieldManager: "conv" },
+    );
+    const childAgain = await applyIfChanged(client, child(), { fieldManager: "conv" });
+    assert.equal(again.decidedBy, "managedFields");
+    assert.equal(childAgain.decidedBy, "managedFields", "owner references are matched by their uid key");
+    assert.equal(await sent("PATCH"), patches);
   });
 
   it("writes when a value changes, and when the intent drops a field it owned", async () => {
