@@ -139,8 +139,10 @@ export class KubeClient {
   }
 
   private async open(spec: RequestSpec): Promise<http.IncomingMessage> {
-    // Every request, watches included, waits for a token, as client-go's do.
-    await this.limiter.take();
+    // Every request, watches included, waits for a token, as client-go's do; Lease requests do not:
+    // controller-runtime gives leader election a client of its own so that a renewal never queues
+    // behind a burst of applies and misses its deadline, and skipping the bucket does the same here.
+    if (!isLeasePath(spec.path)) await this.limiter.take();
     const auth = await this.authOptions();
     const url = new URL(spec.path, this.server);
     for (const [k, v] of Object.entries(spec.query ?? {}))
@@ -440,6 +442,8 @@ export class KubeClient {
     this.agent.destroy();
   }
 }
+
+const isLeasePath = (path: string): boolean => path.startsWith("/apis/coordination.k8s.io/");
 
 async function readBody(res: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];

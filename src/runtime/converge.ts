@@ -21,7 +21,8 @@ export function applyWouldBeNoop(
   fieldManager: string,
   subresource = "",
 ): { noop: true } | { noop: false; reason: string } {
-  const entries = (live.metadata.managedFields ?? []) as ManagedFieldsEntry[];
+  const raw = live.metadata.managedFields;
+  const entries = (Array.isArray(raw) ? raw.filter(isMap) : []) as ManagedFieldsEntry[];
   if (entries.length === 0) return { noop: false, reason: "the live object carries no managedFields" };
   const entry = entries.find(
     (e) => e.manager === fieldManager && e.operation === "Apply" && (e.subresource ?? "") === subresource,
@@ -29,7 +30,9 @@ export function applyWouldBeNoop(
   if (!entry) return { noop: false, reason: `${fieldManager} has not applied this object yet` };
   if (intent.apiVersion && entry.apiVersion !== intent.apiVersion)
     return { noop: false, reason: `last applied as ${entry.apiVersion}, now ${intent.apiVersion}` };
-  const fields = (entry.fieldsV1 ?? {}) as FieldSet;
+  if (!isMap(entry.fieldsV1) || Object.keys(entry.fieldsV1).length === 0)
+    return { noop: false, reason: `the field set of ${fieldManager} is empty or unreadable` };
+  const fields = entry.fieldsV1 as FieldSet;
   const body = appliedBody(intent);
   const uncovered = firstUncovered(fields, body, "");
   if (uncovered !== undefined) return { noop: false, reason: `${uncovered} is not owned by ${fieldManager}` };
@@ -219,6 +222,11 @@ export function dryRunChangesNothing(dryRun: KubeObject, live: KubeObject): bool
 
 function comparable(o: KubeObject): unknown {
   const { resourceVersion: _rv, managedFields, ...meta } = o.metadata;
-  const fields = ((managedFields ?? []) as ManagedFieldsEntry[]).map(({ time: _t, ...rest }) => rest);
+  const entries = Array.isArray(managedFields) ? managedFields : [];
+  const fields = entries.map((e) => {
+    if (!isMap(e)) return e;
+    const { time: _t, ...rest } = e;
+    return rest;
+  });
   return { ...o, metadata: { ...meta, managedFields: fields } };
 }

@@ -13,8 +13,10 @@ export interface OwnerId extends GroupKind {
 
 /** The group of an apiVersion: "apps/v1" -> "apps", "v1" -> "" (the core group). */
 export function groupOf(apiVersion: string): string {
-  const i = apiVersion.indexOf("/");
-  return i < 0 ? "" : apiVersion.slice(0, i);
+  // Tolerant of a malformed reference: object content must never throw inside an informer.
+  const v = typeof apiVersion === "string" ? apiVersion : "";
+  const i = v.indexOf("/");
+  return i < 0 ? "" : v.slice(0, i);
 }
 
 /** The owner index key: group, kind and uid, so two kinds of one name in different groups never mix. */
@@ -57,6 +59,10 @@ export function ownerReferenceFor(owner: KubeObject, controller: boolean): Owner
   const where = `owner ${describe(owner)}`;
   if (!owner.apiVersion) throw new Error(`${where}: apiVersion is empty; an owner reference needs it`);
   if (!owner.kind) throw new Error(`${where}: kind is empty; an owner reference needs it`);
+  if (owner.kind === "PartialObjectMetadata")
+    throw new Error(
+      `${where}: a metadata-only object does not say its own kind; take the owner from a full informer or a get`,
+    );
   if (!owner.metadata.name) throw new Error(`${where}: metadata.name is empty; an owner reference needs it`);
   if (!owner.metadata.uid)
     throw new Error(`${where}: metadata.uid is empty; use the object as read from the API server`);

@@ -19,8 +19,11 @@ export interface InventoryItem {
 export interface InventoryOptions {
   /** Selects the objects that belong to the owner, e.g. a release label. Required: prune never lists everything. */
   labelSelector: string;
-  /** Namespaces in which namespaced kinds are listed; cluster-scoped kinds are listed cluster-wide. */
-  namespaces: string[];
+  /**
+   * Namespaces in which namespaced kinds are listed; undefined lists them in every namespace.
+   * Cluster-scoped kinds are always listed cluster-wide.
+   */
+  namespaces?: string[];
   pageSize?: number;
 }
 
@@ -60,7 +63,7 @@ export async function listInventory(
     const id = `${type.group}/${type.plural}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    const scopes = type.namespaced ? [...new Set(opts.namespaces)] : [undefined];
+    const scopes = type.namespaced && opts.namespaces ? [...new Set(opts.namespaces)] : [undefined];
     for (const namespace of scopes) {
       let cont: string | undefined;
       do {

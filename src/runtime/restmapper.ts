@@ -59,9 +59,10 @@ export class RestMapper {
   async find(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
     const cached = this.tables.get(apiVersion);
     if (cached) {
-      const hit = (await cached.catch(() => undefined))?.get(kind);
+      // A failed load throws here (and load has already forgotten it, so the next call asks again).
+      const hit = (await cached).get(kind);
       if (hit) return hit;
-      // A miss (or a failure of the shared load) falls through to one fresh look.
+      // A miss: one fresh look, shared with concurrent callers that missed too.
       if (this.tables.get(apiVersion) === cached) this.tables.delete(apiVersion);
     }
     return (await this.load(apiVersion)).get(kind);

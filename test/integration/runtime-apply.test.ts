@@ -5,11 +5,15 @@ import { applyAny, applyIfChanged } from "../../src/runtime/apply.js";
 import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isNotFound } from "../../src/runtime/errors.js";
+import { Informer } from "../../src/runtime/informer.js";
+import { silentLogger } from "../../src/runtime/log.js";
 import { restClientRequests } from "../../src/runtime/metrics.js";
+import { setControllerReference } from "../../src/runtime/ownership.js";
 import { DiscoveryFailedError, NoKindMatchError } from "../../src/runtime/restmapper.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { CONFIGMAP, clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { installWidgetCrd, WIDGET } from "../support/widgets.js";
 
 const SECRET: ResourceType = {
   group: "",
@@ -229,6 +233,61 @@ describe("zero-write convergence", () => {
     assert.equal(second.decidedBy, "managedFields");
     assert.equal(await sent("PATCH"), patches, "no PATCH at all, not even a dry run");
     assert.equal(second.object.metadata.resourceVersion, first.object.metadata.resourceVersion);
+  });
+
+  it("decides from an informer cache that keeps managedFields, with no request", async () => {
+    const inf = new Informer(client, CONFIGMAP, {
+      namespaces: [ns],
+      keepManagedFields: true,
+      log: silentLogger(),
+    });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      // PATCH only: the informer's own watch GET may be counted at any moment.
+      const patches = await sent("PATCH");
+      const r = await applyIfChanged(client, configMap({ a: "1" }), {
+        fieldManager: "conv",
+        live: inf.get(`${ns}/conv`) ?? null,
+      });
+      assert.equal(r.decidedBy, "managedFields");
+      assert.equal(await sent("PATCH"), patches, "no apply, not even a dry run");
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("knows an unchanged custom resource and an owned child without a write", async () => {
+    await installWidgetCrd(client);
+    const widget = {
+      apiVersion: `${WIDGET.group}/v1`,
+      kind: "Widget",
+      metadata: { name: "wc", namespace: ns },
+    };
+    const w = await applyIfChanged(
+      client,
+      { ...widget, spec: { size: 3, color: "teal" } },
+      { fieldManager: "conv" },
+    );
+    assert.equal(w.action, "applied");
+    const child = () =>
+      setControllerReference(w.object, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "wc-child", namespace: ns, labels: { app: "wc" } },
+        data: { size: "3" },
+      });
+    assert.equal((await applyIfChanged(client, child(), { fieldManager: "conv" })).action, "applied");
+    const patches = await sent("PATCH");
+    const again = await applyIfChanged(
+      client,
+      { ...widget, spec: { size: 3, color: "teal" } },
+      { fieldManager: "conv" },
+    );
+    const childAgain = await applyIfChanged(client, child(), { fieldManager: "conv" });
+    assert.equal(again.decidedBy, "managedFields");
+    assert.equal(childAgain.decidedBy, "managedFields", "owner references are matched by their uid key");
+    assert.equal(await sent("PATCH"), patches);
   });
 
   it("writes when a value changes, and when the intent drops a field it owned", async () => {

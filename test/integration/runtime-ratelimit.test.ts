@@ -173,6 +173,20 @@ describe("client behaviour under load (429, Retry-After, client-side rate limit)
     }
   });
 
+  it("lets Lease requests (leader election) past a queue of rate-limited requests", async () => {
+    const client = throughProxy({ rateLimit: { qps: 1, burst: 1 } });
+    const lease = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/none`;
+    const t0 = performance.now();
+    // Five reads take the bucket's next five seconds; the Lease read is asked for after them.
+    const reads = Array.from({ length: 5 }, () => client.get(CONFIGMAP, "d", ns));
+    const leaseRead = client.request({ method: "GET", path: lease }).catch(() => undefined);
+    await Promise.all([...reads, leaseRead]);
+    const leaseAt = proxy.attempts(lease)[0]!;
+    const readsAt = proxy.attempts(path("d")).filter((a) => a >= t0);
+    // Queued behind them it would come sixth; at most the read that had the one token goes first.
+    assert.ok(readsAt.filter((a) => a < leaseAt).length <= 1, "the Lease read did not wait for tokens");
+  });
+
   it("refuses rate-limit settings that cannot work, naming the field", () => {
     assert.throws(() => throughProxy({ rateLimit: { qps: 0, burst: 1 } }), /client\.rateLimit\.qps/);
     assert.throws(() => throughProxy({ maxRetries: -1 }), /client\.maxRetries/);

@@ -103,6 +103,33 @@ describe("applyWouldBeNoop", () => {
   });
 });
 
+describe("applyWouldBeNoop on hostile managedFields", () => {
+  it("answers 'not a no-op' instead of throwing, whatever the field set holds", () => {
+    const shapes: unknown[] = [
+      null,
+      "f:spec",
+      42,
+      [],
+      { "f:spec": null },
+      { "f:spec": "x" },
+      { "f:spec": { "f:ports": { "k:not-json": {} } } },
+      { "f:spec": { "f:ports": { 'k:["array"]': {} } } },
+      { "f:metadata": { "f:finalizers": { "v:{broken": {} } } },
+      { "f:spec": { "f:ports": { "i:-1": {}, "i:abc": {} } } },
+      { "x:unknown": {} },
+    ];
+    for (const fields of shapes) {
+      const l = live();
+      (l.metadata.managedFields![1] as { fieldsV1: unknown }).fieldsV1 = fields;
+      const r = applyWouldBeNoop(intent(), l, "op");
+      assert.equal(r.noop, false, `field set ${JSON.stringify(fields)}`);
+    }
+    const odd = live();
+    odd.metadata.managedFields = [null, 7, "x"] as unknown[];
+    assert.equal(applyWouldBeNoop(intent(), odd, "op").noop, false);
+  });
+});
+
 describe("dryRunChangesNothing", () => {
   it("ignores the resourceVersion and managedFields times, nothing else", () => {
     const a = live();
@@ -114,5 +141,8 @@ describe("dryRunChangesNothing", () => {
     assert.ok(!dryRunChangesNothing(c, a));
     const d = live({ ...serviceFields, "f:spec": {} });
     assert.ok(!dryRunChangesNothing(d, a), "a change of ownership alone is a write");
+    const odd = live();
+    odd.metadata.managedFields = [null, 7];
+    assert.ok(!dryRunChangesNothing(odd, a), "odd managedFields compare without throwing");
   });
 });

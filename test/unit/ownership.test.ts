@@ -70,6 +70,14 @@ describe("setControllerReference", () => {
       /metadata\.uid is empty/,
     );
     assert.throws(() => setControllerReference({ ...owner(), kind: undefined }, child()), /kind is empty/);
+    assert.throws(
+      () =>
+        setControllerReference(
+          { ...owner(), apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata" },
+          child(),
+        ),
+      /metadata-only object does not say its own kind/,
+    );
     // A cluster-scoped owner may own namespaced children.
     setControllerReference(owner("u-3", "cluster", null), child());
   });
