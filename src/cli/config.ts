@@ -23,6 +23,11 @@ export interface ProcessConfig {
   /** A separate /metrics server; with `secure`, callers need a token allowed to `get` /metrics. */
   metrics?: { port: number; host: string; secure: boolean; certFile?: string; keyFile?: string };
   logLevel: string;
+  /**
+   * A client-side limit on each target's API requests; none unless set, as in controller-runtime
+   * since v0.21 (the API server's priority and fairness limits, and its 429s are honoured).
+   */
+  client: { rateLimit?: { qps: number; burst: number } };
   /** Per-target sections, in file order: the runner's keys taken out, the rest for the target to parse. */
   targets: Map<string, TargetSection>;
 }
@@ -34,7 +39,8 @@ export interface TargetSection {
   section: Record<string, unknown>;
 }
 
-const ROOT_KEYS = ["leaderElection", "probes", "metrics", "logLevel", "targets"] as const;
+const ROOT_KEYS = ["leaderElection", "probes", "metrics", "client", "logLevel", "targets"] as const;
+const CLIENT_KEYS = ["qps", "burst"] as const;
 const LEADER_ELECTION_KEYS = ["enabled", "namespace", "leaseName"] as const;
 const PROBES_KEYS = ["port", "host", "stuckAfter"] as const;
 const METRICS_KEYS = ["port", "host", "secure", "certFile", "keyFile"] as const;
@@ -70,6 +76,7 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
   const probes = asSection(root["probes"] ?? {}, "probes", PROBES_KEYS);
   const metrics =
     root["metrics"] === undefined ? undefined : asSection(root["metrics"], "metrics", METRICS_KEYS);
+  const client = asSection(root["client"] ?? {}, "client", CLIENT_KEYS);
   const targets = asObject(root["targets"] ?? {}, "targets");
   if (Object.keys(targets).length === 0) throw new ConfigError("targets", "enable at least one target");
   return {
@@ -88,8 +95,26 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
     },
     metrics: metrics && parseMetrics(metrics),
     logLevel: asString(root["logLevel"] ?? "info", "logLevel"),
+    client: parseClient(client),
     targets: new Map(Object.entries(targets).map(([name, raw]) => [name, targetSection(raw, name)])),
   };
+}
+
+function parseClient(c: Record<string, unknown>): ProcessConfig["client"] {
+  if (c["qps"] === undefined && c["burst"] === undefined) return {};
+  const qps = c["qps"];
+  if (typeof qps !== "number" || !(qps > 0))
+    throw new ConfigError(
+      "client.qps",
+      `must be a number of requests per second above 0, got ${JSON.stringify(qps)}`,
+    );
+  const burst = c["burst"] ?? Math.max(1, Math.ceil(qps * 1.5));
+  if (typeof burst !== "number" || !Number.isInteger(burst) || burst < 1)
+    throw new ConfigError(
+      "client.burst",
+      `must be a whole number of at least 1, got ${JSON.stringify(burst)}`,
+    );
+  return { rateLimit: { qps, burst } };
 }
 
 function parseMetrics(m: Record<string, unknown>): NonNullable<ProcessConfig["metrics"]> {

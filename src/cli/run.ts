@@ -85,7 +85,9 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     const def = await loadTarget(name);
     const { section, namespaces } = config.targets.get(name)!;
     const parsed = def.parseConfig(section, `targets.${name}`);
-    const client = new KubeClient(loadKubeConfig(opts.kubeconfig), `platform-operator/${name}`);
+    const client = new KubeClient(loadKubeConfig(opts.kubeconfig), `platform-operator/${name}`, {
+      rateLimit: config.client.rateLimit,
+    });
     const manager = new Manager({
       target: name,
       client,

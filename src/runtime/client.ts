@@ -5,13 +5,7 @@ import { sleep } from "./backoff.js";
 import { type Credentials, loadCredentials } from "./credentials/index.js";
 import { ApiError } from "./errors.js";
 import { restClientRequests } from "./metrics.js";
-import {
-  checkRateLimit,
-  DEFAULT_CLIENT_RATE_LIMIT,
-  parseRetryAfter,
-  TokenBucket,
-  type TokenBucketOptions,
-} from "./ratelimit.js";
+import { checkRateLimit, parseRetryAfter, TokenBucket, type TokenBucketOptions } from "./ratelimit.js";
 import { RestMapper } from "./restmapper.js";
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceType } from "./types.js";
 
@@ -74,7 +68,11 @@ interface RequestSpec {
 
 /** How hard the client may press the API server. */
 export interface ClientOptions {
-  /** Client-side token bucket for every request, watches included (default 20 qps, burst 30). */
+  /**
+   * Client-side token bucket for every request, watches included. None by default, as in
+   * controller-runtime since v0.21: the API server's priority and fairness limits, and its 429s are
+   * honoured (see maxRetries). DEFAULT_CLIENT_RATE_LIMIT is the classic 20 qps, burst 30.
+   */
   rateLimit?: TokenBucketOptions;
   /** Retries of a 429 (or 5xx) answered with Retry-After before the error is returned (default 10). */
   maxRetries?: number;
@@ -108,7 +106,7 @@ export class KubeClient {
   private readonly server: URL;
   private readonly agent: https.Agent | http.Agent;
   private readonly discovery = new RestMapper(this);
-  private readonly limiter: TokenBucket;
+  private readonly limiter?: TokenBucket;
   private readonly maxRetries: number;
   private readonly maxRetryAfterMs: number;
 
@@ -117,9 +115,10 @@ export class KubeClient {
     private readonly userAgent = "platform-operator",
     options: ClientOptions = {},
   ) {
-    const rateLimit = options.rateLimit ?? DEFAULT_CLIENT_RATE_LIMIT;
-    checkRateLimit(rateLimit, "client.rateLimit");
-    this.limiter = new TokenBucket(rateLimit);
+    if (options.rateLimit) {
+      checkRateLimit(options.rateLimit, "client.rateLimit");
+      this.limiter = new TokenBucket(options.rateLimit);
+    }
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     if (!(Number.isInteger(this.maxRetries) && this.maxRetries >= 0))
       throw new Error(`client.maxRetries: must be a whole number of at least 0, got ${this.maxRetries}`);
@@ -142,7 +141,7 @@ export class KubeClient {
     // Every request, watches included, waits for a token, as client-go's do; Lease requests do not:
     // controller-runtime gives leader election a client of its own so that a renewal never queues
     // behind a burst of applies and misses its deadline, and skipping the bucket does the same here.
-    if (!isLeasePath(spec.path)) await this.limiter.take();
+    if (this.limiter && !isLeasePath(spec.path)) await this.limiter.take();
     const auth = await this.authOptions();
     const url = new URL(spec.path, this.server);
     for (const [k, v] of Object.entries(spec.query ?? {}))

@@ -65,7 +65,11 @@ export class TokenBucket {
   }
 }
 
-/** client-go and controller-runtime defaults for the API client: 20 requests/s, bursts of 30. */
+/**
+ * The API client's limit controller-runtime applied until v0.21 (20 requests/s, bursts of 30). Since
+ * then it sets none by default and relies on the API server's priority and fairness, and so does
+ * KubeClient; this is the value to pass when a client-side limit is wanted.
+ */
 export const DEFAULT_CLIENT_RATE_LIMIT: TokenBucketOptions = { qps: 20, burst: 30 };
 
 /** client-go's default overall limit on work-queue retries: 10 per second, bursts of 100. */

@@ -98,6 +98,36 @@ describe("operator configuration: unknown keys", () => {
     );
   });
 
+  it("sets no client-side rate limit unless client.qps asks for one, and checks it", () => {
+    assert.deepEqual(parseProcessConfig({ targets: { vault: {} } }).client, {});
+    assert.deepEqual(parseProcessConfig({ targets: { vault: {} }, client: { qps: 20, burst: 30 } }).client, {
+      rateLimit: { qps: 20, burst: 30 },
+    });
+    assert.deepEqual(parseProcessConfig({ targets: { vault: {} }, client: { qps: 10 } }).client, {
+      rateLimit: { qps: 10, burst: 15 },
+    });
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { qps: 0 } }),
+      "client.qps",
+      /above 0/,
+    );
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { burst: 3 } }),
+      "client.qps",
+      /above 0/,
+    );
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { qps: 5, burst: 0.5 } }),
+      "client.burst",
+      /whole number/,
+    );
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { qbs: 5 } }),
+      "client.qbs",
+      /unknown key/,
+    );
+  });
+
   it("reads the probe and metrics addresses and the liveness threshold", () => {
     const c = parseProcessConfig({
       targets: { vault: {} },
