@@ -101,7 +101,7 @@ export class LeaderElector {
       const started = monotonicMs();
       // An acquisition that does not answer within the renew deadline is abandoned and retried.
       // Once it succeeded the Lease is ours even if we are stopping: release() then gives it back.
-      if ((await this.attempt(this.bounded(stop, this.renewDeadlineMs))) === "leading") {
+      if ((await this.bounded(stop, this.renewDeadlineMs, (signal) => this.attempt(signal))) === "leading") {
         this.leading = true;
         this.renewed(started, onLost);
         leaderElectionMasterStatus.set({ name: this.opts.name }, 1);
@@ -116,7 +116,7 @@ export class LeaderElector {
       if (stop.aborted || !this.leading) return;
       const started = monotonicMs();
       const left = this.renewedAt + this.renewDeadlineMs - started;
-      const outcome = await this.attempt(this.bounded(stop, left));
+      const outcome = await this.bounded(stop, left, (signal) => this.attempt(signal));
       if (!this.leading) return;
       if (outcome === "leading") this.renewed(started, onLost);
       else if (outcome === "held") this.lose(onLost, "another process holds the Lease");
@@ -151,8 +151,27 @@ export class LeaderElector {
     onLost();
   }
 
-  private bounded(stop: AbortSignal, ms: number): AbortSignal {
-    return AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, Math.floor(ms)))]);
+  /**
+   * Runs `fn` with a signal aborted by `stop` or after `ms`. Built by hand, not with
+   * AbortSignal.any: some Node versions keep every dependant of a long-lived signal alive, and
+   * this runs every retry period for the life of the process.
+   */
+  private async bounded<T>(
+    stop: AbortSignal,
+    ms: number,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const attempt = new AbortController();
+    const onStop = () => attempt.abort(stop.reason);
+    if (stop.aborted) attempt.abort(stop.reason);
+    else stop.addEventListener("abort", onStop, { once: true });
+    const timer = setTimeout(() => attempt.abort(new Error("renew deadline")), Math.max(1, Math.floor(ms)));
+    try {
+      return await fn(attempt.signal);
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener("abort", onStop);
+    }
   }
 
   private async attempt(signal: AbortSignal): Promise<Attempt> {

@@ -8,6 +8,8 @@ import { connect, createServer, type Server, type Socket } from "node:net";
  * - `hold("all")`: a partition. Bytes on every connection, open or new, are read and dropped.
  * - `hold("open")`: the connections open now go silent; new ones flow normally (a watch whose
  *   TCP path died while the API server is fine).
+ * - `hold("open", "buffer")`: as above, but the bytes are kept and `flush()` delivers them late,
+ *   as a congested path would.
  */
 export class HoldingProxy {
   private readonly pairs = new Set<Pair>();
@@ -33,11 +35,12 @@ export class HoldingProxy {
 
   private accept(client: Socket, target: { host: string; port: number }): void {
     const upstream = connect(target.port, target.host);
-    const pair: Pair = { client, upstream, held: this.holdingNew };
+    const pair: Pair = { client, upstream, held: this.holdingNew, queued: [] };
     this.pairs.add(pair);
     const forward = (from: Socket, to: Socket) =>
       from.on("data", (chunk: Buffer) => {
-        if (!pair.held && !to.destroyed) to.write(chunk);
+        if (pair.buffer && pair.held) pair.queued.push({ to, chunk });
+        else if (!pair.held && !to.destroyed) to.write(chunk);
       });
     forward(client, upstream);
     forward(upstream, client);
@@ -52,9 +55,33 @@ export class HoldingProxy {
     }
   }
 
-  hold(which: "all" | "open"): void {
-    for (const p of this.pairs) p.held = true;
+  hold(which: "all" | "open", how: "drop" | "buffer" = "drop"): void {
+    for (const p of this.pairs) {
+      p.held = true;
+      p.buffer = how === "buffer";
+    }
     this.holdingNew = which === "all";
+  }
+
+  /** Delivers what buffered connections kept, and lets them flow again. */
+  flush(): void {
+    for (const p of this.pairs) {
+      if (!p.buffer) continue;
+      p.held = false;
+      for (const { to, chunk } of p.queued.splice(0)) if (!to.destroyed) to.write(chunk);
+    }
+  }
+
+  /** Bytes kept by buffered connections, not yet delivered. */
+  get bufferedBytes(): number {
+    let n = 0;
+    for (const p of this.pairs) for (const q of p.queued) n += q.chunk.length;
+    return n;
+  }
+
+  /** Connections held now that are still open at both ends. */
+  get heldConnections(): number {
+    return [...this.pairs].filter((p) => p.held).length;
   }
 
   /** New connections flow again; held ones stay dead (their bytes were dropped). */
@@ -79,6 +106,8 @@ interface Pair {
   client: Socket;
   upstream: Socket;
   held: boolean;
+  buffer?: boolean;
+  queued: { to: Socket; chunk: Buffer }[];
 }
 
 /** A copy of a kubeconfig (JSON, as the test environment writes them) whose server is the proxy. */

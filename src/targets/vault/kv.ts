@@ -41,12 +41,36 @@ export class KvClient {
     body?: unknown,
     signal?: AbortSignal,
   ): Promise<BaoResponse> {
-    let res = await this.http.request(operation, method, path, await this.tokens.token(), body, signal);
+    let res = await this.http.request(operation, method, path, await this.token(signal), body, signal);
     if (res.status === 403) {
       this.tokens.invalidate();
-      res = await this.http.request(operation, method, path, await this.tokens.token(), body, signal);
+      res = await this.http.request(operation, method, path, await this.token(signal), body, signal);
     }
     return res;
+  }
+
+  /**
+   * A login is shared by every caller waiting for it, so one caller's abort must not cancel it:
+   * the caller stops waiting instead, and the login ends on its own (or by its timeout).
+   */
+  private token(signal?: AbortSignal): Promise<string> {
+    const pending = this.tokens.token();
+    if (!signal) return pending;
+    signal.throwIfAborted();
+    return new Promise<string>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      pending.then(
+        (t) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(t);
+        },
+        (e: unknown) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      );
+    });
   }
 
   async read(full: string, signal?: AbortSignal): Promise<KvState> {
