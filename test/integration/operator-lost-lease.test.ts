@@ -43,6 +43,7 @@ targets:
     namespaces: [${ns}]
     backend:
       address: ${sharedEnv().bao.addr}
+      allowHttp: true
       auth:
         kubernetes: { mount: k8s-${ns}, role: ohmlab-controller, audience: vault, serviceAccount: { namespace: ${ns}, name: ohmlab-controller } }
 `,
