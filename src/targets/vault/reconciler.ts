@@ -197,7 +197,8 @@ export class VaultSeedReconciler {
         plan({
           object: identity,
           spec: obj.spec as never,
-          current: state,
+          // The adoption grace guards a write; observe-only writes nothing, so it reports at once.
+          current: this.d.config.observeOnly ? { ...state, ageMs: undefined } : state,
           refs,
           managedKeys,
           generator: this.d.generator,
