@@ -93,6 +93,10 @@ export class VaultSeedReconciler {
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
+    d.informer.addHandler({
+      update: (_, n) => this.statuses.observe(`${n.metadata.namespace}/${n.metadata.name}`, n),
+      delete: (o) => this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`),
+    });
   }
 
   readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult> => {
