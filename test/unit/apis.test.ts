@@ -403,12 +403,12 @@ describe("apis: checking objects", () => {
     assert.equal(errors[1].message, "must be one of: Retain, Delete");
   });
 
-  it("accepts a nested tree of strings and refuses other leaves", () => {
+  it("accepts a nested tree of strings, numbers and booleans and refuses other leaves", () => {
     assert.deepEqual(
-      schemaErrors(VaultSeedSchema, seed({ path: "m/p", data: { a: { b: { c: "x" } } } })),
+      schemaErrors(VaultSeedSchema, seed({ path: "m/p", data: { a: { b: { c: "x" } }, n: 3, t: true } })),
       [],
     );
-    const errors = schemaErrors(VaultSeedSchema, seed({ path: "m/p", data: { a: { b: 3 } } }));
+    const errors = schemaErrors(VaultSeedSchema, seed({ path: "m/p", data: { a: { b: [3] } } }));
     assert.equal(errors[0]?.path, "spec.data.a");
   });
 

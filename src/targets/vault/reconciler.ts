@@ -94,6 +94,10 @@ export class VaultSeedReconciler {
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
+    d.informer.addHandler({
+      update: (_, n) => this.statuses.observe(`${n.metadata.namespace}/${n.metadata.name}`, n),
+      delete: (o) => this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`),
+    });
   }
 
   readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult> => {
@@ -203,7 +207,8 @@ export class VaultSeedReconciler {
         plan({
           object: identity,
           spec: obj.spec,
-          current: state,
+          // The adoption grace guards a write; observe-only writes nothing, so it reports at once.
+          current: this.d.config.observeOnly ? { ...state, ageMs: undefined } : state,
           refs,
           managedKeys,
           generator: this.d.generator,
