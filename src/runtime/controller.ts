@@ -134,6 +134,8 @@ export class Controller {
       } else {
         reconcileTotal.inc({ controller: name, result: "success" });
       }
+      // One line per finished pass (debug): what tests wait on to know an object was really processed.
+      log.debug({ requeueAfterMs: result?.requeueAfterMs }, "reconciled");
     } catch (e) {
       reconcileTotal.inc({ controller: name, result: "error" });
       reconcileErrors.inc({ controller: name });

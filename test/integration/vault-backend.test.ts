@@ -14,6 +14,7 @@ import {
   seed,
   setUpVaultAuth,
   startVaultTarget,
+  waitForPasses,
   waitForReason,
 } from "../support/vault.js";
 
@@ -131,7 +132,7 @@ path "secret/metadata/${ns}/*" { capabilities = ["create", "read", "update"] }`,
       const s = await kv.read(path);
       assert.equal(s.customMetadata[ROTATION_TOKEN_KEY], "t1");
       const settled = s.version;
-      await new Promise((r) => setTimeout(r, 4500));
+      await waitForPasses(target, ns, "r");
       assert.equal((await kv.read(path)).version, settled, "once recorded, the token rotates nothing more");
     } finally {
       await target.stop();

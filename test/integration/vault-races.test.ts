@@ -14,6 +14,7 @@ import {
   seed,
   setUpVaultAuth,
   startVaultTarget,
+  waitForPasses,
   waitForReason,
 } from "../support/vault.js";
 
@@ -77,11 +78,11 @@ describe("VaultSeed compare-and-set", () => {
       const keys = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, "<random:12>"]));
       await applySeed(client, seed(ns, "raced", { path, data: keys }));
       await waitForReason(client, ns, "raced", "Reconciled");
-      await new Promise((r) => setTimeout(r, 3000));
+      await Promise.all([waitForPasses(t1, ns, "raced"), waitForPasses(t2, ns, "raced")]);
       const s = await kv.read(path);
       assert.equal(Object.keys(s.data).length, 20);
       const settled = s.data;
-      await new Promise((r) => setTimeout(r, 3000));
+      await Promise.all([waitForPasses(t1, ns, "raced"), waitForPasses(t2, ns, "raced")]);
       const later = await kv.read(path);
       assert.deepEqual(later.data, settled, "once seeded, neither controller rewrites a value");
       assert.ok(later.version <= 2, `one seed write (and at most one losing retry), got ${later.version}`);

@@ -15,11 +15,11 @@ import {
   seed,
   startVaultTarget,
   vaultSuite,
+  waitForPasses,
   waitForReason,
 } from "../support/vault.js";
 
 type Tree = Record<string, Record<string, string> | string>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("VaultSeed against real OpenBao and the real API server", () => {
   let client: KubeClient;
@@ -101,7 +101,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
         ? x
         : undefined;
     });
-    await sleep(2500);
+    await waitForPasses(target, ns, "app");
     const s = await kv.read(path);
     const d = s.data as Record<string, Tree>;
     const admin = d["admin"] as Record<string, string>;
@@ -149,7 +149,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
     await waitForReason(client, ns, "quiet", "Reconciled");
     const kvBefore = await kv.read(path);
     const objBefore = await getSeed(client, ns, "quiet");
-    await sleep(6500); // three resyncs at 2 s
+    await waitForPasses(target, ns, "quiet", 3); // three resyncs
     const kvAfter = await kv.read(path);
     const objAfter = await getSeed(client, ns, "quiet");
     assert.equal(kvAfter.version, kvBefore.version);
@@ -234,7 +234,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
     await eventually(
       async () => ((await kv.read(path)).data as Record<string, string>)["c"] === "x" || undefined,
     );
-    await sleep(4500);
+    await waitForPasses(target, ns, "rot");
     const s2 = await kv.read(path);
     assert.equal((s2.data as Record<string, string>)["a"], d1["a"], "the same token rotates once");
     assert.equal(s2.version, s1.version + 1, "only the added key made a version");
@@ -306,7 +306,7 @@ describe("VaultSeed against real OpenBao and the real API server", () => {
     await applySeed(client, seed(ns, "prune", { path, prune: true, data: { keep: "<random:8>" } }));
     target = await startVaultTarget(client, ns);
     await waitForReason(client, ns, "prune", "Reconciled");
-    await sleep(2500);
+    await waitForPasses(target, ns, "prune");
     const s2 = await kv.read(path);
     assert.deepEqual(
       Object.keys(s2.data).sort(),
