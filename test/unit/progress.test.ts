@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -83,7 +84,9 @@ describe("build progress", () => {
     const dir = makeTempDir("gobuild-progress");
     mkdirSync(join(dir, "cmd", "etcd"), { recursive: true });
     writeFileSync(join(dir, "go.mod"), "module example.test/m\n\ngo 1.22\n");
-    writeFileSync(join(dir, "cmd", "etcd", "main.go"), "package main\n\nfunc main() {}\n");
+    // A fresh body each run: a main package found in Go's build cache is not compiled, so not printed.
+    const body = `package main\n\nfunc main() { println("${randomUUID()}") }\n`;
+    writeFileSync(join(dir, "cmd", "etcd", "main.go"), body);
     const r = spawnSync("go", ["build", "-v", "-trimpath", "-o", `${join(dir, "bin")}/`, "./cmd/..."], {
       cwd: dir,
       encoding: "utf8",
