@@ -73,6 +73,11 @@ describe("build progress", () => {
     state.feedDownload("# get https://proxy.golang.org/k8s.io/api/@v/v0.37.2.zip: 200 OK (0.412s)");
     assert.equal(state.fetched, 1);
     state.total = 3;
+    state.phase = "compiling";
+    assert.match(
+      state.describe(3_000),
+      /^go build: compiling and linking \(every package so far came from Go's build cache\)/,
+    );
     state.feedBuild("k8s.io/api/core/v1");
     state.feedBuild("./foo.go:3:2: undefined: x"); // a diagnostic, not a package
     assert.match(state.describe(65_000), /^go build: compiling, 1 of up to 3 packages, 1m05s elapsed$/);
