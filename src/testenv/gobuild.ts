@@ -97,8 +97,7 @@ export class GoBuildProgress {
     if (this.phase === "downloading")
       return `go: downloading modules, ${this.fetched} fetched, ${elapsed} elapsed`;
     // With a warm build cache nothing is printed and the time goes into the links.
-    if (this.compiled === 0)
-      return `go build: compiling and linking (every package so far came from Go's build cache), ${elapsed} elapsed`;
+    if (this.compiled === 0) return `go build: all packages cached so far, linking, ${elapsed} elapsed`;
     const of = this.total > 0 ? ` of up to ${this.total}` : "";
     const linking = this.linking.length > 0 ? `, linking ${this.linking.join(", ")}` : "";
     return `go build: compiling, ${this.compiled}${of} packages${linking}, ${elapsed} elapsed`;

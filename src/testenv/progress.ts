@@ -37,7 +37,9 @@ export function progressOn(
       },
       status(text) {
         // Longer than the terminal, the line would wrap and \r could no longer rewrite it.
-        const width = Math.max(20, (stream.columns ?? 100) - 1);
+        // A terminal of unknown size (columns 0, e.g. under `script`) gets a generous default.
+        const columns = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 100;
+        const width = Math.max(20, columns - 1);
         const shownText = `${prefix}${text}`.slice(0, width);
         stream.write(`\r\x1b[K${shownText}`);
         shown = true;
