@@ -185,6 +185,8 @@ export class Controller {
       } else {
         reconcileTotal.inc({ controller: name, result: "success" });
       }
+      // One line per finished pass (debug): what tests wait on to know an object was really processed.
+      log.debug({ requeueAfterMs: result?.requeueAfterMs }, "reconciled");
     } catch (e) {
       if (this.abort.signal.aborted) {
         // Cut short by shutdown or lost leadership: not a failure, and nothing to retry here.

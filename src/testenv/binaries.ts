@@ -4,6 +4,7 @@ import { installBao } from "./baoinstall.js";
 import { BAO_DEFAULT_VERSION, BAO_VERSIONS, cacheRoot, KUBERNETES_VERSION } from "./cache.js";
 import { formatDuration } from "./duration.js";
 import { buildKubernetes, goModuleHash, KUBERNETES_COMMANDS } from "./gobuild.js";
+import { type Progress, progressFromLines } from "./progress.js";
 
 export interface Binaries {
   kubeApiserver: string;
@@ -16,6 +17,8 @@ export interface Binaries {
 
 export interface EnsureOptions {
   onProgress?: (line: string) => void;
+  /** Where a long build reports; default: statuses as occasional `onProgress` lines. */
+  progress?: Progress;
 }
 
 // Several test files start environments at once; one check (and at most one build) per process.
@@ -24,7 +27,7 @@ let pending: Promise<Binaries> | undefined;
 /** Returns the cached binaries, building or downloading only what is missing. */
 export function ensureBinaries(opts: EnsureOptions = {}): Promise<Binaries> {
   if (!pending) {
-    pending = resolveBinaries(opts.onProgress ?? (() => {}));
+    pending = resolveBinaries(opts.progress ?? progressFromLines(opts.onProgress ?? (() => {})));
     pending.catch(() => {
       pending = undefined;
     });
@@ -32,13 +35,14 @@ export function ensureBinaries(opts: EnsureOptions = {}): Promise<Binaries> {
   return pending;
 }
 
-async function resolveBinaries(onProgress: (line: string) => void): Promise<Binaries> {
+async function resolveBinaries(progress: Progress): Promise<Binaries> {
+  const onProgress = (line: string) => progress.line(line);
   const root = cacheRoot();
   const k8sDir = join(root, `k8s-${KUBERNETES_VERSION}-${await goModuleHash()}`);
   const baoDirs = BAO_VERSIONS.map((version) => ({ version, dir: join(root, `bao-${version}`) }));
   // The build is CPU-bound and the downloads network-bound, so they overlap well.
   await Promise.all([
-    ensureKubernetes(k8sDir, onProgress),
+    ensureKubernetes(k8sDir, progress),
     ...baoDirs.map(({ version, dir }) => ensureBao(version, dir, onProgress)),
   ]);
   const bao = Object.fromEntries(baoDirs.map(({ version, dir }) => [version, join(dir, "bao")]));
@@ -51,17 +55,19 @@ async function resolveBinaries(onProgress: (line: string) => void): Promise<Bina
   };
 }
 
-async function ensureKubernetes(dir: string, onProgress: (line: string) => void): Promise<void> {
+async function ensureKubernetes(dir: string, progress: Progress): Promise<void> {
   if (await exists(dir)) return;
-  onProgress(`building Kubernetes ${KUBERNETES_VERSION} into ${dir} (minutes when Go's build cache is cold)`);
+  progress.line(
+    `building Kubernetes ${KUBERNETES_VERSION} into ${dir} (cold: about 6-7 minutes on 2 idle cores, longer on a busy machine)`,
+  );
   const started = Date.now();
   await populateAtomically(dir, async (scratch) => {
-    await buildKubernetes(scratch, onProgress);
+    await buildKubernetes(scratch, progress);
     for (const command of KUBERNETES_COMMANDS) {
       if (!(await exists(join(scratch, command)))) throw new Error(`go build produced no ${command}`);
     }
   });
-  onProgress(`built ${KUBERNETES_COMMANDS.join(", ")} in ${formatDuration(Date.now() - started)}`);
+  progress.line(`built ${KUBERNETES_COMMANDS.join(", ")} in ${formatDuration(Date.now() - started)}`);
 }
 
 async function ensureBao(version: string, dir: string, onProgress: (line: string) => void): Promise<void> {

@@ -3,17 +3,20 @@ import { fileURLToPath } from "node:url";
 import { type Binaries, ensureBinaries } from "./binaries.js";
 import { formatDuration } from "./duration.js";
 import { ensureOpenssl } from "./openssl.js";
+import { type Progress, progressOn } from "./progress.js";
 
 /** Everything the tests need on this machine, fetched or built once into the cache. */
-export async function prepareTestEnv(log: (line: string) => void): Promise<Binaries> {
+export async function prepareTestEnv(log: (line: string) => void, progress?: Progress): Promise<Binaries> {
   await ensureOpenssl(log);
-  return ensureBinaries({ onProgress: log });
+  return ensureBinaries({ onProgress: log, progress });
 }
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const log = (line: string) => console.log(`[testenv] ${line}`);
-  const binaries = await prepareTestEnv(log);
+  // One updating line on a terminal, plain lines in CI.
+  const progress = progressOn(process.stdout, { prefix: "[testenv] " });
+  const log = (line: string) => progress.line(line);
+  const binaries = await prepareTestEnv(log, progress);
   log(`kube-apiserver          ${binaries.kubeApiserver}`);
   log(`kube-controller-manager ${binaries.kubeControllerManager}`);
   log(`etcd                    ${binaries.etcd}`);

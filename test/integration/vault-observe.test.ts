@@ -11,6 +11,7 @@ import {
   seed,
   startVaultTarget,
   vaultSuite,
+  waitForPasses,
   waitForReason,
 } from "../support/vault.js";
 
@@ -57,6 +58,7 @@ describe("VaultSeed observe-only mode", () => {
     assert.equal(drifted.message, "1 adopt, 1 update-field (keycloak.clientSecret)");
     assert.equal(condition(o, "Ready")?.status, "False");
     assert.deepEqual(await planned(ns, "keycloak"), { adopt: 1, "update-field": 1 });
+    await waitForPasses(target, ns, "keycloak");
     const s = await kv.read(path);
     assert.equal(s.version, 1, "nothing written");
     assert.equal(s.customMetadata[OWNER_MARKER_KEY], undefined, "not even the marker");
@@ -70,6 +72,7 @@ describe("VaultSeed observe-only mode", () => {
     );
     const o = await waitForReason(client, ns, "fresh", "ObserveOnly");
     assert.equal(condition(o, "Drifted")!.message, "1 create-path, 2 add-field (a, b)");
+    await waitForPasses(target, ns, "fresh");
     assert.equal((await kv.read(`secret/${ns}/fresh`)).exists, false);
 
     const path = `secret/${ns}/settled`;

@@ -3,14 +3,16 @@ import { after, before, describe, it } from "node:test";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { registry } from "../../src/runtime/metrics.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { clientFor, freshNamespace } from "../support/kube.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import {
   applySeed,
+  getSeed,
   installVaultSeedCrd,
   rootKv,
   seed,
   setUpVaultAuth,
   startVaultTarget,
+  waitForPasses,
   waitForReason,
 } from "../support/vault.js";
 
@@ -78,7 +80,11 @@ describe("no secret value leaves OpenBao", () => {
           },
         }),
       );
-      await new Promise((r) => setTimeout(r, 4000));
+      // The rotation is done when its token is recorded; two more passes add their logs and events.
+      await eventually(async () =>
+        (await getSeed(client, ns, "all")).status?.rotationToken === "leak-test" ? true : undefined,
+      );
+      await waitForPasses(target, ns, "all");
 
       const secrets = new Set<string>();
       for (const p of ["src", "all"])

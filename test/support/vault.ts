@@ -232,3 +232,35 @@ export function readCounter(wrap?: (kv: KvBackend) => KvBackend): {
     },
   };
 }
+
+/** Passes of `ns/name` the target has finished, from its debug log ("reconciled", one per pass). */
+export function passesOf(target: RunningTarget, ns: string, name: string): number {
+  const key = `${ns}/${name}`;
+  let n = 0;
+  for (const line of target.logs) {
+    if (!line.includes('"reconciled"')) continue;
+    const entry = JSON.parse(line) as { msg?: string; object?: string };
+    if (entry.msg === "reconciled" && entry.object === key) n++;
+  }
+  return n;
+}
+
+/**
+ * Waits until the target has finished `n` more passes of `ns/name`. With two or more, at least one
+ * pass began after this call and saw everything done before it, so "nothing changed" can be
+ * asserted right after; a stalled controller fails here instead of passing by default.
+ */
+export async function waitForPasses(
+  target: RunningTarget,
+  ns: string,
+  name: string,
+  n = 2,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const start = passesOf(target, ns, name);
+  await eventually(
+    () => (passesOf(target, ns, name) >= start + n ? true : undefined),
+    timeoutMs,
+    `${n} more reconcile passes of ${ns}/${name}`,
+  );
+}

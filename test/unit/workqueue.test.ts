@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
+import { exponentialDelay } from "../../src/runtime/backoff.js";
 import { Controller } from "../../src/runtime/controller.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { WorkQueue } from "../../src/runtime/workqueue.js";
@@ -30,34 +31,47 @@ describe("WorkQueue", () => {
     assert.equal(await q.get(), "a");
   });
 
+  // Timing is checked by order, not by elapsed-time ceilings: timers fire in the order they are
+  // due however busy the machine is, while a ceiling breaks on a loaded 2-core runner.
+  it("doubles the backoff per failure up to the cap (pure)", () => {
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5, 10, 100].map((n) => exponentialDelay(n, 20, 300)),
+      [0, 20, 40, 80, 160, 300, 300, 300],
+    );
+  });
+
   it("backs off exponentially per key and forget resets it", async () => {
     const q = new WorkQueue({ name: "t-backoff", baseDelayMs: 20, maxDelayMs: 1000 });
     const t0 = Date.now();
     q.addRateLimited("a");
     assert.equal(await q.get(), "a");
-    const d1 = Date.now() - t0;
+    // A timer never fires early (a millisecond of rounding aside).
+    assert.ok(Date.now() - t0 >= 19, "the first retry waits the base delay");
     q.done("a");
-    const t1 = Date.now();
+    // Second failure: 40 ms, so it comes after a 30 ms key and before a 60 ms one.
+    q.addAfter("before", 30);
     q.addRateLimited("a");
-    assert.equal(await q.get(), "a");
-    const d2 = Date.now() - t1;
-    q.done("a");
+    q.addAfter("after", 60);
+    const order = [await q.get(), await q.get(), await q.get()];
+    assert.deepEqual(order, ["before", "a", "after"]);
+    for (const k of order) q.done(k!);
     assert.equal(q.numRequeues("a"), 2);
-    assert.ok(d1 >= 18 && d1 < 200, `first retry after ~20ms, got ${d1}`);
-    assert.ok(d2 >= 38 && d2 < 250, `second retry after ~40ms, got ${d2}`);
     q.forget("a");
     assert.equal(q.numRequeues("a"), 0);
   });
 
   it("caps the backoff at maxDelay", async () => {
     const q = new WorkQueue({ name: "t-cap", baseDelayMs: 5, maxDelayMs: 30 });
-    for (let i = 0; i < 20; i++) {
-      const t = Date.now();
-      q.addRateLimited("k");
-      assert.equal(await q.get(), "k");
-      q.done("k");
-      assert.ok(Date.now() - t < 150, "delay stays under the cap");
-    }
+    for (let i = 0; i < 19; i++) q.addRateLimited("k");
+    assert.equal(await q.get(), "k");
+    q.done("k");
+    // The 20th failure would be 5·2^19 ms uncapped; capped it is due long before a 1 s key.
+    q.addAfter("later", 1000);
+    q.addRateLimited("k");
+    assert.equal(await q.get(), "k");
+    q.done("k");
+    assert.equal(q.delayedCount, 1, "only the 1 s key is still waiting");
+    q.shutDown();
   });
 
   it("addAfter keeps the earliest time and delivers once", async () => {
@@ -65,12 +79,13 @@ describe("WorkQueue", () => {
     q.addAfter("a", 500);
     q.addAfter("a", 30);
     q.addAfter("a", 400);
-    assert.equal(q.delayedCount, 1);
-    const t = Date.now();
-    assert.equal(await q.get(), "a");
-    assert.ok(Date.now() - t < 300);
+    q.addAfter("b", 200);
+    assert.equal(q.delayedCount, 2);
+    assert.equal(await q.get(), "a", "a at 30 ms, not 400 or 500, comes before b at 200 ms");
     q.done("a");
-    await delay(50);
+    assert.equal(await q.get(), "b");
+    q.done("b");
+    assert.equal(q.delayedCount, 0, "no second delivery of a is pending");
     assert.equal(q.length, 0);
   });
 
@@ -107,7 +122,8 @@ describe("Controller", () => {
       for (let k = 0; k < 5; k++) c.queue.add(`k${k}`);
       await delay(1);
     }
-    await delay(100);
+    // Wait for the queue to empty itself, however long a busy machine takes.
+    while (c.queue.length > 0 || c.queue.processingCount > 0) await delay(5);
     await c.stop();
     assert.equal(overlaps, 0);
     assert.ok(runs >= 5 && runs < 250, `dedup collapsed adds: ${runs} runs`);
@@ -115,6 +131,10 @@ describe("Controller", () => {
 
   it("retries a failing key with backoff, then stops when it succeeds", async () => {
     let calls = 0;
+    let succeeded!: () => void;
+    const success = new Promise<void>((r) => {
+      succeeded = r;
+    });
     const c = new Controller({
       name: "t-retry",
       log: silentLogger(),
@@ -122,12 +142,16 @@ describe("Controller", () => {
       reconcile: async () => {
         calls++;
         if (calls < 4) throw new Error("boom");
+        succeeded();
         return undefined;
       },
     });
     c.start();
     c.queue.add("a");
-    await delay(200);
+    await success;
+    // Nothing more is scheduled for the key once it succeeded.
+    while (c.queue.processingCount > 0) await delay(5);
+    assert.equal(c.queue.delayedCount, 0);
     await c.stop();
     assert.equal(calls, 4);
     assert.equal(c.queue.numRequeues("a"), 0, "success forgets the failures");
@@ -135,18 +159,25 @@ describe("Controller", () => {
 
   it("requeues after the delay the reconcile asked for", async () => {
     const times: number[] = [];
+    let third!: () => void;
+    const thirdRun = new Promise<void>((r) => {
+      third = r;
+    });
     const c = new Controller({
       name: "t-requeue",
       log: silentLogger(),
       requeueJitter: 0,
       reconcile: async () => {
         times.push(Date.now());
+        if (times.length === 3) third();
         return times.length < 3 ? { requeueAfterMs: 40 } : undefined;
       },
     });
     c.start();
     c.queue.add("a");
-    await delay(300);
+    await thirdRun;
+    while (c.queue.processingCount > 0) await delay(5);
+    assert.equal(c.queue.delayedCount, 0, "no fourth run is scheduled");
     await c.stop();
     assert.equal(times.length, 3);
     assert.ok(times[1]! - times[0]! >= 38);
@@ -155,10 +186,15 @@ describe("Controller", () => {
 
   it("stop waits for the reconcile in flight", async () => {
     let finished = false;
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
     const c = new Controller({
       name: "t-drain",
       log: silentLogger(),
       reconcile: async () => {
+        started();
         await delay(80);
         finished = true;
         return undefined;
@@ -166,7 +202,7 @@ describe("Controller", () => {
     });
     c.start();
     c.queue.add("a");
-    await delay(10);
+    await running;
     await c.stop();
     assert.equal(finished, true);
   });
