@@ -3,6 +3,7 @@ import type { KubeClient } from "./client.js";
 import { errorMessage, isGone } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
+import { slimForCache as slim } from "./slim.js";
 import { type KubeObject, objectKey, type ResourceType } from "./types.js";
 
 export interface InformerOptions {
@@ -235,9 +236,4 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (keys?.size === 0) this.ownerIndex.delete(ref.uid);
     }
   }
-}
-
-function slim<T extends KubeObject>(obj: T): T {
-  if (obj.metadata.managedFields) delete obj.metadata.managedFields;
-  return obj;
 }
