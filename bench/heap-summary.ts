@@ -109,6 +109,7 @@ const categories: [string, Matcher][] = [
   ],
   ["logger (pino instances)", (i) => typeOf(i) === "object" && nameOf(i) === "Pino"],
   ["event recorder", instancesOf("EventRecorder")],
+  ["timers (one per delayed requeue: Timeout, TimersList)", instancesOf("Timeout", "TimersList")],
   ["HTTP agents and sockets", instancesOf("Agent", "TLSSocket", "Socket")],
 ];
 

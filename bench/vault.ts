@@ -14,6 +14,7 @@ import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import { heapFlagsFor } from "../src/cli/heap.js";
 import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
@@ -33,6 +34,10 @@ const CRD_FILE = fileURLToPath(new URL("../../deploy/crds/ohmlab.fr_vaultseeds.y
 const say = (l: string) => process.stderr.write(`[bench] ${l}\n`);
 const sizes = (process.env["BENCH_SIZES"] ?? "0,1000,10000").split(",").map(Number);
 const heapSnapshots = process.env["BENCH_HEAP_SNAPSHOTS"] === "1";
+// BENCH_MEMORY_LIMIT=256 runs the operator with the flags `platform-operator node-options` prints in
+// a container with a 256 MiB limit; unset, node's defaults for this host apply.
+const memoryLimitMiB = Number(process.env["BENCH_MEMORY_LIMIT"] ?? 0);
+const heapFlags = memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : [];
 
 /** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
 function seedSpec(ns: string, i: number): Record<string, unknown> {
@@ -148,7 +153,7 @@ async function heapSnapshot(child: ChildProcess, port: number, dir: string, labe
 }
 
 function startOperator(configPath: string, kubeconfig: string, cwd: string): ChildProcess {
-  const flags = heapSnapshots ? ["--heapsnapshot-signal=SIGUSR2"] : [];
+  const flags = [...heapFlags, ...(heapSnapshots ? ["--heapsnapshot-signal=SIGUSR2"] : [])];
   const args = [...flags, MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig];
   const child = spawn(process.execPath, args, {
     cwd,
@@ -411,7 +416,8 @@ try {
   ]);
   const memWidths = memHeader.map((h, i) => Math.max(h.length, ...memRows.map((row) => row[i]!.length)));
   const memLine = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(memWidths[i]!)).join(" | ")} |`;
-  process.stdout.write(`\nOperator memory (VmRSS / VmHWM of the operator process)\n`);
+  const flagNote = heapFlags.length > 0 ? `, node ${heapFlags.join(" ")}` : ", node's default heap sizing";
+  process.stdout.write(`\nOperator memory (VmRSS / VmHWM of the operator process${flagNote})\n`);
   process.stdout.write(`${memLine(memHeader)}\n|${memWidths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of memRows) process.stdout.write(`${memLine(row)}\n`);
   for (const r of rows)

@@ -16,7 +16,8 @@ its own cache, work queue, Lease (<leaseName>-<target>) and backend credentials.
 
   --config FILE      process configuration (YAML); backend addresses and credentials live here
                      or in the environment (\${VAR} is expanded), never in the objects
-  --kubeconfig FILE  cluster to run against; default: in-cluster ServiceAccount, then $KUBECONFIG
+  --kubeconfig FILE  cluster to run against; default: $KUBECONFIG, then the in-cluster
+                     ServiceAccount, then ~/.kube/config
   --targets a,b      run only these of the configured targets
 
 Targets: vault. Reserved, not implemented yet: openbao, gitlab, harbor, sonarqube.`;

@@ -5,6 +5,7 @@ import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
 import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
 import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
+import { slimForCache } from "./slim.js";
 
 export interface InformerOptions {
   /** Only these namespaces are listed and watched (one list+watch each); undefined means all. */
@@ -332,8 +333,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       obj.apiVersion = apiVersionOf(this.type);
       obj.kind = this.type.kind;
     }
-    if (obj.metadata.managedFields && !this.opts.keepManagedFields) delete obj.metadata.managedFields;
-    return obj;
+    // managedFields and kubectl's last-applied copy are dropped unless the no-write check needs them.
+    return this.opts.keepManagedFields ? obj : slimForCache(obj);
   }
 }
 

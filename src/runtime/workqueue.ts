@@ -1,4 +1,5 @@
 import { exponentialDelay } from "./backoff.js";
+import { DelayedKeys } from "./delayed-keys.js";
 import { workqueueAdds, workqueueDepth, workqueueQueueDuration, workqueueRetries } from "./metrics.js";
 import { type Clock, DEFAULT_QUEUE_RATE_LIMIT, TokenBucket, type TokenBucketOptions } from "./ratelimit.js";
 
@@ -54,7 +55,7 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly addedAt = new Map<string, number>();
   private readonly failures = new Map<string, number>();
-  private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly delayed = new DelayedKeys((key) => this.add(key));
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
   private shuttingDown = false;
@@ -130,15 +131,7 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const at = Date.now() + ms;
-    const existing = this.delayed.get(key);
-    if (existing && existing.at <= at) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
-      this.delayed.delete(key);
-      this.add(key);
-    }, ms);
-    this.delayed.set(key, { at, timer });
+    this.delayed.schedule(key, ms);
   }
 
   /** Requeues after a failure: the later of this key's next backoff delay and the overall limit. */
@@ -186,7 +179,6 @@ export class WorkQueue {
   /** Stops handing out keys and drops delayed ones; waiting workers receive undefined. */
   shutDown(): void {
     this.shuttingDown = true;
-    for (const d of this.delayed.values()) clearTimeout(d.timer);
     this.delayed.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
   }
