@@ -3,8 +3,11 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import type { Kubeconfig } from "./kubeconfig.js";
 import type { Credentials, RequestAuth } from "./types.js";
 
-/** Exec plugins decide their own credential lifetime; this only bounds how often we ask. */
-const REFRESH_MS = 60_000;
+/**
+ * How long one answer is reused. The library caches an exec credential until its own expiry, so
+ * asking again is cheap; a short reuse keeps an expired token from being sent for long.
+ */
+const REFRESH_MS = 10_000;
 
 const PATH_FIELDS = ["certificate-authority", "client-certificate", "client-key", "tokenFile"];
 
