@@ -4,8 +4,8 @@ import { errorMessage, isGone, isResourceVersionTooLarge } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
 import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
-import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 import { slimForCache } from "./slim.js";
+import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
 export interface InformerOptions {
   /** Only these namespaces are listed and watched (one list+watch each); undefined means all. */
