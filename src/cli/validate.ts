@@ -23,6 +23,12 @@ export async function validateCommand(args: string[], stdin?: () => string): Pro
   }
   const { docs, problems: unread } = loadManifests(args, stdin);
   const problems: ManifestProblem[] = [...unread];
+  // Checking nothing must not pass: an empty folder or an empty pipe is most likely a mistake.
+  if (docs.length === 0 && unread.length === 0)
+    problems.push({
+      file: args.map((a) => (a === "-" ? "<stdin>" : a)).join(" "),
+      message: "no YAML or JSON documents found",
+    });
   for (const t of await loadImplementedTargets()) problems.push(...(t.validate?.(docs) ?? []));
   for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
   if (problems.length) {

@@ -94,8 +94,8 @@ export interface Constraint {
 export const constraintId = (c: Constraint): string =>
   `${c.schemaPath} ${c.keyword}${c.property ? ` ${c.property}` : ""}`;
 
-/** Every enum, bound, pattern, list size and required property under `.spec` (status is written by the operator). */
-export function specConstraints(root: JSONSchemaProps): Constraint[] {
+/** Every enum, bound, pattern, list size and required property under `.spec` (or `.status`). */
+export function sectionConstraints(root: JSONSchemaProps, section: "spec" | "status" = "spec"): Constraint[] {
   const out: Constraint[] = [];
   const walk = (s: JSONSchemaProps, path: string): void => {
     for (const c of constraintsOf(s, path)) out.push(c);
@@ -103,8 +103,8 @@ export function specConstraints(root: JSONSchemaProps): Constraint[] {
     if (s.items) walk(s.items, `${path}[]`);
     if (s.additionalProperties) walk(s.additionalProperties, `${path}{}`);
   };
-  const spec = root.properties?.["spec"];
-  if (spec) walk(spec, ".spec");
+  const top = root.properties?.[section];
+  if (top) walk(top, `.${section}`);
   return out;
 }
 
@@ -145,7 +145,11 @@ export interface Violation {
  * Walks a valid object with its schema and returns one violation per constraint met, keyed by
  * constraint id (the first place it is met wins).
  */
-export function violationsOf(root: JSONSchemaProps, obj: JsonObject): Map<string, Violation> {
+export function violationsOf(
+  root: JSONSchemaProps,
+  obj: JsonObject,
+  section: "spec" | "status" = "spec",
+): Map<string, Violation> {
   const found = new Map<string, Violation>();
   const walk = (s: JSONSchemaProps, value: Json, path: Segment[], schemaPath: string): void => {
     for (const constraint of constraintsOf(s, schemaPath)) {
@@ -167,8 +171,8 @@ export function violationsOf(root: JSONSchemaProps, obj: JsonObject): Map<string
         walk(s.items!, item, [...path, i], `${schemaPath}[]`);
       });
   };
-  const spec = root.properties?.["spec"];
-  if (spec && obj["spec"] !== undefined) walk(spec, obj["spec"], ["spec"], ".spec");
+  const top = root.properties?.[section];
+  if (top && obj[section] !== undefined) walk(top, obj[section], [section], `.${section}`);
   return found;
 }
 

@@ -84,9 +84,32 @@ describe("platform-operator CLI", () => {
     assert.equal(r.stdout, "");
     assert.match(r.stderr, /^\d+ document\(s\) checked, no problems\n$/);
     assert.equal(cli(["validate", "deploy/samples"]).status, 0);
+    const empty = cli(["validate", "-"], "");
+    assert.equal(empty.status, 1, "checking nothing does not pass");
+    assert.match(empty.stdout, /^<stdin>: no YAML or JSON documents found\n$/);
     const piped = cli(["validate", "-"], "a: b: c\n");
     assert.equal(piped.status, 1);
     assert.match(piped.stdout, /^<stdin>:1: document 1: YAML syntax error: /);
+  });
+
+  it("validate: items of a List (kubectl get -o yaml) are named by their own line", () => {
+    const list = [
+      "apiVersion: v1",
+      "kind: List",
+      "items:",
+      "  - apiVersion: ohmlab.fr/v1alpha1",
+      "    kind: VaultSeed",
+      "    metadata: { name: good, namespace: ns }",
+      '    spec: { path: secret/a/good, data: { a: "<uuid>" } }',
+      "  - apiVersion: ohmlab.fr/v1alpha1",
+      "    kind: VaultSeed",
+      "    metadata: { name: bad, namespace: ns }",
+      '    spec: { path: secret/a/bad, data: { a: "<random:0>" } }',
+      "",
+    ].join("\n");
+    const r = cli(["validate", "-"], list);
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, "<stdin>:8: document 1: ns/bad: a: random length must be between 1 and 4096\n");
   });
 
   it("crds prints exactly the checked-in CRDs", () => {
