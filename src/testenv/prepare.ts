@@ -2,12 +2,15 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Binaries, ensureBinaries } from "./binaries.js";
 import { formatDuration } from "./duration.js";
+import { prepareNode } from "./node/prepare.js";
 import { ensureOpenssl } from "./openssl.js";
 
 /** Everything the tests need on this machine, fetched or built once into the cache. */
 export async function prepareTestEnv(log: (line: string) => void): Promise<Binaries> {
   await ensureOpenssl(log);
-  return ensureBinaries({ onProgress: log });
+  const binaries = await ensureBinaries({ onProgress: log });
+  await prepareNode(binaries, log);
+  return binaries;
 }
 
 async function main(): Promise<void> {
