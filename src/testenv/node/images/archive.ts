@@ -41,11 +41,37 @@ export function layerKey(entries: TarEntry[]): string {
   return hash.digest("hex").slice(0, 32);
 }
 
-// Hashing a 180 MB binary costs about half a second; a test run asks about the same files often.
+// Hashing a 180 MB binary costs about half a second, and every start asks about ~700 MB of them. The
+// digest is remembered per (path, size, mtime, inode), in memory and in a file next to the layers.
 const digests = new Map<string, string>();
+// Only digests this process needed are written back, so files that no longer exist drop out.
+const used = new Set<string>();
+let digestFile: string | undefined;
+
+/** Remembers file digests across processes in `path` (loaded now, saved by saveDigests()). */
+export function useDigestFile(path: string): void {
+  if (digestFile === path) return;
+  digestFile = path;
+  try {
+    for (const [k, v] of Object.entries(JSON.parse(readFileSync(path, "utf8")) as Record<string, string>)) {
+      digests.set(k, v);
+    }
+  } catch {
+    // First use, or a torn file: digests are recomputed.
+  }
+}
+
+export function saveDigests(): void {
+  if (!digestFile) return;
+  const partial = `${digestFile}.partial-${process.pid}`;
+  writeFileSync(partial, JSON.stringify(Object.fromEntries([...used].map((k) => [k, digests.get(k)]))));
+  renameSync(partial, digestFile);
+}
+
 function fileDigest(path: string): string {
   const st = statSync(path);
-  const key = `${path}\0${st.size}\0${st.mtimeMs}`;
+  const key = `${path}\0${st.size}\0${st.mtimeMs}\0${st.ino}`;
+  used.add(key);
   let digest = digests.get(key);
   if (!digest) {
     digest = createHash("sha256").update(readFileSync(path)).digest("hex");

@@ -2,7 +2,14 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { exists } from "../../atomic.js";
 import { cacheRoot } from "../../cache.js";
-import { type ImageSpec, imageKey, pruneLayers, writeDockerArchive } from "./archive.js";
+import {
+  type ImageSpec,
+  imageKey,
+  pruneLayers,
+  saveDigests,
+  useDigestFile,
+  writeDockerArchive,
+} from "./archive.js";
 
 export interface BuiltImage {
   name: string;
@@ -19,7 +26,9 @@ export interface BuiltImage {
 export async function ensureImageTarball(spec: ImageSpec): Promise<BuiltImage> {
   const dir = join(cacheRoot(), "images");
   mkdirSync(dir, { recursive: true });
+  useDigestFile(join(dir, "digests.json"));
   const key = imageKey(spec);
+  saveDigests();
   const tarball = join(dir, `${spec.name}-${key}.tar`);
   if (await exists(tarball)) return { name: spec.name, tags: spec.tags, tarball, built: false };
   const layers = join(dir, "layers");
