@@ -30,6 +30,7 @@ import {
   startInNode,
 } from "./components.js";
 import {
+  clusterResolvConf,
   cniConfig,
   containerdConfig,
   kubeletConfig,
@@ -56,6 +57,11 @@ export interface LocalNode {
   kubectl(args: string[], input?: string): Promise<string>;
   /** nsenter prefix that runs a command in the node's network and mount namespaces. */
   enter: string[];
+  /**
+   * Argument vector running `argv` like an in-cluster client: in the node's network namespace, with
+   * the cluster's DNS as its resolver (a private mount namespace binds it over /etc/resolv.conf).
+   */
+  inCluster(argv: string[]): string[];
   /** Component name -> pid of what runs now (shims and pods not included). */
   pids(): Record<string, number>;
   restart(component: "kubelet" | "containerd"): Promise<void>;
@@ -229,6 +235,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       binaries: bin,
       kubectl,
       enter,
+      inCluster: (argv) => inClusterCommand(ns!.anchor.pid, join(dir, "cluster-resolv.conf"), argv),
       pids: () =>
         Object.fromEntries([...services].filter(([, s]) => s.isRunning()).map(([name, s]) => [name, s.pid])),
       async restart(component) {
@@ -329,6 +336,14 @@ async function writeConfigs(
   await writeFile(join(p.dir, "kubelet.json"), kubeletConfig(p, a));
   await writeFile(join(p.dir, "kube-proxy.json"), kubeProxyConfig(p, a));
   await writeFile(p.resolvConf, nodeResolvConf(a));
+  await writeFile(join(p.dir, "cluster-resolv.conf"), clusterResolvConf(a));
+}
+
+/** See LocalNode.inCluster; exported for SharedNode, which knows the anchor's pid from the state file. */
+export function inClusterCommand(anchorPid: number, resolvConf: string, argv: string[]): string[] {
+  const bind = 'mount --bind "$0" /etc/resolv.conf && exec "$@"';
+  // biome-ignore format: one nsenter/unshare chain
+  return ["nsenter", "-t", String(anchorPid), "-n", "--", "unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", bind, resolvConf, ...argv];
 }
 
 async function nodeReady(admin: KubeHttp, name: string): Promise<boolean> {
