@@ -32,7 +32,15 @@ interface HostSnapshot {
 
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: "utf8" });
 
-function snapshotHost(): HostSnapshot {
+// Other nodes (a concurrent test run, npm start --node) may come and go meanwhile; their veths and
+// routes are theirs. Everything else on the host must be exactly as before.
+const otherNode = (index: number) => (text: string) => {
+  const m = /ponode(\d+)h/.exec(text);
+  return m !== null && Number(m[1]) !== index;
+};
+
+function snapshotHost(index: number): HostSnapshot {
+  const foreign = otherNode(index);
   return {
     // Mount point and filesystem type of every mount the host (this process) sees.
     mounts: readFileSync("/proc/self/mountinfo", "utf8")
@@ -47,8 +55,12 @@ function snapshotHost(): HostSnapshot {
       .split("\n")
       .filter(Boolean)
       .map((l) => l.split(":")[1]!.trim().split("@")[0]!)
+      .filter((l) => !foreign(l))
       .sort(),
-    routes: sh("ip", ["route", "show"]).split("\n").filter(Boolean).sort(),
+    routes: sh("ip", ["route", "show"])
+      .split("\n")
+      .filter((l) => l && !foreign(l))
+      .sort(),
     // Counters change with traffic; the rules are what matters.
     iptables: sh("iptables-save", [])
       .split("\n")
@@ -69,7 +81,9 @@ describe("node: restarts and teardown", () => {
   before(async () => {
     // The shared node must be settled first, or its own veth and routes would show up as changes.
     await sharedNode().catch(() => {});
-    before_ = snapshotHost();
+    // The number this node will get is only known once it starts; others' objects are filtered by
+    // number, so the snapshot is retaken with it below (ours did not exist before).
+    before_ = snapshotHost(-1);
     node = await startNode({ log: (l) => console.log(`# ${l}`) });
     kubectl = node.kubectl;
     await kubectl(["wait", "--for=create", "serviceaccount/default", "--timeout=120s"]);
@@ -144,7 +158,10 @@ describe("node: restarts and teardown", () => {
     const problems = await node.stop();
     node = undefined as unknown as LocalNode;
     assert.deepEqual(problems, []);
-    const after_ = snapshotHost();
+    const after_ = snapshotHost(index);
+    const foreign = otherNode(index);
+    before_.links = before_.links.filter((l) => !foreign(l));
+    before_.routes = before_.routes.filter((l) => !foreign(l));
 
     assert.deepEqual(nodePids(record), [], "no process in the node's namespaces or cgroups");
     for (const pid of during)
