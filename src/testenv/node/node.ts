@@ -41,7 +41,7 @@ import {
 import { BUSYBOX_IMAGE } from "./images/catalog.js";
 import { ensureNodeImages, importImages } from "./images/node-images.js";
 import { connectNode, createNamespaces, type NodeNamespaces, PRIVATE_PATHS } from "./netns.js";
-import { createNodePki } from "./pki.js";
+import { createNodePki, type NodePki } from "./pki.js";
 import { nodePrerequisites } from "./preflight.js";
 import { claimNode, type NodeRecord, teardownNodeSync, updateRecord } from "./registry.js";
 
@@ -68,6 +68,9 @@ export interface LocalNode {
   /** Stops everything and removes what the node put on the host; returns what could not be removed. */
   stop(): Promise<string[]>;
 }
+
+// Images the node's own pods need (sandbox, CoreDNS, local-path's helper pods).
+const ESSENTIAL_IMAGES = new Set(["pause", "coredns", "busybox"]);
 
 export interface NodeOptions {
   log?: (line: string) => void;
@@ -115,7 +118,6 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
     await connectNode(ns, a);
     log(`node ${a.index}: namespaces and veth ${a.hostIp} <-> ${a.nodeIp} ready (${since()})`);
 
-    const pki = await createNodePki(dir, a);
     const server = `https://${a.nodeIp}:${API_PORT}`;
     const paths: NodePaths = {
       dir,
@@ -124,22 +126,17 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       cniBinDir: bin.cniBinDir,
       cniConfDir: join(dir, "cni", "net.d"),
       resolvConf: join(dir, "resolv.conf"),
-      clientCa: pki.caCert,
+      clientCa: join(dir, "pki", "ca.crt"),
       kubeletKubeconfig: join(dir, "kubelet.kubeconfig"),
       adminKubeconfig: join(dir, "admin.kubeconfig"),
     };
-    await writeConfigs(paths, a, server, pki);
+    await writeRuntimeConfigs(paths, a);
     const enter = ns.enter(dir);
     const start = async (name: string, binary: string, args: string[], env?: NodeJS.ProcessEnv) => {
       const service = await startInNode(enter, dir, name, binary, args, env);
       services.set(name, service);
       return service;
     };
-    const admin = KubeHttp.fromKubeconfig(paths.adminKubeconfig);
-    const kubectl = async (args: string[], input?: string) =>
-      (await runCommand(bin.kubectl, ["--kubeconfig", paths.adminKubeconfig, ...args], { input })).stdout;
-
-    // containerd with its images and the control plane come up side by side.
     const bootContainerd = async () => {
       const containerd = await start("containerd", bin.containerd, [
         "--config",
@@ -154,11 +151,33 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
         }),
       );
     };
-    const containerdReady = (async () => {
-      await bootContainerd();
-      await importImages(bin.ctr, paths.containerdSocket, images);
-      log(`node ${a.index}: containerd up, ${images.length} images imported (${since()})`);
-    })();
+    // Importing images is the longest step, so containerd starts first, while certificates are made
+    // and the control plane boots. The images kubelet needs for the node's own pods (pause, CoreDNS,
+    // busybox for volume helpers) go in first; the rest (OpenBao, operator, kubectl) only have to be
+    // there before the node is declared ready.
+    const containerdUp = bootContainerd();
+    const essential = images.filter((i) => ESSENTIAL_IMAGES.has(i.name));
+    const essentialImported = containerdUp.then(() =>
+      importImages(bin.ctr, paths.containerdSocket, essential),
+    );
+    const allImported = containerdUp
+      .then(() =>
+        importImages(
+          bin.ctr,
+          paths.containerdSocket,
+          images.filter((i) => !essential.includes(i)),
+        ),
+      )
+      .then(() => log(`node ${a.index}: containerd up, ${images.length} images imported (${since()})`));
+    // Awaited below; until then a failure must not count as unhandled.
+    for (const p of [essentialImported, allImported]) p.catch(() => {});
+
+    const pki = await createNodePki(dir, a);
+    await writeClientConfigs(paths, a, server, pki);
+    const admin = KubeHttp.fromKubeconfig(paths.adminKubeconfig);
+    const kubectl = async (args: string[], input?: string) =>
+      (await runCommand(bin.kubectl, ["--kubeconfig", paths.adminKubeconfig, ...args], { input })).stdout;
+
     const controlPlaneReady = (async () => {
       // No separate wait for etcd: the API server's /readyz includes it, and the host cannot reach
       // the node's loopback to ask etcd directly.
@@ -181,7 +200,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       );
       await start("kube-scheduler", bin.kubeScheduler, schedulerArgs(dir, paths.adminKubeconfig));
     })();
-    await Promise.all([containerdReady, controlPlaneReady]);
+    await Promise.all([essentialImported, controlPlaneReady]);
 
     const kubelet = await start(
       "kubelet",
@@ -224,6 +243,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       timeoutMs: 120_000,
       intervalMs: 250,
     });
+    await allImported;
     log(`node ${a.index}: CoreDNS ready; node up in ${since()}`);
 
     return {
@@ -239,16 +259,14 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       pids: () =>
         Object.fromEntries([...services].filter(([, s]) => s.isRunning()).map(([name, s]) => [name, s.pid])),
       async restart(component) {
-        const service = services.get(component);
-        await service?.stop(10_000);
-        if (component === "containerd") await bootContainerd();
-        else {
-          await start(
-            "kubelet",
-            bin.kubelet,
-            kubeletArgs(dir, a, join(dir, "kubelet.json"), paths.kubeletKubeconfig),
-          );
-        }
+        await keepingAlive(async () => {
+          await services.get(component)?.stop(10_000);
+          if (component === "containerd") await bootContainerd();
+          else {
+            const args = kubeletArgs(dir, a, join(dir, "kubelet.json"), paths.kubeletKubeconfig);
+            await start("kubelet", bin.kubelet, args);
+          }
+        });
       },
       async stop() {
         await stopServices(services);
@@ -307,15 +325,22 @@ async function keepingAlive<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function writeConfigs(
-  p: NodePaths,
-  a: NodeAddresses,
-  server: string,
-  pki: Awaited<ReturnType<typeof createNodePki>>,
-) {
+async function writeRuntimeConfigs(p: NodePaths, a: NodeAddresses): Promise<void> {
   for (const sub of ["run", "cni/net.d", "cni/ipam", "containerd", "logs/pods", "kubelet"]) {
     await mkdir(join(p.dir, sub), { recursive: true });
   }
+  await writeFile(join(p.dir, "containerd.toml"), containerdConfig(p));
+  await writeFile(join(p.cniConfDir, "10-testnode.conflist"), cniConfig(p, a));
+  await writeFile(p.resolvConf, nodeResolvConf(a));
+  await writeFile(join(p.dir, "cluster-resolv.conf"), clusterResolvConf(a));
+}
+
+async function writeClientConfigs(
+  p: NodePaths,
+  a: NodeAddresses,
+  server: string,
+  pki: NodePki,
+): Promise<void> {
   const pem = async (file: string) => readFile(file, "utf8");
   const admin = pki.pair("admin");
   const kubelet = pki.pair("kubelet");
@@ -331,12 +356,8 @@ async function writeConfigs(
     userName: `system:node:${a.nodeName}`,
     user: { clientCertPem: await pem(kubelet.cert), clientKeyPem: await pem(kubelet.key) },
   });
-  await writeFile(join(p.dir, "containerd.toml"), containerdConfig(p));
-  await writeFile(join(p.cniConfDir, "10-testnode.conflist"), cniConfig(p, a));
   await writeFile(join(p.dir, "kubelet.json"), kubeletConfig(p, a));
   await writeFile(join(p.dir, "kube-proxy.json"), kubeProxyConfig(p, a));
-  await writeFile(p.resolvConf, nodeResolvConf(a));
-  await writeFile(join(p.dir, "cluster-resolv.conf"), clusterResolvConf(a));
 }
 
 /** See LocalNode.inCluster; exported for SharedNode, which knows the anchor's pid from the state file. */
