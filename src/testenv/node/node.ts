@@ -53,6 +53,8 @@ export interface LocalNode {
   caPem: string;
   dir: string;
   binaries: NodeBinaries;
+  /** containerd's socket, for `ctr -a` (images are imported into its k8s.io namespace). */
+  containerdSocket: string;
   /** Runs kubectl against the node's cluster. */
   kubectl(args: string[], input?: string): Promise<string>;
   /** nsenter prefix that runs a command in the node's network and mount namespaces. */
@@ -253,6 +255,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       caPem: pki.caPem,
       dir,
       binaries: bin,
+      containerdSocket: paths.containerdSocket,
       kubectl,
       enter,
       inCluster: (argv) => inClusterCommand(ns!.anchor.pid, join(dir, "cluster-resolv.conf"), argv),

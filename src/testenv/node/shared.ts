@@ -21,6 +21,8 @@ type NodeState =
       caPem: string;
       dir: string;
       kubectl: string;
+      ctr: string;
+      containerdSocket: string;
       enter: string[];
       pids: Record<string, number>;
       startedInMs: number;
@@ -34,6 +36,9 @@ export interface SharedNode {
   dir: string;
   /** Path of the kubectl binary built with the node. */
   kubectl: string;
+  /** ctr and containerd's socket, to import images into the running node. */
+  ctr: string;
+  containerdSocket: string;
   /** nsenter prefix that runs a command inside the node's network and mount namespaces. */
   enter: string[];
   /** The node's component pids when it became ready. */
@@ -82,6 +87,8 @@ export function startSharedNode(log: (line: string) => void): RunningSharedNode 
         caPem: n.caPem,
         dir: n.dir,
         kubectl: n.binaries.kubectl,
+        ctr: n.binaries.ctr,
+        containerdSocket: n.containerdSocket,
         enter: n.enter,
         pids: n.pids(),
         startedInMs,

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { exists } from "../../atomic.js";
 import { cacheRoot } from "../../cache.js";
@@ -35,10 +35,13 @@ export async function ensureImageTarball(spec: ImageSpec): Promise<BuiltImage> {
   mkdirSync(layers, { recursive: true });
   writeDockerArchive(spec, tarball, layers);
   pruneLayers(layers, 7 * 24 * 3600_000);
+  // Older tarballs of this image go, but not at once: a node starting right now may be importing one.
+  const cutoff = Date.now() - 10 * 60_000;
   for (const old of readdirSync(dir)) {
     if (old.startsWith(`${spec.name}-`) && old.endsWith(".tar") && join(dir, old) !== tarball) {
-      if (/^[0-9a-f]{16}\.tar$/.test(old.slice(spec.name.length + 1)))
-        rmSync(join(dir, old), { force: true });
+      const path = join(dir, old);
+      if (/^[0-9a-f]{16}\.tar$/.test(old.slice(spec.name.length + 1)) && statSync(path).mtimeMs < cutoff)
+        rmSync(path, { force: true });
     }
   }
   return { name: spec.name, tags: spec.tags, tarball, built: true };
