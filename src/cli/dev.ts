@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +9,9 @@ import { KubeClient, loadKubeConfig } from "../runtime/client.js";
 import type { KubeObject } from "../runtime/types.js";
 import { startControlPlane } from "../testenv/controlplane.js";
 import { handOverSignals, survivePipeLoss } from "../testenv/hooks.js";
+import { startNode } from "../testenv/node/node.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
+import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
 import { readManifests } from "./manifests.js";
 import { prettyLines } from "./pretty-log.js";
@@ -16,7 +19,7 @@ import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
 import { kindsOf, reservedTargetOf } from "./targets.js";
 
-export const devHelp = `Usage: platform-operator dev [--no-samples] [--exit-after SECONDS]   (npm start)
+export const devHelp = `Usage: platform-operator dev [--node] [--no-samples] [--exit-after SECONDS]   (npm start)
 
 The local default: on this machine, with nothing else installed, it
   1. builds or reuses the cached kube-apiserver, etcd and OpenBao binaries (first run: minutes),
@@ -25,6 +28,9 @@ The local default: on this machine, with nothing else installed, it
      reconciles (today: vault, VaultSeed); it names the samples it leaves out and why,
   4. runs the operator in the foreground with readable logs, until Ctrl-C, then stops everything.
 
+  --node                run on a real local node instead (kubelet, containerd, CoreDNS, ...;
+                        needs root; first run builds them): pods really run, and their
+                        state is shown as it changes (npm start -- --node)
   --no-samples          start with no objects
   --exit-after SECONDS  stop by itself after this long (for scripted checks)
 
@@ -55,7 +61,11 @@ const say = (line: string) => process.stderr.write(`[dev] ${line}\n`);
 export async function devCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { "no-samples": { type: "boolean" }, "exit-after": { type: "string" } },
+    options: {
+      node: { type: "boolean" },
+      "no-samples": { type: "boolean" },
+      "exit-after": { type: "string" },
+    },
     strict: true,
   });
   survivePipeLoss();
@@ -65,9 +75,21 @@ export async function devCommand(args: string[]): Promise<number> {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   };
   try {
-    say("starting the local control plane (etcd + kube-apiserver)...");
-    const cp = await startControlPlane({ log: (l) => say(l) });
-    cleanups.push(() => cp.stop());
+    let cp: { kubeconfigPath: string; server: string; caPem: string };
+    if (values.node) {
+      say("starting the local node (control plane, containerd, kubelet, kube-proxy, CoreDNS)...");
+      const node = await startNode({ log: (l) => say(l) });
+      cleanups.push(async () => {
+        await node.stop();
+      });
+      cleanups.push(showPods(node.binaries.kubectl, node.kubeconfigPath));
+      cp = node;
+    } else {
+      say("starting the local control plane (etcd + kube-apiserver)...");
+      const plane = await startControlPlane({ log: (l) => say(l) });
+      cleanups.push(() => plane.stop());
+      cp = plane;
+    }
     say("starting OpenBao in dev mode...");
     const bao = await startDevOpenBao();
     cleanups.push(() => bao.stop());
@@ -185,6 +207,25 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     await cleanup();
     say("stopped");
   }
+}
+
+/** Prints every pod change on the node as it happens (kubectl's own watch); returns its stop. */
+function showPods(kubectl: string, kubeconfig: string): () => Promise<void> {
+  const child = spawn(
+    kubectl,
+    ["--kubeconfig", kubeconfig, "get", "pods", "--all-namespaces", "--watch", "--no-headers", "-o", "wide"],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
+  trackChild(child, "kubectl get pods --watch");
+  let rest = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    const lines = (rest + chunk.toString("utf8")).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) if (line.trim()) say(`pod ${line.trim().replace(/\s+/g, " ")}`);
+  });
+  return async () => {
+    child.kill("SIGTERM");
+  };
 }
 
 function devConfig(baoAddr: string, namespaces: string[]): string {

@@ -2,13 +2,16 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Binaries, ensureBinaries } from "./binaries.js";
 import { formatDuration } from "./duration.js";
+import { prepareNode } from "./node/prepare.js";
 import { ensureOpenssl } from "./openssl.js";
 import { type Progress, progressOn } from "./progress.js";
 
 /** Everything the tests need on this machine, fetched or built once into the cache. */
 export async function prepareTestEnv(log: (line: string) => void, progress?: Progress): Promise<Binaries> {
   await ensureOpenssl(log);
-  return ensureBinaries({ onProgress: log, progress });
+  const binaries = await ensureBinaries({ onProgress: log, progress });
+  await prepareNode(binaries, log);
+  return binaries;
 }
 
 async function main(): Promise<void> {

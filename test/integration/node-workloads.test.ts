@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { runCommand } from "../../src/testenv/exec.js";
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
 import { BUSYBOX, deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 
@@ -189,6 +190,19 @@ describe("node: workloads", () => {
     const clusterIP = (await ctx.getJson("service/echo")).spec.clusterIP as string;
     const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(10_000) });
     assert.match(await res.text(), /^served-by-echo-/);
+  });
+
+  it("lets a process inside the node's network namespace resolve cluster names like an in-cluster client", async () => {
+    const [command, ...args] = ctx.node.inCluster([
+      "/bin/busybox",
+      "nslookup",
+      "kubernetes.default.svc.cluster.local",
+    ]);
+    const { stdout } = await runCommand(command!, args);
+    assert.ok(stdout.includes(ctx.node.addresses.kubernetesServiceIp), stdout);
+    // The resolver is only the cluster's: a name outside it does not resolve (and nothing is forwarded).
+    const [c2, ...a2] = ctx.node.inCluster(["/bin/busybox", "nslookup", "example.com"]);
+    await assert.rejects(runCommand(c2!, a2));
   });
 
   it("runs a Job to completion, and marks a failing one Failed", async () => {

@@ -16,6 +16,7 @@ export interface NodeNamespace {
   /** `kubectl wait` for a condition (e.g. "condition=Ready", "jsonpath={.status.phase}=Succeeded"). */
   waitFor(resource: string, condition: string, timeoutSeconds?: number): Promise<void>;
   exec(pod: string, command: string[]): Promise<string>;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary API objects
   getJson(resource: string): Promise<Record<string, any>>;
 }
 

@@ -91,4 +91,8 @@ export async function connectNode(ns: NodeNamespaces, a: NodeAddresses): Promise
   for (const range of [a.podCidr, a.serviceCidr]) {
     await ip("route", "add", range, "via", a.nodeIp, "dev", a.hostVeth, "src", a.hostIp);
   }
+  // A process in the node (not in a pod) connecting to a Service address needs some route to exist
+  // before kube-proxy's DNAT can redirect the packet to a pod; without a default route there is none.
+  // Through loopback, an address nothing answers for goes nowhere.
+  await nodeIp("route", "add", a.serviceCidr, "dev", "lo", "src", a.nodeIp);
 }

@@ -30,6 +30,7 @@ import {
   startInNode,
 } from "./components.js";
 import {
+  clusterResolvConf,
   cniConfig,
   containerdConfig,
   kubeletConfig,
@@ -40,7 +41,7 @@ import {
 import { BUSYBOX_IMAGE } from "./images/catalog.js";
 import { ensureNodeImages, importImages } from "./images/node-images.js";
 import { connectNode, createNamespaces, type NodeNamespaces, PRIVATE_PATHS } from "./netns.js";
-import { createNodePki } from "./pki.js";
+import { createNodePki, type NodePki } from "./pki.js";
 import { nodePrerequisites } from "./preflight.js";
 import { claimNode, type NodeRecord, teardownNodeSync, updateRecord } from "./registry.js";
 
@@ -52,16 +53,26 @@ export interface LocalNode {
   caPem: string;
   dir: string;
   binaries: NodeBinaries;
+  /** containerd's socket, for `ctr -a` (images are imported into its k8s.io namespace). */
+  containerdSocket: string;
   /** Runs kubectl against the node's cluster. */
   kubectl(args: string[], input?: string): Promise<string>;
   /** nsenter prefix that runs a command in the node's network and mount namespaces. */
   enter: string[];
+  /**
+   * Argument vector running `argv` like an in-cluster client: in the node's network namespace, with
+   * the cluster's DNS as its resolver (a private mount namespace binds it over /etc/resolv.conf).
+   */
+  inCluster(argv: string[]): string[];
   /** Component name -> pid of what runs now (shims and pods not included). */
   pids(): Record<string, number>;
   restart(component: "kubelet" | "containerd"): Promise<void>;
   /** Stops everything and removes what the node put on the host; returns what could not be removed. */
   stop(): Promise<string[]>;
 }
+
+// Images the node's own pods need (sandbox, CoreDNS, local-path's helper pods).
+const ESSENTIAL_IMAGES = new Set(["pause", "coredns", "busybox"]);
 
 export interface NodeOptions {
   log?: (line: string) => void;
@@ -109,7 +120,6 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
     await connectNode(ns, a);
     log(`node ${a.index}: namespaces and veth ${a.hostIp} <-> ${a.nodeIp} ready (${since()})`);
 
-    const pki = await createNodePki(dir, a);
     const server = `https://${a.nodeIp}:${API_PORT}`;
     const paths: NodePaths = {
       dir,
@@ -118,22 +128,17 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       cniBinDir: bin.cniBinDir,
       cniConfDir: join(dir, "cni", "net.d"),
       resolvConf: join(dir, "resolv.conf"),
-      clientCa: pki.caCert,
+      clientCa: join(dir, "pki", "ca.crt"),
       kubeletKubeconfig: join(dir, "kubelet.kubeconfig"),
       adminKubeconfig: join(dir, "admin.kubeconfig"),
     };
-    await writeConfigs(paths, a, server, pki);
+    await writeRuntimeConfigs(paths, a);
     const enter = ns.enter(dir);
     const start = async (name: string, binary: string, args: string[], env?: NodeJS.ProcessEnv) => {
       const service = await startInNode(enter, dir, name, binary, args, env);
       services.set(name, service);
       return service;
     };
-    const admin = KubeHttp.fromKubeconfig(paths.adminKubeconfig);
-    const kubectl = async (args: string[], input?: string) =>
-      (await runCommand(bin.kubectl, ["--kubeconfig", paths.adminKubeconfig, ...args], { input })).stdout;
-
-    // containerd with its images and the control plane come up side by side.
     const bootContainerd = async () => {
       const containerd = await start("containerd", bin.containerd, [
         "--config",
@@ -148,11 +153,33 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
         }),
       );
     };
-    const containerdReady = (async () => {
-      await bootContainerd();
-      await importImages(bin.ctr, paths.containerdSocket, images);
-      log(`node ${a.index}: containerd up, ${images.length} images imported (${since()})`);
-    })();
+    // Importing images is the longest step, so containerd starts first, while certificates are made
+    // and the control plane boots. The images kubelet needs for the node's own pods (pause, CoreDNS,
+    // busybox for volume helpers) go in first; the rest (OpenBao, operator, kubectl) only have to be
+    // there before the node is declared ready.
+    const containerdUp = bootContainerd();
+    const essential = images.filter((i) => ESSENTIAL_IMAGES.has(i.name));
+    const essentialImported = containerdUp.then(() =>
+      importImages(bin.ctr, paths.containerdSocket, essential),
+    );
+    const allImported = containerdUp
+      .then(() =>
+        importImages(
+          bin.ctr,
+          paths.containerdSocket,
+          images.filter((i) => !essential.includes(i)),
+        ),
+      )
+      .then(() => log(`node ${a.index}: containerd up, ${images.length} images imported (${since()})`));
+    // Awaited below; until then a failure must not count as unhandled.
+    for (const p of [essentialImported, allImported]) p.catch(() => {});
+
+    const pki = await createNodePki(dir, a);
+    await writeClientConfigs(paths, a, server, pki);
+    const admin = KubeHttp.fromKubeconfig(paths.adminKubeconfig);
+    const kubectl = async (args: string[], input?: string) =>
+      (await runCommand(bin.kubectl, ["--kubeconfig", paths.adminKubeconfig, ...args], { input })).stdout;
+
     const controlPlaneReady = (async () => {
       // No separate wait for etcd: the API server's /readyz includes it, and the host cannot reach
       // the node's loopback to ask etcd directly.
@@ -175,7 +202,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       );
       await start("kube-scheduler", bin.kubeScheduler, schedulerArgs(dir, paths.adminKubeconfig));
     })();
-    await Promise.all([containerdReady, controlPlaneReady]);
+    await Promise.all([essentialImported, controlPlaneReady]);
 
     const kubelet = await start(
       "kubelet",
@@ -218,6 +245,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       timeoutMs: 120_000,
       intervalMs: 250,
     });
+    await allImported;
     log(`node ${a.index}: CoreDNS ready; node up in ${since()}`);
 
     return {
@@ -227,21 +255,21 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       caPem: pki.caPem,
       dir,
       binaries: bin,
+      containerdSocket: paths.containerdSocket,
       kubectl,
       enter,
+      inCluster: (argv) => inClusterCommand(ns!.anchor.pid, join(dir, "cluster-resolv.conf"), argv),
       pids: () =>
         Object.fromEntries([...services].filter(([, s]) => s.isRunning()).map(([name, s]) => [name, s.pid])),
       async restart(component) {
-        const service = services.get(component);
-        await service?.stop(10_000);
-        if (component === "containerd") await bootContainerd();
-        else {
-          await start(
-            "kubelet",
-            bin.kubelet,
-            kubeletArgs(dir, a, join(dir, "kubelet.json"), paths.kubeletKubeconfig),
-          );
-        }
+        await keepingAlive(async () => {
+          await services.get(component)?.stop(10_000);
+          if (component === "containerd") await bootContainerd();
+          else {
+            const args = kubeletArgs(dir, a, join(dir, "kubelet.json"), paths.kubeletKubeconfig);
+            await start("kubelet", bin.kubelet, args);
+          }
+        });
       },
       async stop() {
         await stopServices(services);
@@ -276,7 +304,8 @@ async function stopServices(services: Map<string, ServiceProcess>): Promise<void
       const service = services.get(name);
       if (!service?.isRunning()) continue;
       const started = Date.now();
-      await service.stop(5000);
+      // The API server's graceful shutdown waits out its watchers; its data is thrown away anyway.
+      await service.stop(name === "kube-apiserver" ? 1000 : 5000);
       stopTimes[name] = Date.now() - started;
     }
     for (const [name, service] of services) if (!STOP_ORDER.includes(name)) await service.stop(2000);
@@ -299,15 +328,22 @@ async function keepingAlive<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function writeConfigs(
-  p: NodePaths,
-  a: NodeAddresses,
-  server: string,
-  pki: Awaited<ReturnType<typeof createNodePki>>,
-) {
+async function writeRuntimeConfigs(p: NodePaths, a: NodeAddresses): Promise<void> {
   for (const sub of ["run", "cni/net.d", "cni/ipam", "containerd", "logs/pods", "kubelet"]) {
     await mkdir(join(p.dir, sub), { recursive: true });
   }
+  await writeFile(join(p.dir, "containerd.toml"), containerdConfig(p));
+  await writeFile(join(p.cniConfDir, "10-testnode.conflist"), cniConfig(p, a));
+  await writeFile(p.resolvConf, nodeResolvConf(a));
+  await writeFile(join(p.dir, "cluster-resolv.conf"), clusterResolvConf(a));
+}
+
+async function writeClientConfigs(
+  p: NodePaths,
+  a: NodeAddresses,
+  server: string,
+  pki: NodePki,
+): Promise<void> {
   const pem = async (file: string) => readFile(file, "utf8");
   const admin = pki.pair("admin");
   const kubelet = pki.pair("kubelet");
@@ -323,11 +359,15 @@ async function writeConfigs(
     userName: `system:node:${a.nodeName}`,
     user: { clientCertPem: await pem(kubelet.cert), clientKeyPem: await pem(kubelet.key) },
   });
-  await writeFile(join(p.dir, "containerd.toml"), containerdConfig(p));
-  await writeFile(join(p.cniConfDir, "10-testnode.conflist"), cniConfig(p, a));
   await writeFile(join(p.dir, "kubelet.json"), kubeletConfig(p, a));
   await writeFile(join(p.dir, "kube-proxy.json"), kubeProxyConfig(p, a));
-  await writeFile(p.resolvConf, nodeResolvConf(a));
+}
+
+/** See LocalNode.inCluster; exported for SharedNode, which knows the anchor's pid from the state file. */
+export function inClusterCommand(anchorPid: number, resolvConf: string, argv: string[]): string[] {
+  const bind = 'mount --bind "$0" /etc/resolv.conf && exec "$@"';
+  // biome-ignore format: one nsenter/unshare chain
+  return ["nsenter", "-t", String(anchorPid), "-n", "--", "unshare", "-m", "--propagation", "private", "--", "/bin/sh", "-c", bind, resolvConf, ...argv];
 }
 
 async function nodeReady(admin: KubeHttp, name: string): Promise<boolean> {

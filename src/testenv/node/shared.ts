@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { formatDuration } from "../duration.js";
 import { makeTempDir, removeTempDir } from "../tempdirs.js";
 import { type NodeAddresses, nodeAddresses } from "./addresses.js";
-import { type LocalNode, startNode } from "./node.js";
+import { inClusterCommand, type LocalNode, startNode } from "./node.js";
 
 /** Environment variable naming the file through which test/run reports the shared node's state. */
 export const NODE_STATE_VAR = "TESTENV_NODE_STATE";
@@ -21,6 +21,8 @@ type NodeState =
       caPem: string;
       dir: string;
       kubectl: string;
+      ctr: string;
+      containerdSocket: string;
       enter: string[];
       pids: Record<string, number>;
       startedInMs: number;
@@ -34,11 +36,16 @@ export interface SharedNode {
   dir: string;
   /** Path of the kubectl binary built with the node. */
   kubectl: string;
+  /** ctr and containerd's socket, to import images into the running node. */
+  ctr: string;
+  containerdSocket: string;
   /** nsenter prefix that runs a command inside the node's network and mount namespaces. */
   enter: string[];
   /** The node's component pids when it became ready. */
   pids: Record<string, number>;
   startedInMs: number;
+  /** Argument vector running `argv` like an in-cluster client (node network, cluster DNS). */
+  inCluster(argv: string[]): string[];
 }
 
 function writeState(path: string, state: NodeState): void {
@@ -80,6 +87,8 @@ export function startSharedNode(log: (line: string) => void): RunningSharedNode 
         caPem: n.caPem,
         dir: n.dir,
         kubectl: n.binaries.kubectl,
+        ctr: n.binaries.ctr,
+        containerdSocket: n.containerdSocket,
         enter: n.enter,
         pids: n.pids(),
         startedInMs,
@@ -124,7 +133,12 @@ export async function sharedNode(timeoutMs = 15 * 60_000): Promise<SharedNode> {
     if (state.status === "failed") throw new Error(`the shared node is not available: ${state.error}`);
     if (state.status === "ready") {
       const { status: _s, index, ...rest } = state;
-      return { ...rest, addresses: nodeAddresses(index) };
+      const resolvConf = join(state.dir, "cluster-resolv.conf");
+      return {
+        ...rest,
+        addresses: nodeAddresses(index),
+        inCluster: (argv) => inClusterCommand(state.pids["namespaces"]!, resolvConf, argv),
+      };
     }
     if (Date.now() > deadline)
       throw new Error(`the shared node did not start within ${formatDuration(timeoutMs)}`);

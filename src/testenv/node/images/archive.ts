@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type TarEntry, TarWriter } from "./tar.js";
 
@@ -25,23 +25,53 @@ export interface ImageSpec {
 export function imageKey(spec: ImageSpec): string {
   const hash = createHash("sha256");
   hash.update(JSON.stringify({ tags: spec.tags, config: spec.config }));
-  for (const layer of spec.layers) {
-    hash.update("\0layer\0");
-    for (const e of layer) {
-      const { source, data, ...meta } = e as TarEntry & { source?: string; data?: Buffer };
-      hash.update(JSON.stringify(meta));
-      if (data) hash.update(data);
-      if (source) hash.update(fileDigest(source));
-    }
-  }
+  for (const layer of spec.layers) hash.update(`\0${layerKey(layer)}`);
   return hash.digest("hex").slice(0, 16);
 }
 
-// Hashing a 180 MB binary costs about half a second; a test run asks about the same files often.
+/** A digest of one layer's entries and the content of every file in it. */
+export function layerKey(entries: TarEntry[]): string {
+  const hash = createHash("sha256");
+  for (const e of entries) {
+    const { source, data, ...meta } = e as TarEntry & { source?: string; data?: Buffer };
+    hash.update(JSON.stringify(meta));
+    if (data) hash.update(data);
+    if (source) hash.update(fileDigest(source));
+  }
+  return hash.digest("hex").slice(0, 32);
+}
+
+// Hashing a 180 MB binary costs about half a second, and every start asks about ~700 MB of them. The
+// digest is remembered per (path, size, mtime, inode), in memory and in a file next to the layers.
 const digests = new Map<string, string>();
+// Only digests this process needed are written back, so files that no longer exist drop out.
+const used = new Set<string>();
+let digestFile: string | undefined;
+
+/** Remembers file digests across processes in `path` (loaded now, saved by saveDigests()). */
+export function useDigestFile(path: string): void {
+  if (digestFile === path) return;
+  digestFile = path;
+  try {
+    for (const [k, v] of Object.entries(JSON.parse(readFileSync(path, "utf8")) as Record<string, string>)) {
+      digests.set(k, v);
+    }
+  } catch {
+    // First use, or a torn file: digests are recomputed.
+  }
+}
+
+export function saveDigests(): void {
+  if (!digestFile) return;
+  const partial = `${digestFile}.partial-${process.pid}`;
+  writeFileSync(partial, JSON.stringify(Object.fromEntries([...used].map((k) => [k, digests.get(k)]))));
+  renameSync(partial, digestFile);
+}
+
 function fileDigest(path: string): string {
   const st = statSync(path);
-  const key = `${path}\0${st.size}\0${st.mtimeMs}`;
+  const key = `${path}\0${st.size}\0${st.mtimeMs}\0${st.ino}`;
+  used.add(key);
   let digest = digests.get(key);
   if (!digest) {
     digest = createHash("sha256").update(readFileSync(path)).digest("hex");
@@ -54,14 +84,8 @@ function fileDigest(path: string): string {
  * Writes a docker-archive tarball (the `docker save` layout that `ctr images import` reads):
  * manifest.json, the image config, and one uncompressed tar per layer named by its digest.
  */
-export function writeDockerArchive(spec: ImageSpec, outPath: string, scratchDir: string): void {
-  const layerFiles: Array<{ path: string; sha256: string; size: number }> = [];
-  spec.layers.forEach((entries, i) => {
-    const path = join(scratchDir, `layer-${i}.tar`);
-    const writer = new TarWriter(path);
-    for (const entry of entries) writer.add(entry);
-    layerFiles.push({ path, ...writer.finish() });
-  });
+export function writeDockerArchive(spec: ImageSpec, outPath: string, layerDir: string): void {
+  const layerFiles = spec.layers.map((entries) => cachedLayer(entries, layerDir));
   const config = Buffer.from(
     JSON.stringify({
       architecture: "amd64",
@@ -90,6 +114,49 @@ export function writeDockerArchive(spec: ImageSpec, outPath: string, scratchDir:
   }
   out.add({ type: "file", path: "manifest.json", mode: 0o644, data: manifest });
   out.finish();
-  for (const l of layerFiles) rmSync(l.path, { force: true });
   renameSync(partial, outPath);
+}
+
+/**
+ * One layer's tar from `layerDir`, written when missing. Layers are cached apart from images, so an
+ * edit to the operator's code rewrites only the small top layer, not Node or node_modules.
+ */
+function cachedLayer(entries: TarEntry[], layerDir: string): { path: string; sha256: string; size: number } {
+  const key = layerKey(entries);
+  const path = join(layerDir, `${key}.tar`);
+  const metaPath = join(layerDir, `${key}.json`);
+  try {
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as { sha256: string; size: number };
+    if (statSync(path).size === meta.size) {
+      const now = new Date();
+      utimesSync(path, now, now); // marks it used, for pruning
+      return { path, ...meta };
+    }
+  } catch {
+    // Not cached yet.
+  }
+  const partial = `${path}.partial-${process.pid}`;
+  const writer = new TarWriter(partial);
+  for (const entry of entries) writer.add(entry);
+  const meta = writer.finish();
+  renameSync(partial, path);
+  writeFileSync(metaPath, JSON.stringify(meta));
+  return { path, ...meta };
+}
+
+/** Removes cached layers not used for `maxAgeMs` (an image rebuild touches the ones it uses). */
+export function pruneLayers(layerDir: string, maxAgeMs: number): void {
+  const cutoff = Date.now() - maxAgeMs;
+  for (const name of readdirSync(layerDir)) {
+    if (!name.endsWith(".tar")) continue;
+    const path = join(layerDir, name);
+    try {
+      if (statSync(path).mtimeMs < cutoff) {
+        rmSync(path, { force: true });
+        rmSync(path.replace(/\.tar$/, ".json"), { force: true });
+      }
+    } catch {
+      // Removed by a concurrent run.
+    }
+  }
 }

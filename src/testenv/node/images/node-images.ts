@@ -29,3 +29,17 @@ export async function importImages(ctr: string, socket: string, images: BuiltIma
     images.map((image) => runCommand(ctr, ["-a", socket, "-n", "k8s.io", "images", "import", image.tarball])),
   );
 }
+
+/**
+ * Rebuilds the operator image from the working tree's dist/ and imports it into a running node:
+ * what a developer runs after an edit. Returns the image and how many of its layers were rewritten.
+ */
+export async function reloadOperatorImage(
+  ctr: string,
+  socket: string,
+  log: (line: string) => void = () => {},
+): Promise<BuiltImage> {
+  const image = await ensureImageTarball(await operatorImageSpec(log));
+  await importImages(ctr, socket, [image]);
+  return image;
+}

@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { REGISTRY_DIR } from "../../src/testenv/node/registry.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+describe("npm start -- --node (platform-operator dev --node)", () => {
+  it("runs the local default on a node of its own, shows its pods, seeds the samples, and cleans up", async () => {
+    const child = spawn(process.execPath, [MAIN, "dev", "--node", "--exit-after", "10"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (c) => {
+      out += String(c);
+    });
+    child.stderr.on("data", (c) => {
+      out += String(c);
+    });
+    const code = await new Promise<number | null>((r) => child.once("exit", r));
+    assert.equal(code, 0, out);
+    const index = /\[dev\] node (\d+): CoreDNS ready/.exec(out)?.[1];
+    assert.ok(index, `the node came up:\n${out}`);
+    assert.match(out, /\[dev\] pod kube-system coredns-\S+ 1\/1 Running/);
+    assert.match(out, /wrote path .*staging-core-keycloak/);
+    assert.match(out, /\[dev\] stopped/);
+    // Its node is gone: record released, veth removed.
+    assert.ok(!existsSync(join(REGISTRY_DIR, `node-${index}.json`)));
+    const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" });
+    assert.ok(!links.includes(`ponode${index}h`), links);
+  });
+});
