@@ -11,6 +11,9 @@ import { startSharedEnv } from "../src/testenv/shared.js";
 
 const log = (line: string) => console.log(`[testenv] ${line}`);
 
+/** The longest any one test may take; the slowest real ones (node, leader hand-over) take about a minute. */
+const TEST_TIMEOUT_MS = 5 * 60_000;
+
 async function main(): Promise<number> {
   const here = dirname(fileURLToPath(import.meta.url));
   const requested = process.argv.slice(2);
@@ -53,7 +56,16 @@ interface Outcome {
 function runTests(targets: string[], variables: Record<string, string>): Promise<Outcome> {
   const child = spawn(
     process.execPath,
-    ["--test", "--test-reporter=tap", "--test-concurrency=2", ...targets],
+    [
+      "--test",
+      "--test-reporter=tap",
+      "--test-concurrency=2",
+      // A test that hangs fails after this long instead of holding the run until CI's limit, and a
+      // file whose tests are done exits even if a handle it leaked would keep it alive.
+      `--test-timeout=${TEST_TIMEOUT_MS}`,
+      "--test-force-exit",
+      ...targets,
+    ],
     {
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, ...variables },

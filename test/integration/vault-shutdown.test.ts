@@ -45,6 +45,7 @@ async function startThroughProxy(client: KubeClient, ns: string) {
       resyncInterval: "10m",
       backend: {
         address: `http://127.0.0.1:${proxy.port}`,
+        allowHttp: true,
         auth: {
           kubernetes: {
             mount: `k8s-${ns}`,
