@@ -205,15 +205,6 @@ describe("issue 9: status freshness", () => {
     );
   });
 
-  it("forgets a written status once the cache has caught up with it", () => {
-    const memory = new StatusMemory();
-    memory.remember("ns/x", obj("20", ["a"]));
-    memory.observe("ns/x", obj("19"));
-    assert.equal(memory.size, 1, "an older event keeps it");
-    memory.observe("ns/x", obj("20", ["a"]));
-    assert.equal(memory.size, 0);
-  });
-
   it("compares resourceVersions as integers, and calls nothing else older", () => {
     assert.equal(isOlder("9", "10"), true);
     assert.equal(isOlder("10", "9"), false);

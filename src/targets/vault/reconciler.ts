@@ -93,8 +93,9 @@ export class VaultSeedReconciler {
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
+    // A written status is dropped at the object's next reconcile once the cache holds it (see
+    // StatusMemory.freshest), or here when the object goes.
     d.informer.addHandler({
-      update: (_, n) => this.statuses.observe(`${n.metadata.namespace}/${n.metadata.name}`, n),
       delete: (o) => this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`),
     });
   }
