@@ -233,3 +233,27 @@ describe("issue 9: deep trees", () => {
     assert.match(p.outcome.message, /nested deeper than 64 levels/);
   });
 });
+
+describe("issue 9: writes whose answer was lost", () => {
+  it("recognises the data it sent, whatever the key order or prototype, and nothing else", async () => {
+    const { UnconfirmedWrites } = await import("../../src/targets/vault/unconfirmed-writes.js");
+    const w = new UnconfirmedWrites();
+    const sent = Object.assign(Object.create(null), { b: "2", a: { y: 1, x: true } });
+    w.record("ns/o", "uid-1", "secret/p", sent, ["a.x", "a.y", "b"]);
+    assert.deepEqual(w.landed("ns/o", "uid-1", "secret/p", JSON.parse('{"a":{"x":true,"y":1},"b":"2"}')), [
+      "a.x",
+      "a.y",
+      "b",
+    ]);
+    assert.equal(w.landed("ns/o", "uid-1", "secret/p", { a: { x: true, y: 1 }, b: "3" }), undefined);
+    assert.equal(
+      w.landed("ns/o", "uid-2", "secret/p", JSON.parse('{"a":{"x":true,"y":1},"b":"2"}')),
+      undefined,
+    );
+    w.forget("ns/o");
+    assert.equal(
+      w.landed("ns/o", "uid-1", "secret/p", JSON.parse('{"a":{"x":true,"y":1},"b":"2"}')),
+      undefined,
+    );
+  });
+});
