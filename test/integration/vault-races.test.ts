@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { KubeClient } from "../../src/runtime/client.js";
+import { BackendError } from "../../src/targets/vault/backend-errors.js";
 import type { KvClient, KvState } from "../../src/targets/vault/kv.js";
+import { OWNER_MARKER_KEY } from "../../src/targets/vault/planner.js";
 import type { KvBackend } from "../../src/targets/vault/reconciler.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
@@ -65,6 +67,38 @@ describe("VaultSeed compare-and-set", () => {
       assert.match(d["password"]!, /^[A-Za-z0-9]{16}$/);
       assert.equal(s.version, 3, "1 initial, 1 by the person, 1 by the controller after planning again");
       assert.ok(target.logs.some((l) => l.includes("reading and planning again")));
+    } finally {
+      await target.stop();
+    }
+  });
+
+  it("a write whose answer is lost but which landed keeps its keys managed and the path its own", async () => {
+    const path = `secret/${ns}/lost-answer`;
+    let lost = 0;
+    // OpenBao stores the first write, and the answer never reaches the controller.
+    const wrap = (inner: KvBackend): KvBackend => ({
+      read: (p) => inner.read(p),
+      writeMetadata: (p, m) => inner.writeMetadata(p, m),
+      deleteAll: (p) => inner.deleteAll(p),
+      async write(p, data, cas) {
+        const version = await inner.write(p, data, cas);
+        if (p === path && lost++ === 0)
+          throw new BackendError("unavailable", "OpenBao did not answer (timeout)");
+        return version;
+      },
+    });
+    const target = await startVaultTarget(client, ns, { hooks: { wrapKv: wrap } });
+    try {
+      await applySeed(
+        client,
+        seed(ns, "lost-answer", { path, prune: true, data: { a: "<random:8>", b: "<random:8>" } }),
+      );
+      const o = await waitForReason(client, ns, "lost-answer", "Reconciled", 30_000);
+      assert.equal(lost, 1);
+      assert.deepEqual(o.status?.managedKeys, ["a", "b"], "the keys it wrote stay its own to prune");
+      const s = await kv.read(path);
+      assert.equal(s.version, 1, "the landed write is not written again");
+      assert.equal(s.customMetadata[OWNER_MARKER_KEY], `${ns}/lost-answer`);
     } finally {
       await target.stop();
     }

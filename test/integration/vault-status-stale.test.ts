@@ -105,7 +105,12 @@ describe("VaultSeed status never regresses from a stale cached read (issue 9, it
         best = Math.max(best, keys.length);
       }
       const o = watch.get(`${ns}/t${i}`)!;
-      assert.deepEqual(o.status?.managedKeys, KEYS, `t${i} ends with every key it wrote`);
+      // On failure, say how the status evolved and what the controller logged for this object.
+      const story = () =>
+        `t${i} ends with every key it wrote; statuses seen: ${JSON.stringify(seen)}; controller log:\n${target.logs
+          .filter((l) => l.includes(`/t${i}"`) || l.includes(`"t${i}"`))
+          .join("")}`;
+      if (JSON.stringify(o.status?.managedKeys) !== JSON.stringify(KEYS)) assert.fail(story());
     }
     assert.deepEqual(regressed, [], "no status write regressed managedKeys");
 

@@ -205,15 +205,6 @@ describe("issue 9: status freshness", () => {
     );
   });
 
-  it("forgets a written status once the cache has caught up with it", () => {
-    const memory = new StatusMemory();
-    memory.remember("ns/x", obj("20", ["a"]));
-    memory.observe("ns/x", obj("19"));
-    assert.equal(memory.size, 1, "an older event keeps it");
-    memory.observe("ns/x", obj("20", ["a"]));
-    assert.equal(memory.size, 0);
-  });
-
   it("compares resourceVersions as integers, and calls nothing else older", () => {
     assert.equal(isOlder("9", "10"), true);
     assert.equal(isOlder("10", "9"), false);
@@ -240,5 +231,29 @@ describe("issue 9: deep trees", () => {
     const p = await planWith(deep, absent);
     assert.equal(p.outcome.reason, "InvalidSpec");
     assert.match(p.outcome.message, /nested deeper than 64 levels/);
+  });
+});
+
+describe("issue 9: writes whose answer was lost", () => {
+  it("recognises the data it sent, whatever the key order or prototype, and nothing else", async () => {
+    const { UnconfirmedWrites } = await import("../../src/targets/vault/unconfirmed-writes.js");
+    const w = new UnconfirmedWrites();
+    const sent = Object.assign(Object.create(null), { b: "2", a: { y: 1, x: true } });
+    w.record("ns/o", "uid-1", "secret/p", sent, ["a.x", "a.y", "b"]);
+    assert.deepEqual(w.landed("ns/o", "uid-1", "secret/p", JSON.parse('{"a":{"x":true,"y":1},"b":"2"}')), [
+      "a.x",
+      "a.y",
+      "b",
+    ]);
+    assert.equal(w.landed("ns/o", "uid-1", "secret/p", { a: { x: true, y: 1 }, b: "3" }), undefined);
+    assert.equal(
+      w.landed("ns/o", "uid-2", "secret/p", JSON.parse('{"a":{"x":true,"y":1},"b":"2"}')),
+      undefined,
+    );
+    w.forget("ns/o");
+    assert.equal(
+      w.landed("ns/o", "uid-1", "secret/p", JSON.parse('{"a":{"x":true,"y":1},"b":"2"}')),
+      undefined,
+    );
   });
 });

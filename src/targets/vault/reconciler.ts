@@ -24,6 +24,7 @@ import type { RefGraph } from "./ref-graph.js";
 import { readRefValue } from "./refs.js";
 import { conditionsFor, type Verdict } from "./status.js";
 import { StatusMemory } from "./status-memory.js";
+import { UnconfirmedWrites } from "./unconfirmed-writes.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
 
 export const FINALIZER = "ohmlab.fr/vaultseed-delete";
@@ -89,14 +90,19 @@ export class VaultSeedReconciler {
   private readonly waits = new Map<string, number>();
   private readonly notReady = new Map<string, string>();
   private readonly statuses = new StatusMemory();
+  private readonly unconfirmed = new UnconfirmedWrites();
   private readonly now: () => Date;
 
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
+    // A written status is dropped at the object's next reconcile once the cache holds it (see
+    // StatusMemory.freshest), or here when the object goes.
     d.informer.addHandler({
-      update: (_, n) => this.statuses.observe(`${n.metadata.namespace}/${n.metadata.name}`, n),
-      delete: (o) => this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`),
+      delete: (o) => {
+        this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`);
+        this.unconfirmed.forget(`${o.metadata.namespace}/${o.metadata.name}`);
+      },
     });
   }
 
@@ -197,11 +203,21 @@ export class VaultSeedReconciler {
     let managedKeys: readonly string[] | undefined = obj.status?.managedKeys;
     for (let attempt = 0; ; attempt++) {
       // After a conflict, a read already in flight may predate the other writer: read anew.
-      const current =
+      let current =
         attempt === 0
           ? await this.d.reads.readFresh(seed.path, () => this.d.kv.read(seed.path, signal))
           : await this.d.kv.read(seed.path, signal);
       if (attempt > 0) this.d.reads.set(seed.path, current);
+      const key = `${identity.namespace}/${identity.name}`;
+      if (current.customMetadata[OWNER_MARKER_KEY] !== undefined) this.unconfirmed.forget(key);
+      else if (current.exists) {
+        // Our own write whose answer was lost: the path is ours, with no grace to wait out.
+        const landed = this.unconfirmed.landed(key, obj.metadata.uid ?? "", seed.path, current.data);
+        if (landed) {
+          managedKeys = [...new Set([...(managedKeys ?? []), ...landed])].sort();
+          current = { ...current, ageMs: undefined };
+        }
+      }
       const refs = await this.resolveRefs(seed, signal);
       const planFor = (state: KvState) =>
         plan({
@@ -280,8 +296,14 @@ export class VaultSeedReconciler {
           this.d.reads.forget(path);
           return "conflict";
         }
+        // No answer is not a refusal: the write may have landed (see UnconfirmedWrites).
+        if (!(e instanceof BackendError) || e.failure === "unavailable") {
+          const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+          this.unconfirmed.record(key, obj.metadata.uid ?? "", path, p.data, p.managedKeys);
+        }
         throw e;
       }
+      this.unconfirmed.forget(`${obj.metadata.namespace}/${obj.metadata.name}`);
       // Should the metadata write below fail, the status still follows what was written.
       progress.kvVersion = version;
       progress.managedKeys = p.managedKeys;
@@ -536,6 +558,7 @@ export class VaultSeedReconciler {
   private forget(key: string): void {
     this.waits.delete(key);
     this.statuses.forget(key);
+    this.unconfirmed.forget(key);
     const [namespace, name] = key.split("/");
     for (const action of PLAN_ACTIONS)
       plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });

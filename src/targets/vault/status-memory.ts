@@ -31,21 +31,6 @@ export class StatusMemory {
     return { ...cached, status: w.status };
   }
 
-  /** Drops what the cache now holds anyway, so the memory only spans the watch's lag. */
-  observe(key: string, cached: VaultSeed): void {
-    const w = this.written.get(key);
-    if (
-      w &&
-      (w.uid !== cached.metadata.uid || !isOlder(cached.metadata.resourceVersion, w.resourceVersion))
-    ) {
-      this.written.delete(key);
-    }
-  }
-
-  get size(): number {
-    return this.written.size;
-  }
-
   forget(key: string): void {
     this.written.delete(key);
   }
