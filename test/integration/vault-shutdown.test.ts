@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { pino } from "pino";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { Manager } from "../../src/runtime/manager.js";
+import { activeWorkers } from "../../src/runtime/metrics.js";
 import type { KvBackend } from "../../src/targets/vault/reconciler.js";
 import { vaultTarget } from "../../src/targets/vault/target.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
@@ -75,6 +76,11 @@ async function startThroughProxy(client: KubeClient, ns: string) {
   };
 }
 
+/** Reconciles running now in this process (every controller). */
+async function busyWorkers(): Promise<number> {
+  return (await activeWorkers.get()).values.reduce((n, v) => n + v.value, 0);
+}
+
 /** stop() while a reconcile waits on OpenBao: quick, the pass cancelled, nothing abandoned. */
 async function stopPromptly(t: Awaited<ReturnType<typeof startThroughProxy>>, what: string): Promise<void> {
   const started = performance.now();
@@ -123,8 +129,10 @@ describe("VaultSeed reconciles at shutdown", () => {
         client,
         seed(ns, "no-login", { path: `secret/${ns}/no-login`, data: { a: "<random:8>" } }),
       );
+      // The pass is running (a worker busy) and waiting on OpenBao (a connection held): its first
+      // call, the mount lookup or the read, waits for the login.
       await eventually(
-        () => (t.reads.includes(`secret/${ns}/no-login`) && t.proxy.openConnections > 0 ? true : undefined),
+        async () => ((await busyWorkers()) > 0 && t.proxy.openConnections > 0 ? true : undefined),
         20_000,
         "the pass to wait on its login",
       );

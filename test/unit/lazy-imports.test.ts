@@ -3,7 +3,8 @@ import { execFile } from "node:child_process";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { crdFor, SCHEMA_HASH_ANNOTATION } from "../../src/apis/index.js";
+import { allKinds, crdFor, SCHEMA_HASH_ANNOTATION } from "../../src/apis/index.js";
+import { implementedTargetNames, kindsOf, reservedTargetOf } from "../../src/cli/targets.js";
 import { expectedRevision } from "../../src/targets/vault/crd-revision.js";
 
 const run = promisify(execFile);
@@ -49,5 +50,16 @@ process.stdout.write(String(typeof vaultTarget) + " " + (await expectedRevision(
     const built = crdFor("VaultSeed").metadata.annotations?.[SCHEMA_HASH_ANNOTATION];
     assert.ok(built);
     assert.equal(await expectedRevision(), built);
+  });
+
+  it("the targets table names every kind of the schemas, once, without loading them", () => {
+    const named = [...kindsOf(implementedTargetNames())];
+    for (const k of allKinds)
+      if (!named.includes(k.kind)) assert.ok(reservedTargetOf(k.kind), `${k.kind} has no target`);
+    for (const kind of named)
+      assert.ok(
+        allKinds.some((k) => k.kind === kind),
+        `${kind} is not a schema's kind`,
+      );
   });
 });

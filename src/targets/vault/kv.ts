@@ -1,3 +1,4 @@
+import { untilAborted } from "../../runtime/abort.js";
 import type { TokenSource } from "./auth.js";
 import { BackendError } from "./backend-errors.js";
 import { type BaoHttp, type BaoResponse, baoErrors, failureFor } from "./bao-http.js";
@@ -54,23 +55,7 @@ export class KvClient {
    * the caller stops waiting instead, and the login ends on its own (or by its timeout).
    */
   private token(signal?: AbortSignal): Promise<string> {
-    const pending = this.tokens.token();
-    if (!signal) return pending;
-    signal.throwIfAborted();
-    return new Promise<string>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      pending.then(
-        (t) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(t);
-        },
-        (e: unknown) => {
-          signal.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      );
-    });
+    return untilAborted(this.tokens.token(), signal);
   }
 
   async read(full: string, signal?: AbortSignal): Promise<KvState> {

@@ -5,7 +5,8 @@
 // the mount (it is how OpenBao's own CLI tells KV v1 from v2), so the controller's narrow policy
 // needs no grant on `sys/mounts`.
 
-import { VaultSeedReason } from "../../apis/vaultseed.js";
+import { VaultSeedReason } from "../../apis/vaultseed-names.js";
+import { untilAborted } from "../../runtime/abort.js";
 
 export interface MountInfo {
   /** The engine, e.g. "kv", "transit", "cubbyhole". */
@@ -70,9 +71,10 @@ export class MountDirectory {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async check(path: string): Promise<MountVerdict> {
+  /** A lookup is shared by every path on the mount, so `signal` only ends this caller's wait. */
+  async check(path: string, signal?: AbortSignal): Promise<MountVerdict> {
     const mount = path.slice(0, path.indexOf("/"));
-    return judgeMount(mount, await this.describe(mount));
+    return judgeMount(mount, await untilAborted(this.describe(mount), signal));
   }
 
   private async describe(mount: string): Promise<MountInfo | undefined> {

@@ -183,13 +183,13 @@ export class VaultSeedReconciler {
     progress: Progress,
   ): Promise<Outcome> {
     const identity = { namespace: obj.metadata.namespace!, name: obj.metadata.name! };
-    const mount = await this.d.mounts.check(seed.path);
+    const mount = await this.d.mounts.check(seed.path, signal);
     if (!mount.ok) {
       return { verdict: { ready: false, stalled: true, reason: mount.reason, message: mount.message } };
     }
     // A reference read from a KV v1 mount would look like a missing source forever: say why instead.
     for (const ref of seed.refs) {
-      const source = await this.d.mounts.check(ref.path);
+      const source = await this.d.mounts.check(ref.path, signal);
       if (!source.ok) {
         const message = `the source of ${ref.id}: ${source.message}`;
         return { verdict: { ready: false, stalled: true, reason: source.reason, message } };
