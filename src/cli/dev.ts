@@ -10,6 +10,7 @@ import type { KubeObject } from "../runtime/types.js";
 import { startControlPlane } from "../testenv/controlplane.js";
 import { handOverSignals, survivePipeLoss } from "../testenv/hooks.js";
 import { startNode } from "../testenv/node/node.js";
+import { nodePrerequisites } from "../testenv/node/preflight.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
@@ -19,18 +20,20 @@ import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
 import { kindsOf, reservedTargetOf } from "./targets.js";
 
-export const devHelp = `Usage: platform-operator dev [--node] [--no-samples] [--exit-after SECONDS]   (npm start)
+export const devHelp = `Usage: platform-operator dev [--no-node | --node] [--no-samples] [--exit-after SECONDS]   (npm start)
 
 The local default: on this machine, with nothing else installed, it
-  1. builds or reuses the cached kube-apiserver, etcd and OpenBao binaries (first run: minutes),
-  2. starts etcd + kube-apiserver and a dev-mode OpenBao on loopback,
+  1. builds or reuses the cached binaries: kube-apiserver, etcd, OpenBao, and for the local node
+     kubelet, containerd, runc, CNI plugins, CoreDNS (first run: minutes),
+  2. starts a local node (control plane, kubelet, containerd, kube-proxy, CoreDNS, in a network
+     namespace of its own) and a dev-mode OpenBao on loopback; where a node cannot run here (it
+     needs root) it says what is missing and starts only etcd + kube-apiserver on loopback,
   3. installs the CRDs and applies the samples from deploy/samples/ whose kinds a running target
      reconciles (today: vault, VaultSeed); it names the samples it leaves out and why,
   4. runs the operator in the foreground with readable logs, until Ctrl-C, then stops everything.
 
-  --node                run on a real local node instead (kubelet, containerd, CoreDNS, ...;
-                        needs root; first run builds them): pods really run, and their
-                        state is shown as it changes (npm start -- --node)
+  --no-node             only etcd + kube-apiserver on loopback: no pods run (npm start -- --no-node)
+  --node                insist on the node: fail, saying what is missing, where it cannot run
   --no-samples          start with no objects
   --exit-after SECONDS  stop by itself after this long (for scripted checks)
 
@@ -63,6 +66,7 @@ export async function devCommand(args: string[]): Promise<number> {
     args,
     options: {
       node: { type: "boolean" },
+      "no-node": { type: "boolean" },
       "no-samples": { type: "boolean" },
       "exit-after": { type: "string" },
     },
@@ -76,7 +80,17 @@ export async function devCommand(args: string[]): Promise<number> {
   };
   try {
     let cp: { kubeconfigPath: string; server: string; caPem: string };
-    if (values.node) {
+    if (values.node && values["no-node"]) throw new Error("--node and --no-node: choose one");
+    let onNode = !values["no-node"];
+    if (onNode) {
+      const missing = await nodePrerequisites();
+      if (missing.length > 0) {
+        if (values.node) throw new Error(`the local node cannot run here; missing: ${missing.join("; ")}`);
+        say(`no local node (missing: ${missing.join("; ")}); running on a control plane only`);
+        onNode = false;
+      }
+    }
+    if (onNode) {
       say("starting the local node (control plane, containerd, kubelet, kube-proxy, CoreDNS)...");
       const node = await startNode({ log: (l) => say(l) });
       cleanups.push(async () => {

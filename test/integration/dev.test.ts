@@ -13,7 +13,10 @@ function startDev(args: string[]): {
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, [MAIN, "dev", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  // The control-plane-only path; the node path is node-dev.test.ts's.
+  const child = spawn(process.execPath, [MAIN, "dev", "--no-node", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (c) => {
     out += String(c);
