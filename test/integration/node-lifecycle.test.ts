@@ -165,7 +165,7 @@ describe("node: restarts and teardown", () => {
 
     assert.deepEqual(nodePids(record), [], "no process in the node's namespaces or cgroups");
     for (const pid of during)
-      assert.ok(!existsSync(`/proc/${pid}`) || isZombieFree(pid), `pid ${pid} is gone`);
+      assert.ok(!existsSync(`/proc/${pid}`) || isZombieFree(pid, index), `pid ${pid} is gone`);
     assert.deepEqual(cgroupFolders(`/platform-operator-ponode${index}`), [], "no cgroup folder");
     assert.deepEqual(after_.mounts, before_.mounts, "the host's mounts are unchanged");
     assert.deepEqual(after_.links, before_.links, "no veth (hence no network namespace) is left");
@@ -204,10 +204,14 @@ function readlink(path: string): string {
   return execFileSync("readlink", [path], { encoding: "utf8" }).trim();
 }
 
-function isZombieFree(pid: number): boolean {
-  // A pid can be reused by an unrelated process; what matters is that it is not a node process.
+function isZombieFree(pid: number, index: number): boolean {
+  // A pid can be reused by an unrelated process, even one of another node running beside this one;
+  // what matters is that it is not a process of this node.
   try {
-    return !readFileSync(`/proc/${pid}/cgroup`, "utf8").includes("platform-operator-ponode");
+    return !/platform-operator-ponode(\d+)(\/|$)/m
+      .exec(readFileSync(`/proc/${pid}/cgroup`, "utf8"))
+      ?.slice(1, 2)
+      .includes(String(index));
   } catch {
     return true;
   }
