@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { KUBERNETES_VERSION } from "./cache.js";
 import { formatDuration } from "./duration.js";
+import { hashFiles, listFiles } from "./filehash.js";
 import { goModuleDir } from "./paths.js";
 import { trackChild } from "./processes.js";
 import type { Progress } from "./progress.js";
@@ -41,25 +41,8 @@ export function goBuildArgs(outDir: string): string[] {
 /** Identifies a build: anything that changes the binaries changes the hash, hence the cache folder. */
 export async function goModuleHash(): Promise<string> {
   const dir = goModuleDir();
-  const hash = createHash("sha256");
-  const files = ["go.mod", "go.sum", ...(await listFiles(join(dir, "cmd"))).map((f) => relative(dir, f))];
-  for (const file of files.sort()) {
-    hash.update(`${file}\0`);
-    hash.update(await readFile(join(dir, file)));
-    hash.update("\0");
-  }
-  hash.update(ldflags());
-  return hash.digest("hex").slice(0, 12);
-}
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) =>
-      e.isDirectory() ? listFiles(join(dir, e.name)) : Promise.resolve([join(dir, e.name)]),
-    ),
-  );
-  return nested.flat();
+  const commands = (await listFiles(join(dir, "cmd"))).map((f) => relative(dir, f));
+  return hashFiles(dir, ["go.mod", "go.sum", ...commands], ldflags());
 }
 
 /**

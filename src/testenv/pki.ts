@@ -23,28 +23,15 @@ const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-n
 /** A throwaway CA per control plane, so no two environments can trust each other by accident. */
 export async function createControlPlanePki(dir: string): Promise<ControlPlanePki> {
   const p = (name: string) => join(dir, name);
-  // biome-ignore format: flag/value pairs read better on shared lines
-  await runCommand(OPENSSL, [
-    "req", "-x509", ...EC_KEY, "-keyout", p("ca.key"), "-out", p("ca.crt"), "-days", "3650",
-    "-subj", "/CN=platform-operator-testenv-ca",
-    "-addext", "basicConstraints=critical,CA:TRUE",
-    "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-  ]);
-  await issue(dir, "serving", "/CN=kube-apiserver", [
+  await createCa(dir, "/CN=platform-operator-testenv-ca");
+  await issueCertificate(dir, "serving", "/CN=kube-apiserver", [
     "subjectAltName=IP:127.0.0.1,DNS:localhost",
     "extendedKeyUsage=serverAuth",
   ]);
   // system:masters is bound to cluster-admin by the bootstrap RBAC policy.
-  await issue(dir, "admin", "/O=system:masters/CN=testenv-admin", ["extendedKeyUsage=clientAuth"]);
+  await issueCertificate(dir, "admin", "/O=system:masters/CN=testenv-admin", ["extendedKeyUsage=clientAuth"]);
 
-  // ES256 keeps key generation instant; the API server signs and verifies tokens with either family.
-  const sa = generateKeyPairSync("ec", {
-    namedCurve: "prime256v1",
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
-    publicKeyEncoding: { type: "spki", format: "pem" },
-  });
-  await writeFile(p("sa.key"), sa.privateKey, { mode: 0o600 });
-  await writeFile(p("sa.pub"), sa.publicKey);
+  await writeServiceAccountKeys(dir);
 
   return {
     caCert: p("ca.crt"),
@@ -61,8 +48,39 @@ export async function createControlPlanePki(dir: string): Promise<ControlPlanePk
   };
 }
 
-// A CSR plus `x509 -req -extfile` works with both OpenSSL 1.1 and 3.x, unlike `req -x509 -CA`.
-async function issue(dir: string, name: string, subject: string, extensions: string[]): Promise<void> {
+/** A self-signed CA as `ca.crt` and `ca.key` in `dir`. */
+export async function createCa(dir: string, subject: string): Promise<void> {
+  // biome-ignore format: flag/value pairs read better on shared lines
+  await runCommand(OPENSSL, [
+    "req", "-x509", ...EC_KEY, "-keyout", join(dir, "ca.key"), "-out", join(dir, "ca.crt"), "-days", "3650",
+    "-subj", subject,
+    "-addext", "basicConstraints=critical,CA:TRUE",
+    "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
+}
+
+/** The ServiceAccount token signing pair as `sa.key` and `sa.pub` in `dir`. */
+export async function writeServiceAccountKeys(dir: string): Promise<void> {
+  // ES256 keeps key generation instant; the API server signs and verifies tokens with either family.
+  const sa = generateKeyPairSync("ec", {
+    namedCurve: "prime256v1",
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
+  await writeFile(join(dir, "sa.key"), sa.privateKey, { mode: 0o600 });
+  await writeFile(join(dir, "sa.pub"), sa.publicKey);
+}
+
+/**
+ * `<name>.crt` and `<name>.key` in `dir`, signed by the CA there. A CSR plus `x509 -req -extfile`
+ * works with both OpenSSL 1.1 and 3.x, unlike `req -x509 -CA`.
+ */
+export async function issueCertificate(
+  dir: string,
+  name: string,
+  subject: string,
+  extensions: string[],
+): Promise<void> {
   const p = (suffix: string) => join(dir, `${name}.${suffix}`);
   await runCommand(OPENSSL, ["req", ...EC_KEY, "-keyout", p("key"), "-out", p("csr"), "-subj", subject]);
   await writeFile(p("ext"), `${["keyUsage=critical,digitalSignature", ...extensions].join("\n")}\n`);

@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { exists, populateAtomically } from "../atomic.js";
 import { cacheRoot, KUBERNETES_VERSION } from "../cache.js";
 import { formatDuration } from "../duration.js";
+import { hashFiles, listFiles } from "../filehash.js";
 import { goBuildArgs } from "../gobuild.js";
 import { goModuleDir } from "../paths.js";
 import { ensureAptPackages } from "./apt.js";
@@ -186,22 +185,9 @@ async function buildPiece(piece: Piece, onProgress: (line: string) => void): Pro
 
 /** A build glue module's identity: its go.mod, go.sum and Go sources. */
 async function moduleHash(dir: string): Promise<string> {
-  const hash = createHash("sha256");
-  const files = (await listFiles(dir)).filter((f) => /(\.go|go\.mod|go\.sum)$/.test(f)).sort();
-  for (const file of files) {
-    hash.update(`${relative(dir, file)}\0`);
-    hash.update(await readFile(file));
-    hash.update("\0");
-  }
-  return hash.digest("hex").slice(0, 12);
-}
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) =>
-      e.isDirectory() ? listFiles(join(dir, e.name)) : Promise.resolve([join(dir, e.name)]),
-    ),
+  const files = (await listFiles(dir)).filter((f) => /(\.go|go\.mod|go\.sum)$/.test(f));
+  return hashFiles(
+    dir,
+    files.map((f) => relative(dir, f)),
   );
-  return nested.flat();
 }
