@@ -70,6 +70,7 @@ export async function grantInNamespace(
     },
     { fieldManager: "tests" },
   );
+  await untilGranted(admin, namespace, serviceAccount, rules, namespace);
 }
 
 /** Grants cluster-wide `rules` (non-resource URLs need a ClusterRole). */
@@ -96,6 +97,63 @@ export async function grantClusterWide(
     },
     { fieldManager: "tests" },
   );
+  await untilGranted(admin, namespace, serviceAccount, rules, undefined);
+}
+
+/**
+ * The API server's RBAC authorizer reads Roles and bindings from its own informers, so a grant
+ * takes effect a moment after it is written. Asks the authorizer (SubjectAccessReview) about every
+ * verb the rules name until it allows them all, so a test's next request meets the new grant.
+ */
+async function untilGranted(
+  admin: KubeClient,
+  namespace: string,
+  serviceAccount: string,
+  rules: PolicyRule[],
+  scope: string | undefined,
+): Promise<void> {
+  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
+  const questions: Record<string, unknown>[] = [];
+  for (const rule of rules) {
+    for (const verb of rule.verbs) {
+      for (const path of rule.nonResourceURLs ?? []) {
+        questions.push({ nonResourceAttributes: { path: path.replace(/\*$/, ""), verb } });
+      }
+      for (const group of rule.apiGroups ?? []) {
+        for (const resource of rule.resources ?? []) {
+          const [plural, subresource] = resource.split("/", 2);
+          questions.push({
+            resourceAttributes: { namespace: scope, verb, group, resource: plural, subresource },
+          });
+        }
+      }
+    }
+  }
+  const deadline = Date.now() + 30_000;
+  for (const attributes of questions) {
+    for (;;) {
+      const review = await admin.request<{ status?: { allowed?: boolean } }>({
+        method: "POST",
+        path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user,
+            groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`],
+            ...attributes,
+          },
+        },
+      });
+      if (review.status?.allowed === true) break;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `the grant to ${user} did not take effect within 30 s: ${JSON.stringify(attributes)}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 /** A client for the same API server as `admin`, authenticating with a bearer token. */
