@@ -1,0 +1,129 @@
+/**
+ * Resource identity for one OpenBaoCluster: every name, label and selector the workload, TLS,
+ * networking, backup and upgrade code uses comes from here, so no two services can disagree about
+ * which object is which. Pure; no I/O.
+ */
+
+/** Labels every object owned by a cluster carries (selectors use a subset). */
+export const LABEL_NAME = "app.kubernetes.io/name";
+export const LABEL_INSTANCE = "app.kubernetes.io/instance";
+export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+export const LABEL_CLUSTER = "openbao.org/cluster";
+export const LABEL_COMPONENT = "openbao.org/component";
+/** Revision of a blue-green generation; set on pods of the StatefulSet of that revision. */
+export const LABEL_REVISION = "openbao.org/revision";
+
+export const ANNOTATION_CONFIG_HASH = "openbao.org/config-hash";
+export const ANNOTATION_TLS_CERT_HASH = "openbao.org/tls-cert-hash";
+export const ANNOTATION_RESTART_AT = "openbao.org/restart-at";
+export const CLUSTER_FINALIZER = "openbao.org/openbaocluster-finalizer";
+
+export const MANAGED_BY = "platform-operator";
+export const APP_NAME = "openbao";
+
+/** Component values: which part of the cluster an object belongs to. */
+export const Component = {
+  Server: "server",
+  ReadReplica: "read-replica",
+  Backup: "backup",
+  Restore: "restore",
+  Upgrade: "upgrade",
+} as const;
+export type ComponentName = (typeof Component)[keyof typeof Component];
+
+/** OpenBao's API and cluster ports, as the rendered listener and the Services use them. */
+export const API_PORT = 8200;
+export const CLUSTER_PORT = 8201;
+
+export interface ClusterRef {
+  name: string;
+  namespace: string;
+}
+
+/** Names of the objects a cluster owns. The voter StatefulSet carries the cluster's own name. */
+export function clusterNames(cluster: ClusterRef) {
+  const n = cluster.name;
+  return {
+    voterStatefulSet: n,
+    readReplicaStatefulSet: `${n}-read`,
+    /** Headless Service that gives every pod a stable DNS name for Raft peers. */
+    headlessService: `${n}-internal`,
+    /** Client Service over every ready voter. */
+    clientService: n,
+    /** Service selecting only the active node (OpenBao's Kubernetes service registration label). */
+    activeService: `${n}-active`,
+    readService: `${n}-read`,
+    configMap: `${n}-config`,
+    selfInitConfigMap: `${n}-self-init`,
+    caSecret: `${n}-tls-ca`,
+    serverSecret: `${n}-tls-server`,
+    unsealKeySecret: `${n}-unseal-key`,
+    rootTokenSecret: `${n}-root-token`,
+    serviceAccount: n,
+    serviceRegistrationRole: `${n}-service-registration`,
+    podDisruptionBudget: n,
+    readReplicaPodDisruptionBudget: `${n}-read`,
+    networkPolicy: n,
+    ingress: n,
+    httpRoute: n,
+    tlsRoute: n,
+    backendTLSPolicy: n,
+    acmeCacheClaim: `${n}-acme-cache`,
+  };
+}
+export type ClusterNames = ReturnType<typeof clusterNames>;
+
+/** Labels for objects of `component`; the selector of a workload is the subset without managed-by. */
+export function clusterLabels(cluster: ClusterRef, component: ComponentName = Component.Server) {
+  return {
+    [LABEL_NAME]: APP_NAME,
+    [LABEL_INSTANCE]: cluster.name,
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+    [LABEL_CLUSTER]: cluster.name,
+    [LABEL_COMPONENT]: component,
+  };
+}
+
+/** Pod selector of one component's StatefulSet (and its PDB and Services). */
+export function podSelector(cluster: ClusterRef, component: ComponentName = Component.Server) {
+  return { [LABEL_INSTANCE]: cluster.name, [LABEL_CLUSTER]: cluster.name, [LABEL_COMPONENT]: component };
+}
+
+/** Selector over every object the cluster owns, for inventories and deletion. */
+export function ownedSelector(cluster: ClusterRef): string {
+  return `${LABEL_CLUSTER}=${cluster.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+}
+
+export function podName(cluster: ClusterRef, ordinal: number, component: ComponentName = Component.Server) {
+  const names = clusterNames(cluster);
+  const set = component === Component.ReadReplica ? names.readReplicaStatefulSet : names.voterStatefulSet;
+  return `${set}-${ordinal}`;
+}
+
+/** The stable DNS name of one pod, through the headless Service. */
+export function podHost(
+  cluster: ClusterRef,
+  ordinal: number,
+  component: ComponentName = Component.Server,
+  clusterDomain = "cluster.local",
+): string {
+  const names = clusterNames(cluster);
+  return `${podName(cluster, ordinal, component)}.${names.headlessService}.${cluster.namespace}.svc.${clusterDomain}`;
+}
+
+/** Every DNS name a client or peer may use; the server certificate's SANs must cover them all. */
+export function serviceHosts(cluster: ClusterRef, clusterDomain = "cluster.local"): string[] {
+  const names = clusterNames(cluster);
+  const ns = cluster.namespace;
+  const services = [names.clientService, names.headlessService, names.activeService, names.readService];
+  const hosts: string[] = [];
+  for (const svc of services)
+    hosts.push(svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.${clusterDomain}`);
+  // Wildcards for the per-pod names under the headless Service.
+  hosts.push(
+    `*.${names.headlessService}`,
+    `*.${names.headlessService}.${ns}.svc`,
+    `*.${names.headlessService}.${ns}.svc.${clusterDomain}`,
+  );
+  return hosts;
+}
