@@ -9,6 +9,7 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { staticCredentials } from "../support/credentials.js";
 import { CONFIGMAP, clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { grantInNamespace } from "../support/rbac.js";
 
 const t = (
   group: string,
@@ -30,8 +31,6 @@ const PRIORITY_LEVEL = t(
   false,
 );
 const FLOW_SCHEMA = t("flowcontrol.apiserver.k8s.io", "FlowSchema", "flowschemas", false);
-const ROLE = t("rbac.authorization.k8s.io", "Role", "roles", true);
-const ROLE_BINDING = t("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true);
 
 async function tooManyRequests(): Promise<number> {
   const m = await restClientRequests.get();
@@ -59,19 +58,10 @@ describe("API priority and fairness answers 429: the client honours it within bo
       kind: "ServiceAccount",
       metadata: { name: "throttled", namespace: ns },
     });
-    await apply(ROLE, {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "Role",
-      metadata: { name: "read", namespace: ns },
-      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }],
-    });
-    await apply(ROLE_BINDING, {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "RoleBinding",
-      metadata: { name: "read", namespace: ns },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "read" },
-      subjects: [{ kind: "ServiceAccount", name: "throttled", namespace: ns }],
-    });
+    // Waits until the authorizer sees the grant, so no request below is refused with 403.
+    await grantInNamespace(admin, ns, "throttled", "read", [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] },
+    ]);
     await apply(PRIORITY_LEVEL, {
       apiVersion: "flowcontrol.apiserver.k8s.io/v1",
       kind: "PriorityLevelConfiguration",
