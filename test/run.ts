@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatDuration } from "../src/testenv/duration.js";
+import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
 import { trackChild } from "../src/testenv/processes.js";
 import { startSharedEnv } from "../src/testenv/shared.js";
 
@@ -18,18 +19,19 @@ async function main(): Promise<number> {
   const here = dirname(fileURLToPath(import.meta.url));
   const requested = process.argv.slice(2);
   const targets = requested.length > 0 ? requested : ["unit", "integration"].map((d) => join(here, d));
-  const existing = targets.filter((t) => existsSync(t));
+  const existing = targets.filter((t) => existsSync(t)).flatMap(testFiles);
   if (existing.length === 0) {
     console.error(`no tests found in ${targets.join(", ")}`);
     return 1;
   }
 
+  const runtime = await testRuntime();
   const started = Date.now();
   const env = await startSharedEnv(log);
   log(`shared environment ready in ${formatDuration(Date.now() - started)}`);
   let outcome: Outcome = { code: 1 };
   try {
-    outcome = await runTests(existing, env.variables);
+    outcome = await runTests(runtime, existing, env.variables);
   } finally {
     const stopping = Date.now();
     await env.stop();
@@ -40,6 +42,32 @@ async function main(): Promise<number> {
   const failed = (outcome.failed ?? 0) + (outcome.cancelled ?? 0);
   if (outcome.passed !== undefined) console.log(`${outcome.passed} passed, ${failed} failed`);
   return outcome.code;
+}
+
+/**
+ * The Node.js the tests run on: the one the operator image ships (OPERATOR_NODE_VERSION), so what is
+ * tested is what is shipped. PLATFORM_OPERATOR_TEST_NODE=host keeps the Node that runs this script.
+ */
+async function testRuntime(): Promise<string> {
+  if (process.env["PLATFORM_OPERATOR_TEST_NODE"] === "host") {
+    log(`tests run on this machine's Node.js ${process.version} (PLATFORM_OPERATOR_TEST_NODE=host)`);
+    return process.execPath;
+  }
+  const node = await ensureOperatorNode(log);
+  log(`tests run on Node.js v${OPERATOR_NODE_VERSION}, the operator image's runtime`);
+  return node;
+}
+
+/** A test file, or every `*.test.js` under a folder (newer test runners take files, not folders). */
+function testFiles(path: string): string[] {
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((entry) => {
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) return testFiles(full);
+      return entry.name.endsWith(".test.js") ? [full] : [];
+    });
 }
 
 interface Outcome {
@@ -53,9 +81,9 @@ interface Outcome {
  * Runs node's test runner, passing its TAP output through while reading the closing counts, so
  * the summary can be repeated as the very last line after the environment is torn down.
  */
-function runTests(targets: string[], variables: Record<string, string>): Promise<Outcome> {
+function runTests(node: string, targets: string[], variables: Record<string, string>): Promise<Outcome> {
   const child = spawn(
-    process.execPath,
+    node,
     [
       "--test",
       "--test-reporter=tap",
@@ -68,7 +96,8 @@ function runTests(targets: string[], variables: Record<string, string>): Promise
     ],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...variables },
+      // Processes the tests start with `node` from PATH get the same runtime as the tests.
+      env: { ...process.env, ...variables, PATH: `${dirname(node)}:${process.env["PATH"] ?? ""}` },
     },
   );
   // If we are stopped (Ctrl-C, CI timeout), the runner gets SIGTERM rather than SIGKILL so that test

