@@ -9,7 +9,7 @@ import type { KubeObject } from "../../runtime/types.js";
 import { crdRevision, crdRevisionMismatch } from "./metrics.js";
 
 /**
- * Publishes the schema revision of the served VaultSeed CUSTOM_RESOURCE_DEFINITION next to the one this build carries;
+ * Publishes the schema revision of the served VaultSeed CustomResourceDefinition next to the one this build carries;
  * the OhmlabCRDRevisionMismatch alert fires when they differ (CRDs and image released apart).
  */
 export async function publishCrdRevision(
@@ -25,7 +25,7 @@ export async function publishCrdRevision(
   } catch (e) {
     log.warn(
       { err: errorMessage(e) },
-      "cannot read the VaultSeed CUSTOM_RESOURCE_DEFINITION to compare its revision",
+      "cannot read the VaultSeed CustomResourceDefinition to compare its revision",
     );
   }
   crdRevision.reset();
@@ -34,7 +34,7 @@ export async function publishCrdRevision(
   if (served !== expected)
     log.warn(
       { served, expected },
-      "the served VaultSeed CUSTOM_RESOURCE_DEFINITION is not the revision this build expects",
+      "the served VaultSeed CustomResourceDefinition is not the revision this build expects",
     );
   return { served, expected };
 }
