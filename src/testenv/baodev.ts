@@ -31,6 +31,10 @@ export interface DevOpenBaoOptions {
   /** Enables a file audit device writing to this path. */
   auditFile?: string;
   rootToken?: string;
+  /** Address to listen on and be reached at (default loopback), e.g. the local node's address. */
+  host?: string;
+  /** Wraps the command line, e.g. to run the server inside the local node's network namespace. */
+  wrap?: (argv: string[]) => string[];
 }
 
 /** `bao server -dev` on loopback: in memory, unsealed, KV v2 mounted at secret/. */
@@ -41,7 +45,8 @@ export async function startDevOpenBao(opts: DevOpenBaoOptions = {}): Promise<Dev
   const dir = makeTempDir("bao-dev");
   // Dev mode also opens its cluster listener on port+1.
   const port = await freePortPair();
-  const addr = `http://${LOOPBACK}:${port}`;
+  const host = opts.host ?? LOOPBACK;
+  const addr = `http://${host}:${port}`;
   const rootToken = opts.rootToken ?? "testenv-root";
   const logPath = join(dir, "bao.log");
   const args = [
@@ -49,7 +54,7 @@ export async function startDevOpenBao(opts: DevOpenBaoOptions = {}): Promise<Dev
     "-dev",
     "-dev-no-store-token",
     `-dev-root-token-id=${rootToken}`,
-    `-dev-listen-address=${LOOPBACK}:${port}`,
+    `-dev-listen-address=${host}:${port}`,
   ];
   if (opts.auditFile) {
     // OpenBao 2.6+ refuses to enable audit devices over the API ("use declarative, config-based audit
@@ -90,10 +95,11 @@ export async function startDevOpenBao(opts: DevOpenBaoOptions = {}): Promise<Dev
   const boot = async () => {
     // A log per run, so the unseal key we read is this run's.
     await writeFile(logPath, "");
+    const [command, ...argv] = opts.wrap ? opts.wrap([binary, ...args]) : [binary, ...args];
     const current = await startService({
       name: `bao-dev-${version}`,
-      command: binary,
-      args,
+      command: command!,
+      args: argv,
       logPath,
       cwd: dir,
       // HOME points into the temp folder so nothing (token helper, history) lands in the real one.

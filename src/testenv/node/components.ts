@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ServiceProcess, startService } from "../processes.js";
 import type { NodeAddresses } from "./addresses.js";
@@ -67,7 +68,31 @@ export function apiServerArgs(dir: string, a: NodeAddresses, pki: NodePki): stri
     `--service-cluster-ip-range=${a.serviceCidr}`,
     "--allow-privileged=true",
     "--profiling=false",
+    // Every request of a ServiceAccount, at Metadata level: what the least-privilege tests read to
+    // compare the calls an installed operator made with what its chart grants.
+    `--audit-policy-file=${writeAuditPolicy(dir)}`,
+    `--audit-log-path=${auditLogPath(dir)}`,
+    "--audit-log-format=json",
+    "--audit-log-maxsize=200",
+    "--audit-log-maxbackup=1",
   ];
+}
+
+/** The node API server's audit log (JSON lines, ServiceAccount requests only). */
+export function auditLogPath(dir: string): string {
+  return join(dir, "audit.log");
+}
+
+function writeAuditPolicy(dir: string): string {
+  const path = join(dir, "audit-policy.json");
+  const policy = {
+    apiVersion: "audit.k8s.io/v1",
+    kind: "Policy",
+    omitStages: ["RequestReceived"],
+    rules: [{ level: "Metadata", userGroups: ["system:serviceaccounts"] }, { level: "None" }],
+  };
+  writeFileSync(path, JSON.stringify(policy));
+  return path;
 }
 
 export function controllerManagerArgs(dir: string, kubeconfig: string, pki: NodePki): string[] {

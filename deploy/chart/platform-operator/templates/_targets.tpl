@@ -24,7 +24,7 @@ chart test compares these rules with the API server's audit log.
 {{- define "po.namespacedRules.vault" -}}
 - apiGroups: [ohmlab.fr]
   resources: [vaultseeds]
-  verbs: [get, list, watch, patch]
+  verbs: [list, watch, patch]
 - apiGroups: [ohmlab.fr]
   resources: [vaultseeds/status]
   verbs: [patch]
