@@ -59,6 +59,25 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.doesNotMatch(out.stdout, /\[(ERROR|WARNING)\]/);
   });
 
+  it("ships exactly the CRDs generated from src/apis (deploy/crds, so they cannot drift)", async () => {
+    const { allKinds } = await import("../../src/apis/index.js");
+    const objs = await render(["--include-crds"]);
+    const shipped = ofKind(objs, "CustomResourceDefinition");
+    const generated = allKinds.map((k) => k.crd);
+    assert.deepEqual(
+      shipped.map((c) => c.metadata.name).sort(),
+      generated.map((c) => c.metadata.name).sort(),
+    );
+    for (const crd of generated) {
+      const inChart = shipped.find((c) => c.metadata.name === crd.metadata.name);
+      assert.deepEqual(
+        inChart,
+        JSON.parse(JSON.stringify(crd)),
+        `${crd.metadata.name} in the chart is the generated one`,
+      );
+    }
+  });
+
   it("splits by default: one Deployment, ServiceAccount and configuration per enabled target", async () => {
     const objs = await render(ALL_TARGETS);
     const deployments = ofKind(objs, "Deployment")
