@@ -6,7 +6,9 @@ import { parse } from "yaml";
 import { registry } from "../../src/runtime/metrics.js";
 import "../../src/targets/vault/metrics.js";
 
-const file = fileURLToPath(new URL("../../../deploy/chart/platform-operator/rules/vault.yaml", import.meta.url));
+const file = fileURLToPath(
+  new URL("../../../deploy/chart/platform-operator/rules/vault.yaml", import.meta.url),
+);
 const rule = parse(readFileSync(file, "utf8")) as {
   kind: string;
   spec: { groups: { rules: { alert: string; expr: string; for?: string }[] }[] };
