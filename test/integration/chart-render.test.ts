@@ -236,6 +236,30 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.ok(alerts.includes("OhmlabControllerDown"));
   });
 
+  it("ships a Grafana dashboard that queries only metrics the operator exports", async () => {
+    const objs = await render([]);
+    const cm = ofKind(objs, "ConfigMap").find((c) => c.metadata.labels?.grafana_dashboard === "1");
+    assert.ok(cm, "the dashboard ConfigMap");
+    const dashboard = JSON.parse(cm.data["platform-operator.json"]) as Obj;
+    const exprs: string[] = dashboard.panels.flatMap((p: Obj) => p.targets.map((t: Obj) => t.expr));
+    assert.ok(exprs.length >= 10);
+    const { registry } = await import("../../src/runtime/metrics.js");
+    await import("../../src/targets/vault/metrics.js");
+    const exported = new Set((await registry.getMetricsAsJSON()).map((m) => m.name));
+    // Process and Node.js metrics are the default collectors; `up` is Prometheus' own.
+    const builtin = /^(up|process_[a-z_]+|nodejs_[a-z_]+)$/;
+    for (const expr of exprs) {
+      // Grouping labels are not metrics: drop `by (...)` before reading names.
+      for (const name of expr.replace(/\bby \([^)]*\)/g, "").match(/\b[a-z_]+(?=\{|\[|\))/g) ?? []) {
+        if (["sum", "rate", "by", "or", "vector", "histogram_quantile", "label_values"].includes(name))
+          continue;
+        const base = name.replace(/_(bucket|sum|count)$/, "");
+        if (builtin.test(base) || base.startsWith("openbao_")) continue;
+        assert.ok(exported.has(base), `the dashboard queries ${name}, which is not exported`);
+      }
+    }
+  });
+
   it("denies by default when the NetworkPolicy is on, with egress to DNS, the API server and extraEgress", async () => {
     const objs = await render([
       "--set=networkPolicy.enabled=true",
