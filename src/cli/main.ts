@@ -54,8 +54,12 @@ async function main(argv: string[]): Promise<number> {
     case "crds": {
       const { crdsCommand, crdsHelp } = await import("./crds.js");
       if (wantsHelp) return help(crdsHelp);
-      const { values } = parseArgs({ args: rest, options: { write: { type: "string" } }, strict: true });
-      return crdsCommand(values.write);
+      const { values } = parseArgs({
+        args: rest,
+        options: { write: { type: "string" }, reference: { type: "string" } },
+        strict: true,
+      });
+      return crdsCommand(values.write, values.reference);
     }
     case "validate": {
       const { validateCommand, validateHelp } = await import("./validate.js");
