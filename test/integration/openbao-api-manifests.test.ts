@@ -115,7 +115,12 @@ const HOSTILE: Hostile[] = [
     name: "a seal block of another type",
     base: "hardened",
     change: (o) => {
-      at(o, "spec", "unseal")["gcpCloudKMS"] = { project: "p", region: "global", keyRing: "r", cryptoKey: "k" };
+      at(o, "spec", "unseal")["gcpCloudKMS"] = {
+        project: "p",
+        region: "global",
+        keyRing: "r",
+        cryptoKey: "k",
+      };
     },
     field: "spec.unseal",
     says: "unseal.gcpCloudKMS belongs to unseal.type gcpckms only",
@@ -366,7 +371,12 @@ describe("upstream-style OpenBao manifests on the real API server, strict field 
     assert.equal(at(stored, "spec", "tls")["mode"], "OperatorManaged");
     assert.equal(at(stored, "spec")["deletionPolicy"], undefined);
     const restore = manifests.find((m) => m.file === "restore.yaml")!.doc;
-    const target = at((await applyStrict(restore, "defaults")) as unknown as Json, "spec", "source", "target");
+    const target = at(
+      (await applyStrict(restore, "defaults")) as unknown as Json,
+      "spec",
+      "source",
+      "target",
+    );
     assert.equal(target["concurrency"], 3);
     assert.equal(target["partSize"], 10485760);
     const selfInit = clone(manifests.find((m) => m.file === "self-init.yaml")!.doc);
