@@ -1,5 +1,5 @@
 import { VaultSeedKind } from "../apis/vaultseed-names.js";
-import type { TargetDefinition } from "../runtime/target.js";
+import type { ManifestDocument, ManifestProblem, TargetDefinition } from "../runtime/target.js";
 
 /**
  * The targets this build knows, each loaded on first use so a process only loads what it runs, with
@@ -42,4 +42,23 @@ export async function loadTarget(name: string): Promise<TargetDefinition> {
 
 export async function loadImplementedTargets(): Promise<TargetDefinition[]> {
   return Promise.all(Object.values(implemented).map((t) => t.load()));
+}
+
+type Validator = (docs: ManifestDocument[]) => ManifestProblem[];
+
+/**
+ * Offline checks of kinds whose target is not implemented yet, so `validate` covers them already;
+ * once the target is implemented, its own `validate` is used instead.
+ */
+const validateOnly: Record<string, () => Promise<Validator>> = {
+  openbao: async () => (await import("../targets/openbao/validate/index.js")).validateOpenBaoDocuments,
+};
+
+/** Every offline manifest check this build has: the implemented targets' and the validate-only ones. */
+export async function loadValidators(): Promise<Validator[]> {
+  const fromTargets = (await loadImplementedTargets()).flatMap((t) =>
+    t.validate ? [(docs: ManifestDocument[]) => t.validate!(docs)] : [],
+  );
+  const pending = Object.entries(validateOnly).filter(([name]) => !(name in implemented));
+  return [...fromTargets, ...(await Promise.all(pending.map(([, load]) => load())))];
 }
