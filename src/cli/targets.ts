@@ -47,8 +47,8 @@ export async function loadImplementedTargets(): Promise<TargetDefinition[]> {
 type Validator = (docs: ManifestDocument[]) => ManifestProblem[];
 
 /**
- * Offline checks of kinds whose target is not implemented yet, so `validate` covers them already;
- * once the target is implemented, its own `validate` is used instead.
+ * Offline checks of kinds whose target does not bring its own yet (not implemented, or implemented
+ * without `validate`), so `validate` covers them already; a target's own `validate` replaces them.
  */
 const validateOnly: Record<string, () => Promise<Validator>> = {
   openbao: async () => (await import("../targets/openbao/validate/index.js")).validateOpenBaoDocuments,
@@ -56,9 +56,11 @@ const validateOnly: Record<string, () => Promise<Validator>> = {
 
 /** Every offline manifest check this build has: the implemented targets' and the validate-only ones. */
 export async function loadValidators(): Promise<Validator[]> {
-  const fromTargets = (await loadImplementedTargets()).flatMap((t) =>
+  const targets = await loadImplementedTargets();
+  const fromTargets = targets.flatMap((t) =>
     t.validate ? [(docs: ManifestDocument[]) => t.validate!(docs)] : [],
   );
-  const pending = Object.entries(validateOnly).filter(([name]) => !(name in implemented));
+  const covered = new Set(targets.filter((t) => t.validate).map((t) => t.name));
+  const pending = Object.entries(validateOnly).filter(([name]) => !covered.has(name));
   return [...fromTargets, ...(await Promise.all(pending.map(([, load]) => load())))];
 }
