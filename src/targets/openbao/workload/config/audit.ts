@@ -76,15 +76,11 @@ export function renderAuditDevices(devices: AuditDeviceView[] | undefined): HclB
     const path = device.path.endsWith("/") ? device.path : `${device.path}/`;
     if (seen.has(path)) throw new ConfigError(`${field}.path`, "is used by another audit device");
     seen.add(path);
-    if (
-      device.type === "file" &&
-      device.fileOptions?.filePath === undefined &&
-      !device.options?.["file_path"]
-    )
-      throw new ConfigError(`${field}.fileOptions.filePath`, "is required for file audit devices");
-    if (device.type === "http" && device.httpOptions?.uri === undefined && !device.options?.["uri"])
-      throw new ConfigError(`${field}.httpOptions.uri`, "is required for http audit devices");
     const options = auditOptions(device, field);
+    if (device.type === "file" && options["file_path"] === undefined)
+      throw new ConfigError(`${field}.fileOptions.filePath`, "is required for file audit devices");
+    if (device.type === "http" && options["uri"] === undefined)
+      throw new ConfigError(`${field}.httpOptions.uri`, "is required for http audit devices");
     return block(
       "audit",
       [device.type, device.path],

@@ -35,10 +35,10 @@ export function isIdentifier(key: string): boolean {
 
 /**
  * A double-quoted HCL string holding exactly `text`. Only printable ASCII other than the quote, the
- * backslash and the characters HCL and OpenBao give meaning to (`$`, `%`, braces) is written as
- * is; everything else becomes a \u or \U escape. Without a bare `$`, HCL's scanner never enters a
- * `${...}` interpolation (inside which a quote would not end the string), and without a raw newline
- * the value cannot reach the next line.
+ * backslash and the template sigils `$` and `%` is written as is; everything else becomes a \u or
+ * \U escape. Without a bare `$`, HCL's scanner never enters a `${...}` interpolation (inside which
+ * a quote would not end the string and escapes are not decoded), and without a raw newline the
+ * value cannot reach the next line. Braces alone mean nothing inside an HCL 1 string.
  */
 export function quote(text: string, field: string): string {
   let out = '"';
@@ -46,6 +46,11 @@ export function quote(text: string, field: string): string {
     const unit = text.charCodeAt(i);
     if (unit >= 0x20 && unit <= 0x7e && !SPECIAL.has(unit)) {
       out += text[i];
+      continue;
+    }
+    const short = SHORT_ESCAPES[unit];
+    if (short !== undefined) {
+      out += short;
       continue;
     }
     let point = unit;
@@ -62,8 +67,10 @@ export function quote(text: string, field: string): string {
   return `${out}"`;
 }
 
-// " $ % \ { }
-const SPECIAL = new Set([0x22, 0x24, 0x25, 0x5c, 0x7b, 0x7d]);
+// " $ % \
+const SPECIAL = new Set([0x22, 0x24, 0x25, 0x5c]);
+// The escapes HCL decodes that keep common text readable; the rest use \u.
+const SHORT_ESCAPES: Record<number, string> = { 34: '\\"', 92: "\\\\", 10: "\\n", 9: "\\t", 13: "\\r" };
 
 function hex(n: number, width: number): string {
   return n.toString(16).padStart(width, "0");
