@@ -342,12 +342,23 @@ describe("golden config.hcl files on the real bao", () => {
     const metrics = await call(n.addr, ca, "GET", "sys/metrics?format=prometheus", { token: root });
     assert.equal(metrics.status, 200);
     assert.match(metrics.text, /^# (HELP|TYPE) /m);
-    // log_format = "json": OpenBao's own log lines (after the banner) are JSON objects.
-    const jsonLines = readFileSync(join(n.root, "bao.log"), "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith("{"));
-    assert.ok(jsonLines.length > 0, "JSON log lines");
-    assert.ok(jsonLines.every((l) => typeof JSON.parse(l)["@level"] === "string"));
+    // log_format = "json": OpenBao's own log lines are JSON objects, none in the standard format; the
+    // "stdout" audit device writes its entries (also JSON) into the same stream.
+    const lines = readFileSync(join(n.root, "bao.log"), "utf8").split("\n");
+    const json = lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(
+      json.some((l) => typeof l["@level"] === "string"),
+      "JSON server log lines",
+    );
+    assert.ok(
+      json.some((l) => l["type"] === "request"),
+      "audit entries from the stdout device",
+    );
+    assert.deepEqual(
+      lines.filter((l) => /^\d{4}-\d\d-\d\dT\S+ \[(INFO|WARN|ERROR|DEBUG)\]/.test(l)),
+      [],
+      "no standard-format log lines",
+    );
   });
 
   it("hostile strings reach OpenBao unchanged (self-init writes them, the API reads them back)", async () => {

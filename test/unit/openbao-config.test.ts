@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { Component } from "../../src/targets/openbao/identity.js";
 import {
+  acmeCARootPem,
   ConfigError,
   configEnv,
   configHash,
@@ -125,6 +126,23 @@ describe("config.hcl structure", () => {
     assert.throws(
       () => renderConfig(cluster({ tls: { mode: "ACME", acme: { directoryURL: "https://ca.test/dir" } } })),
       /tls\.acme\.domains: needs at least one name/,
+    );
+  });
+
+  it("ACME CA root: PEM text goes to the mounted bundle file, a path is used as is", () => {
+    const acme = { mode: "ACME", acme: { directoryURL: "https://ca.test/dir", domains: ["bao.test"] } };
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const withPem = cluster({ tls: acme, configuration: { acmeCARoot: pem } });
+    const listener = (c: OpenBaoCluster) =>
+      plain(one(parseHcl(renderConfig(c)), "listener", "tcp").value) as Record<string, unknown>;
+    assert.equal(listener(withPem)["tls_acme_ca_root"], "/openbao/acme-ca/ca.crt");
+    assert.equal(acmeCARootPem(withPem), pem);
+    const withPath = cluster({ tls: acme, configuration: { acmeCARoot: "/etc/ssl/acme.pem" } });
+    assert.equal(listener(withPath)["tls_acme_ca_root"], "/etc/ssl/acme.pem");
+    assert.equal(acmeCARootPem(withPath), undefined);
+    assert.throws(
+      () => renderConfig(cluster({ tls: acme, configuration: { acmeCARoot: "relative.pem" } })),
+      /configuration\.acmeCARoot: must be PEM text or an absolute path/,
     );
   });
 

@@ -48,6 +48,31 @@ export function peerHosts(cluster: OpenBaoCluster, opts: RenderOptions): string[
   );
 }
 
+/**
+ * The CA bundle a private ACME directory is verified with, as the PEM the workload must write to
+ * paths.acmeCAFile: configuration.acmeCARoot when it holds PEM text. Undefined when the bundle comes
+ * from tls.acme.caCertSecretRef (mounted there) or from a path, or when there is none.
+ */
+export function acmeCARootPem(cluster: OpenBaoCluster): string | undefined {
+  return pemRoot(specView(cluster));
+}
+
+function pemRoot(spec: SpecView): string | undefined {
+  const root = spec.configuration?.acmeCARoot;
+  return root?.includes("-----BEGIN") ? root : undefined;
+}
+
+/** Where OpenBao reads the ACME CA bundle: a path given as acmeCARoot, else the mounted bundle file. */
+function acmeCARootFile(spec: SpecView, paths: ConfigPaths): string | undefined {
+  const root = spec.configuration?.acmeCARoot;
+  if (root !== undefined && pemRoot(spec) === undefined) {
+    if (!root.startsWith("/"))
+      throw new ConfigError("configuration.acmeCARoot", "must be PEM text or an absolute path");
+    return root;
+  }
+  return root !== undefined || spec.tls?.acme?.caCertSecretRef ? paths.acmeCAFile : undefined;
+}
+
 /** ACME names: upstream's single `domain` or the `domains` list. */
 export function acmeDomains(spec: SpecView): string[] {
   const acme = spec.tls?.acme;
@@ -69,8 +94,7 @@ function renderStorage(
   const scheme = tls === "disabled" ? "http" : "https";
   const port = opts.peerPort ?? API_PORT;
   const acmeName = tls === "acme" ? acmeDomains(spec)[0] : undefined;
-  const acmeCA =
-    spec.configuration?.acmeCARoot ?? (spec.tls?.acme?.caCertSecretRef ? paths.acmeCAFile : undefined);
+  const acmeCA = acmeCARootFile(spec, paths);
   const joins = peerHosts(cluster, opts).map((host, i) => {
     if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new ConfigError(`peers[${i}]`, "is not a DNS name or address");
     return block(
@@ -152,8 +176,7 @@ function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths)
           tls_acme_email: acme.email,
           tls_acme_domains: acmeDomains(spec),
           tls_acme_cache_path: paths.acmeCacheDir,
-          tls_acme_ca_root:
-            spec.configuration?.acmeCARoot ?? (acme.caCertSecretRef ? paths.acmeCAFile : undefined),
+          tls_acme_ca_root: acmeCARootFile(spec, paths),
         },
         "tls.acme",
       ),
