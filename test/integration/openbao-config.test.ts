@@ -255,6 +255,8 @@ describe("golden config.hcl files on the real bao", () => {
     const auth = await call(n.addr, ca, "GET", "sys/auth", { token });
     assert.equal(auth.body.data["userpass/"].type, "userpass");
     assert.equal(auth.body.data["userpass/"].description, "people");
+    const audit = await call(n.addr, ca, "GET", "sys/audit", { token });
+    assert.equal(audit.body.data["stdout/"]?.description, "audit to the log");
   });
 
   it("transit-seal: unseals through a real transit OpenBao", async () => {

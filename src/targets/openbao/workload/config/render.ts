@@ -12,6 +12,7 @@ import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode, renderNodes } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
 import { renderSeal } from "./seal.js";
+import { selfInitAuditDevices } from "./selfinit.js";
 import { renderPlugins, renderServerSettings, renderTelemetry } from "./settings.js";
 import { type SpecView, specView } from "./spec-view.js";
 
@@ -215,7 +216,10 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
     block("service_registration", ["kubernetes"], attrs({ namespace: ref.namespace })),
     ...renderServerSettings(spec, paths),
     ...renderTelemetry(spec),
-    ...renderAuditDevices(spec.audit),
+    ...renderAuditDevices([
+      ...(spec.audit ?? []).map((device, i) => ({ device, field: `audit[${i}]` })),
+      ...selfInitAuditDevices(cluster),
+    ]),
     ...renderPlugins(spec),
   ];
   return `${header(cluster, opts)}\n\n${renderNodes(nodes)}\n`;
