@@ -115,6 +115,8 @@ describe("golden config.hcl files on the real bao", () => {
     files: Record<string, string>,
     nodeId: string,
     env?: Record<string, string>,
+    // Whose configEnv the pod environment comes from; the golden clusters share name and TLS.
+    cluster: OpenBaoCluster = GOLDEN_CASES[0]!.cluster,
   ) {
     const paths: string[] = [];
     for (const [file, text] of Object.entries(files)) {
@@ -123,7 +125,7 @@ describe("golden config.hcl files on the real bao", () => {
       paths.push(path);
     }
     if (!(await admin.getOrUndefined(POD, nodeId, kube.namespace))) await pod(nodeId);
-    const r = await startBao(bao, n, paths, { nodeId, kube, env });
+    const r = await startBao(bao, n, paths, { nodeId, kube, env, cluster });
     running.push(r);
     return r;
   }
@@ -437,6 +439,8 @@ describe("golden config.hcl files on the real bao", () => {
       n,
       { "config.hcl": renderConfig(cluster, opts), "requests.hcl": renderSelfInitRequests(cluster) },
       "hostile-0",
+      undefined,
+      cluster,
     );
     await waitForHealth(r, ca, [200], "self-initialization with hostile values");
     const read = await call(n.addr, ca, "GET", "secret/data/hostile", { token: "hostile-check" });
