@@ -14,7 +14,8 @@ import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.j
 import { renderSeal } from "./seal.js";
 import { selfInitAuditDevices } from "./selfinit.js";
 import { renderPlugins, renderServerSettings, renderTelemetry } from "./settings.js";
-import { type SpecView, specView } from "./spec-view.js";
+import { type AuditDeviceView, type SpecView, specView } from "./spec-view.js";
+import { isObject, objectList, optionalString } from "./values.js";
 
 export type TLSSource = "disabled" | "files" | "acme";
 
@@ -59,13 +60,13 @@ export function acmeCARootPem(cluster: OpenBaoCluster): string | undefined {
 }
 
 function pemRoot(spec: SpecView): string | undefined {
-  const root = spec.configuration?.acmeCARoot;
+  const root = optionalString(spec.configuration?.acmeCARoot, "configuration.acmeCARoot");
   return root?.includes("-----BEGIN") ? root : undefined;
 }
 
 /** Where OpenBao reads the ACME CA bundle: a path given as acmeCARoot, else the mounted bundle file. */
 function acmeCARootFile(spec: SpecView, paths: ConfigPaths): string | undefined {
-  const root = spec.configuration?.acmeCARoot;
+  const root = optionalString(spec.configuration?.acmeCARoot, "configuration.acmeCARoot");
   if (root !== undefined && pemRoot(spec) === undefined) {
     if (!root.startsWith("/"))
       throw new ConfigError("configuration.acmeCARoot", "must be PEM text or an absolute path");
@@ -77,10 +78,13 @@ function acmeCARootFile(spec: SpecView, paths: ConfigPaths): string | undefined 
 /** ACME names: upstream's single `domain` or the `domains` list. */
 export function acmeDomains(spec: SpecView): string[] {
   const acme = spec.tls?.acme;
-  if (!acme) throw new ConfigError("tls.acme", "is required for tls.mode ACME");
-  if (acme.domain && acme.domains?.length)
-    throw new ConfigError("tls.acme", "give domain or domains, not both");
-  const domains = acme.domains?.length ? acme.domains : acme.domain ? [acme.domain] : [];
+  if (!isObject(acme)) throw new ConfigError("tls.acme", "is required for tls.mode ACME");
+  const domain = optionalString(acme.domain, "tls.acme.domain");
+  const list = acme.domains ?? [];
+  if (!Array.isArray(list) || list.some((d) => typeof d !== "string"))
+    throw new ConfigError("tls.acme.domains", "must be a list of names");
+  if (domain && list.length) throw new ConfigError("tls.acme", "give domain or domains, not both");
+  const domains = list.length ? list : domain ? [domain] : [];
   if (domains.length === 0) throw new ConfigError("tls.acme.domains", "needs at least one name to request");
   return domains;
 }
@@ -217,7 +221,10 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
     ...renderServerSettings(spec, paths),
     ...renderTelemetry(spec),
     ...renderAuditDevices([
-      ...(spec.audit ?? []).map((device, i) => ({ device, field: `audit[${i}]` })),
+      ...objectList<AuditDeviceView>(spec.audit, "audit").map((device, i) => ({
+        device,
+        field: `audit[${i}]`,
+      })),
       ...selfInitAuditDevices(cluster),
     ]),
     ...renderPlugins(spec),

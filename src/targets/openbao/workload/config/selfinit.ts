@@ -8,7 +8,7 @@ import { auditOptions, type PlacedAuditDevice } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
 import { type AuditDeviceView, type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
-import { isObject, record, stringValue, toHcl } from "./values.js";
+import { isObject, objectList, record, stringValue, toHcl } from "./values.js";
 
 const AUDIT_PATH = /^\/?sys\/audit\/(.+)$/;
 
@@ -23,7 +23,7 @@ export function selfInitAuditDevices(
   const spec = specView(cluster);
   if (!spec.selfInit?.enabled || spec.configuration?.unsafeAllowAPIAuditCreation) return [];
   const out: Array<PlacedAuditDevice & { request: string }> = [];
-  (spec.selfInit.requests ?? []).forEach((r, i) => {
+  objectList<SelfInitRequestView>(spec.selfInit.requests, "selfInit.requests").forEach((r, i) => {
     const match = typeof r.path === "string" ? AUDIT_PATH.exec(r.path) : null;
     if (!match || (r.operation !== "update" && r.operation !== "create")) return;
     const field = `selfInit.requests[${i}]`;
@@ -58,7 +58,7 @@ const BODIES = ["data", "auditDevice", "authMethod", "secretEngine", "policy"] a
 export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
   const spec = specView(cluster);
   if (!spec.selfInit?.enabled) return "";
-  const requests = spec.selfInit.requests ?? [];
+  const requests = objectList<SelfInitRequestView>(spec.selfInit.requests, "selfInit.requests");
   const seen = new Set<string>();
   const declaredAudit = new Set(selfInitAuditDevices(cluster).map((d) => d.request));
   const body = requests.map((r, i): HclNode | undefined => {
