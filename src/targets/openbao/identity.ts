@@ -69,6 +69,8 @@ export function clusterNames(cluster: ClusterRef) {
     tlsRoute: n,
     backendTLSPolicy: n,
     acmeCacheClaim: `${n}-acme-cache`,
+    /** ConfigMap holding the PID-1 wrapper that makes OpenBao reload its certificate on change. */
+    reloadWrapperConfigMap: `${n}-tls-reload`,
   };
 }
 export type ClusterNames = ReturnType<typeof clusterNames>;
