@@ -4,7 +4,11 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { reloadPodPieces, reloadWrapperConfigMap } from "../../src/targets/openbao/reload/pod.js";
+import {
+  certHashAnnotation,
+  reloadPodPieces,
+  reloadWrapperConfigMap,
+} from "../../src/targets/openbao/reload/pod.js";
 import { RELOAD_SCRIPT } from "../../src/targets/openbao/reload/script.js";
 
 // The wrapper under busybox's sh (the shell of the OpenBao image) with a stand-in server that logs
@@ -108,5 +112,12 @@ describe("openbao TLS reload: pod pieces", () => {
     const p = reloadPodPieces(ref, { serverArgs: ["server"] });
     assert.equal(p.env[0]!.value, "");
     assert.equal(p.volumes.length, 1);
+  });
+});
+
+describe("openbao TLS reload: the active certificate's annotation", () => {
+  it("is openbao.org/tls-cert-hash when a hash is known, nothing otherwise", () => {
+    assert.deepEqual(certHashAnnotation("ab12"), { "openbao.org/tls-cert-hash": "ab12" });
+    assert.deepEqual(certHashAnnotation(undefined), {});
   });
 });

@@ -1,5 +1,5 @@
 import type { KubeObject } from "../../../runtime/types.js";
-import { type ClusterRef, clusterLabels, clusterNames } from "../identity.js";
+import { ANNOTATION_TLS_CERT_HASH, type ClusterRef, clusterLabels, clusterNames } from "../identity.js";
 import { RELOAD_SCRIPT } from "./script.js";
 
 /**
@@ -75,4 +75,13 @@ export function reloadPodPieces(cluster: ClusterRef, opts: ReloadOptions): Reloa
     volumes,
     volumeMounts,
   };
+}
+
+/**
+ * The annotation recording the active leaf on the StatefulSet's own metadata, never on its pod
+ * template: the pods learn of a new certificate through the wrapper, so a rotation must not roll
+ * them. Empty when no certificate is visible to the operator (ACME, TLS off).
+ */
+export function certHashAnnotation(activeCertHash: string | undefined): Record<string, string> {
+  return activeCertHash ? { [ANNOTATION_TLS_CERT_HASH]: activeCertHash } : {};
 }

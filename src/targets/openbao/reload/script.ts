@@ -26,6 +26,9 @@ fingerprint() {
   done
 }
 
+# The first look comes before the server starts: a change between the server reading the files and
+# the watcher's first look would otherwise never be signalled (an extra SIGHUP is harmless).
+last=$(fingerprint)
 "$@" &
 child=$!
 trap 'kill -TERM "$child" 2>/dev/null' TERM
@@ -35,7 +38,6 @@ trap '' HUP
 if [ -n "$files" ]; then
   (
     trap - TERM INT
-    last=$(fingerprint)
     while kill -0 "$child" 2>/dev/null; do
       sleep "$interval"
       now=$(fingerprint)
