@@ -55,7 +55,7 @@ function helmMessage(e: HelmError, values: unknown): string {
   const lines = e.detail
     .split("\n")
     .map((l) => l.trimEnd())
-    .filter((l) => l !== "" && !/^(walk\.go|WARNING|install\.go):?/.test(l));
+    .filter((l) => l !== "" && !/^(walk\.go|WARNING|install\.go|Use --debug flag)/.test(l));
   const text = lines
     .join("\n")
     .replace(/^Error: /m, "")
