@@ -56,11 +56,12 @@ function helmMessage(e: HelmError, values: unknown): string {
     .split("\n")
     .map((l) => l.trimEnd())
     .filter((l) => l !== "" && !/^(walk\.go|WARNING|install\.go|Use --debug flag)/.test(l));
-  const text = lines
+  const kept = lines.length > 0 ? lines : e.detail.split("\n").filter((l) => l.trim() !== "");
+  const text = kept
     .join("\n")
     .replace(/^Error: /m, "")
     .slice(-4000);
-  return redactValues(text || e.message, values);
+  return redactValues(text ? `${e.message}: ${text}` : e.message, values);
 }
 
 /**
