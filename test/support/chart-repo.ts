@@ -6,6 +6,7 @@ import { join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { runCommand } from "../../src/testenv/exec.js";
+import { ensureGpg, GPG } from "../../src/testenv/gpg.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
 import { createCa, issueCertificate } from "../../src/testenv/pki.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
@@ -71,11 +72,12 @@ export interface SigningKey {
  * passphrase: it only ever signs fixtures.
  */
 export async function createSigningKey(dir: string, name: string): Promise<SigningKey> {
+  await ensureGpg();
   const home = join(dir, `gnupg-${name.replace(/\W+/g, "-")}`);
   await mkdir(home, { recursive: true, mode: 0o700 });
   const env = { ...process.env, GNUPGHOME: home };
   const gpg = (args: string[]) =>
-    runCommand("gpg", ["--batch", "--pinentry-mode", "loopback", "--passphrase", "", ...args], { env });
+    runCommand(GPG, ["--batch", "--pinentry-mode", "loopback", "--passphrase", "", ...args], { env });
   try {
     await gpg([
       "--quick-generate-key",
