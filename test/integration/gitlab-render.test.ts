@@ -247,6 +247,21 @@ describe("gitlab render: real helm over the fixture charts", () => {
       }),
       (e: unknown) => e instanceof RenderError && e.field === "gitlab.webservice.replicas",
     );
+    await assert.rejects(
+      renderChart(helm, {
+        chartDir: chartDir("10.3.4"),
+        releaseName: "gl",
+        namespace: ns,
+        values: { global: { hosts: { domain: secret }, edition: "enterprise-edition-secret" } },
+        capabilities: caps,
+      }),
+      (e: unknown) => {
+        assert.ok(e instanceof RenderError);
+        assert.deepEqual([...e.fields].sort(), ["global.edition", "global.hosts.domain"]);
+        assert.ok(!e.message.includes(secret) && !e.message.includes("enterprise-edition-secret"), e.message);
+        return true;
+      },
+    );
   });
 
   it("a chart's own refusal (checkConfig) is a RenderError with helm's message", async () => {
@@ -301,7 +316,9 @@ describe("gitlab render: real helm over the fixture charts", () => {
     assert.notEqual(fromArchive.chart.digest, fromDir.chart.digest);
 
     const cache = new RenderCache(8);
+    const templates = () => helm.counts.get("template") ?? 0;
     const first = await renderChartCached(helm, cache, { ...req, chartDir: archive! });
+    const afterFirst = templates();
     const again = await renderChartCached(helm, cache, {
       ...req,
       chartDir: archive!,
@@ -309,6 +326,7 @@ describe("gitlab render: real helm over the fixture charts", () => {
     });
     assert.equal(first.cached, false);
     assert.equal(again.cached, true);
+    assert.equal(templates(), afterFirst, "a cache hit runs no helm template");
     assert.equal(again.key, first.key);
     assert.deepEqual(again.objects, first.objects);
     const changed = await renderChartCached(helm, cache, {
