@@ -203,6 +203,83 @@ describe("gitlab render: real helm over the fixture charts", () => {
     assert.ok(find(withMonitoring, "ServiceMonitor", "gl-webservice"));
   });
 
+  it("renders each Gateway API mode the operator derives, and the OpenBao stand-in", async () => {
+    const render = async (extra: Record<string, unknown>) => {
+      const r = await renderChart(helm, {
+        chartDir: chartDir("10.4.0"),
+        releaseName: "gl",
+        namespace: ns,
+        values: { ...baseValues, ...extra, global: { ...baseValues.global, ...(extra["global"] as object) } },
+        capabilities: caps,
+      });
+      const kinds = (k: string) => r.objects.filter((o) => o.kind === k);
+      return { r, classes: kinds("GatewayClass"), gateways: kinds("Gateway"), routes: kinds("HTTPRoute") };
+    };
+    const parents = (routes: RenderedObject[]) =>
+      routes.map((o) => (o["spec"] as { parentRefs: { name: string; namespace?: string }[] }).parentRefs[0]);
+
+    const off = await render({ global: { gatewayApi: { enabled: false } } });
+    assert.deepEqual([off.classes.length, off.gateways.length, off.routes.length], [0, 0, 0]);
+
+    const issuer = { "cert-manager.io/cluster-issuer": "letsencrypt" };
+    const envoy = await render({
+      global: { gatewayApi: { enabled: true, class: { name: `${ns}-gl-gitlab` } } },
+      gatewayApiResources: { class: { enabled: true }, gateway: { annotations: issuer } },
+    });
+    assert.deepEqual(
+      envoy.classes.map((o) => o.metadata.name),
+      [`${ns}-gl-gitlab`],
+    );
+    assert.deepEqual(envoy.gateways[0]?.metadata.annotations, issuer);
+    assert.equal(
+      (envoy.gateways[0]?.["spec"] as { gatewayClassName: string }).gatewayClassName,
+      `${ns}-gl-gitlab`,
+    );
+
+    const byClass = await render({
+      global: { gatewayApi: { enabled: true, class: { name: "platform-gw" } } },
+      gatewayApiResources: { class: { enabled: false } },
+    });
+    assert.equal(byClass.classes.length, 0);
+    assert.equal(
+      (byClass.gateways[0]?.["spec"] as { gatewayClassName: string }).gatewayClassName,
+      "platform-gw",
+    );
+
+    const byGateway = await render({
+      global: { gatewayApi: { enabled: true, gatewayRef: { name: "shared", namespace: "infra" } } },
+      gatewayApiResources: { class: { enabled: false } },
+    });
+    assert.deepEqual([byGateway.classes.length, byGateway.gateways.length], [0, 0]);
+    assert.deepEqual(parents(byGateway.routes), [
+      { name: "shared", namespace: "infra" },
+      { name: "shared", namespace: "infra" },
+    ]);
+
+    const bao = await render({
+      global: { openbao: { enabled: true } },
+      openbao: {
+        install: true,
+        serviceAccount: { create: false, name: "bao" },
+        config: {
+          storage: {
+            postgresql: {
+              connection: { host: "pg.db", port: 5433, password: { secret: "bao-db", key: "password" } },
+            },
+          },
+        },
+      },
+    });
+    const data = bao.r.objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "gl-openbao")?.[
+      "data"
+    ] as Record<string, string> | undefined;
+    assert.match(
+      data?.["database"] ?? "",
+      /host: "pg\.db"\nport: 5433\ndatabase: "openbao"\nusername: "openbao"\npassword_secret: "bao-db"/,
+    );
+    assert.equal(data?.["service_account"], "bao");
+  });
+
   it("reads the GitLab version override into the migrations label", async () => {
     const r = await renderChart(helm, {
       chartDir: chartDir("10.3.4"),
