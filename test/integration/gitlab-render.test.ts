@@ -232,7 +232,7 @@ describe("gitlab render: real helm over the fixture charts", () => {
     );
     assert.deepEqual(envoy.gateways[0]?.metadata.annotations, issuer);
     assert.equal(
-      (envoy.gateways[0]?.["spec"] as { gatewayClassName: string }).gatewayClassName,
+      (envoy.gateways[0]!["spec"] as { gatewayClassName: string }).gatewayClassName,
       `${ns}-gl-gitlab`,
     );
 
@@ -242,7 +242,7 @@ describe("gitlab render: real helm over the fixture charts", () => {
     });
     assert.equal(byClass.classes.length, 0);
     assert.equal(
-      (byClass.gateways[0]?.["spec"] as { gatewayClassName: string }).gatewayClassName,
+      (byClass.gateways[0]!["spec"] as { gatewayClassName: string }).gatewayClassName,
       "platform-gw",
     );
 
