@@ -1,7 +1,4 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 export interface HelmRunOptions {
   /** Written to helm's standard input (values go this way, so they never touch the disk). */
@@ -50,8 +47,9 @@ export class HelmRunner {
   private readonly timeoutMs: number;
   private readonly maxConcurrent: number;
   private readonly maxOutputBytes: number;
-  private home?: string;
   private running = 0;
+  /** helm runs by subcommand (template, show, verify), so a test or bench can see a pass ran none. */
+  readonly counts = new Map<string, number>();
   private readonly waiting: (() => void)[] = [];
 
   constructor(opts: HelmRunnerOptions = {}) {
@@ -63,19 +61,22 @@ export class HelmRunner {
   }
 
   private environment(): NodeJS.ProcessEnv {
-    // Created on first use, so constructing a runner touches no disk.
-    this.home ??= mkdtempSync(join(tmpdir(), "platform-operator-helm-"));
+    // template, show and verify write nothing there, and a missing home holds no user repositories
+    // or plugins. (Below /dev/null would be surer, but helm fails when its registry config path
+    // is not a directory, even when it only warns that the file is missing.)
+    const home = "/nonexistent/platform-operator-helm";
     return {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-      HOME: this.home,
-      HELM_CONFIG_HOME: join(this.home, "config"),
-      HELM_CACHE_HOME: join(this.home, "cache"),
-      HELM_DATA_HOME: join(this.home, "data"),
+      HOME: home,
+      HELM_CONFIG_HOME: `${home}/config`,
+      HELM_CACHE_HOME: `${home}/cache`,
+      HELM_DATA_HOME: `${home}/data`,
     };
   }
 
   /** Runs `helm <args>`; a non-zero exit is a {@link HelmError} carrying helm's stderr as detail. */
   async run(args: string[], opts: HelmRunOptions = {}): Promise<HelmOutput> {
+    this.counts.set(args[0] ?? "", (this.counts.get(args[0] ?? "") ?? 0) + 1);
     await this.acquire();
     try {
       return await this.spawnOnce(args, opts);
