@@ -56,6 +56,8 @@ interface Raw {
   body: unknown;
 }
 
+const INIT_TIMEOUT_MS = 5 * 60_000;
+
 const isMap = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -100,7 +102,9 @@ export class BaoClient {
    * recovery keys instead of unseal keys; the static seal needs none.
    */
   async init(body: Record<string, unknown>, signal?: AbortSignal): Promise<{ rootToken: string }> {
-    const r = await this.send("PUT", "/v1/sys/init", undefined, body, signal);
+    // Init bootstraps Raft and writes the barrier: slow on a busy node. A client-side timeout here
+    // would lose the root token of an init that still completes, so the wait is long.
+    const r = await this.send("PUT", "/v1/sys/init", undefined, body, signal, INIT_TIMEOUT_MS);
     this.expect(r, [200], "sys/init");
     const token = isMap(r.body) ? r.body["root_token"] : undefined;
     if (typeof token !== "string" || token === "")
@@ -182,6 +186,7 @@ export class BaoClient {
     token: string | undefined,
     body: unknown,
     signal?: AbortSignal,
+    timeoutMs = this.ep.timeoutMs ?? 10_000,
   ): Promise<Raw> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { accept: "application/json" };
@@ -198,7 +203,7 @@ export class BaoClient {
       path,
       headers,
       signal,
-      timeout: this.ep.timeoutMs ?? 10_000,
+      timeout: timeoutMs,
       agent: false,
     };
     if (secure) {

@@ -64,6 +64,19 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   }
   if (health.initialized) {
     // Recovery: this operator initialized it before, but the status write did not land.
+    const names = clusterNames(refOf(cluster));
+    const token = await d.ctx.client.getOrUndefined(
+      SECRET,
+      names.rootTokenSecret,
+      cluster.metadata.namespace!,
+    );
+    if (!token)
+      d.ctx.events.record(cluster, {
+        type: "Warning",
+        reason: "RootTokenMissing",
+        action: "Initialize",
+        note: `OpenBao on ${pod0} is already initialized but Secret ${names.rootTokenSecret} does not exist: Raft peer removal and Autopilot need a token and will wait`,
+      });
     return { done: true, selfInitialized: false, recovered: true };
   }
   if (d.writes.dryRun) {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { applyIfChanged } from "../../../../runtime/apply.js";
+import { applyWouldBeNoop } from "../../../../runtime/converge.js";
 import { ApiError, isNotFound } from "../../../../runtime/errors.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import { setControllerReference } from "../../../../runtime/ownership.js";
@@ -42,6 +43,14 @@ export async function applyOwned(
     dryRun: writes.dryRun,
   });
   if (out.action !== "unchanged") writes.applied.push(`${obj.kind}/${obj.metadata.name}`);
+  else if (out.decidedBy === "dryRun" && live) {
+    // Each such pass costs a request: worth knowing which field keeps the cheap check from deciding.
+    const why = applyWouldBeNoop(obj, live, ctx.fieldManager);
+    ctx.log.debug(
+      { object: `${obj.kind}/${obj.metadata.name}`, why: why.noop ? "" : why.reason },
+      "unchanged, decided by a dry run",
+    );
+  }
   return out.object;
 }
 
