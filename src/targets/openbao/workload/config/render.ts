@@ -1,0 +1,189 @@
+/**
+ * config.hcl for one component of one cluster. Pure: the same cluster and options give the same
+ * bytes, so the config hash changes only when the configuration does. Per-pod values (node id,
+ * API and cluster addresses, pod name) are not in the file — one file serves every pod — but come
+ * from the environment variables `configEnv` lists, which OpenBao reads in preference to the file.
+ */
+import { createHash } from "node:crypto";
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { API_PORT, CLUSTER_PORT, Component, podHost } from "../../identity.js";
+import { renderAuditDevices } from "./audit.js";
+import { ConfigError } from "./errors.js";
+import { attrs, block, type HclBlock, type HclNode, renderNodes } from "./hcl.js";
+import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
+import { renderSeal } from "./seal.js";
+import { renderPlugins, renderServerSettings, renderTelemetry } from "./settings.js";
+import { type SpecView, specView } from "./spec-view.js";
+
+export type TLSSource = "disabled" | "files" | "acme";
+
+/** How the listener gets its certificate: none, the mounted Secret files, or OpenBao's ACME client. */
+export function tlsSource(spec: SpecView): TLSSource {
+  if (spec.tls?.enabled === false || spec.configuration?.listener?.tlsDisable === true) return "disabled";
+  return spec.tls?.mode === "ACME" ? "acme" : "files";
+}
+
+export function resolvedPaths(opts: RenderOptions): ConfigPaths {
+  return { ...DEFAULT_PATHS, ...(opts.paths ?? {}) };
+}
+
+/** Name and namespace, checked: they end up in the file and in DNS names. */
+export function clusterRef(cluster: OpenBaoCluster): { name: string; namespace: string } {
+  const name = cluster.metadata?.name ?? "";
+  const namespace = cluster.metadata?.namespace ?? "default";
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(name))
+    throw new ConfigError("metadata.name", "must be a DNS name");
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(namespace))
+    throw new ConfigError("metadata.namespace", "must be a DNS label");
+  return { name, namespace };
+}
+
+/** DNS names of the voters Raft joins through. */
+export function peerHosts(cluster: OpenBaoCluster, opts: RenderOptions): string[] {
+  if (opts.peers) return opts.peers;
+  const ref = clusterRef(cluster);
+  const replicas = specView(cluster).replicas ?? 3;
+  return Array.from({ length: replicas }, (_, i) =>
+    podHost(ref, i, Component.Server, opts.clusterDomain ?? "cluster.local"),
+  );
+}
+
+/** ACME names: upstream's single `domain` or the `domains` list. */
+export function acmeDomains(spec: SpecView): string[] {
+  const acme = spec.tls?.acme;
+  if (!acme) throw new ConfigError("tls.acme", "is required for tls.mode ACME");
+  if (acme.domain && acme.domains?.length)
+    throw new ConfigError("tls.acme", "give domain or domains, not both");
+  const domains = acme.domains?.length ? acme.domains : acme.domain ? [acme.domain] : [];
+  if (domains.length === 0) throw new ConfigError("tls.acme.domains", "needs at least one name to request");
+  return domains;
+}
+
+function renderStorage(
+  cluster: OpenBaoCluster,
+  spec: SpecView,
+  opts: RenderOptions,
+  paths: ConfigPaths,
+): HclBlock {
+  const tls = tlsSource(spec);
+  const scheme = tls === "disabled" ? "http" : "https";
+  const port = opts.peerPort ?? API_PORT;
+  const acmeName = tls === "acme" ? acmeDomains(spec)[0] : undefined;
+  const acmeCA =
+    spec.configuration?.acmeCARoot ?? (spec.tls?.acme?.caCertSecretRef ? paths.acmeCAFile : undefined);
+  const joins = peerHosts(cluster, opts).map((host, i) => {
+    if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new ConfigError(`peers[${i}]`, "is not a DNS name or address");
+    return block(
+      "retry_join",
+      [],
+      attrs({
+        leader_api_addr: `${scheme}://${host}:${port}`,
+        // The peer's certificate is checked against the cluster CA and its own pod name; with ACME
+        // the certificate names the public domain, not the pod.
+        leader_ca_cert_file: tls === "files" ? paths.tlsCAFile : tls === "acme" ? acmeCA : undefined,
+        leader_tls_servername: tls === "files" ? host : acmeName,
+      }),
+    );
+  });
+  const readReplica = opts.component === Component.ReadReplica;
+  return block(
+    "storage",
+    ["raft"],
+    [
+      ...attrs({
+        path: paths.dataDir,
+        performance_multiplier: spec.configuration?.raft?.performanceMultiplier,
+        retry_join_as_non_voter: readReplica ? true : undefined,
+      }),
+      ...joins,
+    ],
+  );
+}
+
+function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths): HclBlock {
+  const tls = tlsSource(spec);
+  const acme = spec.tls?.acme;
+  const common = attrs(
+    {
+      address: opts.listenAddress ?? `0.0.0.0:${API_PORT}`,
+      cluster_address: opts.clusterListenAddress ?? `0.0.0.0:${CLUSTER_PORT}`,
+      proxy_protocol_behavior: spec.configuration?.listener?.proxyProtocolBehavior,
+    },
+    "configuration.listener",
+  );
+  if (tls === "disabled") return block("listener", ["tcp"], [...common, ...attrs({ tls_disable: true })]);
+  if (tls === "files")
+    return block(
+      "listener",
+      ["tcp"],
+      [
+        ...common,
+        ...attrs({
+          tls_cert_file: paths.tlsCertFile,
+          tls_key_file: paths.tlsKeyFile,
+          tls_client_ca_file: paths.tlsCAFile,
+        }),
+      ],
+    );
+  if (!acme?.directoryURL) throw new ConfigError("tls.acme.directoryURL", "is required for tls.mode ACME");
+  return block(
+    "listener",
+    ["tcp"],
+    [
+      ...common,
+      ...attrs(
+        {
+          tls_acme_ca_directory: acme.directoryURL,
+          tls_acme_email: acme.email,
+          tls_acme_domains: acmeDomains(spec),
+          tls_acme_cache_path: paths.acmeCacheDir,
+          tls_acme_ca_root:
+            spec.configuration?.acmeCARoot ?? (acme.caCertSecretRef ? paths.acmeCAFile : undefined),
+        },
+        "tls.acme",
+      ),
+    ],
+  );
+}
+
+function header(cluster: OpenBaoCluster, opts: RenderOptions): string {
+  const ref = clusterRef(cluster);
+  const lines = [
+    `# OpenBao server configuration for OpenBaoCluster ${ref.namespace}/${ref.name},`,
+    `# component ${opts.component ?? Component.Server}. Rendered by platform-operator: edits are overwritten.`,
+  ];
+  if (opts.revision !== undefined) {
+    if (!/^[A-Za-z0-9._-]{1,63}$/.test(opts.revision))
+      throw new ConfigError("revision", "must be 1-63 letters, digits, '.', '_' or '-'");
+    lines.push(`# revision ${opts.revision}`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The config for `cluster`. Throws ConfigError naming the spec field when something cannot be
+ * rendered; nothing a spec string holds can add a stanza or an attribute.
+ */
+export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}): string {
+  const ref = clusterRef(cluster);
+  const spec = specView(cluster);
+  const paths = resolvedPaths(opts);
+  const nodes: HclNode[] = [
+    renderStorage(cluster, spec, opts, paths),
+    renderListener(spec, opts, paths),
+    renderSeal(spec, paths),
+    // Namespace from the file, pod name from BAO_K8S_POD_NAME: OpenBao labels its own pod with its
+    // active/sealed/initialized state, which the Services select on.
+    block("service_registration", ["kubernetes"], attrs({ namespace: ref.namespace })),
+    ...renderServerSettings(spec, paths),
+    ...renderTelemetry(spec),
+    ...renderAuditDevices(spec.audit),
+    ...renderPlugins(spec),
+  ];
+  return `${header(cluster, opts)}\n\n${renderNodes(nodes)}\n`;
+}
+
+/** sha256 of a rendered config, hex; the pod template carries it so a change rolls the pods. */
+export function configHash(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}

@@ -1,0 +1,129 @@
+/**
+ * spec.selfInit.requests as OpenBao `initialize` stanzas. They live in a file of their own (the
+ * self-init ConfigMap) so the initialization service can empty it once the cluster reports
+ * initialized, and a restart cannot replay them.
+ */
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { auditOptions } from "./audit.js";
+import { ConfigError } from "./errors.js";
+import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
+import { type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
+import { isObject, stringValue, toHcl } from "./values.js";
+
+/** Name of the one initialize stanza that holds every request, in spec order. */
+export const SELF_INIT_BLOCK = "operator";
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const OPERATIONS = new Set(["create", "read", "update", "delete", "list", "patch"]);
+const BODIES = ["data", "auditDevice", "authMethod", "secretEngine", "policy"] as const;
+
+/**
+ * The initialize stanzas for the cluster's self-init requests, or "" when self-init is off.
+ * Throws ConfigError naming the request field that cannot be rendered.
+ */
+export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
+  const spec = specView(cluster);
+  if (!spec.selfInit?.enabled) return "";
+  const requests = spec.selfInit.requests ?? [];
+  const seen = new Set<string>();
+  const body: HclNode[] = requests.map((r, i) => {
+    const field = `selfInit.requests[${i}]`;
+    if (typeof r.name !== "string" || !NAME.test(r.name))
+      throw new ConfigError(`${field}.name`, "must match ^[A-Za-z_][A-Za-z0-9_-]*$");
+    if (seen.has(r.name)) throw new ConfigError(`${field}.name`, "is used by another request");
+    seen.add(r.name);
+    if (!OPERATIONS.has(r.operation))
+      throw new ConfigError(`${field}.operation`, "must be one of create, read, update, delete, list, patch");
+    if (typeof r.path !== "string" || r.path === "") throw new ConfigError(`${field}.path`, "is required");
+    if (
+      /^\/?sys\/audit\//.test(r.path) &&
+      r.operation !== "read" &&
+      r.operation !== "list" &&
+      !spec.configuration?.unsafeAllowAPIAuditCreation
+    )
+      throw new ConfigError(
+        `${field}.path`,
+        "OpenBao refuses audit devices created through its API; declare them in spec.audit (or set configuration.unsafeAllowAPIAuditCreation)",
+      );
+    const data = requestData(r, field);
+    return block(
+      "request",
+      [r.name],
+      [
+        ...attrs({ operation: r.operation, path: r.path, allow_failure: r.allowFailure || undefined }, field),
+        ...(data === undefined ? [] : [block("data", [], dataAttributes(data, field))]),
+      ],
+    );
+  });
+  return `${renderNodes([block("initialize", [SELF_INIT_BLOCK], body)])}\n`;
+}
+
+function dataAttributes(data: HclObject, field: string): HclNode[] {
+  return Object.entries(data).map(([k, v]) => ({
+    kind: "attribute",
+    key: k,
+    value: v as HclValue,
+    field: `${field}.data.${k}`,
+  }));
+}
+
+/** The request body: `data` as given, or one of the structured bodies turned into the API's shape. */
+function requestData(r: SelfInitRequestView, field: string): HclObject | undefined {
+  const given = BODIES.filter((b) => r[b] !== undefined);
+  if (given.length > 1)
+    throw new ConfigError(field, `give only one request body; found ${given.join(" and ")}`);
+  const which = given[0];
+  if (which === undefined) return undefined;
+  const value = r[which] as unknown;
+  if (!isObject(value)) throw new ConfigError(`${field}.${which}`, "must be an object");
+  switch (which) {
+    case "data":
+      return toHcl(value, `${field}.data`) as HclObject;
+    case "auditDevice": {
+      const device = value as unknown as NonNullable<SelfInitRequestView["auditDevice"]>;
+      return compact({
+        type: device.type,
+        description: device.description,
+        options: auditOptions({ ...device, path: r.path }, `${field}.auditDevice`),
+      });
+    }
+    case "authMethod":
+      return compact({
+        type: required(value, "type", `${field}.authMethod`),
+        description: value["description"],
+        config: stringMap(value["config"], `${field}.authMethod.config`),
+      });
+    case "secretEngine":
+      return compact({
+        type: required(value, "type", `${field}.secretEngine`),
+        description: value["description"],
+        options: stringMap(value["options"], `${field}.secretEngine.options`),
+      });
+    case "policy":
+      return { policy: required(value, "policy", `${field}.policy`) };
+  }
+}
+
+function required(obj: FreeForm, name: string, field: string): string {
+  const v = obj[name];
+  if (typeof v !== "string" || v === "") throw new ConfigError(`${field}.${name}`, "is required");
+  return v;
+}
+
+function stringMap(value: unknown, field: string): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) throw new ConfigError(field, "must be an object");
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = stringValue(v, `${field}.${k}`);
+  return out;
+}
+
+function compact(values: Record<string, unknown>): HclObject {
+  const out: Record<string, HclValue> = {};
+  for (const [k, v] of Object.entries(values)) {
+    if (v === undefined) continue;
+    if (isObject(v) && Object.keys(v).length === 0) continue;
+    out[k] = v as HclValue;
+  }
+  return out;
+}
