@@ -134,9 +134,12 @@ describe("openbao StatefulSet", () => {
     const env = Object.fromEntries(
       sts.spec.template.spec.containers[0].env.map((e: Json) => [e.name, e.value ?? e.valueFrom]),
     );
-    assert.equal(env.BAO_RAFT_NODE_ID, "$(POD_NAME)");
-    assert.equal(env.BAO_API_ADDR, "https://$(POD_NAME).demo-internal.ns.svc.example.internal:8200");
-    assert.equal(env.BAO_CLUSTER_ADDR, "https://$(POD_NAME).demo-internal.ns.svc.example.internal:8201");
+    assert.equal(env.BAO_RAFT_NODE_ID, "$(BAO_K8S_POD_NAME)");
+    assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.example.internal:8200");
+    assert.equal(
+      env.BAO_CLUSTER_ADDR,
+      "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.example.internal:8201",
+    );
     assert.equal(imageOf(cluster({ version: "v2.6.2" })), "openbao/openbao:2.6.2");
     assert.equal(imageOf(cluster({ image: "registry.local/bao:1" })), "registry.local/bao:1");
   });
@@ -226,5 +229,19 @@ describe("openbao target helpers", () => {
       /targets\.openbao\.clusterDomain/,
     );
     assert.throws(() => parseOpenBaoConfig({ concurrency: 0 }, "targets.openbao"), /concurrency/);
+  });
+});
+
+describe("openbao rollout hash", () => {
+  it("ignores the retry_join peer list but not other settings", async () => {
+    const { renderConfig } = await import("../../src/targets/openbao/workload/config/index.js");
+    const { rolloutHash } = await import("../../src/targets/openbao/workload/statefulsets/hash.js");
+    const three = renderConfig(cluster({ replicas: 3 }), {});
+    const five = renderConfig(cluster({ replicas: 5 }), {});
+    assert.notEqual(three, five, "the peer list is in the config");
+    assert.equal(rolloutHash(three), rolloutHash(five));
+    const louder = renderConfig(cluster({ replicas: 3, configuration: { logLevel: "debug" } }), {});
+    assert.notEqual(rolloutHash(three), rolloutHash(louder));
+    assert.ok(!/retry_join/.test(three.replace(/^[ \t]*retry_join[ \t]*\{[^]*?^[ \t]*\}[ \t]*\n?/gm, "")));
   });
 });

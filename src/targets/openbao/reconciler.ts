@@ -50,6 +50,7 @@ import {
   tlsSecretsMounted,
   UNSEAL_KEY_FILE,
 } from "./workload/statefulsets/build.js";
+import { rolloutHash } from "./workload/statefulsets/hash.js";
 import {
   applyOwned,
   cached,
@@ -236,7 +237,7 @@ export class OpenBaoClusterReconciler {
       liveReplicas,
       podName: podNameOf,
     });
-    if (intent.replicas !== (liveReplicas ?? intent.replicas) && intent.replicas < (liveReplicas ?? 0)) {
+    if (result.initialized && liveReplicas !== undefined && specReplicas < liveReplicas) {
       // A shrink is asked for: the departing pods leave Raft first.
       const peers = await this.raftPeers(cluster, ctx).catch((e: unknown) => {
         ctx.log.warn({ err: errorMessage(e) }, "could not read the Raft peers");
@@ -287,7 +288,7 @@ export class OpenBaoClusterReconciler {
       tlsDir: PATHS.tlsDir,
       sealKeyPath: `${PATHS.unsealDir}/${UNSEAL_KEY_FILE}`,
     });
-    const configHash = (await import("node:crypto")).createHash("sha256").update(configText).digest("hex");
+    const configHash = rolloutHash(configText);
     await applyOwned(
       ctx,
       writes,
@@ -529,6 +530,7 @@ export class OpenBaoClusterReconciler {
         { fieldManager: FIELD_MANAGER, force: true, signal: rc.signal },
       );
       this.written.set(key, next);
+      rc.log.debug({ phase: next.phase, readyReplicas: next.readyReplicas }, "status written");
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;

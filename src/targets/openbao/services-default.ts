@@ -3,45 +3,33 @@ import { applyIfChanged } from "../../runtime/apply.js";
 import { setControllerReference } from "../../runtime/ownership.js";
 import type { KubeObject } from "../../runtime/types.js";
 import { refOf } from "./cluster-ref.js";
-import { API_PORT, CLUSTER_PORT, clusterLabels, clusterNames, podHost, podSelector } from "./identity.js";
+import { API_PORT, CLUSTER_PORT, clusterLabels, clusterNames, podSelector } from "./identity.js";
 import type { ConfigInputs, PodRuntime, ServiceContext, StepOutcome, WorkloadServices } from "./services.js";
-import { CONFIG_KEY, PATHS, SELF_INIT_KEY } from "./workload/statefulsets/build.js";
+import { renderConfig as renderClusterConfig, renderSelfInitRequests } from "./workload/config/index.js";
+import { CONFIG_KEY, SELF_INIT_KEY } from "./workload/statefulsets/build.js";
 
-// INTERIM wiring until the certificate, configuration, networking and identity services land from
-// their own branches: TLS-less clusters only, the two Services and the ServiceAccount the pods need.
-
-const quote = (s: string) => JSON.stringify(s);
+// The configuration service is the real one. INTERIM until the certificate, networking and
+// identity services land from their branch: TLS-less clusters only, and the two Services, the
+// ServiceAccount and the service-registration Role the pods need.
 
 function renderConfig(c: OpenBaoCluster, inp: ConfigInputs): string {
-  const ref = refOf(c);
-  const joins = Array.from(
-    { length: inp.peers },
-    (_, i) =>
-      `  retry_join {\n    leader_api_addr = ${quote(`http://${podHost(ref, i, "server", inp.clusterDomain)}:${API_PORT}`)}\n  }`,
-  ).join("\n");
-  return `ui = false
-disable_mlock = true
-listener "tcp" {
-  address = "0.0.0.0:${API_PORT}"
-  cluster_address = "0.0.0.0:${CLUSTER_PORT}"
-  tls_disable = true
-}
-storage "raft" {
-  path = ${quote(PATHS.dataDir)}
-${joins}
-}
-seal "static" {
-  current_key_id = "operator-managed-1"
-  current_key = ${quote(`file://${inp.sealKeyPath}`)}
-}
-`;
+  return renderClusterConfig(c, { clusterDomain: inp.clusterDomain, component: inp.component });
 }
 
 async function apply(ctx: ServiceContext, obj: Record<string, unknown>): Promise<void> {
-  await applyIfChanged(ctx.client, setControllerReference(ctx.owner, obj as unknown as KubeObject), {
-    fieldManager: `${ctx.fieldManager}-interim`,
-    force: true,
-  });
+  const out = await applyIfChanged(
+    ctx.client,
+    setControllerReference(ctx.owner, obj as unknown as KubeObject),
+    {
+      fieldManager: `${ctx.fieldManager}-interim`,
+      force: true,
+    },
+  );
+  if (out.action !== "unchanged" || out.decidedBy === "dryRun")
+    ctx.log.debug(
+      { object: `${obj["kind"]}`, action: out.action, decidedBy: out.decidedBy },
+      "interim service apply",
+    );
 }
 
 export function defaultServices(): WorkloadServices {
@@ -91,7 +79,7 @@ export function defaultServices(): WorkloadServices {
       return ready("Reconciled");
     },
     renderConfig,
-    renderSelfInit: () => "",
+    renderSelfInit: renderSelfInitRequests,
     podRuntime(_c, paths): PodRuntime {
       return {
         command: ["bao"],

@@ -12,6 +12,7 @@ import {
   podSelector,
 } from "../../identity.js";
 import type { PodRuntime } from "../../services.js";
+import { configEnv } from "../config/index.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
 export const PATHS = {
@@ -77,7 +78,6 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   const name = isReplica ? names.readReplicaStatefulSet : names.voterStatefulSet;
   const labels = clusterLabels(refOf(c), inp.component);
   const scheme = tlsEnabled(c) ? "https" : "http";
-  const podDns = `$(POD_NAME).${names.headlessService}.${ns}.svc.${inp.clusterDomain}`;
   const volumes: Obj[] = [
     {
       name: "config",
@@ -120,14 +120,10 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...(tlsSecretsMounted(c) ? [{ name: "tls", mountPath: PATHS.tlsDir, readOnly: true }] : []),
     ...inp.runtime.volumeMounts,
   ];
+  // Per-pod values (node id, addresses, service registration) come from the config renderer, so
+  // config.hcl and the environment cannot disagree.
   const env: Obj[] = [
-    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-    { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-    { name: "BAO_K8S_POD_NAME", value: "$(POD_NAME)" },
-    { name: "BAO_K8S_NAMESPACE", value: "$(POD_NAMESPACE)" },
-    { name: "BAO_RAFT_NODE_ID", value: "$(POD_NAME)" },
-    { name: "BAO_API_ADDR", value: `${scheme}://${podDns}:${API_PORT}` },
-    { name: "BAO_CLUSTER_ADDR", value: `https://${podDns}:${CLUSTER_PORT}` },
+    ...configEnv(c, { clusterDomain: inp.clusterDomain, component: inp.component }).map((e) => ({ ...e })),
     { name: "BAO_ADDR", value: `${scheme}://127.0.0.1:${API_PORT}` },
     ...(tlsSecretsMounted(c) ? [{ name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` }] : []),
   ];
