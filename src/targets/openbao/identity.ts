@@ -13,6 +13,9 @@ export const LABEL_COMPONENT = "openbao.org/component";
 /** Revision of a blue-green generation; set on pods of the StatefulSet of that revision. */
 export const LABEL_REVISION = "openbao.org/revision";
 
+/** Set on pods by OpenBao's own Kubernetes service registration: "true" on the active node. */
+export const LABEL_OPENBAO_ACTIVE = "openbao-active";
+
 export const ANNOTATION_CONFIG_HASH = "openbao.org/config-hash";
 export const ANNOTATION_TLS_CERT_HASH = "openbao.org/tls-cert-hash";
 export const ANNOTATION_RESTART_AT = "openbao.org/restart-at";
@@ -69,6 +72,10 @@ export function clusterNames(cluster: ClusterRef) {
     tlsRoute: n,
     backendTLSPolicy: n,
     acmeCacheClaim: `${n}-acme-cache`,
+    /** ConfigMap holding the PID-1 wrapper that makes OpenBao reload its certificate on change. */
+    reloadWrapperConfigMap: `${n}-tls-reload`,
+    /** CA bundle a Gateway's BackendTLSPolicy verifies OpenBao with (Gateway API refers to ConfigMaps). */
+    backendCaConfigMap: `${n}-backend-ca`,
   };
 }
 export type ClusterNames = ReturnType<typeof clusterNames>;

@@ -1,0 +1,206 @@
+import { createHash, createPrivateKey, type X509Certificate } from "node:crypto";
+import { isIP } from "node:net";
+import type { OpenBaoClusterSpec, TLSMode } from "../../../../apis/openbaocluster.js";
+import { type ClusterRef, Component, clusterNames, podHost, podName, serviceHosts } from "../../identity.js";
+import { parseDurationMs } from "./duration.js";
+import { parseCertificates, sanKey, sanKeys } from "./pem.js";
+import type { KeyPairPem } from "./x509.js";
+
+/**
+ * What the certificate service should do, decided from the spec, the Secrets as they are and the
+ * time. Pure: key generation and writes happen in the reconciler.
+ */
+
+export interface TlsCluster {
+  metadata: { name?: string; namespace?: string };
+  spec: Pick<OpenBaoClusterSpec, "replicas" | "readReplicas" | "tls">;
+}
+
+export interface TlsSettings {
+  enabled: boolean;
+  mode: TLSMode;
+  /** Age at which an operator-managed leaf is replaced; it is issued for twice as long. */
+  rotationMs: number;
+  extraSANs: string[];
+  caSecretName: string;
+  serverSecretName: string;
+}
+
+const DEFAULT_ROTATION = "720h";
+const DNS_NAME = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/i;
+
+export function clusterRef(c: TlsCluster): ClusterRef {
+  const { name, namespace } = c.metadata;
+  if (!name || !namespace) throw new Error("metadata.name and metadata.namespace are required");
+  return { name, namespace };
+}
+
+/** The TLS part of the spec with defaults, checked; a bad field is an Error naming it. */
+export function tlsSettings(c: TlsCluster): TlsSettings {
+  const tls = c.spec.tls ?? {};
+  const names = clusterNames(clusterRef(c));
+  const extraSANs = tls.extraSANs ?? [];
+  extraSANs.forEach((san, i) => {
+    if (!isIP(san) && (san.length > 253 || !DNS_NAME.test(san)))
+      throw new Error(
+        `spec.tls.extraSANs[${i}]: ${JSON.stringify(san)} is neither a DNS name nor an IP address`,
+      );
+  });
+  return {
+    enabled: tls.enabled ?? true,
+    mode: tls.mode ?? "OperatorManaged",
+    rotationMs: parseDurationMs(tls.rotationPeriod ?? DEFAULT_ROTATION, "spec.tls.rotationPeriod"),
+    extraSANs,
+    caSecretName: tls.caSecretName || names.caSecret,
+    serverSecretName: tls.serverSecretName || names.serverSecret,
+  };
+}
+
+function podNames(c: TlsCluster): { names: string[]; hosts: string[] } {
+  const ref = clusterRef(c);
+  const names: string[] = [];
+  const hosts: string[] = [];
+  const voters = c.spec.replicas ?? 3;
+  const readers = c.spec.readReplicas?.replicas ?? 0;
+  for (let i = 0; i < voters; i++) {
+    names.push(podName(ref, i));
+    hosts.push(podHost(ref, i));
+  }
+  for (let i = 0; i < readers; i++) {
+    names.push(podName(ref, i, Component.ReadReplica));
+    hosts.push(podHost(ref, i, Component.ReadReplica));
+  }
+  return { names, hosts };
+}
+
+/**
+ * The operator-managed leaf's names: every Service name, every pod (voters at their full count,
+ * not the one-pod bootstrap cap, so scale-out needs no new certificate), loopback for probes and
+ * the local CLI, and the user's extras. Sorted and unique so the comparison is stable.
+ */
+export function serverNames(c: TlsCluster, settings: TlsSettings): string[] {
+  const { names, hosts } = podNames(c);
+  const all = [
+    ...serviceHosts(clusterRef(c)),
+    ...names,
+    ...hosts,
+    "localhost",
+    "127.0.0.1",
+    ...settings.extraSANs,
+  ];
+  return [...new Set(all)];
+}
+
+/**
+ * What an External certificate must cover: the client Service as clients in the cluster dial it,
+ * and every pod by its stable name, which Raft peers verify when they join.
+ */
+export function requiredExternalNames(c: TlsCluster): string[] {
+  const ref = clusterRef(c);
+  const svc = clusterNames(ref).clientService;
+  return [`${svc}.${ref.namespace}.svc`, ...podNames(c).hosts];
+}
+
+/** CAs live long; a leaf lives twice its rotation period, so it is replaced at half its life. */
+export const caValidityMs = (rotationMs: number): number => Math.max(3650 * 86_400_000, 10 * rotationMs);
+export const leafValidityMs = (rotationMs: number): number => 2 * rotationMs;
+
+export interface StoredCa {
+  certPem: string;
+  keyPem: string;
+  /** ca.crt: the CA in force first, then earlier CAs still valid (trusted during a CA change). */
+  bundlePem: string;
+}
+
+export interface CaDecision {
+  action: "keep" | "create" | "replace";
+  reason: string;
+}
+
+/**
+ * The CA is replaced when unreadable or when less than three rotation periods remain, so no leaf
+ * it signs is ever cut short by the CA's own expiry.
+ */
+export function planCa(stored: StoredCa | undefined, rotationMs: number, now: Date): CaDecision {
+  if (!stored) return { action: "create", reason: "no CA Secret yet" };
+  const cert = parseCertificates(stored.certPem)?.[0];
+  if (!cert) return { action: "replace", reason: "the CA Secret's tls.crt holds no readable certificate" };
+  if (!keyMatches(cert, stored.keyPem))
+    return { action: "replace", reason: "the CA Secret's tls.key does not match its certificate" };
+  if (!cert.ca) return { action: "replace", reason: "the CA Secret's certificate is not a CA" };
+  if (Date.parse(cert.validTo) - now.getTime() < 3 * rotationMs)
+    return { action: "replace", reason: `the CA expires at ${new Date(cert.validTo).toISOString()}` };
+  return { action: "keep", reason: "the CA is current" };
+}
+
+export interface LeafDecision {
+  action: "keep" | "issue";
+  reason: string;
+}
+
+export interface StoredLeaf {
+  certPem: string;
+  keyPem: string;
+  caPem: string;
+}
+
+/** Margin kept for certificates issued with a backdated notBefore (see x509.ts). */
+const ISSUE_SLACK_MS = 5 * 60_000;
+
+/** The leaf is reissued when missing, unreadable, not from the CA in force, naming other hosts, or due. */
+export function planLeaf(
+  stored: StoredLeaf | undefined,
+  ca: KeyPairPem,
+  bundlePem: string,
+  names: readonly string[],
+  rotationMs: number,
+  now: Date,
+): LeafDecision {
+  if (!stored) return { action: "issue", reason: "no server Secret yet" };
+  const leaf = parseCertificates(stored.certPem)?.[0];
+  if (!leaf) return { action: "issue", reason: "the server Secret's tls.crt holds no readable certificate" };
+  if (!keyMatches(leaf, stored.keyPem))
+    return { action: "issue", reason: "the server Secret's tls.key does not match its certificate" };
+  const caCert = parseCertificates(ca.certPem)?.[0];
+  if (!caCert || !leaf.checkIssued(caCert) || !leaf.verify(caCert.publicKey))
+    return { action: "issue", reason: "the certificate was not issued by the CA in force" };
+  if (stored.caPem !== bundlePem) return { action: "issue", reason: "the CA bundle changed" };
+  const want = [...new Set(names.map(sanKey))].sort();
+  const have = [...new Set(sanKeys(leaf))].sort();
+  if (want.join(",") !== have.join(",")) return { action: "issue", reason: "the names to cover changed" };
+  const issuedAt = Date.parse(leaf.validFrom) + ISSUE_SLACK_MS;
+  const t = now.getTime();
+  if (t >= issuedAt + rotationMs) return { action: "issue", reason: "the rotation period has passed" };
+  if (t >= Date.parse(leaf.validTo) - rotationMs / 2)
+    return { action: "issue", reason: "the certificate is close to expiry" };
+  return { action: "keep", reason: "the certificate is current" };
+}
+
+function keyMatches(cert: X509Certificate, keyPem: string): boolean {
+  try {
+    return cert.checkPrivateKey(createPrivateKey(keyPem));
+  } catch {
+    return false;
+  }
+}
+
+/** ca.crt after a CA change: the new CA first, then the earlier ones that are still valid. */
+export function nextBundle(currentCaPem: string, previousBundlePem: string | undefined, now: Date): string {
+  const current = parseCertificates(currentCaPem) ?? [];
+  const seen = new Set(current.map((c) => c.fingerprint256));
+  const kept: string[] = current.map((c) => c.toString());
+  for (const c of parseCertificates(previousBundlePem ?? "") ?? []) {
+    if (seen.has(c.fingerprint256) || Date.parse(c.validTo) <= now.getTime()) continue;
+    seen.add(c.fingerprint256);
+    kept.push(c.toString());
+  }
+  return kept.map((p) => (p.endsWith("\n") ? p : `${p}\n`)).join("");
+}
+
+/**
+ * The active leaf's identity for the reload signal: sha256 over certificate and key. Carried in
+ * an annotation outside the pod template, so a new certificate never rolls the StatefulSet.
+ */
+export function certificateHash(certPem: string, keyPem: string): string {
+  return createHash("sha256").update(certPem).update("\0").update(keyPem).digest("hex");
+}

@@ -1,0 +1,209 @@
+import { applyIfChanged } from "../../../../runtime/apply.js";
+import { errorMessage } from "../../../../runtime/errors.js";
+import { setControllerReference } from "../../../../runtime/ownership.js";
+import type { KubeObject } from "../../../../runtime/types.js";
+import type { ServiceContext, ServiceOutcome } from "../service-context.js";
+import {
+  caValidityMs,
+  certificateHash,
+  clusterRef,
+  leafValidityMs,
+  nextBundle,
+  planCa,
+  planLeaf,
+  requiredExternalNames,
+  type StoredCa,
+  serverNames,
+  type TlsCluster,
+  tlsSettings,
+} from "./plan.js";
+import { caSecretIntent, SECRET, secretText, serverSecretIntent } from "./secrets.js";
+import { validateServerMaterial } from "./validate.js";
+import { createCertificateAuthority, issueServerCertificate } from "./x509.js";
+
+/** Condition type and reasons this service reports (upstream's names where they exist). */
+export const TLS_READY = "TLSReady";
+export const TlsReason = {
+  OperatorManaged: "OperatorManagedTLS",
+  Ready: "Ready",
+  Disabled: "Disabled",
+  Missing: "TLSSecretMissing",
+  Invalid: "TLSSecretInvalid",
+  InvalidSpec: "InvalidSpec",
+} as const;
+
+function outcome(ready: boolean, reason: string, message: string, activeCertHash?: string): ServiceOutcome {
+  return {
+    ready,
+    reason,
+    message,
+    condition: { type: TLS_READY, status: ready ? "True" : "False", reason, message },
+    ...(activeCertHash ? { activeCertHash } : {}),
+  };
+}
+
+/**
+ * The certificate service: creates and rotates (OperatorManaged), or waits for and validates
+ * (External), the listener's TLS Secrets, and reports the active leaf's hash. ACME and disabled TLS
+ * need no Secrets. Never writes key material anywhere but the Secrets themselves.
+ */
+export async function reconcileCertificates(
+  ctx: ServiceContext,
+  cluster: TlsCluster,
+): Promise<ServiceOutcome> {
+  let settings: ReturnType<typeof tlsSettings>;
+  try {
+    settings = tlsSettings(cluster);
+  } catch (e) {
+    return outcome(false, TlsReason.InvalidSpec, errorMessage(e));
+  }
+  if (!settings.enabled)
+    return outcome(true, TlsReason.Disabled, "TLS is disabled (spec.tls.enabled: false)");
+  if (settings.mode === "ACME")
+    return outcome(true, TlsReason.Ready, "ACME: OpenBao obtains and renews its own certificates");
+  if (settings.mode === "External") return external(ctx, cluster, settings);
+  return operatorManaged(ctx, cluster, settings);
+}
+
+async function readSecret(
+  ctx: ServiceContext,
+  namespace: string,
+  name: string,
+): Promise<KubeObject | undefined> {
+  return ctx.client.getOrUndefined(SECRET, name, namespace);
+}
+
+async function external(
+  ctx: ServiceContext,
+  cluster: TlsCluster,
+  settings: ReturnType<typeof tlsSettings>,
+): Promise<ServiceOutcome> {
+  const ref = clusterRef(cluster);
+  const server = await readSecret(ctx, ref.namespace, settings.serverSecretName);
+  const caSecret =
+    settings.caSecretName === settings.serverSecretName
+      ? server
+      : await readSecret(ctx, ref.namespace, settings.caSecretName);
+  const missing: string[] = [];
+  if (!server) missing.push(`Secret ${settings.serverSecretName}`);
+  const certPem = secretText(server, "tls.crt");
+  const keyPem = secretText(server, "tls.key");
+  const caPem =
+    secretText(server, "ca.crt") ?? secretText(caSecret, "ca.crt") ?? secretText(caSecret, "tls.crt");
+  if (server && !certPem) missing.push(`tls.crt in Secret ${settings.serverSecretName}`);
+  if (server && !keyPem) missing.push(`tls.key in Secret ${settings.serverSecretName}`);
+  if (!caPem)
+    missing.push(
+      caSecret
+        ? `ca.crt in Secret ${settings.caSecretName} or ${settings.serverSecretName}`
+        : `Secret ${settings.caSecretName} (or ca.crt in ${settings.serverSecretName})`,
+    );
+  if (missing.length > 0 || !certPem || !keyPem || !caPem) {
+    const message = `waiting for ${missing.join(", ")} (spec.tls.mode External)`;
+    warn(ctx, TlsReason.Missing, message);
+    return outcome(false, TlsReason.Missing, message);
+  }
+  const problems = validateServerMaterial(
+    { certPem, keyPem, caPem },
+    { requiredNames: requiredExternalNames(cluster), now: ctx.now() },
+  );
+  if (problems.length > 0) {
+    const message = `Secret ${settings.serverSecretName}: ${problems.join("; ")}`;
+    warn(ctx, TlsReason.Invalid, message);
+    return outcome(false, TlsReason.Invalid, message);
+  }
+  return outcome(
+    true,
+    TlsReason.Ready,
+    `Secret ${settings.serverSecretName} is valid`,
+    certificateHash(certPem, keyPem),
+  );
+}
+
+function warn(ctx: ServiceContext, reason: string, note: string): void {
+  ctx.events.record(ctx.owner, { type: "Warning", reason, action: "ValidateTLS", note });
+}
+
+async function operatorManaged(
+  ctx: ServiceContext,
+  cluster: TlsCluster,
+  settings: ReturnType<typeof tlsSettings>,
+): Promise<ServiceOutcome> {
+  const ref = clusterRef(cluster);
+  const now = ctx.now();
+  const apply = (intent: KubeObject, live: KubeObject | undefined) =>
+    applyIfChanged(ctx.client, setControllerReference(ctx.owner, intent), {
+      fieldManager: ctx.fieldManager,
+      force: true,
+      live: live ?? null,
+    });
+
+  const caLive = await readSecret(ctx, ref.namespace, settings.caSecretName);
+  const stored: StoredCa | undefined = caLive
+    ? {
+        certPem: secretText(caLive, "tls.crt") ?? "",
+        keyPem: secretText(caLive, "tls.key") ?? "",
+        bundlePem: secretText(caLive, "ca.crt") ?? secretText(caLive, "tls.crt") ?? "",
+      }
+    : undefined;
+  const caPlan = planCa(stored, settings.rotationMs, now);
+  let ca: StoredCa;
+  if (caPlan.action === "keep" && stored) {
+    ca = stored;
+  } else {
+    const fresh = createCertificateAuthority(
+      `${ref.name}.${ref.namespace} OpenBao CA`,
+      now,
+      caValidityMs(settings.rotationMs),
+    );
+    ca = { ...fresh, bundlePem: nextBundle(fresh.certPem, stored?.bundlePem, now) };
+    ctx.log.info({ reason: caPlan.reason, secret: settings.caSecretName }, "issuing a new OpenBao CA");
+    ctx.events.record(ctx.owner, {
+      type: "Normal",
+      reason: "CAIssued",
+      action: "IssueCertificate",
+      note: `new CA in Secret ${settings.caSecretName}: ${caPlan.reason}`,
+    });
+  }
+  await apply(caSecretIntent(ref, settings.caSecretName, ca), caLive);
+
+  const leafLive = await readSecret(ctx, ref.namespace, settings.serverSecretName);
+  const storedLeaf = leafLive
+    ? {
+        certPem: secretText(leafLive, "tls.crt") ?? "",
+        keyPem: secretText(leafLive, "tls.key") ?? "",
+        caPem: secretText(leafLive, "ca.crt") ?? "",
+      }
+    : undefined;
+  const names = serverNames(cluster, settings);
+  const leafPlan = planLeaf(storedLeaf, ca, ca.bundlePem, names, settings.rotationMs, now);
+  let leaf: { certPem: string; keyPem: string; caPem: string };
+  if (leafPlan.action === "keep" && storedLeaf) {
+    leaf = storedLeaf;
+  } else {
+    const issued = issueServerCertificate(ca, {
+      commonName: `${ref.name}.${ref.namespace}.svc`,
+      names,
+      now,
+      validityMs: leafValidityMs(settings.rotationMs),
+    });
+    leaf = { ...issued, caPem: ca.bundlePem };
+    ctx.log.info(
+      { reason: leafPlan.reason, secret: settings.serverSecretName },
+      "issuing a new OpenBao server certificate",
+    );
+    ctx.events.record(ctx.owner, {
+      type: "Normal",
+      reason: "CertificateIssued",
+      action: "IssueCertificate",
+      note: `new server certificate in Secret ${settings.serverSecretName}: ${leafPlan.reason}`,
+    });
+  }
+  await apply(serverSecretIntent(ref, settings.serverSecretName, leaf), leafLive);
+  return outcome(
+    true,
+    TlsReason.OperatorManaged,
+    `CA ${settings.caSecretName} and server certificate ${settings.serverSecretName} are current`,
+    certificateHash(leaf.certPem, leaf.keyPem),
+  );
+}

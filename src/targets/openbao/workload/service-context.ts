@@ -1,0 +1,33 @@
+import type { KubeClient } from "../../../runtime/client.js";
+import type { ConditionInput } from "../../../runtime/conditions.js";
+import type { EventInput } from "../../../runtime/events.js";
+import type { Logger } from "../../../runtime/log.js";
+import type { KubeObject } from "../../../runtime/types.js";
+
+/**
+ * What every workload service of the openbao target gets from the controller: the means to talk to
+ * the API server, the owner its objects hang from, and the clock, so services stay testable.
+ */
+export interface ServiceContext {
+  client: KubeClient;
+  /** The OpenBaoCluster as read from the API server (uid set): the controller of every object made. */
+  owner: KubeObject;
+  /** Server-side apply field manager of this service. */
+  fieldManager: string;
+  log: Logger;
+  /** An EventRecorder, or anything that records events the same way. */
+  events: { record(regarding: KubeObject, e: EventInput): void };
+  now: () => Date;
+}
+
+/** What a service reports back: whether the next step may run, and why not. */
+export interface ServiceOutcome {
+  ready: boolean;
+  /** A CamelCase reason, as used in conditions and events. */
+  reason: string;
+  message: string;
+  /** The condition this service owns, when it owns one (TLSReady for certificates). */
+  condition?: ConditionInput;
+  /** sha256 of the active server certificate and key, when the operator can see them. */
+  activeCertHash?: string;
+}

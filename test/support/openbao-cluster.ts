@@ -1,0 +1,62 @@
+import { crdFor, OpenBaoApiVersion, OpenBaoClusterKind } from "../../src/apis/index.js";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { applyAny } from "../../src/runtime/apply.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { EventRecorder } from "../../src/runtime/events.js";
+import { silentLogger } from "../../src/runtime/log.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import type { ServiceContext } from "../../src/targets/openbao/workload/service-context.js";
+
+// Real OpenBaoCluster objects for the openbao target's service tests: the generated CRD installed
+// on the test's API server, and objects read back from it, so owner references carry a real uid.
+
+export async function installOpenBaoClusterCrd(client: KubeClient): Promise<void> {
+  await applyAny(client, crdFor(OpenBaoClusterKind) as unknown as KubeObject, {
+    fieldManager: "test-setup",
+    force: true,
+  });
+  for (let i = 0; i < 300; i++) {
+    client.resources.refresh();
+    if (await client.resources.find(OpenBaoApiVersion, OpenBaoClusterKind)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the OpenBaoCluster CRD was not served within 30 s");
+}
+
+export async function createOpenBaoCluster(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<OpenBaoCluster> {
+  return (await applyAny(
+    client,
+    {
+      apiVersion: OpenBaoApiVersion,
+      kind: OpenBaoClusterKind,
+      metadata: { name, namespace },
+      spec: { version: "2.7.2", storage: { size: "1Gi" }, ...spec },
+    },
+    { fieldManager: "test-user", force: true },
+  )) as unknown as OpenBaoCluster;
+}
+
+/** A service context over a real client and a real event recorder; the clock is the caller's. */
+export function serviceContext(
+  client: KubeClient,
+  owner: OpenBaoCluster,
+  fieldManager: string,
+  now: () => Date = () => new Date(),
+): ServiceContext & { recorder: EventRecorder } {
+  const log = silentLogger();
+  const recorder = new EventRecorder(client, "platform-operator/openbao", "test", log);
+  return {
+    client,
+    owner: owner as unknown as KubeObject,
+    fieldManager,
+    log,
+    events: recorder,
+    recorder,
+    now,
+  };
+}
