@@ -4,12 +4,13 @@
  * describe, so its manifests apply here unchanged; provider-specific blocks the operator only passes
  * through to OpenBao's configuration are kept free-form.
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import {
   Conditions,
   cel,
   Duration,
   FreeFormObject,
+  IntOrString,
   KindSchema,
   type KubeOptions,
   LocalObjectReference,
@@ -17,7 +18,6 @@ import {
   Quantity,
   ResourceRequirements,
   StringEnum,
-  StringMap,
   Timestamp,
 } from "./common.js";
 import type { KindDefinition } from "./crd.js";
@@ -31,6 +31,68 @@ export const OpenBaoClusterPlural = "openbaoclusters";
 /** Annotation whose new value asks for one manual backup. */
 export const TriggerBackupAnnotation = "openbao.org/trigger-backup";
 
+/**
+ * Annotations and labels under upstream's names. `cluster`, `component` and `revision` are labels on
+ * the objects the operator creates; the finalizer names appear here because upstream also lists them
+ * among its keys.
+ */
+export const OpenBaoAnnotation = {
+  BackupKey: "openbao.org/backup-key",
+  BackupType: "openbao.org/backup-type",
+  Cluster: "openbao.org/cluster",
+  Component: "openbao.org/component",
+  ConfigHash: "openbao.org/config-hash",
+  ForceRollback: "openbao.org/force-rollback",
+  LastDevelopmentWarning: "openbao.org/last-development-warning",
+  LastProfileNotSetWarning: "openbao.org/last-profile-not-set-warning",
+  LastRootTokenWarning: "openbao.org/last-root-token-warning",
+  LastStaticUnsealWarning: "openbao.org/last-static-unseal-warning",
+  Maintenance: "openbao.org/maintenance",
+  MaintenanceAllowed: "openbao.org/maintenance-allowed",
+  OpenBaoClusterFinalizer: "openbao.org/openbaocluster-finalizer",
+  OpenBaoRestoreFinalizer: "openbao.org/openbaorestore-finalizer",
+  RestartAt: "openbao.org/restart-at",
+  Revision: "openbao.org/revision",
+  SnapshotPhase: "openbao.org/snapshot-phase",
+  TLSCertHash: "openbao.org/tls-cert-hash",
+  TriggerBackup: "openbao.org/trigger-backup",
+  UpgradeAction: "openbao.org/upgrade-action",
+  UpgradeRunID: "openbao.org/upgrade-run-id",
+} as const;
+
+export const OpenBaoFinalizer = {
+  Cluster: "openbao.org/openbaocluster-finalizer",
+  Restore: "openbao.org/openbaorestore-finalizer",
+} as const;
+
+/** Metric names upstream exports; a metric with the same meaning uses the same name here. */
+export const OpenBaoMetric = {
+  BackupDurationSeconds: "openbao_backup_duration_seconds",
+  BackupFailureTotal: "openbao_backup_failure_total",
+  BackupLastSuccessTimestamp: "openbao_backup_last_success_timestamp",
+  BackupSizeBytes: "openbao_backup_size_bytes",
+  BackupSuccessTotal: "openbao_backup_success_total",
+  BackupTotal: "openbao_backup_total",
+  ClusterPhase: "openbao_cluster_phase",
+  ClusterReadyReplicas: "openbao_cluster_ready_replicas",
+  ClusterReplicas: "openbao_cluster_replicas",
+  DriftCorrectedTotal: "openbao_drift_corrected_total",
+  DriftDetectedTotal: "openbao_drift_detected_total",
+  DriftLastDetectedTimestamp: "openbao_drift_last_detected_timestamp",
+  ReconcileDurationSeconds: "openbao_reconcile_duration_seconds",
+  ReconcileErrorsTotal: "openbao_reconcile_errors_total",
+  RestoreDurationSeconds: "openbao_restore_duration_seconds",
+  RestoreFailureTotal: "openbao_restore_failure_total",
+  RestoreSuccessTotal: "openbao_restore_success_total",
+  RestoreTotal: "openbao_restore_total",
+  UpgradeDurationSeconds: "openbao_upgrade_duration_seconds",
+  UpgradeFailureTotal: "openbao_upgrade_failure_total",
+  UpgradeRollbackTotal: "openbao_upgrade_rollback_total",
+  UpgradeStatus: "openbao_upgrade_status",
+  UpgradeSuccessTotal: "openbao_upgrade_success_total",
+  UpgradeTotal: "openbao_upgrade_total",
+} as const;
+
 export const OpenBaoClusterCondition = {
   Available: "Available",
   Degraded: "Degraded",
@@ -42,6 +104,12 @@ export const OpenBaoClusterCondition = {
   OpenBaoLeader: "OpenBaoLeader",
   ReadReplicasReady: "ReadReplicasReady",
   StorageExpanded: "StorageExpanded",
+  /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
+  UnsupportedFields: "UnsupportedFields",
+  ProductionReady: "ProductionReady",
+  EtcdEncryptionWarning: "EtcdEncryptionWarning",
+  SecurityRisk: "SecurityRisk",
+  NodeSecurityCapabilityMismatch: "NodeSecurityCapabilityMismatch",
 } as const;
 export type OpenBaoClusterConditionType =
   (typeof OpenBaoClusterCondition)[keyof typeof OpenBaoClusterCondition];
@@ -69,6 +137,74 @@ export const OpenBaoClusterReason = {
   BreakGlass: "BreakGlass",
   StorageExpanding: "StorageExpanding",
   StorageShrinkRefused: "StorageShrinkRefused",
+  FieldsNotSupported: "FieldsNotSupported",
+  AllFieldsSupported: "AllFieldsSupported",
+  // Upstream's reasons, so one situation reads the same on both operators.
+  ACMEDomainNotResolvable: "ACMEDomainNotResolvable",
+  ACMEGatewayNotConfiguredForPassthrough: "ACMEGatewayNotConfiguredForPassthrough",
+  AdmissionPoliciesNotReady: "AdmissionPoliciesNotReady",
+  AdmissionPoliciesReady: "AdmissionPoliciesReady",
+  AllReplicasReady: "AllReplicasReady",
+  AuthenticationRequired: "AuthenticationRequired",
+  BackupExecutorImageVerificationFailed: "BackupExecutorImageVerificationFailed",
+  BlueGreenImageVerificationFailed: "BlueGreenImageVerificationFailed",
+  BlueGreenSnapshotImageVerificationFailed: "BlueGreenSnapshotImageVerificationFailed",
+  BreakGlassRequired: "BreakGlassRequired",
+  ClusterNotReady: "ClusterNotReady",
+  DevelopmentProfile: "DevelopmentProfile",
+  Disabled: "Disabled",
+  DowngradeBlocked: "DowngradeBlocked",
+  Error: "Error",
+  EtcdEncryptionUnknown: "EtcdEncryptionUnknown",
+  GatewayAPIMissing: "GatewayAPIMissing",
+  HealthCheckFailed: "HealthCheckFailed",
+  Idle: "Idle",
+  ImageVerificationFailed: "ImageVerificationFailed",
+  InProgress: "InProgress",
+  InitContainerImageVerificationFailed: "InitContainerImageVerificationFailed",
+  InvalidVersion: "InvalidVersion",
+  LeaderFound: "LeaderFound",
+  LeaderUnknown: "LeaderUnknown",
+  MultipleLeaders: "MultipleLeaders",
+  NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
+  NoBackupToken: "NoBackupToken",
+  NoReplicasReady: "NoReplicasReady",
+  NoUpgradeNeeded: "NoUpgradeNeeded",
+  NotReady: "NotReady",
+  OperationLockOverridden: "OperationLockOverridden",
+  OperatorManagedTLS: "OperatorManagedTLS",
+  PodNotReady: "PodNotReady",
+  PreUpgradeBackupImageVerificationFailed: "PreUpgradeBackupImageVerificationFailed",
+  PrerequisitesMissing: "PrerequisitesMissing",
+  PrerequisitesReady: "PrerequisitesReady",
+  ProductionNotReady: "ProductionNotReady",
+  ProductionReady: "ProductionReady",
+  ProfileNotSet: "ProfileNotSet",
+  QuorumLost: "QuorumLost",
+  Ready: "Ready",
+  Reconciling: "Reconciling",
+  RestoreExecutorImageVerificationFailed: "RestoreExecutorImageVerificationFailed",
+  RestoreFailed: "RestoreFailed",
+  RestoreSucceeded: "RestoreSucceeded",
+  RollbackFailed: "RollbackFailed",
+  RootTokenStored: "RootTokenStored",
+  SecurityViolation: "SecurityViolation",
+  StaticUnsealInUse: "StaticUnsealInUse",
+  StepDownFailed: "StepDownFailed",
+  StepDownTimeout: "StepDownTimeout",
+  StorageClassChangeNotSupported: "StorageClassChangeNotSupported",
+  StorageInvalidSize: "StorageInvalidSize",
+  StorageResizeNotSupported: "StorageResizeNotSupported",
+  StorageRestartRequired: "StorageRestartRequired",
+  StorageShrinkNotSupported: "StorageShrinkNotSupported",
+  TLSSecretInvalid: "TLSSecretInvalid",
+  TLSSecretMissing: "TLSSecretMissing",
+  Unknown: "Unknown",
+  UpgradeExecutorImageVerificationFailed: "UpgradeExecutorImageVerificationFailed",
+  UpgradePaused: "UpgradePaused",
+  UpgradeRollback: "UpgradeRollback",
+  UpgradeStarted: "UpgradeStarted",
+  VersionMismatch: "VersionMismatch",
 } as const;
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
@@ -110,12 +246,138 @@ export const UnsealTypes = [
 ] as const;
 export type UnsealType = (typeof UnsealTypes)[number];
 
-const SEMVER_PATTERN =
+/** A semantic version, optionally with a leading v, as OpenBao releases are numbered. */
+export const SEMVER_PATTERN =
   "^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$";
 
 const Text = (description: string, maxLength = 253, extra: KubeOptions = {}) =>
   Type.String({ description, maxLength, ...extra });
-const Image = (description: string) => Type.String({ description, minLength: 1, maxLength: 512 });
+const Image = (description: string) => Type.String({ description, maxLength: 512 });
+/**
+ * A string map with bounded values. Maps sit under the spec's CEL rule, and the API server prices a
+ * rule by the largest value it could meet; Kubernetes caps label values at 63 characters anyway.
+ */
+const TextMap = (description: string, maxLength = 65536) =>
+  Type.Record(Type.String(), Type.String({ maxLength }), { description });
+const Labels = (description: string) => TextMap(description, 63);
+/** A free string setting passed through to OpenBao's configuration. */
+const Setting = (description: string, maxLength = 1024) => Type.Optional(Text(description, maxLength));
+const Int32 = (description: string, extra: KubeOptions = {}) =>
+  Type.Integer({ description, format: "int32", ...extra });
+const Int64 = (description: string, extra: KubeOptions = {}) =>
+  Type.Integer({ description, format: "int64", ...extra });
+
+/**
+ * A reference by name, the way upstream writes it (corev1.LocalObjectReference): the name defaults
+ * to "" rather than being required, so `{}` is accepted and means "none". `validate` and the
+ * controllers check the name itself.
+ */
+export const NameReference = (description: string) =>
+  Type.Object(
+    {
+      name: Type.String({
+        description: "Name of the referenced object, in this object's namespace.",
+        default: "",
+        maxLength: 253,
+      }),
+    },
+    { description, "x-kubernetes-map-type": "atomic" } satisfies KubeOptions,
+  );
+
+/** matchLabels / matchExpressions, as metav1.LabelSelector has them. */
+const LabelSelector = (description: string) =>
+  Type.Object(
+    {
+      matchLabels: Type.Optional(Labels("Labels that must all match.")),
+      matchExpressions: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              key: Text("Label key."),
+              operator: Text("In, NotIn, Exists or DoesNotExist.", 16),
+              values: Type.Optional(Type.Array(Text("A label value.", 63), { maxItems: 64 })),
+            },
+            { description: "One requirement." },
+          ),
+          { description: "Requirements that must all hold.", maxItems: 32 },
+        ),
+      ),
+    },
+    { description, "x-kubernetes-map-type": "atomic" } satisfies KubeOptions,
+  );
+
+/** One peer of a NetworkPolicy rule, in the NetworkPolicy API's shape. */
+const NetworkPolicyPeer = Type.Object(
+  {
+    ipBlock: Type.Optional(
+      Type.Object(
+        {
+          cidr: Text("A CIDR.", 64),
+          except: Type.Optional(Type.Array(Text("A CIDR inside cidr.", 64), { maxItems: 64 })),
+        },
+        { description: "Addresses by CIDR." },
+      ),
+    ),
+    namespaceSelector: Type.Optional(LabelSelector("Namespaces by label.")),
+    podSelector: Type.Optional(LabelSelector("Pods by label.")),
+  },
+  { description: "A peer: addresses, namespaces or pods." },
+);
+
+const NetworkPolicyPort = Type.Object(
+  {
+    port: Type.Optional(IntOrString("Port number or name.")),
+    endPort: Type.Optional(Int32("Last port of a range.")),
+    protocol: Type.Optional(Text("TCP, UDP or SCTP.", 8)),
+  },
+  { description: "A port or port range." },
+);
+
+// Audit device settings, shared by spec.audit and by self-init's auditDevice requests.
+const auditDeviceFields = {
+  type: StringEnum(["file", "syslog", "socket", "http"] as const, {
+    description: "Audit device type.",
+    minLength: 1,
+  }),
+  description: Type.Optional(Text("Description of the device.", 1024)),
+  fileOptions: Type.Optional(
+    Type.Object(
+      {
+        filePath: Text("File the log goes to.", 1024, { minLength: 1 }),
+        mode: Type.Optional(Text("Octal file mode, e.g. 0600.", 8)),
+      },
+      { description: "For type file." },
+    ),
+  ),
+  httpOptions: Type.Optional(
+    Type.Object(
+      {
+        uri: Text("Where entries are sent.", 2048, { minLength: 1 }),
+        headers: Type.Optional(FreeFormObject("Headers sent with each entry.")),
+      },
+      { description: "For type http." },
+    ),
+  ),
+  syslogOptions: Type.Optional(
+    Type.Object(
+      {
+        facility: Type.Optional(Text("Syslog facility.", 64)),
+        tag: Type.Optional(Text("Syslog tag.", 64)),
+      },
+      { description: "For type syslog." },
+    ),
+  ),
+  socketOptions: Type.Optional(
+    Type.Object(
+      {
+        address: Type.Optional(Text("Socket address.")),
+        socketType: Type.Optional(Text("Network type such as tcp or udp.", 16)),
+        writeTimeout: Type.Optional(Duration("Write deadline.")),
+      },
+      { description: "For type socket." },
+    ),
+  ),
+};
 const Flag = (description: string, value?: boolean) =>
   Type.Optional(Type.Boolean(value === undefined ? { description } : { description, default: value }));
 
@@ -148,8 +410,13 @@ export const ACMESchema = Type.Object(
   {
     directoryURL: Text("ACME directory URL of the certificate authority.", 2048, { minLength: 1 }),
     email: Type.Optional(Text("Contact address registered with the authority.")),
+    domain: Type.Optional(Text("The one DNS name to request a certificate for.", 253, { minLength: 1 })),
     domains: Type.Optional(
-      Type.Array(Text("A DNS name."), { description: "Names to request a certificate for.", maxItems: 32 }),
+      Type.Array(Text("A DNS name."), {
+        description: "DNS names to request a certificate for; instead of domain.",
+        minItems: 1,
+        maxItems: 32,
+      }),
     ),
     caCertSecretRef: Type.Optional(
       LocalObjectReference("Secret with the CA bundle that verifies a private ACME directory."),
@@ -164,7 +431,15 @@ export const ACMESchema = Type.Object(
       ),
     ),
   },
-  { description: "Issuance by OpenBao's own ACME client." },
+  {
+    description: "Issuance by OpenBao's own ACME client.",
+    "x-kubernetes-validations": [
+      cel(
+        "!(has(self.domain) && has(self.domains) && size(self.domains) > 0)",
+        "set tls.acme.domain or tls.acme.domains, not both",
+      ),
+    ],
+  } satisfies KubeOptions,
 );
 
 export const TLSSchema = Type.Object(
@@ -178,7 +453,10 @@ export const TLSSchema = Type.Object(
       }),
     ),
     rotationPeriod: Type.Optional(
-      Duration("How long before expiry an operator-managed certificate is renewed.", { default: "720h" }),
+      Duration("How long before expiry an operator-managed certificate is renewed.", {
+        default: "720h",
+        minLength: 1,
+      }),
     ),
     extraSANs: Type.Optional(
       Type.Array(Text("A DNS name or IP address."), {
@@ -212,11 +490,9 @@ export const AutopilotSchema = Type.Object(
       Duration("Silence after which a peer counts as dead.", { default: "5m" }),
     ),
     lastContactThreshold: Type.Optional(Duration("Silence after which a peer counts as unhealthy.")),
-    maxTrailingLogs: Type.Optional(
-      Type.Integer({ description: "Log entries a peer may lag before it counts as unhealthy.", minimum: 0 }),
-    ),
+    maxTrailingLogs: Type.Optional(Int32("Log entries a peer may lag before it counts as unhealthy.")),
     minQuorum: Type.Optional(
-      Type.Integer({ description: "Voters below which Autopilot stops removing dead peers.", minimum: 3 }),
+      Int32("Voters below which Autopilot stops removing dead peers.", { minimum: 3 }),
     ),
     serverStabilizationTime: Type.Optional(Duration("How long a new peer must be healthy before it votes.")),
   },
@@ -233,24 +509,63 @@ export const ConfigurationSchema = Type.Object(
     ),
     logging: Type.Optional(
       Type.Object(
-        { format: Type.Optional(StringEnum(["standard", "json"] as const, { description: "Log format." })) },
+        {
+          format: Type.Optional(StringEnum(["standard", "json"] as const, { description: "Log format." })),
+          file: Setting("File the server log is also written to."),
+          pidFile: Setting("File the server writes its process id to."),
+          rotateBytes: Type.Optional(Int64("Rotate the log file after this many bytes.", { minimum: 0 })),
+          rotateDuration: Setting("Rotate the log file after this long.", 64),
+          rotateMaxFiles: Type.Optional(Int32("Rotated log files to keep.", { minimum: 0 })),
+        },
         { description: "Log output." },
       ),
     ),
     ui: Flag("Serve the web UI.", true),
     defaultLeaseTTL: Type.Optional(Duration("Default lease TTL for tokens and secrets.")),
     maxLeaseTTL: Type.Optional(Duration("Maximum lease TTL for tokens and secrets.")),
-    cacheSize: Type.Optional(Type.Integer({ description: "Cache size in entries.", minimum: 0 })),
+    cacheSize: Type.Optional(Int64("Cache size in entries.", { minimum: 0 })),
     disableCache: Flag("Turn the read cache off."),
+    detectDeadlocks: Flag("Let OpenBao report potential lock deadlocks."),
+    rawStorageEndpoint: Flag("Enable the sys/raw endpoint."),
+    introspectionEndpoint: Flag("Enable the sys/internal/inspect endpoint."),
+    impreciseLeaseRoleTracking: Flag("Track leases by role approximately, for large lease counts."),
+    enableResponseHeaderHostname: Flag("Add the node's host name to every response."),
+    enableResponseHeaderRaftNodeID: Flag("Add the node's Raft id to every response."),
+    allowAuditLogPrefixing: Flag("Allow audit devices to prefix their lines."),
+    unsafeAllowAPIAuditCreation: Flag("Allow creating audit devices through the API."),
+    acmeCARoot: Setting("CA bundle OpenBao trusts when it talks to an ACME directory.", 65536),
+    listener: Type.Optional(
+      Type.Object(
+        {
+          tlsDisable: Flag("Serve plain HTTP on the listener."),
+          proxyProtocolBehavior: Type.Optional(
+            StringEnum(["use_always", "allow_any", "deny_unauthorized"] as const, {
+              description: "How the listener treats the PROXY protocol header.",
+            }),
+          ),
+        },
+        { description: "Settings of the API listener." },
+      ),
+    ),
+    plugin: Type.Optional(
+      Type.Object(
+        {
+          autoDownload: Flag("Download declared plugins that are missing."),
+          autoRegister: Flag("Register declared plugins in the catalog."),
+          downloadBehavior: Type.Optional(
+            StringEnum(["standard", "direct"] as const, { description: "How plugins are downloaded." }),
+          ),
+          filePermissions: Setting("File mode plugin binaries must have.", 8),
+          fileUID: Type.Optional(Int64("User that must own plugin binaries.")),
+        },
+        { description: "How OpenBao finds and registers plugins." },
+      ),
+    ),
     raft: Type.Optional(
       Type.Object(
         {
           performanceMultiplier: Type.Optional(
-            Type.Integer({
-              description: "Scales Raft timing; higher is more tolerant.",
-              minimum: 0,
-              maximum: 10,
-            }),
+            Int32("Scales Raft timing; higher is more tolerant.", { minimum: 0 }),
           ),
           autopilot: Type.Optional(AutopilotSchema),
         },
@@ -264,18 +579,158 @@ export const ConfigurationSchema = Type.Object(
   },
 );
 
+const telemetryStrings = [
+  "circonusAPIApp",
+  "circonusAPIKey",
+  "circonusAPIURL",
+  "circonusBrokerID",
+  "circonusBrokerSelectTag",
+  "circonusCheckDisplayName",
+  "circonusCheckForceMetricActivation",
+  "circonusCheckID",
+  "circonusCheckInstanceID",
+  "circonusCheckSearchTag",
+  "circonusCheckTags",
+  "circonusSubmissionInterval",
+  "dogStatsdAddress",
+  "leaseMetricsEpsilon",
+  "metricsPrefix",
+  "prometheusRetentionTime",
+  "stackdriverLocation",
+  "stackdriverNamespace",
+  "stackdriverProjectID",
+  "statsdAddress",
+  "statsiteAddress",
+  "usageGaugePeriod",
+] as const;
+
+export const TelemetrySchema = Type.Object(
+  {
+    ...(Object.fromEntries(
+      telemetryStrings.map((name) => [name, Setting(`OpenBao telemetry setting ${name}.`)]),
+    ) as Record<(typeof telemetryStrings)[number], ReturnType<typeof Setting>>),
+    disableHostname: Flag("Do not prefix gauge names with the host name."),
+    enableHostnameLabel: Flag("Add the host name as a label instead."),
+    stackdriverDebugLogs: Flag("Log what is sent to Stackdriver."),
+    dogStatsdTags: Type.Optional(
+      Type.Array(Text("A tag, key:value."), { description: "Tags added to every metric.", maxItems: 64 }),
+    ),
+    maximumGaugeCardinality: Type.Optional(Int32("Most distinct label sets a gauge may have.")),
+  },
+  { description: "OpenBao's telemetry stanza." },
+);
+
+export const PluginSchema = Type.Object(
+  {
+    type: Text("Plugin type: secret, auth, database or kms.", 64, { minLength: 1 }),
+    name: Text("Name the plugin is registered under.", 253, { minLength: 1 }),
+    version: Text("Plugin version.", 64, { minLength: 1 }),
+    binaryName: Text("Name of the binary in the plugin directory.", 253, { minLength: 1 }),
+    sha256sum: Type.String({
+      description: "SHA-256 of the binary, hex.",
+      minLength: 64,
+      maxLength: 64,
+      pattern: "^[0-9a-fA-F]{64}$",
+    }),
+    image: Type.Optional(Image("OCI image the binary comes from.")),
+    command: Setting("Command to run instead of the binary name.", 1024),
+    args: Type.Optional(Type.Array(Text("Argument.", 4096), { maxItems: 64 })),
+    env: Type.Optional(Type.Array(Text("NAME=value.", 4096), { maxItems: 64 })),
+  },
+  { description: "A plugin OpenBao registers from its configuration." },
+);
+
+const ImageVerificationSchema = (description: string) =>
+  Type.Object(
+    {
+      enabled: Type.Boolean({ description: "Verify image signatures before use." }),
+      failurePolicy: StringEnum(["Warn", "Block"] as const, {
+        description: "What a failed verification does.",
+        default: "Block",
+      }),
+      ignoreTlog: Flag("Skip the transparency log check.", false),
+      publicKey: Setting("PEM public key the signature must verify against.", 16384),
+      issuer: Setting("OIDC issuer of a keyless signature.", 2048),
+      subject: Setting("Subject of a keyless signature.", 2048),
+      imagePullSecrets: Type.Optional(
+        Type.Array(NameReference("A pull Secret."), {
+          description: "Secrets to read signatures with.",
+          maxItems: 16,
+        }),
+      ),
+    },
+    { description },
+  );
+
+const SeLinuxOptions = Type.Object(
+  {
+    level: Setting("SELinux level.", 253),
+    role: Setting("SELinux role.", 253),
+    type: Setting("SELinux type.", 253),
+    user: Setting("SELinux user.", 253),
+  },
+  { description: "SELinux context." },
+);
+
+const ProfileRef = (description: string) =>
+  Type.Object(
+    {
+      type: Text("RuntimeDefault, Localhost or Unconfined.", 32),
+      localhostProfile: Setting("Profile on the node, for type Localhost.", 253),
+    },
+    { description },
+  );
+
+export const PodSecurityContextSchema = Type.Object(
+  {
+    runAsUser: Type.Optional(Int64("User id.")),
+    runAsGroup: Type.Optional(Int64("Group id.")),
+    runAsNonRoot: Flag("Refuse to start as root."),
+    fsGroup: Type.Optional(Int64("Group owning mounted volumes.")),
+    fsGroupChangePolicy: Setting("OnRootMismatch or Always.", 32),
+    supplementalGroups: Type.Optional(
+      Type.Array(Type.Integer({ format: "int64" }), { description: "Extra groups.", maxItems: 64 }),
+    ),
+    supplementalGroupsPolicy: Setting("Merge or Strict.", 32),
+    seLinuxOptions: Type.Optional(SeLinuxOptions),
+    seLinuxChangePolicy: Setting("MountOption or Recursive.", 32),
+    seccompProfile: Type.Optional(ProfileRef("Seccomp profile.")),
+    appArmorProfile: Type.Optional(ProfileRef("AppArmor profile.")),
+    sysctls: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { name: Text("Sysctl name."), value: Text("Value.", 1024) },
+          { description: "A sysctl." },
+        ),
+        { description: "Namespaced sysctls.", maxItems: 32 },
+      ),
+    ),
+    windowsOptions: Type.Optional(
+      Type.Object(
+        {
+          gmsaCredentialSpec: Setting("GMSA credential spec.", 65536),
+          gmsaCredentialSpecName: Setting("GMSA credential spec name.", 253),
+          hostProcess: Flag("Run as a host process."),
+          runAsUserName: Setting("User name.", 253),
+        },
+        { description: "Windows settings." },
+      ),
+    ),
+  },
+  { description: "Pod security context of the OpenBao pods; the operator's hardened one when unset." },
+);
+
 // ---------------------------------------------------------------- networking
 
 export const ServiceSchema = Type.Object(
   {
     type: Type.Optional(
       StringEnum(["ClusterIP", "NodePort", "LoadBalancer"] as const, {
-        description: "Type of the client Service.",
-        default: "ClusterIP",
+        description: "Type of the client Service; ClusterIP when unset.",
       }),
     ),
-    annotations: Type.Optional(StringMap("Annotations added to the client Service.")),
-    labels: Type.Optional(StringMap("Labels added to the client Service.")),
+    annotations: Type.Optional(TextMap("Annotations added to the client Service.")),
+    labels: Type.Optional(Labels("Labels added to the client Service.")),
     loadBalancerSourceRanges: Type.Optional(
       Type.Array(Text("A CIDR."), { description: "CIDRs allowed through a LoadBalancer.", maxItems: 64 }),
     ),
@@ -287,7 +742,7 @@ export const IngressSchema = Type.Object(
   {
     enabled: Flag("Manage an Ingress."),
     host: Text("Host clients use, e.g. bao.example.com.", 253, { minLength: 1 }),
-    path: Type.Optional(Text("Path routed to OpenBao.", 1024, { default: "/" })),
+    path: Type.Optional(Text("Path routed to OpenBao; / when unset.", 1024)),
     pathType: Type.Optional(
       StringEnum(["Prefix", "Exact", "ImplementationSpecific"] as const, {
         description: "How the path matches.",
@@ -295,7 +750,7 @@ export const IngressSchema = Type.Object(
       }),
     ),
     className: Type.Optional(Text("IngressClass to use.")),
-    annotations: Type.Optional(StringMap("Annotations added to the Ingress.")),
+    annotations: Type.Optional(TextMap("Annotations added to the Ingress.")),
     tlsSecretName: Type.Optional(Text("TLS Secret for the Ingress; the cluster's own when unset.")),
   },
   { description: "An Ingress in front of the client Service." },
@@ -303,7 +758,7 @@ export const IngressSchema = Type.Object(
 
 export const GatewaySchema = Type.Object(
   {
-    enabled: Flag("Manage a route on an existing Gateway."),
+    enabled: Type.Boolean({ description: "Manage a route on an existing Gateway." }),
     gatewayRef: Type.Object(
       {
         name: Text("Gateway name.", 253, { minLength: 1 }),
@@ -313,9 +768,9 @@ export const GatewaySchema = Type.Object(
     ),
     hostname: Text("Host name the route matches.", 253, { minLength: 1 }),
     listenerName: Type.Optional(Text("Listener (sectionName) on the Gateway.")),
-    path: Type.Optional(Text("Path prefix of the route.", 1024, { default: "/" })),
+    path: Type.Optional(Text("Path prefix of the route; / when unset.", 1024)),
     tlsPassthrough: Flag("Use a TLSRoute and let OpenBao terminate TLS."),
-    annotations: Type.Optional(StringMap("Annotations added to the route.")),
+    annotations: Type.Optional(TextMap("Annotations added to the route.")),
     backendTLS: Type.Optional(
       Type.Object(
         {
@@ -329,11 +784,19 @@ export const GatewaySchema = Type.Object(
   { description: "Gateway API access, as an alternative to Ingress." },
 );
 
-const NetworkPolicyRules = (description: string) =>
-  Type.Array(FreeFormObject("A NetworkPolicy rule, in the NetworkPolicy API's own shape."), {
-    description,
-    maxItems: 32,
-  });
+const Peers = Type.Optional(
+  Type.Array(NetworkPolicyPeer, { description: "Peers the rule allows; any when unset.", maxItems: 32 }),
+);
+const Ports = Type.Optional(
+  Type.Array(NetworkPolicyPort, { description: "Ports the rule allows; all when unset.", maxItems: 32 }),
+);
+const NetworkPolicyRules = <T extends TSchema>(description: string, rule: T) =>
+  Type.Array(rule, { description, maxItems: 32 });
+const IngressRule = Type.Object(
+  { from: Peers, ports: Ports },
+  { description: "A NetworkPolicy ingress rule." },
+);
+const EgressRule = Type.Object({ to: Peers, ports: Ports }, { description: "A NetworkPolicy egress rule." });
 
 export const NetworkSchema = Type.Object(
   {
@@ -345,10 +808,10 @@ export const NetworkSchema = Type.Object(
       Text("Namespace of the cluster DNS service.", 63, { default: "kube-system" }),
     ),
     ingressRules: Type.Optional(
-      NetworkPolicyRules("Extra ingress rules merged into the managed NetworkPolicy."),
+      NetworkPolicyRules("Extra ingress rules merged into the managed NetworkPolicy.", IngressRule),
     ),
     egressRules: Type.Optional(
-      NetworkPolicyRules("Extra egress rules merged into the managed NetworkPolicy."),
+      NetworkPolicyRules("Extra egress rules merged into the managed NetworkPolicy.", EgressRule),
     ),
   },
   { description: "The NetworkPolicy the operator manages around the pods." },
@@ -371,11 +834,36 @@ export const SelfInitRequestSchema = Type.Object(
     data: Type.Optional(
       FreeFormObject("Request body. Stored in the object and in etcd: never put secret values here."),
     ),
-    auditDevice: Type.Optional(FreeFormObject("Structured body for sys/audit/* paths.")),
-    authMethod: Type.Optional(FreeFormObject("Structured body for sys/auth/* paths.")),
-    secretEngine: Type.Optional(FreeFormObject("Structured body for sys/mounts/* paths.")),
-    policy: Type.Optional(FreeFormObject("Structured body for sys/policies/* paths.")),
-    allowFailure: Flag("Let initialization go on when this request fails.", false),
+    auditDevice: Type.Optional(
+      Type.Object(auditDeviceFields, { description: "Structured body for sys/audit/* paths." }),
+    ),
+    authMethod: Type.Optional(
+      Type.Object(
+        {
+          type: Text("Auth method type, e.g. kubernetes.", 128, { minLength: 1 }),
+          description: Type.Optional(Text("Description of the mount.", 1024)),
+          config: Type.Optional(TextMap("Mount tuning, e.g. default_lease_ttl.")),
+        },
+        { description: "Structured body for sys/auth/* paths." },
+      ),
+    ),
+    secretEngine: Type.Optional(
+      Type.Object(
+        {
+          type: Text("Secrets engine type, e.g. kv.", 128, { minLength: 1 }),
+          description: Type.Optional(Text("Description of the mount.", 1024)),
+          options: Type.Optional(TextMap('Engine options, e.g. version: "2".')),
+        },
+        { description: "Structured body for sys/mounts/* paths." },
+      ),
+    ),
+    policy: Type.Optional(
+      Type.Object(
+        { policy: Text("The policy document (HCL).", 65536, { minLength: 1 }) },
+        { description: "Structured body for sys/policies/* paths." },
+      ),
+    ),
+    allowFailure: Flag("Let initialization go on when this request fails."),
   },
   { description: "One API call OpenBao makes while it initializes itself." },
 );
@@ -431,10 +919,12 @@ const unsealRules = Object.entries(unsealBlocks).flatMap(([type, block]) => [
 
 export const UnsealSchema = Type.Object(
   {
-    type: StringEnum(UnsealTypes, {
-      description: "Seal mechanism. static is the operator-managed key and needs no block.",
-      default: "static",
-    }),
+    type: Type.Optional(
+      StringEnum(UnsealTypes, {
+        description: "Seal mechanism. static is the operator-managed key and needs no block.",
+        default: "static",
+      }),
+    ),
     static: Type.Optional(
       Type.Object(
         {
@@ -444,15 +934,109 @@ export const UnsealSchema = Type.Object(
         { description: "Overrides for the operator-managed static seal." },
       ),
     ),
-    transit: Type.Optional(FreeFormObject("Transit seal settings, passed to OpenBao's seal stanza.")),
-    awskms: Type.Optional(FreeFormObject("AWS KMS seal settings.")),
-    gcpCloudKMS: Type.Optional(FreeFormObject("GCP Cloud KMS seal settings.")),
-    azureKeyVault: Type.Optional(FreeFormObject("Azure Key Vault seal settings.")),
-    kmip: Type.Optional(FreeFormObject("KMIP seal settings.")),
-    ocikms: Type.Optional(FreeFormObject("OCI KMS seal settings.")),
-    pkcs11: Type.Optional(FreeFormObject("PKCS#11 seal settings.")),
-    kms: Type.Optional(FreeFormObject("Plugin-backed KMS seal settings.")),
-    credentialsSecretRef: Type.Optional(LocalObjectReference("Secret mounted for the seal's credentials.")),
+    transit: Type.Optional(
+      Type.Object(
+        {
+          address: Text("Address of the OpenBao holding the transit key.", 2048, { minLength: 1 }),
+          mountPath: Text("Mount path of the transit engine.", 253, { minLength: 1 }),
+          keyName: Text("Transit key name.", 253, { minLength: 1 }),
+          namespace: Setting("OpenBao namespace of the mount.", 253),
+          token: Setting("Token; prefer credentialsSecretRef, the spec is not secret.", 4096),
+          disableRenewal: Flag("Do not renew the token."),
+          tlsCACert: Setting("CA file path.", 1024),
+          tlsClientCert: Setting("Client certificate file path.", 1024),
+          tlsClientKey: Setting("Client key file path.", 1024),
+          tlsServerName: Setting("Server name to verify.", 253),
+          tlsSkipVerify: Flag("Skip TLS verification. Development only."),
+        },
+        { description: "Transit seal settings." },
+      ),
+    ),
+    awskms: Type.Optional(
+      Type.Object(
+        {
+          region: Text("AWS region.", 64, { minLength: 1 }),
+          kmsKeyID: Text("KMS key id or ARN.", 2048, { minLength: 1 }),
+          endpoint: Setting("KMS endpoint override.", 2048),
+          accessKey: Setting("Access key; prefer credentialsSecretRef.", 256),
+          secretKey: Setting("Secret key; prefer credentialsSecretRef.", 256),
+          sessionToken: Setting("Session token; prefer credentialsSecretRef.", 4096),
+        },
+        { description: "AWS KMS seal settings." },
+      ),
+    ),
+    gcpCloudKMS: Type.Optional(
+      Type.Object(
+        {
+          project: Text("GCP project.", 253, { minLength: 1 }),
+          region: Text("Key ring location.", 64, { minLength: 1 }),
+          keyRing: Text("Key ring.", 253, { minLength: 1 }),
+          cryptoKey: Text("Crypto key.", 253, { minLength: 1 }),
+          credentials: Setting("Path of the credentials file.", 1024),
+        },
+        { description: "GCP Cloud KMS seal settings." },
+      ),
+    ),
+    azureKeyVault: Type.Optional(
+      Type.Object(
+        {
+          vaultName: Text("Key Vault name.", 253, { minLength: 1 }),
+          keyName: Text("Key name.", 253, { minLength: 1 }),
+          tenantID: Setting("Tenant id.", 64),
+          clientID: Setting("Client id.", 64),
+          clientSecret: Setting("Client secret; prefer credentialsSecretRef.", 1024),
+          environment: Setting("Azure cloud environment.", 64),
+          resource: Setting("Key Vault resource host.", 253),
+        },
+        { description: "Azure Key Vault seal settings." },
+      ),
+    ),
+    kmip: Type.Optional(
+      Type.Object(
+        {
+          address: Text("KMIP server address.", 2048, { minLength: 1 }),
+          certificate: Setting("Client certificate file path.", 1024),
+          key: Setting("Client key file path.", 1024),
+          caCert: Setting("CA file path.", 1024),
+          tlsServerName: Setting("Server name to verify.", 253),
+          tlsSkipVerify: Flag("Skip TLS verification. Development only."),
+        },
+        { description: "KMIP seal settings." },
+      ),
+    ),
+    ocikms: Type.Optional(
+      Type.Object(
+        {
+          keyID: Text("OCI key id.", 2048, { minLength: 1 }),
+          cryptoEndpoint: Text("Crypto endpoint.", 2048, { minLength: 1 }),
+          managementEndpoint: Text("Management endpoint.", 2048, { minLength: 1 }),
+          authType: Setting("apikey or instance principal.", 64),
+          compartmentID: Setting("Compartment id.", 2048),
+        },
+        { description: "OCI KMS seal settings." },
+      ),
+    ),
+    pkcs11: Type.Optional(
+      Type.Object(
+        {
+          lib: Text("Path of the PKCS#11 library.", 1024, { minLength: 1 }),
+          keyLabel: Text("Label of the key.", 253, { minLength: 1 }),
+          slot: Setting("Slot number.", 64),
+          pin: Setting("PIN; prefer credentialsSecretRef.", 256),
+          hmacKeyLabel: Setting("Label of the HMAC key.", 253),
+          generateKey: Flag("Generate the key when it is missing."),
+          rsaEncryptLocal: Flag("Encrypt with the RSA public key locally."),
+          rsaOAEPHash: Type.Optional(
+            StringEnum(["sha1", "sha224", "sha256", "sha384", "sha512"] as const, {
+              description: "Hash for RSA-OAEP.",
+            }),
+          ),
+        },
+        { description: "PKCS#11 seal settings." },
+      ),
+    ),
+    kms: Type.Optional(FreeFormObject("Settings of a seal provided by a KMS plugin (OpenBao 2.6+).")),
+    credentialsSecretRef: Type.Optional(NameReference("Secret mounted for the seal's credentials.")),
   },
   {
     description: "Auto-unseal. The operator-managed static seal when omitted.",
@@ -465,46 +1049,8 @@ export const UnsealSchema = Type.Object(
 
 export const AuditDeviceSchema = Type.Object(
   {
-    type: StringEnum(["file", "syslog", "socket", "http"] as const, { description: "Audit device type." }),
+    ...auditDeviceFields,
     path: Text("Mount path of the device; unique in the list.", 253, { minLength: 1 }),
-    description: Type.Optional(Text("Description of the device.", 1024)),
-    fileOptions: Type.Optional(
-      Type.Object(
-        {
-          filePath: Text("File the log goes to.", 1024, { minLength: 1 }),
-          mode: Type.Optional(Text("Octal file mode, e.g. 0600.", 8)),
-        },
-        { description: "For type file." },
-      ),
-    ),
-    httpOptions: Type.Optional(
-      Type.Object(
-        {
-          uri: Text("Where entries are sent.", 2048, { minLength: 1 }),
-          headers: Type.Optional(FreeFormObject("Headers sent with each entry.")),
-        },
-        { description: "For type http." },
-      ),
-    ),
-    syslogOptions: Type.Optional(
-      Type.Object(
-        {
-          facility: Type.Optional(Text("Syslog facility.", 64)),
-          tag: Type.Optional(Text("Syslog tag.", 64)),
-        },
-        { description: "For type syslog." },
-      ),
-    ),
-    socketOptions: Type.Optional(
-      Type.Object(
-        {
-          address: Type.Optional(Text("Socket address.")),
-          socketType: Type.Optional(Text("Network type such as tcp or udp.", 16)),
-          writeTimeout: Type.Optional(Duration("Write deadline.")),
-        },
-        { description: "For type socket." },
-      ),
-    ),
     options: Type.Optional(
       FreeFormObject("Raw device options, for what the structured blocks do not cover."),
     ),
@@ -525,9 +1071,15 @@ export const BackupTargetSchema = Type.Object(
       Text("Prefix inside the bucket; objects land under <prefix>/<namespace>/<cluster>/.", 1024),
     ),
     credentialsSecretRef: Type.Optional(
-      LocalObjectReference("Secret with the object store credentials, in the namespace of this object."),
+      NameReference("Secret with the object store credentials, in the namespace of this object."),
     ),
-    region: Type.Optional(Text("Region for S3-compatible clients.", 64)),
+    region: Type.Optional(Text("Region for S3-compatible clients.", 64, { default: "us-east-1" })),
+    concurrency: Type.Optional(
+      Int32("Parts uploaded or downloaded at once.", { minimum: 1, maximum: 10, default: 3 }),
+    ),
+    partSize: Type.Optional(
+      Int64("Bytes per part of a multipart transfer.", { minimum: 5242880, default: 10485760 }),
+    ),
     usePathStyle: Flag(
       "Address buckets by path instead of by virtual host, as most S3-compatible servers need.",
       false,
@@ -540,7 +1092,7 @@ export const BackupTargetSchema = Type.Object(
     azure: Type.Optional(
       Type.Object(
         {
-          storageAccount: Type.Optional(Text("Storage account name.")),
+          storageAccount: Type.Optional(Text("Storage account name.", 253, { minLength: 1 })),
           container: Type.Optional(Text("Blob container name.")),
         },
         { description: "For provider azure." },
@@ -579,9 +1131,7 @@ export const BackupSchema = Type.Object(
       ),
     ),
     jwtAuthRole: Type.Optional(Text("OpenBao JWT role the backup Job logs in with.")),
-    tokenSecretRef: Type.Optional(
-      LocalObjectReference("Secret with an OpenBao token, when no JWT role is set."),
-    ),
+    tokenSecretRef: Type.Optional(NameReference("Secret with an OpenBao token, when no JWT role is set.")),
     image: Type.Optional(Image("Executor image for backup Jobs.")),
   },
   { description: "Scheduled Raft snapshots to object storage." },
@@ -596,7 +1146,7 @@ export const BlueGreenSchema = Type.Object(
       true,
     ),
     maxJobFailures: Type.Optional(
-      Type.Integer({ description: "Consecutive Job failures before giving up.", minimum: 1, default: 5 }),
+      Int32("Consecutive Job failures before giving up.", { minimum: 1, default: 5 }),
     ),
     preUpgradeSnapshot: Flag("Take a snapshot before starting."),
     verification: Type.Optional(
@@ -606,12 +1156,10 @@ export const BlueGreenSchema = Type.Object(
           prePromotionHook: Type.Optional(
             Type.Object(
               {
-                image: Image("Image of the validation Job."),
+                image: Text("Image of the validation Job.", 512, { minLength: 1 }),
                 command: Type.Optional(Type.Array(Text("Argument.", 4096), { maxItems: 64 })),
                 args: Type.Optional(Type.Array(Text("Argument.", 4096), { maxItems: 64 })),
-                timeoutSeconds: Type.Optional(
-                  Type.Integer({ description: "Job timeout.", minimum: 1, default: 300, format: "int32" }),
-                ),
+                timeoutSeconds: Type.Optional(Int32("Job timeout.", { default: 300 })),
               },
               { description: "A Job that must succeed before promotion." },
             ),
@@ -644,8 +1192,11 @@ export const UpgradeSchema = Type.Object(
         default: "RollingUpdate",
       }),
     ),
-    preUpgradeSnapshot: Flag("Take a snapshot (with spec.backup's target) before upgrading.", false),
+    preUpgradeSnapshot: Flag("Take a snapshot (with spec.backup's target) before upgrading."),
     jwtAuthRole: Type.Optional(Text("OpenBao JWT role the upgrade Jobs log in with.")),
+    tokenSecretRef: Type.Optional(
+      NameReference("Secret with an OpenBao token for the upgrade Jobs, when no JWT role is set."),
+    ),
     image: Type.Optional(Image("Executor image for upgrade Jobs.")),
     requests: Type.Optional(
       Type.Object(
@@ -674,7 +1225,7 @@ export const OpenBaoClusterSpecSchema = Type.Object(
     }),
     image: Type.Optional(Image("Server image; derived from version when unset.")),
     imagePullSecrets: Type.Optional(
-      Type.Array(LocalObjectReference("A pull Secret."), {
+      Type.Array(NameReference("A pull Secret."), {
         description: "Pull Secrets for every image.",
         maxItems: 16,
       }),
@@ -685,11 +1236,7 @@ export const OpenBaoClusterSpecSchema = Type.Object(
       }),
     ),
     replicas: Type.Optional(
-      Type.Integer({
-        description: "Voters. Capped at one until the cluster is initialized.",
-        minimum: 1,
-        default: 3,
-      }),
+      Int32("Voters. Capped at one until the cluster is initialized.", { minimum: 1, default: 3 }),
     ),
     resources: Type.Optional(ResourceRequirements("Resources of each voter's OpenBao container.")),
     readReplicas: Type.Optional(
@@ -717,7 +1264,7 @@ export const OpenBaoClusterSpecSchema = Type.Object(
                     description: "Service type.",
                   }),
                 ),
-                annotations: Type.Optional(StringMap("Annotations of the read Service.")),
+                annotations: Type.Optional(TextMap("Annotations of the read Service.")),
               },
               { description: "A Service for read traffic." },
             ),
@@ -745,18 +1292,97 @@ export const OpenBaoClusterSpecSchema = Type.Object(
     ),
     backup: Type.Optional(BackupSchema),
     upgrade: Type.Optional(UpgradeSchema),
-    paused: Flag("Stop reconciling everything but deletion.", false),
+    paused: Flag("Stop reconciling everything but deletion."),
     deletionPolicy: Type.Optional(
       StringEnum(ClusterDeletionPolicies, {
         description:
-          "What goes with the object: Retain keeps volumes; DeletePVCs and DeleteAll remove them. Backups in object storage are never deleted.",
-        default: "Retain",
+          "What goes with the object: Retain (when unset) keeps volumes; DeletePVCs and DeleteAll remove them. Backups in object storage are never deleted.",
       }),
+    ),
+    telemetry: Type.Optional(TelemetrySchema),
+    plugins: Type.Optional(
+      Type.Array(PluginSchema, { description: "Plugins declared in OpenBao's configuration.", maxItems: 64 }),
+    ),
+    serviceAccount: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Optional(Text("Name of the ServiceAccount; derived from the cluster when unset.")),
+          annotations: Type.Optional(TextMap("Annotations added to the ServiceAccount.")),
+        },
+        { description: "The ServiceAccount the OpenBao pods run as." },
+      ),
+    ),
+    securityContext: Type.Optional(PodSecurityContextSchema),
+    workloadHardening: Type.Optional(
+      Type.Object(
+        { appArmorEnabled: Flag("Run the pods under the runtime's default AppArmor profile.") },
+        { description: "Extra hardening of the pods." },
+      ),
+    ),
+    initContainer: Type.Optional(
+      Type.Object(
+        {
+          enabled: Flag("Run the init container that prepares configuration.", true),
+          image: Type.Optional(Image("Image of the init container.")),
+        },
+        { description: "The init container of the OpenBao pods." },
+      ),
+    ),
+    maintenance: Type.Optional(
+      Type.Object(
+        {
+          enabled: Flag("Mark the cluster's objects as under maintenance."),
+          restartAt: Type.Optional(
+            Text("Change to a new value (e.g. a timestamp) to restart the pods once.", 253, { minLength: 1 }),
+          ),
+        },
+        { description: "Planned maintenance." },
+      ),
+    ),
+    observability: Type.Optional(
+      Type.Object(
+        {
+          metrics: Type.Optional(
+            Type.Object(
+              {
+                enabled: Type.Boolean({
+                  description: "Expose OpenBao's Prometheus metrics.",
+                  default: false,
+                }),
+                serviceMonitor: Type.Optional(
+                  Type.Object(
+                    {
+                      enabled: Type.Boolean({ description: "Create a ServiceMonitor.", default: true }),
+                      interval: Type.Optional(Duration("Scrape interval.", { default: "30s" })),
+                      scrapeTimeout: Type.Optional(Duration("Scrape timeout.", { default: "10s" })),
+                    },
+                    { description: "A Prometheus Operator ServiceMonitor." },
+                  ),
+                ),
+              },
+              { description: "Metrics scraping." },
+            ),
+          ),
+        },
+        { description: "Monitoring of the OpenBao pods." },
+      ),
+    ),
+    imageVerification: Type.Optional(ImageVerificationSchema("Signature checks of the OpenBao image.")),
+    operatorImageVerification: Type.Optional(
+      ImageVerificationSchema("Signature checks of the operator's executor and helper images."),
+    ),
+    restore: Type.Optional(
+      Type.Object(
+        { jwtAuthRole: Type.Optional(Text("OpenBao JWT role restore Jobs log in with.")) },
+        { description: "Defaults for OpenBaoRestores of this cluster." },
+      ),
     ),
     breakGlassAck: Type.Optional(
       Text("Set to status.breakGlass.nonce to acknowledge break glass and let automation resume.", 128),
     ),
   },
+  // Upstream also has a spec-level rule requiring tls.rotationPeriod in OperatorManaged mode. It can
+  // only fail when the period is absent, and here tls and the period are defaulted, so it is left out.
   { description: "The cluster to run." },
 );
 export type OpenBaoClusterSpec = Static<typeof OpenBaoClusterSpecSchema>;
@@ -768,6 +1394,15 @@ const Count = (description: string) =>
 const When = (description: string) => Type.Optional(Timestamp(description));
 const Note = (description: string, maxLength = 1024) => Type.Optional(Text(description, maxLength));
 
+const LastError = Type.Object(
+  {
+    reason: Note("Reason code.", 253),
+    message: Note("Detail.", 4096),
+    at: When("When it happened."),
+  },
+  { description: "The last error a controller met." },
+);
+
 export const BackupStatusSchema = Type.Object(
   {
     lastBackupTime: When("Last successful backup; a later failure leaves it alone."),
@@ -776,6 +1411,10 @@ export const BackupStatusSchema = Type.Object(
     lastHandledManualTrigger: Note("Last trigger-backup annotation value acted on.", 253),
     nextScheduledBackup: When("Next scheduled run."),
     lastBackupKey: Note("Object key of the last successful snapshot."),
+    lastBackupName: Note(
+      "Name of the last successful snapshot (upstream's field; the key's last part).",
+      1024,
+    ),
     lastBackupSize: Type.Optional(
       Type.Integer({ description: "Bytes in the last snapshot.", minimum: 0, format: "int64" }),
     ),
@@ -804,6 +1443,9 @@ export const UpgradeStatusSchema = Type.Object(
       }),
     ),
     lastStepDownTime: When("Last leader step-down."),
+    lastErrorReason: Note("Reason code of the last error (upstream's field).", 253),
+    lastErrorMessage: Note("Detail of the last error (upstream's field).", 4096),
+    lastErrorAt: When("When the last error happened (upstream's field)."),
     preUpgradeSnapshotJobName: Note("Snapshot Job taken before the upgrade.", 253),
     failure: Type.Optional(
       Type.Object(
@@ -856,7 +1498,9 @@ export const UpgradeRequestsStatusSchema = Type.Object(
 export const BreakGlassStatusSchema = Type.Object(
   {
     active: Type.Optional(Type.Boolean({ description: "Risky automation is halted until acknowledged." })),
-    reason: Note("Why automation stopped.", 253),
+    reason: Type.Optional(
+      StringEnum(["RollbackConsensusRepairFailed"] as const, { description: "Why automation stopped." }),
+    ),
     message: Note("What was found.", 4096),
     nonce: Note("Copy this into spec.breakGlassAck to acknowledge.", 128),
     enteredAt: When("When break glass began."),
@@ -896,6 +1540,19 @@ export const OpenBaoClusterStatusSchema = Type.Object(
     currentVersion: Note("Version running now.", 64),
     readyReplicas: Count("Voter pods that are Ready."),
     activeLeader: Note("Pod that leads Raft.", 253),
+    lastBackupTime: When("Last successful backup (upstream's top-level copy of backup.lastBackupTime)."),
+    workload: Type.Optional(
+      Type.Object(
+        { lastError: Type.Optional(LastError) },
+        { description: "The workload controller's last error." },
+      ),
+    ),
+    adminOps: Type.Optional(
+      Type.Object(
+        { lastError: Type.Optional(LastError) },
+        { description: "The backup, restore and upgrade controller's last error." },
+      ),
+    ),
     readReplicas: Type.Optional(
       Type.Object(
         {

@@ -8,13 +8,18 @@ import {
   cel,
   KindSchema,
   type KubeOptions,
-  LocalObjectReference,
   ObservedGeneration,
   StringEnum,
   Timestamp,
 } from "./common.js";
 import type { KindDefinition } from "./crd.js";
-import { BackupTargetSchema, OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "./openbaocluster.js";
+import {
+  BackupTargetSchema,
+  NameReference,
+  OpenBaoApiVersion,
+  OpenBaoGroup,
+  OpenBaoVersion,
+} from "./openbaocluster.js";
 
 export const OpenBaoRestoreKind = "OpenBaoRestore";
 export const OpenBaoRestorePlural = "openbaorestores";
@@ -27,6 +32,10 @@ export const OpenBaoRestoreCondition = {
   LockAcquired: "LockAcquired",
   OperationLockOverridden: "OperationLockOverridden",
   Complete: "Complete",
+  // Upstream's condition types.
+  RestoreComplete: "RestoreComplete",
+  OperationLockOverride: "OperationLockOverride",
+  Provisioned: "Provisioned",
 } as const;
 export type OpenBaoRestoreConditionType =
   (typeof OpenBaoRestoreCondition)[keyof typeof OpenBaoRestoreCondition];
@@ -43,6 +52,10 @@ export const OpenBaoRestoreReason = {
   JobCreated: "JobCreated",
   JobSucceeded: "JobSucceeded",
   JobFailed: "JobFailed",
+  // Upstream's reasons for a restore's outcome.
+  RestoreSucceeded: "RestoreSucceeded",
+  RestoreFailed: "RestoreFailed",
+  RestoreExecutorImageVerificationFailed: "RestoreExecutorImageVerificationFailed",
 } as const;
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 
@@ -70,7 +83,7 @@ export const OpenBaoRestoreSpecSchema = Type.Object(
       Type.String({ description: "OpenBao JWT role the restore Job logs in with.", maxLength: 253 }),
     ),
     tokenSecretRef: Type.Optional(
-      LocalObjectReference("Secret with an OpenBao token, used when no JWT role is set."),
+      NameReference("Secret with an OpenBao token, used when no JWT role is set."),
     ),
     image: Type.Optional(
       Type.String({
@@ -107,7 +120,9 @@ export type OpenBaoRestoreSpec = Static<typeof OpenBaoRestoreSpecSchema>;
 
 export const OpenBaoRestoreStatusSchema = Type.Object(
   {
-    phase: Type.Optional(StringEnum(RestorePhases, { description: "Where the request is." })),
+    phase: Type.Optional(
+      StringEnum(RestorePhases, { description: "Where the request is.", default: "Pending" }),
+    ),
     jobName: Type.Optional(
       Type.String({ description: "Restore Job created for this request.", maxLength: 253 }),
     ),

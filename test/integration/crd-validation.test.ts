@@ -77,7 +77,7 @@ function describeCrd(crd: ReturnType<typeof loadCrd>): CrdFile {
 interface CelCase {
   message: string;
   field: string;
-  bad: (o: JsonObject) => void;
+  bad: (o: JsonObject, part: (path: string) => Json) => void;
   good?: (o: JsonObject) => void;
   /** Transition rules: the object is created valid, then `bad`/`good` are applied as updates. */
   update?: boolean;
@@ -266,6 +266,13 @@ const KINDS: KindUnderTest[] = [
         const tls = at(o, "spec", "tls");
         tls["mode"] = "ACME";
         tls["acme"] = part(".spec.tls.acme");
+        delete at(o, "spec", "tls", "acme")["domains"];
+      },
+      (o, part) => {
+        const tls = at(o, "spec", "tls");
+        tls["mode"] = "ACME";
+        tls["acme"] = part(".spec.tls.acme");
+        delete at(o, "spec", "tls", "acme")["domain"];
       },
       (o, part) => oneProvider(at(o, "spec", "backup", "target"), part(".spec.backup.target.gcs"), "gcs"),
       (o, part) => oneProvider(at(o, "spec", "backup", "target"), part(".spec.backup.target.azure"), "azure"),
@@ -297,6 +304,19 @@ const KINDS: KindUnderTest[] = [
         },
       },
       {
+        message: "set tls.acme.domain or tls.acme.domains, not both",
+        field: "spec.tls.acme",
+        bad: (o) => {
+          const tls = at(o, "spec", "tls");
+          tls["mode"] = "ACME";
+          tls["acme"] = {
+            directoryURL: "https://acme.example.org/directory",
+            domain: "bao.example.org",
+            domains: ["bao.example.org"],
+          };
+        },
+      },
+      {
         message: "tls.mode ACME needs tls.acme",
         field: "spec.tls",
         bad: (o) => {
@@ -317,11 +337,12 @@ const KINDS: KindUnderTest[] = [
             message: `unseal.${field} belongs to unseal.type ${type} only`,
             field: "spec.unseal",
             // Another type, carrying this type's settings as well.
-            bad: (o) => {
+            // Both blocks complete: an incomplete one is refused before CEL rules run at all.
+            bad: (o, part) => {
               const unseal = at(o, "spec", "unseal");
               unseal["type"] = other[0];
-              unseal[other[1]] = {};
-              unseal[field] = {};
+              unseal[other[1]] = part(`.spec.unseal.${other[1]}`);
+              unseal[field] = part(`.spec.unseal.${field}`);
             },
           },
         ];
@@ -592,7 +613,7 @@ describe("CRDs on the real API server", () => {
             live = await create(broken);
             broken["metadata"] = { name: live.metadata.name!, namespace: ns };
           }
-          c.bad(broken);
+          c.bad(broken, part);
           const write = (o: JsonObject) =>
             live
               ? client.apply(crd().type, o as unknown as KubeObject, {

@@ -24,6 +24,7 @@ const PATTERN_SAMPLES: Record<string, string> = {
   "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$": "db.example.org",
   "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$": "Value_1",
   "^[A-Za-z_][A-Za-z0-9_-]*$": "enable_kv",
+  "^[0-9a-fA-F]{64}$": "0f343b0931126a20f133d67c2b018a3b4fc8f4b03c21d8e3b7b4cd4e6b0d2a9c",
   "^[^/\\s]+(/[^/\\s]+)+$": "secret/apps/sample",
   "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "name-1",
   "^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$":

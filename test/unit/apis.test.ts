@@ -274,7 +274,8 @@ describe("apis: defaults and limits", () => {
     });
     assert.equal(bare.spec.replicas, 3);
     assert.deepEqual(bare.spec.tls, { enabled: true, mode: "OperatorManaged", rotationPeriod: "720h" });
-    assert.equal(bare.spec.deletionPolicy, "Retain");
+    // Upstream has no default here: an unset deletionPolicy stays unset and means Retain.
+    assert.equal(bare.spec.deletionPolicy, undefined);
   });
 
   it("keeps conditions in metav1.Condition form, merged by type", () => {
