@@ -148,10 +148,20 @@ describe("openbao StatefulSet", () => {
 describe("openbao init and Autopilot", () => {
   it("asks the static seal for no keys and auto-unseal seals for one recovery share", () => {
     assert.deepEqual(initRequest(cluster()), {});
-    assert.deepEqual(initRequest(cluster({ unseal: { type: "transit", transit: {} } })), {
-      recovery_shares: 1,
-      recovery_threshold: 1,
-    });
+    assert.deepEqual(
+      initRequest(
+        cluster({
+          unseal: {
+            type: "transit",
+            transit: { address: "https://kms.example:8200", mountPath: "transit", keyName: "bao" },
+          },
+        }),
+      ),
+      {
+        recovery_shares: 1,
+        recovery_threshold: 1,
+      },
+    );
   });
 
   it("maps the spec's Autopilot to OpenBao's fields with a quorum floor for dead-server cleanup", () => {
@@ -242,6 +252,6 @@ describe("openbao rollout hash", () => {
     assert.equal(rolloutHash(three), rolloutHash(five));
     const louder = renderConfig(cluster({ replicas: 3, configuration: { logLevel: "debug" } }), {});
     assert.notEqual(rolloutHash(three), rolloutHash(louder));
-    assert.ok(!/retry_join/.test(three.replace(/^[ \t]*retry_join[ \t]*\{[^]*?^[ \t]*\}[ \t]*\n?/gm, "")));
+    assert.ok(!/retry_join/.test(three.replace(/^[ \t]*retry_join[ \t]*\{[\s\S]*?^[ \t]*\}[ \t]*\n?/gm, "")));
   });
 });

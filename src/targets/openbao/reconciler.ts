@@ -45,8 +45,11 @@ import {
   buildPodDisruptionBudget,
   buildSelfInitConfigMap,
   buildStatefulSet,
+  CONFIG_KEY,
   PATHS,
+  SELF_INIT_KEY,
   tlsEnabled,
+  tlsSecretName,
   tlsSecretsMounted,
   UNSEAL_KEY_FILE,
 } from "./workload/statefulsets/build.js";
@@ -251,12 +254,35 @@ export class OpenBaoClusterReconciler {
         podName: podNameOf,
       });
       if (intent.removePeers.length > 0 && peers) {
+        // Membership changes go to the active node (a standby answers 307). When the active node
+        // is itself leaving, it steps down first and the removal waits for the next pass.
+        const leader = peers.leader;
+        if (!leader || !peers.ids.includes(leader))
+          return {
+            step: "infrastructure",
+            reason: "LeaderUnknown",
+            message: "scale-down waits for an active node",
+            failed: false,
+          };
+        if (intent.removePeers.includes(leader)) {
+          if (!writes.dryRun) {
+            await (await this.baoForPod(cluster, ctx, leader)).stepDown(peers.token, ctx.signal);
+            ctx.log.info({ leader }, "asked the departing active node to step down before removing it");
+          }
+          return {
+            step: "infrastructure",
+            reason: "StepDownRequested",
+            message: `${leader} leads Raft and is leaving: it was asked to step down first`,
+            failed: false,
+          };
+        }
+        const active = await this.baoForPod(cluster, ctx, leader);
         for (const id of intent.removePeers) {
           if (writes.dryRun) {
             writes.applied.push(`raft remove-peer ${id}`);
             continue;
           }
-          await peers.bao.removePeer(peers.token, id, ctx.signal);
+          await active.removePeer(peers.token, id, ctx.signal);
           raftPeersRemoved.inc({ namespace: ns, name: cluster.metadata.name! });
           ctx.log.info({ peer: id }, "removed Raft peer before shrinking the voter StatefulSet");
           ctx.events.record(cluster, {
@@ -312,7 +338,10 @@ export class OpenBaoClusterReconciler {
 
     if ((cluster.spec.unseal?.type ?? "static") === "static") await ensureUnsealKey(ctx, writes, cluster);
 
-    const runtime = svc.podRuntime(cluster, { configDir: PATHS.configDir, tlsDir: PATHS.tlsDir });
+    const runtime = svc.podRuntime(cluster, {
+      configFiles: [`${PATHS.configDir}/${CONFIG_KEY}`, `${PATHS.configDir}/${SELF_INIT_KEY}`],
+      tlsSecretName: tlsSecretName(cluster),
+    });
     for (const extra of runtime.objects?.(cluster) ?? []) {
       const meta = extra["metadata"] as { name: string };
       await applyOwned(
@@ -411,14 +440,23 @@ export class OpenBaoClusterReconciler {
   private async raftPeers(
     cluster: OpenBaoCluster,
     ctx: ServiceContext,
-  ): Promise<{ ids: string[]; bao: BaoClient; token: string } | undefined> {
+  ): Promise<{ ids: string[]; leader?: string; token: string } | undefined> {
     const names = clusterNames(refOf(cluster));
     const token = await secretValue(ctx, cluster.metadata.namespace!, names.rootTokenSecret, ROOT_TOKEN_KEY);
     if (!token) return undefined;
     // Ask a pod that stays: the departing ones may be gone already.
     const bao = await this.bao(cluster, ctx, 0);
     const servers = await bao.raftServers(token, ctx.signal);
-    return { ids: servers.map((s) => s.node_id), bao, token };
+    return { ids: servers.map((s) => s.node_id), leader: servers.find((s) => s.leader)?.node_id, token };
+  }
+
+  /** A client for a voter pod named by its node id (the pod name). */
+  private async baoForPod(cluster: OpenBaoCluster, ctx: ServiceContext, pod: string): Promise<BaoClient> {
+    const prefix = `${clusterNames(refOf(cluster)).voterStatefulSet}-`;
+    const ordinal = pod.startsWith(prefix) ? Number(pod.slice(prefix.length)) : Number.NaN;
+    if (!Number.isInteger(ordinal) || ordinal < 0)
+      throw new Error(`Raft node ${pod} is not a voter pod of this cluster`);
+    return this.bao(cluster, ctx, ordinal);
   }
 
   /** A client for voter pod `ordinal`, trusting the cluster's CA (read from the mounted server Secret). */
@@ -429,10 +467,7 @@ export class OpenBaoClusterReconciler {
     if (tlsSecretsMounted(cluster)) {
       const names = clusterNames(refOf(cluster));
       const ns = cluster.metadata.namespace!;
-      const server =
-        cluster.spec.tls?.mode === "External"
-          ? (cluster.spec.tls.serverSecretName ?? names.serverSecret)
-          : names.serverSecret;
+      const server = tlsSecretName(cluster) ?? names.serverSecret;
       caPem =
         (await secretValue(ctx, ns, server, "ca.crt")) ??
         (await secretValue(ctx, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "ca.crt")) ??

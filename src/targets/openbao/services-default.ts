@@ -4,13 +4,14 @@ import { setControllerReference } from "../../runtime/ownership.js";
 import type { KubeObject } from "../../runtime/types.js";
 import { refOf } from "./cluster-ref.js";
 import { API_PORT, CLUSTER_PORT, clusterLabels, clusterNames, podSelector } from "./identity.js";
+import { reloadPodPieces, reloadWrapperConfigMap } from "./reload/pod.js";
 import type { ConfigInputs, PodRuntime, ServiceContext, StepOutcome, WorkloadServices } from "./services.js";
+import { reconcileCertificates } from "./workload/certs/reconcile.js";
 import { renderConfig as renderClusterConfig, renderSelfInitRequests } from "./workload/config/index.js";
-import { CONFIG_KEY, SELF_INIT_KEY } from "./workload/statefulsets/build.js";
 
-// The configuration service is the real one. INTERIM until the certificate, networking and
-// identity services land from their branch: TLS-less clusters only, and the two Services, the
-// ServiceAccount and the service-registration Role the pods need.
+// Certificates, configuration and the reload wrapper are the real services. INTERIM until the
+// networking and identity services land from their branch: the two Services, the ServiceAccount
+// and the service-registration Role the pods need.
 
 function renderConfig(c: OpenBaoCluster, inp: ConfigInputs): string {
   return renderClusterConfig(c, { clusterDomain: inp.clusterDomain, component: inp.component });
@@ -35,14 +36,14 @@ async function apply(ctx: ServiceContext, obj: Record<string, unknown>): Promise
 export function defaultServices(): WorkloadServices {
   const ready = (reason: string): StepOutcome => ({ ready: true, reason, message: "" });
   return {
-    async certificates(_ctx, c) {
-      if (c.spec.tls?.enabled !== false)
-        return {
-          ready: false,
-          reason: "TLSNotImplemented",
-          message: "TLS services are not wired in yet; set spec.tls.enabled: false",
-        };
-      return ready("Disabled");
+    async certificates(ctx, c) {
+      const out = await reconcileCertificates(ctx, c);
+      return {
+        ready: out.ready,
+        reason: out.reason,
+        message: out.message,
+        activeCertHash: out.activeCertHash,
+      };
     },
     async networking(ctx, c) {
       const ref = refOf(c);
@@ -80,16 +81,15 @@ export function defaultServices(): WorkloadServices {
     },
     renderConfig,
     renderSelfInit: renderSelfInitRequests,
-    podRuntime(_c, paths): PodRuntime {
+    podRuntime(c, paths): PodRuntime {
+      const ref = refOf(c);
+      const pieces = reloadPodPieces(ref, {
+        serverArgs: ["server", ...paths.configFiles.map((f) => `-config=${f}`)],
+        tlsSecretName: paths.tlsSecretName,
+      });
       return {
-        command: ["bao"],
-        args: [
-          "server",
-          `-config=${paths.configDir}/${CONFIG_KEY}`,
-          `-config=${paths.configDir}/${SELF_INIT_KEY}`,
-        ],
-        volumes: [],
-        volumeMounts: [],
+        ...pieces,
+        objects: () => [reloadWrapperConfigMap(ref) as unknown as Record<string, unknown>],
       };
     },
   };

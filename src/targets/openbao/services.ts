@@ -44,6 +44,8 @@ export interface PodRuntime {
   args: string[];
   volumes: Record<string, unknown>[];
   volumeMounts: Record<string, unknown>[];
+  /** Environment the wrapper reads, next to the per-pod variables the StatefulSet sets. */
+  env?: { name: string; value: string }[];
   /** Extra objects the wrapper needs (e.g. the ConfigMap holding the script). */
   objects?: (cluster: OpenBaoCluster) => Record<string, unknown>[];
 }
@@ -55,5 +57,6 @@ export interface WorkloadServices {
   renderConfig(cluster: OpenBaoCluster, inputs: ConfigInputs): string;
   /** The self-init `initialize` blocks, in their own file so they can be made inert later. */
   renderSelfInit(cluster: OpenBaoCluster): string;
-  podRuntime(cluster: OpenBaoCluster, paths: { configDir: string; tlsDir: string }): PodRuntime;
+  /** The container's command, the TLS and wrapper volumes; `tlsSecretName` is unset without TLS files. */
+  podRuntime(cluster: OpenBaoCluster, paths: { configFiles: string[]; tlsSecretName?: string }): PodRuntime;
 }

@@ -148,6 +148,12 @@ export class BaoClient {
     this.expect(r, [200, 204], "sys/storage/raft/remove-peer");
   }
 
+  /** Asks the active node to give up leadership (it must be sent to the active node). */
+  async stepDown(token: string, signal?: AbortSignal): Promise<void> {
+    const r = await this.send("PUT", "/v1/sys/step-down", token, undefined, signal);
+    this.expect(r, [200, 204], "sys/step-down");
+  }
+
   async autopilotConfig(token: string, signal?: AbortSignal): Promise<AutopilotConfig> {
     const r = await this.send(
       "GET",

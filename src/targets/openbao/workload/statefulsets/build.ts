@@ -28,6 +28,12 @@ export const SELF_INIT_KEY = "self-init.hcl";
 type Obj = Record<string, unknown>;
 
 export const tlsEnabled = (c: OpenBaoCluster): boolean => c.spec.tls?.enabled !== false;
+/** The Secret with the listener's key pair, mounted by the pod runtime; undefined without TLS files. */
+export function tlsSecretName(c: OpenBaoCluster): string | undefined {
+  if (!tlsSecretsMounted(c)) return undefined;
+  return c.spec.tls?.serverSecretName || clusterNames(refOf(c)).serverSecret;
+}
+
 /** The ACME mode serves certificates OpenBao obtains itself: no Secret to mount. */
 export const tlsSecretsMounted = (c: OpenBaoCluster): boolean =>
   tlsEnabled(c) && (c.spec.tls?.mode ?? "OperatorManaged") !== "ACME";
@@ -97,27 +103,12 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       },
     },
     ...unsealVolume(c),
-    ...(tlsSecretsMounted(c)
-      ? [
-          {
-            name: "tls",
-            secret: {
-              secretName:
-                c.spec.tls?.mode === "External"
-                  ? (c.spec.tls.serverSecretName ?? names.serverSecret)
-                  : names.serverSecret,
-              defaultMode: 0o440,
-            },
-          },
-        ]
-      : []),
     ...inp.runtime.volumes,
   ];
   const mounts: Obj[] = [
     { name: "config", mountPath: PATHS.configDir, readOnly: true },
     { name: "data", mountPath: PATHS.dataDir },
     ...(unsealVolume(c).length ? [{ name: "unseal-key", mountPath: PATHS.unsealDir, readOnly: true }] : []),
-    ...(tlsSecretsMounted(c) ? [{ name: "tls", mountPath: PATHS.tlsDir, readOnly: true }] : []),
     ...inp.runtime.volumeMounts,
   ];
   // Per-pod values (node id, addresses, service registration) come from the config renderer, so
@@ -126,6 +117,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...configEnv(c, { clusterDomain: inp.clusterDomain, component: inp.component }).map((e) => ({ ...e })),
     { name: "BAO_ADDR", value: `${scheme}://127.0.0.1:${API_PORT}` },
     ...(tlsSecretsMounted(c) ? [{ name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` }] : []),
+    ...(inp.runtime.env ?? []),
   ];
   const fromSpec = storageOf(c, inp.component);
   const storage = inp.claim

@@ -6,6 +6,6 @@ import { createHash } from "node:crypto";
  * pods that are already members. The ConfigMap still carries the full text for the next start.
  */
 export function rolloutHash(configText: string): string {
-  const withoutJoins = configText.replace(/^[ \t]*retry_join[ \t]*\{[^]*?^[ \t]*\}[ \t]*\n?/gm, "");
+  const withoutJoins = configText.replace(/^[ \t]*retry_join[ \t]*\{[\s\S]*?^[ \t]*\}[ \t]*\n?/gm, "");
   return createHash("sha256").update(withoutJoins, "utf8").digest("hex");
 }
