@@ -146,7 +146,15 @@ describe("openbao certificates: rotation reaches a running OpenBao without a res
       async () => ((await servedFingerprint(ip, 8200)) === fingerprintOf(cert2) ? true : undefined),
       240_000,
       "OpenBao serving the rotated certificate",
-    );
+    ).catch(async (e: unknown) => {
+      // Say what the pod saw: its log and the certificate on its volume (public, no key).
+      const logs = await ctx.kubectl(["logs", "bao-0"]).catch((x: Error) => x.message);
+      const mounted = await ctx.exec("bao-0", ["cat", TLS_CERT_FILE]).catch((x: Error) => x.message);
+      const onVolume = mounted.includes("BEGIN CERTIFICATE") ? fingerprintOf(mounted) : mounted;
+      throw new Error(
+        `${(e as Error).message}\nvolume holds ${onVolume === fingerprintOf(cert2) ? "the new" : "NOT the new"} certificate\npod log:\n${logs.slice(-3000)}`,
+      );
+    });
     const pod2 = await ctx.getJson("pod/bao-0");
     assert.equal(pod2["metadata"].uid, pod1["metadata"].uid, "the pod was replaced");
     assert.equal(pod2["status"].containerStatuses[0].restartCount, 0, "the container restarted");

@@ -1,0 +1,86 @@
+import type { OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
+import type { KubeObject } from "../../../../runtime/types.js";
+import { type ClusterRef, Component, clusterLabels, clusterNames, podName } from "../../identity.js";
+
+/**
+ * The pods' identity: their ServiceAccount, and a Role that lets OpenBao's Kubernetes service
+ * registration keep its labels (active, sealed, initialized, version) on its own pods. Pure.
+ */
+
+export interface IdentityCluster {
+  metadata: { name?: string; namespace?: string };
+  spec: Pick<OpenBaoClusterSpec, "replicas" | "readReplicas"> & {
+    /** Upstream's spec.serviceAccount; read when the schema carries it. */
+    serviceAccount?: { name?: string; annotations?: Record<string, string> };
+  };
+}
+
+export function identityRef(c: IdentityCluster): ClusterRef {
+  const { name, namespace } = c.metadata;
+  if (!name || !namespace) throw new Error("metadata.name and metadata.namespace are required");
+  return { name, namespace };
+}
+
+export function serviceAccountName(c: IdentityCluster): string {
+  return c.spec.serviceAccount?.name || clusterNames(identityRef(c)).serviceAccount;
+}
+
+/** Every pod the cluster runs at its full size: voters, then read replicas. */
+export function clusterPodNames(c: IdentityCluster): string[] {
+  const ref = identityRef(c);
+  const out: string[] = [];
+  for (let i = 0; i < (c.spec.replicas ?? 3); i++) out.push(podName(ref, i));
+  for (let i = 0; i < (c.spec.readReplicas?.replicas ?? 0); i++)
+    out.push(podName(ref, i, Component.ReadReplica));
+  return out;
+}
+
+export function serviceAccount(c: IdentityCluster): KubeObject {
+  const ref = identityRef(c);
+  const annotations = c.spec.serviceAccount?.annotations;
+  return {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: {
+      name: serviceAccountName(c),
+      namespace: ref.namespace,
+      labels: clusterLabels(ref),
+      ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+    },
+  };
+}
+
+/**
+ * get/update/patch on the cluster's own pods, by name: `patch pods` on any pod would let a
+ * compromised OpenBao change another workload's image, so the grant stops at these names.
+ * `extraPodNames` is for pods of another generation (a blue-green revision) that also register.
+ */
+export function serviceRegistrationRole(
+  c: IdentityCluster,
+  extraPodNames: readonly string[] = [],
+): KubeObject {
+  const ref = identityRef(c);
+  const pods = [...new Set([...clusterPodNames(c), ...extraPodNames])];
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: {
+      name: clusterNames(ref).serviceRegistrationRole,
+      namespace: ref.namespace,
+      labels: clusterLabels(ref),
+    },
+    rules: [{ apiGroups: [""], resources: ["pods"], resourceNames: pods, verbs: ["get", "update", "patch"] }],
+  };
+}
+
+export function serviceRegistrationBinding(c: IdentityCluster): KubeObject {
+  const ref = identityRef(c);
+  const name = clusterNames(ref).serviceRegistrationRole;
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name, namespace: ref.namespace, labels: clusterLabels(ref) },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+    subjects: [{ kind: "ServiceAccount", name: serviceAccountName(c), namespace: ref.namespace }],
+  };
+}

@@ -1,0 +1,38 @@
+import { applyIfChanged } from "../../../../runtime/apply.js";
+import { setControllerReference } from "../../../../runtime/ownership.js";
+import type { ServiceContext, ServiceOutcome } from "../service-context.js";
+import {
+  type IdentityCluster,
+  serviceAccount,
+  serviceAccountName,
+  serviceRegistrationBinding,
+  serviceRegistrationRole,
+} from "./plan.js";
+
+export interface IdentityOptions {
+  /** Pods beyond the cluster's own StatefulSets that register too (blue-green revisions). */
+  extraPodNames?: readonly string[];
+}
+
+/** The identity service: the pods' ServiceAccount and the service-registration Role and RoleBinding. */
+export async function reconcileIdentity(
+  ctx: ServiceContext,
+  cluster: IdentityCluster,
+  opts: IdentityOptions = {},
+): Promise<ServiceOutcome> {
+  const objects = [
+    serviceAccount(cluster),
+    serviceRegistrationRole(cluster, opts.extraPodNames),
+    serviceRegistrationBinding(cluster),
+  ];
+  for (const obj of objects)
+    await applyIfChanged(ctx.client, setControllerReference(ctx.owner, obj), {
+      fieldManager: ctx.fieldManager,
+      force: true,
+    });
+  return {
+    ready: true,
+    reason: "Ready",
+    message: `ServiceAccount ${serviceAccountName(cluster)} and its service-registration Role are current`,
+  };
+}

@@ -1,0 +1,315 @@
+import type { OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
+import type { KubeObject } from "../../../../runtime/types.js";
+import {
+  API_PORT,
+  CLUSTER_PORT,
+  type ClusterRef,
+  Component,
+  clusterLabels,
+  clusterNames,
+  LABEL_CLUSTER,
+  LABEL_INSTANCE,
+  LABEL_OPENBAO_ACTIVE,
+  podSelector,
+} from "../../identity.js";
+
+/**
+ * The networking objects of one cluster, built from the spec alone. Pure: which Gateway API
+ * versions the server offers, where the API server is and the CA bundle come in as inputs.
+ */
+
+export interface NetworkCluster {
+  metadata: { name?: string; namespace?: string };
+  spec: Pick<OpenBaoClusterSpec, "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls">;
+}
+
+export interface NetworkInputs {
+  /** Namespace of the operator: its pods may reach the API port (init, health, raft operations). */
+  operatorNamespace?: string;
+  /** Where pods reach the Kubernetes API (service registration, Kubernetes auth): CIDRs and ports. */
+  apiServer: { cidrs: string[]; ports: number[] };
+  /** PEM bundle the Gateway verifies OpenBao with; none means the system roots (ACME). */
+  backendCaPem?: string;
+  /** The served apiVersion of each Gateway API kind, undefined when it is not served. */
+  gatewayApi: { httpRoute?: string; tlsRoute?: string; backendTLSPolicy?: string };
+}
+
+export function networkRef(c: NetworkCluster): ClusterRef {
+  const { name, namespace } = c.metadata;
+  if (!name || !namespace) throw new Error("metadata.name and metadata.namespace are required");
+  return { name, namespace };
+}
+
+/** Every OpenBao pod of the cluster, voters and read replicas: Raft peers of each other. */
+export function peerSelector(ref: ClusterRef): Record<string, string> {
+  return { [LABEL_INSTANCE]: ref.name, [LABEL_CLUSTER]: ref.name };
+}
+
+const tlsOn = (c: NetworkCluster): boolean => c.spec.tls?.enabled ?? true;
+
+function apiPort(c: NetworkCluster) {
+  return { name: tlsOn(c) ? "https" : "http", port: API_PORT, targetPort: API_PORT, protocol: "TCP" };
+}
+const clusterPort = { name: "cluster", port: CLUSTER_PORT, targetPort: CLUSTER_PORT, protocol: "TCP" };
+
+function meta(
+  ref: ClusterRef,
+  name: string,
+  extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+) {
+  return {
+    name,
+    namespace: ref.namespace,
+    labels: { ...(extra.labels ?? {}), ...clusterLabels(ref) },
+    ...(extra.annotations && Object.keys(extra.annotations).length > 0
+      ? { annotations: extra.annotations }
+      : {}),
+  };
+}
+
+/** Stable per-pod DNS for Raft: sealed and unready pods must still find each other. */
+export function headlessService(c: NetworkCluster): KubeObject {
+  const ref = networkRef(c);
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ref, clusterNames(ref).headlessService),
+    spec: {
+      clusterIP: "None",
+      publishNotReadyAddresses: true,
+      selector: peerSelector(ref),
+      ports: [apiPort(c), clusterPort],
+    },
+  };
+}
+
+function serviceSpec(
+  type: string | undefined,
+  selector: Record<string, string>,
+  c: NetworkCluster,
+  ranges?: string[],
+) {
+  return {
+    type: type ?? "ClusterIP",
+    selector,
+    ports: [apiPort(c)],
+    ...(type === "LoadBalancer" && ranges && ranges.length > 0 ? { loadBalancerSourceRanges: ranges } : {}),
+  };
+}
+
+/** The Service clients use: every ready voter (standbys forward to the active node). */
+export function clientService(c: NetworkCluster): KubeObject {
+  const ref = networkRef(c);
+  const s = c.spec.service ?? {};
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ref, clusterNames(ref).clientService, { labels: s.labels, annotations: s.annotations }),
+    spec: serviceSpec(s.type, podSelector(ref), c, s.loadBalancerSourceRanges),
+  };
+}
+
+/** Only the active node, by the label OpenBao's Kubernetes service registration keeps on it. */
+export function activeService(c: NetworkCluster): KubeObject {
+  const ref = networkRef(c);
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ref, clusterNames(ref).activeService),
+    spec: serviceSpec("ClusterIP", { ...podSelector(ref), [LABEL_OPENBAO_ACTIVE]: "true" }, c),
+  };
+}
+
+/** Read replicas, when asked for. */
+export function readService(c: NetworkCluster): KubeObject | undefined {
+  const ref = networkRef(c);
+  const rr = c.spec.readReplicas;
+  if (!rr?.service?.enabled || (rr.replicas ?? 0) === 0) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ref, clusterNames(ref).readService, { annotations: rr.service.annotations }),
+    spec: serviceSpec(rr.service.type, podSelector(ref, Component.ReadReplica), c),
+  };
+}
+
+export function ingress(c: NetworkCluster): KubeObject | undefined {
+  const ref = networkRef(c);
+  const ing = c.spec.ingress;
+  if (!ing?.enabled) return undefined;
+  const names = clusterNames(ref);
+  const secretName =
+    ing.tlsSecretName ?? (tlsOn(c) && c.spec.tls?.mode !== "ACME" ? names.serverSecret : undefined);
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: meta(ref, names.ingress, { annotations: ing.annotations }),
+    spec: {
+      ...(ing.className ? { ingressClassName: ing.className } : {}),
+      ...(secretName ? { tls: [{ hosts: [ing.host], secretName }] } : {}),
+      rules: [
+        {
+          host: ing.host,
+          http: {
+            paths: [
+              {
+                path: ing.path ?? "/",
+                pathType: ing.pathType ?? "Prefix",
+                backend: { service: { name: names.clientService, port: { number: API_PORT } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+function parentRef(c: NetworkCluster) {
+  const g = c.spec.gateway!;
+  return {
+    group: "gateway.networking.k8s.io",
+    kind: "Gateway",
+    name: g.gatewayRef.name,
+    ...(g.gatewayRef.namespace ? { namespace: g.gatewayRef.namespace } : {}),
+    ...(g.listenerName ? { sectionName: g.listenerName } : {}),
+  };
+}
+
+/** What a gateway setting asks for; `missing` names the kinds the server does not serve. */
+export function gatewayObjects(
+  c: NetworkCluster,
+  inputs: NetworkInputs,
+): { objects: KubeObject[]; missing: string[] } {
+  const g = c.spec.gateway;
+  if (!g?.enabled) return { objects: [], missing: [] };
+  const ref = networkRef(c);
+  const names = clusterNames(ref);
+  const objects: KubeObject[] = [];
+  const missing: string[] = [];
+  const backendRef = { group: "", kind: "Service", name: names.clientService, port: API_PORT };
+  if (g.tlsPassthrough) {
+    if (!inputs.gatewayApi.tlsRoute) missing.push("TLSRoute");
+    else
+      objects.push({
+        apiVersion: inputs.gatewayApi.tlsRoute,
+        kind: "TLSRoute",
+        metadata: meta(ref, names.tlsRoute, { annotations: g.annotations }),
+        spec: { parentRefs: [parentRef(c)], hostnames: [g.hostname], rules: [{ backendRefs: [backendRef] }] },
+      });
+    return { objects, missing };
+  }
+  if (!inputs.gatewayApi.httpRoute) missing.push("HTTPRoute");
+  else
+    objects.push({
+      apiVersion: inputs.gatewayApi.httpRoute,
+      kind: "HTTPRoute",
+      metadata: meta(ref, names.httpRoute, { annotations: g.annotations }),
+      spec: {
+        parentRefs: [parentRef(c)],
+        hostnames: [g.hostname],
+        rules: [
+          { matches: [{ path: { type: "PathPrefix", value: g.path ?? "/" } }], backendRefs: [backendRef] },
+        ],
+      },
+    });
+  // The Gateway terminates TLS and opens a new connection to OpenBao, which it must verify.
+  if (tlsOn(c) && (g.backendTLS?.enabled ?? true)) {
+    if (!inputs.gatewayApi.backendTLSPolicy) missing.push("BackendTLSPolicy");
+    else {
+      const useCa = inputs.backendCaPem !== undefined;
+      if (useCa)
+        objects.push({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: meta(ref, names.backendCaConfigMap),
+          data: { "ca.crt": inputs.backendCaPem },
+        });
+      objects.push({
+        apiVersion: inputs.gatewayApi.backendTLSPolicy,
+        kind: "BackendTLSPolicy",
+        metadata: meta(ref, names.backendTLSPolicy),
+        spec: {
+          targetRefs: [{ group: "", kind: "Service", name: names.clientService }],
+          validation: {
+            hostname: g.backendTLS?.hostname ?? `${names.clientService}.${ref.namespace}.svc`,
+            ...(useCa
+              ? { caCertificateRefs: [{ group: "", kind: "ConfigMap", name: names.backendCaConfigMap }] }
+              : { wellKnownCACertificates: "System" }),
+          },
+        },
+      });
+    }
+  }
+  return { objects, missing };
+}
+
+const tcp = (port: number) => ({ protocol: "TCP", port });
+
+/**
+ * Deny by default around the OpenBao pods, then allow what a cluster needs: peers to each other
+ * (API and Raft ports), clients in the namespace, the operator and the Gateway to the API port; out
+ * to peers, cluster DNS and the Kubernetes API. The user's rules are added after, never instead.
+ */
+export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObject {
+  const ref = networkRef(c);
+  const net = c.spec.network ?? {};
+  const peers = { podSelector: { matchLabels: peerSelector(ref) } };
+  const byName = (ns: string) => ({
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
+  });
+  const apiFrom: Record<string, unknown>[] = [{ podSelector: {} }];
+  if (inputs.operatorNamespace && inputs.operatorNamespace !== ref.namespace)
+    apiFrom.push(byName(inputs.operatorNamespace));
+  const gwNs = c.spec.gateway?.enabled ? (c.spec.gateway.gatewayRef.namespace ?? ref.namespace) : undefined;
+  if (gwNs && gwNs !== ref.namespace && gwNs !== inputs.operatorNamespace) apiFrom.push(byName(gwNs));
+  const apiServerTo = [...inputs.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } }))];
+  const egress: Record<string, unknown>[] = [
+    { to: [peers], ports: [tcp(API_PORT), tcp(CLUSTER_PORT)] },
+    {
+      to: [
+        {
+          ...byName(net.dnsNamespace ?? "kube-system"),
+          podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+        },
+      ],
+      ports: [
+        { protocol: "UDP", port: 53 },
+        { protocol: "TCP", port: 53 },
+      ],
+    },
+  ];
+  if (apiServerTo.length > 0) egress.push({ to: apiServerTo, ports: inputs.apiServer.ports.map(tcp) });
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: meta(ref, clusterNames(ref).networkPolicy),
+    spec: {
+      podSelector: { matchLabels: peerSelector(ref) },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [
+        { from: [peers], ports: [tcp(API_PORT), tcp(CLUSTER_PORT)] },
+        { from: apiFrom, ports: [tcp(API_PORT)] },
+        ...((net.ingressRules ?? []) as Record<string, unknown>[]),
+      ],
+      egress: [...egress, ...((net.egressRules ?? []) as Record<string, unknown>[])],
+    },
+  };
+}
+
+/** CIDRs and ports for the API-server egress rule: the spec's when given, else what was observed. */
+export function apiServerEgress(
+  c: NetworkCluster,
+  observed: { serviceIPs: string[]; endpointIPs: string[]; ports: number[] },
+): { cidrs: string[]; ports: number[] } {
+  const net = c.spec.network ?? {};
+  const host = (ip: string) => (ip.includes(":") ? `${ip}/128` : `${ip}/32`);
+  const given = [
+    ...(net.apiServerCIDR ? [net.apiServerCIDR] : []),
+    ...(net.apiServerEndpointIPs ?? []).map(host),
+  ];
+  const cidrs = given.length > 0 ? given : [...observed.serviceIPs, ...observed.endpointIPs].map(host);
+  // 443 is the Service port; 6443 the usual endpoint port, which some CNIs match after NAT.
+  const ports = [...new Set([443, 6443, ...observed.ports])].sort((a, b) => a - b);
+  return { cidrs: [...new Set(cidrs)], ports };
+}

@@ -1,0 +1,204 @@
+import { applyIfChanged } from "../../../../runtime/apply.js";
+import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
+import { groupOf, isControlledBy, setControllerReference } from "../../../../runtime/ownership.js";
+import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import { clusterNames } from "../../identity.js";
+import type { ServiceContext, ServiceOutcome } from "../service-context.js";
+import {
+  activeService,
+  apiServerEgress,
+  clientService,
+  gatewayObjects,
+  headlessService,
+  ingress,
+  type NetworkCluster,
+  type NetworkInputs,
+  networkPolicy,
+  networkRef,
+  readService,
+} from "./plan.js";
+
+export const NetworkReason = {
+  Ready: "Ready",
+  GatewayAPIMissing: "GatewayAPIMissing",
+  NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
+} as const;
+
+const GATEWAY_GROUP = "gateway.networking.k8s.io";
+/** Versions tried newest first: BackendTLSPolicy reached v1 late, TLSRoute is still alpha. */
+const GATEWAY_VERSIONS = {
+  httpRoute: { kind: "HTTPRoute", versions: ["v1", "v1beta1"] },
+  tlsRoute: { kind: "TLSRoute", versions: ["v1alpha3", "v1alpha2"] },
+  backendTLSPolicy: { kind: "BackendTLSPolicy", versions: ["v1", "v1alpha3"] },
+} as const;
+
+const SERVICE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+};
+const ENDPOINT_SLICE: ResourceType = {
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+};
+
+export interface NetworkOptions {
+  operatorNamespace?: string;
+  /** The CA bundle clients verify OpenBao with (from the certificate service); none for ACME. */
+  backendCaPem?: string;
+}
+
+/**
+ * The networking service: Services, Ingress or Gateway API routes with their backend trust, and
+ * the NetworkPolicy. Each object is written only when it differs; optional objects that are no
+ * longer asked for are deleted when this cluster controls them.
+ */
+export async function reconcileNetwork(
+  ctx: ServiceContext,
+  cluster: NetworkCluster,
+  opts: NetworkOptions = {},
+): Promise<ServiceOutcome> {
+  const ref = networkRef(cluster);
+  const gatewayApi = cluster.spec.gateway?.enabled ? await servedGatewayKinds(ctx) : {};
+  const apiServer = apiServerEgress(cluster, await observeApiServer(ctx));
+  const inputs: NetworkInputs = {
+    apiServer,
+    gatewayApi,
+    ...(opts.operatorNamespace ? { operatorNamespace: opts.operatorNamespace } : {}),
+    ...(opts.backendCaPem ? { backendCaPem: opts.backendCaPem } : {}),
+  };
+  const gw = gatewayObjects(cluster, inputs);
+  const optional = [readService(cluster), ingress(cluster)].filter((o): o is KubeObject => o !== undefined);
+  const desired = [
+    headlessService(cluster),
+    clientService(cluster),
+    activeService(cluster),
+    ...optional,
+    ...gw.objects,
+    networkPolicy(cluster, inputs),
+  ];
+  for (const obj of desired)
+    await applyIfChanged(ctx.client, setControllerReference(ctx.owner, obj), {
+      fieldManager: ctx.fieldManager,
+      force: true,
+    });
+  await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, clusterNames(ref));
+
+  if (gw.missing.length > 0) {
+    const message = `spec.gateway asks for ${gw.missing.join(", ")}, which this cluster does not serve (${GATEWAY_GROUP} CRDs missing)`;
+    ctx.events.record(ctx.owner, {
+      type: "Warning",
+      reason: NetworkReason.GatewayAPIMissing,
+      action: "Reconcile",
+      note: message,
+    });
+    return { ready: false, reason: NetworkReason.GatewayAPIMissing, message };
+  }
+  if (apiServer.cidrs.length === 0) {
+    const message =
+      "the Kubernetes API server's address could not be found; set spec.network.apiServerCIDR or spec.network.apiServerEndpointIPs";
+    ctx.events.record(ctx.owner, {
+      type: "Warning",
+      reason: NetworkReason.NetworkEgressRulesRequired,
+      action: "Reconcile",
+      note: message,
+    });
+    return { ready: false, reason: NetworkReason.NetworkEgressRulesRequired, message };
+  }
+  return {
+    ready: true,
+    reason: NetworkReason.Ready,
+    message: `${desired.length} networking objects are current`,
+  };
+}
+
+async function servedGatewayKinds(ctx: ServiceContext): Promise<NetworkInputs["gatewayApi"]> {
+  const out: NetworkInputs["gatewayApi"] = {};
+  for (const [key, { kind, versions }] of Object.entries(GATEWAY_VERSIONS)) {
+    for (const v of versions) {
+      const apiVersion = `${GATEWAY_GROUP}/${v}`;
+      if (await ctx.client.resources.find(apiVersion, kind)) {
+        out[key as keyof typeof out] = apiVersion;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The `kubernetes` Service and its endpoints, for the API-server egress rule. A namespace-scoped
+ * operator may not read them: then the spec's addresses are needed, which the outcome says.
+ */
+async function observeApiServer(ctx: ServiceContext) {
+  const observed = { serviceIPs: [] as string[], endpointIPs: [] as string[], ports: [] as number[] };
+  try {
+    const svc = await ctx.client.get(SERVICE, "kubernetes", "default");
+    const spec = svc["spec"] as { clusterIPs?: string[]; clusterIP?: string } | undefined;
+    observed.serviceIPs = spec?.clusterIPs ?? (spec?.clusterIP ? [spec.clusterIP] : []);
+    const slices = await ctx.client.list(ENDPOINT_SLICE, {
+      namespace: "default",
+      labelSelector: "kubernetes.io/service-name=kubernetes",
+    });
+    for (const s of slices.items) {
+      const endpoints = (s["endpoints"] ?? []) as { addresses?: string[] }[];
+      for (const e of endpoints) observed.endpointIPs.push(...(e.addresses ?? []));
+      for (const p of (s["ports"] ?? []) as { port?: number }[])
+        if (typeof p.port === "number") observed.ports.push(p.port);
+    }
+  } catch (e) {
+    if (!isForbidden(e) && !isNotFound(e)) throw e;
+    ctx.log.debug({ err: errorMessage(e) }, "cannot read the kubernetes Service; using spec.network only");
+  }
+  return observed;
+}
+
+/** Optional objects (read Service, Ingress, routes, backend trust) that this cluster made and no longer wants. */
+async function removeUnwanted(
+  ctx: ServiceContext,
+  namespace: string,
+  desired: KubeObject[],
+  gatewayApi: NetworkInputs["gatewayApi"],
+  names: ReturnType<typeof clusterNames>,
+): Promise<void> {
+  const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+  const candidates: { apiVersion: string; kind: string; name: string }[] = [
+    { apiVersion: "v1", kind: "Service", name: names.readService },
+    { apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: names.ingress },
+    { apiVersion: "v1", kind: "ConfigMap", name: names.backendCaConfigMap },
+  ];
+  // Without a gateway setting the kinds were not looked up; look now, so a route left from before goes.
+  const served = Object.keys(gatewayApi).length > 0 ? gatewayApi : await servedGatewayKinds(ctx);
+  if (served.httpRoute)
+    candidates.push({ apiVersion: served.httpRoute, kind: "HTTPRoute", name: names.httpRoute });
+  if (served.tlsRoute)
+    candidates.push({ apiVersion: served.tlsRoute, kind: "TLSRoute", name: names.tlsRoute });
+  if (served.backendTLSPolicy)
+    candidates.push({
+      apiVersion: served.backendTLSPolicy,
+      kind: "BackendTLSPolicy",
+      name: names.backendTLSPolicy,
+    });
+  const owner = {
+    group: groupOf(ctx.owner.apiVersion ?? ""),
+    kind: ctx.owner.kind ?? "",
+    uid: ctx.owner.metadata.uid ?? "",
+  };
+  for (const c of candidates) {
+    if (wanted.has(`${c.kind}/${c.name}`)) continue;
+    const type = await ctx.client.resources.mapping(c.apiVersion, c.kind);
+    const live = await ctx.client.getOrUndefined(type, c.name, namespace);
+    if (!live || !isControlledBy(live, owner)) continue;
+    await ctx.client
+      .delete(type, c.name, namespace, { preconditions: { uid: live.metadata.uid } })
+      .catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      });
+    ctx.log.info({ kind: c.kind, name: c.name }, "deleted a networking object no longer asked for");
+  }
+}

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { EVENTS_V1 } from "../../src/runtime/events.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { reconcileNetwork } from "../../src/targets/openbao/workload/network/reconcile.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
+import {
+  createOpenBaoCluster,
+  installOpenBaoClusterCrd,
+  serviceContext,
+} from "../support/openbao-cluster.js";
+
+// The networking service against the real API server: every object is accepted by the server's own
+// validation, carries the cluster as controller, a second pass writes nothing, an Ingress no longer
+// asked for goes, and a Gateway route on a server without Gateway API says GatewayAPIMissing.
+
+const t = (group: string, version: string, kind: string, plural: string): ResourceType => ({
+  group,
+  version,
+  kind,
+  plural,
+  namespaced: true,
+});
+const SERVICE = t("", "v1", "Service", "services");
+const INGRESS = t("networking.k8s.io", "v1", "Ingress", "ingresses");
+const NETWORK_POLICY = t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies");
+// biome-ignore lint/suspicious/noExplicitAny: tests read API objects by path
+type Any = any;
+
+describe("openbao networking service on the real API server", () => {
+  let client: KubeClient;
+  let ns: string;
+  let cluster: OpenBaoCluster;
+  const spec = {
+    replicas: 3,
+    readReplicas: { replicas: 1, service: { enabled: true } },
+    service: { type: "ClusterIP", annotations: { "example.org/team": "secrets" } },
+    ingress: { enabled: true, host: "bao.example.org", className: "nginx" },
+    network: {
+      ingressRules: [
+        { from: [{ namespaceSelector: { matchLabels: { team: "monitoring" } } }], ports: [{ port: 8200 }] },
+      ],
+      egressRules: [{ to: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ port: 443, protocol: "TCP" }] }],
+    },
+  };
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    ns = await freshNamespace(client, "ot-network");
+    cluster = await createOpenBaoCluster(client, ns, "bao", spec);
+  });
+  after(async () => {
+    await client.delete(NAMESPACE, ns).catch(() => {});
+    client.close();
+  });
+
+  const snapshot = async () => {
+    const out = new Map<string, string>();
+    for (const type of [SERVICE, INGRESS, NETWORK_POLICY])
+      for (const o of (await client.list(type, { namespace: ns })).items)
+        out.set(`${type.kind}/${o.metadata.name}`, o.metadata.resourceVersion!);
+    return out;
+  };
+
+  it("creates Services, Ingress and NetworkPolicy, owned by the cluster; a second pass writes nothing", async () => {
+    const ctx = serviceContext(client, cluster, "openbao-network");
+    const first = await reconcileNetwork(ctx, cluster, { operatorNamespace: "platform-operator-system" });
+    assert.equal(first.ready, true, first.message);
+    const objects = await snapshot();
+    assert.deepEqual([...objects.keys()].sort(), [
+      "Ingress/bao",
+      "NetworkPolicy/bao",
+      "Service/bao",
+      "Service/bao-active",
+      "Service/bao-internal",
+      "Service/bao-read",
+    ]);
+    const headless: Any = await client.get(SERVICE, "bao-internal", ns);
+    assert.equal(headless.spec.clusterIP, "None");
+    assert.equal(headless.spec.publishNotReadyAddresses, true);
+    for (const [key] of objects) {
+      const [kind, name] = key.split("/") as [string, string];
+      const type = kind === "Service" ? SERVICE : kind === "Ingress" ? INGRESS : NETWORK_POLICY;
+      const o: KubeObject = await client.get(type, name, ns);
+      const ref = o.metadata.ownerReferences?.find((r) => r.controller);
+      assert.equal(ref?.uid, cluster.metadata.uid, `${key} is controlled by the cluster`);
+    }
+    // The egress rule to the API server names the address the server itself advertises.
+    const kubernetes: Any = await client.get(SERVICE, "kubernetes", "default");
+    const policy: Any = await client.get(NETWORK_POLICY, "bao", ns);
+    const cidrs = policy.spec.egress.flatMap((r: Any) =>
+      (r.to ?? []).map((p: Any) => p.ipBlock?.cidr).filter(Boolean),
+    );
+    assert.ok(cidrs.includes(`${kubernetes.spec.clusterIP}/32`), JSON.stringify(cidrs));
+    assert.ok(cidrs.includes("192.0.2.0/24"), "the user's egress rule is kept");
+
+    const second = await reconcileNetwork(ctx, cluster, { operatorNamespace: "platform-operator-system" });
+    assert.equal(second.ready, true);
+    assert.deepEqual(await snapshot(), objects, "an unchanged cluster costs no write");
+  });
+
+  it("deletes the Ingress once it is no longer asked for, and leaves the rest alone", async () => {
+    const ctx = serviceContext(client, cluster, "openbao-network");
+    const before = await snapshot();
+    const off = {
+      ...cluster,
+      spec: { ...cluster.spec, ingress: { ...spec.ingress, enabled: false } },
+    } as OpenBaoCluster;
+    const out = await reconcileNetwork(ctx, off, { operatorNamespace: "platform-operator-system" });
+    assert.equal(out.ready, true, out.message);
+    const after = await snapshot();
+    assert.equal(after.has("Ingress/bao"), false);
+    before.delete("Ingress/bao");
+    assert.deepEqual(after, before);
+  });
+
+  it("reports GatewayAPIMissing, with a Warning event, when a route is asked for and the CRDs are absent", async (tc) => {
+    if (await client.resources.find("gateway.networking.k8s.io/v1", "HTTPRoute"))
+      return tc.skip("this API server serves Gateway API");
+    const ctx = serviceContext(client, cluster, "openbao-network");
+    const gw = {
+      ...cluster,
+      spec: {
+        ...cluster.spec,
+        gateway: { enabled: true, gatewayRef: { name: "gw" }, hostname: "bao.example.org" },
+      },
+    } as OpenBaoCluster;
+    const out = await reconcileNetwork(ctx, gw, {});
+    assert.equal(out.ready, false);
+    assert.equal(out.reason, "GatewayAPIMissing");
+    assert.match(out.message, /HTTPRoute, BackendTLSPolicy/);
+    await ctx.recorder.flush();
+    const events = (await client.list(EVENTS_V1, { namespace: ns })).items as Any[];
+    assert.ok(
+      events.some((e) => e.reason === "GatewayAPIMissing" && e.regarding.uid === cluster.metadata.uid),
+      "a GatewayAPIMissing event about the cluster",
+    );
+    // Services and the NetworkPolicy are still in place: the rest of networking went on.
+    assert.ok((await snapshot()).has("NetworkPolicy/bao"));
+  });
+});

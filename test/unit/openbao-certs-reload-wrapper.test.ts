@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { RELOAD_SCRIPT } from "../../src/targets/openbao/reload/script.js";
+
+// The wrapper under busybox's sh (the shell of the OpenBao image) with a stand-in server that logs
+// the signals it receives: a changed file brings one SIGHUP, an unchanged one none, SIGTERM to the
+// wrapper reaches the server, and the wrapper exits with the server's status. Every wait is for
+// the server's log line that proves the step, with a generous limit.
+
+const SERVER = `
+trap 'echo HUP >> "$LOG"' HUP
+trap 'echo TERM >> "$LOG"; exit 7' TERM
+echo started >> "$LOG"
+while :; do sleep 1 & wait $!; done
+`;
+
+async function until(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("openbao TLS reload wrapper (busybox sh)", () => {
+  let dir: string;
+  let wrapper: ChildProcess;
+  let exited: Promise<number | null>;
+  const log = () => readFileSync(join(dir, "server.log"), "utf8").trim().split("\n");
+  const writeAtomically = (name: string, text: string) => {
+    writeFileSync(join(dir, `${name}.tmp`), text);
+    renameSync(join(dir, `${name}.tmp`), join(dir, name));
+  };
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "ot-wrapper-"));
+    writeFileSync(join(dir, "tls-reload.sh"), RELOAD_SCRIPT);
+    writeFileSync(join(dir, "server.sh"), SERVER);
+    writeFileSync(join(dir, "server.log"), "");
+    writeFileSync(join(dir, "tls.crt"), "first certificate\n");
+    wrapper = spawn("busybox", ["sh", join(dir, "tls-reload.sh"), "busybox", "sh", join(dir, "server.sh")], {
+      env: {
+        PATH: process.env["PATH"],
+        LOG: join(dir, "server.log"),
+        BAO_TLS_RELOAD_FILES: `${join(dir, "tls.crt")} ${join(dir, "tls.key")}`,
+        BAO_TLS_RELOAD_INTERVAL: "1",
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    exited = new Promise((resolve) => wrapper.on("exit", (code) => resolve(code)));
+  });
+  after(() => {
+    wrapper?.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("sends one SIGHUP per change of a watched file, including one that appears", async () => {
+    await until(() => log().includes("started"), "the server to start");
+    writeAtomically("tls.crt", "second certificate\n");
+    await until(() => log().filter((l) => l === "HUP").length === 1, "a SIGHUP after tls.crt changed");
+    writeAtomically("tls.key", "a key that was missing\n");
+    await until(() => log().filter((l) => l === "HUP").length === 2, "a SIGHUP after tls.key appeared");
+    // A rewrite with the same content is not a change: the next change still brings exactly one more.
+    writeAtomically("tls.crt", "second certificate\n");
+    writeAtomically("tls.crt", "third certificate\n");
+    await until(() => log().filter((l) => l === "HUP").length >= 3, "a SIGHUP after the third certificate");
+    assert.equal(log().filter((l) => l === "HUP").length, 3);
+  });
+
+  it("passes SIGTERM on and exits with the server's status", async () => {
+    wrapper.kill("SIGTERM");
+    assert.equal(await exited, 7);
+    assert.ok(log().includes("TERM"));
+  });
+});
