@@ -239,6 +239,10 @@ describe("openbao target helpers", () => {
       /targets\.openbao\.clusterDomain/,
     );
     assert.throws(() => parseOpenBaoConfig({ concurrency: 0 }, "targets.openbao"), /concurrency/);
+    assert.throws(
+      () => parseOpenBaoConfig({ observeOnly: true }, "targets.openbao"),
+      /targets\.openbao\.observeOnly: is not supported/,
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
@@ -27,7 +28,9 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
     name: "openbao",
     parseConfig: parseOpenBaoConfig,
     async setup(manager: Manager, config: OpenBaoTargetConfig) {
-      const svc = services ?? (await import("./services-default.js")).defaultServices();
+      const svc =
+        services ??
+        (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
       const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
       // Children are cached with their managedFields so an unchanged intent costs no request.
       const owned = { labelSelector: LABEL_CLUSTER, keepManagedFields: true };

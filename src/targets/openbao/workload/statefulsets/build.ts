@@ -13,6 +13,7 @@ import {
 } from "../../identity.js";
 import type { PodRuntime } from "../../services.js";
 import { configEnv } from "../config/index.js";
+import { serviceAccountName } from "../identity/plan.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
 export const PATHS = {
@@ -157,7 +158,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   const template: Obj = {
     metadata: { labels, annotations: { [ANNOTATION_CONFIG_HASH]: inp.configHash } },
     spec: {
-      serviceAccountName: names.serviceAccount,
+      serviceAccountName: serviceAccountName(c),
       securityContext: {
         runAsNonRoot: true,
         runAsUser: 100,
