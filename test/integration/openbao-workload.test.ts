@@ -157,6 +157,46 @@ describe("openbao target: workload on the local node", () => {
     assert.equal(apiWrites(end) - apiWrites(start), 0, "API writes during quiet passes");
   });
 
+  it("a read replica joins as a non-voter, and leaves Raft before its pod goes", async () => {
+    const token = await rootToken();
+    await ctx.kubectl([
+      "patch",
+      `openbaocluster/${NAME}`,
+      "--type=merge",
+      "-p",
+      '{"spec":{"readReplicas":{"replicas":1}}}',
+    ]);
+    await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readReplicas.readyReplicas}=1", 600);
+    const joined = await poll(
+      async () => {
+        const p = await raftPeers(token);
+        return p.find((s) => s.node_id === `${NAME}-read-0`) ? p : undefined;
+      },
+      300_000,
+      "the read replica in Raft",
+    );
+    assert.equal(
+      joined.find((s) => s.node_id === `${NAME}-read-0`)!.voter,
+      false,
+      "read replica is a non-voter",
+    );
+    assert.equal(joined.filter((s) => s.voter).length, 3);
+    const cond = (await cluster()).status.conditions.find((x: Json) => x.type === "ReadReplicasReady");
+    assert.equal(cond.status, "True");
+
+    await ctx.kubectl([
+      "patch",
+      `openbaocluster/${NAME}`,
+      "--type=merge",
+      "-p",
+      '{"spec":{"readReplicas":{"replicas":0}}}',
+    ]);
+    await ctx.waitFor(`statefulset/${NAME}-read`, "jsonpath={.spec.replicas}=0", 300);
+    const peers = await raftPeers(token);
+    assert.ok(!peers.some((s) => s.node_id === `${NAME}-read-0`), "the read replica left Raft");
+    assert.match(op!.output(), /removed read-replica Raft peer/);
+  });
+
   it("pod 0 deleted by hand comes back and rejoins", async () => {
     const token = await rootToken();
     const oldUid = (await ctx.getJson(`pod/${NAME}-0`)).metadata.uid;

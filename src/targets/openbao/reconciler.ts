@@ -372,6 +372,8 @@ export class OpenBaoClusterReconciler {
       buildPodDisruptionBudget(cluster, Component.Server),
       cached(this.d.pdbs, ns, names.podDisruptionBudget),
     );
+    const replicas = await this.readReplicas(cluster, ctx, writes, result, certHash);
+    if (replicas) return replicas;
     if (intent.waiting)
       return { step: "infrastructure", reason: "ScaleDownWaiting", message: intent.waiting, failed: false };
     if (intent.removePeers.length > 0 && writes.dryRun)
@@ -433,6 +435,103 @@ export class OpenBaoClusterReconciler {
         }
       }
     }
+    return undefined;
+  }
+
+  /**
+   * The read-replica StatefulSet: non-voters that join through the same retry_join list, only
+   * once the cluster is initialized. Shrinking removes their Raft peers on the active node first.
+   */
+  private async readReplicas(
+    cluster: OpenBaoCluster,
+    ctx: ServiceContext,
+    writes: Writes,
+    result: PassResult,
+    certHash: string | undefined,
+  ): Promise<Blocked | undefined> {
+    const ns = cluster.metadata.namespace!;
+    const names = clusterNames(refOf(cluster));
+    const want = result.initialized ? (cluster.spec.readReplicas?.replicas ?? 0) : 0;
+    const live = cached(this.d.statefulSets, ns, names.readReplicaStatefulSet);
+    if (want === 0 && !live) return undefined;
+    const liveReplicas = live ? ((live["spec"] as { replicas?: number }).replicas ?? 0) : undefined;
+    const readyReplicas = ((live?.["status"] ?? {}) as StatefulSetStatus).readyReplicas ?? 0;
+    result.readReplicas = { desiredReplicas: want, readyReplicas };
+    let replicas = want;
+    if (liveReplicas !== undefined && want < liveReplicas) {
+      const podNameOf = (i: number) => podName(refOf(cluster), i, Component.ReadReplica);
+      const peers = await this.raftPeers(cluster, ctx).catch(() => undefined);
+      const intent = voterIntent({
+        initialized: true,
+        specReplicas: want,
+        liveReplicas,
+        raftPeers: peers?.ids,
+        podName: podNameOf,
+      });
+      replicas = intent.replicas;
+      if (intent.removePeers.length > 0 && peers?.leader) {
+        const active = await this.baoForPod(cluster, ctx, peers.leader);
+        for (const id of intent.removePeers) {
+          writes.applied.push(`raft remove-peer ${id}`);
+          if (writes.dryRun) continue;
+          await active.removePeer(peers.token, id, ctx.signal);
+          raftPeersRemoved.inc({ namespace: ns, name: cluster.metadata.name! });
+          ctx.log.info({ peer: id }, "removed read-replica Raft peer before shrinking its StatefulSet");
+        }
+        const after = await this.raftPeers(cluster, ctx).catch(() => undefined);
+        replicas = voterIntent({
+          initialized: true,
+          specReplicas: want,
+          liveReplicas,
+          raftPeers: after?.ids,
+          podName: podNameOf,
+        }).replicas;
+      }
+    }
+    const configText = this.d.services.renderConfig(cluster, {
+      clusterDomain: this.d.config.clusterDomain,
+      component: "read-replica",
+      peers: Math.max(cluster.spec.replicas ?? 3, 1),
+      tlsDir: PATHS.tlsDir,
+      sealKeyPath: `${PATHS.unsealDir}/${UNSEAL_KEY_FILE}`,
+    });
+    await applyOwned(
+      ctx,
+      writes,
+      buildConfigMap(cluster, configText, Component.ReadReplica),
+      cached(this.d.configMaps, ns, names.readReplicaConfigMap),
+    );
+    const runtime = this.d.services.podRuntime(cluster, {
+      configFiles: [`${PATHS.configDir}/${CONFIG_KEY}`],
+      tlsSecretName: tlsSecretName(cluster),
+    });
+    await applyOwned(
+      ctx,
+      writes,
+      buildStatefulSet(cluster, {
+        component: Component.ReadReplica,
+        replicas,
+        configHash: rolloutHash(configText),
+        certHash,
+        clusterDomain: this.d.config.clusterDomain,
+        runtime,
+        claim: liveClaim(live),
+      }),
+      live,
+    );
+    await applyOwned(
+      ctx,
+      writes,
+      buildPodDisruptionBudget(cluster, Component.ReadReplica),
+      cached(this.d.pdbs, ns, names.readReplicaPodDisruptionBudget),
+    );
+    if (replicas !== want)
+      return {
+        step: "infrastructure",
+        reason: "ScaleDownWaiting",
+        message: `read replicas shrink to ${want} once their Raft peers are removed`,
+        failed: false,
+      };
     return undefined;
   }
 

@@ -85,24 +85,22 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   const name = isReplica ? names.readReplicaStatefulSet : names.voterStatefulSet;
   const labels = clusterLabels(refOf(c), inp.component);
   const scheme = tlsEnabled(c) ? "https" : "http";
-  const volumes: Obj[] = [
-    {
-      name: "config",
-      projected: {
-        sources: [
-          { configMap: { name: names.configMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } },
-          // Self-init requests live in a ConfigMap of their own, made inert after initialization
-          // without touching the pod template (no rollout).
-          {
-            configMap: {
-              name: names.selfInitConfigMap,
-              optional: true,
-              items: [{ key: SELF_INIT_KEY, path: SELF_INIT_KEY }],
-            },
+  const configSources: Obj[] = isReplica
+    ? [{ configMap: { name: names.readReplicaConfigMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } }]
+    : [
+        { configMap: { name: names.configMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } },
+        // Self-init requests live in a ConfigMap of their own, made inert after initialization
+        // without touching the pod template (no rollout). Read replicas join; they never run them.
+        {
+          configMap: {
+            name: names.selfInitConfigMap,
+            optional: true,
+            items: [{ key: SELF_INIT_KEY, path: SELF_INIT_KEY }],
           },
-        ],
-      },
-    },
+        },
+      ];
+  const volumes: Obj[] = [
+    { name: "config", projected: { sources: configSources } },
     ...unsealVolume(c),
     ...inp.runtime.volumes,
   ];
@@ -223,14 +221,19 @@ export function buildPodDisruptionBudget(c: OpenBaoCluster, component: Component
   };
 }
 
-export function buildConfigMap(c: OpenBaoCluster, configText: string): Obj {
+export function buildConfigMap(
+  c: OpenBaoCluster,
+  configText: string,
+  component: ComponentName = Component.Server,
+): Obj {
+  const names = clusterNames(refOf(c));
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: {
-      name: clusterNames(refOf(c)).configMap,
+      name: component === Component.ReadReplica ? names.readReplicaConfigMap : names.configMap,
       namespace: c.metadata.namespace,
-      labels: clusterLabels(refOf(c)),
+      labels: clusterLabels(refOf(c), component),
     },
     data: { [CONFIG_KEY]: configText },
   };
