@@ -42,6 +42,7 @@ describe("openbao target: self-initialization on the local node", () => {
         replicas: 1,
         storage: { size: "128Mi" },
         tls: { enabled: false },
+        deletionPolicy: "DeletePVCs",
         selfInit: {
           enabled: true,
           requests: [
@@ -105,5 +106,17 @@ describe("openbao target: self-initialization on the local node", () => {
     assert.ok(!cm.data["self-init.hcl"].includes("initialize"), cm.data["self-init.hcl"]);
     assert.ok(!cm.data["self-init.hcl"].includes(password));
     assert.ok(!op!.output().includes(password), "a request value appears in the operator's log");
+  });
+
+  it("deletionPolicy DeletePVCs removes the data volumes and keeps the seal key", async () => {
+    assert.equal((await ctx.getJson("pvc")).items.length, 1);
+    await ctx.kubectl(["delete", `openbaocluster/${NAME}`, "--wait=true", "--timeout=300s"]);
+    await poll(
+      async () => ((await ctx.getJson("pvc")).items.length === 0 ? true : undefined),
+      300_000,
+      "the data claim to be deleted",
+    );
+    const secrets = (await ctx.getJson("secrets")).items.map((s: Json) => s.metadata.name);
+    assert.ok(secrets.includes(`${NAME}-unseal-key`), "the seal key outlives the cluster object");
   });
 });
