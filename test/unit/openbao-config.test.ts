@@ -435,6 +435,24 @@ describe("config.hcl structure", () => {
     );
   });
 
+  it("refuses PROXY protocol behaviours OpenBao cannot run with the spec's fields", () => {
+    assert.throws(
+      () => renderConfig(cluster({ configuration: { listener: { proxyProtocolBehavior: "allow_any" } } })),
+      /configuration\.listener\.proxyProtocolBehavior: allow_any is not supported by OpenBao/,
+    );
+    assert.throws(
+      () =>
+        renderConfig(
+          cluster({ configuration: { listener: { proxyProtocolBehavior: "deny_unauthorized" } } }),
+        ),
+      /needs a list of trusted proxy addresses/,
+    );
+    const doc = parseHcl(
+      renderConfig(cluster({ configuration: { listener: { proxyProtocolBehavior: "use_always" } } })),
+    );
+    assert.equal(attr(stanza(doc, "listener", "tcp"), "proxy_protocol_behavior"), "use_always");
+  });
+
   it("refuses names and numbers it cannot write faithfully", () => {
     assert.throws(() => renderConfig(cluster({}, 'x"}')), /metadata\.name: must be a DNS name/);
     assert.throws(() => renderConfig(cluster({}), { revision: "a\nb" }), /revision: must be/);

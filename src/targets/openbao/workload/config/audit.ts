@@ -6,11 +6,11 @@
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock } from "./hcl.js";
 import type { AuditDeviceView, FreeForm } from "./spec-view.js";
-import { isObject, stringValue } from "./values.js";
+import { isObject, record, stringValue } from "./values.js";
 
 /** The device's options as OpenBao's string-to-string map, from the typed blocks and `options`. */
 export function auditOptions(device: AuditDeviceView, field: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = record();
   const put = (name: string, value: unknown, at: string) => {
     if (value === undefined) return;
     if (Object.hasOwn(out, name)) throw new ConfigError(at, `sets ${name} a second time`);
@@ -36,7 +36,7 @@ export function auditOptions(device: AuditDeviceView, field: string): Record<str
         put("headers", httpHeaders(v, `${field}.${blockName}.headers`), `${field}.${blockName}.headers`);
         continue;
       }
-      const name = names[k];
+      const name = Object.hasOwn(names, k) ? names[k] : undefined;
       if (!name)
         throw new ConfigError(`${field}.${blockName}.${k}`, `is not an option of ${type} audit devices`);
       put(name, v, `${field}.${blockName}.${k}`);
@@ -52,7 +52,7 @@ export function auditOptions(device: AuditDeviceView, field: string): Record<str
 /** OpenBao's http device takes its headers as a JSON object of string lists. */
 function httpHeaders(value: unknown, field: string): string {
   if (!isObject(value)) throw new ConfigError(field, "must be an object of header names");
-  const out: Record<string, string[]> = {};
+  const out: Record<string, string[]> = record();
   for (const [name, v] of Object.entries(value)) {
     const list = Array.isArray(v) ? v : [v];
     out[name] = list.map((item, i) =>

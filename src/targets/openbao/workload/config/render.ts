@@ -100,6 +100,21 @@ function renderStorage(
   );
 }
 
+/**
+ * OpenBao trusts PROXY headers always (use_always) or only from listed addresses, which the spec has
+ * no field for; upstream's allow_any is not a behaviour OpenBao knows and would stop the server.
+ */
+function proxyProtocol(spec: SpecView): string | undefined {
+  const behavior = spec.configuration?.listener?.proxyProtocolBehavior;
+  if (behavior === undefined || behavior === "use_always") return behavior;
+  throw new ConfigError(
+    "configuration.listener.proxyProtocolBehavior",
+    behavior === "allow_any"
+      ? "allow_any is not supported by OpenBao; use use_always"
+      : `${JSON.stringify(behavior)} needs a list of trusted proxy addresses, which is not supported; use use_always`,
+  );
+}
+
 function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths): HclBlock {
   const tls = tlsSource(spec);
   const acme = spec.tls?.acme;
@@ -107,7 +122,7 @@ function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths)
     {
       address: opts.listenAddress ?? `0.0.0.0:${API_PORT}`,
       cluster_address: opts.clusterListenAddress ?? `0.0.0.0:${CLUSTER_PORT}`,
-      proxy_protocol_behavior: spec.configuration?.listener?.proxyProtocolBehavior,
+      proxy_protocol_behavior: proxyProtocol(spec),
     },
     "configuration.listener",
   );

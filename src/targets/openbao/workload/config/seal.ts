@@ -7,7 +7,7 @@ import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_STATIC_KEY_ID } from "./options.js";
 import type { SpecView } from "./spec-view.js";
-import { isObject, mapSettings } from "./values.js";
+import { isObject, mapSettings, record } from "./values.js";
 
 interface SealType {
   /** Spec field holding the block (upstream's names). */
@@ -156,7 +156,7 @@ export function renderSeal(spec: SpecView, paths: ConfigPaths): HclBlock {
     );
   }
   if (type === "kms") return renderPluginSeal(spec);
-  const def = SEAL_TYPES[type];
+  const def = Object.hasOwn(SEAL_TYPES, type) ? SEAL_TYPES[type] : undefined;
   if (!def) throw new ConfigError("unseal.type", `${JSON.stringify(type)} is not a known seal type`);
   const raw = spec.unseal?.[def.specField];
   if (!isObject(raw)) throw new ConfigError(`unseal.${def.specField}`, `is required for unseal.type ${type}`);
@@ -188,7 +188,7 @@ function renderPluginSeal(spec: SpecView): HclBlock {
       "unseal.kms.name",
       "must name the KMS plugin (lower-case letters, digits, - and _)",
     );
-  const settings: Record<string, string | number | boolean> = {};
+  const settings: Record<string, string | number | boolean> = record();
   for (const [k, v] of Object.entries(rest)) {
     if (!/^[a-z][a-z0-9_]*$/.test(k))
       throw new ConfigError(`unseal.kms.${k}`, "is not a snake_case setting name");
@@ -205,7 +205,7 @@ function renderPluginSeal(spec: SpecView): HclBlock {
  */
 export function inlineSealSecrets(spec: SpecView): string[] {
   const type = sealType(spec);
-  const def = SEAL_TYPES[type];
+  const def = Object.hasOwn(SEAL_TYPES, type) ? SEAL_TYPES[type] : undefined;
   if (!def) return [];
   const raw = spec.unseal?.[def.specField];
   if (!isObject(raw)) return [];

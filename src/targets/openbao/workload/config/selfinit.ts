@@ -8,7 +8,7 @@ import { auditOptions } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
 import { type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
-import { isObject, stringValue, toHcl } from "./values.js";
+import { isObject, record, stringValue, toHcl } from "./values.js";
 
 /** Name of the one initialize stanza that holds every request, in spec order. */
 export const SELF_INIT_BLOCK = "operator";
@@ -113,13 +113,13 @@ function required(obj: FreeForm, name: string, field: string): string {
 function stringMap(value: unknown, field: string): Record<string, string> | undefined {
   if (value === undefined) return undefined;
   if (!isObject(value)) throw new ConfigError(field, "must be an object");
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = record();
   for (const [k, v] of Object.entries(value)) out[k] = stringValue(v, `${field}.${k}`);
   return out;
 }
 
 function compact(values: Record<string, unknown>): HclObject {
-  const out: Record<string, HclValue> = {};
+  const out: Record<string, HclValue> = record();
   for (const [k, v] of Object.entries(values)) {
     if (v === undefined) continue;
     if (isObject(v) && Object.keys(v).length === 0) continue;

@@ -15,7 +15,7 @@ export function toHcl(value: unknown, field: string): HclValue {
   if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
   if (Array.isArray(value)) return value.map((v, i) => toHcl(v, `${field}[${i}]`));
   if (isObject(value)) {
-    const out: Record<string, HclValue> = {};
+    const out: Record<string, HclValue> = record();
     for (const [k, v] of Object.entries(value)) out[k] = toHcl(v, `${field}.${k}`);
     return out as HclObject;
   }
@@ -48,7 +48,7 @@ export function mapSettings(
   what: string,
 ): Record<string, Scalar> {
   const known = new Set(Object.values(names).filter((n): n is string => n !== null));
-  const out: Record<string, Scalar> = {};
+  const out: Record<string, Scalar> = record();
   for (const [k, v] of Object.entries(block)) {
     if (v === undefined) continue;
     const at = `${field}.${k}`;
@@ -58,4 +58,12 @@ export function mapSettings(
     out[mapped] = scalar(v, at);
   }
   return out;
+}
+
+/**
+ * An empty map without a prototype: user keys such as `__proto__` or `constructor` become plain
+ * entries instead of reaching Object.prototype.
+ */
+export function record<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
 }
