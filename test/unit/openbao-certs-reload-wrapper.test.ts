@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { reloadPodPieces, reloadWrapperConfigMap } from "../../src/targets/openbao/reload/pod.js";
 import { RELOAD_SCRIPT } from "../../src/targets/openbao/reload/script.js";
 
 // The wrapper under busybox's sh (the shell of the OpenBao image) with a stand-in server that logs
@@ -75,5 +76,37 @@ describe("openbao TLS reload wrapper (busybox sh)", () => {
     wrapper.kill("SIGTERM");
     assert.equal(await exited, 7);
     assert.ok(log().includes("TERM"));
+  });
+});
+
+describe("openbao TLS reload: pod pieces", () => {
+  const ref = { name: "bao", namespace: "vault" };
+
+  it("runs bao under the wrapper and mounts the wrapper and the TLS Secret", () => {
+    const p = reloadPodPieces(ref, {
+      serverArgs: ["server", "-config=/c.hcl"],
+      tlsSecretName: "bao-tls-server",
+    });
+    assert.deepEqual(p.command, ["/bin/sh", "/openbao/reload/tls-reload.sh"]);
+    assert.deepEqual(p.args, ["bao", "server", "-config=/c.hcl"]);
+    assert.deepEqual(p.env, [
+      {
+        name: "BAO_TLS_RELOAD_FILES",
+        value: "/openbao/tls/tls.crt /openbao/tls/tls.key /openbao/tls/ca.crt",
+      },
+      { name: "BAO_TLS_RELOAD_INTERVAL", value: "5" },
+    ]);
+    assert.deepEqual(p.volumes, [
+      { name: "tls-reload", configMap: { name: "bao-tls-reload", defaultMode: 0o555 } },
+      { name: "tls", secret: { secretName: "bao-tls-server", defaultMode: 0o440 } },
+    ]);
+    const cm = reloadWrapperConfigMap(ref) as unknown as { data: Record<string, string> };
+    assert.equal(cm.data["tls-reload.sh"], RELOAD_SCRIPT);
+  });
+
+  it("without a TLS Secret (ACME, TLS off) the wrapper watches nothing", () => {
+    const p = reloadPodPieces(ref, { serverArgs: ["server"] });
+    assert.equal(p.env[0]!.value, "");
+    assert.equal(p.volumes.length, 1);
   });
 });

@@ -255,3 +255,45 @@ describe("openbao certificates: validating External Secrets", () => {
     ]);
   });
 });
+
+describe("openbao certificates: hostile Secret content", () => {
+  const ca = createCertificateAuthority("ca", t0, 1000 * HOUR);
+  const leaf = issueServerCertificate(ca, { commonName: "x", names: ["x"], now: t0, validityMs: 10 * HOUR });
+  const rsaKey = generateKeyPairSync("rsa", { modulusLength: 1024 })
+    .privateKey.export({ type: "pkcs8", format: "pem" })
+    .toString();
+  const brokenBlock = "-----BEGIN CERTIFICATE-----\n!!not base64!!\n-----END CERTIFICATE-----\n";
+
+  it("reports problems instead of throwing", () => {
+    const input = { requiredNames: ["x"], now: new Date(t0.getTime() + HOUR) };
+    assert.deepEqual(
+      validateServerMaterial({ certPem: leaf.certPem, keyPem: rsaKey, caPem: ca.certPem }, input),
+      ["tls.key: does not belong to the certificate in tls.crt"],
+    );
+    assert.deepEqual(
+      validateServerMaterial({ certPem: brokenBlock, keyPem: rsaKey, caPem: brokenBlock }, input),
+      ["tls.crt: a certificate does not parse"],
+    );
+    assert.deepEqual(validateServerMaterial({ ...leaf, caPem: `${ca.certPem}${brokenBlock}` }, input), [
+      "ca.crt: a certificate does not parse",
+    ]);
+  });
+
+  it("plans a new certificate or CA for unreadable stored ones", () => {
+    const bundle = nextBundle(ca.certPem, brokenBlock, t0);
+    assert.equal(bundle, ca.certPem);
+    assert.equal(planCa({ certPem: brokenBlock, keyPem: "", bundlePem: "" }, HOUR, t0).action, "replace");
+    assert.equal(
+      planCa({ certPem: leaf.certPem, keyPem: leaf.keyPem, bundlePem: "" }, HOUR, t0).action,
+      "replace",
+    );
+    assert.equal(
+      planLeaf({ certPem: brokenBlock, keyPem: rsaKey, caPem: "" }, ca, bundle, ["x"], HOUR, t0).action,
+      "issue",
+    );
+    assert.equal(
+      planLeaf({ ...leaf, keyPem: rsaKey, caPem: bundle }, ca, bundle, ["x"], HOUR, t0).action,
+      "issue",
+    );
+  });
+});

@@ -162,7 +162,7 @@ export function planLeaf(
   if (!keyMatches(leaf, stored.keyPem))
     return { action: "issue", reason: "the server Secret's tls.key does not match its certificate" };
   const caCert = parseCertificates(ca.certPem)?.[0];
-  if (!caCert || !leaf.checkIssued(caCert) || !leaf.verify(caCert.publicKey))
+  if (!caCert || !signedBy(leaf, caCert))
     return { action: "issue", reason: "the certificate was not issued by the CA in force" };
   if (stored.caPem !== bundlePem) return { action: "issue", reason: "the CA bundle changed" };
   const want = [...new Set(names.map(sanKey))].sort();
@@ -174,6 +174,14 @@ export function planLeaf(
   if (t >= Date.parse(leaf.validTo) - rotationMs / 2)
     return { action: "issue", reason: "the certificate is close to expiry" };
   return { action: "keep", reason: "the certificate is current" };
+}
+
+function signedBy(leaf: X509Certificate, ca: X509Certificate): boolean {
+  try {
+    return leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
+  } catch {
+    return false;
+  }
 }
 
 function keyMatches(cert: X509Certificate, keyPem: string): boolean {

@@ -33,7 +33,7 @@ export function validateServerMaterial(m: ServerMaterial, input: ValidationInput
   } catch {
     problems.push("tls.key: is not a PEM private key");
   }
-  if (key && !leaf.checkPrivateKey(key))
+  if (key && !safely(() => leaf.checkPrivateKey(key)))
     problems.push("tls.key: does not belong to the certificate in tls.crt");
   const from = Date.parse(leaf.validFrom);
   const to = Date.parse(leaf.validTo);
@@ -55,8 +55,17 @@ export function covers(cert: X509Certificate, name: string): boolean {
   return isIP(name) ? cert.checkIP(name) !== undefined : cert.checkHost(name) !== undefined;
 }
 
+/** A check that throws on odd input (an unsupported key type) counts as failed, never as a crash. */
+function safely(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
+}
+
 const issued = (child: X509Certificate, parent: X509Certificate): boolean =>
-  child.checkIssued(parent) && child.verify(parent.publicKey);
+  safely(() => child.checkIssued(parent) && child.verify(parent.publicKey));
 
 /** tls.crt may carry intermediates after the leaf; the last one must be issued by a CA in the bundle. */
 function chainVerifies(chain: X509Certificate[], bundle: X509Certificate[]): boolean {
