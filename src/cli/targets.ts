@@ -1,5 +1,5 @@
 import { VaultSeedKind } from "../apis/vaultseed-names.js";
-import type { TargetDefinition } from "../runtime/target.js";
+import type { ManifestDocument, ManifestProblem, TargetDefinition } from "../runtime/target.js";
 
 /**
  * The targets this build knows, each loaded on first use so a process only loads what it runs, with
@@ -48,4 +48,25 @@ export async function loadTarget(name: string): Promise<TargetDefinition> {
 
 export async function loadImplementedTargets(): Promise<TargetDefinition[]> {
   return Promise.all(Object.values(implemented).map((t) => t.load()));
+}
+
+type Validator = (docs: ManifestDocument[]) => ManifestProblem[];
+
+/**
+ * Offline checks of kinds whose target does not bring its own yet (not implemented, or implemented
+ * without `validate`), so `validate` covers them already; a target's own `validate` replaces them.
+ */
+const validateOnly: Record<string, () => Promise<Validator>> = {
+  openbao: async () => (await import("../targets/openbao/validate/index.js")).validateOpenBaoDocuments,
+};
+
+/** Every offline manifest check this build has: the implemented targets' and the validate-only ones. */
+export async function loadValidators(): Promise<Validator[]> {
+  const targets = await loadImplementedTargets();
+  const fromTargets = targets.flatMap((t) =>
+    t.validate ? [(docs: ManifestDocument[]) => t.validate!(docs)] : [],
+  );
+  const covered = new Set(targets.filter((t) => t.validate).map((t) => t.name));
+  const pending = Object.entries(validateOnly).filter(([name]) => !covered.has(name));
+  return [...fromTargets, ...(await Promise.all(pending.map(([, load]) => load())))];
 }

@@ -1,11 +1,13 @@
 import type { ManifestProblem } from "../runtime/target.js";
 import { formatProblem, loadManifests } from "./manifests.js";
-import { loadImplementedTargets } from "./targets.js";
+import { loadValidators } from "./targets.js";
 
 export const validateHelp = `Usage: platform-operator validate FILE|FOLDER|- [FILE|FOLDER|-]...
 
 Checks manifests offline, without a cluster: each target checks its own kinds (for VaultSeed:
-templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles).
+templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles; for
+OpenBaoCluster: version and image tag, storage size, TLS mode settings, seal blocks, self-init
+requests; for OpenBaoRestore: cluster, snapshot key, force).
 Reads YAML or JSON files, folders (recursively) or "-" for standard input, e.g.
 
   helm template my-release ./chart | platform-operator validate -
@@ -29,7 +31,7 @@ export async function validateCommand(args: string[], stdin?: () => string): Pro
       file: args.map((a) => (a === "-" ? "<stdin>" : a)).join(" "),
       message: "no YAML or JSON documents found",
     });
-  for (const t of await loadImplementedTargets()) problems.push(...(t.validate?.(docs) ?? []));
+  for (const check of await loadValidators()) problems.push(...check(docs));
   for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
   if (problems.length) {
     process.stderr.write(`${problems.length} problem(s) in ${docs.length} document(s)\n`);

@@ -1,0 +1,152 @@
+/**
+ * Which OpenBaoCluster spec fields the operator accepts but does not act on. The schema takes every
+ * field of the upstream project so its manifests apply unchanged; a field that is set but has no
+ * effect here must be said out loud (the workload controller reports this list in its
+ * UnsupportedFields condition), never silently ignored.
+ *
+ * Pure and schema-free on purpose: the run path does not load TypeBox, and the input may be any
+ * JSON (an object read from a file, or a future field the table does not know yet).
+ */
+
+/**
+ * What the operator does with each part of the spec; the longest listed path that contains a field
+ * decides. Paths are relative to `spec`, list items are `[]`.
+ *
+ * - `acted`: the operator implements it (config renderer, workload, TLS, networking, identity).
+ * - `opaque`: acted on, and what is inside is free-form (passed to OpenBao as given).
+ * - `unsupported`: accepted, not acted on yet; reported by this path when set.
+ */
+export type Support = "acted" | "opaque" | "unsupported";
+
+export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
+  // Workload (StatefulSets, storage, init, Autopilot, status, deletion).
+  version: "acted",
+  image: "acted",
+  imagePullSecrets: "acted",
+  replicas: "acted",
+  resources: "opaque",
+  readReplicas: "acted",
+  "readReplicas.resources": "opaque",
+  storage: "acted",
+  paused: "acted",
+  deletionPolicy: "acted",
+  // Certificates and listener.
+  tls: "acted",
+  "tls.acme.sharedCache": "unsupported",
+  // config.hcl: server settings, telemetry, plugins, seals, audit devices, self-init requests.
+  configuration: "acted",
+  telemetry: "acted",
+  plugins: "acted",
+  unseal: "acted",
+  "unseal.kms": "opaque",
+  // Nothing mounts the seal's credential Secret into the pods yet.
+  "unseal.credentialsSecretRef": "unsupported",
+  audit: "acted",
+  "audit[].options": "opaque",
+  "audit[].httpOptions.headers": "opaque",
+  selfInit: "acted",
+  "selfInit.requests[].data": "opaque",
+  "selfInit.requests[].auditDevice.httpOptions.headers": "opaque",
+  // JWT auth for the operator's own lifecycle Jobs belongs with backup and upgrade.
+  "selfInit.oidc": "unsupported",
+  // Networking and identity.
+  service: "acted",
+  ingress: "acted",
+  gateway: "acted",
+  network: "acted",
+  // The ServiceAccount the pods run as is named and shaped by the operator.
+  serviceAccount: "unsupported",
+  // Pods run with the operator's own hardened security context.
+  securityContext: "unsupported",
+  workloadHardening: "unsupported",
+  profile: "unsupported",
+  initContainer: "unsupported",
+  // Not built: backups, upgrades and restores (the AdminOps part), break glass, image signature
+  // checks, ServiceMonitors, maintenance windows.
+  backup: "unsupported",
+  upgrade: "unsupported",
+  restore: "unsupported",
+  breakGlassAck: "unsupported",
+  imageVerification: "unsupported",
+  operatorImageVerification: "unsupported",
+  observability: "unsupported",
+  maintenance: "unsupported",
+};
+
+/**
+ * Values inside an unsupported part that ask for nothing: the schema's defaults (the API server
+ * fills them in whenever the parent is present) and the behaviour this operator has anyway.
+ */
+const INERT: Readonly<Record<string, readonly unknown[]>> = {
+  "initContainer.enabled": [true],
+  "observability.metrics.enabled": [false],
+  "observability.metrics.serviceMonitor.enabled": [true],
+  "observability.metrics.serviceMonitor.interval": ["30s"],
+  "observability.metrics.serviceMonitor.scrapeTimeout": ["10s"],
+  "imageVerification.failurePolicy": ["Block"],
+  "operatorImageVerification.failurePolicy": ["Block"],
+  "imageVerification.imagePullSecrets[].name": [""],
+  "operatorImageVerification.imagePullSecrets[].name": [""],
+  "unseal.credentialsSecretRef.name": [""],
+  // A rolling update is what a version change does to the StatefulSet already.
+  "upgrade.strategy": ["RollingUpdate"],
+};
+
+// Deeper than any schema path; a hostile document nested further is not walked, only reported.
+const MAX_DEPTH = 32;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The entry deciding `path`: the longest listed path equal to it or containing it. */
+export function supportOf(path: string): { path: string; support: Support } | undefined {
+  for (let p = path; p !== ""; p = parentOf(p)) {
+    // Own keys only: a field named like an Object.prototype member (constructor, __proto__) is a field.
+    if (Object.hasOwn(FIELD_SUPPORT, p)) return { path: p, support: FIELD_SUPPORT[p] as Support };
+  }
+  return undefined;
+}
+
+function parentOf(path: string): string {
+  if (path.endsWith("[]")) return path.slice(0, -2);
+  const dot = path.lastIndexOf(".");
+  return dot < 0 ? "" : path.slice(0, dot);
+}
+
+/** True when `value` (at `path`) asks the operator for something. */
+function asks(value: unknown, path: string, depth: number): boolean {
+  if (value === undefined || value === null || value === false) return false;
+  if (Object.hasOwn(INERT, path) && INERT[path]?.includes(value)) return false;
+  if (depth > MAX_DEPTH) return true;
+  if (Array.isArray(value)) return value.some((item) => asks(item, `${path}[]`, depth + 1));
+  if (isObject(value)) return Object.entries(value).some(([k, v]) => asks(v, `${path}.${k}`, depth + 1));
+  return true;
+}
+
+/**
+ * The spec fields that are set, accepted and not acted on, as `spec.<path>` (list items as `[]`),
+ * sorted and each named once. A top-level field the table does not know (a newer upstream field, a
+ * typo in a file that never met the API server) is listed too. Below a listed path, unknown fields
+ * are the schema's business: the API server refuses them under strict validation and prunes them
+ * otherwise.
+ */
+export function unsupportedFields(spec: unknown): string[] {
+  const found = new Set<string>();
+  const walk = (value: unknown, path: string, depth: number): void => {
+    if (path !== "") {
+      const decision = supportOf(path);
+      if (decision === undefined || decision.support === "unsupported") {
+        // Reported by the listed path, or by the unknown field itself.
+        if (asks(value, path, depth)) found.add(`spec.${decision?.path ?? path}`);
+        return;
+      }
+      if (decision.support === "opaque") return;
+    }
+    if (depth > MAX_DEPTH) return;
+    if (Array.isArray(value)) for (const item of value) walk(item, `${path}[]`, depth + 1);
+    else if (isObject(value))
+      for (const [k, v] of Object.entries(value)) walk(v, path === "" ? k : `${path}.${k}`, depth + 1);
+  };
+  if (isObject(spec)) walk(spec, "", 0);
+  return [...found].sort();
+}
