@@ -38,6 +38,8 @@ import {
   statusChanged,
   transitions,
 } from "./status.js";
+import { unsupportedFields } from "./unsupported.js";
+import { checkClusterSpec } from "./validate/cluster.js";
 import { reconcileAutopilot } from "./workload/autopilot/autopilot.js";
 import { ROOT_TOKEN_KEY, reconcileInit, selfInitEnabled } from "./workload/init/init.js";
 import {
@@ -216,6 +218,18 @@ export class OpenBaoClusterReconciler {
     const svc = this.d.services;
     const ns = cluster.metadata.namespace!;
     const names = clusterNames(refOf(cluster));
+
+    // ---- validate: what the schema cannot say (tag vs version, TLS and seal settings that belong
+    // together, self-init paths), each problem naming its field; nothing is written for a bad spec.
+    const problems = checkClusterSpec(cluster.metadata.name, cluster.spec);
+    if (problems.length > 0)
+      return {
+        step: "validate",
+        reason: "InvalidSpec",
+        message: problems.map((p) => `${p.field}: ${p.message}`).join("; "),
+        failed: true,
+      };
+    result.unsupported = unsupportedFields(cluster.spec);
 
     // ---- certificates
     at("certificates");

@@ -8,6 +8,7 @@ import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB, STATEFULSET } from "./reconciler.js";
 import type { WorkloadServices } from "./services.js";
+import { validateOpenBaoDocuments } from "./validate/index.js";
 
 export const CONTROLLER_NAME = "openbaocluster";
 
@@ -27,6 +28,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
   return {
     name: "openbao",
     parseConfig: parseOpenBaoConfig,
+    validate: (docs) => validateOpenBaoDocuments(docs),
     async setup(manager: Manager, config: OpenBaoTargetConfig) {
       const svc =
         services ??
