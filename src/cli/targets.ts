@@ -35,6 +35,10 @@ export const implementedTargetNames = (): string[] => Object.keys(implemented).s
 /** The kinds the named targets reconcile. */
 export const kindsOf = (names: string[]): string[] => names.flatMap((n) => implemented[n]?.kinds ?? []);
 
+/** The implemented target that reconciles a kind, if any. */
+export const implementedTargetOf = (kind: string): string | undefined =>
+  Object.entries(implemented).find(([, t]) => t.kinds.includes(kind))?.[0];
+
 /** The reserved target a kind belongs to, for saying why nothing reconciles it. */
 export const reservedTargetOf = (kind: string): string | undefined =>
   Object.entries(notImplemented).find(([, kinds]) => kinds.includes(kind))?.[0] ?? pendingKinds[kind];

@@ -32,6 +32,8 @@ export interface OperatorProcess {
   /** The /metrics text, scraped from inside the node's network. */
   metrics(): Promise<string>;
   stop(): Promise<void>;
+  /** SIGKILL: no shutdown, no Lease release, whatever was in flight is cut. */
+  kill(): Promise<void>;
 }
 
 export async function startOpenBaoOperator(
@@ -91,6 +93,11 @@ ${extra}`,
         `http://127.0.0.1:${probePort}/metrics`,
       ]);
       return (await runCommand(cmd!, args)).stdout;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
     },
     async stop() {
       if (child.exitCode === null) child.kill("SIGTERM");
