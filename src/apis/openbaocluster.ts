@@ -60,6 +60,13 @@ export const OpenBaoAnnotation = {
   UpgradeRunID: "openbao.org/upgrade-run-id",
 } as const;
 
+/** The labels among them: every object the operator creates for a cluster carries these. */
+export const OpenBaoLabel = {
+  Cluster: OpenBaoAnnotation.Cluster,
+  Component: OpenBaoAnnotation.Component,
+  Revision: OpenBaoAnnotation.Revision,
+} as const;
+
 export const OpenBaoFinalizer = {
   Cluster: "openbao.org/openbaocluster-finalizer",
   Restore: "openbao.org/openbaorestore-finalizer",

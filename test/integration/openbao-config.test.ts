@@ -115,6 +115,8 @@ describe("golden config.hcl files on the real bao", () => {
     files: Record<string, string>,
     nodeId: string,
     env?: Record<string, string>,
+    // Whose configEnv the pod environment comes from; the golden clusters share name and TLS.
+    cluster: OpenBaoCluster = GOLDEN_CASES[0]!.cluster,
   ) {
     const paths: string[] = [];
     for (const [file, text] of Object.entries(files)) {
@@ -123,7 +125,7 @@ describe("golden config.hcl files on the real bao", () => {
       paths.push(path);
     }
     if (!(await admin.getOrUndefined(POD, nodeId, kube.namespace))) await pod(nodeId);
-    const r = await startBao(bao, n, paths, { nodeId, kube, env });
+    const r = await startBao(bao, n, paths, { nodeId, kube, env, cluster });
     running.push(r);
     return r;
   }
@@ -255,6 +257,8 @@ describe("golden config.hcl files on the real bao", () => {
     const auth = await call(n.addr, ca, "GET", "sys/auth", { token });
     assert.equal(auth.body.data["userpass/"].type, "userpass");
     assert.equal(auth.body.data["userpass/"].description, "people");
+    const audit = await call(n.addr, ca, "GET", "sys/audit", { token });
+    assert.equal(audit.body.data["stdout/"]?.description, "audit to the log");
   });
 
   it("transit-seal: unseals through a real transit OpenBao", async () => {
@@ -342,12 +346,23 @@ describe("golden config.hcl files on the real bao", () => {
     const metrics = await call(n.addr, ca, "GET", "sys/metrics?format=prometheus", { token: root });
     assert.equal(metrics.status, 200);
     assert.match(metrics.text, /^# (HELP|TYPE) /m);
-    // log_format = "json": OpenBao's own log lines (after the banner) are JSON objects.
-    const jsonLines = readFileSync(join(n.root, "bao.log"), "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith("{"));
-    assert.ok(jsonLines.length > 0, "JSON log lines");
-    assert.ok(jsonLines.every((l) => typeof JSON.parse(l)["@level"] === "string"));
+    // log_format = "json": OpenBao's own log lines are JSON objects, none in the standard format; the
+    // "stdout" audit device writes its entries (also JSON) into the same stream.
+    const lines = readFileSync(join(n.root, "bao.log"), "utf8").split("\n");
+    const json = lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(
+      json.some((l) => typeof l["@level"] === "string"),
+      "JSON server log lines",
+    );
+    assert.ok(
+      json.some((l) => l["type"] === "request"),
+      "audit entries from the stdout device",
+    );
+    assert.deepEqual(
+      lines.filter((l) => /^\d{4}-\d\d-\d\dT\S+ \[(INFO|WARN|ERROR|DEBUG)\]/.test(l)),
+      [],
+      "no standard-format log lines",
+    );
   });
 
   it("hostile strings reach OpenBao unchanged (self-init writes them, the API reads them back)", async () => {
@@ -424,6 +439,8 @@ describe("golden config.hcl files on the real bao", () => {
       n,
       { "config.hcl": renderConfig(cluster, opts), "requests.hcl": renderSelfInitRequests(cluster) },
       "hostile-0",
+      undefined,
+      cluster,
     );
     await waitForHealth(r, ca, [200], "self-initialization with hostile values");
     const read = await call(n.addr, ca, "GET", "secret/data/hostile", { token: "hostile-check" });

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import fc from "fast-check";
 import { parse } from "yaml";
 import { crdFor, type JSONSchemaProps, OpenBaoClusterSchema, withDefaults } from "../../src/apis/index.js";
 import { FIELD_SUPPORT, supportOf, unsupportedFields } from "../../src/targets/openbao/unsupported.js";
@@ -126,6 +127,21 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
     assert.deepEqual(unsupportedFields({ tls: deep }), []);
     const proto = JSON.parse('{"__proto__": {"backup": 1}, "constructor": {"x": 1}}');
     assert.deepEqual(unsupportedFields(proto), ["spec.__proto__", "spec.constructor"]);
+  });
+
+  it("never throws on any JSON, and names only spec paths, sorted and once each", () => {
+    const keys = [...Object.keys(FIELD_SUPPORT).filter((k) => !k.includes(".")), "unknownField"];
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.constantFrom(...keys), fc.anything({ maxDepth: 5, withNullPrototype: true })),
+        (spec) => {
+          const found = unsupportedFields(spec);
+          assert.deepEqual(found, [...new Set(found)].sort());
+          for (const f of found) assert.match(f, /^spec\./);
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 
   it("classifies every manifest fixture without throwing", () => {

@@ -239,6 +239,16 @@ describe("OpenBao CRDs against the upstream field list", () => {
     });
   }
 
+  it("marks unseal.type and selfInit.enabled exactly as upstream does", () => {
+    // unseal.type: optional, defaulted to static; selfInit.enabled: required, defaulted to false.
+    const unseal = resolve(schemaOf("OpenBaoCluster"), "spec.unseal.type")!;
+    assert.equal(unseal.required, false);
+    assert.equal(unseal.node.default, "static");
+    const enabled = resolve(schemaOf("OpenBaoCluster"), "spec.selfInit.enabled")!;
+    assert.equal(enabled.required, true);
+    assert.equal(enabled.node.default, false);
+  });
+
   it("lists only allowances that are still needed", () => {
     // An allowance for a path that no longer differs would hide a later, unintended difference.
     const unused = Object.keys(ALLOWED).filter((key) => {

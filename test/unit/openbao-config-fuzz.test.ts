@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { renderConfig, renderSelfInitRequests } from "../../src/targets/openbao/workload/config/index.js";
+import {
+  ConfigError,
+  configEnv,
+  renderConfig,
+  renderSelfInitRequests,
+} from "../../src/targets/openbao/workload/config/index.js";
 import { type Entry, one, parseHcl, plain } from "../fixtures/openbao/golden/hcl-reader.js";
 
 /**
@@ -256,6 +261,73 @@ describe("config.hcl under hostile strings", () => {
       assert.ok(line, `seed ${seed}: log_file on one line`);
       assert.ok(!line.includes("${") && !line.includes("%{"), `seed ${seed}: ${line}`);
       assert.equal(plain(parseHcl(line).at(0)!.value), text);
+    }
+  });
+
+  it("answers any shape of spec with a config or a ConfigError, never another exception", () => {
+    const next = rng(seed + 2);
+    const junk = (depth: number): unknown => {
+      const pick = Math.floor(next() * 8);
+      if (pick === 0) return null;
+      if (pick === 1) return hostile(next);
+      if (pick === 2) return next() * 1000 - 500;
+      if (pick === 3) return next() < 0.5;
+      if (pick === 4) return depth > 2 ? [] : [junk(depth + 1), junk(depth + 1)];
+      if (pick === 5)
+        return depth > 2
+          ? {}
+          : { type: junk(depth + 1), name: junk(depth + 1), path: junk(depth + 1), x: junk(depth + 1) };
+      return undefined;
+    };
+    const places = [
+      "replicas",
+      "tls",
+      "tls.mode",
+      "tls.enabled",
+      "tls.acme",
+      "tls.acme.domains",
+      "tls.acme.domain",
+      "tls.acme.directoryURL",
+      "configuration",
+      "configuration.logging",
+      "configuration.listener",
+      "configuration.listener.proxyProtocolBehavior",
+      "configuration.plugin",
+      "configuration.raft",
+      "configuration.acmeCARoot",
+      "selfInit",
+      "selfInit.requests",
+      "unseal",
+      "unseal.type",
+      "unseal.static",
+      "unseal.transit",
+      "unseal.kms",
+      "audit",
+      "telemetry",
+      "telemetry.dogStatsdTags",
+      "plugins",
+    ];
+    for (let round = 0; round < 5000; round++) {
+      const spec: Record<string, unknown> = { selfInit: { enabled: true } };
+      for (let j = 0; j < 3; j++) {
+        const path = places[Math.floor(next() * places.length)]!.split(".");
+        let at = spec;
+        for (const k of path.slice(0, -1)) {
+          const inner = at[k];
+          if (typeof inner !== "object" || inner === null || Array.isArray(inner)) at[k] = {};
+          at = at[k] as Record<string, unknown>;
+        }
+        at[path.at(-1)!] = junk(0);
+      }
+      const cluster = { metadata: { name: "a", namespace: "b" }, spec } as unknown as OpenBaoCluster;
+      for (const render of [renderConfig, renderSelfInitRequests, configEnv]) {
+        try {
+          render(cluster);
+        } catch (err) {
+          if (!(err instanceof ConfigError))
+            assert.fail(`seed ${seed}, round ${round}, ${render.name}: ${err} for ${JSON.stringify(spec)}`);
+        }
+      }
     }
   });
 });

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { Component } from "../../src/targets/openbao/identity.js";
 import {
+  acmeCARootPem,
   ConfigError,
   configEnv,
   configHash,
@@ -125,6 +126,23 @@ describe("config.hcl structure", () => {
     assert.throws(
       () => renderConfig(cluster({ tls: { mode: "ACME", acme: { directoryURL: "https://ca.test/dir" } } })),
       /tls\.acme\.domains: needs at least one name/,
+    );
+  });
+
+  it("ACME CA root: PEM text goes to the mounted bundle file, a path is used as is", () => {
+    const acme = { mode: "ACME", acme: { directoryURL: "https://ca.test/dir", domains: ["bao.test"] } };
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const withPem = cluster({ tls: acme, configuration: { acmeCARoot: pem } });
+    const listener = (c: OpenBaoCluster) =>
+      plain(one(parseHcl(renderConfig(c)), "listener", "tcp").value) as Record<string, unknown>;
+    assert.equal(listener(withPem)["tls_acme_ca_root"], "/openbao/acme-ca/ca.crt");
+    assert.equal(acmeCARootPem(withPem), pem);
+    const withPath = cluster({ tls: acme, configuration: { acmeCARoot: "/etc/ssl/acme.pem" } });
+    assert.equal(listener(withPath)["tls_acme_ca_root"], "/etc/ssl/acme.pem");
+    assert.equal(acmeCARootPem(withPath), undefined);
+    assert.throws(
+      () => renderConfig(cluster({ tls: acme, configuration: { acmeCARoot: "relative.pem" } })),
+      /configuration\.acmeCARoot: must be PEM text or an absolute path/,
     );
   });
 
@@ -389,13 +407,11 @@ describe("config.hcl structure", () => {
           cluster({
             selfInit: {
               enabled: true,
-              requests: [
-                { name: "x", operation: "update", path: "sys/audit/f", auditDevice: { type: "file" } },
-              ],
+              requests: [{ name: "x", operation: "delete", path: "sys/audit/f" }],
             },
           }),
         ),
-      /selfInit\.requests\[0\]\.path: OpenBao refuses audit devices created through its API/,
+      /selfInit\.requests\[0\]\.path: OpenBao refuses audit devices changed through its API/,
     );
     assert.throws(
       () =>
@@ -408,6 +424,60 @@ describe("config.hcl structure", () => {
           }),
         ),
       /selfInit\.requests\[0\]\.data\.a: null has no equivalent/,
+    );
+  });
+
+  it("self-init requests that enable audit devices become declarative audit stanzas", () => {
+    const c = cluster({
+      selfInit: {
+        enabled: true,
+        requests: [
+          {
+            name: "stdout_audit",
+            operation: "update",
+            path: "sys/audit/stdout",
+            auditDevice: { type: "file", description: "d", fileOptions: { filePath: "/dev/stdout" } },
+          },
+          {
+            name: "raw",
+            operation: "update",
+            path: "sys/audit/raw",
+            data: { type: "file", options: { file_path: "x" } },
+          },
+          { name: "kv", operation: "update", path: "sys/mounts/kv", data: { type: "kv" } },
+        ],
+      },
+      audit: [{ type: "file", path: "declared", fileOptions: { filePath: "/a" } }],
+    });
+    const doc = parseHcl(renderConfig(c));
+    assert.deepEqual(plain(one(doc, "audit", "file", "stdout").value), {
+      description: "d",
+      options: { file_path: "/dev/stdout" },
+    });
+    assert.deepEqual(plain(one(doc, "audit", "file", "raw").value), { options: { file_path: "x" } });
+    assert.equal(find(doc, "audit").length, 3);
+    const init = stanza(parseHcl(renderSelfInitRequests(c)), "initialize", "operator");
+    assert.deepEqual(
+      init.map((r) => r.labels[0]),
+      ["kv"],
+    );
+    // With API audit creation allowed, they stay requests.
+    const allowed = cluster({ ...c.spec, configuration: { unsafeAllowAPIAuditCreation: true } });
+    assert.equal(find(parseHcl(renderConfig(allowed)), "audit").length, 1);
+    assert.equal(stanza(parseHcl(renderSelfInitRequests(allowed)), "initialize", "operator").length, 3);
+    assert.throws(
+      () =>
+        renderConfig(
+          cluster({
+            selfInit: {
+              enabled: true,
+              requests: [
+                { name: "a", operation: "update", path: "sys/audit/x", auditDevice: { type: "file" } },
+              ],
+            },
+          }),
+        ),
+      /selfInit\.requests\[0\]\.auditDevice\.fileOptions\.filePath: is required/,
     );
   });
 

@@ -64,10 +64,15 @@ function httpHeaders(value: unknown, field: string): string {
 
 const AUDIT_TYPES = new Set(["file", "syslog", "socket", "http"]);
 
-export function renderAuditDevices(devices: AuditDeviceView[] | undefined): HclBlock[] {
+/** An audit device and the spec field it comes from, for error messages. */
+export interface PlacedAuditDevice {
+  device: AuditDeviceView;
+  field: string;
+}
+
+export function renderAuditDevices(devices: PlacedAuditDevice[]): HclBlock[] {
   const seen = new Set<string>();
-  return (devices ?? []).map((device, i) => {
-    const field = `audit[${i}]`;
+  return devices.map(({ device, field }) => {
     if (!AUDIT_TYPES.has(device.type))
       throw new ConfigError(`${field}.type`, "must be one of file, syslog, socket, http");
     if (typeof device.path !== "string" || device.path === "")

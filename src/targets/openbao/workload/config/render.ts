@@ -12,8 +12,10 @@ import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode, renderNodes } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
 import { renderSeal } from "./seal.js";
+import { selfInitAuditDevices } from "./selfinit.js";
 import { renderPlugins, renderServerSettings, renderTelemetry } from "./settings.js";
-import { type SpecView, specView } from "./spec-view.js";
+import { type AuditDeviceView, type SpecView, specView } from "./spec-view.js";
+import { isObject, objectList, optionalString } from "./values.js";
 
 export type TLSSource = "disabled" | "files" | "acme";
 
@@ -48,13 +50,41 @@ export function peerHosts(cluster: OpenBaoCluster, opts: RenderOptions): string[
   );
 }
 
+/**
+ * The CA bundle a private ACME directory is verified with, as the PEM the workload must write to
+ * paths.acmeCAFile: configuration.acmeCARoot when it holds PEM text. Undefined when the bundle comes
+ * from tls.acme.caCertSecretRef (mounted there) or from a path, or when there is none.
+ */
+export function acmeCARootPem(cluster: OpenBaoCluster): string | undefined {
+  return pemRoot(specView(cluster));
+}
+
+function pemRoot(spec: SpecView): string | undefined {
+  const root = optionalString(spec.configuration?.acmeCARoot, "configuration.acmeCARoot");
+  return root?.includes("-----BEGIN") ? root : undefined;
+}
+
+/** Where OpenBao reads the ACME CA bundle: a path given as acmeCARoot, else the mounted bundle file. */
+function acmeCARootFile(spec: SpecView, paths: ConfigPaths): string | undefined {
+  const root = optionalString(spec.configuration?.acmeCARoot, "configuration.acmeCARoot");
+  if (root !== undefined && pemRoot(spec) === undefined) {
+    if (!root.startsWith("/"))
+      throw new ConfigError("configuration.acmeCARoot", "must be PEM text or an absolute path");
+    return root;
+  }
+  return root !== undefined || spec.tls?.acme?.caCertSecretRef ? paths.acmeCAFile : undefined;
+}
+
 /** ACME names: upstream's single `domain` or the `domains` list. */
 export function acmeDomains(spec: SpecView): string[] {
   const acme = spec.tls?.acme;
-  if (!acme) throw new ConfigError("tls.acme", "is required for tls.mode ACME");
-  if (acme.domain && acme.domains?.length)
-    throw new ConfigError("tls.acme", "give domain or domains, not both");
-  const domains = acme.domains?.length ? acme.domains : acme.domain ? [acme.domain] : [];
+  if (!isObject(acme)) throw new ConfigError("tls.acme", "is required for tls.mode ACME");
+  const domain = optionalString(acme.domain, "tls.acme.domain");
+  const list = acme.domains ?? [];
+  if (!Array.isArray(list) || list.some((d) => typeof d !== "string"))
+    throw new ConfigError("tls.acme.domains", "must be a list of names");
+  if (domain && list.length) throw new ConfigError("tls.acme", "give domain or domains, not both");
+  const domains = list.length ? list : domain ? [domain] : [];
   if (domains.length === 0) throw new ConfigError("tls.acme.domains", "needs at least one name to request");
   return domains;
 }
@@ -69,8 +99,7 @@ function renderStorage(
   const scheme = tls === "disabled" ? "http" : "https";
   const port = opts.peerPort ?? API_PORT;
   const acmeName = tls === "acme" ? acmeDomains(spec)[0] : undefined;
-  const acmeCA =
-    spec.configuration?.acmeCARoot ?? (spec.tls?.acme?.caCertSecretRef ? paths.acmeCAFile : undefined);
+  const acmeCA = acmeCARootFile(spec, paths);
   const joins = peerHosts(cluster, opts).map((host, i) => {
     if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new ConfigError(`peers[${i}]`, "is not a DNS name or address");
     return block(
@@ -152,8 +181,7 @@ function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths)
           tls_acme_email: acme.email,
           tls_acme_domains: acmeDomains(spec),
           tls_acme_cache_path: paths.acmeCacheDir,
-          tls_acme_ca_root:
-            spec.configuration?.acmeCARoot ?? (acme.caCertSecretRef ? paths.acmeCAFile : undefined),
+          tls_acme_ca_root: acmeCARootFile(spec, paths),
         },
         "tls.acme",
       ),
@@ -192,7 +220,13 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
     block("service_registration", ["kubernetes"], attrs({ namespace: ref.namespace })),
     ...renderServerSettings(spec, paths),
     ...renderTelemetry(spec),
-    ...renderAuditDevices(spec.audit),
+    ...renderAuditDevices([
+      ...objectList<AuditDeviceView>(spec.audit, "audit").map((device, i) => ({
+        device,
+        field: `audit[${i}]`,
+      })),
+      ...selfInitAuditDevices(cluster),
+    ]),
     ...renderPlugins(spec),
   ];
   return `${header(cluster, opts)}\n\n${renderNodes(nodes)}\n`;

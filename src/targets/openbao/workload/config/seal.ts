@@ -164,7 +164,9 @@ export function renderSeal(spec: SpecView, paths: ConfigPaths): HclBlock {
   const extra: Record<string, boolean> = {};
   if (type === "ocikms" && given["authType"] !== undefined) {
     // Upstream names the mode; OpenBao has one switch for API-key auth (instance principal otherwise).
-    const mode = String(given["authType"]).toLowerCase();
+    const mode = String(given["authType"])
+      .toLowerCase()
+      .replace(/[^a-z]/g, "");
     if (mode !== "apikey" && mode !== "instanceprincipal")
       throw new ConfigError(`unseal.${def.specField}.authType`, "must be apikey or instanceprincipal");
     extra["auth_type_api_key"] = mode === "apikey";

@@ -4,11 +4,45 @@
  * initialized, and a restart cannot replay them.
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { auditOptions } from "./audit.js";
+import { auditOptions, type PlacedAuditDevice } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
-import { type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
-import { isObject, record, stringValue, toHcl } from "./values.js";
+import { type AuditDeviceView, type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
+import { isObject, objectList, record, stringValue, toHcl } from "./values.js";
+
+const AUDIT_PATH = /^\/?sys\/audit\/(.+)$/;
+
+/**
+ * Self-init requests that enable an audit device. OpenBao refuses audit devices created through
+ * its API (unless configuration.unsafeAllowAPIAuditCreation), so these become declarative `audit`
+ * stanzas of the server config instead, which also keep the device after the requests go inert.
+ */
+export function selfInitAuditDevices(
+  cluster: OpenBaoCluster,
+): Array<PlacedAuditDevice & { request: string }> {
+  const spec = specView(cluster);
+  if (!spec.selfInit?.enabled || spec.configuration?.unsafeAllowAPIAuditCreation) return [];
+  const out: Array<PlacedAuditDevice & { request: string }> = [];
+  objectList<SelfInitRequestView>(spec.selfInit.requests, "selfInit.requests").forEach((r, i) => {
+    const match = typeof r.path === "string" ? AUDIT_PATH.exec(r.path) : null;
+    if (!match || (r.operation !== "update" && r.operation !== "create")) return;
+    const field = `selfInit.requests[${i}]`;
+    let device: AuditDeviceView | undefined;
+    if (isObject(r.auditDevice)) device = { ...r.auditDevice, path: match[1]! };
+    else if (isObject(r.data) && typeof r.data["type"] === "string") {
+      const { type, description, options } = r.data;
+      device = {
+        type,
+        path: match[1]!,
+        description: typeof description === "string" ? description : undefined,
+        options: isObject(options) ? options : undefined,
+      };
+    }
+    if (device)
+      out.push({ device, field: `${field}.${r.auditDevice ? "auditDevice" : "data"}`, request: r.name });
+  });
+  return out;
+}
 
 /** Name of the one initialize stanza that holds every request, in spec order. */
 export const SELF_INIT_BLOCK = "operator";
@@ -24,9 +58,10 @@ const BODIES = ["data", "auditDevice", "authMethod", "secretEngine", "policy"] a
 export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
   const spec = specView(cluster);
   if (!spec.selfInit?.enabled) return "";
-  const requests = spec.selfInit.requests ?? [];
+  const requests = objectList<SelfInitRequestView>(spec.selfInit.requests, "selfInit.requests");
   const seen = new Set<string>();
-  const body: HclNode[] = requests.map((r, i) => {
+  const declaredAudit = new Set(selfInitAuditDevices(cluster).map((d) => d.request));
+  const body = requests.map((r, i): HclNode | undefined => {
     const field = `selfInit.requests[${i}]`;
     if (typeof r.name !== "string" || !NAME.test(r.name))
       throw new ConfigError(`${field}.name`, "must match ^[A-Za-z_][A-Za-z0-9_-]*$");
@@ -35,15 +70,16 @@ export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
     if (!OPERATIONS.has(r.operation))
       throw new ConfigError(`${field}.operation`, "must be one of create, read, update, delete, list, patch");
     if (typeof r.path !== "string" || r.path === "") throw new ConfigError(`${field}.path`, "is required");
+    if (declaredAudit.has(r.name)) return undefined;
     if (
-      /^\/?sys\/audit\//.test(r.path) &&
+      AUDIT_PATH.test(r.path) &&
       r.operation !== "read" &&
       r.operation !== "list" &&
       !spec.configuration?.unsafeAllowAPIAuditCreation
     )
       throw new ConfigError(
         `${field}.path`,
-        "OpenBao refuses audit devices created through its API; declare them in spec.audit (or set configuration.unsafeAllowAPIAuditCreation)",
+        "OpenBao refuses audit devices changed through its API; declare them in spec.audit (or set configuration.unsafeAllowAPIAuditCreation)",
       );
     const data = requestData(r, field);
     return block(
@@ -55,7 +91,8 @@ export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
       ],
     );
   });
-  return `${renderNodes([block("initialize", [SELF_INIT_BLOCK], body)])}\n`;
+  const kept = body.filter((n): n is HclNode => n !== undefined);
+  return `${renderNodes([block("initialize", [SELF_INIT_BLOCK], kept)])}\n`;
 }
 
 function dataAttributes(data: HclObject, field: string): HclNode[] {

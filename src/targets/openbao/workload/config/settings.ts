@@ -5,14 +5,14 @@
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode } from "./hcl.js";
 import type { ConfigPaths } from "./options.js";
-import type { SpecView } from "./spec-view.js";
-import { isObject, mapSettings } from "./values.js";
+import type { PluginView, SpecView } from "./spec-view.js";
+import { isObject, mapSettings, objectList } from "./values.js";
 
 export function renderServerSettings(spec: SpecView, paths: ConfigPaths): HclNode[] {
   const c = spec.configuration ?? {};
   const log = c.logging ?? {};
   const plugin = c.plugin;
-  const wantsPlugins = (spec.plugins?.length ?? 0) > 0 || plugin !== undefined;
+  const wantsPlugins = objectList(spec.plugins, "plugins").length > 0 || plugin !== undefined;
   return attrs(
     {
       ui: c.ui ?? true,
@@ -97,7 +97,7 @@ export function renderTelemetry(spec: SpecView): HclBlock[] {
 /** `plugin "<type>" "<name>"` stanzas: OpenBao downloads (image) or finds (command) and registers them. */
 export function renderPlugins(spec: SpecView): HclBlock[] {
   const seen = new Set<string>();
-  return (spec.plugins ?? []).map((p, i) => {
+  return objectList<PluginView>(spec.plugins, "plugins").map((p, i) => {
     const field = `plugins[${i}]`;
     for (const required of ["type", "name"] as const)
       if (typeof p[required] !== "string" || p[required] === "")

@@ -67,3 +67,20 @@ export function mapSettings(
 export function record<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
+
+/** A list of objects from the spec; anything else is refused by field rather than crashing later. */
+export function objectList<T>(value: unknown, field: string): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new ConfigError(field, "must be a list");
+  value.forEach((item, i) => {
+    if (!isObject(item)) throw new ConfigError(`${field}[${i}]`, "must be an object");
+  });
+  return value as T[];
+}
+
+/** An optional string setting; anything else is refused by field. */
+export function optionalString(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw new ConfigError(field, "must be a string");
+  return value;
+}
