@@ -84,6 +84,7 @@ describe("openbao certificate service on the real API server", () => {
     clock = new Date(clock.getTime() + 47 * HOUR);
     const second = await reconcileCertificates(ctx, cluster);
     assert.equal(second.activeCertHash, first.activeCertHash);
+    assert.deepEqual(second.changes, []);
     assert.deepEqual(
       await versions("managed-tls-ca", "managed-tls-server"),
       quiet,
@@ -193,6 +194,20 @@ describe("openbao certificate service on the real API server", () => {
     // The operator created nothing: its own Secret names for this cluster do not exist.
     assert.equal(await client.getOrUndefined(SECRET, "ext-tls-server", ns), undefined);
     assert.equal((await client.get(SECRET, "ext-server", ns)).metadata.ownerReferences, undefined);
+  });
+
+  it("observe-only: reports the Secrets it would write, writes none", async () => {
+    const cluster = await createOpenBaoCluster(client, ns, "watched", { replicas: 1 });
+    const ctx = { ...serviceContext(client, cluster, "openbao-certs"), observeOnly: true };
+    const out = await reconcileCertificates(ctx, cluster);
+    assert.equal(out.ready, true, out.message);
+    assert.deepEqual(out.changes, [
+      "Secret/watched-tls-ca would be applied",
+      "Secret/watched-tls-server would be applied",
+    ]);
+    assert.equal(out.activeCertHash, undefined, "no certificate is active yet");
+    assert.equal(await client.getOrUndefined(SECRET, "watched-tls-ca", ns), undefined);
+    assert.equal(await client.getOrUndefined(SECRET, "watched-tls-server", ns), undefined);
   });
 
   it("ACME and disabled TLS need no Secrets", async () => {

@@ -109,7 +109,8 @@ describe("openbao identity service on the real API server", () => {
         admin.get(ROLE_BINDING, "bao-service-registration", ns),
       ]).then((all) => all.map((o) => o.metadata.resourceVersion));
     const before = await versions();
-    await reconcileIdentity(ctx, cluster);
+    const quiet = await reconcileIdentity(ctx, cluster);
+    assert.deepEqual(quiet.changes, []);
     assert.deepEqual(await versions(), before, "an unchanged cluster costs no write");
   });
 });

@@ -100,6 +100,7 @@ describe("openbao networking service on the real API server", () => {
 
     const second = await reconcileNetwork(ctx, cluster, { operatorNamespace: "platform-operator-system" });
     assert.equal(second.ready, true);
+    assert.deepEqual(second.changes, []);
     assert.deepEqual(await snapshot(), objects, "an unchanged cluster costs no write");
   });
 
@@ -112,10 +113,29 @@ describe("openbao networking service on the real API server", () => {
     } as OpenBaoCluster;
     const out = await reconcileNetwork(ctx, off, { operatorNamespace: "platform-operator-system" });
     assert.equal(out.ready, true, out.message);
+    assert.deepEqual(out.changes, ["Ingress/bao deleted"]);
     const after = await snapshot();
     assert.equal(after.has("Ingress/bao"), false);
     before.delete("Ingress/bao");
     assert.deepEqual(after, before);
+  });
+
+  it("observe-only: says what it would write and delete, writes nothing", async () => {
+    const ctx = { ...serviceContext(client, cluster, "openbao-network"), observeOnly: true };
+    const before = await snapshot();
+    const changed = {
+      ...cluster,
+      // As the test before left it (no Ingress), plus a new Service type and no read replicas.
+      spec: {
+        ...cluster.spec,
+        ingress: { ...spec.ingress, enabled: false },
+        service: { type: "NodePort" },
+        readReplicas: { replicas: 0 },
+      },
+    } as OpenBaoCluster;
+    const out = await reconcileNetwork(ctx, changed, { operatorNamespace: "platform-operator-system" });
+    assert.deepEqual(out.changes, ["Service/bao would be applied", "Service/bao-read would be deleted"]);
+    assert.deepEqual(await snapshot(), before);
   });
 
   it("reports GatewayAPIMissing, with a Warning event, when a route is asked for and the CRDs are absent", async (tc) => {

@@ -297,3 +297,16 @@ describe("openbao certificates: hostile Secret content", () => {
     );
   });
 });
+
+describe("openbao certificates: long names", () => {
+  it("keeps the common name within 64 characters; the SANs carry the full names", () => {
+    const long = `${"n".repeat(40)}.${"s".repeat(40)}.svc`;
+    const now = new Date();
+    const ca = createCertificateAuthority(`${long} OpenBao CA`, now, 100 * HOUR);
+    const leaf = issueServerCertificate(ca, { commonName: long, names: [long], now, validityMs: HOUR });
+    const x = new X509Certificate(leaf.certPem);
+    assert.equal(x.subject, `CN=${long.slice(0, 64)}`);
+    assert.notEqual(x.checkHost(long), undefined);
+    assert.match(opensslVerify(ca.certPem, leaf.certPem), /OK/);
+  });
+});

@@ -28,9 +28,8 @@ fingerprint() {
 
 "$@" &
 child=$!
-forwarded=0
-trap 'forwarded=1; kill -TERM "$child" 2>/dev/null' TERM
-trap 'forwarded=1; kill -INT "$child" 2>/dev/null' INT
+trap 'kill -TERM "$child" 2>/dev/null' TERM
+trap 'kill -INT "$child" 2>/dev/null' INT
 trap '' HUP
 
 if [ -n "$files" ]; then
@@ -50,12 +49,12 @@ if [ -n "$files" ]; then
   watcher=$!
 fi
 
-# wait returns early (above 128) when a trapped signal arrives; wait again until the server is gone.
+# wait also returns when a trapped signal arrives; the server is gone only once wait has reaped it,
+# and then it no longer answers kill -0.
 while :; do
-  forwarded=0
   wait "$child"
   status=$?
-  [ "$forwarded" = 1 ] || break
+  kill -0 "$child" 2>/dev/null || break
 done
 [ -n "\${watcher:-}" ] && kill "$watcher" 2>/dev/null
 exit "$status"

@@ -1,7 +1,9 @@
+import { applyIfChanged } from "../../../runtime/apply.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { ConditionInput } from "../../../runtime/conditions.js";
 import type { EventInput } from "../../../runtime/events.js";
 import type { Logger } from "../../../runtime/log.js";
+import { setControllerReference } from "../../../runtime/ownership.js";
 import type { KubeObject } from "../../../runtime/types.js";
 
 /**
@@ -18,6 +20,8 @@ export interface ServiceContext {
   /** An EventRecorder, or anything that records events the same way. */
   events: { record(regarding: KubeObject, e: EventInput): void };
   now: () => Date;
+  /** Observe-only: reconcile fully, write nothing, report what would change. */
+  observeOnly?: boolean;
 }
 
 /** What a service reports back: whether the next step may run, and why not. */
@@ -30,4 +34,32 @@ export interface ServiceOutcome {
   condition?: ConditionInput;
   /** sha256 of the active server certificate and key, when the operator can see them. */
   activeCertHash?: string;
+  /**
+   * Objects written or deleted in this pass ("Kind/name created|changed|deleted"), or, in
+   * observe-only mode, that would have been. Empty on a quiet pass.
+   */
+  changes?: string[];
+}
+
+/**
+ * Server-side apply of one object under the cluster as controller, only when it would change;
+ * in observe-only mode a dry run that stores nothing. Records the change in `changes`.
+ */
+export async function applyOwned(
+  ctx: ServiceContext,
+  intent: KubeObject,
+  changes: string[],
+  live?: KubeObject | null,
+): Promise<KubeObject> {
+  const out = await applyIfChanged(ctx.client, setControllerReference(ctx.owner, intent), {
+    fieldManager: ctx.fieldManager,
+    force: true,
+    ...(ctx.observeOnly ? { dryRun: true } : {}),
+    ...(live !== undefined ? { live } : {}),
+  });
+  if (out.action !== "unchanged")
+    changes.push(
+      `${intent.kind}/${intent.metadata.name} ${out.action === "dry-run" ? "would be applied" : "applied"}`,
+    );
+  return out.object;
 }

@@ -1,8 +1,6 @@
-import { applyIfChanged } from "../../../../runtime/apply.js";
 import { errorMessage } from "../../../../runtime/errors.js";
-import { setControllerReference } from "../../../../runtime/ownership.js";
 import type { KubeObject } from "../../../../runtime/types.js";
-import type { ServiceContext, ServiceOutcome } from "../service-context.js";
+import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   caValidityMs,
   certificateHash,
@@ -131,12 +129,13 @@ async function operatorManaged(
 ): Promise<ServiceOutcome> {
   const ref = clusterRef(cluster);
   const now = ctx.now();
+  const changes: string[] = [];
   const apply = (intent: KubeObject, live: KubeObject | undefined) =>
-    applyIfChanged(ctx.client, setControllerReference(ctx.owner, intent), {
-      fieldManager: ctx.fieldManager,
-      force: true,
-      live: live ?? null,
-    });
+    applyOwned(ctx, intent, changes, live ?? null);
+  // Observe-only issues nothing: no event says a certificate was issued when none was stored.
+  const announce = (e: Parameters<ServiceContext["events"]["record"]>[1]) => {
+    if (!ctx.observeOnly) ctx.events.record(ctx.owner, e);
+  };
 
   const caLive = await readSecret(ctx, ref.namespace, settings.caSecretName);
   const stored: StoredCa | undefined = caLive
@@ -157,8 +156,11 @@ async function operatorManaged(
       caValidityMs(settings.rotationMs),
     );
     ca = { ...fresh, bundlePem: nextBundle(fresh.certPem, stored?.bundlePem, now) };
-    ctx.log.info({ reason: caPlan.reason, secret: settings.caSecretName }, "issuing a new OpenBao CA");
-    ctx.events.record(ctx.owner, {
+    ctx.log.info(
+      { reason: caPlan.reason, secret: settings.caSecretName, observeOnly: !!ctx.observeOnly },
+      "issuing a new OpenBao CA",
+    );
+    announce({
       type: "Normal",
       reason: "CAIssued",
       action: "IssueCertificate",
@@ -192,7 +194,7 @@ async function operatorManaged(
       { reason: leafPlan.reason, secret: settings.serverSecretName },
       "issuing a new OpenBao server certificate",
     );
-    ctx.events.record(ctx.owner, {
+    announce({
       type: "Normal",
       reason: "CertificateIssued",
       action: "IssueCertificate",
@@ -200,10 +202,15 @@ async function operatorManaged(
     });
   }
   await apply(serverSecretIntent(ref, settings.serverSecretName, leaf), leafLive);
-  return outcome(
-    true,
-    TlsReason.OperatorManaged,
-    `CA ${settings.caSecretName} and server certificate ${settings.serverSecretName} are current`,
-    certificateHash(leaf.certPem, leaf.keyPem),
-  );
+  // Observe-only wrote nothing: the active leaf is still the stored one.
+  const active = ctx.observeOnly ? storedLeaf : leaf;
+  return {
+    ...outcome(
+      true,
+      TlsReason.OperatorManaged,
+      `CA ${settings.caSecretName} and server certificate ${settings.serverSecretName} are current`,
+      active?.certPem ? certificateHash(active.certPem, active.keyPem) : undefined,
+    ),
+    changes,
+  };
 }

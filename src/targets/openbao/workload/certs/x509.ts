@@ -55,11 +55,14 @@ const DIGITAL_SIGNATURE = 0;
 const KEY_CERT_SIGN = 5;
 const CRL_SIGN = 6;
 
+/** RFC 5280 bounds a common name at 64 characters; clients match SANs, so a cut one loses nothing. */
+const CN_MAX = 64;
+
 function name(commonName: string, organization?: string): Buffer {
   const rdn = (type: string, value: string) => set(sequence(oid(type), utf8String(value)));
   return sequence(
     ...(organization ? [rdn(OID.organization, organization)] : []),
-    rdn(OID.commonName, commonName),
+    rdn(OID.commonName, commonName.slice(0, CN_MAX)),
   );
 }
 

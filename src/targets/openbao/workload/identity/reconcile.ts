@@ -1,6 +1,4 @@
-import { applyIfChanged } from "../../../../runtime/apply.js";
-import { setControllerReference } from "../../../../runtime/ownership.js";
-import type { ServiceContext, ServiceOutcome } from "../service-context.js";
+import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   type IdentityCluster,
   serviceAccount,
@@ -25,12 +23,10 @@ export async function reconcileIdentity(
     serviceRegistrationRole(cluster, opts.extraPodNames),
     serviceRegistrationBinding(cluster),
   ];
-  for (const obj of objects)
-    await applyIfChanged(ctx.client, setControllerReference(ctx.owner, obj), {
-      fieldManager: ctx.fieldManager,
-      force: true,
-    });
+  const changes: string[] = [];
+  for (const obj of objects) await applyOwned(ctx, obj, changes);
   return {
+    changes,
     ready: true,
     reason: "Ready",
     message: `ServiceAccount ${serviceAccountName(cluster)} and its service-registration Role are current`,

@@ -1,9 +1,8 @@
-import { applyIfChanged } from "../../../../runtime/apply.js";
 import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
-import { groupOf, isControlledBy, setControllerReference } from "../../../../runtime/ownership.js";
+import { groupOf, isControlledBy } from "../../../../runtime/ownership.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { clusterNames } from "../../identity.js";
-import type { ServiceContext, ServiceOutcome } from "../service-context.js";
+import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   activeService,
   apiServerEgress,
@@ -82,12 +81,9 @@ export async function reconcileNetwork(
     ...gw.objects,
     networkPolicy(cluster, inputs),
   ];
-  for (const obj of desired)
-    await applyIfChanged(ctx.client, setControllerReference(ctx.owner, obj), {
-      fieldManager: ctx.fieldManager,
-      force: true,
-    });
-  await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, clusterNames(ref));
+  const changes: string[] = [];
+  for (const obj of desired) await applyOwned(ctx, obj, changes);
+  await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, clusterNames(ref), changes);
 
   if (gw.missing.length > 0) {
     const message = `spec.gateway asks for ${gw.missing.join(", ")}, which this cluster does not serve (${GATEWAY_GROUP} CRDs missing)`;
@@ -97,7 +93,7 @@ export async function reconcileNetwork(
       action: "Reconcile",
       note: message,
     });
-    return { ready: false, reason: NetworkReason.GatewayAPIMissing, message };
+    return { ready: false, reason: NetworkReason.GatewayAPIMissing, message, changes };
   }
   if (apiServer.cidrs.length === 0) {
     const message =
@@ -108,12 +104,13 @@ export async function reconcileNetwork(
       action: "Reconcile",
       note: message,
     });
-    return { ready: false, reason: NetworkReason.NetworkEgressRulesRequired, message };
+    return { ready: false, reason: NetworkReason.NetworkEgressRulesRequired, message, changes };
   }
   return {
     ready: true,
     reason: NetworkReason.Ready,
     message: `${desired.length} networking objects are current`,
+    changes,
   };
 }
 
@@ -165,6 +162,7 @@ async function removeUnwanted(
   desired: KubeObject[],
   gatewayApi: NetworkInputs["gatewayApi"],
   names: ReturnType<typeof clusterNames>,
+  changes: string[],
 ): Promise<void> {
   const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
   const candidates: { apiVersion: string; kind: string; name: string }[] = [
@@ -194,11 +192,16 @@ async function removeUnwanted(
     const type = await ctx.client.resources.mapping(c.apiVersion, c.kind);
     const live = await ctx.client.getOrUndefined(type, c.name, namespace);
     if (!live || !isControlledBy(live, owner)) continue;
+    if (ctx.observeOnly) {
+      changes.push(`${c.kind}/${c.name} would be deleted`);
+      continue;
+    }
     await ctx.client
       .delete(type, c.name, namespace, { preconditions: { uid: live.metadata.uid } })
       .catch((e: unknown) => {
         if (!isNotFound(e)) throw e;
       });
+    changes.push(`${c.kind}/${c.name} deleted`);
     ctx.log.info({ kind: c.kind, name: c.name }, "deleted a networking object no longer asked for");
   }
 }
