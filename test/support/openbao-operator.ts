@@ -17,12 +17,21 @@ const CRD = fileURLToPath(new URL("../../../deploy/crds/openbao.org_openbaoclust
 
 export async function installOpenBaoCrd(ctx: NodeNamespace): Promise<void> {
   await ctx.kubectl(["apply", "--server-side", "--force-conflicts", "-f", CRD]);
-  await ctx.kubectl([
-    "wait",
-    "--for=condition=Established",
-    "crd/openbaoclusters.openbao.org",
-    "--timeout=120s",
-  ]);
+  // Several test files may create the CRD at once; right after creation it has no conditions yet,
+  // which `kubectl wait` reports as an error instead of waiting, so the condition is polled.
+  await poll(
+    async () => {
+      const out = await ctx.kubectl([
+        "get",
+        "crd/openbaoclusters.openbao.org",
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+      ]);
+      return out.trim() === "True" ? true : undefined;
+    },
+    120_000,
+    "the OpenBaoCluster CRD to be established",
+  );
 }
 
 export interface OperatorProcess {
