@@ -20,7 +20,7 @@ its own cache, work queue, Lease (<leaseName>-<target>) and backend credentials.
                      ServiceAccount, then ~/.kube/config
   --targets a,b      run only these of the configured targets
 
-Targets: vault. Reserved, not implemented yet: openbao, gitlab, harbor, sonarqube.`;
+Targets: vault, openbao (OpenBaoCluster). Reserved, not implemented yet: gitlab, harbor, sonarqube.`;
 
 export interface RunningOperator {
   managers: Manager[];

@@ -12,14 +12,20 @@ const implemented: Record<string, { kinds: string[]; load: () => Promise<TargetD
     kinds: [VaultSeedKind],
     load: async () => (await import("../targets/vault/target.js")).vaultTarget() as TargetDefinition,
   },
+  openbao: {
+    kinds: ["OpenBaoCluster"],
+    load: async () => (await import("../targets/openbao/target.js")).openbaoTarget() as TargetDefinition,
+  },
 };
 
 const notImplemented: Record<string, string[]> = {
-  openbao: ["OpenBaoCluster", "OpenBaoRestore"],
   gitlab: ["GitLabCore"],
   harbor: [],
   sonarqube: [],
 };
+
+/** Kinds of an implemented target that it does not reconcile yet. */
+const pendingKinds: Record<string, string> = { OpenBaoRestore: "openbao" };
 
 export const knownTargetNames = (): string[] =>
   [...Object.keys(implemented), ...Object.keys(notImplemented)].sort();
@@ -29,9 +35,13 @@ export const implementedTargetNames = (): string[] => Object.keys(implemented).s
 /** The kinds the named targets reconcile. */
 export const kindsOf = (names: string[]): string[] => names.flatMap((n) => implemented[n]?.kinds ?? []);
 
+/** The implemented target that reconciles a kind, if any. */
+export const implementedTargetOf = (kind: string): string | undefined =>
+  Object.entries(implemented).find(([, t]) => t.kinds.includes(kind))?.[0];
+
 /** The reserved target a kind belongs to, for saying why nothing reconciles it. */
 export const reservedTargetOf = (kind: string): string | undefined =>
-  Object.entries(notImplemented).find(([, kinds]) => kinds.includes(kind))?.[0];
+  Object.entries(notImplemented).find(([, kinds]) => kinds.includes(kind))?.[0] ?? pendingKinds[kind];
 
 export async function loadTarget(name: string): Promise<TargetDefinition> {
   const entry = implemented[name];

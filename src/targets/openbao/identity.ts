@@ -57,6 +57,8 @@ export function clusterNames(cluster: ClusterRef) {
     activeService: `${n}-active`,
     readService: `${n}-read`,
     configMap: `${n}-config`,
+    /** config.hcl of the read replicas: the same stanzas, joining as non-voters. */
+    readReplicaConfigMap: `${n}-read-config`,
     selfInitConfigMap: `${n}-self-init`,
     caSecret: `${n}-tls-ca`,
     serverSecret: `${n}-tls-server`,

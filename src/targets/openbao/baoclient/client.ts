@@ -1,0 +1,251 @@
+import http from "node:http";
+import https from "node:https";
+
+/**
+ * A small client for the few OpenBao system endpoints the workload controller needs (health, init,
+ * leader, Raft peers, Autopilot). It talks to one pod at a time by its stable DNS name and verifies
+ * the pod's certificate against the cluster's CA. Errors carry the endpoint and status, never a
+ * request or response body: init answers with the root token.
+ */
+export interface BaoEndpoint {
+  /** https://host:8200 (or http:// when the cluster runs without TLS). */
+  address: string;
+  /** PEM CA bundle the server certificate must chain to. */
+  caPem?: string;
+  /** Name checked in the certificate; the address's host when unset. */
+  serverName?: string;
+  timeoutMs?: number;
+}
+
+export class BaoRequestError extends Error {
+  constructor(
+    readonly endpoint: string,
+    readonly status: number | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = "BaoRequestError";
+  }
+}
+
+export interface Health {
+  initialized: boolean;
+  sealed: boolean;
+  standby: boolean;
+  version?: string;
+}
+
+export interface RaftServer {
+  node_id: string;
+  address: string;
+  leader: boolean;
+  voter: boolean;
+}
+
+export interface AutopilotConfig {
+  cleanup_dead_servers?: boolean;
+  dead_server_last_contact_threshold?: string;
+  last_contact_threshold?: string;
+  max_trailing_logs?: number;
+  min_quorum?: number;
+  server_stabilization_time?: string;
+}
+
+interface Raw {
+  status: number;
+  body: unknown;
+}
+
+const INIT_TIMEOUT_MS = 5 * 60_000;
+
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+export class BaoClient {
+  private readonly url: URL;
+
+  constructor(private readonly ep: BaoEndpoint) {
+    this.url = new URL(ep.address);
+  }
+
+  get host(): string {
+    return this.url.host;
+  }
+
+  /** Health with every state answered as 200, so the body is always read. */
+  async health(signal?: AbortSignal): Promise<Health> {
+    const r = await this.send(
+      "GET",
+      "/v1/sys/health?standbyok=true&perfstandbyok=true&sealedcode=200&uninitcode=200&drsecondarycode=200",
+      undefined,
+      undefined,
+      signal,
+    );
+    this.expect(r, [200], "sys/health");
+    const b = isMap(r.body) ? r.body : {};
+    return {
+      initialized: b["initialized"] === true,
+      sealed: b["sealed"] !== false,
+      standby: b["standby"] === true,
+      version: typeof b["version"] === "string" ? b["version"] : undefined,
+    };
+  }
+
+  async initialized(signal?: AbortSignal): Promise<boolean> {
+    const r = await this.send("GET", "/v1/sys/init", undefined, undefined, signal);
+    this.expect(r, [200], "sys/init");
+    return isMap(r.body) && r.body["initialized"] === true;
+  }
+
+  /**
+   * Initializes the cluster and returns the root token. With an auto-unseal seal OpenBao hands out
+   * recovery keys instead of unseal keys; the static seal needs none.
+   */
+  async init(body: Record<string, unknown>, signal?: AbortSignal): Promise<{ rootToken: string }> {
+    // Init bootstraps Raft and writes the barrier: slow on a busy node. A client-side timeout here
+    // would lose the root token of an init that still completes, so the wait is long.
+    const r = await this.send("PUT", "/v1/sys/init", undefined, body, signal, INIT_TIMEOUT_MS);
+    this.expect(r, [200], "sys/init");
+    const token = isMap(r.body) ? r.body["root_token"] : undefined;
+    if (typeof token !== "string" || token === "")
+      throw new BaoRequestError(this.host, r.status, `${this.host}: sys/init answered without a root token`);
+    return { rootToken: token };
+  }
+
+  /** The active node's API address as OpenBao reports it (empty when there is none). */
+  async leader(signal?: AbortSignal): Promise<{ leaderAddress: string; isSelf: boolean }> {
+    const r = await this.send("GET", "/v1/sys/leader", undefined, undefined, signal);
+    this.expect(r, [200], "sys/leader");
+    const b = isMap(r.body) ? r.body : {};
+    return {
+      leaderAddress: typeof b["leader_address"] === "string" ? b["leader_address"] : "",
+      isSelf: b["is_self"] === true,
+    };
+  }
+
+  async raftServers(token: string, signal?: AbortSignal): Promise<RaftServer[]> {
+    const r = await this.send("GET", "/v1/sys/storage/raft/configuration", token, undefined, signal);
+    this.expect(r, [200], "sys/storage/raft/configuration");
+    const data = isMap(r.body) && isMap(r.body["data"]) ? r.body["data"] : {};
+    const config = isMap(data["config"]) ? data["config"] : {};
+    const servers = Array.isArray(config["servers"]) ? config["servers"] : [];
+    return servers.filter(isMap).map((s) => ({
+      node_id: String(s["node_id"] ?? ""),
+      address: String(s["address"] ?? ""),
+      leader: s["leader"] === true,
+      voter: s["voter"] === true,
+    }));
+  }
+
+  async removePeer(token: string, serverId: string, signal?: AbortSignal): Promise<void> {
+    const r = await this.send(
+      "POST",
+      "/v1/sys/storage/raft/remove-peer",
+      token,
+      { server_id: serverId },
+      signal,
+    );
+    this.expect(r, [200, 204], "sys/storage/raft/remove-peer");
+  }
+
+  /** Asks the active node to give up leadership (it must be sent to the active node). */
+  async stepDown(token: string, signal?: AbortSignal): Promise<void> {
+    const r = await this.send("PUT", "/v1/sys/step-down", token, undefined, signal);
+    this.expect(r, [200, 204], "sys/step-down");
+  }
+
+  async autopilotConfig(token: string, signal?: AbortSignal): Promise<AutopilotConfig> {
+    const r = await this.send(
+      "GET",
+      "/v1/sys/storage/raft/autopilot/configuration",
+      token,
+      undefined,
+      signal,
+    );
+    this.expect(r, [200], "sys/storage/raft/autopilot/configuration");
+    const data = isMap(r.body) && isMap(r.body["data"]) ? r.body["data"] : {};
+    return data as AutopilotConfig;
+  }
+
+  async setAutopilotConfig(token: string, config: AutopilotConfig, signal?: AbortSignal): Promise<void> {
+    const r = await this.send("POST", "/v1/sys/storage/raft/autopilot/configuration", token, config, signal);
+    this.expect(r, [200, 204], "sys/storage/raft/autopilot/configuration");
+  }
+
+  private expect(r: Raw, ok: number[], what: string): void {
+    if (ok.includes(r.status)) return;
+    // OpenBao's own error strings name no secret values; the body of a request never appears here.
+    const errors =
+      isMap(r.body) && Array.isArray(r.body["errors"])
+        ? r.body["errors"].filter((e): e is string => typeof e === "string").join("; ")
+        : "";
+    throw new BaoRequestError(
+      this.host,
+      r.status,
+      `${this.host}: ${what} answered HTTP ${r.status}${errors ? `: ${errors.slice(0, 500)}` : ""}`,
+    );
+  }
+
+  private send(
+    method: string,
+    path: string,
+    token: string | undefined,
+    body: unknown,
+    signal?: AbortSignal,
+    timeoutMs = this.ep.timeoutMs ?? 10_000,
+  ): Promise<Raw> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (token) headers["x-vault-token"] = token;
+    if (payload) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = String(payload.length);
+    }
+    const secure = this.url.protocol === "https:";
+    const options: https.RequestOptions = {
+      method,
+      host: this.url.hostname,
+      port: this.url.port || (secure ? 443 : 80),
+      path,
+      headers,
+      signal,
+      timeout: timeoutMs,
+      agent: false,
+    };
+    if (secure) {
+      options.ca = this.ep.caPem;
+      options.servername = this.ep.serverName ?? this.url.hostname;
+    }
+    const what = `${this.host}: ${method} ${path.split("?")[0]}`;
+    return new Promise<Raw>((resolve, reject) => {
+      const req = (secure ? https : http).request(options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", (e) => reject(new BaoRequestError(this.host, undefined, `${what}: ${e.message}`)));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      });
+      req.on("timeout", () => req.destroy(new Error("timed out")));
+      req.on("error", (e) => {
+        if (signal?.aborted) reject(e);
+        else
+          reject(
+            new BaoRequestError(
+              this.host,
+              undefined,
+              `${what}: ${(e as NodeJS.ErrnoException).code ?? e.message}`,
+            ),
+          );
+      });
+      req.end(payload);
+    });
+  }
+}

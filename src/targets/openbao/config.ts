@@ -1,0 +1,48 @@
+import { asBool, asDuration, asSection, asString } from "../../runtime/configvalues.js";
+import { ConfigError } from "../../runtime/target.js";
+
+/** The openbao target's configuration section (namespaces are read by the runtime). */
+export interface OpenBaoTargetConfig {
+  /** Reconcile fully, write nothing, report Drifted with what a real run would change. */
+  observeOnly: boolean;
+  concurrency: number;
+  /** Quiet resync: how often a settled cluster is looked at again (leader, seal state). */
+  resyncMs: number;
+  /** Re-check period while a cluster waits for pods, TLS or initialization. */
+  pollMs: number;
+  /** The cluster's DNS domain, for pod and Service names. */
+  clusterDomain: string;
+}
+
+const KEYS = ["observeOnly", "concurrency", "resyncInterval", "pollInterval", "clusterDomain"] as const;
+
+export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
+  const root = asSection(raw ?? {}, field, KEYS);
+  const concurrency = root["concurrency"] ?? 2;
+  if (
+    typeof concurrency !== "number" ||
+    !Number.isInteger(concurrency) ||
+    concurrency < 1 ||
+    concurrency > 32
+  )
+    throw new ConfigError(`${field}.concurrency`, "must be a whole number from 1 to 32");
+  const clusterDomain = asString(root["clusterDomain"] ?? "cluster.local", `${field}.clusterDomain`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain))
+    throw new ConfigError(`${field}.clusterDomain`, "must be a DNS domain such as cluster.local");
+  const observeOnly = asBool(root["observeOnly"] ?? false, `${field}.observeOnly`);
+  // The certificate, networking and identity services write without a dry-run mode yet: accepting
+  // the switch would promise "no writes" and break it.
+  if (observeOnly)
+    throw new ConfigError(`${field}.observeOnly`, "is not supported by the openbao target yet");
+  return {
+    observeOnly,
+    concurrency,
+    resyncMs:
+      root["resyncInterval"] === undefined
+        ? 60_000
+        : asDuration(root["resyncInterval"], `${field}.resyncInterval`),
+    pollMs:
+      root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
+    clusterDomain,
+  };
+}

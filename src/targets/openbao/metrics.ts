@@ -1,0 +1,63 @@
+import { Counter, Gauge, Histogram } from "prom-client";
+import { registry } from "../../runtime/metrics.js";
+
+// Upstream's metric names, so existing dashboards and alerts keep working.
+
+export const clusterPhase = new Gauge({
+  name: "openbao_cluster_phase",
+  help: "1 for the phase each OpenBaoCluster is in, 0 for the others.",
+  labelNames: ["namespace", "name", "phase"] as const,
+  registers: [registry],
+});
+
+export const clusterReplicas = new Gauge({
+  name: "openbao_cluster_replicas",
+  help: "Voters an OpenBaoCluster asks for (spec.replicas).",
+  labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+export const clusterReadyReplicas = new Gauge({
+  name: "openbao_cluster_ready_replicas",
+  help: "Voter pods that are Ready.",
+  labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+export const clusterInitialized = new Gauge({
+  name: "openbao_cluster_initialized",
+  help: "1 once the cluster is initialized (status.initialized).",
+  labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+export const reconcileDuration = new Histogram({
+  name: "openbao_reconcile_duration_seconds",
+  help: "Time of one OpenBaoCluster reconcile.",
+  labelNames: ["namespace", "name"] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+export const reconcileErrors = new Counter({
+  name: "openbao_reconcile_errors_total",
+  help: "OpenBaoCluster reconciles that ended with an error, by step.",
+  labelNames: ["namespace", "name", "step"] as const,
+  registers: [registry],
+});
+
+export const raftPeersRemoved = new Counter({
+  name: "openbao_cluster_raft_peers_removed_total",
+  help: "Raft peers the operator removed before shrinking the voter StatefulSet.",
+  labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+export const PHASES = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
+
+export function forgetClusterMetrics(namespace: string, name: string): void {
+  for (const phase of PHASES) clusterPhase.remove({ namespace, name, phase });
+  clusterReplicas.remove({ namespace, name });
+  clusterReadyReplicas.remove({ namespace, name });
+  clusterInitialized.remove({ namespace, name });
+}

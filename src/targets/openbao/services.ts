@@ -1,0 +1,62 @@
+import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import type { KubeClient } from "../../runtime/client.js";
+import type { EventRecorder } from "../../runtime/events.js";
+import type { Logger } from "../../runtime/log.js";
+
+/**
+ * The contract between the workload controller and the narrow services it runs in order
+ * (certificates, configuration, networking, identity). Each service writes only its own objects
+ * and answers whether the next step may go on; the controller turns the answers into status.
+ */
+export interface ServiceContext {
+  client: KubeClient;
+  /** The cluster as read from the API server: the controller reference of every child. */
+  owner: OpenBaoCluster;
+  fieldManager: string;
+  log: Logger;
+  events: EventRecorder;
+  now: () => Date;
+  signal?: AbortSignal;
+}
+
+export interface StepOutcome {
+  ready: boolean;
+  reason: string;
+  /** Names objects and fields, never secret values. */
+  message: string;
+  /** sha256 of the active leaf certificate and key, when the certificates step knows it. */
+  activeCertHash?: string;
+}
+
+/** Inputs of config.hcl that are not in the spec. */
+export interface ConfigInputs {
+  clusterDomain: string;
+  component: "server" | "read-replica";
+  /** Voters listed in retry_join. */
+  peers: number;
+  tlsDir: string;
+  sealKeyPath: string;
+}
+
+/** What the in-pod reload wrapper adds to the OpenBao container. */
+export interface PodRuntime {
+  command: string[];
+  args: string[];
+  volumes: Record<string, unknown>[];
+  volumeMounts: Record<string, unknown>[];
+  /** Environment the wrapper reads, next to the per-pod variables the StatefulSet sets. */
+  env?: { name: string; value: string }[];
+  /** Extra objects the wrapper needs (e.g. the ConfigMap holding the script). */
+  objects?: (cluster: OpenBaoCluster) => Record<string, unknown>[];
+}
+
+export interface WorkloadServices {
+  certificates(ctx: ServiceContext, cluster: OpenBaoCluster): Promise<StepOutcome>;
+  networking(ctx: ServiceContext, cluster: OpenBaoCluster): Promise<StepOutcome>;
+  identity(ctx: ServiceContext, cluster: OpenBaoCluster): Promise<StepOutcome>;
+  renderConfig(cluster: OpenBaoCluster, inputs: ConfigInputs): string;
+  /** The self-init `initialize` blocks, in their own file so they can be made inert later. */
+  renderSelfInit(cluster: OpenBaoCluster): string;
+  /** The container's command, the TLS and wrapper volumes; `tlsSecretName` is unset without TLS files. */
+  podRuntime(cluster: OpenBaoCluster, paths: { configFiles: string[]; tlsSecretName?: string }): PodRuntime;
+}

@@ -1,0 +1,207 @@
+import {
+  OpenBaoClusterCondition as C,
+  type OpenBaoCluster,
+  type OpenBaoClusterPhase,
+  type OpenBaoClusterStatus,
+} from "../../apis/openbaocluster.js";
+import {
+  type Condition,
+  type ConditionInput,
+  removeCondition,
+  sameConditions,
+  setCondition,
+} from "../../runtime/conditions.js";
+import { deepEqual } from "../../runtime/converge.js";
+
+/** Where a pass stopped, if it did: a step that is not ready blocks every later one. */
+export interface Blocked {
+  step: "validate" | "certificates" | "infrastructure" | "storage" | "initialization" | "autopilot";
+  reason: string;
+  /** Names objects, fields and endpoints; never values. */
+  message: string;
+  /** True for a failure (Degraded); false while waiting for something that will come. */
+  failed: boolean;
+}
+
+/** What one pass observed and did, from which the status is derived. */
+export interface PassResult {
+  blocked?: Blocked;
+  tls?: { ready: boolean; reason: string; message: string };
+  initialized: boolean;
+  selfInitialized?: boolean;
+  desiredReplicas: number;
+  readyReplicas: number;
+  readReplicas?: { desiredReplicas: number; readyReplicas: number };
+  /** Seal state of the pods that answered; undefined when none did. */
+  sealed?: boolean;
+  activeLeader?: string;
+  currentVersion?: string;
+  paused?: boolean;
+  /** Fields accepted by the schema that this operator does not act on. */
+  unsupported?: string[];
+}
+
+export function phaseOf(r: PassResult): OpenBaoClusterPhase {
+  if (r.blocked?.failed && r.blocked.step === "validate") return "Failed";
+  if (!r.initialized) return "Initializing";
+  return "Running";
+}
+
+/** The status a pass leads to. Fields this controller does not own (backup, upgrade...) are kept. */
+export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): OpenBaoClusterStatus {
+  const prev = cluster.status ?? {};
+  const g = cluster.metadata.generation;
+  let list: Condition[] = [...(prev.conditions ?? [])];
+  const put = (c: Omit<ConditionInput, "observedGeneration">) => {
+    list = setCondition(list, { ...c, observedGeneration: g }, now);
+  };
+  if (r.tls) {
+    put({
+      type: C.TLSReady,
+      status: r.tls.ready ? "True" : "False",
+      reason: r.tls.reason,
+      message: r.tls.message,
+    });
+  }
+  put(
+    r.initialized
+      ? {
+          type: C.OpenBaoInitialized,
+          status: "True",
+          reason: r.selfInitialized ? "SelfInitialized" : "Initialized",
+          message: r.selfInitialized
+            ? "OpenBao initialized itself from spec.selfInit.requests"
+            : "initialized by the operator; the root token is in the root-token Secret",
+        }
+      : {
+          type: C.OpenBaoInitialized,
+          status: "False",
+          reason: r.blocked?.step === "initialization" ? r.blocked.reason : "Initializing",
+          message:
+            r.blocked?.step === "initialization"
+              ? r.blocked.message
+              : "waiting for the first pod to initialize",
+        },
+  );
+  if (r.sealed !== undefined)
+    put({
+      type: C.OpenBaoSealed,
+      status: r.sealed ? "True" : "False",
+      reason: r.sealed ? "Sealed" : "Unsealed",
+      message: r.sealed ? "OpenBao answers as sealed" : "OpenBao is unsealed",
+    });
+  if (r.initialized)
+    put(
+      r.activeLeader
+        ? {
+            type: C.OpenBaoLeader,
+            status: "True",
+            reason: "LeaderFound",
+            message: `${r.activeLeader} is active`,
+          }
+        : {
+            type: C.OpenBaoLeader,
+            status: "False",
+            reason: "LeaderUnknown",
+            message: "no active node reported",
+          },
+    );
+  const allReady = r.initialized && r.readyReplicas >= r.desiredReplicas && r.desiredReplicas > 0;
+  put(
+    r.paused
+      ? {
+          type: C.Available,
+          status: allReady ? "True" : "False",
+          reason: "Paused",
+          message: "spec.paused: only deletion is reconciled",
+        }
+      : allReady && !r.blocked
+        ? {
+            type: C.Available,
+            status: "True",
+            reason: "AllReplicasReady",
+            message: `${r.readyReplicas}/${r.desiredReplicas} voters ready`,
+          }
+        : {
+            type: C.Available,
+            status: "False",
+            reason:
+              r.blocked && !r.blocked.failed
+                ? r.blocked.reason
+                : r.readyReplicas === 0
+                  ? "NoReplicasReady"
+                  : "NotReady",
+            message:
+              r.blocked && !r.blocked.failed
+                ? `${r.blocked.step}: ${r.blocked.message}`
+                : `${r.readyReplicas}/${r.desiredReplicas} voters ready`,
+          },
+  );
+  put(
+    r.blocked?.failed
+      ? {
+          type: C.Degraded,
+          status: "True",
+          reason: r.blocked.reason,
+          message: `${r.blocked.step}: ${r.blocked.message}`,
+        }
+      : { type: C.Degraded, status: "False", reason: "Reconciling", message: "every step ran" },
+  );
+  if (r.readReplicas && r.readReplicas.desiredReplicas > 0) {
+    const ok = r.readReplicas.readyReplicas >= r.readReplicas.desiredReplicas;
+    put({
+      type: C.ReadReplicasReady,
+      status: ok ? "True" : "False",
+      reason: ok ? "AllReplicasReady" : "NotReady",
+      message: `${r.readReplicas.readyReplicas}/${r.readReplicas.desiredReplicas} read replicas ready`,
+    });
+  } else list = removeCondition(list, C.ReadReplicasReady);
+  if (r.unsupported?.length)
+    put({
+      type: "UnsupportedFields",
+      status: "True",
+      reason: "NotSupported",
+      message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
+    });
+  else list = removeCondition(list, "UnsupportedFields");
+
+  const next: OpenBaoClusterStatus = {
+    ...prev,
+    observedGeneration: g,
+    phase: phaseOf(r),
+    initialized: r.initialized,
+    readyReplicas: r.readyReplicas,
+    conditions: list,
+  };
+  if (r.selfInitialized !== undefined) next.selfInitialized = r.selfInitialized;
+  if (r.currentVersion) next.currentVersion = r.currentVersion;
+  if (r.activeLeader !== undefined) next.activeLeader = r.activeLeader || undefined;
+  if (r.readReplicas) next.readReplicas = r.readReplicas;
+  for (const k of Object.keys(next) as (keyof OpenBaoClusterStatus)[])
+    if (next[k] === undefined) delete next[k];
+  return next;
+}
+
+/** Whether writing `next` would change anything; lastTransitionTime-only churn does not count. */
+export function statusChanged(prev: OpenBaoClusterStatus | undefined, next: OpenBaoClusterStatus): boolean {
+  const { conditions: a, ...restA } = prev ?? {};
+  const { conditions: b, ...restB } = next;
+  return !sameConditions(a, b) || !deepEqual(restA, restB);
+}
+
+/** Conditions whose status moved (or appeared): each becomes one event. */
+export function transitions(prev: readonly Condition[] | undefined, next: readonly Condition[]): Condition[] {
+  return next.filter((c) => {
+    const before = prev?.find((p) => p.type === c.type);
+    return !before || before.status !== c.status || (c.status === "False" && before.reason !== c.reason);
+  });
+}
+
+/** Warning for conditions that are bad when True (Degraded, Sealed) or when False (the others). */
+export function eventType(c: Condition): "Normal" | "Warning" {
+  const badWhenTrue = c.type === C.Degraded || c.type === C.OpenBaoSealed || c.type === "UnsupportedFields";
+  const bad = badWhenTrue ? c.status === "True" : c.status === "False";
+  // Waiting during first boot is expected, not a warning.
+  if (bad && c.reason === "Initializing") return "Normal";
+  return bad ? "Warning" : "Normal";
+}

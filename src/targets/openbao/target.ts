@@ -1,0 +1,67 @@
+import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import { inClusterNamespace } from "../../runtime/client.js";
+import { Controller, generationChanged } from "../../runtime/controller.js";
+import type { Manager } from "../../runtime/manager.js";
+import type { TargetDefinition } from "../../runtime/target.js";
+import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
+import { LABEL_CLUSTER } from "./identity.js";
+import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB, STATEFULSET } from "./reconciler.js";
+import type { WorkloadServices } from "./services.js";
+import { validateOpenBaoDocuments } from "./validate/index.js";
+
+export const CONTROLLER_NAME = "openbaocluster";
+
+const CONFIGMAP: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+};
+
+/**
+ * The openbao target: the OpenBaoCluster workload controller. `services` replaces the certificate,
+ * configuration, networking and identity services (tests); by default the real ones are loaded.
+ */
+export function openbaoTarget(services?: WorkloadServices): TargetDefinition<OpenBaoTargetConfig> {
+  return {
+    name: "openbao",
+    parseConfig: parseOpenBaoConfig,
+    validate: (docs) => validateOpenBaoDocuments(docs),
+    async setup(manager: Manager, config: OpenBaoTargetConfig) {
+      const svc =
+        services ??
+        (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
+      const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      // Children are cached with their managedFields so an unchanged intent costs no request.
+      const owned = { labelSelector: LABEL_CLUSTER, keepManagedFields: true };
+      const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
+      const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
+      const pdbs = manager.informer<KubeObject>(PDB, owned);
+      const reconciler = new OpenBaoClusterReconciler({
+        client: manager.client,
+        events: manager.events,
+        log: manager.log,
+        config,
+        services: svc,
+        clusters,
+        statefulSets,
+        configMaps,
+        pdbs,
+      });
+      const controller = new Controller({
+        name: CONTROLLER_NAME,
+        log: manager.log,
+        concurrency: config.concurrency,
+        reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
+      });
+      controller.watchPrimary(clusters, generationChanged);
+      // Pods going Ready move the StatefulSet's status: that wakes the cluster that owns it.
+      controller.watchOwned(statefulSets, OPENBAOCLUSTER);
+      controller.watchOwned(configMaps, OPENBAOCLUSTER);
+      controller.watchOwned(pdbs, OPENBAOCLUSTER);
+      manager.add(controller);
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import type { AutopilotConfig, BaoClient } from "../../baoclient/client.js";
+
+/** Autopilot settings the spec asks for, in OpenBao's field names. Unset spec fields are left out. */
+export function desiredAutopilot(c: OpenBaoCluster): AutopilotConfig {
+  const a = c.spec.configuration?.raft?.autopilot ?? {};
+  const out: AutopilotConfig = {
+    cleanup_dead_servers: a.cleanupDeadServers ?? true,
+    dead_server_last_contact_threshold: a.deadServerLastContactThreshold ?? "5m",
+  };
+  if (a.lastContactThreshold !== undefined) out.last_contact_threshold = a.lastContactThreshold;
+  if (a.maxTrailingLogs !== undefined) out.max_trailing_logs = a.maxTrailingLogs;
+  // OpenBao refuses dead-server cleanup without a quorum floor of at least 3.
+  if (a.minQuorum !== undefined) out.min_quorum = a.minQuorum;
+  else if (out.cleanup_dead_servers) out.min_quorum = 3;
+  if (a.serverStabilizationTime !== undefined) out.server_stabilization_time = a.serverStabilizationTime;
+  return out;
+}
+
+/** Go durations as OpenBao prints them ("5m0s") compared with the spec's ("5m"). */
+export function durationSeconds(v: string): number | undefined {
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
+  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+  let total = 0;
+  let matched = "";
+  for (const m of v.matchAll(re)) {
+    total += Number(m[1]) * unit[m[2]!]!;
+    matched += m[0];
+  }
+  return matched === v && v !== "" ? total : undefined;
+}
+
+/** The keys whose live value differs from the wanted one. Pure. */
+export function autopilotDiff(want: AutopilotConfig, live: AutopilotConfig): string[] {
+  const diff: string[] = [];
+  for (const [k, w] of Object.entries(want)) {
+    const l = (live as Record<string, unknown>)[k];
+    if (typeof w === "string" && typeof l === "string") {
+      const a = durationSeconds(w);
+      const b = durationSeconds(l);
+      if (a !== undefined && b !== undefined ? a !== b : w !== l) diff.push(k);
+    } else if (w !== l) diff.push(k);
+  }
+  return diff;
+}
+
+/** Reads Autopilot's configuration and writes it only when it differs; returns the keys changed. */
+export async function reconcileAutopilot(
+  bao: BaoClient,
+  token: string,
+  cluster: OpenBaoCluster,
+  dryRun: boolean,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const want = desiredAutopilot(cluster);
+  const live = await bao.autopilotConfig(token, signal);
+  const diff = autopilotDiff(want, live);
+  if (diff.length > 0 && !dryRun) await bao.setAutopilotConfig(token, want, signal);
+  return diff;
+}

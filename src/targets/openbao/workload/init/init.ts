@@ -1,0 +1,127 @@
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { ApiError, errorMessage } from "../../../../runtime/errors.js";
+import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import type { BaoClient } from "../../baoclient/client.js";
+import { refOf } from "../../cluster-ref.js";
+import { clusterLabels, clusterNames, podName } from "../../identity.js";
+import type { ServiceContext } from "../../services.js";
+import { SECRET, type Writes } from "../statefulsets/reconcile.js";
+
+export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+export const ROOT_TOKEN_KEY = "token";
+
+export type InitOutcome =
+  | { done: true; selfInitialized: boolean; recovered?: boolean }
+  | { done: false; reason: string; message: string; failed?: boolean };
+
+export interface InitDeps {
+  ctx: ServiceContext;
+  writes: Writes;
+  /** A client for pod `ordinal` of the voters, trusting the cluster's CA; throws while TLS is missing. */
+  bao: (ordinal: number) => Promise<BaoClient>;
+}
+
+const waiting = (reason: string, message: string): InitOutcome => ({ done: false, reason, message });
+
+export const selfInitEnabled = (c: OpenBaoCluster): boolean => c.spec.selfInit?.enabled === true;
+
+/** The body of sys/init: auto-unseal seals hand out recovery keys; the static seal needs none. */
+export function initRequest(c: OpenBaoCluster): Record<string, unknown> {
+  const type = c.spec.unseal?.type ?? "static";
+  return type === "static" ? {} : { recovery_shares: 1, recovery_threshold: 1 };
+}
+
+/**
+ * Initialization while status.initialized is false: wait for pod 0 and its TLS, then either observe
+ * OpenBao initializing itself (self-init) or initialize it through the API and keep the root token
+ * in the root-token Secret. An already initialized pod 0 is a recovery (the operator restarted
+ * between init and its status write): nothing is initialized twice.
+ */
+export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promise<InitOutcome> {
+  const ns = cluster.metadata.namespace!;
+  const pod0 = podName(refOf(cluster), 0);
+  const pod = await d.ctx.client.getOrUndefined<KubeObject>(POD, pod0, ns);
+  const phase = (pod?.["status"] as { phase?: string } | undefined)?.phase;
+  if (!pod || phase !== "Running") return waiting("PodNotReady", `waiting for pod ${pod0} to run`);
+  let bao: BaoClient;
+  try {
+    bao = await d.bao(0);
+  } catch (e) {
+    return waiting("TLSSecretMissing", errorMessage(e));
+  }
+  let health: Awaited<ReturnType<BaoClient["health"]>>;
+  try {
+    health = await bao.health(d.ctx.signal);
+  } catch (e) {
+    return waiting("PodNotReady", `pod ${pod0} does not answer yet: ${errorMessage(e)}`);
+  }
+  if (selfInitEnabled(cluster)) {
+    if (health.initialized && !health.sealed) return { done: true, selfInitialized: true };
+    return waiting(
+      "Initializing",
+      `OpenBao on ${pod0} is initializing itself (initialized=${health.initialized}, sealed=${health.sealed})`,
+    );
+  }
+  if (health.initialized) {
+    // Recovery: this operator initialized it before, but the status write did not land.
+    const names = clusterNames(refOf(cluster));
+    const token = await d.ctx.client.getOrUndefined(
+      SECRET,
+      names.rootTokenSecret,
+      cluster.metadata.namespace!,
+    );
+    if (!token)
+      d.ctx.events.record(cluster, {
+        type: "Warning",
+        reason: "RootTokenMissing",
+        action: "Initialize",
+        note: `OpenBao on ${pod0} is already initialized but Secret ${names.rootTokenSecret} does not exist: Raft peer removal and Autopilot need a token and will wait`,
+      });
+    return { done: true, selfInitialized: false, recovered: true };
+  }
+  if (d.writes.dryRun) {
+    d.writes.applied.push(`sys/init on ${pod0}`);
+    return waiting("Initializing", `observe-only: would initialize OpenBao on ${pod0}`);
+  }
+  const { rootToken } = await bao.init(initRequest(cluster), d.ctx.signal);
+  await storeRootToken(d.ctx, cluster, rootToken);
+  d.writes.applied.push(`sys/init on ${pod0}`);
+  d.ctx.log.info({ pod: pod0 }, "initialized OpenBao; root token stored in the root-token Secret");
+  d.ctx.events.record(cluster, {
+    type: "Normal",
+    reason: "Initialized",
+    action: "Initialize",
+    note: `initialized OpenBao on ${pod0}; the root token is in Secret ${clusterNames(refOf(cluster)).rootTokenSecret}`,
+  });
+  return { done: true, selfInitialized: false };
+}
+
+/**
+ * Keeps the root token. Like the seal key it carries no owner reference, so deletionPolicy Retain
+ * leaves a usable cluster behind. Written with retries: a token lost here cannot be recovered.
+ */
+async function storeRootToken(ctx: ServiceContext, cluster: OpenBaoCluster, token: string): Promise<void> {
+  const name = clusterNames(refOf(cluster)).rootTokenSecret;
+  const ns = cluster.metadata.namespace!;
+  const body = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace: ns, labels: clusterLabels(refOf(cluster)) },
+    type: "Opaque",
+    data: { [ROOT_TOKEN_KEY]: Buffer.from(token, "utf8").toString("base64") },
+  };
+  let last: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await ctx.client.apply(SECRET, body, { fieldManager: ctx.fieldManager, force: true });
+      return;
+    } catch (e) {
+      last = e;
+      if (e instanceof ApiError && e.code >= 400 && e.code < 500 && e.code !== 429) break;
+      await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+    }
+  }
+  throw new Error(
+    `initialized OpenBao but could not store the root token in Secret ${ns}/${name}: ${errorMessage(last)}`,
+  );
+}

@@ -1,0 +1,259 @@
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { refOf } from "../../cluster-ref.js";
+import {
+  ANNOTATION_CONFIG_HASH,
+  ANNOTATION_TLS_CERT_HASH,
+  API_PORT,
+  CLUSTER_PORT,
+  Component,
+  type ComponentName,
+  clusterLabels,
+  clusterNames,
+  podSelector,
+} from "../../identity.js";
+import type { PodRuntime } from "../../services.js";
+import { configEnv } from "../config/index.js";
+import { serviceAccountName } from "../identity/plan.js";
+
+/** Where the pod finds its files; the config renderer is told the same paths. */
+export const PATHS = {
+  configDir: "/openbao/config",
+  tlsDir: "/openbao/tls",
+  unsealDir: "/openbao/unseal",
+  dataDir: "/openbao/data",
+} as const;
+export const UNSEAL_KEY_FILE = "key";
+export const CONFIG_KEY = "config.hcl";
+export const SELF_INIT_KEY = "self-init.hcl";
+
+type Obj = Record<string, unknown>;
+
+export const tlsEnabled = (c: OpenBaoCluster): boolean => c.spec.tls?.enabled !== false;
+/** The Secret with the listener's key pair, mounted by the pod runtime; undefined without TLS files. */
+export function tlsSecretName(c: OpenBaoCluster): string | undefined {
+  if (!tlsSecretsMounted(c)) return undefined;
+  return c.spec.tls?.serverSecretName || clusterNames(refOf(c)).serverSecret;
+}
+
+/** The ACME mode serves certificates OpenBao obtains itself: no Secret to mount. */
+export const tlsSecretsMounted = (c: OpenBaoCluster): boolean =>
+  tlsEnabled(c) && (c.spec.tls?.mode ?? "OperatorManaged") !== "ACME";
+
+export function imageOf(c: OpenBaoCluster): string {
+  return c.spec.image ?? `openbao/openbao:${c.spec.version.replace(/^v/, "")}`;
+}
+
+export interface StatefulSetInputs {
+  component: ComponentName;
+  replicas: number;
+  configHash: string;
+  /** On the StatefulSet, not the pod template: a new certificate must not roll the pods. */
+  certHash?: string;
+  clusterDomain: string;
+  runtime: PodRuntime;
+  /** The live StatefulSet's claim size and class, kept as they are (the template is immutable). */
+  claim?: { size?: string; storageClassName?: string };
+}
+
+/** The secret of the static seal: the pods mount it, nobody else reads it. */
+function unsealVolume(c: OpenBaoCluster): Obj[] {
+  if ((c.spec.unseal?.type ?? "static") !== "static") return [];
+  return [
+    {
+      name: "unseal-key",
+      secret: { secretName: clusterNames(refOf(c)).unsealKeySecret, defaultMode: 0o440 },
+    },
+  ];
+}
+
+function storageOf(c: OpenBaoCluster, component: ComponentName): { size: string; storageClassName?: string } {
+  if (component === Component.ReadReplica) {
+    const s = c.spec.readReplicas?.storage;
+    return {
+      size: s?.size ?? c.spec.storage.size,
+      storageClassName: s?.storageClassName ?? c.spec.storage.storageClassName,
+    };
+  }
+  return { size: c.spec.storage.size, storageClassName: c.spec.storage.storageClassName };
+}
+
+/** One StatefulSet of voters or read replicas. Pure: the same inputs give the same object. */
+export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj {
+  const names = clusterNames(refOf(c));
+  const ns = c.metadata.namespace!;
+  const isReplica = inp.component === Component.ReadReplica;
+  const name = isReplica ? names.readReplicaStatefulSet : names.voterStatefulSet;
+  const labels = clusterLabels(refOf(c), inp.component);
+  const scheme = tlsEnabled(c) ? "https" : "http";
+  const configSources: Obj[] = isReplica
+    ? [{ configMap: { name: names.readReplicaConfigMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } }]
+    : [
+        { configMap: { name: names.configMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } },
+        // Self-init requests live in a ConfigMap of their own, made inert after initialization
+        // without touching the pod template (no rollout). Read replicas join; they never run them.
+        {
+          configMap: {
+            name: names.selfInitConfigMap,
+            optional: true,
+            items: [{ key: SELF_INIT_KEY, path: SELF_INIT_KEY }],
+          },
+        },
+      ];
+  const volumes: Obj[] = [
+    { name: "config", projected: { sources: configSources } },
+    ...unsealVolume(c),
+    ...inp.runtime.volumes,
+  ];
+  const mounts: Obj[] = [
+    { name: "config", mountPath: PATHS.configDir, readOnly: true },
+    { name: "data", mountPath: PATHS.dataDir },
+    ...(unsealVolume(c).length ? [{ name: "unseal-key", mountPath: PATHS.unsealDir, readOnly: true }] : []),
+    ...inp.runtime.volumeMounts,
+  ];
+  // Per-pod values (node id, addresses, service registration) come from the config renderer, so
+  // config.hcl and the environment cannot disagree.
+  const env: Obj[] = [
+    ...configEnv(c, { clusterDomain: inp.clusterDomain, component: inp.component }).map((e) => ({ ...e })),
+    { name: "BAO_ADDR", value: `${scheme}://127.0.0.1:${API_PORT}` },
+    ...(tlsSecretsMounted(c) ? [{ name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` }] : []),
+    ...(inp.runtime.env ?? []),
+  ];
+  const fromSpec = storageOf(c, inp.component);
+  const storage = inp.claim
+    ? { size: inp.claim.size ?? fromSpec.size, storageClassName: inp.claim.storageClassName }
+    : fromSpec;
+  const resources = isReplica ? (c.spec.readReplicas?.resources ?? c.spec.resources) : c.spec.resources;
+  const container: Obj = {
+    name: "openbao",
+    image: imageOf(c),
+    imagePullPolicy: "IfNotPresent",
+    command: inp.runtime.command,
+    args: inp.runtime.args,
+    env,
+    ports: [
+      { name: "api", containerPort: API_PORT, protocol: "TCP" },
+      { name: "cluster", containerPort: CLUSTER_PORT, protocol: "TCP" },
+    ],
+    // Ready means initialized and unsealed (standbys included): a fresh, sealed pod is not Ready.
+    readinessProbe: {
+      httpGet: {
+        path: "/v1/sys/health?standbyok=true&perfstandbyok=true",
+        port: API_PORT,
+        scheme: scheme.toUpperCase(),
+      },
+      periodSeconds: 5,
+      failureThreshold: 2,
+      timeoutSeconds: 3,
+    },
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: false,
+      capabilities: { drop: ["ALL"] },
+    },
+    volumeMounts: mounts,
+    ...(resources ? { resources } : {}),
+  };
+  const template: Obj = {
+    metadata: { labels, annotations: { [ANNOTATION_CONFIG_HASH]: inp.configHash } },
+    spec: {
+      serviceAccountName: serviceAccountName(c),
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 100,
+        runAsGroup: 1000,
+        fsGroup: 1000,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      terminationGracePeriodSeconds: 30,
+      ...(c.spec.imagePullSecrets ? { imagePullSecrets: c.spec.imagePullSecrets } : {}),
+      containers: [container],
+      volumes,
+    },
+  };
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: {
+      name,
+      namespace: ns,
+      labels,
+      ...(inp.certHash ? { annotations: { [ANNOTATION_TLS_CERT_HASH]: inp.certHash } } : {}),
+    },
+    spec: {
+      serviceName: names.headlessService,
+      replicas: inp.replicas,
+      // Joining pods find the leader through retry_join; ordered start only slows that down.
+      podManagementPolicy: "Parallel",
+      updateStrategy: { type: "RollingUpdate" },
+      selector: { matchLabels: podSelector(refOf(c), inp.component) },
+      template,
+      volumeClaimTemplates: [
+        {
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name: "data", labels },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            ...(storage.storageClassName ? { storageClassName: storage.storageClassName } : {}),
+            resources: { requests: { storage: storage.size } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function buildPodDisruptionBudget(c: OpenBaoCluster, component: ComponentName): Obj {
+  const names = clusterNames(refOf(c));
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: {
+      name:
+        component === Component.ReadReplica
+          ? names.readReplicaPodDisruptionBudget
+          : names.podDisruptionBudget,
+      namespace: c.metadata.namespace,
+      labels: clusterLabels(refOf(c), component),
+    },
+    // One voluntary disruption at a time keeps a 3-voter quorum through drains.
+    spec: { maxUnavailable: 1, selector: { matchLabels: podSelector(refOf(c), component) } },
+  };
+}
+
+export function buildConfigMap(
+  c: OpenBaoCluster,
+  configText: string,
+  component: ComponentName = Component.Server,
+): Obj {
+  const names = clusterNames(refOf(c));
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: component === Component.ReadReplica ? names.readReplicaConfigMap : names.configMap,
+      namespace: c.metadata.namespace,
+      labels: clusterLabels(refOf(c), component),
+    },
+    data: { [CONFIG_KEY]: configText },
+  };
+}
+
+/** The self-init file; `inert` replaces the requests with a comment once the cluster initialized. */
+export function buildSelfInitConfigMap(c: OpenBaoCluster, text: string, inert: boolean): Obj {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: clusterNames(refOf(c)).selfInitConfigMap,
+      namespace: c.metadata.namespace,
+      labels: clusterLabels(refOf(c)),
+      annotations: { "openbao.org/self-init": inert ? "consumed" : "pending" },
+    },
+    data: {
+      [SELF_INIT_KEY]: inert
+        ? "# Self-initialization finished; the requests were removed so a restart cannot replay them.\n"
+        : text,
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { randomBytes } from "node:crypto";
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { applyIfChanged } from "../../../../runtime/apply.js";
+import { applyWouldBeNoop } from "../../../../runtime/converge.js";
+import { ApiError, isNotFound } from "../../../../runtime/errors.js";
+import type { Informer } from "../../../../runtime/informer.js";
+import { setControllerReference } from "../../../../runtime/ownership.js";
+import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import { refOf } from "../../cluster-ref.js";
+import { clusterLabels, clusterNames } from "../../identity.js";
+import type { ServiceContext } from "../../services.js";
+import { UNSEAL_KEY_FILE } from "./build.js";
+
+export const SECRET: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+
+/** Counts what a pass wrote (or would write, observe-only), so a quiet pass can be proven quiet. */
+export class Writes {
+  readonly applied: string[] = [];
+  constructor(readonly dryRun: boolean) {}
+}
+
+/**
+ * Applies one owned object with server-side apply, only when it would change. `live` comes from an
+ * informer that keeps managedFields, so an unchanged object costs no request at all.
+ */
+export async function applyOwned(
+  ctx: ServiceContext,
+  writes: Writes,
+  intent: Record<string, unknown>,
+  live: KubeObject | undefined | null,
+): Promise<KubeObject> {
+  const obj = setControllerReference(ctx.owner, intent as unknown as KubeObject);
+  const out = await applyIfChanged(ctx.client, obj, {
+    fieldManager: ctx.fieldManager,
+    force: true,
+    live: live ?? undefined,
+    dryRun: writes.dryRun,
+  });
+  if (out.action !== "unchanged") writes.applied.push(`${obj.kind}/${obj.metadata.name}`);
+  else if (out.decidedBy === "dryRun" && live) {
+    // Each such pass costs a request: worth knowing which field keeps the cheap check from deciding.
+    const why = applyWouldBeNoop(obj, live, ctx.fieldManager);
+    ctx.log.debug(
+      { object: `${obj.kind}/${obj.metadata.name}`, why: why.noop ? "" : why.reason },
+      "unchanged, decided by a dry run",
+    );
+  }
+  return out.object;
+}
+
+/** Looks an object up in an informer by namespace and name. */
+export function cached<T extends KubeObject>(
+  inf: Informer<T>,
+  namespace: string,
+  name: string,
+): T | undefined {
+  return inf.get(`${namespace}/${name}`);
+}
+
+/**
+ * The static seal's key: 32 random bytes, created once and never rewritten (a new key would make
+ * the existing data unreadable). It carries no owner reference: with deletionPolicy Retain the
+ * volumes outlive the cluster object, and so must the key that opens them.
+ */
+export async function ensureUnsealKey(
+  ctx: ServiceContext,
+  writes: Writes,
+  cluster: OpenBaoCluster,
+): Promise<void> {
+  const name = clusterNames(refOf(cluster)).unsealKeySecret;
+  const ns = cluster.metadata.namespace!;
+  const existing = await ctx.client.getOrUndefined(SECRET, name, ns);
+  if (existing) {
+    const data = (existing as { data?: Record<string, string> }).data ?? {};
+    if (!data[UNSEAL_KEY_FILE])
+      throw new Error(
+        `Secret ${ns}/${name} exists without the key "${UNSEAL_KEY_FILE}"; refusing to replace it`,
+      );
+    return;
+  }
+  if (writes.dryRun) {
+    writes.applied.push(`Secret/${name}`);
+    return;
+  }
+  try {
+    await ctx.client.create(SECRET, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: ns, labels: clusterLabels(refOf(cluster)) },
+      type: "Opaque",
+      data: { [UNSEAL_KEY_FILE]: randomBytes(32).toString("base64") },
+    });
+    writes.applied.push(`Secret/${name}`);
+    ctx.events.record(cluster, {
+      type: "Normal",
+      reason: "UnsealKeyCreated",
+      action: "Create",
+      note: `created the static seal key Secret ${name}`,
+    });
+  } catch (e) {
+    // Another pass (or a restarted operator) created it first: that key stands.
+    if (!(e instanceof ApiError && e.code === 409)) throw e;
+  }
+}
+
+/** Reads one key of a Secret, decoded; undefined when the Secret or key is missing. */
+export async function secretValue(
+  ctx: Pick<ServiceContext, "client">,
+  namespace: string,
+  name: string,
+  key: string,
+): Promise<string | undefined> {
+  try {
+    const s = (await ctx.client.get(SECRET, name, namespace)) as { data?: Record<string, string> };
+    const v = s.data?.[key];
+    return v === undefined ? undefined : Buffer.from(v, "base64").toString("utf8");
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runCommand } from "../../src/testenv/exec.js";
+import { trackChild } from "../../src/testenv/processes.js";
+import { eventually } from "./kube.js";
+import type { NodeNamespace } from "./node.js";
+
+// The operator under test as a real process (`platform-operator run`), started like an in-cluster
+// one: inside the node's network namespace with the cluster DNS, so it reaches OpenBao pods by
+// their Service names exactly as it would in a cluster.
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+const CRD = fileURLToPath(new URL("../../../deploy/crds/openbao.org_openbaoclusters.yaml", import.meta.url));
+
+export async function installOpenBaoCrd(ctx: NodeNamespace): Promise<void> {
+  await ctx.kubectl(["apply", "--server-side", "--force-conflicts", "-f", CRD]);
+  // Several test files may create the CRD at once; right after creation it has no conditions yet,
+  // which `kubectl wait` reports as an error instead of waiting, so the condition is polled.
+  await poll(
+    async () => {
+      const out = await ctx.kubectl([
+        "get",
+        "crd/openbaoclusters.openbao.org",
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+      ]);
+      return out.trim() === "True" ? true : undefined;
+    },
+    120_000,
+    "the OpenBaoCluster CRD to be established",
+  );
+}
+
+export interface OperatorProcess {
+  /** Everything the process printed so far (JSON log lines). */
+  output(): string;
+  probePort: number;
+  /** The /metrics text, scraped from inside the node's network. */
+  metrics(): Promise<string>;
+  stop(): Promise<void>;
+  /** SIGKILL: no shutdown, no Lease release, whatever was in flight is cut. */
+  kill(): Promise<void>;
+}
+
+export async function startOpenBaoOperator(
+  ctx: NodeNamespace,
+  section: Record<string, string> = {},
+): Promise<OperatorProcess> {
+  const dir = mkdtempSync(join(tmpdir(), "openbao-op-"));
+  const extra = Object.entries(section)
+    .map(([k, v]) => `    ${k}: ${v}\n`)
+    .join("");
+  writeFileSync(
+    join(dir, "operator.yaml"),
+    `leaderElection: { enabled: false }
+probes: { port: 0, host: 127.0.0.1 }
+logLevel: debug
+targets:
+  openbao:
+    namespaces: [${ctx.namespace}]
+${extra}`,
+  );
+  const argv = ctx.node.inCluster([
+    process.execPath,
+    MAIN,
+    "run",
+    "--config",
+    join(dir, "operator.yaml"),
+    "--kubeconfig",
+    ctx.node.kubeconfigPath,
+  ]);
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  trackChild(child, "openbao operator");
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  child.stderr!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const probePort = await eventually(
+    () => {
+      const m = /"probePort":(\d+)/.exec(out);
+      if (child.exitCode !== null) throw new Error(`operator exited early:\n${out}`);
+      return m ? Number(m[1]) : undefined;
+    },
+    60_000,
+    "the operator to start",
+  );
+  return {
+    output: () => out,
+    probePort,
+    async metrics() {
+      const [cmd, ...args] = ctx.node.inCluster([
+        "/bin/busybox",
+        "wget",
+        "-qO-",
+        `http://127.0.0.1:${probePort}/metrics`,
+      ]);
+      return (await runCommand(cmd!, args)).stdout;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 25_000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Like eventually, but checks at most once per `everyMs` (each check here spawns processes). */
+export async function poll<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 1000,
+): Promise<T> {
+  return eventually(
+    async () => {
+      const started = Date.now();
+      try {
+        return await check();
+      } finally {
+        const left = everyMs - (Date.now() - started);
+        if (left > 0) await new Promise((r) => setTimeout(r, left));
+      }
+    },
+    timeoutMs,
+    what,
+  );
+}
+
+/** Sum of a counter's samples whose labels include every given pair. */
+export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+/** API writes the operator made (every method but GET), from its own client metrics. */
+export function apiWrites(text: string): number {
+  let sum = 0;
+  for (const method of ["POST", "PUT", "PATCH", "DELETE"])
+    sum += metricSum(text, "rest_client_requests_total", { method });
+  return sum;
+}
+
+export { runCommand };

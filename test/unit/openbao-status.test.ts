@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import {
+  eventType,
+  nextStatus,
+  type PassResult,
+  statusChanged,
+  transitions,
+} from "../../src/targets/openbao/status.js";
+
+const cluster = (status?: OpenBaoCluster["status"]): OpenBaoCluster =>
+  ({
+    apiVersion: "openbao.org/v1alpha1",
+    kind: "OpenBaoCluster",
+    metadata: { name: "demo", namespace: "ns", uid: "u", generation: 4 },
+    spec: { version: "2.7.2", storage: { size: "1Gi" } },
+    ...(status ? { status } : {}),
+  }) as OpenBaoCluster;
+
+const t0 = new Date("2026-01-01T00:00:00Z");
+const t1 = new Date("2026-01-01T00:05:00Z");
+const settled: PassResult = {
+  initialized: true,
+  selfInitialized: false,
+  desiredReplicas: 3,
+  readyReplicas: 3,
+  sealed: false,
+  activeLeader: "demo-1",
+  currentVersion: "2.7.2",
+  tls: { ready: true, reason: "OperatorManagedTLS", message: "ok" },
+};
+const cond = (s: OpenBaoCluster["status"], type: string) => s?.conditions?.find((c) => c.type === type);
+
+describe("openbao status", () => {
+  it("a settled cluster is Running and Available, every condition at the current generation", () => {
+    const s = nextStatus(cluster(), settled, t0);
+    assert.equal(s.phase, "Running");
+    assert.equal(s.activeLeader, "demo-1");
+    assert.equal(cond(s, "Available")?.status, "True");
+    assert.equal(cond(s, "Degraded")?.status, "False");
+    assert.equal(cond(s, "OpenBaoLeader")?.reason, "LeaderFound");
+    for (const c of s.conditions ?? []) assert.equal(c.observedGeneration, 4);
+  });
+
+  it("a blocked step says where and why: waiting is not Degraded, a failure is", () => {
+    const waiting = nextStatus(
+      cluster(),
+      {
+        ...settled,
+        initialized: false,
+        readyReplicas: 0,
+        blocked: {
+          step: "initialization",
+          reason: "PodNotReady",
+          message: "waiting for pod demo-0",
+          failed: false,
+        },
+      },
+      t0,
+    );
+    assert.equal(waiting.phase, "Initializing");
+    assert.equal(cond(waiting, "Available")?.reason, "PodNotReady");
+    assert.match(cond(waiting, "Available")?.message ?? "", /^initialization: waiting for pod demo-0/);
+    assert.equal(cond(waiting, "Degraded")?.status, "False");
+    assert.equal(cond(waiting, "OpenBaoInitialized")?.reason, "PodNotReady");
+    const failed = nextStatus(
+      cluster(),
+      {
+        ...settled,
+        blocked: { step: "storage", reason: "StorageResizeNotSupported", message: "no", failed: true },
+      },
+      t0,
+    );
+    assert.equal(cond(failed, "Degraded")?.status, "True");
+    assert.equal(cond(failed, "Degraded")?.reason, "StorageResizeNotSupported");
+    assert.equal(cond(failed, "Available")?.status, "False");
+  });
+
+  it("an unchanged pass changes nothing, even later; a new leader is a change", () => {
+    const first = nextStatus(cluster(), settled, t0);
+    const again = nextStatus(cluster(first), settled, t1);
+    assert.equal(statusChanged(first, again), false);
+    const moved = nextStatus(cluster(first), { ...settled, activeLeader: "demo-2" }, t1);
+    assert.equal(statusChanged(first, moved), true);
+  });
+
+  it("keeps fields other controllers own", () => {
+    const s = nextStatus(cluster({ backup: { consecutiveFailures: 2 } }), settled, t0);
+    assert.deepEqual(s.backup, { consecutiveFailures: 2 });
+  });
+
+  it("turns condition transitions into events, warnings for bad states", () => {
+    const before = nextStatus(cluster(), { ...settled, readyReplicas: 1 }, t0);
+    const after = nextStatus(cluster(before), settled, t1);
+    const moved = transitions(before.conditions, after.conditions ?? []);
+    assert.deepEqual(
+      moved.map((c) => c.type),
+      ["Available"],
+    );
+    assert.equal(eventType(moved[0]!), "Normal");
+    const sealed = nextStatus(cluster(), { ...settled, sealed: true }, t0);
+    assert.equal(eventType(cond(sealed, "OpenBaoSealed")!), "Warning");
+  });
+});
