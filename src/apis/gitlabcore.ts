@@ -39,6 +39,9 @@ export const GitLabCoreReason = {
   WorkloadsReady: "WorkloadsReady",
   WorkloadsNotReady: "WorkloadsNotReady",
   VersionUnresolved: "VersionUnresolved",
+  // Not in the upstream list: a Static version (or a stale index) below the deployed chart. Named
+  // apart from VersionUnresolved because the version did resolve; it is the move that is refused.
+  DowngradeRefused: "DowngradeRefused",
   ChartPullFailed: "ChartPullFailed",
   MissingIntermediateChart: "MissingIntermediateChart",
   MigrationsJobFailed: "MigrationsJobFailed",
