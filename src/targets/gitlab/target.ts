@@ -12,7 +12,7 @@ import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
-import { defaultReleaseSource, defaultValues, defaultVersionPolicy } from "./wiring.js";
+import { defaultValues, defaultVersionPolicy, releaseSourceFromEnv } from "./wiring.js";
 
 export const GITLABCORE: ResourceType = {
   group: GitLabCoreGroup,
@@ -52,7 +52,7 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
         informer,
         configMaps,
         events: manager.events,
-        release: hooks.release ? hooks.release(manager) : defaultReleaseSource(manager),
+        release: hooks.release ? hooks.release(manager) : releaseSourceFromEnv(manager),
         versions: hooks.versions ?? defaultVersionPolicy,
         values: (gl, v) => valuesOf(gl, v, config),
         settings: {

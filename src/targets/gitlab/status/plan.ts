@@ -62,6 +62,8 @@ const WARNING_REASONS = new Set<string>([
   R.ChartPullFailed,
   R.MissingIntermediateChart,
   R.MigrationsJobFailed,
+  // Reported by the version logic when a literal version is below the deployed one.
+  "DowngradeRefused",
 ]);
 
 const cond = (type: string, ok: boolean, reason: string, message: string, g?: number): ConditionInput => ({
