@@ -18,7 +18,7 @@ import { readManifests } from "./manifests.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
-import { kindsOf, reservedTargetOf } from "./targets.js";
+import { implementedTargetOf, kindsOf, reservedTargetOf } from "./targets.js";
 
 export const devHelp = `Usage: platform-operator dev [--no-node | --node] [--no-samples] [--exit-after SECONDS]   (npm start)
 
@@ -132,9 +132,12 @@ export async function devCommand(args: string[]): Promise<number> {
       if (running.includes(sample.kind ?? "")) samples.push(sample);
       else {
         const reserved = reservedTargetOf(sample.kind ?? "");
+        const other = implementedTargetOf(sample.kind ?? "");
         const why = reserved
           ? `its target "${reserved}" is not implemented yet`
-          : "no target serves its kind";
+          : other
+            ? `its target "${other}" is not started by npm start`
+            : "no target serves its kind";
         say(
           `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
         );

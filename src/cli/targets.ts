@@ -12,11 +12,14 @@ const implemented: Record<string, { kinds: string[]; load: () => Promise<TargetD
     kinds: [VaultSeedKind],
     load: async () => (await import("../targets/vault/target.js")).vaultTarget() as TargetDefinition,
   },
+  gitlab: {
+    kinds: ["GitLabCore"],
+    load: async () => (await import("../targets/gitlab/target.js")).gitlabTarget() as TargetDefinition,
+  },
 };
 
 const notImplemented: Record<string, string[]> = {
   openbao: ["OpenBaoCluster", "OpenBaoRestore"],
-  gitlab: ["GitLabCore"],
   harbor: [],
   sonarqube: [],
 };
@@ -28,6 +31,10 @@ export const implementedTargetNames = (): string[] => Object.keys(implemented).s
 
 /** The kinds the named targets reconcile. */
 export const kindsOf = (names: string[]): string[] => names.flatMap((n) => implemented[n]?.kinds ?? []);
+
+/** The implemented target a kind belongs to (whether or not this process runs it). */
+export const implementedTargetOf = (kind: string): string | undefined =>
+  Object.entries(implemented).find(([, t]) => t.kinds.includes(kind))?.[0];
 
 /** The reserved target a kind belongs to, for saying why nothing reconciles it. */
 export const reservedTargetOf = (kind: string): string | undefined =>

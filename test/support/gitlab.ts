@@ -73,7 +73,11 @@ const looseCrd = (
 ): KubeObject => ({
   apiVersion: "apiextensions.k8s.io/v1",
   kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.${group}` },
+  // The group is a protected one (*.k8s.io): the API server wants the approval annotation.
+  metadata: {
+    name: `${plural}.${group}`,
+    annotations: { "api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/gateway-api/pull/1538" },
+  },
   spec: {
     group,
     scope,

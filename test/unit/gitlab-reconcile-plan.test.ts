@@ -7,7 +7,7 @@ import {
   type RenderedHook,
   type RenderedObject,
 } from "../../src/targets/gitlab/apply/rendered.js";
-import { hooksDue, planHooks } from "../../src/targets/gitlab/hooks/plan.js";
+import { hookEventFor, hooksDue, planHooks } from "../../src/targets/gitlab/hooks/plan.js";
 import { inventoryKinds } from "../../src/targets/gitlab/prune/index.js";
 import { gitlabVersionOf, migrationsState } from "../../src/targets/gitlab/status/version.js";
 import { workloadReadiness } from "../../src/targets/gitlab/status/workloads.js";
@@ -110,8 +110,8 @@ describe("gitlab apply plan", () => {
 });
 
 describe("gitlab hook plan", () => {
-  it("runs pre-install and pre-upgrade hooks by weight, then kind, then name; RBAC never", () => {
-    const plan = planHooks([
+  it("runs one event's hooks by weight, then kind, then name; RBAC never", () => {
+    const hooks = [
       hook(obj("batch/v1", "Job", "migrations"), 5, ["pre-upgrade"]),
       hook(
         obj("batch/v1", "Job", "shared-secrets"),
@@ -125,11 +125,19 @@ describe("gitlab hook plan", () => {
       hook(obj("v1", "ServiceAccount", "a"), 0),
       hook(obj("batch/v1", "Job", "test-connection"), 0, ["test"]),
       hook(obj("batch/v1", "Job", "after"), 0, ["post-install"]),
-    ]);
+    ];
+    const plan = planHooks(hooks, "pre-upgrade");
     assert.deepEqual(
       plan.run.map((p) => p.hook.object.metadata.name),
-      ["shared-secrets-cfg", "shared-secrets", "a", "b", "migrations"],
+      ["shared-secrets", "migrations"],
     );
+    const install = planHooks(hooks, "pre-install");
+    assert.deepEqual(
+      install.run.map((p) => p.hook.object.metadata.name),
+      ["shared-secrets-cfg", "shared-secrets", "a", "b"],
+    );
+    assert.equal(hookEventFor(undefined), "pre-install");
+    assert.equal(hookEventFor("10.3.0"), "pre-upgrade");
     assert.deepEqual(
       plan.excluded.map((h) => h.object.kind),
       ["Role"],

@@ -19,7 +19,7 @@ import { FIELD_MANAGER, planApply, releaseSelector } from "./apply/plan.js";
 import type { Rendered } from "./apply/rendered.js";
 import { cleanUpRelease } from "./deletion/index.js";
 import { runHooks } from "./hooks/exec.js";
-import { hooksDue, planHooks } from "./hooks/plan.js";
+import { hookEventFor, hooksDue, planHooks } from "./hooks/plan.js";
 import { applyWrites, hooksRun, passSeconds, pruned } from "./metrics.js";
 import { pruneRelease } from "./prune/index.js";
 import { type PassOutcome, planStatus } from "./status/plan.js";
@@ -229,6 +229,7 @@ export class GitLabCoreReconciler {
         if ("error" in path) return fail("version", path.reason, path.error, { targetVersion: target });
         step = path.steps[0] ?? target;
       }
+      log.info({ deployed, target, migrations: migrations ?? "not checked", next: step }, "upgrade step");
     }
     const upgradePass = deployed !== undefined && step !== deployed;
 
@@ -248,7 +249,7 @@ export class GitLabCoreReconciler {
     // 5. Hooks, once per release.
     let hooksRan = false;
     if (hooksDue(status, obj.metadata.generation, render.chart.version)) {
-      const plan = planHooks(render.hooks);
+      const plan = planHooks(render.hooks, hookEventFor(deployed));
       const run = await runHooks(this.d.client, obj, plan.run, {
         timeoutMs: this.d.settings.hookTimeoutMs,
         signal,

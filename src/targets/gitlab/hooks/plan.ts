@@ -5,6 +5,11 @@ import type { RenderedHook } from "../apply/rendered.js";
 
 /** The events whose hooks run before objects are applied; the reconciler runs them once per release. */
 export const PRE_APPLY_EVENTS = ["pre-install", "pre-upgrade"] as const;
+export type PreApplyEvent = (typeof PRE_APPLY_EVENTS)[number];
+
+/** As Helm: pre-install for a release never applied, pre-upgrade once a chart version was. */
+export const hookEventFor = (deployedVersion: string | undefined): PreApplyEvent =>
+  deployedVersion ? "pre-upgrade" : "pre-install";
 
 export type DeletePolicy = "before-hook-creation" | "hook-succeeded" | "hook-failed";
 
@@ -23,14 +28,14 @@ export interface HookPlan {
 const KNOWN_POLICIES: readonly string[] = ["before-hook-creation", "hook-succeeded", "hook-failed"];
 
 /**
- * The pre-install/pre-upgrade hooks in the order Helm runs them: by weight, then kind, then name.
- * A hook for both events runs once. RBAC and CustomResourceDefinition hooks are left out.
+ * The hooks of one event in the order Helm runs them: by weight, then kind, then name. RBAC and
+ * CustomResourceDefinition hooks are left out.
  */
-export function planHooks(hooks: readonly RenderedHook[]): HookPlan {
+export function planHooks(hooks: readonly RenderedHook[], event: PreApplyEvent): HookPlan {
   const excluded: RenderedHook[] = [];
   const run: PlannedHook[] = [];
   for (const hook of hooks) {
-    if (!hook.events.some((e) => (PRE_APPLY_EVENTS as readonly string[]).includes(e))) continue;
+    if (!hook.events.includes(event)) continue;
     if (excludedReason(hook.object)) {
       excluded.push(hook);
       continue;
