@@ -139,12 +139,12 @@ describe("gitlab hook plan", () => {
     assert.equal(hookEventFor(undefined), "pre-install");
     assert.equal(hookEventFor("10.3.0"), "pre-upgrade");
     assert.deepEqual(
-      plan.excluded.map((h) => h.object.kind),
+      install.excluded.map((h) => h.object.kind),
       ["Role"],
     );
-    assert.deepEqual(plan.run[1]!.deletePolicies, ["before-hook-creation", "hook-succeeded"]);
+    assert.deepEqual(plan.run[0]!.deletePolicies, ["before-hook-creation", "hook-succeeded"]);
     assert.deepEqual(
-      plan.run[0]!.deletePolicies,
+      install.run[0]!.deletePolicies,
       ["before-hook-creation"],
       "Helm's default when none is given",
     );
@@ -223,7 +223,7 @@ describe("gitlab status inputs", () => {
   });
 });
 
-describe("gitlab interim version policy", () => {
+describe("gitlab version policy glue", () => {
   const available = ["9.11.2", "10.2.1", "10.3.0", "10.3.4", "10.4.0", "11.0.0"];
   it("refuses a downgrade and steps one minor at a time, newest patch of each", () => {
     const r = defaultVersionPolicy.resolve({
