@@ -1,7 +1,4 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 export interface HelmRunOptions {
   /** Written to helm's standard input (values go this way, so they never touch the disk). */
@@ -50,7 +47,6 @@ export class HelmRunner {
   private readonly timeoutMs: number;
   private readonly maxConcurrent: number;
   private readonly maxOutputBytes: number;
-  private home?: string;
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
@@ -63,14 +59,16 @@ export class HelmRunner {
   }
 
   private environment(): NodeJS.ProcessEnv {
-    // Created on first use, so constructing a runner touches no disk.
-    this.home ??= mkdtempSync(join(tmpdir(), "platform-operator-helm-"));
+    // template, show and verify write nothing there, and a missing home holds no user repositories
+    // or plugins. (Below /dev/null would be surer, but helm fails when its registry config path
+    // is not a directory, even when it only warns that the file is missing.)
+    const home = "/nonexistent/platform-operator-helm";
     return {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-      HOME: this.home,
-      HELM_CONFIG_HOME: join(this.home, "config"),
-      HELM_CACHE_HOME: join(this.home, "cache"),
-      HELM_DATA_HOME: join(this.home, "data"),
+      HOME: home,
+      HELM_CONFIG_HOME: `${home}/config`,
+      HELM_CACHE_HOME: `${home}/cache`,
+      HELM_DATA_HOME: `${home}/data`,
     };
   }
 

@@ -164,7 +164,9 @@ export function splitManifests(output: string, opts: SplitOptions): SplitResult 
   const docs = parseAllDocuments(output, { uniqueKeys: false });
   if (!Array.isArray(docs)) return { objects, hooks }; // an empty stream
   docs.forEach((doc, i) => {
-    const where = sourceOf(doc.commentBefore) ?? `document ${i + 1}`;
+    // The comment sits on the document or, right after `---`, on its first node.
+    const contents = doc.contents as { commentBefore?: string | null } | null;
+    const where = sourceOf(doc.commentBefore) ?? sourceOf(contents?.commentBefore) ?? `document ${i + 1}`;
     if (doc.errors.length > 0)
       throw new RenderError(
         `${where}: not valid YAML (${doc.errors[0]!.code} at line ${doc.errors[0]!.linePos?.[0]?.line ?? "?"})`,

@@ -55,12 +55,13 @@ function helmMessage(e: HelmError, values: unknown): string {
   const lines = e.detail
     .split("\n")
     .map((l) => l.trimEnd())
-    .filter((l) => l !== "" && !/^(walk\.go|WARNING|install\.go):?/.test(l));
-  const text = lines
+    .filter((l) => l !== "" && !/^(walk\.go|WARNING|install\.go|Use --debug flag)/.test(l));
+  const kept = lines.length > 0 ? lines : e.detail.split("\n").filter((l) => l.trim() !== "");
+  const text = kept
     .join("\n")
     .replace(/^Error: /m, "")
     .slice(-4000);
-  return redactValues(text || e.message, values);
+  return redactValues(text ? `${e.message}: ${text}` : e.message, values);
 }
 
 /**
