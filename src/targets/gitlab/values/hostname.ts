@@ -31,7 +31,7 @@ export function hostsOf(hostname: unknown): HostsResult {
     return bad(
       "is an IP address: GitLab needs a DNS name, whose domain also names the registry and KAS hosts",
     );
-  if (/[^\x00-\x7f]/.test(hostname)) {
+  if ([...hostname].some((c) => c.charCodeAt(0) > 0x7f)) {
     const ascii = domainToASCII(hostname);
     return bad(
       ascii
