@@ -77,8 +77,11 @@ export interface DeriveInput {
   name: string;
   namespace: string;
   spec: GitLabCoreSpec;
-  /** The chart version being rendered: some values depend on it. */
-  chartVersion: string;
+  /**
+   * The chart version being rendered: some values depend on it. Undefined when it is not known yet
+   * (offline validation of a versionRef): the version-dependent keys and checks are then left out.
+   */
+  chartVersion: string | undefined;
   /** The ServiceAccount the operator runs as, for the shared-secrets hook. */
   managerServiceAccount?: string | undefined;
 }
@@ -86,7 +89,8 @@ export interface DeriveInput {
 export function derivedValues(input: DeriveInput, errors: ValuesError[]): Values {
   const { spec } = input;
   const out: Values = {};
-  const chart = semver.valid(input.chartVersion);
+  const chart = input.chartVersion === undefined ? null : semver.valid(input.chartVersion);
+  const known = input.chartVersion !== undefined;
   const atLeast = (v: string): boolean => chart !== null && semver.gte(chart, v);
 
   const hosts = hostsOf(spec.hostname);
@@ -149,7 +153,7 @@ export function derivedValues(input: DeriveInput, errors: ValuesError[]): Values
     setAt(out, `${conn}.password.key`, pg.passwordSecretRef.key);
   }
 
-  deriveNetworking(input, out, errors, chart, atLeast);
+  deriveNetworking(input, out, errors, chart, (v) => !known || atLeast(v));
 
   setAt(out, "shared-secrets.serviceAccount.create", false);
   if (input.managerServiceAccount)
@@ -185,7 +189,7 @@ function deriveNetworking(
   if ((mode === "envoyGatewayController" || mode === "gatewayClass") && !atLeast(CONFIGURE_ENVOY_MIN_CHART)) {
     errors.push({
       field: `spec.networking.${mode}`,
-      message: `needs chart ${CONFIGURE_ENVOY_MIN_CHART} or later; the target chart is ${chart ?? input.chartVersion}`,
+      message: `needs chart ${CONFIGURE_ENVOY_MIN_CHART} or later; the target chart is ${chart ?? String(input.chartVersion)}`,
     });
     return;
   }
@@ -205,7 +209,7 @@ function deriveNetworking(
   }
 }
 
-type IssuerRef = { name: string; kind?: "Issuer" | "ClusterIssuer"; group?: string };
+type IssuerRef = { name: string; kind?: string | undefined; group?: string | undefined };
 
 function issuerAnnotations(out: Values, ref: IssuerRef | undefined): void {
   if (!ref) return;

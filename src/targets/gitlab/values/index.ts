@@ -22,8 +22,11 @@ export interface EffectiveValuesInput {
   name: string;
   namespace: string;
   spec: GitLabCoreSpec;
-  /** The chart version about to be rendered (status.targetVersion, or an upgrade step). */
-  chartVersion: string;
+  /**
+   * The chart version about to be rendered (status.targetVersion, or an upgrade step); undefined
+   * only offline, when it cannot be known: version-dependent values are then left out.
+   */
+  chartVersion: string | undefined;
   /** The operator's own ServiceAccount, which the shared-secrets hook runs as. */
   managerServiceAccount?: string | undefined;
 }
