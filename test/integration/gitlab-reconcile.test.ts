@@ -54,7 +54,8 @@ const SA = "gitlab-manager";
 /** What the operator's derived values set for shared-secrets: the administrator's account, no RBAC. */
 const baseValues = {
   "shared-secrets": { serviceAccount: { create: false, name: SA }, rbac: { create: false } },
-  global: { ingress: { enabled: false } },
+  // The derived layer turns the Gateway API off when spec.networking is unset; the free-form values win.
+  global: { ingress: { enabled: false }, gatewayApi: { enabled: true } },
 };
 
 describe("GitLabCore reconcile on a real cluster", () => {

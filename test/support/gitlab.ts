@@ -11,6 +11,7 @@ import { findCondition } from "../../src/runtime/conditions.js";
 import { isConflict } from "../../src/runtime/errors.js";
 import { Manager } from "../../src/runtime/manager.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
 import { GITLABCORE, gitlabTarget } from "../../src/targets/gitlab/target.js";
 import { releaseSourceFromEnv } from "../../src/targets/gitlab/wiring.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
@@ -98,24 +99,24 @@ const looseCrd = (
  * cluster runs no gateway controller; only the objects' lifecycle matters). The Gateway API ones are
  * created only when absent, so a fuller definition another suite installed is left alone.
  */
-export async function installGitLabCrds(client: KubeClient): Promise<void> {
+export async function installGitLabCrds(client: KubeClient, gatewayApi = true): Promise<void> {
   const crd = parse(readFileSync(GITLAB_CRD, "utf8")) as KubeObject;
   await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
   const gw = "gateway.networking.k8s.io";
-  for (const c of [
-    looseCrd(gw, "GatewayClass", "gatewayclasses", "Cluster"),
-    looseCrd(gw, "Gateway", "gateways", "Namespaced"),
-    looseCrd(gw, "HTTPRoute", "httproutes", "Namespaced"),
-  ]) {
+  for (const c of !gatewayApi
+    ? []
+    : [
+        looseCrd(gw, "GatewayClass", "gatewayclasses", "Cluster"),
+        looseCrd(gw, "Gateway", "gateways", "Namespaced"),
+        looseCrd(gw, "HTTPRoute", "httproutes", "Namespaced"),
+      ]) {
     await client.create(CUSTOM_RESOURCE_DEFINITION, c).catch((e: unknown) => {
       if (!isConflict(e)) throw e;
     });
   }
-  for (const [apiVersion, kind] of [
-    ["apps.gitlab.com/v2alpha1", "GitLabCore"],
-    [`${gw}/v1`, "GatewayClass"],
-    [`${gw}/v1`, "HTTPRoute"],
-  ] as const) {
+  const kinds: [string, string][] = [["apps.gitlab.com/v2alpha1", "GitLabCore"]];
+  if (gatewayApi) kinds.push([`${gw}/v1`, "GatewayClass"], [`${gw}/v1`, "HTTPRoute"]);
+  for (const [apiVersion, kind] of kinds) {
     await eventually(
       async () => {
         client.resources.refresh();
@@ -188,10 +189,10 @@ export interface RunningGitLab {
 export async function startGitLabTarget(
   kubeconfigPath: string,
   ns: string,
-  chartsDir: string,
+  chartsDir: string | ((m: Manager) => ReleaseSource),
   settings: Record<string, unknown> = {},
 ): Promise<RunningGitLab> {
-  const helm = await ensureHelm();
+  const helm = typeof chartsDir === "string" ? await ensureHelm() : "";
   const client = new CountingClient(loadKubeConfig(kubeconfigPath), "gitlab-operator-under-test");
   const logs: string[] = [];
   const sink = new Writable({
@@ -203,11 +204,13 @@ export async function startGitLabTarget(
   const log = pino({ level: "debug" }, sink);
   const def = gitlabTarget({
     release: (m) =>
-      releaseSourceFromEnv(m, {
-        HELM_CHARTS: chartsDir,
-        ENABLE_DYNAMIC_CHART_PULL: "false",
-        HELM_BINARY: helm,
-      }),
+      typeof chartsDir === "string"
+        ? releaseSourceFromEnv(m, {
+            HELM_CHARTS: chartsDir,
+            ENABLE_DYNAMIC_CHART_PULL: "false",
+            HELM_BINARY: helm,
+          })
+        : chartsDir(m),
   });
   const config = def.parseConfig(
     { requeueInterval: "2s", stepInterval: "1s", hookTimeout: "5m", ...settings },

@@ -4,6 +4,7 @@ import { ChartNotFoundError, ChartSource, chartSourceConfigFromEnv } from "./cha
 import type { GitLabTargetConfig } from "./config.js";
 import type { ReleaseSource, VersionPolicy } from "./reconciler.js";
 import { capabilitiesFromDiscovery, HelmRunner, RenderCache, renderChartCached } from "./render/index.js";
+import { effectiveValues } from "./values/index.js";
 import { planUpgradePath, resolveTargetVersion } from "./version/index.js";
 
 // Glue between the reconciler and the renderer (render/, charts/) and the version logic (version/):
@@ -20,8 +21,22 @@ export const defaultVersionPolicy: VersionPolicy = {
   },
 };
 
-export function defaultValues(gl: GitLabCore, _chartVersion: string, _config: GitLabTargetConfig): unknown {
-  return gl.spec.chart?.values ?? {};
+/** Effective values that cannot be built (a free-form value fighting a derived one) fail the render. */
+class ValuesFailed extends Error {
+  readonly reason = "RenderFailed";
+}
+
+/** The three layers of effective values (values/), for the chart version about to be rendered. */
+export function defaultValues(gl: GitLabCore, chartVersion: string, config: GitLabTargetConfig): unknown {
+  const r = effectiveValues({
+    name: gl.metadata.name!,
+    namespace: gl.metadata.namespace!,
+    spec: gl.spec,
+    chartVersion,
+    managerServiceAccount: config.serviceAccountName,
+  });
+  if (!r.ok) throw new ValuesFailed(r.errors.map((e) => `${e.field}: ${e.message}`).join("; "));
+  return r.values;
 }
 
 /** A chart the source cannot find is a pull failure as far as the resource is concerned. */
