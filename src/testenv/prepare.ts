@@ -2,6 +2,8 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Binaries, ensureBinaries } from "./binaries.js";
 import { formatDuration } from "./duration.js";
+import { ensureGpg } from "./gpg.js";
+import { ensureHelm } from "./helm.js";
 import { prepareNode } from "./node/prepare.js";
 import { ensureOpenssl } from "./openssl.js";
 import { type Progress, progressOn } from "./progress.js";
@@ -10,6 +12,10 @@ import { type Progress, progressOn } from "./progress.js";
 export async function prepareTestEnv(log: (line: string) => void, progress?: Progress): Promise<Binaries> {
   await ensureOpenssl(log);
   const binaries = await ensureBinaries({ onProgress: log, progress });
+  // Real Helm renders the GitLab chart in the gitlab target's tests, which sign their fixture
+  // charts with a key gpg makes.
+  await ensureHelm(log);
+  await ensureGpg(log);
   await prepareNode(binaries, log);
   return binaries;
 }
@@ -24,6 +30,7 @@ async function main(): Promise<void> {
   log(`kube-controller-manager ${binaries.kubeControllerManager}`);
   log(`etcd                    ${binaries.etcd}`);
   for (const [version, path] of Object.entries(binaries.bao)) log(`bao ${version.padEnd(19)} ${path}`);
+  log(`helm                    ${await ensureHelm()}`);
   log(`ready in ${formatDuration(Date.now() - started)}`);
 }
 

@@ -1,0 +1,12 @@
+/** Why a render failed, safe to show: secret values are redacted before it is built. */
+export class RenderError extends Error {
+  readonly reason = "RenderFailed";
+  constructor(
+    message: string,
+    /** The values path helm's schema check named, when the failure is a schema violation. */
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = "RenderError";
+  }
+}

@@ -1,0 +1,236 @@
+import assert from "node:assert/strict";
+import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  ChartNotFoundError,
+  ChartPullError,
+  ChartSource,
+  type ChartSourceConfig,
+  ChartSourceConfigError,
+} from "../../src/targets/gitlab/charts/index.js";
+import { HelmRunner, renderChart } from "../../src/targets/gitlab/render/index.js";
+import { ensureHelm } from "../../src/testenv/helm.js";
+import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import {
+  buildFixtureRepository,
+  type ChartRepoServer,
+  type FixtureRepository,
+  filesIn,
+  indexRepository,
+  packageCharts,
+  startChartRepo,
+} from "../support/chart-repo.js";
+
+const caps = { kubeVersion: "v1.37.2", apiVersions: ["v1", "apps/v1", "batch/v1"] };
+const values = { global: { hosts: { domain: "example.test" } } };
+
+describe("gitlab charts: directory and verified pulls from a loopback HTTPS repository", () => {
+  let fixtures: FixtureRepository;
+  let served: string;
+  let https: ChartRepoServer;
+  let http: ChartRepoServer;
+  let helm: HelmRunner;
+  let work: string;
+  let caches = 0;
+
+  before(async () => {
+    helm = new HelmRunner({ binary: await ensureHelm() });
+    fixtures = await buildFixtureRepository();
+    work = makeTempDir("gitlab-charts-test");
+    // Three repositories side by side: as signed, one .prov missing, one archive swapped after signing.
+    served = join(work, "served");
+    await cp(fixtures.repoDir, join(served, "good"), { recursive: true });
+    await cp(fixtures.repoDir, join(served, "noprov"), { recursive: true });
+    await rm(join(served, "noprov", "gitlab-10.3.4.tgz.prov"));
+    await cp(fixtures.repoDir, join(served, "tampered"), { recursive: true });
+    // The same chart packaged again from an edited folder, unsigned, re-indexed so the index's digest
+    // matches: only the signature can catch it.
+    const edited = join(work, "edited", "gitlab", "10.3.4");
+    await cp(join(fixtures.chartsDir, "gitlab", "10.3.4"), edited, { recursive: true });
+    await writeFile(
+      join(edited, "templates", "extra.yaml"),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: injected\n",
+    );
+    await rm(join(served, "tampered", "gitlab-10.3.4.tgz"));
+    await packageCharts([edited], join(served, "tampered"));
+    await rm(join(served, "tampered", ".helm-home"), { recursive: true, force: true });
+    await indexRepository(join(served, "tampered"));
+    https = await startChartRepo(served);
+    http = await startChartRepo(served, { protocol: "http" });
+  });
+  after(async () => {
+    await https?.stop();
+    await http?.stop();
+    await fixtures?.cleanup();
+    if (work) removeTempDir(work);
+  });
+
+  const config = (over: Partial<ChartSourceConfig> = {}): ChartSourceConfig => ({
+    dynamicPull: true,
+    repository: `${https.url}good/`,
+    allowHttp: false,
+    cacheDir: join(work, `cache-${caches++}`),
+    indexTtlMs: 30 * 60_000,
+    keyring: fixtures.key.pubring,
+    caFile: https.caFile,
+    ...over,
+  });
+  const tgzRequests = (server: ChartRepoServer, path: string) =>
+    server.requests.filter((r) => r === path).length;
+
+  it("lists the repository's versions from its index, fetched once per TTL", async () => {
+    let now = 1_000_000;
+    const source = new ChartSource(helm, config(), { now: () => now });
+    const before = tgzRequests(https, "/good/index.yaml");
+    assert.deepEqual(
+      await source.listChartVersions(),
+      fixtures.versions.map((v) => v.version),
+    );
+    await source.listChartVersions();
+    now += 29 * 60_000;
+    await source.listChartVersions();
+    assert.equal(tgzRequests(https, "/good/index.yaml") - before, 1, "one index fetch within the TTL");
+    now += 2 * 60_000;
+    await source.listChartVersions();
+    assert.equal(tgzRequests(https, "/good/index.yaml") - before, 2, "fetched again after the TTL");
+  });
+
+  it("pulls a chart signed by the keyring's key, keeps it verified in the cache, and renders it", async () => {
+    const cfg = config();
+    const source = new ChartSource(helm, cfg);
+    const resolved = await source.resolve("10.3.4");
+    assert.equal(resolved.origin, "repository");
+    assert.equal(resolved.path, join(cfg.cacheDir!, "charts", "gitlab-10.3.4.tgz"));
+    assert.deepEqual(await filesIn(join(cfg.cacheDir!, "charts")), [
+      "gitlab-10.3.4.tgz",
+      "gitlab-10.3.4.tgz.prov",
+    ]);
+    const r = await renderChart(helm, {
+      chartDir: resolved.path,
+      releaseName: "gl",
+      namespace: "ns",
+      values,
+      capabilities: caps,
+    });
+    assert.equal(r.chart.version, "10.3.4");
+    assert.equal(r.chart.appVersion, "19.3.4");
+    assert.ok(r.objects.some((o) => o.kind === "StatefulSet" && o.metadata.name === "gl-gitaly"));
+
+    // Again, and from a new source over the same cache (a restart): no second download.
+    const downloads = tgzRequests(https, "/good/gitlab-10.3.4.tgz");
+    assert.equal((await source.resolve("v10.3.4")).path, resolved.path);
+    assert.equal((await new ChartSource(helm, cfg).resolve("10.3.4")).path, resolved.path);
+    assert.equal(tgzRequests(https, "/good/gitlab-10.3.4.tgz"), downloads);
+  });
+
+  it("a cached chart that no longer verifies is dropped and pulled again", async () => {
+    const cfg = config();
+    const path = (await new ChartSource(helm, cfg).resolve("10.2.1")).path;
+    const downloads = tgzRequests(https, "/good/gitlab-10.2.1.tgz");
+    const bytes = await readFile(path);
+    bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 0xff;
+    await writeFile(path, bytes);
+    const again = await new ChartSource(helm, cfg).resolve("10.2.1");
+    assert.equal(again.path, path);
+    assert.equal(tgzRequests(https, "/good/gitlab-10.2.1.tgz"), downloads + 1);
+  });
+
+  const refused = async (cfg: ChartSourceConfig, version: string, reason: RegExp) => {
+    const source = new ChartSource(helm, cfg);
+    await assert.rejects(source.resolve(version), (e: unknown) => {
+      assert.ok(e instanceof ChartPullError, String(e));
+      assert.equal(e.reason, "ChartPullFailed");
+      assert.match(e.message, reason);
+      return true;
+    });
+    // Nothing unverified is left where a later pass could pick it up.
+    assert.deepEqual(
+      (await filesIn(join(cfg.cacheDir!, "charts"))).filter((f) => f.endsWith(".tgz")),
+      [],
+    );
+  };
+
+  it("refuses a chart signed by a key outside the keyring", async () => {
+    await refused(
+      config({ keyring: fixtures.otherKey.pubring }),
+      "10.3.4",
+      /gitlab 10\.3\.4: signature verification failed: openpgp: signature made by unknown entity/,
+    );
+  });
+
+  it("refuses a chart without a provenance file", async () => {
+    await refused(
+      config({ repository: `${https.url}noprov/` }),
+      "10.3.4",
+      /no provenance file at .*gitlab-10\.3\.4\.tgz\.prov/,
+    );
+    // The other versions of that repository still verify.
+    const ok = await new ChartSource(helm, config({ repository: `${https.url}noprov/` })).resolve("10.3.0");
+    assert.equal(ok.origin, "repository");
+  });
+
+  it("refuses an archive swapped after signing, even when the index matches it", async () => {
+    await refused(
+      config({ repository: `${https.url}tampered/` }),
+      "10.3.4",
+      /signature verification failed: sha256 sum does not match/,
+    );
+  });
+
+  it("refuses to pull at all without a keyring, and a version the index lacks", async () => {
+    await refused(config({ keyring: undefined }), "10.3.4", /DYNAMIC_CHART_KEYRING is not set/);
+    await refused(config(), "10.9.9", /gitlab 10\.9\.9: not in the index of https:\/\/127\.0\.0\.1/);
+  });
+
+  it("refuses an untrusted TLS certificate", async () => {
+    await refused(config({ caFile: undefined }), "10.3.4", /certificate/);
+  });
+
+  it("refuses http:// unless DYNAMIC_CHART_ALLOW_HTTP, and verifies the same over http when allowed", async () => {
+    assert.throws(
+      () => new ChartSource(helm, config({ repository: `${http.url}good/` })),
+      (e: unknown) =>
+        e instanceof ChartSourceConfigError &&
+        /DYNAMIC_CHART_REPOSITORY: http:\/\/ is refused/.test(e.message),
+    );
+    const before = http.requests.length;
+    const allowed = new ChartSource(helm, config({ repository: `${http.url}good/`, allowHttp: true }));
+    assert.equal((await allowed.resolve("10.4.0")).origin, "repository");
+    assert.ok(http.requests.length > before);
+    await refused(
+      config({ repository: `${http.url}good/`, allowHttp: true, keyring: fixtures.otherKey.pubring }),
+      "10.4.0",
+      /signature verification failed/,
+    );
+  });
+
+  it("takes a bundled chart first, and pulls only what the directory lacks", async () => {
+    const cfg = config({ chartsDir: fixtures.chartsDir });
+    const source = new ChartSource(helm, cfg);
+    const before = https.requests.length;
+    const bundled = await source.resolve("11.0.0");
+    assert.deepEqual(bundled, {
+      path: join(fixtures.chartsDir, "gitlab", "11.0.0"),
+      version: "11.0.0",
+      origin: "directory",
+    });
+    assert.equal(https.requests.length, before, "no request for a bundled chart");
+  });
+
+  it("without dynamic pull: versions come from the directory, and a missing version is named", async () => {
+    const source = new ChartSource(helm, config({ dynamicPull: false, chartsDir: fixtures.chartsDir }));
+    const before = https.requests.length;
+    assert.deepEqual(
+      await source.listChartVersions(),
+      fixtures.versions.map((v) => v.version),
+    );
+    await assert.rejects(
+      source.resolve("12.0.0"),
+      (e: unknown) =>
+        e instanceof ChartNotFoundError &&
+        /gitlab 12\.0\.0 is not in the charts directory .*dynamic pull is off/.test(e.message),
+    );
+    assert.equal(https.requests.length, before);
+  });
+});
