@@ -224,10 +224,8 @@ describe("gitlab values: derived layer", () => {
     );
     assert.equal(valueAt(v, "global.gatewayApi.enabled"), true);
     assert.equal(valueAt(v, "global.gatewayApi.installEnvoy"), false, "the override still wins");
-    assert.deepEqual(valueAt(v, "gatewayApiResources.class"), {
-      enabled: true,
-      name: "gitlab-system-gitlab",
-    });
+    assert.deepEqual(valueAt(v, "gatewayApiResources.class"), { enabled: true });
+    assert.equal(valueAt(v, "global.gatewayApi.class.name"), "gitlab-system-gitlab-gitlab");
     assert.deepEqual(valueAt(v, "gatewayApiResources.gateway.annotations"), {
       "cert-manager.io/cluster-issuer": "letsencrypt",
     });
@@ -247,7 +245,7 @@ describe("gitlab values: derived layer", () => {
       ),
     );
     assert.equal(valueAt(v, "gatewayApiResources.class.enabled"), false);
-    assert.equal(valueAt(v, "gatewayApiResources.gateway.className"), "envoy-public");
+    assert.equal(valueAt(v, "global.gatewayApi.class.name"), "envoy-public");
     assert.deepEqual(valueAt(v, "gatewayApiResources.gateway.annotations"), {
       "cert-manager.io/issuer": "pca",
       "cert-manager.io/issuer-kind": "Issuer",

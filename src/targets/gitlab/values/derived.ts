@@ -31,9 +31,10 @@ export const EXTERNAL_SERVICES_ONLY_CHART = "10.0.0";
  *   `openbao.config.storage.postgresql.connection.{host,port,database,username,password.secret,password.key}`
  *   ← openbao.postgresql (port 5432, database and username `openbao` when unset)
  * - `global.gatewayApi.enabled` ← networking: false when unset, true in every mode
- * - envoyGatewayController: `gatewayApiResources.class.enabled: true` and `gatewayApiResources.class.name`
- *   `<namespace>-<name>` (one GatewayClass per instance, never shared)
- * - gatewayClass: `gatewayApiResources.class.enabled: false`, `gatewayApiResources.gateway.className`
+ * - envoyGatewayController: `gatewayApiResources.class.enabled: true` and `global.gatewayApi.class.name`
+ *   `<namespace>-<name>-gitlab` (the GatewayClass is cluster-scoped: one per instance, never shared)
+ * - gatewayClass: `gatewayApiResources.class.enabled: false`, `global.gatewayApi.class.name` (the class
+ *   the rendered Gateway uses)
  * - gateway: `gatewayApiResources.class.enabled: false`, `global.gatewayApi.gatewayRef.name`/`.namespace`
  *   (namespace defaults to the GitLabCore's)
  * - `gatewayApiResources.gateway.annotations` ← certManager.issuerRef of envoyGatewayController or
@@ -196,11 +197,11 @@ function deriveNetworking(
   setAt(out, "global.gatewayApi.enabled", true);
   if (mode === "envoyGatewayController") {
     setAt(out, "gatewayApiResources.class.enabled", true);
-    setAt(out, "gatewayApiResources.class.name", `${input.namespace}-${input.name}`);
+    setAt(out, "global.gatewayApi.class.name", `${input.namespace}-${input.name}-gitlab`);
     issuerAnnotations(out, net.envoyGatewayController?.certManager?.issuerRef);
   } else if (mode === "gatewayClass") {
     setAt(out, "gatewayApiResources.class.enabled", false);
-    setAt(out, "gatewayApiResources.gateway.className", net.gatewayClass!.name);
+    setAt(out, "global.gatewayApi.class.name", net.gatewayClass!.name);
     issuerAnnotations(out, net.gatewayClass?.certManager?.issuerRef);
   } else {
     setAt(out, "gatewayApiResources.class.enabled", false);
