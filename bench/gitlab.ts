@@ -39,6 +39,11 @@ async function passHistogram(): Promise<{ sum: number; count: number }> {
   return { sum, count };
 }
 
+async function helmRenders(): Promise<number> {
+  const m = await registry.getSingleMetric("gitlabcore_renders_total")?.get();
+  return (m?.values ?? []).filter((v) => v.labels["cached"] === "false").reduce((n, v) => n + v.value, 0);
+}
+
 const cp = await startControlPlane({ log: (l) => process.stderr.write(`${l}\n`) });
 const charts = fixtureChartsDir(fixtureVersions());
 try {
@@ -64,6 +69,7 @@ try {
     await eventually(() => (op.passes(key) >= 3 ? true : undefined), 120_000, "two more passes");
     const writesBefore = op.client.writeCount;
     const histBefore = await passHistogram();
+    const rendersBefore = await helmRenders();
     const passesBefore = op.passes(key);
     await eventually(
       () => (op.passes(key) >= passesBefore + QUIET ? true : undefined),
@@ -73,12 +79,14 @@ try {
     const histAfter = await passHistogram();
     const passes = op.passes(key) - passesBefore;
     const writes = op.client.writeCount - writesBefore;
+    const helmRuns = (await helmRenders()) - rendersBefore;
     const quietMs =
       ((histAfter.sum - histBefore.sum) / Math.max(1, histAfter.count - histBefore.count)) * 1000;
     say(`first render + apply: ${(firstMs / 1000).toFixed(2)} s (GitLabCore created to first pass done)`);
     say(`objects applied: ${applied}`);
     say(`quiet pass: ${quietMs.toFixed(0)} ms mean over ${passes} passes`);
     say(`API writes per quiet pass: ${(writes / passes).toFixed(2)} (${writes} in ${passes})`);
+    say(`helm renders per quiet pass: ${(helmRuns / passes).toFixed(2)} (the render cache answers)`);
   } finally {
     await op.stop();
     client.close();

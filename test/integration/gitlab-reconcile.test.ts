@@ -5,6 +5,7 @@ import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../src/a
 import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
 import { isNotFound } from "../../src/runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { renders } from "../../src/targets/gitlab/metrics.js";
 import { GITLABCORE } from "../../src/targets/gitlab/target.js";
 import {
   applyGitLab,
@@ -158,16 +159,22 @@ describe("GitLabCore reconcile on a real cluster", () => {
   });
 
   it("a second pass over unchanged inputs renders nothing new and writes nothing", async () => {
+    const helmRuns = async () =>
+      ((await renders.get()).values ?? [])
+        .filter((v) => v.labels.cached === "false")
+        .reduce((n, v) => n + v.value, 0);
+    const helmBefore = await helmRuns();
     const writes = op.client.writeCount;
     const passes = op.passes(key());
-    const renders = op.lines("hook started").length;
+    const hooksBefore = op.lines("hook started").length;
     await eventually(() => (op.passes(key()) >= passes + 3 ? true : undefined), 120_000, "three more passes");
     assert.equal(
       op.client.writeCount - writes,
       0,
       `writes in quiet passes: ${JSON.stringify([...op.client.writes])}`,
     );
-    assert.equal(op.lines("hook started").length, renders, "no hook ran again");
+    assert.equal(op.lines("hook started").length, hooksBefore, "no hook ran again");
+    assert.equal((await helmRuns()) - helmBefore, 0, "the render cache answered: helm did not run");
   });
 
   it("an object deleted by hand and one edited by hand come back on the next pass", async () => {

@@ -28,3 +28,10 @@ export const passSeconds = new Histogram({
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
   registers: [registry],
 });
+
+export const renders = new Counter({
+  name: "gitlabcore_renders_total",
+  help: "Chart renders asked for, by whether the render cache answered (cached: true, no helm run) or helm ran (false).",
+  labelNames: ["cached"] as const,
+  registers: [registry],
+});

@@ -2,6 +2,7 @@ import type { GitLabCore } from "../../apis/gitlabcore.js";
 import type { Manager } from "../../runtime/manager.js";
 import { ChartNotFoundError, ChartSource, chartSourceConfigFromEnv } from "./charts/index.js";
 import type { GitLabTargetConfig } from "./config.js";
+import { renders } from "./metrics.js";
 import type { ReleaseSource, VersionPolicy } from "./reconciler.js";
 import { capabilitiesFromDiscovery, HelmRunner, RenderCache, renderChartCached } from "./render/index.js";
 import { effectiveValues } from "./values/index.js";
@@ -63,7 +64,7 @@ export function releaseSourceFromEnv(manager: Manager, env: NodeJS.ProcessEnv = 
         if (e instanceof ChartNotFoundError) throw new ChartUnavailable(e.message);
         throw e;
       }
-      return renderChartCached(helm, cache, {
+      const result = await renderChartCached(helm, cache, {
         chartDir: chart.path,
         releaseName: req.releaseName,
         namespace: req.namespace,
@@ -71,6 +72,8 @@ export function releaseSourceFromEnv(manager: Manager, env: NodeJS.ProcessEnv = 
         capabilities: req.capabilities,
         signal,
       });
+      renders.inc({ cached: String(result.cached) });
+      return result;
     },
   };
 }
