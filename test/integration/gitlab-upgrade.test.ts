@@ -162,4 +162,43 @@ describe("GitLabCore upgrades on a real cluster", () => {
     assert.equal(o.status?.version, "10.4.0");
     assert.equal(o.status?.gitlabVersion, "19.4.0");
   });
+
+  it("a failed migrations Job holds the next step (MigrationsJobFailed); skipBatchedMigrationCheck lets it go", async () => {
+    const spec = (version: string, skip: boolean) => ({
+      version: { type: "Static", version },
+      hostname: "gitlab.example.com",
+      upgrade: { skipBatchedMigrationCheck: skip },
+      chart: {
+        values: {
+          "shared-secrets": { serviceAccount: { create: false, name: SA }, rbac: { create: false } },
+          global: { ingress: { enabled: false } },
+          gitlab: { migrations: { fail: true }, webservice: { enabled: false }, sidekiq: { enabled: false } },
+        },
+      },
+    });
+    await applyGitLab(client, gitlabCore(ns, "gl2", spec("10.3.4", false)));
+    await waitForGitLab(client, ns, "gl2", (g) => g.status?.version === "10.3.4", "10.3.4 applied");
+    await applyGitLab(client, gitlabCore(ns, "gl2", spec("10.4.0", false)));
+    const held = await waitForGitLab(
+      client,
+      ns,
+      "gl2",
+      (g) => conditionOf(g, "Upgradeable")?.reason === "MigrationsJobFailed",
+      "the failed migrations to hold the upgrade",
+    );
+    assert.equal(held.status?.phase, "Failed");
+    assert.equal(held.status?.version, "10.3.4", "no step past the failed migrations");
+    assert.equal(held.status?.targetVersion, "10.4.0");
+    assert.equal(conditionOf(held, "Upgradeable")?.status, "False");
+
+    await applyGitLab(client, gitlabCore(ns, "gl2", spec("10.4.0", true)));
+    const moved = await waitForGitLab(
+      client,
+      ns,
+      "gl2",
+      (g) => g.status?.version === "10.4.0",
+      "the step taken without the migrations check",
+    );
+    assert.equal(moved.status?.hooksVersion, "10.4.0");
+  });
 });
