@@ -19,7 +19,7 @@ export interface GitLabTargetConfig {
    * values say otherwise.
    */
   serviceAccountName?: string;
-  /** Reserved: observe-only is not offered by this target yet; true is refused at start. */
+  /** Decide everything, write nothing to the release: what would be hooked, applied and pruned goes to the Drifted condition. */
   observeOnly: boolean;
 }
 
@@ -45,11 +45,6 @@ export function parseGitLabConfig(raw: unknown, field: string): GitLabTargetConf
   const duration = (key: string, dflt: number) =>
     root[key] === undefined ? dflt : asDuration(root[key], `${field}.${key}`);
   const observeOnly = asBool(root["observeOnly"] ?? false, `${field}.observeOnly`);
-  if (observeOnly)
-    throw new ConfigError(
-      `${field}.observeOnly`,
-      "observe-only is not implemented for the gitlab target yet",
-    );
   const out: GitLabTargetConfig = {
     concurrency,
     requeueMs: duration("requeueInterval", 30_000),

@@ -21,7 +21,7 @@ import { cleanUpRelease } from "./deletion/index.js";
 import { runHooks } from "./hooks/exec.js";
 import { hookEventFor, hooksDue, planHooks } from "./hooks/plan.js";
 import { applyWrites, hooksRun, passSeconds, pruned } from "./metrics.js";
-import { pruneRelease } from "./prune/index.js";
+import { prunable, pruneRelease } from "./prune/index.js";
 import { type PassOutcome, planStatus } from "./status/plan.js";
 import { StatusMemory } from "./status/status-memory.js";
 import {
@@ -83,6 +83,8 @@ export interface GitLabTargetSettings {
   stepRequeueMs: number;
   /** The longest one hook Job may run. */
   hookTimeoutMs: number;
+  /** Decide everything, write nothing to the release; the Drifted condition says what would change. */
+  observeOnly?: boolean;
 }
 
 export interface GitLabReconcilerDeps {
@@ -132,11 +134,12 @@ export class GitLabCoreReconciler {
       return undefined;
     }
     let obj = this.statuses.freshest(key, cached);
+    const observe = this.d.settings.observeOnly === true;
     if (obj.metadata.deletionTimestamp) {
-      await this.finalize(obj, ctx.log, ctx.signal);
+      if (!observe) await this.finalize(obj, ctx.log, ctx.signal);
       return undefined;
     }
-    if (!hasFinalizer(obj, GitLabCoreFinalizer)) {
+    if (!observe && !hasFinalizer(obj, GitLabCoreFinalizer)) {
       const patched = await addFinalizer(this.d.client, this.d.type, obj, GitLabCoreFinalizer, ctx.signal);
       obj = { ...obj, metadata: { ...obj.metadata, ...patched.metadata } };
     }
@@ -247,8 +250,13 @@ export class GitLabCoreReconciler {
     }
 
     // 5. Hooks, once per release.
+    const observe = this.d.settings.observeOnly === true;
     let hooksRan = false;
-    if (hooksDue(status, obj.metadata.generation, render.chart.version)) {
+    const wouldHook: string[] = [];
+    if (observe && hooksDue(status, obj.metadata.generation, render.chart.version)) {
+      for (const p of planHooks(render.hooks, hookEventFor(deployed)).run)
+        wouldHook.push(`${p.hook.object.kind} ${p.hook.object.metadata.name}`);
+    } else if (hooksDue(status, obj.metadata.generation, render.chart.version)) {
       const plan = planHooks(render.hooks, hookEventFor(deployed));
       const run = await runHooks(this.d.client, obj, plan.run, {
         timeoutMs: this.d.settings.hookTimeoutMs,
@@ -270,7 +278,7 @@ export class GitLabCoreReconciler {
 
     // 6. Apply.
     const plan = planApply(render.objects, release);
-    const report = await applyPlanned(this.d.client, obj, plan.objects, { signal });
+    const report = await applyPlanned(this.d.client, obj, plan.objects, { signal, dryRun: observe });
     applyWrites.inc(report.applied.length);
     const recorded = new Set([...(status.renderedKinds ?? []), ...report.servedKinds]);
     if (report.unserved.length || report.failed.length) {
@@ -288,6 +296,30 @@ export class GitLabCoreReconciler {
       log.info({ applied: report.applied.length, chart: step }, "applied the release");
 
     // 7. Prune what the render no longer produces; never in the middle of an upgrade.
+    if (observe) {
+      const would = upgradePass
+        ? []
+        : await prunable(this.d.client, {
+            release,
+            kinds: recorded,
+            keep: report.keep,
+            namespaces: [release.namespace],
+          });
+      return {
+        outcome: {
+          kind: "observed",
+          targetVersion: target,
+          chartVersion: step,
+          wouldHook,
+          wouldApply: report.wouldApply,
+          wouldPrune: would.map(
+            (i) =>
+              `${i.type.kind} ${i.metadata.namespace ? `${i.metadata.namespace}/` : ""}${i.metadata.name}`,
+          ),
+        },
+        next: "resync",
+      };
+    }
     if (!upgradePass) {
       const result = await pruneRelease(this.d.client, {
         release,

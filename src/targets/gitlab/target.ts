@@ -59,6 +59,7 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
           requeueMs: config.requeueMs,
           stepRequeueMs: config.stepRequeueMs,
           hookTimeoutMs: config.hookTimeoutMs,
+          observeOnly: config.observeOnly,
         },
       });
       const controller = new Controller({

@@ -1,6 +1,13 @@
 import type { KubeClient } from "../../../runtime/client.js";
 import type { GroupKind } from "../../../runtime/ownership.js";
-import { type InventoryKind, listInventory, type PruneResult, prune } from "../../../runtime/prune.js";
+import {
+  type InventoryItem,
+  type InventoryKind,
+  inventoryId,
+  listInventory,
+  type PruneResult,
+  prune,
+} from "../../../runtime/prune.js";
 import { releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
 
@@ -46,4 +53,19 @@ export async function pruneRelease(client: KubeClient, opts: PruneReleaseOptions
     namespaces: opts.namespaces,
   });
   return prune(client, inventory, { keep: opts.keep, neverPrune: NEVER_PRUNE, signal: opts.signal });
+}
+
+/** What {@link pruneRelease} would delete, without deleting anything (observe-only). */
+export async function prunable(client: KubeClient, opts: PruneReleaseOptions): Promise<InventoryItem[]> {
+  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
+    labelSelector: releaseSelector(opts.release),
+    namespaces: opts.namespaces,
+  });
+  const never = new Set(NEVER_PRUNE.map((gk) => `${gk.group}/${gk.kind}`));
+  return inventory.items.filter(
+    ({ type, metadata }) =>
+      !opts.keep.has(inventoryId(type, metadata, type.namespaced)) &&
+      !never.has(`${type.group}/${type.kind}`) &&
+      !metadata.deletionTimestamp,
+  );
 }

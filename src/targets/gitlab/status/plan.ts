@@ -15,6 +15,9 @@ import type { Readiness } from "./workloads.js";
 
 /** Beyond the upstream reasons: an upgrade step waits for the previous version's batched migrations. */
 export const MigrationsRunning = "MigrationsRunning";
+/** Observe-only mode: the Drifted condition says what a real pass would change. */
+export const ObserveOnly = "ObserveOnly";
+export const DriftedCondition = "Drifted";
 
 /** Where a pass stopped before anything was applied, and why. */
 export type FailedStage = {
@@ -25,6 +28,14 @@ export type FailedStage = {
 };
 
 export type PassOutcome =
+  | {
+      kind: "observed";
+      targetVersion: string;
+      chartVersion: string;
+      wouldHook: string[];
+      wouldApply: string[];
+      wouldPrune: string[];
+    }
   | ({
       kind: "failed";
       targetVersion?: string;
@@ -66,6 +77,13 @@ const WARNING_REASONS = new Set<string>([
   "DowngradeRefused",
 ]);
 
+/** "apply 3: ConfigMap ns/a, ..." with at most 10 names, so the message stays short. */
+function listed(what: string, names: readonly string[]): string | undefined {
+  if (names.length === 0) return undefined;
+  const shown = names.slice(0, 10).join(", ");
+  return `${what} ${names.length}: ${shown}${names.length > 10 ? ", ..." : ""}`;
+}
+
 const cond = (type: string, ok: boolean, reason: string, message: string, g?: number): ConditionInput => ({
   type,
   status: ok ? "True" : "False",
@@ -91,7 +109,33 @@ export function planStatus(
   const status: GitLabCoreStatus = { ...(prev ?? {}) };
   let phase: GitLabCorePhase;
 
-  if (outcome.kind === "failed") {
+  if (outcome.kind === "observed") {
+    // Nothing was applied: only the target and what a real pass would do are reported.
+    status.targetVersion = outcome.targetVersion;
+    phase = prev?.phase ?? "Preparing";
+    const parts = [
+      listed("run hooks", outcome.wouldHook),
+      listed("apply", outcome.wouldApply),
+      listed("prune", outcome.wouldPrune),
+    ].filter((p): p is string => !!p);
+    inputs.push(
+      parts.length
+        ? cond(
+            DriftedCondition,
+            true,
+            ObserveOnly,
+            `chart ${outcome.chartVersion}: would ${parts.join("; would ")}`,
+            g,
+          )
+        : cond(
+            DriftedCondition,
+            false,
+            ObserveOnly,
+            `chart ${outcome.chartVersion}: a real pass would change nothing`,
+            g,
+          ),
+    );
+  } else if (outcome.kind === "failed") {
     if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
     if (outcome.renderedKinds) status.renderedKinds = outcome.renderedKinds;
     phase = "Failed";
