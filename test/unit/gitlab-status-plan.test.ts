@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { GitLabCoreStatus } from "../../src/apis/gitlabcore.js";
 import { findCondition } from "../../src/runtime/conditions.js";
+import { parseGitLabConfig } from "../../src/targets/gitlab/config.js";
 import { sameStatus } from "../../src/targets/gitlab/reconciler.js";
 import { type PassOutcome, planStatus } from "../../src/targets/gitlab/status/plan.js";
 
@@ -117,5 +118,70 @@ describe("gitlab status plan", () => {
     assert.equal(status.phase, "Preparing");
     assert.equal(c(status, "Available")?.reason, "WorkloadsNotReady");
     assert.match(c(status, "Available")!.message, /StatefulSet gl\/gitaly: 0\/1 replicas ready/);
+  });
+
+  it("observe-only: Drifted lists what a real pass would do, and version fields stay as they were", () => {
+    const { status, events } = planStatus(
+      undefined,
+      1,
+      {
+        kind: "observed",
+        targetVersion: "10.3.0",
+        chartVersion: "10.3.0",
+        wouldHook: ["Job gl-shared-secrets"],
+        wouldApply: Array.from({ length: 12 }, (_, i) => `ConfigMap gl/c${i}`),
+        wouldPrune: [],
+      },
+      t0,
+    );
+    const d = c(status, "Drifted");
+    assert.equal(d?.status, "True");
+    assert.match(
+      d!.message,
+      /would run hooks 1: Job gl-shared-secrets; would apply 12: ConfigMap gl\/c0,.*c9, \.\.\.$/,
+    );
+    assert.equal(status.version, undefined);
+    assert.equal(status.targetVersion, "10.3.0");
+    assert.deepEqual(
+      events.map((e) => e.reason),
+      ["ObserveOnly"],
+    );
+    const quiet = planStatus(
+      status,
+      1,
+      {
+        kind: "observed",
+        targetVersion: "10.3.0",
+        chartVersion: "10.3.0",
+        wouldHook: [],
+        wouldApply: [],
+        wouldPrune: [],
+      },
+      t1,
+    ).status;
+    assert.equal(c(quiet, "Drifted")?.status, "False");
+  });
+});
+
+describe("gitlab target configuration", () => {
+  it("defaults, durations, and a misspelt key refused by name", () => {
+    const d = parseGitLabConfig(undefined, "targets.gitlab");
+    assert.deepEqual(
+      [d.concurrency, d.requeueMs, d.stepRequeueMs, d.hookTimeoutMs, d.observeOnly],
+      [2, 30_000, 5_000, 600_000, false],
+    );
+    assert.equal(parseGitLabConfig({ requeueInterval: "1m", observeOnly: true }, "t").requeueMs, 60_000);
+    assert.throws(
+      () => parseGitLabConfig({ requeueinterval: "1m" }, "targets.gitlab"),
+      /targets\.gitlab\.requeueinterval: unknown key \(did you mean requeueInterval\?\)/,
+    );
+    assert.throws(
+      () => parseGitLabConfig({ concurrency: 0 }, "targets.gitlab"),
+      /targets\.gitlab\.concurrency/,
+    );
+    assert.throws(
+      () => parseGitLabConfig({ hookTimeout: "soon" }, "targets.gitlab"),
+      /targets\.gitlab\.hookTimeout/,
+    );
   });
 });
