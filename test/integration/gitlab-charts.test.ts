@@ -58,6 +58,13 @@ describe("gitlab charts: directory and verified pulls from a loopback HTTPS repo
     await indexRepository(join(served, "tampered"));
     https = await startChartRepo(served);
     http = await startChartRepo(served, { protocol: "http" });
+    // An https repository whose index sends the archive over plain http.
+    await cp(join(served, "good"), join(served, "downgrade"), { recursive: true });
+    const index = await readFile(join(served, "downgrade", "index.yaml"), "utf8");
+    await writeFile(
+      join(served, "downgrade", "index.yaml"),
+      index.replace(/- gitlab-(\S+)\.tgz/g, `- ${http.url}good/gitlab-$1.tgz`),
+    );
   });
   after(async () => {
     await https?.stop();
@@ -202,6 +209,32 @@ describe("gitlab charts: directory and verified pulls from a loopback HTTPS repo
       config({ repository: `${http.url}good/`, allowHttp: true, keyring: fixtures.otherKey.pubring }),
       "10.4.0",
       /signature verification failed/,
+    );
+  });
+
+  it("refuses an archive URL that leaves https, unless http is allowed", async () => {
+    const downloads = tgzRequests(http, "/good/gitlab-10.3.0.tgz");
+    await refused(
+      config({ repository: `${https.url}downgrade/` }),
+      "10.3.0",
+      /http:\/\/ is refused unless DYNAMIC_CHART_ALLOW_HTTP=true/,
+    );
+    assert.equal(tgzRequests(http, "/good/gitlab-10.3.0.tgz"), downloads, "nothing was fetched over http");
+    const allowed = await new ChartSource(
+      helm,
+      config({ repository: `${https.url}downgrade/`, allowHttp: true }),
+    ).resolve("10.3.0");
+    assert.equal(allowed.origin, "repository");
+    assert.equal(tgzRequests(http, "/good/gitlab-10.3.0.tgz"), downloads + 1);
+  });
+
+  it("a repository that cannot be reached is a ChartPullError naming it", async () => {
+    const source = new ChartSource(helm, config({ repository: "https://127.0.0.1:1/charts/" }));
+    await assert.rejects(
+      source.listChartVersions(),
+      (e: unknown) =>
+        e instanceof ChartPullError &&
+        /https:\/\/127\.0\.0\.1:1\/charts\/index\.yaml: .*ECONNREFUSED/.test(e.message),
     );
   });
 

@@ -67,7 +67,6 @@ describe("gitlab render: real helm over the fixture charts", () => {
     assert.equal(caps.kubeVersion, "v1.37.2");
     for (const v of ["v1", "apps/v1", "apps/v1/Deployment", "batch/v1/Job", "v1/ConfigMap"])
       assert.ok(caps.apiVersions.includes(v), v);
-    assert.ok(!caps.apiVersions.some((v) => v.startsWith("monitoring.coreos.com/")));
     assert.ok(caps.clusterScoped?.includes("v1/Namespace"));
     assert.ok(!caps.clusterScoped?.includes("v1/ConfigMap"));
   });
@@ -181,7 +180,14 @@ describe("gitlab render: real helm over the fixture charts", () => {
 
   it("honours the capabilities: a template gated on an API version renders only where it is served", async () => {
     const req = { chartDir: chartDir("10.3.4"), releaseName: "gl", namespace: ns, values: baseValues };
-    const without = await renderChart(helm, { ...req, capabilities: caps });
+    // Other suites may install definitions on the shared API server: the gate's API is left out here.
+    const without = await renderChart(helm, {
+      ...req,
+      capabilities: {
+        ...caps,
+        apiVersions: caps.apiVersions.filter((v) => !v.startsWith("monitoring.coreos.com/")),
+      },
+    });
     assert.equal(find(without, "ServiceMonitor", "gl-webservice"), undefined);
     const withMonitoring = await renderChart(helm, {
       ...req,
@@ -195,6 +201,83 @@ describe("gitlab render: real helm over the fixture charts", () => {
       },
     });
     assert.ok(find(withMonitoring, "ServiceMonitor", "gl-webservice"));
+  });
+
+  it("renders each Gateway API mode the operator derives, and the OpenBao stand-in", async () => {
+    const render = async (extra: Record<string, unknown>) => {
+      const r = await renderChart(helm, {
+        chartDir: chartDir("10.4.0"),
+        releaseName: "gl",
+        namespace: ns,
+        values: { ...baseValues, ...extra, global: { ...baseValues.global, ...(extra["global"] as object) } },
+        capabilities: caps,
+      });
+      const kinds = (k: string) => r.objects.filter((o) => o.kind === k);
+      return { r, classes: kinds("GatewayClass"), gateways: kinds("Gateway"), routes: kinds("HTTPRoute") };
+    };
+    const parents = (routes: RenderedObject[]) =>
+      routes.map((o) => (o["spec"] as { parentRefs: { name: string; namespace?: string }[] }).parentRefs[0]);
+
+    const off = await render({ global: { gatewayApi: { enabled: false } } });
+    assert.deepEqual([off.classes.length, off.gateways.length, off.routes.length], [0, 0, 0]);
+
+    const issuer = { "cert-manager.io/cluster-issuer": "letsencrypt" };
+    const envoy = await render({
+      global: { gatewayApi: { enabled: true, class: { name: `${ns}-gl-gitlab` } } },
+      gatewayApiResources: { class: { enabled: true }, gateway: { annotations: issuer } },
+    });
+    assert.deepEqual(
+      envoy.classes.map((o) => o.metadata.name),
+      [`${ns}-gl-gitlab`],
+    );
+    assert.deepEqual(envoy.gateways[0]?.metadata.annotations, issuer);
+    assert.equal(
+      (envoy.gateways[0]!["spec"] as { gatewayClassName: string }).gatewayClassName,
+      `${ns}-gl-gitlab`,
+    );
+
+    const byClass = await render({
+      global: { gatewayApi: { enabled: true, class: { name: "platform-gw" } } },
+      gatewayApiResources: { class: { enabled: false } },
+    });
+    assert.equal(byClass.classes.length, 0);
+    assert.equal(
+      (byClass.gateways[0]!["spec"] as { gatewayClassName: string }).gatewayClassName,
+      "platform-gw",
+    );
+
+    const byGateway = await render({
+      global: { gatewayApi: { enabled: true, gatewayRef: { name: "shared", namespace: "infra" } } },
+      gatewayApiResources: { class: { enabled: false } },
+    });
+    assert.deepEqual([byGateway.classes.length, byGateway.gateways.length], [0, 0]);
+    assert.deepEqual(parents(byGateway.routes), [
+      { name: "shared", namespace: "infra" },
+      { name: "shared", namespace: "infra" },
+    ]);
+
+    const bao = await render({
+      global: { openbao: { enabled: true } },
+      openbao: {
+        install: true,
+        serviceAccount: { create: false, name: "bao" },
+        config: {
+          storage: {
+            postgresql: {
+              connection: { host: "pg.db", port: 5433, password: { secret: "bao-db", key: "password" } },
+            },
+          },
+        },
+      },
+    });
+    const data = bao.r.objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "gl-openbao")?.[
+      "data"
+    ] as Record<string, string> | undefined;
+    assert.match(
+      data?.["database"] ?? "",
+      /host: "pg\.db"\nport: 5433\ndatabase: "openbao"\nusername: "openbao"\npassword_secret: "bao-db"/,
+    );
+    assert.equal(data?.["service_account"], "bao");
   });
 
   it("reads the GitLab version override into the migrations label", async () => {
@@ -246,6 +329,21 @@ describe("gitlab render: real helm over the fixture charts", () => {
         capabilities: caps,
       }),
       (e: unknown) => e instanceof RenderError && e.field === "gitlab.webservice.replicas",
+    );
+    await assert.rejects(
+      renderChart(helm, {
+        chartDir: chartDir("10.3.4"),
+        releaseName: "gl",
+        namespace: ns,
+        values: { global: { hosts: { domain: secret }, edition: "enterprise-edition-secret" } },
+        capabilities: caps,
+      }),
+      (e: unknown) => {
+        assert.ok(e instanceof RenderError);
+        assert.deepEqual([...e.fields].sort(), ["global.edition", "global.hosts.domain"]);
+        assert.ok(!e.message.includes(secret) && !e.message.includes("enterprise-edition-secret"), e.message);
+        return true;
+      },
     );
   });
 
@@ -301,7 +399,9 @@ describe("gitlab render: real helm over the fixture charts", () => {
     assert.notEqual(fromArchive.chart.digest, fromDir.chart.digest);
 
     const cache = new RenderCache(8);
+    const templates = () => helm.counts.get("template") ?? 0;
     const first = await renderChartCached(helm, cache, { ...req, chartDir: archive! });
+    const afterFirst = templates();
     const again = await renderChartCached(helm, cache, {
       ...req,
       chartDir: archive!,
@@ -309,6 +409,7 @@ describe("gitlab render: real helm over the fixture charts", () => {
     });
     assert.equal(first.cached, false);
     assert.equal(again.cached, true);
+    assert.equal(templates(), afterFirst, "a cache hit runs no helm template");
     assert.equal(again.key, first.key);
     assert.deepEqual(again.objects, first.objects);
     const changed = await renderChartCached(helm, cache, {

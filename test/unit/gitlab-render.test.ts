@@ -17,6 +17,7 @@ import {
   redactValues,
   renderKey,
   schemaField,
+  schemaFields,
   splitManifests,
 } from "../../src/targets/gitlab/render/index.js";
 
@@ -234,6 +235,9 @@ describe("schemaField", () => {
       "values don't meet the specifications of the schema(s) in the following chart(s):\ngitlab:\n- global.edition: global.edition must be one of the following";
     assert.equal(schemaField(old), "global.edition");
     assert.equal(schemaField("template: gitlab/templates/x.yaml:3: fail"), undefined);
+    const two =
+      "values don't meet the specifications of the schema(s) in the following chart(s):\ngitlab:\n- at '/global/edition': value must be one of 'ce', 'ee'\n- at '/global/hosts/domain': 'x' does not match pattern\n- at '': missing property 'global'";
+    assert.deepEqual(schemaFields(two), ["global.edition", "global.hosts.domain", "(root)"]);
   });
 });
 

@@ -1,6 +1,9 @@
 import type { KubeClient } from "../../../runtime/client.js";
 import type { Capabilities } from "./types.js";
 
+// The shape render.ts accepts on helm's command line.
+const SAFE = /^[A-Za-z0-9][A-Za-z0-9.-]*(\/[A-Za-z0-9.-]+){1,2}$/;
+
 /**
  * The cluster's capabilities as helm's `.Capabilities` would see them when installing: the server
  * version for `--kube-version`, and every served group-version plus `<group-version>/<Kind>` for
@@ -19,6 +22,8 @@ export async function capabilitiesFromDiscovery(client: KubeClient): Promise<Cap
   const clusterScoped = new Set<string>();
   for (const r of resources) {
     const gv = r.group ? `${r.group}/${r.version}` : r.version;
+    // Whatever a CRD author chose must not break every render: odd names are left out, not passed on.
+    if (!SAFE.test(`${gv}/${r.kind}`)) continue;
     apiVersions.add(gv);
     apiVersions.add(`${gv}/${r.kind}`);
     if (!r.namespaced) clusterScoped.add(`${gv}/${r.kind}`);

@@ -31,16 +31,28 @@ async function walk(root: string, dir = root, out: Entry[] = []): Promise<Entry[
   return out;
 }
 
-// A folder's digest costs reading every file; remembered while no file's size or mtime changes.
-const folderDigests = new Map<string, { fingerprint: string; digest: string }>();
+// A digest costs reading every byte; remembered per path while no file's size or mtime changes
+// (a pulled archive is replaced by rename, which changes the inode too). Bounded: paths are few.
+const digests = new Map<string, { fingerprint: string; digest: string }>();
+function remember(path: string, fingerprint: string, digest: string): void {
+  if (digests.size >= 256) digests.clear();
+  digests.set(path, { fingerprint, digest });
+}
 
 /** sha256 over a chart folder's relative paths and contents (sorted), or of an archive's bytes. */
 export async function chartDigest(chartPath: string): Promise<string> {
   const s = await stat(chartPath);
-  if (!s.isDirectory()) return fileDigest(chartPath);
+  if (!s.isDirectory()) {
+    const fingerprint = `${s.size}:${s.mtimeMs}:${s.ino}`;
+    const known = digests.get(chartPath);
+    if (known?.fingerprint === fingerprint) return known.digest;
+    const digest = await fileDigest(chartPath);
+    remember(chartPath, fingerprint, digest);
+    return digest;
+  }
   const entries = (await walk(chartPath)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const fingerprint = entries.map((e) => `${e.path}:${e.size}:${e.mtimeMs}`).join("\n");
-  const known = folderDigests.get(chartPath);
+  const known = digests.get(chartPath);
   if (known?.fingerprint === fingerprint) return known.digest;
   const hash = createHash("sha256");
   for (const e of entries) {
@@ -50,7 +62,7 @@ export async function chartDigest(chartPath: string): Promise<string> {
     hash.update("\n");
   }
   const digest = hash.digest("hex");
-  folderDigests.set(chartPath, { fingerprint, digest });
+  remember(chartPath, fingerprint, digest);
   return digest;
 }
 

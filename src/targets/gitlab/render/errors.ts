@@ -3,8 +3,10 @@ export class RenderError extends Error {
   readonly reason = "RenderFailed";
   constructor(
     message: string,
-    /** The values path helm's schema check named, when the failure is a schema violation. */
+    /** The values path helm's schema check named first, when the failure is a schema violation. */
     readonly field?: string,
+    /** Every values path the schema check named. */
+    readonly fields: readonly string[] = field ? [field] : [],
   ) {
     super(message);
     this.name = "RenderError";

@@ -48,6 +48,8 @@ export class HelmRunner {
   private readonly maxConcurrent: number;
   private readonly maxOutputBytes: number;
   private running = 0;
+  /** helm runs by subcommand (template, show, verify), so a test or bench can see a pass ran none. */
+  readonly counts = new Map<string, number>();
   private readonly waiting: (() => void)[] = [];
 
   constructor(opts: HelmRunnerOptions = {}) {
@@ -74,6 +76,7 @@ export class HelmRunner {
 
   /** Runs `helm <args>`; a non-zero exit is a {@link HelmError} carrying helm's stderr as detail. */
   async run(args: string[], opts: HelmRunOptions = {}): Promise<HelmOutput> {
+    this.counts.set(args[0] ?? "", (this.counts.get(args[0] ?? "") ?? 0) + 1);
     await this.acquire();
     try {
       return await this.spawnOnce(args, opts);

@@ -11,7 +11,7 @@ export {
   splitManifests,
 } from "./manifests.js";
 export { redactValues } from "./redact.js";
-export { renderChart, renderChartCached, schemaField } from "./render.js";
+export { renderChart, renderChartCached, schemaField, schemaFields } from "./render.js";
 export type {
   Capabilities,
   ChartInfo,

@@ -37,17 +37,22 @@ function checkCapabilities(caps: Capabilities): void {
 }
 
 /**
- * The values path a schema violation names. Helm 3.18+ (jsonschema v6) writes `- at '/a/b': ...`;
- * older releases wrote `- a.b: ...`.
+ * The values paths a schema violation names, in helm's order. Helm 3.18+ (jsonschema v6) writes
+ * `- at '/a/b': ...`; older releases wrote `- a.b: ...`.
  */
-export function schemaField(message: string): string | undefined {
-  if (!/values don't meet the specifications of the schema/.test(message)) return undefined;
-  const at = /at '([^']*)'/.exec(message);
-  if (at) {
-    const path = at[1]!.replace(/^\//, "").split("/").filter(Boolean).join(".");
+export function schemaFields(message: string): string[] {
+  if (!/values don't meet the specifications of the schema/.test(message)) return [];
+  const v6 = [...message.matchAll(/^- at '([^']*)'/gm)].map((m) => {
+    const path = m[1]!.replace(/^\//, "").split("/").filter(Boolean).join(".");
     return path === "" ? "(root)" : path;
-  }
-  return /^- ([^:\s]+):/m.exec(message)?.[1];
+  });
+  if (v6.length > 0) return [...new Set(v6)];
+  return [...new Set([...message.matchAll(/^- ([^:\s]+):/gm)].map((m) => m[1]!))];
+}
+
+/** The first values path a schema violation names. */
+export function schemaField(message: string): string | undefined {
+  return schemaFields(message)[0];
 }
 
 /** helm's message without its usage noise, redacted, bounded. */
@@ -100,13 +105,14 @@ export async function renderChart(helm: HelmRunner, req: RenderRequest): Promise
   } catch (e) {
     if (!(e instanceof HelmError)) throw e;
     const message = helmMessage(e, values);
-    const field = schemaField(message);
+    const fields = schemaFields(message);
     const what = `${chart.name} ${chart.version}`;
     throw new RenderError(
-      field
-        ? `chart ${what}: values violate the chart's schema at ${field}: ${message}`
+      fields.length > 0
+        ? `chart ${what}: values violate the chart's schema at ${fields.join(", ")}: ${message}`
         : `chart ${what}: ${message}`,
-      field,
+      fields[0],
+      fields,
     );
   }
   try {
