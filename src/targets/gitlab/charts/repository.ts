@@ -27,7 +27,8 @@ export interface RepositoryOptions {
   now?: () => number;
 }
 
-const MAX_INDEX_BYTES = 16 * 1024 * 1024;
+// A public repository's index lists every chart it serves, every version: tens of MiB at most.
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 const MAX_CHART_BYTES = 64 * 1024 * 1024;
 const MAX_PROV_BYTES = 1024 * 1024;
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -72,6 +73,7 @@ export class ChartRepository {
   private readonly now: () => number;
   private index?: { fetchedAt: number; text: string };
   private fetching?: Promise<string>;
+  private parsed?: { text: string; byChart: Map<string, IndexEntry[]> };
   private readonly verified = new Set<string>();
   private readonly pulling = new Map<string, Promise<string>>();
 
@@ -113,8 +115,16 @@ export class ChartRepository {
     return this.index?.fetchedAt;
   }
 
+  /** The chart's entries; parsed once per fetched index (a large index costs a second to parse). */
   async entries(chart: string): Promise<IndexEntry[]> {
-    return parseIndex(await this.indexText(), chart, this.url);
+    const text = await this.indexText();
+    if (this.parsed?.text !== text) this.parsed = { text, byChart: new Map() };
+    let entries = this.parsed.byChart.get(chart);
+    if (!entries) {
+      entries = parseIndex(text, chart, this.url);
+      this.parsed.byChart.set(chart, entries);
+    }
+    return entries;
   }
 
   /** Versions of `chart` the repository offers, sorted. */
