@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { parse } from "yaml";
 import type { GitLabCoreSpec } from "../../src/apis/gitlabcore.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import {
@@ -170,6 +171,49 @@ describe("gitlab effective values through real helm", () => {
         "envoy-public",
       );
     }
+  });
+
+  it("an existing Gateway: routes attach to it, no Gateway or GatewayClass of the release", async () => {
+    for (const { version } of versions.filter((v) => atLeast(v.version, "10.3.0"))) {
+      const r = await render(
+        spec({ networking: { gateway: { name: "shared", namespace: "infra" } } }),
+        version,
+      );
+      assert.deepEqual(ofKind(r, "Gateway"), [], `${version}: a Gateway was rendered`);
+      assert.deepEqual(ofKind(r, "GatewayClass"), [], `${version}: a GatewayClass was rendered`);
+      const parents = ofKind(r, "HTTPRoute").flatMap(
+        (h) =>
+          (h as { spec?: { parentRefs?: { name: string; namespace?: string }[] } }).spec?.parentRefs ?? [],
+      );
+      assert.ok(parents.length >= 2);
+      for (const p of parents) assert.deepEqual(p, { name: "shared", namespace: "infra" });
+    }
+  });
+
+  it("OpenBao: the subchart gets its own database connection and ServiceAccount, no password", async () => {
+    const r = await render(
+      spec({
+        postgresql: { host: "pg.db.svc", passwordSecretRef: { name: "gitlab-pg", key: "password" } },
+        openbao: {
+          postgresql: { host: "bao-pg.db.svc", port: 6432, passwordSecretRef: { name: "bao-pg", key: "pw" } },
+          serviceAccount: { name: "openbao" },
+        },
+      }),
+      "10.4.0",
+    );
+    const cm = ofKind(r, "ConfigMap").find((c) => c.metadata.name === `${NAME}-openbao`) as
+      | { data?: Record<string, string> }
+      | undefined;
+    assert.ok(cm?.data, "no OpenBao stand-in rendered");
+    const db = parse(cm.data["database"] ?? "") as Values;
+    assert.deepEqual(db, {
+      host: "bao-pg.db.svc",
+      port: 6432,
+      database: "openbao",
+      username: "openbao",
+      password_secret: "bao-pg",
+    });
+    assert.equal(cm.data["service_account"], "openbao");
   });
 
   it("an apex hostname is its own domain in the rendered routes", async () => {

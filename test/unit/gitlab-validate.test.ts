@@ -207,7 +207,7 @@ describe("gitlab validate: against a chart's values.schema.json", () => {
   it("a missing required key is named where the user would set it; a derived value names its field", () => {
     const out = fields(gitlab({ chart: { values: { certmanager: {} } } }), { chartsDir: dir });
     assert.deepEqual(out, [
-      "spec.chart.values.certmanager.email: certmanager.email is required (values.schema.json of chart 10.4.0; the chart's default)",
+      "spec.chart.values.certmanager.email: is required (values.schema.json of chart 10.4.0)",
     ]);
     // edition ce passes the enum; a bad derived value would name spec.edition (the schema allows both).
     const tracked = fields(
@@ -217,7 +217,7 @@ describe("gitlab validate: against a chart's values.schema.json", () => {
       },
     );
     assert.deepEqual(tracked, [
-      "spec.chart.values.certmanager.email: certmanager.email must be string (values.schema.json of chart 11.0.0)",
+      "spec.chart.values.certmanager.email: must be string (values.schema.json of chart 11.0.0)",
     ]);
   });
 
@@ -236,6 +236,28 @@ describe("gitlab validate: against a chart's values.schema.json", () => {
     assert.deepEqual(fields(gitlab({ version: { type: "Patch", minor: "9.11" } }), { chartsDir: dir }), [
       `spec.version.minor: the charts in ${dir} have no release of minor 9.11`,
     ]);
+  });
+
+  it("a derived value the schema refuses names the structured field it comes from", () => {
+    const strict = mkdtempSync(join(tmpdir(), "gitlab-strict-"));
+    try {
+      const schema = structuredClone(SCHEMA);
+      schema.properties.global.properties.edition.enum = ["ee"];
+      schema.properties.global.properties.hosts.properties.domain = {
+        type: "string",
+        pattern: "^[a-z]+\\.com$",
+      } as never;
+      writeChart(join(strict, "gitlab", "10.4.0"), "10.4.0", schema);
+      assert.deepEqual(
+        fields(gitlab({ edition: "ce", hostname: "gitlab.example.org" }), { chartsDir: strict }),
+        [
+          'spec.edition: global.edition must be one of: "ee" (values.schema.json of chart 10.4.0; derived value global.edition)',
+          'spec.hostname: global.hosts.domain must match pattern "^[a-z]+\\.com$" (values.schema.json of chart 10.4.0; derived value global.hosts.domain)',
+        ],
+      );
+    } finally {
+      rmSync(strict, { recursive: true, force: true });
+    }
   });
 
   it("a chart without a schema checks nothing more", () => {

@@ -71,7 +71,7 @@ const decodePointer = (pointer: string): string[] =>
     .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
 
 /** The field a user changes for the value at `path` (dotted), by the layer that supplied it. */
-function fieldFor(path: string[], layers: ValueLayers): { field: string; from: string } {
+function fieldFor(path: string[], layers: ValueLayers, checked: Values): { field: string; from: string } {
   const dotted = path.join(".");
   const has = (values: Values) => path.length > 0 && valueAt(values, dotted) !== undefined;
   if (path.length > 0 && has(layers.overrides))
@@ -84,7 +84,7 @@ function fieldFor(path: string[], layers: ValueLayers): { field: string; from: s
   }
   return {
     field: path.length ? `spec.chart.values.${dotted}` : "spec.chart.values",
-    from: path.length ? "the chart's default" : "",
+    from: path.length && valueAt(checked, dotted) !== undefined ? "the chart's default" : "",
   };
 }
 
@@ -117,13 +117,16 @@ export function checkAgainstChartSchema(
   const chartName = `values.schema.json of chart ${chart.version}`;
   if (validate instanceof Error)
     return [{ field: "spec.version", message: `${chartName}: ${validate.message}` }];
-  if (validate(coalesce(chart.defaults, values))) return [];
+  const checked = coalesce(chart.defaults, values);
+  if (validate(checked)) return [];
   const out: ValuesError[] = [];
   const seen = new Set<string>();
   for (const e of validate.errors ?? []) {
     const { path, message } = describe(e);
-    const { field, from } = fieldFor(path, layers);
-    const text = `${path.length ? path.join(".") : "values"} ${message} (${chartName}${from ? `; ${from}` : ""})`;
+    const { field, from } = fieldFor(path, layers, checked);
+    // The path is said only when the field does not already end with it (a derived value's field).
+    const subject = !path.length ? "values " : field.endsWith(path.join(".")) ? "" : `${path.join(".")} `;
+    const text = `${subject}${message} (${chartName}${from ? `; ${from}` : ""})`;
     const key = `${field}\u0000${text}`;
     if (seen.has(key)) continue;
     seen.add(key);
