@@ -39,6 +39,9 @@ export const GitLabCoreReason = {
   WorkloadsReady: "WorkloadsReady",
   WorkloadsNotReady: "WorkloadsNotReady",
   VersionUnresolved: "VersionUnresolved",
+  // Not in the upstream list: a Static version (or a stale index) below the deployed chart. Named
+  // apart from VersionUnresolved because the version did resolve; it is the move that is refused.
+  DowngradeRefused: "DowngradeRefused",
   ChartPullFailed: "ChartPullFailed",
   MissingIntermediateChart: "MissingIntermediateChart",
   MigrationsJobFailed: "MigrationsJobFailed",
@@ -55,6 +58,8 @@ export type GitLabCorePhase = (typeof GitLabCorePhases)[number];
 export const Editions = ["ce", "ee"] as const;
 export type GitLabEdition = (typeof Editions)[number];
 
+export const HOSTNAME_PATTERN = "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$";
+
 const SEMVER_PATTERN = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
 
 export const VersionRefSchema = Type.Object(
@@ -70,6 +75,52 @@ export const VersionRefSchema = Type.Object(
   },
   { description: "Reads the chart version from a ConfigMap, so someone else can own the version." },
 );
+
+/**
+ * The union rules of spec.version as CEL for the API server, each with a TypeScript twin so offline
+ * `validate` and the reconciler enforce exactly what the definition does (a unit test holds every
+ * rule's twin to its CEL on the same inputs through the real API server's answers).
+ */
+export interface VersionShape {
+  type?: unknown;
+  version?: unknown;
+  versionRef?: unknown;
+  minor?: unknown;
+  major?: unknown;
+}
+export const VersionUnionRules: { rule: string; message: string; holds: (v: VersionShape) => boolean }[] = [
+  {
+    rule: "self.type != 'Static' || has(self.version) != has(self.versionRef)",
+    message: "type Static takes exactly one of version and versionRef",
+    holds: (v) => v.type !== "Static" || (v.version !== undefined) !== (v.versionRef !== undefined),
+  },
+  {
+    rule: "self.type == 'Static' || (!has(self.version) && !has(self.versionRef))",
+    message: "version and versionRef belong to type Static only",
+    holds: (v) => v.type === "Static" || (v.version === undefined && v.versionRef === undefined),
+  },
+  {
+    rule: "self.type != 'Patch' || has(self.minor)",
+    message: "type Patch needs minor",
+    holds: (v) => v.type !== "Patch" || v.minor !== undefined,
+  },
+  {
+    rule: "self.type == 'Patch' || !has(self.minor)",
+    message: "minor belongs to type Patch only",
+    holds: (v) => v.type === "Patch" || v.minor === undefined,
+  },
+  {
+    rule: "!(self.type in ['Previous', 'OldestSupported']) || has(self.major)",
+    message: "types Previous and OldestSupported need major",
+    holds: (v) => !(v.type === "Previous" || v.type === "OldestSupported") || v.major !== undefined,
+  },
+  {
+    rule: "self.type in ['Latest', 'Previous', 'OldestSupported'] || !has(self.major)",
+    message: "major belongs to types Latest, Previous and OldestSupported only",
+    holds: (v) =>
+      v.type === "Latest" || v.type === "Previous" || v.type === "OldestSupported" || v.major === undefined,
+  },
+];
 
 // Each type takes its own fields and no others. The rules read the type once and test presence,
 // which keeps every rule cheap and the messages specific.
@@ -101,26 +152,7 @@ export const GitLabVersionSchema = Type.Object(
   },
   {
     description: "Which chart version to run; a union discriminated by type.",
-    "x-kubernetes-validations": [
-      cel(
-        "self.type != 'Static' || has(self.version) != has(self.versionRef)",
-        "type Static takes exactly one of version and versionRef",
-      ),
-      cel(
-        "self.type == 'Static' || (!has(self.version) && !has(self.versionRef))",
-        "version and versionRef belong to type Static only",
-      ),
-      cel("self.type != 'Patch' || has(self.minor)", "type Patch needs minor"),
-      cel("self.type == 'Patch' || !has(self.minor)", "minor belongs to type Patch only"),
-      cel(
-        "!(self.type in ['Previous', 'OldestSupported']) || has(self.major)",
-        "types Previous and OldestSupported need major",
-      ),
-      cel(
-        "self.type in ['Latest', 'Previous', 'OldestSupported'] || !has(self.major)",
-        "major belongs to types Latest, Previous and OldestSupported only",
-      ),
-    ],
+    "x-kubernetes-validations": VersionUnionRules.map((r) => cel(r.rule, r.message)),
   } satisfies KubeOptions,
 );
 export type GitLabVersion = Static<typeof GitLabVersionSchema>;
@@ -145,10 +177,14 @@ const ExternalService = (what: string) =>
 export const IssuerRefSchema = Type.Object(
   {
     name: ObjectName("Name of the issuer."),
+    // Not an enum: issuers outside cert-manager.io (a group below) have kinds of their own.
     kind: Type.Optional(
-      StringEnum(["Issuer", "ClusterIssuer"] as const, {
-        description: "Kind of the issuer.",
+      Type.String({
+        description:
+          "Kind of the issuer: Issuer or ClusterIssuer in cert-manager.io, or an external issuer's kind.",
         default: "Issuer",
+        maxLength: 63,
+        pattern: "^[A-Z][A-Za-z0-9]*$",
       }),
     ),
     group: Type.Optional(
@@ -163,6 +199,9 @@ const CertManager = () =>
     { issuerRef: IssuerRefSchema },
     { description: "Annotates the Gateway so cert-manager issues its certificate." },
   );
+
+export const NetworkingModes = ["envoyGatewayController", "gatewayClass", "gateway"] as const;
+export const NetworkingOneModeMessage = "set at most one of envoyGatewayController, gatewayClass and gateway";
 
 export const GitLabNetworkingSchema = Type.Object(
   {
@@ -198,7 +237,7 @@ export const GitLabNetworkingSchema = Type.Object(
     "x-kubernetes-validations": [
       cel(
         "(has(self.envoyGatewayController) ? 1 : 0) + (has(self.gatewayClass) ? 1 : 0) + (has(self.gateway) ? 1 : 0) <= 1",
-        "set at most one of envoyGatewayController, gatewayClass and gateway",
+        NetworkingOneModeMessage,
       ),
     ],
   } satisfies KubeOptions,
@@ -246,7 +285,9 @@ export const GitLabCoreSpecSchema = Type.Object(
         "Fully qualified host name of the instance; its domain also names the registry and KAS hosts.",
       minLength: 1,
       maxLength: 253,
-      pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+      // Lower-case labels of at most 63 characters, at least two, the last starting with a letter:
+      // no IP address, trailing dot or single label. A public suffix is refused by the reconciler.
+      pattern: HOSTNAME_PATTERN,
     }),
     edition: Type.Optional(
       StringEnum(Editions, { description: "Image repository every component pulls from.", default: "ee" }),

@@ -64,8 +64,13 @@ async function main(argv: string[]): Promise<number> {
     case "validate": {
       const { validateCommand, validateHelp } = await import("./validate.js");
       if (wantsHelp) return help(validateHelp);
-      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
-      return validateCommand(positionals);
+      const { positionals, values } = parseArgs({
+        args: rest,
+        options: { charts: { type: "string" } },
+        allowPositionals: true,
+        strict: true,
+      });
+      return validateCommand(positionals, undefined, { charts: values.charts });
     }
     case "run": {
       const { runHelp, startOperator } = await import("./run.js");

@@ -16,10 +16,13 @@ const implemented: Record<string, { kinds: string[]; load: () => Promise<TargetD
     kinds: ["OpenBaoCluster"],
     load: async () => (await import("../targets/openbao/target.js")).openbaoTarget() as TargetDefinition,
   },
+  gitlab: {
+    kinds: ["GitLabCore"],
+    load: async () => (await import("../targets/gitlab/target.js")).gitlabTarget() as TargetDefinition,
+  },
 };
 
 const notImplemented: Record<string, string[]> = {
-  gitlab: ["GitLabCore"],
   harbor: [],
   sonarqube: [],
 };
@@ -35,7 +38,7 @@ export const implementedTargetNames = (): string[] => Object.keys(implemented).s
 /** The kinds the named targets reconcile. */
 export const kindsOf = (names: string[]): string[] => names.flatMap((n) => implemented[n]?.kinds ?? []);
 
-/** The implemented target that reconciles a kind, if any. */
+/** The implemented target a kind belongs to (whether or not this process runs it). */
 export const implementedTargetOf = (kind: string): string | undefined =>
   Object.entries(implemented).find(([, t]) => t.kinds.includes(kind))?.[0];
 

@@ -2,12 +2,16 @@ import type { ManifestProblem } from "../runtime/target.js";
 import { formatProblem, loadManifests } from "./manifests.js";
 import { loadValidators } from "./targets.js";
 
-export const validateHelp = `Usage: platform-operator validate FILE|FOLDER|- [FILE|FOLDER|-]...
+export const validateHelp = `Usage: platform-operator validate [--charts DIR] FILE|FOLDER|- [FILE|FOLDER|-]...
 
 Checks manifests offline, without a cluster: each target checks its own kinds (for VaultSeed:
 templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles; for
 OpenBaoCluster: version and image tag, storage size, TLS mode settings, seal blocks, self-init
-requests; for OpenBaoRestore: cluster, snapshot key, force).
+requests; for OpenBaoRestore: cluster, snapshot key, force; for
+GitLabCore: the schema and union rules of the definition, unknown fields, the effective chart values,
+repeated names and hostnames). With a charts directory (--charts DIR, else $HELM_CHARTS; laid out
+as gitlab-<version>.tgz or gitlab/<version>/), GitLabCore's effective values are also checked against
+the values.schema.json of the chart its version resolves to.
 Reads YAML or JSON files, folders (recursively) or "-" for standard input, e.g.
 
   helm template my-release ./chart | platform-operator validate -
@@ -16,7 +20,16 @@ Prints one line per problem (file:line, document number, object, key, problem) a
 there is any; a file that is missing or does not parse is a problem too, and the other files are
 still checked.`;
 
-export async function validateCommand(args: string[], stdin?: () => string): Promise<number> {
+export interface ValidateOptions {
+  /** Charts directory for GitLabCore's chart schema check. */
+  charts?: string | undefined;
+}
+
+export async function validateCommand(
+  args: string[],
+  stdin?: () => string,
+  options: ValidateOptions = {},
+): Promise<number> {
   if (args.length === 0) {
     // Reading stdin when nothing was named would wait on a terminal, or check nothing and pass.
     throw new Error(
@@ -32,6 +45,13 @@ export async function validateCommand(args: string[], stdin?: () => string): Pro
       message: "no YAML or JSON documents found",
     });
   for (const check of await loadValidators()) problems.push(...check(docs));
+  // GitLabCore is dispatched by kind: its check takes the charts directory, and its modules (the
+  // JSON-schema validator, the public suffix list) load only when there is one to check.
+  if (docs.some((d) => (d.doc as { kind?: unknown } | null)?.kind === "GitLabCore")) {
+    const { validateGitLabCoreDocuments } = await import("../targets/gitlab/validate.js");
+    const chartsDir = options.charts ?? (process.env["HELM_CHARTS"] || undefined);
+    problems.push(...validateGitLabCoreDocuments(docs, { chartsDir }));
+  }
   for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
   if (problems.length) {
     process.stderr.write(`${problems.length} problem(s) in ${docs.length} document(s)\n`);

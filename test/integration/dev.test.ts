@@ -56,7 +56,7 @@ describe("npm start (platform-operator dev)", () => {
     );
     assert.match(
       out,
-      /not applying deploy\/samples\/gitlabcore\.yaml \(GitLabCore\): its target "gitlab" is not implemented yet/,
+      /not applying deploy\/samples\/gitlabcore\.yaml \(GitLabCore\): its target "gitlab" is not part of npm start's local default yet/,
     );
     assert.match(out, /applied \d+ sample objects/);
     assert.match(out, /wrote path .*staging-core-keycloak/);

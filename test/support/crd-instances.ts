@@ -16,10 +16,11 @@ const PATTERN_SAMPLES: Record<string, string> = {
   "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h|d))+$": "90s",
   "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$":
     "example.org/tier",
-  "^([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "gitlab.example.org",
   "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$":
     "10Gi",
   "^[-._a-zA-Z0-9]+$": "password",
+  "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$": "gitlab.example.org",
+  "^[A-Z][A-Za-z0-9]*$": "ClusterIssuer",
   "^[0-9]+\\.[0-9]+$": "9.4",
   "^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$": "db.example.org",
   "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$": "Value_1",

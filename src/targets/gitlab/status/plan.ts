@@ -1,0 +1,235 @@
+import {
+  GitLabCoreCondition as C,
+  type GitLabCorePhase,
+  type GitLabCoreStatus,
+  GitLabCoreReason as R,
+} from "../../../apis/gitlabcore.js";
+import {
+  type Condition,
+  type ConditionInput,
+  findCondition,
+  setCondition,
+} from "../../../runtime/conditions.js";
+import type { MigrationsState } from "./version.js";
+import type { Readiness } from "./workloads.js";
+
+/** Beyond the upstream reasons: an upgrade step waits for the previous version's batched migrations. */
+export const MigrationsRunning = "MigrationsRunning";
+/** Observe-only mode: the Drifted condition says what a real pass would change. */
+export const ObserveOnly = "ObserveOnly";
+export const DriftedCondition = "Drifted";
+
+/** Where a pass stopped before anything was applied, and why. */
+export type FailedStage = {
+  stage: "version" | "chart" | "render" | "hooks" | "apply";
+  reason: string;
+  /** Names fields, kinds and objects; never values. */
+  message: string;
+};
+
+export type PassOutcome =
+  | {
+      kind: "observed";
+      targetVersion: string;
+      chartVersion: string;
+      wouldHook: string[];
+      wouldApply: string[];
+      wouldPrune: string[];
+    }
+  | ({
+      kind: "failed";
+      targetVersion?: string;
+      renderedKinds?: string[];
+      /** The chart version whose hooks completed in this pass before a later stage failed. */
+      hooksRanFor?: string;
+    } & FailedStage)
+  | {
+      kind: "applied";
+      targetVersion: string;
+      /** Chart version applied this pass (an intermediate one while stepping through minors). */
+      chartVersion: string;
+      gitlabVersion?: string;
+      /** The hooks of this chart ran in this pass (or ran before and were not due). */
+      hooksRan: boolean;
+      renderedKinds: string[];
+      workloads: Readiness;
+      /** A multi-minor upgrade stopped short of the target: more steps follow. */
+      stepping: boolean;
+      /** The previous step's batched migrations, when an upgrade waits for them. */
+      migrations?: MigrationsState;
+    };
+
+export interface StatusEvent {
+  type: "Normal" | "Warning";
+  reason: string;
+  note: string;
+}
+
+const WARNING_REASONS = new Set<string>([
+  R.RenderFailed,
+  R.HooksFailed,
+  R.ApplyFailed,
+  R.VersionUnresolved,
+  R.ChartPullFailed,
+  R.MissingIntermediateChart,
+  R.MigrationsJobFailed,
+  // Reported by the version logic when a literal version is below the deployed one.
+  "DowngradeRefused",
+]);
+
+/** "apply 3: ConfigMap ns/a, ..." with at most 10 names, so the message stays short. */
+function listed(what: string, names: readonly string[]): string | undefined {
+  if (names.length === 0) return undefined;
+  const shown = names.slice(0, 10).join(", ");
+  return `${what} ${names.length}: ${shown}${names.length > 10 ? ", ..." : ""}`;
+}
+
+const cond = (type: string, ok: boolean, reason: string, message: string, g?: number): ConditionInput => ({
+  type,
+  status: ok ? "True" : "False",
+  reason,
+  message,
+  observedGeneration: g,
+});
+
+/**
+ * The status a pass leads to, and the events that say what changed. Pure: the same inputs give the
+ * same status, so a quiet pass finds nothing to write. Events come only from condition changes,
+ * never from a pass that changed nothing.
+ */
+export function planStatus(
+  prev: GitLabCoreStatus | undefined,
+  generation: number | undefined,
+  outcome: PassOutcome,
+  now: Date,
+): { status: GitLabCoreStatus; events: StatusEvent[] } {
+  const g = generation;
+  const before = (prev?.conditions ?? []) as Condition[];
+  const inputs: ConditionInput[] = [];
+  const status: GitLabCoreStatus = { ...(prev ?? {}) };
+  let phase: GitLabCorePhase;
+
+  if (outcome.kind === "observed") {
+    // Nothing was applied: only the target and what a real pass would do are reported.
+    status.targetVersion = outcome.targetVersion;
+    phase = prev?.phase ?? "Preparing";
+    const parts = [
+      listed("run hooks", outcome.wouldHook),
+      listed("apply", outcome.wouldApply),
+      listed("prune", outcome.wouldPrune),
+    ].filter((p): p is string => !!p);
+    inputs.push(
+      parts.length
+        ? cond(
+            DriftedCondition,
+            true,
+            ObserveOnly,
+            `chart ${outcome.chartVersion}: would ${parts.join("; would ")}`,
+            g,
+          )
+        : cond(
+            DriftedCondition,
+            false,
+            ObserveOnly,
+            `chart ${outcome.chartVersion}: a real pass would change nothing`,
+            g,
+          ),
+    );
+  } else if (outcome.kind === "failed") {
+    if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
+    if (outcome.renderedKinds) status.renderedKinds = outcome.renderedKinds;
+    phase = "Failed";
+    if (outcome.hooksRanFor) {
+      status.hooksVersion = outcome.hooksRanFor;
+      inputs.push(
+        cond(C.Initialized, true, R.ChartRendered, `hooks of chart ${outcome.hooksRanFor} completed`, g),
+      );
+    }
+    // Apply failures are retried without the hooks, so Initialized (the hooks' record) stays as is.
+    if (outcome.stage !== "apply")
+      inputs.push(cond(C.Initialized, false, outcome.reason, outcome.message, g));
+    if (outcome.stage === "apply" || !findCondition(before, C.Available))
+      inputs.push(cond(C.Available, false, outcome.reason, outcome.message, g));
+    inputs.push(cond(C.Progressing, false, outcome.reason, outcome.message, g));
+    if (outcome.reason === R.MissingIntermediateChart)
+      inputs.push(cond(C.Upgradeable, false, outcome.reason, outcome.message, g));
+  } else {
+    const o = outcome;
+    status.targetVersion = o.targetVersion;
+    status.version = o.chartVersion;
+    if (o.gitlabVersion) status.gitlabVersion = o.gitlabVersion;
+    else delete status.gitlabVersion;
+    status.renderedKinds = o.renderedKinds;
+    if (o.hooksRan) {
+      status.hooksVersion = o.chartVersion;
+      inputs.push(
+        cond(C.Initialized, true, R.ChartRendered, `hooks of chart ${o.chartVersion} completed`, g),
+      );
+    }
+    const notReady = o.workloads.notReady;
+    const ready = notReady.length === 0;
+    const total = o.workloads.ready.length + notReady.length;
+    inputs.push(
+      ready
+        ? cond(C.Available, true, R.WorkloadsReady, `${total} Deployments and StatefulSets ready`, g)
+        : cond(
+            C.Available,
+            false,
+            R.WorkloadsNotReady,
+            notReady.map((n) => `${n.object}: ${n.why}`).join("; "),
+            g,
+          ),
+    );
+    const waitingMigrations = o.migrations === "running";
+    if (o.migrations === "failed") {
+      phase = "Failed";
+      const m = `the batched migrations of GitLab ${o.gitlabVersion ?? o.chartVersion} failed; the upgrade to ${o.targetVersion} waits`;
+      inputs.push(cond(C.Upgradeable, false, R.MigrationsJobFailed, m, g));
+      inputs.push(cond(C.Progressing, false, R.MigrationsJobFailed, m, g));
+    } else if (o.stepping || waitingMigrations) {
+      phase = "Upgrading";
+      const m = waitingMigrations
+        ? `chart ${o.chartVersion} applied; waiting for its batched migrations before the next step to ${o.targetVersion}`
+        : `chart ${o.chartVersion} applied on the way to ${o.targetVersion}`;
+      inputs.push(cond(C.Progressing, true, waitingMigrations ? MigrationsRunning : R.ChartRendered, m, g));
+      inputs.push(
+        waitingMigrations
+          ? cond(C.Upgradeable, false, MigrationsRunning, m, g)
+          : cond(C.Upgradeable, true, R.ChartRendered, m, g),
+      );
+    } else {
+      phase = ready ? "Running" : "Preparing";
+      inputs.push(
+        ready
+          ? cond(C.Progressing, false, R.UpgradeComplete, `chart ${o.chartVersion} applied and ready`, g)
+          : cond(
+              C.Progressing,
+              true,
+              R.WorkloadsNotReady,
+              `chart ${o.chartVersion} applied; waiting for workloads`,
+              g,
+            ),
+      );
+      inputs.push(cond(C.Upgradeable, true, R.UpgradeComplete, `chart ${o.chartVersion} is the target`, g));
+    }
+  }
+  status.phase = phase;
+  status.observedGeneration = g;
+  let conditions = before;
+  const events: StatusEvent[] = [];
+  for (const input of inputs) {
+    const old = findCondition(conditions, input.type);
+    if (!old || old.status !== input.status || old.reason !== input.reason) {
+      // Progressing/Upgradeable repeat what Available and Initialized say; one event per reason change.
+      if (!events.some((e) => e.reason === input.reason))
+        events.push({
+          type: WARNING_REASONS.has(input.reason) ? "Warning" : "Normal",
+          reason: input.reason,
+          note: `${input.type}: ${input.message}`,
+        });
+    }
+    conditions = setCondition(conditions, input, now);
+  }
+  status.conditions = conditions;
+  return { status, events };
+}

@@ -1,0 +1,79 @@
+import {
+  type GitLabCore,
+  GitLabCoreGroup,
+  GitLabCoreKind,
+  GitLabCorePlural,
+  GitLabCoreVersion,
+} from "../../apis/gitlabcore.js";
+import { CONFIGMAP } from "../../runtime/builtin-types.js";
+import { Controller, generationChanged } from "../../runtime/controller.js";
+import type { Manager } from "../../runtime/manager.js";
+import type { TargetDefinition } from "../../runtime/target.js";
+import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
+import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
+import { defaultValues, defaultVersionPolicy, releaseSourceFromEnv } from "./wiring.js";
+
+export const GITLABCORE: ResourceType = {
+  group: GitLabCoreGroup,
+  version: GitLabCoreVersion,
+  kind: GitLabCoreKind,
+  plural: GitLabCorePlural,
+  namespaced: true,
+};
+
+export const CONTROLLER_NAME = "gitlabcore";
+
+/** Test seams: another chart source, version policy or values (the defaults are the real ones). */
+export interface GitLabTargetHooks {
+  release?: (manager: Manager) => ReleaseSource;
+  versions?: VersionPolicy;
+  values?: (gl: GitLabCore, chartVersion: string, config: GitLabTargetConfig) => unknown;
+}
+
+/** GitLabCores whose spec.version.versionRef names this ConfigMap: a change to it reconciles them. */
+export function keysNamingConfigMap(gitlabs: readonly GitLabCore[], cm: KubeObject): string[] {
+  return gitlabs
+    .filter((g) => g.spec?.version?.versionRef?.name === cm.metadata.name)
+    .map((g) => `${g.metadata.namespace}/${g.metadata.name}`);
+}
+
+export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<GitLabTargetConfig> {
+  return {
+    name: "gitlab",
+    parseConfig: parseGitLabConfig,
+    async setup(manager: Manager, config: GitLabTargetConfig) {
+      const informer = manager.informer<GitLabCore>(GITLABCORE);
+      const configMaps = manager.informer<KubeObject>(CONFIGMAP);
+      const valuesOf = hooks.values ?? defaultValues;
+      const reconciler = new GitLabCoreReconciler({
+        type: GITLABCORE,
+        client: manager.client,
+        informer,
+        configMaps,
+        events: manager.events,
+        release: hooks.release ? hooks.release(manager) : releaseSourceFromEnv(manager),
+        versions: hooks.versions ?? defaultVersionPolicy,
+        values: (gl, v) => valuesOf(gl, v, config),
+        settings: {
+          requeueMs: config.requeueMs,
+          stepRequeueMs: config.stepRequeueMs,
+          hookTimeoutMs: config.hookTimeoutMs,
+          observeOnly: config.observeOnly,
+        },
+      });
+      const controller = new Controller({
+        name: CONTROLLER_NAME,
+        log: manager.log,
+        concurrency: config.concurrency,
+        reconcile: reconciler.reconcile,
+      });
+      // Status writes bump the resourceVersion, not the generation: they must not retrigger.
+      controller.watchPrimary(informer, generationChanged);
+      controller.watchMapped(configMaps, (cm) =>
+        keysNamingConfigMap(informer.list(cm.metadata.namespace), cm),
+      );
+      manager.add(controller);
+    },
+  };
+}

@@ -1,0 +1,12 @@
+// Version resolution and upgrade planning for GitLabCore: pure functions of the spec and chart lists.
+export {
+  type Resolution,
+  type ResolveInput,
+  resolveTargetVersion,
+  SUPPORTED_MINORS,
+  TRACKING_RETRY_MS,
+  tracksRepository,
+  type VersionFailureReason,
+} from "./resolve.js";
+export { MAX_STEPS, planUpgradePath, type UpgradePath } from "./upgrade-path.js";
+export { canonical as canonicalVersion, releasedVersions } from "./versions.js";

@@ -1,0 +1,79 @@
+import type { GitLabCore } from "../../apis/gitlabcore.js";
+import type { Manager } from "../../runtime/manager.js";
+import { ChartNotFoundError, ChartSource, chartSourceConfigFromEnv } from "./charts/index.js";
+import type { GitLabTargetConfig } from "./config.js";
+import { renders } from "./metrics.js";
+import type { ReleaseSource, VersionPolicy } from "./reconciler.js";
+import { capabilitiesFromDiscovery, HelmRunner, RenderCache, renderChartCached } from "./render/index.js";
+import { effectiveValues } from "./values/index.js";
+import { planUpgradePath, resolveTargetVersion } from "./version/index.js";
+
+// Glue between the reconciler and the renderer (render/, charts/) and the version logic (version/):
+// the reconciler sees only ReleaseSource and VersionPolicy, so its tests can give others.
+
+export const defaultVersionPolicy: VersionPolicy = {
+  resolve(input) {
+    const r = resolveTargetVersion(input);
+    return r.ok ? { version: r.version } : { error: `${r.field}: ${r.error}`, reason: r.reason };
+  },
+  path(from, to, available) {
+    const p = planUpgradePath(from, to, available);
+    return p.ok ? { steps: p.steps } : { error: p.error, reason: p.reason };
+  },
+};
+
+/** Effective values that cannot be built (a free-form value fighting a derived one) fail the render. */
+class ValuesFailed extends Error {
+  readonly reason = "RenderFailed";
+}
+
+/** The three layers of effective values (values/), for the chart version about to be rendered. */
+export function defaultValues(gl: GitLabCore, chartVersion: string, config: GitLabTargetConfig): unknown {
+  const r = effectiveValues({
+    name: gl.metadata.name!,
+    namespace: gl.metadata.namespace!,
+    spec: gl.spec,
+    chartVersion,
+    managerServiceAccount: config.serviceAccountName,
+  });
+  if (!r.ok) throw new ValuesFailed(r.errors.map((e) => `${e.field}: ${e.message}`).join("; "));
+  return r.values;
+}
+
+/** A chart the source cannot find is a pull failure as far as the resource is concerned. */
+class ChartUnavailable extends Error {
+  readonly reason = "ChartPullFailed";
+}
+
+/**
+ * Charts from HELM_CHARTS or the dynamic pull settings of the environment, rendered by the helm of
+ * HELM_BINARY behind a render cache: a pass with the same chart, values and capabilities runs no helm.
+ */
+export function releaseSourceFromEnv(manager: Manager, env: NodeJS.ProcessEnv = process.env): ReleaseSource {
+  const helm = new HelmRunner({ binary: env["HELM_BINARY"]?.trim() || undefined });
+  const source = new ChartSource(helm, chartSourceConfigFromEnv(env));
+  const cache = new RenderCache();
+  return {
+    capabilities: () => capabilitiesFromDiscovery(manager.client),
+    versions: () => source.listChartVersions(),
+    async render(req, signal) {
+      let chart: Awaited<ReturnType<ChartSource["resolve"]>>;
+      try {
+        chart = await source.resolve(req.version);
+      } catch (e) {
+        if (e instanceof ChartNotFoundError) throw new ChartUnavailable(e.message);
+        throw e;
+      }
+      const result = await renderChartCached(helm, cache, {
+        chartDir: chart.path,
+        releaseName: req.releaseName,
+        namespace: req.namespace,
+        values: req.values,
+        capabilities: req.capabilities,
+        signal,
+      });
+      renders.inc({ cached: String(result.cached) });
+      return result;
+    },
+  };
+}

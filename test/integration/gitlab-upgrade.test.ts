@@ -1,0 +1,204 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { CONFIGMAP, CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
+import { isNotFound } from "../../src/runtime/errors.js";
+import type { ResourceType } from "../../src/runtime/types.js";
+import {
+  applyGitLab,
+  conditionOf,
+  fixtureChartsDir,
+  fixtureVersions,
+  gitlabCore,
+  installGitLabCrds,
+  provisionSharedSecretsAccount,
+  type RunningGitLab,
+  startGitLabTarget,
+  waitForGitLab,
+} from "../support/gitlab.js";
+import { clientFor } from "../support/kube.js";
+import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+
+// Version changes through a versionRef ConfigMap: a change to the ConfigMap alone (no spec change)
+// upgrades; a multi-minor jump steps one minor at a time, runs each chart's hooks and waits for the
+// previous step's migrations Job; a version below the deployed one is refused.
+
+const SECRET: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+const GATEWAYCLASS: ResourceType = {
+  group: "gateway.networking.k8s.io",
+  version: "v1",
+  kind: "GatewayClass",
+  plural: "gatewayclasses",
+  namespaced: false,
+};
+const NAME = "gl";
+const SA = "gitlab-manager";
+const CM = "platform-versions";
+
+describe("GitLabCore upgrades on a real cluster", () => {
+  let ctx: NodeNamespace;
+  let ns: string;
+  let client: ReturnType<typeof clientFor>;
+  let charts: { dir: string; remove(): void };
+  let op: RunningGitLab;
+  const key = () => `${ns}/${NAME}`;
+  const setVersion = (v: string) =>
+    client.apply(
+      CONFIGMAP,
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: CM, namespace: ns },
+        data: { chartVersion: v },
+      },
+      { fieldManager: "platform-team", force: true },
+    );
+
+  before(async () => {
+    ctx = await nodeNamespace("gl-upg");
+    ns = ctx.namespace;
+    client = clientFor(ctx.node.kubeconfigPath);
+    await installGitLabCrds(client);
+    await provisionSharedSecretsAccount(client, ns, SA);
+    charts = fixtureChartsDir(fixtureVersions());
+    op = await startGitLabTarget(ctx.node.kubeconfigPath, ns, charts.dir);
+  });
+  after(async () => {
+    await op?.stop();
+    await client?.delete(GATEWAYCLASS, `${ns}-${NAME}-gitlab`).catch(() => {});
+    await deleteNamespace(ctx);
+    charts?.remove();
+    client?.close();
+  });
+
+  it("installs the version its versionRef ConfigMap names", async () => {
+    await setVersion(" 10.2.1\n");
+    await applyGitLab(
+      client,
+      gitlabCore(ns, NAME, {
+        version: { type: "Static", versionRef: { kind: "ConfigMap", name: CM, key: "chartVersion" } },
+        hostname: "gitlab.example.com",
+        chart: {
+          values: {
+            "shared-secrets": { serviceAccount: { create: false, name: SA }, rbac: { create: false } },
+            global: { ingress: { enabled: false } },
+            // Long enough that an upgrade step has to wait for it.
+            gitlab: { migrations: { durationSeconds: 8 } },
+          },
+        },
+      }),
+    );
+    const o = await waitForGitLab(client, ns, NAME, (g) => g.status?.phase === "Running", "phase Running");
+    assert.equal(o.status?.version, "10.2.1");
+    assert.equal(o.status?.gitlabVersion, "19.2.1", "no migrations label before 10.3: the appVersion");
+  });
+
+  it("a ConfigMap change alone steps 10.2 → 10.3 → 10.4, each chart's hooks first, each step after the last migrations", async () => {
+    const generation = (await waitForGitLab(client, ns, NAME, () => true, "current")).metadata.generation;
+    await setVersion("10.4.0");
+    const o = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => g.status?.version === "10.4.0" && g.status.phase === "Running",
+      "version 10.4.0 Running",
+      600_000,
+    );
+    assert.equal(o.metadata.generation, generation, "the spec did not change: the ConfigMap watch woke it");
+    assert.equal(o.status?.targetVersion, "10.4.0");
+    assert.equal(o.status?.hooksVersion, "10.4.0");
+    assert.equal(o.status?.gitlabVersion, "19.4.0");
+    assert.equal(conditionOf(o, "Upgradeable")?.status, "True");
+
+    const applied = op.lines("applied the release", key()).map((l) => l["chart"]);
+    assert.deepEqual(
+      applied.filter((v, i) => applied.indexOf(v) === i),
+      ["10.2.1", "10.3.4", "10.4.0"],
+      "one minor at a time, the newest patch of 10.3",
+    );
+    // 10.3.4 carries the migrations label: before 10.4.0 the step waited for its Job to complete.
+    const steps = op.lines("upgrade step", key());
+    const toFinal = steps.filter((s) => s["next"] === "10.4.0");
+    assert.ok(toFinal.length > 0);
+    assert.equal(toFinal[0]!["migrations"], "complete", "10.4.0 was applied only after 19.3.4's migrations");
+    assert.ok(
+      steps.some((s) => s["migrations"] === "running" && s["next"] === "10.3.4"),
+      "at least one pass found 10.3.4's migrations still running and held the step",
+    );
+    // Each step ran its own pre-upgrade hooks: the upgrade check twice, shared-secrets for each chart.
+    const hooks = op.lines("hook started", key()).map((l) => String(l["hook"]));
+    assert.equal(hooks.filter((h) => h.endsWith("/gl-upgrade-check")).length, 2);
+    // 10.4's shared-secrets generates the KAS secret its webservice needs; it is Running, so it ran first.
+    assert.ok(await client.get(SECRET, "gl-kas-secret", ns));
+    // The 10.4 chart's CustomResourceDefinition template is never applied.
+    assert.ok(
+      isNotFound(
+        await client
+          .get(CUSTOM_RESOURCE_DEFINITION, "backupschedules.backup.gitlab.com")
+          .catch((e: unknown) => e),
+      ),
+    );
+  });
+
+  it("a version below the deployed one is refused and nothing is rolled back", async () => {
+    await setVersion("10.3.0");
+    const o = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => g.status?.phase === "Failed",
+      "the downgrade refused",
+      120_000,
+    );
+    const init = conditionOf(o, "Initialized");
+    assert.equal(init?.status, "False");
+    assert.equal(init?.reason, "DowngradeRefused");
+    assert.match(init!.message, /10\.3\.0 is below the deployed chart version 10\.4\.0/);
+    assert.equal(o.status?.version, "10.4.0");
+    assert.equal(o.status?.gitlabVersion, "19.4.0");
+  });
+
+  it("a failed migrations Job holds the next step (MigrationsJobFailed); skipBatchedMigrationCheck lets it go", async () => {
+    const spec = (version: string, skip: boolean) => ({
+      version: { type: "Static", version },
+      hostname: "gitlab.example.com",
+      upgrade: { skipBatchedMigrationCheck: skip },
+      chart: {
+        values: {
+          "shared-secrets": { serviceAccount: { create: false, name: SA }, rbac: { create: false } },
+          global: { ingress: { enabled: false } },
+          gitlab: { migrations: { fail: true }, webservice: { enabled: false }, sidekiq: { enabled: false } },
+        },
+      },
+    });
+    await applyGitLab(client, gitlabCore(ns, "gl2", spec("10.3.4", false)));
+    await waitForGitLab(client, ns, "gl2", (g) => g.status?.version === "10.3.4", "10.3.4 applied");
+    await applyGitLab(client, gitlabCore(ns, "gl2", spec("10.4.0", false)));
+    const held = await waitForGitLab(
+      client,
+      ns,
+      "gl2",
+      (g) => conditionOf(g, "Upgradeable")?.reason === "MigrationsJobFailed",
+      "the failed migrations to hold the upgrade",
+    );
+    assert.equal(held.status?.phase, "Failed");
+    assert.equal(held.status?.version, "10.3.4", "no step past the failed migrations");
+    assert.equal(held.status?.targetVersion, "10.4.0");
+    assert.equal(conditionOf(held, "Upgradeable")?.status, "False");
+
+    await applyGitLab(client, gitlabCore(ns, "gl2", spec("10.4.0", true)));
+    const moved = await waitForGitLab(
+      client,
+      ns,
+      "gl2",
+      (g) => g.status?.version === "10.4.0",
+      "the step taken without the migrations check",
+    );
+    assert.equal(moved.status?.hooksVersion, "10.4.0");
+  });
+});

@@ -1,0 +1,276 @@
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import { parse } from "yaml";
+import type { GitLabCore } from "../../src/apis/gitlabcore.js";
+import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
+import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
+import { findCondition } from "../../src/runtime/conditions.js";
+import { isConflict } from "../../src/runtime/errors.js";
+import { Manager } from "../../src/runtime/manager.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
+import { GITLABCORE, gitlabTarget } from "../../src/targets/gitlab/target.js";
+import { releaseSourceFromEnv } from "../../src/targets/gitlab/wiring.js";
+import { ensureHelm } from "../../src/testenv/helm.js";
+import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { eventually } from "./kube.js";
+
+const FIXTURE_CHART = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab/chart", import.meta.url));
+const GITLAB_CRD = fileURLToPath(
+  new URL("../../../deploy/crds/apps.gitlab.com_gitlabcores.yaml", import.meta.url),
+);
+
+type RequestSpec = Parameters<KubeClient["request"]>[0];
+
+/** A KubeClient that counts the requests that write (anything but GET), by method. */
+export class CountingClient extends KubeClient {
+  readonly writes = new Map<string, number>();
+  override request<T = unknown>(spec: RequestSpec): Promise<T> {
+    if (spec.method !== "GET") this.writes.set(spec.method, (this.writes.get(spec.method) ?? 0) + 1);
+    return super.request<T>(spec);
+  }
+  get writeCount(): number {
+    let n = 0;
+    for (const v of this.writes.values()) n += v;
+    return n;
+  }
+}
+
+/**
+ * A charts directory in the bundled layout (`gitlab/<version>/`) holding the fixture chart under
+ * each version, with the GitLab version the fixture pairs with it as appVersion.
+ */
+export function fixtureChartsDir(versions: { version: string; appVersion: string }[]): {
+  dir: string;
+  remove(): void;
+} {
+  const dir = makeTempDir("gitlab-charts");
+  for (const v of versions) {
+    const to = join(dir, "gitlab", v.version);
+    cpSync(FIXTURE_CHART, to, { recursive: true });
+    const chartYaml = readFileSync(join(to, "Chart.yaml"), "utf8")
+      .replace(/^version: .*$/m, `version: ${v.version}`)
+      .replace(/^appVersion: .*$/m, `appVersion: ${v.appVersion}`);
+    writeFileSync(join(to, "Chart.yaml"), chartYaml);
+  }
+  return { dir, remove: () => removeTempDir(dir) };
+}
+
+/** The fixture's own list of versions and the GitLab versions they deploy. */
+export function fixtureVersions(): { version: string; appVersion: string }[] {
+  const file = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab/versions.yaml", import.meta.url));
+  const doc = parse(readFileSync(file, "utf8")) as { versions: { version: string; appVersion: string }[] };
+  return doc.versions.map((v) => ({ version: String(v.version), appVersion: String(v.appVersion) }));
+}
+
+const looseCrd = (
+  group: string,
+  kind: string,
+  plural: string,
+  scope: "Namespaced" | "Cluster",
+): KubeObject => ({
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  // The group is a protected one (*.k8s.io): the API server wants the approval annotation.
+  metadata: {
+    name: `${plural}.${group}`,
+    annotations: { "api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/gateway-api/pull/1538" },
+  },
+  spec: {
+    group,
+    scope,
+    names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+      },
+    ],
+  },
+});
+
+/**
+ * The GitLabCore definition, and the Gateway API kinds the chart renders (loose schemas: this
+ * cluster runs no gateway controller; only the objects' lifecycle matters). The Gateway API ones are
+ * created only when absent, so a fuller definition another suite installed is left alone.
+ */
+export async function installGitLabCrds(client: KubeClient, gatewayApi = true): Promise<void> {
+  const crd = parse(readFileSync(GITLAB_CRD, "utf8")) as KubeObject;
+  await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
+  const gw = "gateway.networking.k8s.io";
+  for (const c of !gatewayApi
+    ? []
+    : [
+        looseCrd(gw, "GatewayClass", "gatewayclasses", "Cluster"),
+        looseCrd(gw, "Gateway", "gateways", "Namespaced"),
+        looseCrd(gw, "HTTPRoute", "httproutes", "Namespaced"),
+      ]) {
+    await client.create(CUSTOM_RESOURCE_DEFINITION, c).catch((e: unknown) => {
+      if (!isConflict(e)) throw e;
+    });
+  }
+  const kinds: [string, string][] = [["apps.gitlab.com/v2alpha1", "GitLabCore"]];
+  if (gatewayApi) kinds.push([`${gw}/v1`, "GatewayClass"], [`${gw}/v1`, "HTTPRoute"]);
+  for (const [apiVersion, kind] of kinds) {
+    await eventually(
+      async () => {
+        client.resources.refresh();
+        return client.resources.find(apiVersion, kind);
+      },
+      60_000,
+      `${kind} to be served`,
+    );
+  }
+}
+
+/**
+ * What an administrator provisions before the first reconcile (the operator applies no RBAC): the
+ * ServiceAccount the shared-secrets hook runs as, allowed to read and create Secrets here.
+ */
+export async function provisionSharedSecretsAccount(
+  client: KubeClient,
+  ns: string,
+  name: string,
+): Promise<void> {
+  const t = (group: string, kind: string, plural: string): ResourceType => ({
+    group,
+    version: "v1",
+    kind,
+    plural,
+    namespaced: true,
+  });
+  const rbac = "rbac.authorization.k8s.io";
+  const opts = { fieldManager: "test-admin", force: true };
+  await client.apply(
+    t("", "ServiceAccount", "serviceaccounts"),
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace: ns } },
+    opts,
+  );
+  await client.apply(
+    t(rbac, "Role", "roles"),
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "Role",
+      metadata: { name, namespace: ns },
+      rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "create"] }],
+    },
+    opts,
+  );
+  await client.apply(
+    t(rbac, "RoleBinding", "rolebindings"),
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "RoleBinding",
+      metadata: { name, namespace: ns },
+      roleRef: { apiGroup: rbac, kind: "Role", name },
+      subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
+    },
+    opts,
+  );
+}
+
+export interface RunningGitLab {
+  manager: Manager;
+  client: CountingClient;
+  logs: string[];
+  /** Finished passes of one object so far (the controller's "reconciled" debug line). */
+  passes(key: string): number;
+  /** Log lines of one kind ("hook started", ...) for one object. */
+  lines(msg: string, key?: string): Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Runs the gitlab target in this process against `kubeconfigPath`, watching `ns` only. */
+export async function startGitLabTarget(
+  kubeconfigPath: string,
+  ns: string,
+  chartsDir: string | ((m: Manager) => ReleaseSource),
+  settings: Record<string, unknown> = {},
+): Promise<RunningGitLab> {
+  const helm = typeof chartsDir === "string" ? await ensureHelm() : "";
+  const client = new CountingClient(loadKubeConfig(kubeconfigPath), "gitlab-operator-under-test");
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const log = pino({ level: "debug" }, sink);
+  const def = gitlabTarget({
+    release: (m) =>
+      typeof chartsDir === "string"
+        ? releaseSourceFromEnv(m, {
+            HELM_CHARTS: chartsDir,
+            ENABLE_DYNAMIC_CHART_PULL: "false",
+            HELM_BINARY: helm,
+          })
+        : chartsDir(m),
+  });
+  const config = def.parseConfig(
+    { requeueInterval: "2s", stepInterval: "1s", hookTimeout: "5m", ...settings },
+    "targets.gitlab",
+  );
+  const manager = new Manager({ target: "gitlab", client, log, namespaces: [ns] });
+  await def.setup(manager, config);
+  await manager.start();
+  const parsed = () => logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+  return {
+    manager,
+    client,
+    logs,
+    passes: (key) => parsed().filter((l) => l["msg"] === "reconciled" && l["object"] === key).length,
+    lines: (msg, key) =>
+      parsed().filter((l) => l["msg"] === msg && (key === undefined || l["object"] === key)),
+    async stop() {
+      await manager.stop();
+      client.close();
+    },
+  };
+}
+
+export function gitlabCore(ns: string, name: string, spec: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: "apps.gitlab.com/v2alpha1",
+    kind: "GitLabCore",
+    metadata: { name, namespace: ns },
+    spec,
+  };
+}
+
+export async function applyGitLab(client: KubeClient, obj: KubeObject): Promise<GitLabCore> {
+  return client.apply<GitLabCore>(GITLABCORE, obj, { fieldManager: "test-user", force: true });
+}
+
+export const conditionOf = (o: GitLabCore, type: string) =>
+  findCondition(o.status?.conditions as never, type);
+
+/** Waits (generously: pods run on a shared node) until `check` holds for the object's current generation. */
+export async function waitForGitLab(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  check: (o: GitLabCore) => boolean,
+  what: string,
+  timeoutMs = 300_000,
+): Promise<GitLabCore> {
+  let last: GitLabCore | undefined;
+  try {
+    return await eventually(
+      async () => {
+        const o = await client.get<GitLabCore>(GITLABCORE, name, ns);
+        last = o;
+        return o.status?.observedGeneration === o.metadata.generation && check(o) ? o : undefined;
+      },
+      timeoutMs,
+      `${ns}/${name}: ${what}`,
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\nlast status: ${JSON.stringify(last?.status ?? null)}`);
+  }
+}

@@ -1,0 +1,187 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { GitLabCoreStatus } from "../../src/apis/gitlabcore.js";
+import { findCondition } from "../../src/runtime/conditions.js";
+import { parseGitLabConfig } from "../../src/targets/gitlab/config.js";
+import { sameStatus } from "../../src/targets/gitlab/reconciler.js";
+import { type PassOutcome, planStatus } from "../../src/targets/gitlab/status/plan.js";
+
+const t0 = new Date("2026-01-01T00:00:00Z");
+const t1 = new Date("2026-01-01T00:05:00Z");
+const applied = (over: Partial<Extract<PassOutcome, { kind: "applied" }>> = {}): PassOutcome => ({
+  kind: "applied",
+  targetVersion: "10.3.0",
+  chartVersion: "10.3.0",
+  gitlabVersion: "18.3.0",
+  hooksRan: true,
+  renderedKinds: ["apps/v1/Deployment", "v1/ConfigMap"],
+  workloads: { ready: ["Deployment gl/web"], notReady: [] },
+  stepping: false,
+  ...over,
+});
+const c = (s: GitLabCoreStatus, type: string) => findCondition(s.conditions as never, type);
+
+describe("gitlab status plan", () => {
+  it("a first install that converges: Running, every field, Initialized carrying the generation", () => {
+    const { status, events } = planStatus(undefined, 3, applied(), t0);
+    assert.equal(status.phase, "Running");
+    assert.equal(status.version, "10.3.0");
+    assert.equal(status.hooksVersion, "10.3.0");
+    assert.equal(status.gitlabVersion, "18.3.0");
+    assert.equal(status.targetVersion, "10.3.0");
+    assert.deepEqual(status.renderedKinds, ["apps/v1/Deployment", "v1/ConfigMap"]);
+    assert.equal(c(status, "Initialized")?.status, "True");
+    assert.equal(c(status, "Initialized")?.observedGeneration, 3);
+    assert.equal(c(status, "Available")?.reason, "WorkloadsReady");
+    assert.equal(c(status, "Upgradeable")?.status, "True");
+    assert.ok(events.some((e) => e.reason === "ChartRendered"));
+    assert.ok(events.every((e) => e.type === "Normal"));
+  });
+
+  it("the same outcome again changes nothing and says nothing (a quiet pass)", () => {
+    const first = planStatus(undefined, 3, applied(), t0).status;
+    const again = planStatus(first, 3, applied({ hooksRan: false }), t1);
+    assert.ok(sameStatus(first, again.status));
+    assert.deepEqual(again.events, []);
+  });
+
+  it("an apply failure keeps Initialized (the retry runs no hooks) and names the kind in Available", () => {
+    const first = planStatus(undefined, 1, applied(), t0).status;
+    const { status, events } = planStatus(
+      first,
+      1,
+      {
+        kind: "failed",
+        stage: "apply",
+        reason: "ApplyFailed",
+        message: "kind gateway.networking.k8s.io/v1/GatewayClass is not served by the cluster",
+      },
+      t1,
+    );
+    assert.equal(status.phase, "Failed");
+    assert.equal(c(status, "Initialized")?.status, "True");
+    assert.equal(c(status, "Available")?.status, "False");
+    assert.match(c(status, "Available")!.message, /GatewayClass/);
+    assert.ok(events.some((e) => e.type === "Warning" && e.reason === "ApplyFailed"));
+  });
+
+  it("a hook or render failure sets Initialized False so the next pass runs the hooks again", () => {
+    const first = planStatus(undefined, 1, applied(), t0).status;
+    const { status } = planStatus(
+      first,
+      1,
+      { kind: "failed", stage: "hooks", reason: "HooksFailed", message: "hook Job gl/x failed" },
+      t1,
+    );
+    assert.equal(c(status, "Initialized")?.status, "False");
+    assert.equal(c(status, "Initialized")?.reason, "HooksFailed");
+    assert.equal(status.version, "10.3.0", "what was applied stays recorded");
+  });
+
+  it("stepping through minors reports Upgrading, and waiting for migrations holds Upgradeable False", () => {
+    const step = planStatus(
+      undefined,
+      1,
+      applied({ chartVersion: "10.3.4", targetVersion: "11.0.0", stepping: true }),
+      t0,
+    ).status;
+    assert.equal(step.phase, "Upgrading");
+    assert.equal(step.version, "10.3.4");
+    assert.equal(c(step, "Progressing")?.status, "True");
+    const waiting = planStatus(
+      step,
+      1,
+      applied({ chartVersion: "10.3.4", targetVersion: "11.0.0", stepping: true, migrations: "running" }),
+      t1,
+    ).status;
+    assert.equal(c(waiting, "Upgradeable")?.status, "False");
+    const failed = planStatus(
+      step,
+      1,
+      applied({ chartVersion: "10.3.4", targetVersion: "11.0.0", stepping: true, migrations: "failed" }),
+      t1,
+    );
+    assert.equal(failed.status.phase, "Failed");
+    assert.equal(c(failed.status, "Upgradeable")?.reason, "MigrationsJobFailed");
+    assert.ok(failed.events.some((e) => e.type === "Warning" && e.reason === "MigrationsJobFailed"));
+  });
+
+  it("workloads not ready: Preparing, Available False naming each", () => {
+    const { status } = planStatus(
+      undefined,
+      1,
+      applied({
+        workloads: { ready: [], notReady: [{ object: "StatefulSet gl/gitaly", why: "0/1 replicas ready" }] },
+      }),
+      t0,
+    );
+    assert.equal(status.phase, "Preparing");
+    assert.equal(c(status, "Available")?.reason, "WorkloadsNotReady");
+    assert.match(c(status, "Available")!.message, /StatefulSet gl\/gitaly: 0\/1 replicas ready/);
+  });
+
+  it("observe-only: Drifted lists what a real pass would do, and version fields stay as they were", () => {
+    const { status, events } = planStatus(
+      undefined,
+      1,
+      {
+        kind: "observed",
+        targetVersion: "10.3.0",
+        chartVersion: "10.3.0",
+        wouldHook: ["Job gl-shared-secrets"],
+        wouldApply: Array.from({ length: 12 }, (_, i) => `ConfigMap gl/c${i}`),
+        wouldPrune: [],
+      },
+      t0,
+    );
+    const d = c(status, "Drifted");
+    assert.equal(d?.status, "True");
+    assert.match(
+      d!.message,
+      /would run hooks 1: Job gl-shared-secrets; would apply 12: ConfigMap gl\/c0,.*c9, \.\.\.$/,
+    );
+    assert.equal(status.version, undefined);
+    assert.equal(status.targetVersion, "10.3.0");
+    assert.deepEqual(
+      events.map((e) => e.reason),
+      ["ObserveOnly"],
+    );
+    const quiet = planStatus(
+      status,
+      1,
+      {
+        kind: "observed",
+        targetVersion: "10.3.0",
+        chartVersion: "10.3.0",
+        wouldHook: [],
+        wouldApply: [],
+        wouldPrune: [],
+      },
+      t1,
+    ).status;
+    assert.equal(c(quiet, "Drifted")?.status, "False");
+  });
+});
+
+describe("gitlab target configuration", () => {
+  it("defaults, durations, and a misspelt key refused by name", () => {
+    const d = parseGitLabConfig(undefined, "targets.gitlab");
+    assert.deepEqual(
+      [d.concurrency, d.requeueMs, d.stepRequeueMs, d.hookTimeoutMs, d.observeOnly],
+      [2, 30_000, 5_000, 600_000, false],
+    );
+    assert.equal(parseGitLabConfig({ requeueInterval: "1m", observeOnly: true }, "t").requeueMs, 60_000);
+    assert.throws(
+      () => parseGitLabConfig({ requeueinterval: "1m" }, "targets.gitlab"),
+      /targets\.gitlab\.requeueinterval: unknown key \(did you mean requeueInterval\?\)/,
+    );
+    assert.throws(
+      () => parseGitLabConfig({ concurrency: 0 }, "targets.gitlab"),
+      /targets\.gitlab\.concurrency/,
+    );
+    assert.throws(
+      () => parseGitLabConfig({ hookTimeout: "soon" }, "targets.gitlab"),
+      /targets\.gitlab\.hookTimeout/,
+    );
+  });
+});
