@@ -355,6 +355,11 @@ describe("gitlab values: layers", () => {
     assert.ok(top.every((e) => e.field === "spec.chart.values.global"));
   });
 
+  it("a free-form map over a derived scalar wins, as free-form values do", () => {
+    const v = values(run(base({ chart: { values: { global: { edition: { custom: true } } } } })));
+    assert.deepEqual(valueAt(v, "global.edition"), { custom: true });
+  });
+
   it("a non-map spec.chart.values is an error", () => {
     const errors = errorsOf(run(base({ chart: { values: ["a"] as never } })));
     assert.equal(errors[0]!.field, "spec.chart.values");

@@ -102,7 +102,9 @@ function mergeMaps(
         field: `${layer.field}.${dotted}`,
         message: `must be a map, not ${typeName(up)}: ${describeLower(dotted)}`,
       });
-    } else if (isMap(up) && low !== null && low !== undefined) {
+    } else if (isMap(up) && low !== null && low !== undefined && layer.replacesMaps) {
+      // An override must set keys where the free-form values put a scalar: only the user can fix it.
+      // (A free-form map over a derived scalar simply wins, as free-form values do.)
       errors.push({
         field: `${layer.field}.${dotted}`,
         message: `must be a map, not ${typeName(low)}: ${layer.name} set keys under it (${describeUpper(up)})`,
