@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { parseQuantity as quantityBytes } from "../../src/runtime/quantity.js";
 import { ConfigError } from "../../src/runtime/target.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { ANNOTATION_CONFIG_HASH, ANNOTATION_TLS_CERT_HASH } from "../../src/targets/openbao/identity.js";
@@ -13,7 +14,6 @@ import {
 import { initRequest } from "../../src/targets/openbao/workload/init/init.js";
 import { buildStatefulSet, imageOf } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { voterIntent } from "../../src/targets/openbao/workload/statefulsets/scale.js";
-import { quantityBytes } from "../../src/targets/openbao/workload/storage/quantity.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects and trees are read loosely in tests
 type Json = Record<string, any>;

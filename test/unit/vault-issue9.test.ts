@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { VaultSeed } from "../../src/apis/vaultseed.js";
+import { isOlder, StatusMemory } from "../../src/runtime/status-memory.js";
 import { createGenerator, deterministicRandom } from "../../src/targets/vault/generate.js";
 import { judgeMount, MountDirectory } from "../../src/targets/vault/mounts.js";
 import {
@@ -11,7 +12,6 @@ import {
   type PlanInput,
   plan,
 } from "../../src/targets/vault/planner.js";
-import { isOlder, StatusMemory } from "../../src/targets/vault/status-memory.js";
 import { validateDocuments } from "../../src/targets/vault/validate.js";
 
 const generator = createGenerator({ random: deterministicRandom("issue9"), bcryptCost: 4 });
@@ -184,7 +184,7 @@ describe("issue 9: status freshness", () => {
     }) as VaultSeed;
 
   it("a cached copy older than the status this controller wrote gets that status", () => {
-    const memory = new StatusMemory();
+    const memory = new StatusMemory<VaultSeed["status"]>();
     memory.remember("ns/x", obj("20", ["a", "b"]));
     assert.deepEqual(memory.freshest("ns/x", obj("19")).status?.managedKeys, ["a", "b"]);
     assert.deepEqual(

@@ -13,6 +13,7 @@ import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
+import { StatusMemory } from "../../runtime/status-memory.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { applyPlanned } from "./apply/exec.js";
 import { FIELD_MANAGER, planApply, releaseSelector } from "./apply/plan.js";
@@ -23,7 +24,6 @@ import { hookEventFor, hooksDue, planHooks } from "./hooks/plan.js";
 import { applyWrites, hooksRun, passSeconds, pruned } from "./metrics.js";
 import { prunable, pruneRelease } from "./prune/index.js";
 import { type PassOutcome, planStatus } from "./status/plan.js";
-import { StatusMemory } from "./status/status-memory.js";
 import {
   gitlabVersionOf,
   type MigrationsState,

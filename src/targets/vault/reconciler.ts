@@ -9,6 +9,7 @@ import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
+import { StatusMemory } from "../../runtime/status-memory.js";
 import type { ResourceType } from "../../runtime/types.js";
 import { BackendError } from "./backend-errors.js";
 import type { PathClaims } from "./claims.js";
@@ -23,7 +24,6 @@ import type { ReadCache } from "./read-cache.js";
 import type { RefGraph } from "./ref-graph.js";
 import { readRefValue } from "./refs.js";
 import { conditionsFor, type Verdict } from "./status.js";
-import { StatusMemory } from "./status-memory.js";
 import { UnconfirmedWrites } from "./unconfirmed-writes.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
 
@@ -89,7 +89,7 @@ const MAX_ERROR_MESSAGE = 300;
 export class VaultSeedReconciler {
   private readonly waits = new Map<string, number>();
   private readonly notReady = new Map<string, string>();
-  private readonly statuses = new StatusMemory();
+  private readonly statuses = new StatusMemory<VaultSeed["status"]>();
   private readonly unconfirmed = new UnconfirmedWrites();
   private readonly now: () => Date;
 

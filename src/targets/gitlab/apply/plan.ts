@@ -1,5 +1,6 @@
 import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore.js";
 import { groupOf } from "../../../runtime/ownership.js";
+import { kindRank } from "../render/manifests.js";
 import { kindKey, type RenderedObject } from "./rendered.js";
 
 /** Every object and status the reconciler writes is owned by this field manager. */
@@ -27,50 +28,6 @@ export function releaseLabels(release: { name: string; namespace: string }): Rec
 export const releaseSelector = (release: { name: string; namespace: string }): string =>
   `${GitLabReleaseNameLabel}=${release.name},${GitLabReleaseNamespaceLabel}=${release.namespace}`;
 
-// Helm's install order, so that what a workload mounts or runs as exists before it; kinds not
-// listed go last in render order.
-const KIND_ORDER = [
-  "Namespace",
-  "NetworkPolicy",
-  "ResourceQuota",
-  "LimitRange",
-  "PodSecurityPolicy",
-  "PodDisruptionBudget",
-  "ServiceAccount",
-  "Secret",
-  "SecretList",
-  "ConfigMap",
-  "StorageClass",
-  "PersistentVolume",
-  "PersistentVolumeClaim",
-  "CustomResourceDefinition",
-  "ClusterRole",
-  "ClusterRoleList",
-  "ClusterRoleBinding",
-  "ClusterRoleBindingList",
-  "Role",
-  "RoleList",
-  "RoleBinding",
-  "RoleBindingList",
-  "Service",
-  "DaemonSet",
-  "Pod",
-  "ReplicationController",
-  "ReplicaSet",
-  "Deployment",
-  "HorizontalPodAutoscaler",
-  "StatefulSet",
-  "Job",
-  "CronJob",
-  "IngressClass",
-  "Ingress",
-  "APIService",
-];
-const rank = (kind: string): number => {
-  const i = KIND_ORDER.indexOf(kind);
-  return i < 0 ? KIND_ORDER.length : i;
-};
-
 export interface ApplyPlan {
   /** What to apply, in install order, each carrying the release labels (owner references need the scope: see exec). */
   objects: RenderedObject[];
@@ -93,7 +50,7 @@ export function planApply(
     if (reason) excluded.push({ object, reason });
     else kept.push({ o: object, i });
   });
-  kept.sort((a, b) => rank(a.o.kind) - rank(b.o.kind) || a.i - b.i);
+  kept.sort((a, b) => kindRank(a.o.kind) - kindRank(b.o.kind) || a.i - b.i);
   return {
     objects: kept.map(({ o }) => ({
       ...o,

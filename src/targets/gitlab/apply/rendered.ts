@@ -1,42 +1,12 @@
 /**
- * The shape of a render as the reconciler consumes it. It mirrors the renderer's RenderResult
- * (render/index.ts) structurally, so the executors here can be planned and tested with hand-written
- * renders and never depend on how a chart was turned into objects.
+ * The shape of a render as the reconciler consumes it: the renderer's own types (plain data), so the
+ * executors here can be planned and tested with hand-written renders.
  */
-export interface RenderedObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  [field: string]: unknown;
-}
+import type { ChartInfo, RenderResult } from "../render/types.js";
 
-export interface RenderedHook {
-  object: RenderedObject;
-  /** helm.sh/hook events, e.g. pre-install, pre-upgrade. */
-  events: string[];
-  /** helm.sh/hook-weight; lower runs first. */
-  weight: number;
-  /** helm.sh/hook-delete-policy: before-hook-creation, hook-succeeded, hook-failed. */
-  deletePolicies: string[];
-}
-
-export interface RenderedChart {
-  name: string;
-  version: string;
-  appVersion?: string;
-  digest: string;
-}
-
-export interface Rendered {
-  objects: RenderedObject[];
-  hooks: RenderedHook[];
-  chart: RenderedChart;
-}
+export type { RenderedHook, RenderedObject } from "../render/types.js";
+export type RenderedChart = ChartInfo;
+export type Rendered = RenderResult;
 
 /** `<apiVersion>/<Kind>`, the form status.renderedKinds records. */
 export const kindKey = (o: { apiVersion: string; kind: string }): string => `${o.apiVersion}/${o.kind}`;

@@ -50,7 +50,8 @@ const INSTALL_ORDER = [
   "ValidatingWebhookConfiguration",
 ];
 const rank = new Map(INSTALL_ORDER.map((k, i) => [k, i]));
-const kindRank = (kind: string) => rank.get(kind) ?? INSTALL_ORDER.length;
+/** Position of a kind in helm's install order; kinds helm does not list go last. */
+export const kindRank = (kind: string): number => rank.get(kind) ?? INSTALL_ORDER.length;
 
 // Cluster-scoped kinds a chart may render whose API the cluster may not serve yet (so discovery
 // cannot tell); discovery's answer wins for everything it knows.

@@ -1,8 +1,8 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { parseQuantity as quantityBytes } from "../../../../runtime/quantity.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import type { ServiceContext } from "../../services.js";
 import type { Writes } from "../statefulsets/reconcile.js";
-import { quantityBytes } from "./quantity.js";
 
 const STORAGECLASS: ResourceType = {
   group: "storage.k8s.io",

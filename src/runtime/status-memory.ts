@@ -1,10 +1,11 @@
-import type { KubeObject } from "../../../runtime/types.js";
+import type { KubeObject } from "./types.js";
 
 /**
- * The status this controller last wrote per object, with the resourceVersion it got. A pass can
- * start from an informer copy older than that write (the finalizer patch of the same pass, or a
- * watch that lags); planning from it would redo the hooks or rewrite the status. The freshest of
- * the two is used, and the memory is dropped once the cache has caught up.
+ * The status a controller last wrote per object, with the resourceVersion the API server gave it.
+ * A reconcile can start from an informer copy older than that write (a finalizer patch earlier in
+ * the same pass queues one, or a watch lags); planning from it would regress what the write
+ * recorded (redo hooks, forget managed keys). The freshest of the two is used, and the memory is
+ * dropped once the cache has caught up (or the name now belongs to another object).
  */
 export class StatusMemory<S> {
   private readonly written = new Map<
@@ -33,7 +34,10 @@ export class StatusMemory<S> {
   }
 }
 
-/** resourceVersions are opaque; etcd's are increasing integers, and anything else is never older. */
+/**
+ * Whether resourceVersion `a` is older than `b`. They are opaque to clients in general; the API
+ * server backed by etcd hands out increasing integers, and anything else is never called older.
+ */
 export function isOlder(a: string | undefined, b: string | undefined): boolean {
   if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
   return BigInt(a) < BigInt(b);
