@@ -109,7 +109,9 @@ function help(text: string): number {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  // Exit once stdout has taken everything written to it: process.exit() at once can cut a large
+  // output (the CRDs are ~170 KB) written to a pipe whose reader is slow.
+  (code) => process.stdout.write("", () => process.exit(code)),
   (e: unknown) => {
     const message = e instanceof ConfigError || e instanceof Error ? e.message : String(e);
     fail(message);
