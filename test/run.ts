@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { formatDuration } from "../src/testenv/duration.js";
 import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
 import { trackChild } from "../src/testenv/processes.js";
@@ -40,7 +40,13 @@ async function main(): Promise<number> {
   // The last line CI reads: the runner's own counts, after everything else was printed.
   // A test cancelled because its suite's set-up failed did not pass: it counts as failed.
   const failed = (outcome.failed ?? 0) + (outcome.cancelled ?? 0);
-  if (outcome.passed !== undefined) console.log(`${outcome.passed} passed, ${failed} failed`);
+  if (outcome.passed === undefined) {
+    // The runner ended without its closing counts: results were lost, so the run cannot pass.
+    console.log("the test runner ended without its summary; its results are incomplete");
+    console.log(`0 passed, ${Math.max(1, failed)} failed`);
+    return outcome.code || 1;
+  }
+  console.log(`${outcome.passed} passed, ${failed} failed`);
   return outcome.code;
 }
 
@@ -85,6 +91,8 @@ function runTests(node: string, targets: string[], variables: Record<string, str
   const child = spawn(
     node,
     [
+      // Blocking stdout/stderr in the runner and, inherited, in every test file's process.
+      `--import=${pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), "support", "blocking-stdio.js")).href}`,
       "--test",
       "--test-reporter=tap",
       "--test-concurrency=2",
