@@ -51,6 +51,16 @@ async function main(): Promise<number> {
 }
 
 /**
+ * The runner's environment. Without NODE_TEST_CONTEXT: a run started from inside a test file (the
+ * clean-up tests do) would otherwise take itself for a nested call and skip every file.
+ */
+function runnerEnv(node: string, variables: Record<string, string>): NodeJS.ProcessEnv {
+  const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
+  // Processes the tests start with `node` from PATH get the same runtime as the tests.
+  return { ...env, ...variables, PATH: `${dirname(node)}:${env["PATH"] ?? ""}` };
+}
+
+/**
  * The Node.js the tests run on: the one the operator image ships (OPERATOR_NODE_VERSION), so what is
  * tested is what is shipped. PLATFORM_OPERATOR_TEST_NODE=host keeps the Node that runs this script.
  */
@@ -104,8 +114,7 @@ function runTests(node: string, targets: string[], variables: Record<string, str
     ],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      // Processes the tests start with `node` from PATH get the same runtime as the tests.
-      env: { ...process.env, ...variables, PATH: `${dirname(node)}:${process.env["PATH"] ?? ""}` },
+      env: runnerEnv(node, variables),
     },
   );
   // If we are stopped (Ctrl-C, CI timeout), the runner gets SIGTERM rather than SIGKILL so that test
