@@ -15,6 +15,7 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
 import { refOf } from "./cluster-ref.js";
+import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
 import { CLUSTER_FINALIZER, clusterNames } from "./identity.js";
 import {
   clusterInitialized,
@@ -23,9 +24,11 @@ import {
   clusterReplicas,
   forgetClusterMetrics,
   PHASES,
+  plannedChanges,
   reconcileDuration,
   reconcileErrors,
 } from "./metrics.js";
+import { driftedCondition, withoutDrifted } from "./observe.js";
 import type { ServiceContext } from "./services.js";
 import {
   type Blocked,
@@ -40,6 +43,8 @@ import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/inde
 import { cached, SECRET, Writes } from "./workload/statefulsets/reconcile.js";
 
 export const FIELD_MANAGER = "platform-operator-openbao";
+
+const SILENT_EVENTS = { record(): void {} } as unknown as EventRecorder;
 
 export const OPENBAOCLUSTER: ResourceType = {
   group: OpenBaoGroup,
@@ -116,14 +121,18 @@ export class OpenBaoClusterReconciler {
   }
 
   private context(cluster: OpenBaoCluster, rc: ReconcileContext): ServiceContext {
+    const observeOnly = this.d.config.observeOnly;
     return {
       client: this.d.client,
       owner: cluster,
       fieldManager: FIELD_MANAGER,
       log: rc.log,
-      events: this.d.events,
+      // Observe-only: the steps' events would tell of certificates issued, peers removed or a
+      // cluster initialized when none was; only the status report (and its transitions) is written.
+      events: observeOnly ? SILENT_EVENTS : this.d.events,
       now: this.now,
       signal: rc.signal,
+      observeOnly,
     };
   }
 
@@ -165,8 +174,11 @@ export class OpenBaoClusterReconciler {
       }
     }
     await this.observe(cluster, result, rc);
-    if (writes.applied.length > 0)
-      rc.log.info({ writes: writes.applied, observeOnly }, observeOnly ? "would write" : "applied");
+    if (writes.changes.length > 0)
+      rc.log.info(
+        { changes: summarizeDrift(writes.changes), observeOnly },
+        observeOnly ? "would write" : "applied",
+      );
     await this.writeStatus(cluster, result, writes, rc);
 
     const settled = !result.blocked && result.initialized && result.readyReplicas >= result.desiredReplicas;
@@ -209,26 +221,17 @@ export class OpenBaoClusterReconciler {
     const prev = cluster.status;
     const next = nextStatus(cluster, r, this.now());
     if (this.d.config.observeOnly) {
-      const drift = writes.applied;
-      next.conditions = [
-        ...(next.conditions ?? []).filter((c) => c.type !== "Drifted"),
-        {
-          type: "Drifted",
-          status: drift.length ? "True" : "False",
-          reason: "ObserveOnly",
-          message: drift.length
-            ? `a real run would change: ${drift.join(", ")}`
-            : "a real run would change nothing",
-          observedGeneration: cluster.metadata.generation,
-          lastTransitionTime:
-            prev?.conditions?.find(
-              (c) => c.type === "Drifted" && c.status === (drift.length ? "True" : "False"),
-            )?.lastTransitionTime ??
-            this.now()
-              .toISOString()
-              .replace(/\.\d+Z$/, "Z"),
-        },
-      ];
+      next.conditions = driftedCondition(
+        next.conditions ?? [],
+        writes.changes,
+        cluster.metadata.generation,
+        this.now(),
+      );
+      const counts = countDrift(writes.changes);
+      for (const action of DRIFT_ACTIONS) plannedChanges.set({ ...labels, action }, counts.get(action) ?? 0);
+    } else {
+      next.conditions = withoutDrifted(next.conditions ?? []);
+      for (const action of DRIFT_ACTIONS) plannedChanges.remove({ ...labels, action });
     }
     for (const phase of PHASES) clusterPhase.set({ ...labels, phase }, next.phase === phase ? 1 : 0);
     clusterReplicas.set(labels, r.desiredReplicas);

@@ -22,7 +22,7 @@ export const autopilotStep: Step = {
     try {
       const changed = await reconcileAutopilot(bao, token, cluster, writes.dryRun, ctx.signal);
       if (changed.length > 0) {
-        writes.applied.push(`autopilot ${changed.join(",")}`);
+        for (const key of changed) writes.record("autopilot", key);
         if (!writes.dryRun)
           ctx.events.record(cluster, {
             type: "Normal",

@@ -5,6 +5,7 @@ import type { BaoClient, BaoEndpoint } from "../baoclient/client.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { Blocked, PassResult } from "../status.js";
+import { driftOfChange } from "../workload/service-context.js";
 import type { Writes } from "../workload/statefulsets/reconcile.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
@@ -42,6 +43,14 @@ export type StepOutcome = Blocked | undefined;
 export interface Step {
   name: Blocked["step"];
   run(pass: Pass): Promise<StepOutcome>;
+}
+
+/** Adds what a service changed (or would change) to the pass's account of its writes. */
+export function recordServiceChanges(pass: Pass, changes: readonly string[] | undefined): void {
+  for (const line of changes ?? []) {
+    const change = driftOfChange(line);
+    if (change) pass.writes.record(change.action, change.what);
+  }
 }
 
 export const waitingAt = (step: Blocked["step"], reason: string, message: string): Blocked => ({

@@ -16,7 +16,7 @@ import { rolloutHash } from "../workload/statefulsets/hash.js";
 import { applyOwned, cached, ensureUnsealKey } from "../workload/statefulsets/reconcile.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
-import { type Pass, type Step, type StepOutcome, waitingAt } from "./context.js";
+import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
 import { readReplicasStep } from "./read-replicas.js";
 import { voterStep } from "./voters.js";
 
@@ -32,8 +32,10 @@ export const infrastructureStep: Step = {
     if ("step" in intent) return intent;
     const configHash = await configStep(pass);
     const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
+    recordServiceChanges(pass, net.changes);
     if (!net.ready) return waitingAt("infrastructure", net.reason, net.message);
     const ident = await pass.deps.services.identity(pass.ctx, pass.cluster);
+    recordServiceChanges(pass, ident.changes);
     if (!ident.ready) return waitingAt("infrastructure", ident.reason, ident.message);
     await workloadsStep(pass, intent, configHash);
     const replicas = await readReplicasStep(pass);

@@ -1,4 +1,6 @@
-import { reconcileInit } from "../workload/init/init.js";
+import { refOf } from "../cluster-ref.js";
+import { podName } from "../identity.js";
+import { reconcileInit, selfInitEnabled } from "../workload/init/init.js";
 import { baoForOrdinal } from "./bao.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 
@@ -12,6 +14,11 @@ export const initializationStep: Step = {
       { ctx, writes, bao: (i) => baoForOrdinal(deps, cluster, ctx, i) },
       cluster,
     );
+    // Observe-only never gets a pod to run, so it says what a real run would do next: initialize
+    // pod 0 through the API (self-init needs no call from the operator).
+    if (!init.done && writes.dryRun && !init.failed && !selfInitEnabled(cluster))
+      if (!writes.changes.some((c) => c.action === "initialize"))
+        writes.record("initialize", podName(refOf(cluster), 0));
     if (!init.done)
       return {
         step: "initialization",

@@ -50,7 +50,7 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
     if (intent.removePeers.length > 0 && peers?.leader) {
       const active = await baoForPod(deps, cluster, ctx, peers.leader);
       for (const id of intent.removePeers) {
-        writes.applied.push(`raft remove-peer ${id}`);
+        writes.record("remove-peer", id);
         if (writes.dryRun) continue;
         await active.removePeer(peers.token, id, ctx.signal);
         raftPeersRemoved.inc({ namespace: ns, name: cluster.metadata.name! });

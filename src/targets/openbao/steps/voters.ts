@@ -49,7 +49,8 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
   if (!leader || !peers.ids.includes(leader))
     return waitingAt("infrastructure", "LeaderUnknown", "scale-down waits for an active node");
   if (intent.removePeers.includes(leader)) {
-    if (!writes.dryRun) {
+    if (writes.dryRun) writes.record("step-down", leader);
+    else {
       await (await baoForPod(deps, cluster, ctx, leader)).stepDown(peers.token, ctx.signal);
       ctx.log.info({ leader }, "asked the departing active node to step down before removing it");
     }
@@ -62,7 +63,7 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
   const active = await baoForPod(deps, cluster, ctx, leader);
   for (const id of intent.removePeers) {
     if (writes.dryRun) {
-      writes.applied.push(`raft remove-peer ${id}`);
+      writes.record("remove-peer", id);
       continue;
     }
     await active.removePeer(peers.token, id, ctx.signal);

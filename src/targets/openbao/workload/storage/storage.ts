@@ -85,7 +85,7 @@ export async function checkStorage(
   for (const c of claims.items) {
     const size = (c["spec"] as ClaimTemplate["spec"])?.resources?.requests?.storage;
     if (size && (quantityBytes(size) ?? 0) >= wantBytes) continue;
-    writes.applied.push(`PersistentVolumeClaim/${c.metadata.name}`);
+    writes.record("grow-volume", `PersistentVolumeClaim/${c.metadata.name}`);
     if (!writes.dryRun)
       await ctx.client.mergePatch(PVC, c.metadata.name!, cluster.metadata.namespace, {
         spec: { resources: { requests: { storage: want.size } } },
