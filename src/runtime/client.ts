@@ -4,7 +4,7 @@ import https from "node:https";
 import { sleep } from "./backoff.js";
 import { type Credentials, loadCredentials } from "./credentials/index.js";
 import { ApiError } from "./errors.js";
-import { restClientRequests } from "./metrics.js";
+import { restClientDryRunRequests, restClientRequests } from "./metrics.js";
 import { checkRateLimit, parseRetryAfter, TokenBucket, type TokenBucketOptions } from "./ratelimit.js";
 import { RestMapper } from "./restmapper.js";
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceType } from "./types.js";
@@ -173,6 +173,7 @@ export class KubeClient {
         },
         (res) => {
           restClientRequests.inc({ code: String(res.statusCode), method: spec.method, host: url.host });
+          if (url.searchParams.has("dryRun")) restClientDryRunRequests.inc({ method: spec.method });
           resolve(res);
         },
       );

@@ -72,6 +72,17 @@ export const restClientRequests = new Counter({
   registers: [registry],
 });
 
+/**
+ * The dry runs among those requests (dryRun=All): they store nothing, so writes that reached storage
+ * are rest_client_requests_total's writes minus these (observe-only passes are proven that way).
+ */
+export const restClientDryRunRequests = new Counter({
+  name: "rest_client_dry_run_requests_total",
+  help: "Requests to the Kubernetes API server made with dryRun=All (stored nothing), by method; counted in rest_client_requests_total too.",
+  labelNames: ["method"] as const,
+  registers: [registry],
+});
+
 export const leaderElectionMasterStatus = new Gauge({
   name: "leader_election_master_status",
   help: "1 while this process holds the named Lease, 0 otherwise.",

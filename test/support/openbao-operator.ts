@@ -158,4 +158,17 @@ export function apiWrites(text: string): number {
   return sum;
 }
 
+/** Dry-run requests (dryRun=All) among those writes: they stored nothing. */
+export function dryRunWrites(text: string): number {
+  let sum = 0;
+  for (const method of ["POST", "PUT", "PATCH", "DELETE"])
+    sum += metricSum(text, "rest_client_dry_run_requests_total", { method });
+  return sum;
+}
+
+/** Writes that reached storage: every write request but the dry runs. */
+export function storedWrites(text: string): number {
+  return apiWrites(text) - dryRunWrites(text);
+}
+
 export { runCommand };
