@@ -546,8 +546,16 @@ export const ConfigurationSchema = Type.Object(
         {
           tlsDisable: Flag("Serve plain HTTP on the listener."),
           proxyProtocolBehavior: Type.Optional(
-            StringEnum(["use_always", "allow_any", "deny_unauthorized"] as const, {
-              description: "How the listener treats the PROXY protocol header.",
+            StringEnum(["use_always", "allow_any", "allow_authorized", "deny_unauthorized"] as const, {
+              description:
+                "How the listener treats the PROXY protocol header. allow_authorized and deny_unauthorized trust it only from proxyProtocolAuthorizedAddrs; allow_any is upstream's name with no OpenBao equivalent and is refused.",
+            }),
+          ),
+          proxyProtocolAuthorizedAddrs: Type.Optional(
+            Type.Array(Text("An IP address or CIDR of a trusted proxy.", 64), {
+              description:
+                "Proxies whose PROXY protocol header the listener trusts (OpenBao's proxy_protocol_authorized_addrs); required by allow_authorized and deny_unauthorized.",
+              maxItems: 64,
             }),
           ),
         },

@@ -67,7 +67,7 @@ describe("config.hcl from upstream-style manifests", () => {
   it("hardened: refused by name, because deny_unauthorized without trusted proxies would refuse every client", () => {
     assert.throws(
       () => renderConfig(load("hardened-external-tls.yaml")),
-      /configuration\.listener\.proxyProtocolBehavior: "deny_unauthorized" needs a list of trusted proxy addresses/,
+      /configuration\.listener\.proxyProtocolAuthorizedAddrs: is required by proxyProtocolBehavior deny_unauthorized/,
     );
     const cluster = load("hardened-external-tls.yaml");
     (cluster.spec.configuration as { listener?: unknown }).listener = undefined;

@@ -505,22 +505,55 @@ describe("config.hcl structure", () => {
     );
   });
 
-  it("refuses PROXY protocol behaviours OpenBao cannot run with the spec's fields", () => {
+  it("renders the PROXY protocol behaviour with its trusted proxies, and refuses what OpenBao cannot run", () => {
+    const listener = (l: Record<string, unknown>) =>
+      renderConfig(cluster({ configuration: { listener: l } }));
     assert.throws(
-      () => renderConfig(cluster({ configuration: { listener: { proxyProtocolBehavior: "allow_any" } } })),
+      () => listener({ proxyProtocolBehavior: "allow_any" }),
       /configuration\.listener\.proxyProtocolBehavior: allow_any is not supported by OpenBao/,
     );
-    assert.throws(
-      () =>
-        renderConfig(
-          cluster({ configuration: { listener: { proxyProtocolBehavior: "deny_unauthorized" } } }),
-        ),
-      /needs a list of trusted proxy addresses/,
+    const refused = (l: Record<string, unknown>, message: string) =>
+      assert.throws(
+        () => listener(l),
+        (e: Error) => e.message.includes(message),
+        `${JSON.stringify(l)} should fail with: ${message}`,
+      );
+    for (const behavior of ["allow_authorized", "deny_unauthorized"])
+      refused(
+        { proxyProtocolBehavior: behavior },
+        `configuration.listener.proxyProtocolAuthorizedAddrs: is required by proxyProtocolBehavior ${behavior}`,
+      );
+    refused(
+      { proxyProtocolBehavior: "use_always", proxyProtocolAuthorizedAddrs: ["10.0.0.0/8"] },
+      "proxyProtocolAuthorizedAddrs: is only read with proxyProtocolBehavior allow_authorized or deny_unauthorized",
     );
-    const doc = parseHcl(
-      renderConfig(cluster({ configuration: { listener: { proxyProtocolBehavior: "use_always" } } })),
+    for (const bad of [
+      "10.0.0.0/33",
+      "fd00::/129",
+      "10.0.0",
+      "10.0.0.0/8/1",
+      "lb.example",
+      "10.0.0.0/",
+      " 10.0.0.1",
+    ])
+      refused(
+        { proxyProtocolBehavior: "deny_unauthorized", proxyProtocolAuthorizedAddrs: ["10.1.1.1", bad] },
+        `configuration.listener.proxyProtocolAuthorizedAddrs[1]: ${JSON.stringify(bad)} is not an IP address or CIDR`,
+      );
+    const always = parseHcl(listener({ proxyProtocolBehavior: "use_always" }));
+    assert.equal(attr(stanza(always, "listener", "tcp"), "proxy_protocol_behavior"), "use_always");
+    const trusted = stanza(
+      parseHcl(
+        listener({
+          proxyProtocolBehavior: "allow_authorized",
+          proxyProtocolAuthorizedAddrs: ["10.0.0.0/8", "fd00::1"],
+        }),
+      ),
+      "listener",
+      "tcp",
     );
-    assert.equal(attr(stanza(doc, "listener", "tcp"), "proxy_protocol_behavior"), "use_always");
+    assert.equal(attr(trusted, "proxy_protocol_behavior"), "allow_authorized");
+    assert.deepEqual(attr(trusted, "proxy_protocol_authorized_addrs"), ["10.0.0.0/8", "fd00::1"]);
   });
 
   it("refuses names and numbers it cannot write faithfully", () => {

@@ -5,11 +5,12 @@
  * from the environment variables `configEnv` lists, which OpenBao reads in preference to the file.
  */
 import { createHash } from "node:crypto";
+import { isIP } from "node:net";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { API_PORT, CLUSTER_PORT, Component, podHost } from "../../identity.js";
 import { renderAuditDevices } from "./audit.js";
 import { ConfigError } from "./errors.js";
-import { attrs, block, type HclBlock, type HclNode, renderNodes } from "./hcl.js";
+import { attrs, block, type HclBlock, type HclNode, type HclValue, renderNodes } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
 import { renderSeal } from "./seal.js";
 import { selfInitAuditDevices } from "./selfinit.js";
@@ -130,18 +131,51 @@ function renderStorage(
 }
 
 /**
- * OpenBao trusts PROXY headers always (use_always) or only from listed addresses, which the spec has
- * no field for; upstream's allow_any is not a behaviour OpenBao knows and would stop the server.
+ * OpenBao trusts PROXY headers always (use_always) or only from listed proxies (allow_authorized
+ * takes connections without one from elsewhere, deny_unauthorized refuses them). Upstream's allow_any
+ * is not a behaviour OpenBao knows and would stop the server, so it is refused by name.
  */
-function proxyProtocol(spec: SpecView): string | undefined {
-  const behavior = spec.configuration?.listener?.proxyProtocolBehavior;
-  if (behavior === undefined || behavior === "use_always") return behavior;
-  throw new ConfigError(
-    "configuration.listener.proxyProtocolBehavior",
-    behavior === "allow_any"
-      ? "allow_any is not supported by OpenBao; use use_always"
-      : `${JSON.stringify(behavior)} needs a list of trusted proxy addresses, which is not supported; use use_always`,
-  );
+function proxyProtocol(spec: SpecView): Record<string, HclValue | undefined> {
+  const listener = spec.configuration?.listener;
+  const behavior = listener?.proxyProtocolBehavior;
+  const addrs = listener?.proxyProtocolAuthorizedAddrs;
+  const addrsField = "configuration.listener.proxyProtocolAuthorizedAddrs";
+  if (behavior === "allow_any")
+    throw new ConfigError(
+      "configuration.listener.proxyProtocolBehavior",
+      "allow_any is not supported by OpenBao; use allow_authorized with proxyProtocolAuthorizedAddrs, or use_always",
+    );
+  if (behavior !== undefined && !["use_always", "allow_authorized", "deny_unauthorized"].includes(behavior))
+    throw new ConfigError(
+      "configuration.listener.proxyProtocolBehavior",
+      `${JSON.stringify(behavior)} is not a behaviour`,
+    );
+  addrs?.forEach((a, i) => {
+    if (!isAddressOrCidr(a))
+      throw new ConfigError(`${addrsField}[${i}]`, `${JSON.stringify(a)} is not an IP address or CIDR`);
+  });
+  if ((behavior === "allow_authorized" || behavior === "deny_unauthorized") && !addrs?.length)
+    throw new ConfigError(addrsField, `is required by proxyProtocolBehavior ${behavior}`);
+  if (addrs?.length && (behavior === undefined || behavior === "use_always"))
+    throw new ConfigError(
+      addrsField,
+      `is only read with proxyProtocolBehavior allow_authorized or deny_unauthorized, not ${behavior ?? "unset"}`,
+    );
+  return {
+    proxy_protocol_behavior: behavior,
+    proxy_protocol_authorized_addrs: addrs?.length ? [...addrs] : undefined,
+  };
+}
+
+/** "10.0.0.1", "10.0.0.0/8", "fd00::/8": an address, or a network with a prefix length that fits it. */
+export function isAddressOrCidr(value: string): boolean {
+  const [addr = "", prefix, extra] = value.split("/");
+  if (extra !== undefined) return false;
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths): HclBlock {
@@ -151,7 +185,7 @@ function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths)
     {
       address: opts.listenAddress ?? `0.0.0.0:${API_PORT}`,
       cluster_address: opts.clusterListenAddress ?? `0.0.0.0:${CLUSTER_PORT}`,
-      proxy_protocol_behavior: proxyProtocol(spec),
+      ...proxyProtocol(spec),
     },
     "configuration.listener",
   );

@@ -81,7 +81,11 @@ export interface SpecView {
     introspectionEndpoint?: boolean;
     rawStorageEndpoint?: boolean;
     unsafeAllowAPIAuditCreation?: boolean;
-    listener?: { proxyProtocolBehavior?: string; tlsDisable?: boolean };
+    listener?: {
+      proxyProtocolBehavior?: string;
+      proxyProtocolAuthorizedAddrs?: string[];
+      tlsDisable?: boolean;
+    };
     plugin?: {
       autoDownload?: boolean;
       autoRegister?: boolean;
