@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { KubeClient } from "../../src/runtime/client.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
+import { trackChild } from "../../src/testenv/processes.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { dryRunWrites, metricSum, storedWrites } from "../support/openbao-operator.js";
+
+// Observe-only against the real API server, with the real operator process and no node: an
+// observe-only pass needs no pod (it stops at initialization waiting for pod 0, saying init would
+// follow), so everything it would store, and everything it must not, shows here. Writes are counted
+// by the operator's own client metrics, dry runs apart. The node test (openbao-observe) adds the
+// switch to a real run that initializes real pods.
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+const NAME = "bao";
+// biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
+type Json = Record<string, any>;
+
+const kinds: Array<[string, string, string]> = [
+  ["apps", "v1", "statefulsets"],
+  ["", "v1", "services"],
+  ["", "v1", "configmaps"],
+  ["", "v1", "secrets"],
+  ["policy", "v1", "poddisruptionbudgets"],
+  ["networking.k8s.io", "v1", "networkpolicies"],
+  ["", "v1", "serviceaccounts"],
+  ["rbac.authorization.k8s.io", "v1", "roles"],
+  ["rbac.authorization.k8s.io", "v1", "rolebindings"],
+];
+
+interface Operator {
+  metrics(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function startOperator(ns: string, dir: string, extra: string): Promise<Operator> {
+  const config = join(dir, `operator-${Date.now()}.yaml`);
+  writeFileSync(
+    config,
+    `leaderElection: { enabled: false }
+probes: { port: 0, host: 127.0.0.1 }
+targets:
+  openbao:
+    namespaces: [${ns}]
+    pollInterval: 1s
+    resyncInterval: 2s
+${extra}`,
+  );
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [MAIN, "run", "--config", config, "--kubeconfig", sharedEnv().kubeconfigPath],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  trackChild(child, "openbao operator");
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  child.stderr!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const port = await eventually(
+    () => {
+      if (child.exitCode !== null) throw new Error(`operator exited early:\n${out}`);
+      const m = /"probePort":(\d+)/.exec(out);
+      return m ? Number(m[1]) : undefined;
+    },
+    60_000,
+    "the operator to start",
+  );
+  return {
+    metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 25_000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+describe("openbao target: observe-only on the real API server", () => {
+  let client: KubeClient;
+  let ns: string;
+  let dir: string;
+  let op: Operator | undefined;
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    ns = await freshNamespace(client, "obo-api");
+    await installOpenBaoClusterCrd(client);
+    dir = mkdtempSync(join(tmpdir(), "obo-api-"));
+    op = await startOperator(ns, dir, "    observeOnly: true\n");
+  });
+  after(async () => {
+    await op?.stop();
+    client.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cluster = async (): Promise<Json> => (await client.get(OPENBAOCLUSTER, NAME, ns)) as Json;
+  const drifted = (c: Json): Json | undefined =>
+    (c["status"]?.conditions ?? []).find((x: Json) => x.type === "Drifted");
+  const children = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for (const [group, version, plural] of kinds) {
+      const type: ResourceType = { group, version, plural, kind: plural, namespaced: true };
+      for (const o of (await client.list(type, { namespace: ns })).items as KubeObject[])
+        if (o.metadata.name?.startsWith(NAME)) out.push(`${plural}/${o.metadata.name}`);
+    }
+    return out;
+  };
+  const reconciles = (m: string) =>
+    metricSum(m, "controller_runtime_reconcile_total", { controller: "openbaocluster" });
+
+  it("stores no child object and no finalizer; Drifted names what a real run would create and the init", async () => {
+    await createOpenBaoCluster(client, ns, NAME, { replicas: 3 });
+    const d = await eventually(
+      async () => {
+        const x = drifted(await cluster());
+        return x?.status === "True" ? x : undefined;
+      },
+      120_000,
+      "the Drifted condition",
+    );
+    assert.equal(d["reason"], "ObserveOnly");
+    const msg: string = d["message"];
+    for (const object of [
+      "StatefulSet/bao",
+      "ConfigMap/bao-config",
+      "Secret/bao-tls-ca",
+      "Secret/bao-tls-server",
+      "Secret/bao-unseal-key",
+      "Service/bao-internal",
+      "PodDisruptionBudget/bao",
+    ])
+      assert.ok(msg.includes(object), `Drifted names ${object}: ${msg}`);
+    assert.match(msg, /^a real run would: \d+ create \(/);
+    assert.match(msg, /, 1 initialize \(bao-0\)$/);
+    assert.deepEqual(await children(), [], "objects stored in observe-only mode");
+    const c = await cluster();
+    assert.deepEqual(c["metadata"].finalizers ?? [], []);
+    assert.notEqual(c["status"].initialized, true);
+    const m = await op!.metrics();
+    assert.ok(metricSum(m, "openbao_cluster_planned_changes", { name: NAME, action: "create" }) >= 10);
+    assert.equal(metricSum(m, "openbao_cluster_planned_changes", { name: NAME, action: "initialize" }), 1);
+  });
+
+  it("an observe-only resync stores nothing", async () => {
+    let base = await op!.metrics();
+    await eventually(
+      async () => {
+        const now = await op!.metrics();
+        if (storedWrites(now) !== storedWrites(base)) {
+          base = now;
+          return undefined;
+        }
+        return reconciles(now) >= reconciles(base) + 2 ? true : undefined;
+      },
+      120_000,
+      "two observe-only passes in a row without a stored write",
+    );
+    const start = await op!.metrics();
+    const before = await cluster();
+    await eventually(
+      async () => (reconciles(await op!.metrics()) >= reconciles(start) + 3 ? true : undefined),
+      120_000,
+      "three more passes",
+    );
+    const end = await op!.metrics();
+    const passes = reconciles(end) - reconciles(start);
+    const stored = storedWrites(end) - storedWrites(start);
+    const dry = dryRunWrites(end) - dryRunWrites(start);
+    process.stdout.write(
+      `# observe-only: ${passes} passes, ${stored} stored writes, ${(dry / passes).toFixed(1)} dry-run requests per pass; ` +
+        `${storedWrites(end)} stored writes in all since start (the status report and its transition events)\n`,
+    );
+    assert.equal(stored, 0, "stored writes during observe-only resyncs");
+    assert.ok(dry > 0, "the passes ran their dry-run applies");
+    assert.equal((await cluster())["metadata"].resourceVersion, before["metadata"].resourceVersion);
+    assert.deepEqual(await children(), []);
+  });
+
+  it("a normal run of the same cluster then creates the objects and drops Drifted", async () => {
+    await op!.stop();
+    op = await startOperator(ns, dir, "");
+    const made = await eventually(
+      async () => {
+        const c = await cluster();
+        const list = await children();
+        return !drifted(c) && list.includes("statefulsets/bao") ? list : undefined;
+      },
+      120_000,
+      "the StatefulSet and a status without Drifted",
+    );
+    for (const object of [
+      "configmaps/bao-config",
+      "secrets/bao-tls-ca",
+      "secrets/bao-tls-server",
+      "secrets/bao-unseal-key",
+      "services/bao-internal",
+      "poddisruptionbudgets/bao",
+    ])
+      assert.ok(made.includes(object), `${object} after the normal run: ${made.join(", ")}`);
+    assert.ok((await cluster())["metadata"].finalizers.includes("openbao.org/openbaocluster-finalizer"));
+  });
+});
