@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import {
   type ClaimView,
   type PodView,
@@ -140,5 +142,27 @@ describe("openbao storage plan", () => {
       }),
     );
     assert.equal(same.kind === "wait" || same.kind === "restart", true);
+  });
+});
+
+describe("openbao voter volumes", () => {
+  it("go with their pods on scale-down and stay when the cluster is deleted", () => {
+    const cluster = {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: "demo", namespace: "ns", uid: "u-1", generation: 1 },
+      spec: { version: "2.7.2", storage: { size: "1Gi" } },
+    } as OpenBaoCluster;
+    const sts = buildStatefulSet(cluster, {
+      component: "server",
+      replicas: 3,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+    }) as { spec: { persistentVolumeClaimRetentionPolicy: unknown } };
+    assert.deepEqual(sts.spec.persistentVolumeClaimRetentionPolicy, {
+      whenDeleted: "Retain",
+      whenScaled: "Delete",
+    });
   });
 });
