@@ -202,8 +202,8 @@ describe("openbao certificate service on the real API server", () => {
     const out = await reconcileCertificates(ctx, cluster);
     assert.equal(out.ready, true, out.message);
     assert.deepEqual(out.changes, [
-      "Secret/watched-tls-ca would be applied",
-      "Secret/watched-tls-server would be applied",
+      "Secret/watched-tls-ca would be created",
+      "Secret/watched-tls-server would be created",
     ]);
     assert.equal(out.activeCertHash, undefined, "no certificate is active yet");
     assert.equal(await client.getOrUndefined(SECRET, "watched-tls-ca", ns), undefined);

@@ -134,7 +134,7 @@ describe("openbao networking service on the real API server", () => {
       },
     } as OpenBaoCluster;
     const out = await reconcileNetwork(ctx, changed, { operatorNamespace: "platform-operator-system" });
-    assert.deepEqual(out.changes, ["Service/bao would be applied", "Service/bao-read would be deleted"]);
+    assert.deepEqual(out.changes, ["Service/bao would be updated", "Service/bao-read would be deleted"]);
     assert.deepEqual(await snapshot(), before);
   });
 

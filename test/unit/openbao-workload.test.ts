@@ -239,9 +239,10 @@ describe("openbao target helpers", () => {
       /targets\.openbao\.clusterDomain/,
     );
     assert.throws(() => parseOpenBaoConfig({ concurrency: 0 }, "targets.openbao"), /concurrency/);
+    assert.equal(parseOpenBaoConfig({ observeOnly: true }, "targets.openbao").observeOnly, true);
     assert.throws(
-      () => parseOpenBaoConfig({ observeOnly: true }, "targets.openbao"),
-      /targets\.openbao\.observeOnly: is not supported/,
+      () => parseOpenBaoConfig({ observeOnly: "yes" }, "targets.openbao"),
+      /targets\.openbao\.observeOnly/,
     );
   });
 });

@@ -30,10 +30,6 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain))
     throw new ConfigError(`${field}.clusterDomain`, "must be a DNS domain such as cluster.local");
   const observeOnly = asBool(root["observeOnly"] ?? false, `${field}.observeOnly`);
-  // The certificate, networking and identity services write without a dry-run mode yet: accepting
-  // the switch would promise "no writes" and break it.
-  if (observeOnly)
-    throw new ConfigError(`${field}.observeOnly`, "is not supported by the openbao target yet");
   return {
     observeOnly,
     concurrency,

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram } from "prom-client";
 import { registry } from "../../runtime/metrics.js";
+import { DRIFT_ACTIONS } from "./drift.js";
 
 // Upstream's metric names, so existing dashboards and alerts keep working.
 
@@ -60,4 +61,12 @@ export function forgetClusterMetrics(namespace: string, name: string): void {
   clusterReplicas.remove({ namespace, name });
   clusterReadyReplicas.remove({ namespace, name });
   clusterInitialized.remove({ namespace, name });
+  for (const action of DRIFT_ACTIONS) plannedChanges.remove({ namespace, name, action });
 }
+
+export const plannedChanges = new Gauge({
+  name: "openbao_cluster_planned_changes",
+  help: "Changes a real run would make, per action (create, update, delete, grow-volume, initialize, step-down, remove-peer, autopilot), as seen by the last observe-only pass.",
+  labelNames: ["namespace", "name", "action"] as const,
+  registers: [registry],
+});

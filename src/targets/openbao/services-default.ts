@@ -17,6 +17,7 @@ export function defaultServices(opts: { operatorNamespace?: string } = {}): Work
         reason: out.reason,
         message: out.message,
         activeCertHash: out.activeCertHash,
+        ...(out.changes ? { changes: out.changes } : {}),
       };
     },
     async networking(ctx, c) {
@@ -25,11 +26,11 @@ export function defaultServices(opts: { operatorNamespace?: string } = {}): Work
         c,
         opts.operatorNamespace ? { operatorNamespace: opts.operatorNamespace } : {},
       );
-      return { ready: out.ready, reason: out.reason, message: out.message };
+      return { ready: out.ready, reason: out.reason, message: out.message, changes: out.changes ?? [] };
     },
     async identity(ctx, c) {
       const out = await reconcileIdentity(ctx, c);
-      return { ready: out.ready, reason: out.reason, message: out.message };
+      return { ready: out.ready, reason: out.reason, message: out.message, changes: out.changes ?? [] };
     },
     renderConfig(c: OpenBaoCluster, inp: ConfigInputs): string {
       return renderClusterConfig(c, { clusterDomain: inp.clusterDomain, component: inp.component });

@@ -17,6 +17,8 @@ export interface ServiceContext {
   events: EventRecorder;
   now: () => Date;
   signal?: AbortSignal;
+  /** Observe-only: reconcile fully, write nothing, report what would change. */
+  observeOnly?: boolean;
 }
 
 export interface StepOutcome {
@@ -26,6 +28,8 @@ export interface StepOutcome {
   message: string;
   /** sha256 of the active leaf certificate and key, when the certificates step knows it. */
   activeCertHash?: string;
+  /** Objects the service wrote or deleted, or in observe-only mode would have ("Service/x would be created"). */
+  changes?: string[];
 }
 
 /** Inputs of config.hcl that are not in the spec. */

@@ -5,6 +5,7 @@ import type { EventInput } from "../../../runtime/events.js";
 import type { Logger } from "../../../runtime/log.js";
 import { setControllerReference } from "../../../runtime/ownership.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import type { DriftChange } from "../drift.js";
 
 /**
  * What every workload service of the openbao target gets from the controller: the means to talk to
@@ -43,7 +44,9 @@ export interface ServiceOutcome {
 
 /**
  * Server-side apply of one object under the cluster as controller, only when it would change;
- * in observe-only mode a dry run that stores nothing. Records the change in `changes`.
+ * in observe-only mode a dry run that stores nothing. Records the change in `changes`: observe-only
+ * says whether the object would be created or updated, so the live object is read first when the
+ * caller has none (the same read applyIfChanged would make).
  */
 export async function applyOwned(
   ctx: ServiceContext,
@@ -51,15 +54,28 @@ export async function applyOwned(
   changes: string[],
   live?: KubeObject | null,
 ): Promise<KubeObject> {
+  let known = live;
+  if (ctx.observeOnly && known === undefined) {
+    const type = await ctx.client.resources.mapping(intent.apiVersion ?? "v1", intent.kind ?? "");
+    known = (await ctx.client.getOrUndefined(type, intent.metadata.name!, intent.metadata.namespace)) ?? null;
+  }
   const out = await applyIfChanged(ctx.client, setControllerReference(ctx.owner, intent), {
     fieldManager: ctx.fieldManager,
     force: true,
     ...(ctx.observeOnly ? { dryRun: true } : {}),
-    ...(live !== undefined ? { live } : {}),
+    ...(known !== undefined ? { live: known } : {}),
   });
-  if (out.action !== "unchanged")
-    changes.push(
-      `${intent.kind}/${intent.metadata.name} ${out.action === "dry-run" ? "would be applied" : "applied"}`,
-    );
+  if (out.action === "dry-run")
+    changes.push(`${intent.kind}/${intent.metadata.name} would be ${known ? "updated" : "created"}`);
+  else if (out.action !== "unchanged") changes.push(`${intent.kind}/${intent.metadata.name} applied`);
   return out.object;
+}
+
+/** A service's change line ("Service/x would be created", "Ingress/y deleted") as a drift entry. */
+export function driftOfChange(line: string): DriftChange | undefined {
+  const m = /^(\S+) (?:would be )?(created|updated|applied|deleted)$/.exec(line);
+  if (!m) return undefined;
+  const verb = m[2]!;
+  const action = verb === "deleted" ? "delete" : verb === "created" ? "create" : "update";
+  return { action, what: m[1]! };
 }

@@ -80,12 +80,12 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
     return { done: true, selfInitialized: false, recovered: true };
   }
   if (d.writes.dryRun) {
-    d.writes.applied.push(`sys/init on ${pod0}`);
+    d.writes.record("initialize", pod0);
     return waiting("Initializing", `observe-only: would initialize OpenBao on ${pod0}`);
   }
   const { rootToken } = await bao.init(initRequest(cluster), d.ctx.signal);
   await storeRootToken(d.ctx, cluster, rootToken);
-  d.writes.applied.push(`sys/init on ${pod0}`);
+  d.writes.record("initialize", pod0);
   d.ctx.log.info({ pod: pod0 }, "initialized OpenBao; root token stored in the root-token Secret");
   d.ctx.events.record(cluster, {
     type: "Normal",

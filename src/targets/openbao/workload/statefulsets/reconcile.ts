@@ -7,6 +7,7 @@ import type { Informer } from "../../../../runtime/informer.js";
 import { setControllerReference } from "../../../../runtime/ownership.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { refOf } from "../../cluster-ref.js";
+import type { DriftAction, DriftChange } from "../../drift.js";
 import { clusterLabels, clusterNames } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import { UNSEAL_KEY_FILE } from "./build.js";
@@ -19,10 +20,20 @@ export const SECRET: ResourceType = {
   namespaced: true,
 };
 
-/** Counts what a pass wrote (or would write, observe-only), so a quiet pass can be proven quiet. */
+/**
+ * What a pass wrote (or would write, observe-only), so a quiet pass can be proven quiet and an
+ * observe-only pass can say what a real one would do. `applied` is the log's list; `changes` the
+ * same entries sorted by action for the Drifted summary.
+ */
 export class Writes {
   readonly applied: string[] = [];
+  readonly changes: DriftChange[] = [];
   constructor(readonly dryRun: boolean) {}
+
+  record(action: DriftAction, what: string): void {
+    this.changes.push({ action, what });
+    this.applied.push(`${action} ${what}`);
+  }
 }
 
 /**
@@ -36,13 +47,21 @@ export async function applyOwned(
   live: KubeObject | undefined | null,
 ): Promise<KubeObject> {
   const obj = setControllerReference(ctx.owner, intent as unknown as KubeObject);
+  let known = live ?? undefined;
+  if (writes.dryRun && !known) {
+    // Observe-only reports create or update: read what the cache could not tell (a read the apply
+    // would make anyway).
+    const type = await ctx.client.resources.mapping(obj.apiVersion ?? "v1", obj.kind ?? "");
+    known = await ctx.client.getOrUndefined(type, obj.metadata.name!, obj.metadata.namespace);
+  }
   const out = await applyIfChanged(ctx.client, obj, {
     fieldManager: ctx.fieldManager,
     force: true,
-    live: live ?? undefined,
+    live: writes.dryRun ? (known ?? null) : known,
     dryRun: writes.dryRun,
   });
-  if (out.action !== "unchanged") writes.applied.push(`${obj.kind}/${obj.metadata.name}`);
+  if (out.action !== "unchanged")
+    writes.record(known ? "update" : "create", `${obj.kind}/${obj.metadata.name}`);
   else if (out.decidedBy === "dryRun" && live) {
     // Each such pass costs a request: worth knowing which field keeps the cheap check from deciding.
     const why = applyWouldBeNoop(obj, live, ctx.fieldManager);
@@ -85,7 +104,7 @@ export async function ensureUnsealKey(
     return;
   }
   if (writes.dryRun) {
-    writes.applied.push(`Secret/${name}`);
+    writes.record("create", `Secret/${name}`);
     return;
   }
   try {
@@ -96,7 +115,7 @@ export async function ensureUnsealKey(
       type: "Opaque",
       data: { [UNSEAL_KEY_FILE]: randomBytes(32).toString("base64") },
     });
-    writes.applied.push(`Secret/${name}`);
+    writes.record("create", `Secret/${name}`);
     ctx.events.record(cluster, {
       type: "Normal",
       reason: "UnsealKeyCreated",

@@ -104,7 +104,7 @@ export async function checkStorage(
       return { reason: plan.reason, message: plan.message, failed: false };
     case "grow":
       for (const name of plan.claims) {
-        writes.applied.push(`PersistentVolumeClaim/${name}`);
+        writes.record("grow-volume", `PersistentVolumeClaim/${name}`);
         if (writes.dryRun) continue;
         await ctx.client.mergePatch(PVC, name, ns, {
           spec: { resources: { requests: { storage: plan.size } } },
@@ -120,7 +120,7 @@ export async function checkStorage(
       // The file systems may still need their pods restarted: a later pass sees the conditions.
       return undefined;
     case "restart":
-      writes.applied.push(`delete Pod/${plan.pod}`);
+      writes.record("delete", `Pod/${plan.pod}`);
       if (!writes.dryRun) {
         try {
           // The uid precondition: only the pod this plan looked at, never its replacement.

@@ -1,0 +1,39 @@
+import { errorMessage } from "../../../runtime/errors.js";
+import { refOf } from "../cluster-ref.js";
+import { clusterNames } from "../identity.js";
+import { reconcileAutopilot } from "../workload/autopilot/autopilot.js";
+import { ROOT_TOKEN_KEY, selfInitEnabled } from "../workload/init/init.js";
+import { secretValue } from "../workload/statefulsets/reconcile.js";
+import { baoForOrdinal } from "./bao.js";
+import type { Pass, Step, StepOutcome } from "./context.js";
+
+/**
+ * Day-2 Raft Autopilot: first attempt right after init, then whenever the spec differs. It never
+ * blocks the workload; a failure is logged and retried next pass.
+ */
+export const autopilotStep: Step = {
+  name: "autopilot",
+  async run({ cluster, ctx, deps, writes, result }: Pass): Promise<StepOutcome> {
+    if (selfInitEnabled(cluster) || result.selfInitialized) return undefined;
+    const names = clusterNames(refOf(cluster));
+    const token = await secretValue(ctx, cluster.metadata.namespace!, names.rootTokenSecret, ROOT_TOKEN_KEY);
+    if (!token) return undefined;
+    const bao = await baoForOrdinal(deps, cluster, ctx, 0);
+    try {
+      const changed = await reconcileAutopilot(bao, token, cluster, writes.dryRun, ctx.signal);
+      if (changed.length > 0) {
+        for (const key of changed) writes.record("autopilot", key);
+        if (!writes.dryRun)
+          ctx.events.record(cluster, {
+            type: "Normal",
+            reason: "AutopilotConfigured",
+            action: "Configure",
+            note: `Raft Autopilot settings applied: ${changed.join(", ")}`,
+          });
+      }
+    } catch (e) {
+      ctx.log.warn({ err: errorMessage(e) }, "Autopilot configuration not applied yet");
+    }
+    return undefined;
+  },
+};

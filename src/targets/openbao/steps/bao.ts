@@ -1,0 +1,74 @@
+import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { BaoClient, type BaoEndpoint } from "../baoclient/client.js";
+import { refOf } from "../cluster-ref.js";
+import { API_PORT, Component, clusterNames, podHost } from "../identity.js";
+import type { ServiceContext } from "../services.js";
+import { ROOT_TOKEN_KEY } from "../workload/init/init.js";
+import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../workload/statefulsets/build.js";
+import { secretValue } from "../workload/statefulsets/reconcile.js";
+import type { StepDeps } from "./context.js";
+
+// How the steps reach OpenBao itself: one pod's API, trusting the cluster's CA.
+
+/** A client for voter pod `ordinal`, trusting the cluster's CA (read from the mounted server Secret). */
+export async function baoForOrdinal(
+  deps: Pick<StepDeps, "config" | "baoClient">,
+  cluster: OpenBaoCluster,
+  ctx: ServiceContext,
+  ordinal: number,
+): Promise<BaoClient> {
+  const host = podHost(refOf(cluster), ordinal, Component.Server, deps.config.clusterDomain);
+  const tls = tlsEnabled(cluster);
+  let caPem: string | undefined;
+  if (tlsSecretsMounted(cluster)) {
+    const names = clusterNames(refOf(cluster));
+    const ns = cluster.metadata.namespace!;
+    const server = tlsSecretName(cluster) ?? names.serverSecret;
+    caPem =
+      (await secretValue(ctx, ns, server, "ca.crt")) ??
+      (await secretValue(ctx, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "ca.crt")) ??
+      (await secretValue(ctx, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "tls.crt"));
+    if (!caPem) throw new Error(`no CA certificate yet: Secret ${server} has no ca.crt`);
+  }
+  const ep: BaoEndpoint = {
+    address: `${tls ? "https" : "http"}://${host}:${API_PORT}`,
+    caPem,
+    timeoutMs: 10_000,
+  };
+  return deps.baoClient ? deps.baoClient(ep) : new BaoClient(ep);
+}
+
+/** A client for a voter pod named by its node id (the pod name). */
+export async function baoForPod(
+  deps: Pick<StepDeps, "config" | "baoClient">,
+  cluster: OpenBaoCluster,
+  ctx: ServiceContext,
+  pod: string,
+): Promise<BaoClient> {
+  const prefix = `${clusterNames(refOf(cluster)).voterStatefulSet}-`;
+  const ordinal = pod.startsWith(prefix) ? Number(pod.slice(prefix.length)) : Number.NaN;
+  if (!Number.isInteger(ordinal) || ordinal < 0)
+    throw new Error(`Raft node ${pod} is not a voter pod of this cluster`);
+  return baoForOrdinal(deps, cluster, ctx, ordinal);
+}
+
+export interface RaftView {
+  ids: string[];
+  leader?: string;
+  token: string;
+}
+
+/** Raft peers as the cluster lists them, through pod 0 (forwarded to the leader), with the root token. */
+export async function raftPeers(
+  deps: Pick<StepDeps, "config" | "baoClient">,
+  cluster: OpenBaoCluster,
+  ctx: ServiceContext,
+): Promise<RaftView | undefined> {
+  const names = clusterNames(refOf(cluster));
+  const token = await secretValue(ctx, cluster.metadata.namespace!, names.rootTokenSecret, ROOT_TOKEN_KEY);
+  if (!token) return undefined;
+  // Ask a pod that stays: the departing ones may be gone already.
+  const bao = await baoForOrdinal(deps, cluster, ctx, 0);
+  const servers = await bao.raftServers(token, ctx.signal);
+  return { ids: servers.map((s) => s.node_id), leader: servers.find((s) => s.leader)?.node_id, token };
+}

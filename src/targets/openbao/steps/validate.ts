@@ -1,0 +1,23 @@
+import { unsupportedFields } from "../unsupported.js";
+import { checkClusterSpec } from "../validate/cluster.js";
+import type { Pass, Step, StepOutcome } from "./context.js";
+
+/**
+ * What the schema cannot say (tag vs version, TLS and seal settings that belong together, self-init
+ * paths), each problem naming its field; nothing is written for a bad spec.
+ */
+export const validateStep: Step = {
+  name: "validate",
+  async run({ cluster, result }: Pass): Promise<StepOutcome> {
+    const problems = checkClusterSpec(cluster.metadata.name, cluster.spec);
+    if (problems.length > 0)
+      return {
+        step: "validate",
+        reason: "InvalidSpec",
+        message: problems.map((p) => `${p.field}: ${p.message}`).join("; "),
+        failed: true,
+      };
+    result.unsupported = unsupportedFields(cluster.spec);
+    return undefined;
+  },
+};

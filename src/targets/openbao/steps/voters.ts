@@ -1,0 +1,88 @@
+import { errorMessage } from "../../../runtime/errors.js";
+import { refOf } from "../cluster-ref.js";
+import { clusterNames, podName } from "../identity.js";
+import { raftPeersRemoved } from "../metrics.js";
+import type { Blocked } from "../status.js";
+import { cached } from "../workload/statefulsets/reconcile.js";
+import { type VoterIntent, voterIntent } from "../workload/statefulsets/scale.js";
+import { baoForPod, raftPeers } from "./bao.js";
+import { type Pass, waitingAt } from "./context.js";
+
+/**
+ * The safe voter count for this pass: capped at one until initialized, and on a shrink only as far
+ * as the departing pods have left Raft. Removing those peers happens here, on the active node, before
+ * the StatefulSet is applied; a leader that is itself leaving is asked to step down first.
+ */
+export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
+  const { cluster, ctx, deps, writes, result } = pass;
+  const ns = cluster.metadata.namespace!;
+  const names = clusterNames(refOf(cluster));
+  const liveSts = cached(deps.statefulSets, ns, names.voterStatefulSet);
+  pass.liveVoters = liveSts;
+  const liveReplicas = liveSts ? ((liveSts["spec"] as { replicas?: number }).replicas ?? 1) : undefined;
+  const specReplicas = cluster.spec.replicas ?? 3;
+  const podNameOf = (i: number) => podName(refOf(cluster), i);
+  let intent = voterIntent({
+    initialized: result.initialized,
+    specReplicas,
+    liveReplicas,
+    podName: podNameOf,
+  });
+  if (!result.initialized || liveReplicas === undefined || specReplicas >= liveReplicas) return intent;
+
+  // A shrink is asked for: the departing pods leave Raft first.
+  const peers = await raftPeers(deps, cluster, ctx).catch((e: unknown) => {
+    ctx.log.warn({ err: errorMessage(e) }, "could not read the Raft peers");
+    return undefined;
+  });
+  intent = voterIntent({
+    initialized: true,
+    specReplicas,
+    liveReplicas,
+    raftPeers: peers?.ids,
+    podName: podNameOf,
+  });
+  if (intent.removePeers.length === 0 || !peers) return intent;
+  // Membership changes go to the active node (a standby answers 307). When the active node is
+  // itself leaving, it steps down first and the removal waits for the next pass.
+  const leader = peers.leader;
+  if (!leader || !peers.ids.includes(leader))
+    return waitingAt("infrastructure", "LeaderUnknown", "scale-down waits for an active node");
+  if (intent.removePeers.includes(leader)) {
+    if (writes.dryRun) writes.record("step-down", leader);
+    else {
+      await (await baoForPod(deps, cluster, ctx, leader)).stepDown(peers.token, ctx.signal);
+      ctx.log.info({ leader }, "asked the departing active node to step down before removing it");
+    }
+    return waitingAt(
+      "infrastructure",
+      "StepDownRequested",
+      `${leader} leads Raft and is leaving: it was asked to step down first`,
+    );
+  }
+  const active = await baoForPod(deps, cluster, ctx, leader);
+  for (const id of intent.removePeers) {
+    if (writes.dryRun) {
+      writes.record("remove-peer", id);
+      continue;
+    }
+    await active.removePeer(peers.token, id, ctx.signal);
+    raftPeersRemoved.inc({ namespace: ns, name: cluster.metadata.name! });
+    ctx.log.info({ peer: id }, "removed Raft peer before shrinking the voter StatefulSet");
+    ctx.events.record(cluster, {
+      type: "Normal",
+      reason: "RaftPeerRemoved",
+      action: "ScaleDown",
+      note: `removed Raft peer ${id} before its pod goes`,
+    });
+  }
+  if (writes.dryRun) return intent;
+  const after = await raftPeers(deps, cluster, ctx);
+  return voterIntent({
+    initialized: true,
+    specReplicas,
+    liveReplicas,
+    raftPeers: after?.ids,
+    podName: podNameOf,
+  });
+}
