@@ -481,6 +481,23 @@ describe("openbao target: 3 → 5 → 3, storage growth, the operator killed at 
     );
     for (const p of await voterPods())
       assert.equal(p.metadata.uid, settled.get(p.metadata.name), p.metadata.name);
+    assert.equal((await condition("StorageExpanded"))?.status, "False");
+    // The kubelet's second half: the file systems grew at mount; the claims report the new size.
+    for (const i of [0, 1, 2])
+      await ctx.kubectl([
+        "patch",
+        `pvc/data-${NAME}-${i}`,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status: { capacity: { storage: "256Mi" }, conditions: null } }),
+      ]);
+    await poll(
+      async () => ((await condition("StorageExpanded"))?.status === "True" ? true : undefined),
+      120_000,
+      "StorageExpanded True",
+      2000,
+    );
     await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=3", 300);
     await waitPeers(3, "3 Raft voters after the restarts");
     assert.equal((await bao("bao kv get -mount=proof -field=v item")).trim(), "written-at-3");

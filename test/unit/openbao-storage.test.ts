@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { nextStatus, type PassResult } from "../../src/targets/openbao/status.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import {
   type ClaimView,
@@ -164,5 +165,49 @@ describe("openbao voter volumes", () => {
       whenDeleted: "Retain",
       whenScaled: "Delete",
     });
+  });
+});
+
+describe("openbao StorageExpanded condition", () => {
+  const cluster = {
+    apiVersion: "openbao.org/v1alpha1",
+    kind: "OpenBaoCluster",
+    metadata: { name: "demo", namespace: "ns", uid: "u-1", generation: 2 },
+    spec: { version: "2.7.2", storage: { size: "2Gi" } },
+  } as OpenBaoCluster;
+  const result = (storage: PassResult["storage"]): PassResult => ({
+    initialized: true,
+    desiredReplicas: 3,
+    readyReplicas: 3,
+    storage,
+  });
+  const now = new Date("2026-12-01T10:00:00Z");
+  const of = (c: OpenBaoCluster) => c.status?.conditions?.find((x) => x.type === "StorageExpanded");
+
+  it("follows growth, stays when the step did not run, and goes when no growth is asked for", () => {
+    const growing = {
+      ...cluster,
+      status: nextStatus(
+        cluster,
+        result({ expanded: false, reason: "StorageRestartRequired", message: "m" }),
+        now,
+      ),
+    };
+    assert.equal(of(growing)?.status, "False");
+    assert.equal(of(growing)?.reason, "StorageRestartRequired");
+    assert.equal(of(growing)?.observedGeneration, 2);
+    const skipped = { ...cluster, status: nextStatus(growing, result(undefined), now) };
+    assert.equal(of(skipped)?.reason, "StorageRestartRequired");
+    const done = {
+      ...cluster,
+      status: nextStatus(
+        skipped,
+        result({ expanded: true, reason: "StorageExpanded", message: "3 volume(s) at 2Gi" }),
+        now,
+      ),
+    };
+    assert.equal(of(done)?.status, "True");
+    const none = { ...cluster, status: nextStatus(done, result(null), now) };
+    assert.equal(of(none), undefined);
   });
 });

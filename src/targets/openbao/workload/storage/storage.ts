@@ -45,21 +45,30 @@ export interface StorageVerdict {
   failed: boolean;
 }
 
+/** Where volume growth stands, for the StorageExpanded condition; null when none is asked for. */
+export type StorageState = { expanded: boolean; reason: string; message: string } | null;
+
+export interface StorageOutcome {
+  /** Set when the later steps must wait (or the change is refused). */
+  blocked?: StorageVerdict;
+  state: StorageState;
+}
+
 /**
  * Storage after the workloads (plan in ./plan.ts): a class change or a shrink is refused; a bigger
  * size is written to each voter claim when the class allows expansion, else refused with upstream's
  * reason; a claim whose file system waits for a remount gets its pod restarted, one at a time.
  * Nothing is listed unless the size asks for growth, so a cluster that never grew pays nothing.
- * Returns undefined when nothing blocks the later steps.
+ * `blocked` is unset when nothing stops the later steps.
  */
 export async function checkStorage(
   ctx: ServiceContext,
   cluster: OpenBaoCluster,
   sts: KubeObject | undefined,
   writes: Writes,
-): Promise<StorageVerdict | undefined> {
+): Promise<StorageOutcome> {
   const live = liveClaim(sts);
-  if (!live) return undefined;
+  if (!live) return { state: null };
   const ns = cluster.metadata.namespace!;
   const replicas = ((sts?.["spec"] as { replicas?: number } | undefined)?.replicas ?? 1) as number;
   const base = {
@@ -96,13 +105,25 @@ export async function checkStorage(
   switch (plan.kind) {
     case "none":
     case "inspect":
+      return { state: null };
     case "settled":
-      return undefined;
-    case "refuse":
-      return { reason: plan.reason, message: plan.message, failed: true };
+      return {
+        state: {
+          expanded: plan.expanded,
+          reason: plan.expanded ? "StorageExpanded" : "StorageExpanding",
+          message: plan.message,
+        },
+      };
+    case "refuse": {
+      const blocked = { reason: plan.reason, message: plan.message, failed: true };
+      return { blocked, state: { expanded: false, reason: plan.reason, message: plan.message } };
+    }
     case "wait":
-      return { reason: plan.reason, message: plan.message, failed: false };
-    case "grow":
+      return {
+        blocked: { reason: plan.reason, message: plan.message, failed: false },
+        state: { expanded: false, reason: plan.reason, message: plan.message },
+      };
+    case "grow": {
       for (const name of plan.claims) {
         writes.record("grow-volume", `PersistentVolumeClaim/${name}`);
         if (writes.dryRun) continue;
@@ -110,15 +131,17 @@ export async function checkStorage(
           spec: { resources: { requests: { storage: plan.size } } },
         });
       }
+      const message = `asked for ${plan.size} on ${plan.claims.join(", ")}`;
       if (!writes.dryRun)
         ctx.events.record(cluster, {
           type: "Normal",
           reason: "StorageExpanding",
           action: "Resize",
-          note: `asked for ${plan.size} on ${plan.claims.join(", ")}`,
+          note: message,
         });
       // The file systems may still need their pods restarted: a later pass sees the conditions.
-      return undefined;
+      return { state: { expanded: false, reason: "StorageExpanding", message } };
+    }
     case "restart":
       writes.record("delete", `Pod/${plan.pod}`);
       if (!writes.dryRun) {
@@ -136,7 +159,10 @@ export async function checkStorage(
           note: plan.message,
         });
       }
-      return { reason: "StorageRestartRequired", message: plan.message, failed: false };
+      return {
+        blocked: { reason: "StorageRestartRequired", message: plan.message, failed: false },
+        state: { expanded: false, reason: "StorageRestartRequired", message: plan.message },
+      };
   }
 }
 
