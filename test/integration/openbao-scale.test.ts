@@ -103,21 +103,25 @@ describe("openbao target: 3 → 5 → 3, storage growth, the operator killed at 
       2000,
     );
 
-  before(async () => {
-    ctx = await nodeNamespace("obsc");
-    await installOpenBaoCrd(ctx);
-    // A class of the node's own provisioner, first without expansion (the refusal), later with it.
-    storageClass = `${ctx.namespace}-grow`;
-    await ctx.apply({
-      apiVersion: "storage.k8s.io/v1",
-      kind: "StorageClass",
-      metadata: { name: storageClass },
-      provisioner: "rancher.io/local-path",
-      volumeBindingMode: "WaitForFirstConsumer",
-      reclaimPolicy: "Delete",
-      allowVolumeExpansion: false,
-    });
-  });
+  before(
+    async () => {
+      ctx = await nodeNamespace("obsc");
+      await installOpenBaoCrd(ctx);
+      // A class of the node's own provisioner, first without expansion (the refusal), later with it.
+      storageClass = `${ctx.namespace}-grow`;
+      await ctx.apply({
+        apiVersion: "storage.k8s.io/v1",
+        kind: "StorageClass",
+        metadata: { name: storageClass },
+        provisioner: "rancher.io/local-path",
+        volumeBindingMode: "WaitForFirstConsumer",
+        reclaimPolicy: "Delete",
+        allowVolumeExpansion: false,
+      });
+      // The first run on a machine builds the node here: give it longer than one test's default.
+    },
+    { timeout: 45 * 60_000 },
+  );
   after(async () => {
     for (const w of watches) w.stop();
     if (op) {
