@@ -39,6 +39,11 @@ export interface PassResult {
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */
   unsupported?: string[];
+  /**
+   * Volume growth as the storage step saw it: null when no growth is asked for (the condition
+   * goes), undefined when the step did not run (the condition stays as it was).
+   */
+  storage?: { expanded: boolean; reason: string; message: string } | null;
 }
 
 export function phaseOf(r: PassResult): OpenBaoClusterPhase {
@@ -156,6 +161,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       message: `${r.readReplicas.readyReplicas}/${r.readReplicas.desiredReplicas} read replicas ready`,
     });
   } else list = removeCondition(list, C.ReadReplicasReady);
+  if (r.storage === null) list = removeCondition(list, C.StorageExpanded);
+  else if (r.storage)
+    put({
+      type: C.StorageExpanded,
+      status: r.storage.expanded ? "True" : "False",
+      reason: r.storage.reason,
+      message: r.storage.message,
+    });
   if (r.unsupported?.length)
     put({
       type: "UnsupportedFields",

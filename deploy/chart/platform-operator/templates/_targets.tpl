@@ -103,6 +103,10 @@ chart test compares these rules with the API server's audit log.
   resources: [customresourcedefinitions]
   resourceNames: [openbaoclusters.openbao.org, openbaorestores.openbao.org]
   verbs: [get]
+# Storage growth reads whether the volumes' class allows expansion (list: to find the default class).
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [get, list]
 {{- end -}}
 
 {{- define "po.clusterRules.gitlab" -}}

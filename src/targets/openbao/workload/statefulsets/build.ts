@@ -185,6 +185,10 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       // Joining pods find the leader through retry_join; ordered start only slows that down.
       podManagementPolicy: "Parallel",
       updateStrategy: { type: "RollingUpdate" },
+      // A pod that goes on scale-down has left Raft first; its volume holds a member that no longer
+      // exists. Kept, it would come back on the next scale-out as that stale member instead of
+      // joining fresh, so it goes with the pod. Deleting the cluster keeps volumes (deletionPolicy).
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Delete" },
       selector: { matchLabels: podSelector(refOf(c), inp.component) },
       template,
       volumeClaimTemplates: [

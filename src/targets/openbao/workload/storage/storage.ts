@@ -1,8 +1,10 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { parseQuantity as quantityBytes } from "../../../../runtime/quantity.js";
+import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import type { Writes } from "../statefulsets/reconcile.js";
+import { type ClaimView, FS_RESIZE_PENDING, type PodView, planStorage } from "./plan.js";
 
 const STORAGECLASS: ResourceType = {
   group: "storage.k8s.io",
@@ -18,6 +20,10 @@ const PVC: ResourceType = {
   plural: "persistentvolumeclaims",
   namespaced: true,
 };
+const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+
+/** The volumeClaimTemplate's name: a voter pod P mounts the claim `data-P`. */
+const CLAIM_TEMPLATE = "data";
 
 interface ClaimTemplate {
   spec?: { storageClassName?: string; resources?: { requests?: { storage?: string } } };
@@ -39,59 +45,153 @@ export interface StorageVerdict {
   failed: boolean;
 }
 
+/** Where volume growth stands, for the StorageExpanded condition; null when none is asked for. */
+export type StorageState = { expanded: boolean; reason: string; message: string } | null;
+
+export interface StorageOutcome {
+  /** Set when the later steps must wait (or the change is refused). */
+  blocked?: StorageVerdict;
+  state: StorageState;
+}
+
 /**
- * Storage after the workloads: a class change is refused (claims cannot move); a bigger size is
- * applied to each claim when the class allows expansion, else refused with upstream's reason. A
- * smaller size never reaches here (the schema refuses a shrink). Returns undefined when nothing
- * blocks the later steps.
+ * Storage after the workloads (plan in ./plan.ts): a class change or a shrink is refused; a bigger
+ * size is written to each voter claim when the class allows expansion, else refused with upstream's
+ * reason; a claim whose file system waits for a remount gets its pod restarted, one at a time.
+ * Nothing is listed unless the size asks for growth, so a cluster that never grew pays nothing.
+ * `blocked` is unset when nothing stops the later steps.
  */
 export async function checkStorage(
   ctx: ServiceContext,
   cluster: OpenBaoCluster,
   sts: KubeObject | undefined,
   writes: Writes,
-): Promise<StorageVerdict | undefined> {
+): Promise<StorageOutcome> {
   const live = liveClaim(sts);
-  if (!live) return undefined;
-  const want = cluster.spec.storage;
-  if (want.storageClassName && live.storageClassName && want.storageClassName !== live.storageClassName)
-    return {
-      reason: "StorageClassChangeNotSupported",
-      message: `spec.storage.storageClassName ${want.storageClassName} differs from the volumes' class ${live.storageClassName}; claims cannot change class`,
-      failed: true,
+  if (!live) return { state: null };
+  const ns = cluster.metadata.namespace!;
+  const replicas = ((sts?.["spec"] as { replicas?: number } | undefined)?.replicas ?? 1) as number;
+  const base = {
+    specSize: cluster.spec.storage.size,
+    specClass: cluster.spec.storage.storageClassName,
+    templateSize: live.size,
+    templateClass: live.storageClassName,
+    replicas,
+    leader: cluster.status?.activeLeader,
+    claimOf: (pod: string) => `${CLAIM_TEMPLATE}-${pod}`,
+  };
+  let plan = planStorage(base);
+  if (plan.kind === "inspect") {
+    const className = live.storageClassName ?? (await defaultClass(ctx));
+    const sc = className ? await ctx.client.getOrUndefined(STORAGECLASS, className) : undefined;
+    const selector = `${LABEL_CLUSTER}=${cluster.metadata.name},${LABEL_COMPONENT}=${Component.Server}`;
+    const claims = (await ctx.client.list(PVC, { namespace: ns, labelSelector: selector })).items.map(
+      claimView,
+    );
+    const inspected = {
+      ...base,
+      className,
+      expansionAllowed: sc?.["allowVolumeExpansion"] === true,
+      claims,
     };
-  const wantBytes = quantityBytes(want.size);
-  const haveBytes = live.size ? quantityBytes(live.size) : undefined;
-  if (wantBytes === undefined)
-    return {
-      reason: "StorageInvalidSize",
-      message: `spec.storage.size ${want.size} is not a quantity`,
-      failed: true,
-    };
-  if (haveBytes === undefined || wantBytes <= haveBytes) return undefined;
-  const className = live.storageClassName ?? (await defaultClass(ctx));
-  const sc = className ? await ctx.client.getOrUndefined(STORAGECLASS, className) : undefined;
-  if (sc?.["allowVolumeExpansion"] !== true)
-    return {
-      reason: "StorageResizeNotSupported",
-      message: `spec.storage.size ${want.size} is larger than ${live.size}, but StorageClass ${className ?? "(default)"} does not allow volume expansion`,
-      failed: true,
-    };
-  // Expansion allowed: grow every claim of the cluster; the file system grows when the volume does.
-  const claims = await ctx.client.list(PVC, {
-    namespace: cluster.metadata.namespace,
-    labelSelector: `openbao.org/cluster=${cluster.metadata.name}`,
-  });
-  for (const c of claims.items) {
-    const size = (c["spec"] as ClaimTemplate["spec"])?.resources?.requests?.storage;
-    if (size && (quantityBytes(size) ?? 0) >= wantBytes) continue;
-    writes.record("grow-volume", `PersistentVolumeClaim/${c.metadata.name}`);
-    if (!writes.dryRun)
-      await ctx.client.mergePatch(PVC, c.metadata.name!, cluster.metadata.namespace, {
-        spec: { resources: { requests: { storage: want.size } } },
-      });
+    plan = planStorage(inspected);
+    if (plan.kind === "inspect") {
+      const pods = (await ctx.client.list(POD, { namespace: ns, labelSelector: selector })).items.map(
+        podView,
+      );
+      plan = planStorage({ ...inspected, pods });
+    }
   }
-  return undefined;
+  switch (plan.kind) {
+    case "none":
+    case "inspect":
+      return { state: null };
+    case "settled":
+      return {
+        state: {
+          expanded: plan.expanded,
+          reason: plan.expanded ? "StorageExpanded" : "StorageExpanding",
+          message: plan.message,
+        },
+      };
+    case "refuse": {
+      const blocked = { reason: plan.reason, message: plan.message, failed: true };
+      return { blocked, state: { expanded: false, reason: plan.reason, message: plan.message } };
+    }
+    case "wait":
+      return {
+        blocked: { reason: plan.reason, message: plan.message, failed: false },
+        state: { expanded: false, reason: plan.reason, message: plan.message },
+      };
+    case "grow": {
+      for (const name of plan.claims) {
+        writes.record("grow-volume", `PersistentVolumeClaim/${name}`);
+        if (writes.dryRun) continue;
+        await ctx.client.mergePatch(PVC, name, ns, {
+          spec: { resources: { requests: { storage: plan.size } } },
+        });
+      }
+      const message = `asked for ${plan.size} on ${plan.claims.join(", ")}`;
+      if (!writes.dryRun)
+        ctx.events.record(cluster, {
+          type: "Normal",
+          reason: "StorageExpanding",
+          action: "Resize",
+          note: message,
+        });
+      // The file systems may still need their pods restarted: a later pass sees the conditions.
+      return { state: { expanded: false, reason: "StorageExpanding", message } };
+    }
+    case "restart":
+      writes.record("delete", `Pod/${plan.pod}`);
+      if (!writes.dryRun) {
+        try {
+          // The uid precondition: only the pod this plan looked at, never its replacement.
+          await ctx.client.delete(POD, plan.pod, ns, { preconditions: { uid: plan.uid } });
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+        }
+        ctx.log.info({ pod: plan.pod }, "restarted a voter so its volume's file system grows");
+        ctx.events.record(cluster, {
+          type: "Normal",
+          reason: "StorageRestartRequired",
+          action: "Restart",
+          note: plan.message,
+        });
+      }
+      return {
+        blocked: { reason: "StorageRestartRequired", message: plan.message, failed: false },
+        state: { expanded: false, reason: "StorageRestartRequired", message: plan.message },
+      };
+  }
+}
+
+function claimView(c: KubeObject): ClaimView {
+  const spec = (c["spec"] ?? {}) as ClaimTemplate["spec"];
+  const status = (c["status"] ?? {}) as {
+    capacity?: { storage?: string };
+    conditions?: { type: string; status: string; lastTransitionTime?: string }[];
+  };
+  const pending = status.conditions?.find((x) => x.type === FS_RESIZE_PENDING && x.status === "True");
+  return {
+    name: c.metadata.name!,
+    request: spec?.resources?.requests?.storage,
+    capacity: status.capacity?.storage,
+    // A condition without a time is treated as older than every pod: nothing restarts for it.
+    fsResizePendingSince: pending ? (pending.lastTransitionTime ?? new Date(0).toISOString()) : undefined,
+  };
+}
+
+function podView(p: KubeObject): PodView {
+  const conditions = ((p["status"] as { conditions?: { type: string; status: string }[] } | undefined)
+    ?.conditions ?? []) as { type: string; status: string }[];
+  return {
+    name: p.metadata.name!,
+    uid: p.metadata.uid!,
+    creationTimestamp: p.metadata.creationTimestamp ?? new Date(0).toISOString(),
+    ready: conditions.some((c) => c.type === "Ready" && c.status === "True"),
+    deleting: p.metadata.deletionTimestamp !== undefined && p.metadata.deletionTimestamp !== null,
+  };
 }
 
 async function defaultClass(ctx: ServiceContext): Promise<string | undefined> {
