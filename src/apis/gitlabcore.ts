@@ -45,6 +45,9 @@ export const GitLabCoreReason = {
   ChartPullFailed: "ChartPullFailed",
   MissingIntermediateChart: "MissingIntermediateChart",
   MigrationsJobFailed: "MigrationsJobFailed",
+  // Not upstream's name: the dry run of an upgrade step's first pass (spec 001, Preflight) was
+  // refused by the API server, so the step was not started.
+  PreflightFailed: "PreflightFailed",
   UpgradeComplete: "UpgradeComplete",
 } as const;
 export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
