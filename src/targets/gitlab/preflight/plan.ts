@@ -1,5 +1,6 @@
 import { groupOf } from "../../../runtime/ownership.js";
 import type { RenderedObject } from "../apply/rendered.js";
+import { TARGET_VERSION_LABEL } from "../status/version.js";
 
 // Spec 001, "Preflight": the dry run applies what the first pass of an upgrade applies, the gated
 // workloads paused and the pre-migrations Job. The gated workloads are the ones that run GitLab's
@@ -84,12 +85,16 @@ export function planPreflight(planned: readonly RenderedObject[]): PreflightPlan
   let preMigrationsJob: string | undefined;
   for (const o of planned) {
     const component = componentOf(o);
-    if (!component) continue;
     const workload = isKind(o, "apps", "Deployment") || isKind(o, "apps", "StatefulSet");
-    if (workload && GATED_COMPONENTS.includes(component)) {
+    // Chart 10.3 and later label the migrations Job with the version it migrates to; earlier ones
+    // are known by their component.
+    const migrations =
+      isKind(o, "batch", "Job") &&
+      (component === MIGRATIONS_COMPONENT || o.metadata.labels?.[TARGET_VERSION_LABEL] !== undefined);
+    if (workload && component !== undefined && GATED_COMPONENTS.includes(component)) {
       objects.push(paused(o));
       gated.push(`${o.kind} ${o.metadata.name}`);
-    } else if (isKind(o, "batch", "Job") && component === MIGRATIONS_COMPONENT && !preMigrationsJob) {
+    } else if (migrations && !preMigrationsJob) {
       const job = preMigrations(o);
       objects.push(job);
       preMigrationsJob = job.metadata.name;
