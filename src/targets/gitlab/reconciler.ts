@@ -1,10 +1,5 @@
-import {
-  type GitLabCore,
-  GitLabCoreFinalizer,
-  type GitLabCoreStatus,
-  type GitLabVersion,
-  GitLabCoreReason as R,
-} from "../../apis/gitlabcore.js";
+import type { GitLabCore, GitLabCoreStatus, GitLabVersion } from "../../apis/gitlabcore.js";
+import { GitLabCoreFinalizer, GitLabCoreReason as R } from "../../apis/gitlabcore-names.js";
 import { exponentialDelay } from "../../runtime/backoff.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";

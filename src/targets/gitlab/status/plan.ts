@@ -1,9 +1,5 @@
-import {
-  GitLabCoreCondition as C,
-  type GitLabCorePhase,
-  type GitLabCoreStatus,
-  GitLabCoreReason as R,
-} from "../../../apis/gitlabcore.js";
+import type { GitLabCorePhase, GitLabCoreStatus } from "../../../apis/gitlabcore.js";
+import { GitLabCoreCondition as C, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import {
   type Condition,
   type ConditionInput,
