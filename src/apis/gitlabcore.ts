@@ -12,51 +12,18 @@ import {
   StringEnum,
 } from "./common.js";
 import type { KindDefinition } from "./crd.js";
+import {
+  Editions,
+  GitLabCoreApiVersion,
+  GitLabCoreGroup,
+  GitLabCoreKind,
+  GitLabCorePhases,
+  GitLabCorePlural,
+  GitLabCoreVersion,
+  VersionTypes,
+} from "./gitlabcore-names.js";
 
-export const GitLabCoreGroup = "apps.gitlab.com";
-export const GitLabCoreVersion = "v2alpha1";
-export const GitLabCoreApiVersion = `${GitLabCoreGroup}/${GitLabCoreVersion}` as const;
-export const GitLabCoreKind = "GitLabCore";
-export const GitLabCorePlural = "gitlabcores";
-
-export const GitLabCoreFinalizer = "gitlabcore.apps.gitlab.com/finalizer";
-export const GitLabReleaseNameLabel = "operator.gitlab.com/release-name";
-export const GitLabReleaseNamespaceLabel = "operator.gitlab.com/release-namespace";
-
-export const GitLabCoreCondition = {
-  Initialized: "Initialized",
-  Available: "Available",
-  Progressing: "Progressing",
-  Upgradeable: "Upgradeable",
-} as const;
-export type GitLabCoreConditionType = (typeof GitLabCoreCondition)[keyof typeof GitLabCoreCondition];
-
-export const GitLabCoreReason = {
-  ChartRendered: "ChartRendered",
-  RenderFailed: "RenderFailed",
-  HooksFailed: "HooksFailed",
-  ApplyFailed: "ApplyFailed",
-  WorkloadsReady: "WorkloadsReady",
-  WorkloadsNotReady: "WorkloadsNotReady",
-  VersionUnresolved: "VersionUnresolved",
-  // Not in the upstream list: a Static version (or a stale index) below the deployed chart. Named
-  // apart from VersionUnresolved because the version did resolve; it is the move that is refused.
-  DowngradeRefused: "DowngradeRefused",
-  ChartPullFailed: "ChartPullFailed",
-  MissingIntermediateChart: "MissingIntermediateChart",
-  MigrationsJobFailed: "MigrationsJobFailed",
-  UpgradeComplete: "UpgradeComplete",
-} as const;
-export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
-
-export const VersionTypes = ["Static", "Patch", "Latest", "Previous", "OldestSupported"] as const;
-export type GitLabVersionType = (typeof VersionTypes)[number];
-
-export const GitLabCorePhases = ["Preparing", "Upgrading", "Running", "Failed"] as const;
-export type GitLabCorePhase = (typeof GitLabCorePhases)[number];
-
-export const Editions = ["ce", "ee"] as const;
-export type GitLabEdition = (typeof Editions)[number];
+export * from "./gitlabcore-names.js";
 
 export const HOSTNAME_PATTERN = "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$";
 

@@ -36,6 +36,7 @@ const GATEWAYCLASS: ResourceType = {
   plural: "gatewayclasses",
   namespaced: false,
 };
+const JOB: ResourceType = { group: "batch", version: "v1", kind: "Job", plural: "jobs", namespaced: true };
 const NAME = "gl";
 const SA = "gitlab-manager";
 const CM = "platform-versions";
@@ -121,6 +122,19 @@ describe("GitLabCore upgrades on a real cluster", () => {
       ["10.2.1", "10.3.4", "10.4.0"],
       "one minor at a time, the newest patch of 10.3",
     );
+    // Each step was dry-run first (spec 001, Preflight) with the fixture chart's real objects: its
+    // webservice and sidekiq paused and its pre-migrations Job, which only the dry run ever saw.
+    const preflights = op.lines("upgrade preflight passed", key());
+    assert.deepEqual([...new Set(preflights.map((l) => l["chart"]))], ["10.3.4", "10.4.0"]);
+    for (const p of preflights) {
+      const slug = String(p["chart"]).replaceAll(".", "-");
+      assert.deepEqual([...(p["accepted"] as string[])].sort(), [
+        `Deployment ${ns}/gl-sidekiq`,
+        `Deployment ${ns}/gl-webservice`,
+        `Job ${ns}/gl-migrations-${slug}-pre`,
+      ]);
+      assert.ok(isNotFound(await client.get(JOB, `gl-migrations-${slug}-pre`, ns).catch((e: unknown) => e)));
+    }
     // 10.3.4 carries the migrations label: before 10.4.0 the step waited for its Job to complete.
     const steps = op.lines("upgrade step", key());
     const toFinal = steps.filter((s) => s["next"] === "10.4.0");

@@ -39,6 +39,15 @@ process.stdout.write(String(typeof vaultTarget) + " " + (await expectedRevision(
     assert.match(out, /^function \S+$/);
   });
 
+  it("the gitlab target loads no TypeBox: the reconciler takes its names from gitlabcore-names", async () => {
+    const out = await withBlocked(
+      ["@kubernetes/client-node", "@sinclair/typebox"],
+      `const { gitlabTarget } = await import(${JSON.stringify(dist("targets/gitlab/target.js"))});
+process.stdout.write(gitlabTarget().name);`,
+    );
+    assert.equal(out, "gitlab");
+  });
+
   it("the blocking itself works (the check above can fail)", async () => {
     await assert.rejects(
       withBlocked(["@sinclair/typebox"], `await import(${JSON.stringify(dist("apis/index.js"))});`),

@@ -35,3 +35,10 @@ export const renders = new Counter({
   labelNames: ["cached"] as const,
   registers: [registry],
 });
+
+export const preflights = new Counter({
+  name: "gitlabcore_preflight_total",
+  help: "Upgrade-step preflight dry runs, by outcome (passed, refused).",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});

@@ -1,10 +1,5 @@
-import {
-  type GitLabCore,
-  GitLabCoreFinalizer,
-  type GitLabCoreStatus,
-  type GitLabVersion,
-  GitLabCoreReason as R,
-} from "../../apis/gitlabcore.js";
+import type { GitLabCore, GitLabCoreStatus, GitLabVersion } from "../../apis/gitlabcore.js";
+import { GitLabCoreFinalizer, GitLabCoreReason as R } from "../../apis/gitlabcore-names.js";
 import { exponentialDelay } from "../../runtime/backoff.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
@@ -21,7 +16,9 @@ import type { Rendered } from "./apply/rendered.js";
 import { cleanUpRelease } from "./deletion/index.js";
 import { runHooks } from "./hooks/exec.js";
 import { hookEventFor, hooksDue, planHooks } from "./hooks/plan.js";
-import { applyWrites, hooksRun, passSeconds, pruned } from "./metrics.js";
+import { applyWrites, hooksRun, passSeconds, preflights, pruned } from "./metrics.js";
+import { dryRunPreflight } from "./preflight/exec.js";
+import { planPreflight } from "./preflight/plan.js";
 import { prunable, pruneRelease } from "./prune/index.js";
 import { type PassOutcome, planStatus } from "./status/plan.js";
 import {
@@ -172,7 +169,7 @@ export class GitLabCoreReconciler {
     const status = obj.status ?? {};
     const release = { name: obj.metadata.name!, namespace: obj.metadata.namespace! };
     const fail = (
-      stage: "version" | "chart" | "render" | "hooks" | "apply",
+      stage: "version" | "chart" | "render" | "preflight" | "hooks" | "apply",
       reason: string,
       message: string,
       extra: Partial<Extract<PassOutcome, { kind: "failed" }>> = {},
@@ -249,7 +246,27 @@ export class GitLabCoreReconciler {
       return fail("render", reasonOf(e, R.RenderFailed), errorMessage(e), { targetVersion: target });
     }
 
-    // 5. Hooks, once per release.
+    // 5. Preflight: an upgrade step is first dry-run (dryRun=All) as its first pass would apply it,
+    // the gated workloads paused and the pre-migrations Job, so a step the API server refuses fails
+    // here, before a hook runs or an object changes. Observe-only runs it too: it stores nothing.
+    const plan = planApply(render.objects, release);
+    if (upgradePass) {
+      const preflight = planPreflight(plan.objects);
+      if (preflight.objects.length) {
+        const checked = await dryRunPreflight(this.d.client, obj, preflight.objects, signal);
+        preflights.inc({ outcome: checked.refused.length ? "refused" : "passed" });
+        if (checked.refused.length)
+          return fail(
+            "preflight",
+            R.PreflightFailed,
+            `preflight of chart ${step} refused: ${checked.refused.map((r) => `${r.object}: ${r.error}`).join("; ")}`,
+            { targetVersion: target },
+          );
+        log.info({ chart: step, accepted: checked.accepted }, "upgrade preflight passed");
+      }
+    }
+
+    // 6. Hooks, once per release.
     const observe = this.d.settings.observeOnly === true;
     let hooksRan = false;
     const wouldHook: string[] = [];
@@ -276,8 +293,7 @@ export class GitLabCoreReconciler {
         );
     }
 
-    // 6. Apply.
-    const plan = planApply(render.objects, release);
+    // 7. Apply.
     const report = await applyPlanned(this.d.client, obj, plan.objects, { signal, dryRun: observe });
     applyWrites.inc(report.applied.length);
     const recorded = new Set([...(status.renderedKinds ?? []), ...report.servedKinds]);
@@ -295,7 +311,7 @@ export class GitLabCoreReconciler {
     if (report.applied.length)
       log.info({ applied: report.applied.length, chart: step }, "applied the release");
 
-    // 7. Prune what the render no longer produces; never in the middle of an upgrade.
+    // 8. Prune what the render no longer produces; never in the middle of an upgrade.
     if (observe) {
       const would = upgradePass
         ? []

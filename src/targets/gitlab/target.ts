@@ -1,10 +1,10 @@
+import type { GitLabCore } from "../../apis/gitlabcore.js";
 import {
-  type GitLabCore,
   GitLabCoreGroup,
   GitLabCoreKind,
   GitLabCorePlural,
   GitLabCoreVersion,
-} from "../../apis/gitlabcore.js";
+} from "../../apis/gitlabcore-names.js";
 import { CONFIGMAP } from "../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";

@@ -91,7 +91,8 @@ export async function applyPlanned(
   return report;
 }
 
-function withOwner(owner: KubeObject, rendered: RenderedObject, type: ResourceType): KubeObject {
+/** A copy of the rendered object with the owner as controller where it can be (same namespace). */
+export function withOwner(owner: KubeObject, rendered: RenderedObject, type: ResourceType): KubeObject {
   const copy: KubeObject = { ...rendered, metadata: { ...rendered.metadata } };
   if (!type.namespaced) {
     delete copy.metadata.namespace;

@@ -1,4 +1,4 @@
-import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore.js";
+import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore-names.js";
 import { groupOf } from "../../../runtime/ownership.js";
 import { kindRank } from "../render/manifests.js";
 import { kindKey, type RenderedObject } from "./rendered.js";

@@ -1,4 +1,4 @@
-import { GitLabCoreCondition } from "../../../apis/gitlabcore.js";
+import { GitLabCoreCondition } from "../../../apis/gitlabcore-names.js";
 import { type Condition, findCondition } from "../../../runtime/conditions.js";
 import { excludedReason } from "../apply/plan.js";
 import type { RenderedHook } from "../apply/rendered.js";

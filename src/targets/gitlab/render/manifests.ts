@@ -1,5 +1,5 @@
 import { parseAllDocuments } from "yaml";
-import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore.js";
+import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore-names.js";
 import { RenderError } from "./errors.js";
 import type { RenderedHook, RenderedObject } from "./types.js";
 

@@ -1,9 +1,5 @@
-import {
-  GitLabCoreCondition as C,
-  type GitLabCorePhase,
-  type GitLabCoreStatus,
-  GitLabCoreReason as R,
-} from "../../../apis/gitlabcore.js";
+import type { GitLabCorePhase, GitLabCoreStatus } from "../../../apis/gitlabcore.js";
+import { GitLabCoreCondition as C, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import {
   type Condition,
   type ConditionInput,
@@ -21,7 +17,7 @@ export const DriftedCondition = "Drifted";
 
 /** Where a pass stopped before anything was applied, and why. */
 export type FailedStage = {
-  stage: "version" | "chart" | "render" | "hooks" | "apply";
+  stage: "version" | "chart" | "render" | "preflight" | "hooks" | "apply";
   reason: string;
   /** Names fields, kinds and objects; never values. */
   message: string;
@@ -73,6 +69,7 @@ const WARNING_REASONS = new Set<string>([
   R.ChartPullFailed,
   R.MissingIntermediateChart,
   R.MigrationsJobFailed,
+  R.PreflightFailed,
   // Reported by the version logic when a literal version is below the deployed one.
   "DowngradeRefused",
 ]);
@@ -146,12 +143,15 @@ export function planStatus(
       );
     }
     // Apply failures are retried without the hooks, so Initialized (the hooks' record) stays as is.
-    if (outcome.stage !== "apply")
+    // A refused preflight ran no hook and changed nothing: the release that runs keeps its
+    // Initialized and Available; the step it refused is what Progressing and Upgradeable report.
+    const preflight = outcome.stage === "preflight";
+    if (outcome.stage !== "apply" && !preflight)
       inputs.push(cond(C.Initialized, false, outcome.reason, outcome.message, g));
     if (outcome.stage === "apply" || !findCondition(before, C.Available))
       inputs.push(cond(C.Available, false, outcome.reason, outcome.message, g));
     inputs.push(cond(C.Progressing, false, outcome.reason, outcome.message, g));
-    if (outcome.reason === R.MissingIntermediateChart)
+    if (outcome.reason === R.MissingIntermediateChart || preflight)
       inputs.push(cond(C.Upgradeable, false, outcome.reason, outcome.message, g));
   } else {
     const o = outcome;

@@ -1,0 +1,52 @@
+/**
+ * GitLabCore's names and the constants the reconciler uses, without the schema: the gitlab target's
+ * run path imports these, and so never loads TypeBox, which only the CRD builder and offline
+ * validation need (gitlabcore.ts re-exports everything here).
+ */
+export const GitLabCoreGroup = "apps.gitlab.com";
+export const GitLabCoreVersion = "v2alpha1";
+export const GitLabCoreApiVersion = `${GitLabCoreGroup}/${GitLabCoreVersion}` as const;
+export const GitLabCoreKind = "GitLabCore";
+export const GitLabCorePlural = "gitlabcores";
+
+export const GitLabCoreFinalizer = "gitlabcore.apps.gitlab.com/finalizer";
+export const GitLabReleaseNameLabel = "operator.gitlab.com/release-name";
+export const GitLabReleaseNamespaceLabel = "operator.gitlab.com/release-namespace";
+
+export const GitLabCoreCondition = {
+  Initialized: "Initialized",
+  Available: "Available",
+  Progressing: "Progressing",
+  Upgradeable: "Upgradeable",
+} as const;
+export type GitLabCoreConditionType = (typeof GitLabCoreCondition)[keyof typeof GitLabCoreCondition];
+
+export const GitLabCoreReason = {
+  ChartRendered: "ChartRendered",
+  RenderFailed: "RenderFailed",
+  HooksFailed: "HooksFailed",
+  ApplyFailed: "ApplyFailed",
+  WorkloadsReady: "WorkloadsReady",
+  WorkloadsNotReady: "WorkloadsNotReady",
+  VersionUnresolved: "VersionUnresolved",
+  // Not in the upstream list: a Static version (or a stale index) below the deployed chart. Named
+  // apart from VersionUnresolved because the version did resolve; it is the move that is refused.
+  DowngradeRefused: "DowngradeRefused",
+  ChartPullFailed: "ChartPullFailed",
+  MissingIntermediateChart: "MissingIntermediateChart",
+  MigrationsJobFailed: "MigrationsJobFailed",
+  // Not upstream's name: the dry run of an upgrade step's first pass (spec 001, Preflight) was
+  // refused by the API server, so the step was not started.
+  PreflightFailed: "PreflightFailed",
+  UpgradeComplete: "UpgradeComplete",
+} as const;
+export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
+
+export const VersionTypes = ["Static", "Patch", "Latest", "Previous", "OldestSupported"] as const;
+export type GitLabVersionType = (typeof VersionTypes)[number];
+
+export const GitLabCorePhases = ["Preparing", "Upgrading", "Running", "Failed"] as const;
+export type GitLabCorePhase = (typeof GitLabCorePhases)[number];
+
+export const Editions = ["ce", "ee"] as const;
+export type GitLabEdition = (typeof Editions)[number];
