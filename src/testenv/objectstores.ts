@@ -4,6 +4,7 @@
  *   It is its own Go module so adding it does not change the Kubernetes build's hash (a rebuild of
  *   kube-apiserver and friends for everyone).
  * - Azure Blob: Azurite from npm (a devDependency), its blob service only.
+ * - GCS: fake-gcs-server (BSD-2-Clause) in the same Go module, its JSON and upload APIs over HTTP.
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -23,8 +24,8 @@ export function objectStoresModuleDir(): string {
 
 let building: Promise<string> | undefined;
 
-/** Path of the built s3server, building it (once per cache key) from the Go module proxy. */
-export function ensureS3ServerBinary(): Promise<string> {
+/** Folder of the built s3server and gcsserver, building them (once per cache key) from the Go module proxy. */
+export function ensureObjectStoreBinaries(): Promise<string> {
   building ??= (async () => {
     const dir = objectStoresModuleDir();
     const files = (await listFiles(dir)).map((f) => relative(dir, f));
@@ -51,7 +52,7 @@ export function ensureS3ServerBinary(): Promise<string> {
         if (code !== 0) throw new Error(`go build in ${dir} failed (exit ${code}):\n${err}`);
       });
     }
-    return join(out, "s3server");
+    return out;
   })();
   building.catch(() => {
     building = undefined;
@@ -84,7 +85,7 @@ export const S3_TEST_CREDENTIALS = {
 
 /** An S3-compatible server (gofakes3, in memory) with the buckets created, path-style addressing. */
 export async function startS3Server(opts: S3ServerOptions = {}): Promise<LocalObjectStore> {
-  const binary = await ensureS3ServerBinary();
+  const binary = join(await ensureObjectStoreBinaries(), "s3server");
   const host = opts.host ?? LOOPBACK;
   const port = await freePort();
   const dir = makeTempDir("s3server");
@@ -155,6 +156,41 @@ export async function startAzurite(opts: { host?: string } = {}): Promise<LocalO
       timeoutMs: 30_000,
       service,
     }),
+  );
+  return {
+    endpoint,
+    host,
+    port,
+    service,
+    async stop() {
+      await service.stop();
+      removeTempDir(dir);
+    },
+  };
+}
+
+/** fake-gcs-server in memory with the buckets created; clients use the endpoint as apiEndpoint. */
+export async function startGcsServer(opts: S3ServerOptions = {}): Promise<LocalObjectStore> {
+  const binary = join(await ensureObjectStoreBinaries(), "gcsserver");
+  const host = opts.host ?? LOOPBACK;
+  const port = await freePort();
+  const dir = makeTempDir("gcsserver");
+  const argv = [binary, `-host=${host}`, `-port=${port}`, `-buckets=${(opts.buckets ?? []).join(",")}`];
+  const [command, ...args] = opts.wrap ? opts.wrap(argv) : argv;
+  const service = await startService({
+    name: "gcsserver",
+    command: command!,
+    args,
+    logPath: join(dir, "gcs.log"),
+  });
+  const endpoint = `http://${host}:${port}`;
+  await stopIfFailing(
+    service,
+    waitUntil(
+      async () =>
+        (await fetch(`${endpoint}/storage/v1/b`, { signal: AbortSignal.timeout(2000) })).status === 200,
+      { what: `GCS server at ${endpoint}`, timeoutMs: 30_000, service },
+    ),
   );
   return {
     endpoint,

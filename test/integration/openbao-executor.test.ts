@@ -11,6 +11,7 @@ import {
   type LocalObjectStore,
   S3_TEST_CREDENTIALS,
   startAzurite,
+  startGcsServer,
   startS3Server,
 } from "../../src/testenv/objectstores.js";
 import { waitUntil } from "../../src/testenv/wait.js";
@@ -54,13 +55,15 @@ describe("openbao executor: backup and restore through real object stores", () =
   let source: RaftOpenBao;
   let s3: LocalObjectStore;
   let azurite: LocalObjectStore;
+  let gcs: LocalObjectStore;
   const stores: Record<string, { store: ObjectStore; endpoint: string; creds: Record<string, string> }> = {};
 
   before(async () => {
-    [source, s3, azurite] = await Promise.all([
+    [source, s3, azurite, gcs] = await Promise.all([
       startRaftOpenBao({ nodes: 1 }),
       startS3Server({ buckets: [BUCKET] }),
       startAzurite(),
+      startGcsServer({ buckets: [BUCKET] }),
     ]);
     await mountKv(source);
     await writeKv(source, "app/db", known);
@@ -102,14 +105,19 @@ describe("openbao executor: backup and restore through real object stores", () =
   });
 
   after(async () => {
-    await Promise.all([source?.stop(), s3?.stop(), azurite?.stop()]);
+    await Promise.all([source?.stop(), s3?.stop(), azurite?.stop(), gcs?.stop()]);
   });
 
-  for (const provider of ["s3", "azure"] as const) {
+  for (const provider of ["s3", "azure", "gcs"] as const) {
     it(`${provider}: backs up, and a fresh OpenBao restored from the object has the data back`, async () => {
       const { endpoint, creds, store } = stores[provider]!;
       const key = `ns/bao/${provider}-${Date.now()}.snap`;
-      const extra = provider === "azure" ? { azureStorageAccount: AZURITE_ACCOUNT.name } : {};
+      const extra =
+        provider === "azure"
+          ? { azureStorageAccount: AZURITE_ACCOUNT.name }
+          : provider === "gcs"
+            ? { gcsProject: "test" }
+            : {};
       const backup = await runExecutorProcess(job("backup", source, { provider, key, endpoint, ...extra }), {
         token: source.rootToken,
         credentials: creds,
