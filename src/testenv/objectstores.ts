@@ -140,13 +140,13 @@ export async function startAzurite(opts: { host?: string } = {}): Promise<LocalO
       host,
       "--blobPort",
       String(port),
-      "--location",
-      dir,
+      // In memory; the folder is only its working directory (it writes nothing there then).
       "--inMemoryPersistence",
       "--skipApiVersionCheck",
       "--silent",
     ],
     logPath: join(dir, "azurite.log"),
+    cwd: dir,
   });
   const endpoint = `http://${host}:${port}/${AZURITE_ACCOUNT.name}`;
   await stopIfFailing(
