@@ -102,6 +102,19 @@ describe("openbao executor: backup and restore through real object stores", () =
       creds: { accountKey: AZURITE_ACCOUNT.key },
       store: azureStore,
     };
+    stores["gcs"] = {
+      endpoint: gcs.endpoint,
+      creds: {},
+      store: await openObjectStore({
+        provider: "gcs",
+        bucket: BUCKET,
+        endpoint: gcs.endpoint,
+        gcsProject: "test",
+        partSize: 5 * MiB,
+        concurrency: 2,
+        credentials: {},
+      }),
+    };
   });
 
   after(async () => {
@@ -144,16 +157,16 @@ describe("openbao executor: backup and restore through real object stores", () =
         ).done;
         assert.equal(restore.code, 0, restore.stderr);
         assert.ok(restore.result?.ok && restore.result.size === head.size, restore.stderr);
-        // The restored barrier is the source's: unseal with its key when the node sealed itself.
-        await waitUntil(async () => [200, 503].includes(await baoHealth(fresh.addr)), {
-          what: "the restored node to answer",
-          timeoutMs: 30_000,
+        // The restored keyring is the source's, sealed under its key: the node seals itself, and the
+        // source's unseal key opens it.
+        await waitUntil(async () => (await baoHealth(fresh.addr)) === 503, {
+          what: "the restored node to seal itself",
+          timeoutMs: 60_000,
         });
-        if ((await baoHealth(fresh.addr)) === 503)
-          await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: source.unsealKey });
+        await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: source.unsealKey });
         await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
           what: "the restored node to be active",
-          timeoutMs: 30_000,
+          timeoutMs: 60_000,
         });
         assert.deepEqual(await readKv(fresh.addr, source.rootToken, "app/db"), known);
       } finally {

@@ -113,8 +113,12 @@ async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
       onProgress: opts.onProgress,
     });
   } catch (err) {
+    // Decide the cause before closing the snapshot stream: closing it ourselves is not OpenBao's failure.
+    const cause = snapshotError;
+    res.removeAllListeners("aborted");
+    res.on("error", () => {});
     res.destroy();
-    if (snapshotError) throw new Failure("SnapshotFailed", `snapshot stream: ${snapshotError.message}`);
+    if (cause) throw new Failure("SnapshotFailed", `snapshot stream: ${cause.message}`);
     throw new Failure("UploadFailed", describeError(err));
   }
   if (snapshotError) throw new Failure("SnapshotFailed", `snapshot stream: ${snapshotError.message}`);
