@@ -4,7 +4,7 @@ import { crdFor } from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { EVENTS_V1 as EVENTS } from "../../src/runtime/builtin-types.js";
+import { EVENTS_V1 as EVENTS, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isInvalid } from "../../src/runtime/errors.js";
 import { EventRecorder } from "../../src/runtime/events.js";
@@ -243,6 +243,12 @@ describe("OpenBaoRestore controller on the real API server", () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     ns = await freshNamespace(client, "ot-restore");
+    // The test's stand-in pods need the namespace's default ServiceAccount, and no controller makes it here.
+    await client.apply(
+      SERVICE_ACCOUNT,
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: ns } },
+      { fieldManager: "test-setup", force: true },
+    );
   });
   after(async () => {
     // No controller runs here to drop the restore finalizer: the test does, so the namespace goes.
