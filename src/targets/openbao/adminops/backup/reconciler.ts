@@ -94,7 +94,8 @@ export interface BackupReconcilerDeps {
   events: EventRecorder;
   log: Logger;
   config: OpenBaoTargetConfig;
-  clusters: Informer<OpenBaoCluster>;
+  /** Only asked whether the cluster still exists; decisions use a fresh read. */
+  clusters: Pick<Informer<OpenBaoCluster>, "get">;
   stores: SnapshotStoreFactory;
   now?: () => Date;
 }
