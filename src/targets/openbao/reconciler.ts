@@ -1,11 +1,4 @@
-import {
-  type OpenBaoCluster,
-  OpenBaoClusterKind,
-  OpenBaoClusterPlural,
-  type OpenBaoClusterStatus,
-  OpenBaoGroup,
-  OpenBaoVersion,
-} from "../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
@@ -15,7 +8,7 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import { type KubeObject, type ResourceType, splitKey } from "../../runtime/types.js";
 import { BaoClient, type BaoEndpoint } from "./baoclient/client.js";
-import { refOf } from "./cluster-ref.js";
+import { OPENBAOCLUSTER, refOf } from "./cluster-ref.js";
 import type { OpenBaoTargetConfig } from "./config.js";
 import { API_PORT, CLUSTER_FINALIZER, Component, clusterNames, podHost, podName } from "./identity.js";
 import {
@@ -29,6 +22,7 @@ import {
   reconcileDuration,
   reconcileErrors,
 } from "./metrics.js";
+import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import type { ServiceContext, WorkloadServices } from "./services.js";
 import {
   type Blocked,
@@ -38,6 +32,7 @@ import {
   statusChanged,
   transitions,
 } from "./status.js";
+import { applyWorkloadStatus } from "./status-apply.js";
 import { unsupportedFields } from "./unsupported.js";
 import { checkClusterSpec } from "./validate/cluster.js";
 import { reconcileAutopilot } from "./workload/autopilot/autopilot.js";
@@ -67,15 +62,10 @@ import {
 import { voterIntent } from "./workload/statefulsets/scale.js";
 import { checkStorage, liveClaim } from "./workload/storage/storage.js";
 
-export const FIELD_MANAGER = "platform-operator-openbao";
+export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
-export const OPENBAOCLUSTER: ResourceType = {
-  group: OpenBaoGroup,
-  version: OpenBaoVersion,
-  kind: OpenBaoClusterKind,
-  plural: OpenBaoClusterPlural,
-  namespaced: true,
-};
+/** Re-exported: the type lives in cluster-ref.ts so the lock and restore code need not load this file. */
+export { OPENBAOCLUSTER };
 export const STATEFULSET: ResourceType = {
   group: "apps",
   version: "v1",
@@ -667,16 +657,7 @@ export class OpenBaoClusterReconciler {
         note: `${c.type}: ${c.message}`,
       });
     try {
-      await this.d.client.applyStatus(
-        OPENBAOCLUSTER,
-        {
-          apiVersion: cluster.apiVersion,
-          kind: cluster.kind,
-          metadata: { name: cluster.metadata.name, namespace: cluster.metadata.namespace },
-          status: next,
-        },
-        { fieldManager: FIELD_MANAGER, force: true, signal: rc.signal },
-      );
+      await applyWorkloadStatus(this.d.client, cluster, next, rc.signal);
       this.written.set(key, next);
       rc.log.debug({ phase: next.phase, readyReplicas: next.readyReplicas }, "status written");
     } catch (e) {
