@@ -29,6 +29,13 @@ const SECRET: ResourceType = {
   plural: "secrets",
   namespaced: true,
 };
+const SERVICE_ACCOUNT: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
 const NAME = "bao";
 
 /** Object store double for retention: this file tests the controller, not a store. */
@@ -60,7 +67,7 @@ describe("openbao backup controller: windows, the lock and results on the real A
       events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
       log: silentLogger(),
       config: parseOpenBaoConfig({ executorImage: "localhost/platform-operator:dev" }, "targets.openbao"),
-      clusters: { get: () => ({}) as OpenBaoCluster },
+      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
       stores: async () => store,
       now: () => clock,
     });
@@ -165,6 +172,12 @@ describe("openbao backup controller: windows, the lock and results on the real A
     client = clientFor(sharedEnv().kubeconfigPath);
     await installOpenBaoClusterCrd(client);
     ns = await freshNamespace(client, "obbk");
+    // No ServiceAccount controller here: the pods the test writes need their account by hand.
+    await client.create(SERVICE_ACCOUNT, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "default", namespace: ns },
+    });
     await createOpenBaoCluster(client, ns, NAME, {
       replicas: 3,
       backup: {
