@@ -442,9 +442,13 @@ export const MAX_RESULT_BYTES = 4000;
 
 export function formatResult(result: ExecutorResult): string {
   let line = JSON.stringify(result);
-  if (Buffer.byteLength(line) > MAX_RESULT_BYTES && !result.ok) {
-    const room = Math.max(0, result.error.length - (Buffer.byteLength(line) - MAX_RESULT_BYTES) - 1);
-    line = JSON.stringify({ ...result, error: `${result.error.slice(0, room)}…` });
+  if (result.ok) return line;
+  // Cut the message (never the fields the controller needs) until the line fits; multi-byte text and
+  // JSON escapes make the byte count differ from the length, hence the loop.
+  let error = result.error;
+  while (Buffer.byteLength(line) > MAX_RESULT_BYTES && error.length > 0) {
+    error = error.slice(0, Math.max(0, error.length - (Buffer.byteLength(line) - MAX_RESULT_BYTES) - 3));
+    line = JSON.stringify({ ...result, error: `${error}…` });
   }
   return line;
 }
