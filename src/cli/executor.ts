@@ -72,6 +72,10 @@ export async function executorCommand(flags: ExecutorFlags): Promise<number> {
   const line = formatResult(result);
   await writeResult(resultFile, line);
   process.stdout.write(`${line}\n`);
+  // The peak RSS shows in the Job log that memory stayed flat, whatever the snapshot size.
+  process.stderr.write(
+    `${job.operation} ${result.ok ? "done" : "failed"}: peak RSS ${process.resourceUsage().maxRSS} KiB\n`,
+  );
   if (result.ok) return 0;
   // Restores that fail on bad input also exit 2, so a Job's backoff can tell "retry" from "fix the spec".
   return result.reason === "InvalidInput" ? 2 : 1;
