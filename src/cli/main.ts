@@ -18,6 +18,7 @@ Commands:
   validate  check manifests offline (files, folders or stdin)
   version   print the version
   node-options  print V8 heap flags for this container's memory limit (for NODE_OPTIONS)
+  executor  run one OpenBao backup or restore, as its Job does (settings from env)
   dev       the local default: a local control plane and OpenBao with the samples applied
 
 Run 'platform-operator <command> --help' for a command's options.`;
@@ -92,6 +93,28 @@ async function main(argv: string[]): Promise<number> {
       await waitForSignal();
       await op.stop();
       return 0;
+    }
+    case "executor": {
+      const { executorCommand, executorHelp } = await import("./executor.js");
+      if (wantsHelp) return help(executorHelp);
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          "result-file": { type: "string" },
+          "ca-file": { type: "string" },
+          "token-file": { type: "string" },
+          "jwt-file": { type: "string" },
+          "credentials-dir": { type: "string" },
+        },
+        strict: true,
+      });
+      return executorCommand({
+        resultFile: values["result-file"],
+        caFile: values["ca-file"],
+        tokenFile: values["token-file"],
+        jwtFile: values["jwt-file"],
+        credentialsDir: values["credentials-dir"],
+      });
     }
     case "dev": {
       const { devCommand, devHelp } = await import("./dev.js");

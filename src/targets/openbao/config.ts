@@ -12,9 +12,21 @@ export interface OpenBaoTargetConfig {
   pollMs: number;
   /** The cluster's DNS domain, for pod and Service names. */
   clusterDomain: string;
+  /**
+   * Image of executor Jobs (backup, restore): the operator's own image, which carries the `executor`
+   * subcommand. spec.backup.image / OpenBaoRestore spec.image override it per object.
+   */
+  executorImage?: string;
 }
 
-const KEYS = ["observeOnly", "concurrency", "resyncInterval", "pollInterval", "clusterDomain"] as const;
+const KEYS = [
+  "observeOnly",
+  "concurrency",
+  "resyncInterval",
+  "pollInterval",
+  "clusterDomain",
+  "executorImage",
+] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
   const root = asSection(raw ?? {}, field, KEYS);
@@ -34,6 +46,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
   // the switch would promise "no writes" and break it.
   if (observeOnly)
     throw new ConfigError(`${field}.observeOnly`, "is not supported by the openbao target yet");
+  const executorImage =
+    root["executorImage"] === undefined
+      ? undefined
+      : asString(root["executorImage"], `${field}.executorImage`);
+  if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
+    throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
   return {
     observeOnly,
     concurrency,
@@ -44,5 +62,6 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     pollMs:
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
     clusterDomain,
+    ...(executorImage ? { executorImage } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB, STATEFULSET } from "./reconciler.js";
@@ -62,6 +63,9 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       controller.watchOwned(configMaps, OPENBAOCLUSTER);
       controller.watchOwned(pdbs, OPENBAOCLUSTER);
       manager.add(controller);
+      // Backups (later upgrades): their own controller and queue, next to the workload one.
+      const { defaultSnapshotStores } = await import("./adminops/backup/store.js");
+      setupAdminOps(manager, config, clusters, { stores: defaultSnapshotStores });
     },
   };
 }

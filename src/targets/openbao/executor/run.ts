@@ -1,0 +1,166 @@
+/**
+ * The executor: what runs inside a backup or restore Job. It logs in to OpenBao, then streams the
+ * Raft snapshot between OpenBao and the object store without holding it (memory stays at about
+ * partSize × concurrency whatever the snapshot size), and reports one result line.
+ */
+import { Transform, type TransformCallback } from "node:stream";
+import { openObjectStore, readCredentials } from "../objectstore/index.js";
+import { describeError, type ObjectStore } from "../objectstore/types.js";
+import {
+  type ExecutorFailureReason,
+  type ExecutorJob,
+  type ExecutorResult,
+  executorFiles,
+} from "./contract.js";
+import { BaoError, connection, failure, login, readSmall, send } from "./openbao.js";
+
+export interface ExecutorFiles {
+  caFile?: string;
+  tokenFile?: string;
+  jwtFile?: string;
+  credentialsDir?: string;
+}
+
+export interface RunOptions {
+  /** Where the files are; default the Job's mount points (executorFiles). Tests on the host override. */
+  files?: ExecutorFiles;
+  /** Aborting (SIGTERM) stops the transfer and aborts the upload; the result says Interrupted. */
+  signal?: AbortSignal;
+  /** Progress, e.g. for the log: bytes moved so far. */
+  onProgress?: (bytes: number) => void;
+  /** A store already opened (tests, bench); default opened from the job. */
+  store?: ObjectStore;
+}
+
+class Failure extends Error {
+  constructor(
+    readonly reason: ExecutorFailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Counts the bytes passing through, without buffering them. */
+class Counter extends Transform {
+  bytes = 0;
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    done(null, chunk);
+  }
+}
+
+export async function runExecutor(job: ExecutorJob, opts: RunOptions = {}): Promise<ExecutorResult> {
+  const started = Date.now();
+  const key = job.store.key;
+  try {
+    const size = job.operation === "backup" ? await backup(job, opts) : await restore(job, opts);
+    return { ok: true, operation: job.operation, key, size, durationMs: Date.now() - started };
+  } catch (err) {
+    const reason: ExecutorFailureReason = opts.signal?.aborted
+      ? "Interrupted"
+      : err instanceof Failure
+        ? err.reason
+        : "InvalidInput";
+    return { ok: false, operation: job.operation, key, error: describeError(err), reason };
+  }
+}
+
+async function prepare(job: ExecutorJob, opts: RunOptions) {
+  const files = opts.files ?? executorFiles(job);
+  const conn = await connection(job.openbao.address, files.caFile).catch((err) => {
+    throw new Failure("InvalidInput", `cannot read the OpenBao CA file: ${(err as Error).message}`);
+  });
+  const token = await login(conn, job.auth, files).catch((err) => {
+    throw new Failure("AuthFailed", describeError(err));
+  });
+  if (job.store.roleArn && !opts.store)
+    throw new Failure("InvalidInput", "target.roleArn (web identity) is not supported by this executor yet");
+  const store =
+    opts.store ??
+    (await openObjectStore({
+      ...job.store,
+      partSize: job.store.partSize ?? 10 * 1024 * 1024,
+      concurrency: job.store.concurrency ?? 3,
+      credentials: await readCredentials(job.store.provider, files.credentialsDir),
+    }).catch((err) => {
+      throw new Failure("InvalidInput", describeError(err));
+    }));
+  return { conn, token, store };
+}
+
+async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
+  const { conn, token, store } = await prepare(job, opts);
+  const res = await send(conn, "GET", "sys/storage/raft/snapshot", { token, signal: opts.signal }).catch(
+    (err) => {
+      throw new Failure("SnapshotFailed", describeError(err));
+    },
+  );
+  if (res.statusCode !== 200) throw new Failure("SnapshotFailed", (await failure(res, "snapshot")).message);
+  const counter = new Counter();
+  let snapshotError: Error | undefined;
+  // OpenBao closing the stream early (leader lost, server stopped) must fail the upload, not end it.
+  const fail = (err: Error): void => {
+    snapshotError = err;
+    counter.destroy(err);
+  };
+  res.once("aborted", () => fail(new Error("OpenBao closed the snapshot stream early")));
+  res.once("error", fail);
+  res.pipe(counter);
+  try {
+    await store.upload(job.store.key, counter, {
+      signal: opts.signal,
+      onProgress: opts.onProgress,
+    });
+  } catch (err) {
+    res.destroy();
+    if (snapshotError) throw new Failure("SnapshotFailed", `snapshot stream: ${snapshotError.message}`);
+    throw new Failure("UploadFailed", describeError(err));
+  }
+  if (snapshotError) throw new Failure("SnapshotFailed", `snapshot stream: ${snapshotError.message}`);
+  return counter.bytes;
+}
+
+/**
+ * `snapshot` checks that the snapshot was taken by this cluster (same keyring); `snapshot-force`
+ * skips that check, which a snapshot from another cluster (or a re-initialised one) needs.
+ */
+async function restore(job: ExecutorJob, opts: RunOptions): Promise<number> {
+  const { conn, token, store } = await prepare(job, opts);
+  const download = await store.download(job.store.key, { signal: opts.signal }).catch((err) => {
+    throw new Failure("DownloadFailed", describeError(err));
+  });
+  const counter = new Counter();
+  let downloadError: Error | undefined;
+  download.body.once("error", (err) => {
+    downloadError = err;
+    counter.destroy(err);
+  });
+  download.body.pipe(counter);
+  if (opts.onProgress) {
+    const tick = setInterval(() => opts.onProgress?.(counter.bytes), 1000);
+    counter.once("close", () => clearInterval(tick));
+  }
+  const path = job.force ? "sys/storage/raft/snapshot-force" : "sys/storage/raft/snapshot";
+  let res: Awaited<ReturnType<typeof send>>;
+  try {
+    res = await send(conn, "POST", path, {
+      token,
+      body: counter,
+      length: download.size,
+      signal: opts.signal,
+    });
+  } catch (err) {
+    if (downloadError) throw new Failure("DownloadFailed", describeError(downloadError));
+    throw new Failure("RestoreFailed", describeError(err));
+  }
+  if (downloadError) throw new Failure("DownloadFailed", describeError(downloadError));
+  if (res.statusCode !== 200 && res.statusCode !== 204)
+    throw new Failure("RestoreFailed", (await failure(res, path.split("/").pop()!)).message);
+  await readSmall(res);
+  if (download.size !== undefined && counter.bytes !== download.size)
+    throw new Failure("DownloadFailed", `read ${counter.bytes} of ${download.size} bytes`);
+  return counter.bytes;
+}
+
+export { BaoError };

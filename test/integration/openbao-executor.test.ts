@@ -1,0 +1,255 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { ExecutorJob } from "../../src/targets/openbao/executor/contract.js";
+import { openObjectStore } from "../../src/targets/openbao/objectstore/index.js";
+import type { ObjectStore } from "../../src/targets/openbao/objectstore/types.js";
+import { baoCall, baoHealth } from "../../src/testenv/baohttp.js";
+import { type RaftOpenBao, startRaftOpenBao } from "../../src/testenv/baoraft.js";
+import {
+  AZURITE_ACCOUNT,
+  type LocalObjectStore,
+  S3_TEST_CREDENTIALS,
+  startAzurite,
+  startS3Server,
+} from "../../src/testenv/objectstores.js";
+import { waitUntil } from "../../src/testenv/wait.js";
+import { runExecutorProcess } from "../support/executor.js";
+
+// The executor against real parts: real OpenBao Raft nodes, a real S3-compatible server (gofakes3)
+// and Azurite, the executor run as its own process the way the Job runs it.
+
+const BUCKET = "snapshots";
+const MiB = 1024 * 1024;
+const known = { username: "app", password: "s3cr3t-value" };
+
+async function writeKv(bao: RaftOpenBao, path: string, data: Record<string, string>): Promise<void> {
+  await baoCall(bao.addr, bao.rootToken, "POST", `secret/data/${path}`, { data });
+}
+async function readKv(addr: string, token: string, path: string): Promise<Record<string, string>> {
+  return (await baoCall(addr, token, "GET", `secret/data/${path}`)).data.data;
+}
+async function mountKv(bao: RaftOpenBao): Promise<void> {
+  await baoCall(bao.addr, bao.rootToken, "POST", "sys/mounts/secret", {
+    type: "kv",
+    options: { version: "2" },
+  });
+}
+
+function job(
+  operation: "backup" | "restore",
+  bao: { addr: string },
+  store: Partial<ExecutorJob["store"]> & Pick<ExecutorJob["store"], "provider" | "key">,
+): ExecutorJob {
+  return {
+    operation,
+    openbao: { address: bao.addr },
+    auth: { method: "token", secretName: "unused-on-the-host" },
+    store: { bucket: BUCKET, partSize: 5 * MiB, concurrency: 2, usePathStyle: true, ...store },
+    force: operation === "restore" ? true : undefined,
+  };
+}
+
+describe("openbao executor: backup and restore through real object stores", () => {
+  let source: RaftOpenBao;
+  let s3: LocalObjectStore;
+  let azurite: LocalObjectStore;
+  const stores: Record<string, { store: ObjectStore; endpoint: string; creds: Record<string, string> }> = {};
+
+  before(async () => {
+    [source, s3, azurite] = await Promise.all([
+      startRaftOpenBao({ nodes: 1 }),
+      startS3Server({ buckets: [BUCKET] }),
+      startAzurite(),
+    ]);
+    await mountKv(source);
+    await writeKv(source, "app/db", known);
+    stores["s3"] = {
+      endpoint: s3.endpoint,
+      creds: { ...S3_TEST_CREDENTIALS },
+      store: await openObjectStore({
+        provider: "s3",
+        bucket: BUCKET,
+        endpoint: s3.endpoint,
+        usePathStyle: true,
+        partSize: 5 * MiB,
+        concurrency: 2,
+        credentials: { s3: { ...S3_TEST_CREDENTIALS } },
+      }),
+    };
+    const azureStore = await openObjectStore({
+      provider: "azure",
+      bucket: BUCKET,
+      endpoint: azurite.endpoint,
+      azureStorageAccount: AZURITE_ACCOUNT.name,
+      partSize: 5 * MiB,
+      concurrency: 2,
+      credentials: { azure: { accountKey: AZURITE_ACCOUNT.key } },
+    });
+    // Azurite starts empty: the container is the bucket the operator is given, created here as an admin would.
+    const { BlobServiceClient, StorageSharedKeyCredential } = await import("@azure/storage-blob");
+    await new BlobServiceClient(
+      azurite.endpoint,
+      new StorageSharedKeyCredential(AZURITE_ACCOUNT.name, AZURITE_ACCOUNT.key),
+    )
+      .getContainerClient(BUCKET)
+      .createIfNotExists();
+    stores["azure"] = {
+      endpoint: azurite.endpoint,
+      creds: { accountKey: AZURITE_ACCOUNT.key },
+      store: azureStore,
+    };
+  });
+
+  after(async () => {
+    await Promise.all([source?.stop(), s3?.stop(), azurite?.stop()]);
+  });
+
+  for (const provider of ["s3", "azure"] as const) {
+    it(`${provider}: backs up, and a fresh OpenBao restored from the object has the data back`, async () => {
+      const { endpoint, creds, store } = stores[provider]!;
+      const key = `ns/bao/${provider}-${Date.now()}.snap`;
+      const extra = provider === "azure" ? { azureStorageAccount: AZURITE_ACCOUNT.name } : {};
+      const backup = await runExecutorProcess(job("backup", source, { provider, key, endpoint, ...extra }), {
+        token: source.rootToken,
+        credentials: creds,
+      }).done;
+      assert.equal(backup.code, 0, backup.stderr);
+      assert.ok(backup.result?.ok, backup.stderr);
+      const head = await store.head(key);
+      assert.ok(head, "the object exists");
+      assert.equal(backup.result.ok && backup.result.size, head.size, "the reported size is the object's");
+      assert.ok(head.size > 1000);
+
+      const fresh = await startRaftOpenBao({ nodes: 1 });
+      try {
+        await mountKv(fresh);
+        await baoCall(fresh.addr, fresh.rootToken, "POST", "secret/data/app/db", {
+          data: { username: "other" },
+        });
+        const restore = await runExecutorProcess(
+          job("restore", fresh, { provider, key, endpoint, ...extra }),
+          {
+            token: fresh.rootToken,
+            credentials: creds,
+          },
+        ).done;
+        assert.equal(restore.code, 0, restore.stderr);
+        assert.ok(restore.result?.ok && restore.result.size === head.size, restore.stderr);
+        // The restored barrier is the source's: unseal with its key when the node sealed itself.
+        await waitUntil(async () => [200, 503].includes(await baoHealth(fresh.addr)), {
+          what: "the restored node to answer",
+          timeoutMs: 30_000,
+        });
+        if ((await baoHealth(fresh.addr)) === 503)
+          await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: source.unsealKey });
+        await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
+          what: "the restored node to be active",
+          timeoutMs: 30_000,
+        });
+        assert.deepEqual(await readKv(fresh.addr, source.rootToken, "app/db"), known);
+      } finally {
+        await fresh.stop();
+      }
+    });
+  }
+
+  it("s3: a wrong key fails the restore with a clear reason, and no secret in the message", async () => {
+    const res = await runExecutorProcess(
+      job("restore", source, { provider: "s3", key: "missing.snap", endpoint: s3.endpoint }),
+      { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+    ).done;
+    assert.equal(res.code, 1);
+    assert.ok(res.result && !res.result.ok);
+    assert.equal(res.result.reason, "DownloadFailed");
+    assert.match(res.result.error, /missing\.snap/);
+    for (const secret of [source.rootToken, S3_TEST_CREDENTIALS.secretAccessKey])
+      assert.ok(!res.stderr.includes(secret) && !res.result.error.includes(secret));
+  });
+
+  describe("interrupted uploads leave no object", () => {
+    before(async () => {
+      // Incompressible values so the snapshot spans several 5 MiB parts.
+      for (let i = 0; i < 40; i++)
+        await writeKv(source, `bulk/${i}`, { v: randomBytes(600 * 1024).toString("base64") });
+    });
+
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      it(`s3: the executor ${signal === "SIGTERM" ? "terminated (the Job deleted)" : "killed"} mid-upload`, async () => {
+        const key = `ns/bao/interrupted-${signal}.snap`;
+        const run = runExecutorProcess(
+          job("backup", source, { provider: "s3", key, endpoint: s3.endpoint }),
+          {
+            token: source.rootToken,
+            credentials: { ...S3_TEST_CREDENTIALS },
+          },
+        );
+        await run.progressed;
+        run.kill(signal);
+        const res = await run.done;
+        if (signal === "SIGTERM") {
+          assert.equal(res.code, 1, res.stderr);
+          assert.ok(res.result && !res.result.ok);
+          assert.equal(res.result.reason, "Interrupted");
+        } else assert.equal(res.signal, "SIGKILL");
+        const left = await stores["s3"]!.store.list("ns/bao/interrupted-");
+        assert.deepEqual(
+          left.map((o) => o.key),
+          [],
+        );
+      });
+    }
+
+    it("s3: the object store stopped mid-upload fails the backup with UploadFailed", async () => {
+      const flaky = await startS3Server({ buckets: [BUCKET] });
+      const run = runExecutorProcess(
+        job("backup", source, { provider: "s3", key: "ns/bao/flaky.snap", endpoint: flaky.endpoint }),
+        { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+      );
+      await run.progressed;
+      await flaky.stop();
+      const res = await run.done;
+      assert.equal(res.code, 1, res.stderr);
+      assert.ok(res.result && !res.result.ok);
+      assert.equal(res.result.reason, "UploadFailed");
+      assert.match(res.result.error, /ns\/bao\/flaky\.snap/);
+    });
+  });
+
+  it("s3: memory stays flat while streaming a snapshot several times larger than the executor's heap", async () => {
+    const heapMb = 64;
+    const targetMb = Number(process.env["EXECUTOR_TEST_SNAPSHOT_MB"] ?? 200);
+    await fillTo(source, targetMb * MiB);
+    const key = "ns/bao/large.snap";
+    const res = await runExecutorProcess(
+      job("backup", source, { provider: "s3", key, endpoint: s3.endpoint }),
+      { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+      { maxOldSpaceMb: heapMb },
+    ).done;
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(res.result?.ok);
+    const size = res.result.size;
+    const peakMb = (res.peakRssKb ?? Number.POSITIVE_INFINITY) / 1024;
+    console.log(
+      `snapshot ${(size / MiB).toFixed(0)} MiB streamed in ${(res.result.durationMs / 1000).toFixed(1)} s with a ${heapMb} MiB heap, executor peak RSS ${peakMb.toFixed(0)} MiB`,
+    );
+    assert.ok(size > 3 * heapMb * MiB, `the snapshot (${size} bytes) is several times the heap`);
+    // Node's own baseline plus the SDKs is ~100 MiB; parts in flight add partSize × (concurrency + 1).
+    assert.ok(peakMb < 200, `peak RSS ${peakMb.toFixed(0)} MiB stays well under the snapshot size`);
+    assert.equal((await stores["s3"]!.store.head(key))?.size, size);
+  });
+});
+
+/** Writes incompressible values until the Raft snapshot would be about `bytes` large. */
+async function fillTo(bao: RaftOpenBao, bytes: number): Promise<void> {
+  const value = 600 * 1024;
+  const count = Math.ceil(bytes / value);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      await writeKv(bao, `large/${i}`, { v: randomBytes(value).toString("base64") });
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+}

@@ -1,0 +1,79 @@
+/**
+ * Runs the executor the way a Job does, but on the host: a child `platform-operator executor` with
+ * the contract's env, a token file and a credentials folder, and the result file read back.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type ExecutorJob,
+  type ExecutorResult,
+  parseResult,
+  toEnvAndMounts,
+} from "../../src/targets/openbao/executor/contract.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+export interface ExecutorRun {
+  pid: number;
+  /** Resolves when the process has exited. */
+  done: Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    result?: ExecutorResult;
+    stderr: string;
+    peakRssKb?: number;
+  }>;
+  /** Resolves on the first progress line (bytes moved), i.e. once the transfer is under way. */
+  progressed: Promise<void>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+export function runExecutorProcess(
+  job: ExecutorJob,
+  secrets: { token: string; credentials?: Record<string, string> },
+  opts: { maxOldSpaceMb?: number } = {},
+): ExecutorRun {
+  const dir = mkdtempSync(join(tmpdir(), "executor-"));
+  const tokenFile = join(dir, "token");
+  writeFileSync(tokenFile, secrets.token, { mode: 0o600 });
+  const credDir = join(dir, "credentials");
+  if (secrets.credentials) {
+    mkdirSync(credDir, { mode: 0o700 });
+    for (const [k, v] of Object.entries(secrets.credentials))
+      writeFileSync(join(credDir, k), v, { mode: 0o600 });
+  }
+  const resultFile = join(dir, "result");
+  const env: NodeJS.ProcessEnv = { PATH: process.env["PATH"] };
+  for (const e of toEnvAndMounts(job).env) env[e.name] = e.value;
+  const nodeArgs = opts.maxOldSpaceMb ? [`--max-old-space-size=${opts.maxOldSpaceMb}`] : [];
+  const args = [...nodeArgs, MAIN, "executor", "--result-file", resultFile, "--token-file", tokenFile];
+  if (secrets.credentials) args.push("--credentials-dir", credDir);
+  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  let onProgress: () => void = () => {};
+  const progressed = new Promise<void>((resolve) => {
+    onProgress = resolve;
+  });
+  child.stdout.resume();
+  child.stderr.on("data", (c: Buffer) => {
+    stderr += c.toString();
+    if (/: \d+ bytes$/m.test(stderr)) onProgress();
+  });
+  const done = new Promise<Awaited<ExecutorRun["done"]>>((resolve) => {
+    child.once("close", (code, signal) => {
+      let text: string | undefined;
+      try {
+        text = readFileSync(resultFile, "utf8");
+      } catch {
+        text = undefined;
+      }
+      rmSync(dir, { recursive: true, force: true });
+      const rss = /peak RSS (\d+) KiB/.exec(stderr)?.[1];
+      resolve({ code, signal, result: parseResult(text), stderr, peakRssKb: rss ? Number(rss) : undefined });
+    });
+  });
+  return { pid: child.pid!, done, progressed, kill: (s) => child.kill(s) };
+}
