@@ -10,16 +10,12 @@ import { isInvalid } from "../../src/runtime/errors.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import type { Informer } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
-import { ownerReferenceFor } from "../../src/runtime/ownership.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
-import { LABEL_CLUSTER } from "../../src/targets/openbao/identity.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { backupHolder, OperationLockStore } from "../../src/targets/openbao/opslifecycle/index.js";
-import type {
-  RestoreJobOutcome,
-  RestoreJobs,
-  SnapshotHead,
-} from "../../src/targets/openbao/restore/ports.js";
+import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
+import type { SnapshotHead } from "../../src/targets/openbao/restore/ports.js";
 import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
 import { JOB, OPENBAORESTORE, POD, SECRET } from "../../src/targets/openbao/restore/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
@@ -37,45 +33,6 @@ const IMAGE = "localhost/platform-operator:dev";
 /** Snapshot keys that exist in the "store", with their sizes. */
 const objects = new Map<string, number>([["snaps/ns/bao/good.snap", 4096]]);
 const probes: string[] = [];
-
-/** A minimal executor Job: the test checks the controller, not the builder (unit-tested with it). */
-const jobs: RestoreJobs = {
-  build: (r, c, name) => ({
-    apiVersion: "batch/v1",
-    kind: "Job",
-    metadata: {
-      name,
-      namespace: r.metadata.namespace,
-      labels: { [LABEL_CLUSTER]: c.metadata.name!, "openbao.org/component": "restore" },
-      ownerReferences: [ownerReferenceFor(r, true)],
-    },
-    spec: {
-      backoffLimit: 0,
-      template: {
-        spec: {
-          restartPolicy: "Never",
-          containers: [{ name: "executor", image: IMAGE, args: ["executor"] }],
-        },
-      },
-    },
-  }),
-  outcome: (job, pods): RestoreJobOutcome => {
-    const conds = (job["status"] as { conditions?: { type: string; status: string }[] })?.conditions ?? [];
-    const done = conds.some((c) => c.type === "Complete" && c.status === "True");
-    const failed = conds.some((c) => c.type === "Failed" && c.status === "True");
-    if (!done && !failed) return { state: "running" };
-    const msg = (
-      pods[0]?.["status"] as { containerStatuses?: { state?: { terminated?: { message?: string } } }[] }
-    )?.containerStatuses?.[0]?.state?.terminated?.message;
-    const res = msg ? (JSON.parse(msg) as { size?: number; error?: string; reason?: string }) : {};
-    if (done && !res.error) return { state: "succeeded", size: res.size };
-    return {
-      state: "failed",
-      reason: res.reason ?? "Interrupted",
-      message: res.error ?? "Job failed without a result",
-    };
-  },
-};
 
 describe("OpenBaoRestore controller on the real API server", () => {
   let client: KubeClient;
@@ -97,7 +54,8 @@ describe("OpenBaoRestore controller on the real API server", () => {
         const size = objects.get(key);
         return size === undefined ? { exists: false } : { exists: true, size };
       },
-      jobs,
+      // The real builder and result reader: the Job is what the executor would get.
+      jobs: executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao")),
       now: () => clock,
     });
     return r.reconcile(`${ns}/${name}`, rc);
@@ -326,7 +284,11 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal((await get("r1")).status?.phase, "Running");
     assert.ok(!JSON.stringify((await get("r1")).status).includes("s3cr3t-value"));
 
-    await finishJob("r1-restore", { key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 1500 }, true);
+    await finishJob(
+      "r1-restore",
+      { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 1500 },
+      true,
+    );
     await pass("r1");
     const done = await get("r1");
     assert.equal(done.status?.phase, "Completed");
@@ -375,7 +337,13 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal((await get("r2")).status?.phase, "Running");
     await finishJob(
       "r2-restore",
-      { error: "snapshot restore refused by OpenBao", reason: "RestoreRejected" },
+      {
+        ok: false,
+        operation: "restore",
+        key: "snaps/ns/bao/good.snap",
+        error: "snapshot restore refused by OpenBao",
+        reason: "RestoreFailed",
+      },
       false,
     );
     await pass("r2");
@@ -383,7 +351,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal(r.status?.phase, "Failed");
     assert.match(
       (await cond("r2", "RestoreComplete"))?.message ?? "",
-      /RestoreRejected: snapshot restore refused/,
+      /RestoreFailed: snapshot restore refused/,
     );
     assert.match(r.status?.message ?? "", /follow-up/);
     assert.equal((await cluster("bao")).status?.operationLock, undefined);
@@ -418,7 +386,11 @@ describe("OpenBaoRestore controller on the real API server", () => {
       "the OperationLockOverridden event on r3",
     );
     assert.match(String(overrideEvent["note"]), /taken from Backup backup\/bao\/w-2/);
-    await finishJob("r3-restore", { key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 }, true);
+    await finishJob(
+      "r3-restore",
+      { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 },
+      true,
+    );
     await pass("r3");
     assert.equal((await get("r3")).status?.phase, "Completed");
     assert.equal((await cluster("bao")).status?.operationLock, undefined);
