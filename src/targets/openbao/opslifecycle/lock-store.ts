@@ -4,8 +4,9 @@
  * its decision was made from (cas.ts). Two holders racing for a free lock: one apply wins, the other
  * gets 409, re-reads, and sees the winner.
  */
-import type { OperationLock } from "../../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OperationLock } from "../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../runtime/client.js";
+import { isConflict, isInvalid } from "../../../runtime/errors.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { type CasResult, casStatus } from "./cas.js";
@@ -95,15 +96,21 @@ export class OperationLockStore {
     signal: AbortSignal | undefined,
     recover: boolean,
   ): Promise<ReleaseResult> {
-    const r = await casStatus<ReleaseDecision>(
-      this.client,
-      ref,
-      (fresh) => {
-        const d = decideRelease(fresh.status?.operationLock, id);
-        return d.kind === "release" ? { decision: d, plane: {} } : { decision: d };
-      },
-      this.casOptions(signal),
-    );
+    let r: CasResult<ReleaseDecision>;
+    try {
+      r = await casStatus<ReleaseDecision>(
+        this.client,
+        ref,
+        (fresh) => {
+          const d = decideRelease(fresh.status?.operationLock, id);
+          return d.kind === "release" ? { decision: d, plane: {} } : { decision: d };
+        },
+        this.casOptions(signal),
+      );
+    } catch (e) {
+      if (!isInvalid(e)) throw e;
+      return this.releaseLastField(ref, id, signal);
+    }
     if (r.decision.kind === "not-holder") return { released: false, heldBy: r.decision.heldBy };
     if (r.wrote && r.cluster.status?.operationLock?.holder === id.holder) {
       if (!recover)
@@ -135,6 +142,41 @@ export class OperationLockStore {
     const d = r.decision;
     if (d.kind === "held") return { lock: r.cluster.status!.operationLock!, wrote: false };
     return { lock: d.lock, previous: d.previous, wrote: r.wrote };
+  }
+
+  /**
+   * When the lock is the only field in status, the release apply leaves status empty, and server-side
+   * apply stores an emptied map as null, which the schema refuses (422). Then the lock is removed
+   * with a JSON merge patch instead, with the same resourceVersion precondition and exact-holder
+   * check, which leaves an empty status object behind.
+   */
+  private async releaseLastField(
+    ref: ClusterRef,
+    id: LockIdentity,
+    signal?: AbortSignal,
+  ): Promise<ReleaseResult> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      signal?.throwIfAborted();
+      const fresh = await this.client.get<OpenBaoCluster>(OPENBAOCLUSTER, ref.name, ref.namespace);
+      const d = decideRelease(fresh.status?.operationLock, id);
+      if (d.kind === "free") return { released: true, wrote: false };
+      if (d.kind === "not-holder") return { released: false, heldBy: d.heldBy };
+      try {
+        await this.client.mergePatch(
+          OPENBAOCLUSTER,
+          ref.name,
+          ref.namespace,
+          { metadata: { resourceVersion: fresh.metadata.resourceVersion }, status: { operationLock: null } },
+          "status",
+        );
+        return { released: true, wrote: true };
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+    throw new Error(
+      `${ref.namespace}/${ref.name}: releasing the operation lock lost 20 races in a row; will retry`,
+    );
   }
 
   private casOptions(signal?: AbortSignal) {
