@@ -8,6 +8,7 @@ import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB, STATEFULSET } from "./reconciler.js";
+import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 
@@ -66,6 +67,9 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       // Backups (later upgrades): their own controller and queue, next to the workload one.
       const { defaultSnapshotStores } = await import("./adminops/backup/store.js");
       setupAdminOps(manager, config, clusters, { stores: defaultSnapshotStores });
+      // Restores: their own controller and queue (restore/wiring.ts).
+      const { defaultRestorePorts } = await import("./restore/defaults.js");
+      setupRestore(manager, config, defaultRestorePorts(manager.client, config));
     },
   };
 }

@@ -28,6 +28,8 @@ export type RestoreJobOutcome =
   | { state: "failed"; reason: string; message: string };
 
 export interface RestoreJobs {
+  /** Objects the Job needs before it can start (its ServiceAccount), applied idempotently. */
+  prepare?(restore: OpenBaoRestore, cluster: OpenBaoCluster, signal?: AbortSignal): Promise<void>;
   /** The restore Job for this request, named `name`, owned (controller) by the restore. Pure. */
   build(restore: OpenBaoRestore, cluster: OpenBaoCluster, name: string): KubeObject;
   /** Where the Job stands, from the Job and its pods (the executor's termination message). Pure. */

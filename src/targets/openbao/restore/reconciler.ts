@@ -181,8 +181,23 @@ export class RestoreReconciler {
         rc,
       );
     if (!job) {
+      let intent: KubeObject;
       try {
-        job = await this.d.client.create(JOB, this.d.jobs.build(r, cluster!, jobName));
+        intent = this.d.jobs.build(r, cluster!, jobName);
+      } catch (e) {
+        // A request the builder cannot turn into a Job (e.g. no executor image anywhere) never will.
+        const msg = errorMessage(e);
+        return this.finish(
+          key,
+          r,
+          failed(r, this.now(), "InvalidRequest", msg),
+          { reason: "InvalidRequest" },
+          rc,
+        );
+      }
+      await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      try {
+        job = await this.d.client.create(JOB, intent);
         this.event(r, {
           type: "Normal",
           reason: "JobCreated",
