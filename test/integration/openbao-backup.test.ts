@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { type ObjectStore, openObjectStore } from "../../src/targets/openbao/objectstore/index.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
@@ -21,6 +22,9 @@ import {
 // status, a Job or the object store; none on time passing.
 
 const NAME = "bao";
+const RESTORE_CRD = fileURLToPath(
+  new URL("../../../deploy/crds/openbao.org_openbaorestores.yaml", import.meta.url),
+);
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
@@ -284,6 +288,84 @@ describe("openbao backups on the local node", () => {
     );
     assert.equal(b.lastBackupTime, before.lastBackupTime);
     assert.equal(await lockHolder(), "");
+  });
+
+  it("restore: waits while a backup holds the lock, takes it with override, reads the original back", async () => {
+    await ctx.kubectl(["apply", "--server-side", "-f", RESTORE_CRD]);
+    await ctx.waitFor("crd/openbaorestores.openbao.org", "condition=Established", 120);
+    // Change and delete what the first backup holds.
+    await bao("bao kv put kv/app color=red size=9");
+    await bao("bao kv metadata delete kv/other");
+    assert.match(await bao("bao kv get -format=json kv/app"), /"color": "red"/);
+    // A backup that hangs on its endpoint holds the lock (the target still points at the black hole).
+    await trigger("m4");
+    const jobName = await poll(
+      async () => (await backup()).jobName as string | undefined,
+      120_000,
+      "the m4 Job",
+    );
+    await ctx.waitFor(`pods -l batch.kubernetes.io/job-name=${jobName}`, "condition=Ready", 180);
+    const backupHolder = `backup/${NAME}/${jobName}`;
+    assert.equal(await lockHolder(), backupHolder);
+    const restore = (name: string, extra: Record<string, unknown>) => ({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoRestore",
+      metadata: { name },
+      spec: {
+        cluster: NAME,
+        // The root token (a restore replaces every token anyway).
+        tokenSecretRef: { name: `${NAME}-root-token` },
+        source: {
+          key: firstBackup.key,
+          target: {
+            provider: "s3",
+            endpoint: s3.endpoint,
+            bucket: BUCKET,
+            usePathStyle: true,
+            credentialsSecretRef: { name: "s3-creds" },
+          },
+        },
+        ...extra,
+      },
+    });
+    await ctx.apply(restore("r-wait", {}));
+    const waiting = await poll(
+      async () => {
+        const r = await ctx.getJson("openbaorestore/r-wait");
+        const c = r.status?.conditions?.find((x: Json) => x.type === "LockAcquired");
+        return c?.reason === "OperationLockHeld" ? { r, c } : undefined;
+      },
+      180_000,
+      "r-wait to report OperationLockHeld",
+    );
+    assert.match(waiting.c.message, new RegExp(backupHolder));
+    assert.notEqual(waiting.r.status.phase, "Running");
+    assert.equal(await lockHolder(), backupHolder, "a waiting restore does not take the lock");
+    await ctx.kubectl(["delete", "openbaorestore/r-wait", "--wait=false"]);
+
+    await ctx.apply(restore("r-force", { overrideOperationLock: true, force: true }));
+    await ctx.waitFor("openbaorestore/r-force", "jsonpath={.status.phase}=Completed", 600);
+    const r = await ctx.getJson("openbaorestore/r-force");
+    assert.ok(
+      r.status.conditions.some((x: Json) => x.type === "OperationLockOverride" && x.status === "True"),
+    );
+    // The original data is back (OpenBao may change leader after a restore: ask until it answers).
+    const app = await poll(
+      async () => {
+        const out = await bao("bao kv get -format=json kv/app").catch(() => "");
+        return out.includes('"color"') ? out : undefined;
+      },
+      180_000,
+      "kv/app readable after the restore",
+      3000,
+    );
+    assert.match(app, /"color": "blue"/);
+    assert.match(await bao("bao kv get -format=json kv/other"), /"keep": "me"/);
+
+    // The hanging backup ends as a failure; it never takes the lock back from the restore.
+    await ctx.kubectl(["delete", "pod", "-l", `batch.kubernetes.io/job-name=${jobName}`, "--wait=false"]);
+    await settled((x) => x.lastHandledManualTrigger === "m4", "the m4 attempt recorded");
+    assert.notEqual(await lockHolder(), backupHolder);
     await patchTarget({ endpoint: s3.endpoint });
   });
 });
