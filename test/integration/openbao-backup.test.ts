@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type ObjectStore, openObjectStore } from "../../src/targets/openbao/objectstore/index.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
+import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
 import { type Blackhole, startBlackhole } from "../support/blackhole.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
@@ -12,7 +15,6 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
-import { type S3Fixture, startS3 } from "../support/s3-fixture.js";
 
 // Backups end to end on the local node: a 3-voter OpenBao cluster, the real operator process, the
 // executor Job running the operator's own image, and a real S3 server inside the node's network.
@@ -20,13 +22,18 @@ import { type S3Fixture, startS3 } from "../support/s3-fixture.js";
 // status, a Job or the object store; none on time passing.
 
 const NAME = "bao";
+const RESTORE_CRD = fileURLToPath(
+  new URL("../../../deploy/crds/openbao.org_openbaorestores.yaml", import.meta.url),
+);
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
 describe("openbao backups on the local node", () => {
   let ctx: NodeNamespace;
   let op: OperatorProcess | undefined;
-  let s3: S3Fixture;
+  let s3: { endpoint: string; stop(): Promise<void> };
+  let bucket: ObjectStore;
+  const BUCKET = "snapshots";
   let hole: Blackhole | undefined;
   let rootToken = "";
   const firstBackup: { key?: string; size?: number } = {};
@@ -38,7 +45,22 @@ describe("openbao backups on the local node", () => {
     ctx = await nodeNamespace("obbk");
     await installOpenBaoCrd(ctx);
     await reloadOperatorImage(ctx.node.ctr, ctx.node.containerdSocket);
-    s3 = await startS3(ctx);
+    // The S3 server runs inside the node's network, where the executor pods reach it.
+    s3 = await startS3Server({
+      buckets: [BUCKET],
+      host: ctx.node.addresses.nodeIp,
+      wrap: ctx.node.inCluster,
+    });
+    bucket = await openObjectStore({
+      provider: "s3",
+      bucket: BUCKET,
+      endpoint: s3.endpoint,
+      region: "us-east-1",
+      usePathStyle: true,
+      partSize: 5 * 1024 * 1024,
+      concurrency: 2,
+      credentials: { s3: { ...S3_TEST_CREDENTIALS } },
+    });
     op = await startOperator();
   });
   after(async () => {
@@ -86,7 +108,7 @@ describe("openbao backups on the local node", () => {
         apiVersion: "v1",
         kind: "Secret",
         metadata: { name: "s3-creds" },
-        stringData: s3.credentials,
+        stringData: { ...S3_TEST_CREDENTIALS },
       },
       {
         apiVersion: "openbao.org/v1alpha1",
@@ -105,7 +127,7 @@ describe("openbao backups on the local node", () => {
             target: {
               provider: "s3",
               endpoint: s3.endpoint,
-              bucket: s3.bucket,
+              bucket: BUCKET,
               pathPrefix: "e2e",
               usePathStyle: true,
               credentialsSecretRef: { name: "s3-creds" },
@@ -158,7 +180,7 @@ describe("openbao backups on the local node", () => {
       b.lastBackupKey,
       new RegExp(`^e2e/${ctx.namespace}/${NAME}/\\d{8}T\\d{6}Z-[0-9a-f]{8}\\.snap$`),
     );
-    const head = await s3.head(b.lastBackupKey);
+    const head = await bucket.head(b.lastBackupKey);
     assert.ok(head, `${b.lastBackupKey} is in the bucket`);
     assert.equal(head.size, b.lastBackupSize);
     assert.ok(b.lastBackupSize > 1000, `a Raft snapshot of some size (${b.lastBackupSize})`);
@@ -189,7 +211,7 @@ describe("openbao backups on the local node", () => {
     assert.equal(jobs.filter((j) => j === jobName).length, 1);
     assert.equal(jobs.length, 2, jobs.join(", "));
     assert.equal(await lockHolder(), "");
-    assert.equal((await s3.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 2);
+    assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 2);
     assert.equal(b.consecutiveFailures ?? 0, 0);
   });
 
@@ -213,12 +235,13 @@ describe("openbao backups on the local node", () => {
     assert.equal(b.consecutiveFailures ?? 0, 0, JSON.stringify(b));
     const compact = stamp.replace(/[-:]/g, "").toLowerCase();
     assert.ok((await backupJobs()).includes(`${NAME}-backup-${compact}`));
-    assert.equal((await s3.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 3);
+    assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 3);
   });
 
-  it("object store down: the backup fails cleanly, counted, last success kept, no partial object", async () => {
+  it("object store unreachable: the backup fails cleanly, counted, last success kept, lock released", async () => {
     const before = await backup();
-    await s3.stop();
+    // Nothing listens there: every connection is refused.
+    await patchTarget({ endpoint: `http://${ctx.node.addresses.nodeIp}:9` });
     await trigger("m2");
     const jobName = await poll(
       async () => (await backup()).jobName as string | undefined,
@@ -234,13 +257,13 @@ describe("openbao backups on the local node", () => {
     assert.equal(b.lastBackupTime, before.lastBackupTime);
     assert.equal(b.lastBackupKey, before.lastBackupKey);
     assert.equal(await lockHolder(), "");
-    await s3.start();
     const job = await ctx.getJson(`job/${jobName}`);
     const key = job.metadata.annotations["openbao.org/backup-key"];
-    assert.equal(await s3.head(key), undefined, `${key} must not exist`);
-    assert.equal((await s3.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 3);
+    assert.equal(await bucket.head(key), undefined, `${key} must not exist`);
+    assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 3);
     assert.ok(metricSum(await op!.metrics(), "openbao_backup_failure_total", { name: NAME }) >= 1);
     assert.equal((await condition("BackingUp"))?.reason, "BackupFailed");
+    await patchTarget({ endpoint: s3.endpoint });
   });
 
   it("Job pod killed mid-backup: the failure is recorded once and the lock released", async () => {
@@ -265,6 +288,84 @@ describe("openbao backups on the local node", () => {
     );
     assert.equal(b.lastBackupTime, before.lastBackupTime);
     assert.equal(await lockHolder(), "");
+  });
+
+  it("restore: waits while a backup holds the lock, takes it with override, reads the original back", async () => {
+    await ctx.kubectl(["apply", "--server-side", "-f", RESTORE_CRD]);
+    await ctx.waitFor("crd/openbaorestores.openbao.org", "condition=Established", 120);
+    // Change and delete what the first backup holds.
+    await bao("bao kv put kv/app color=red size=9");
+    await bao("bao kv metadata delete kv/other");
+    assert.match(await bao("bao kv get -format=json kv/app"), /"color": "red"/);
+    // A backup that hangs on its endpoint holds the lock (the target still points at the black hole).
+    await trigger("m4");
+    const jobName = await poll(
+      async () => (await backup()).jobName as string | undefined,
+      120_000,
+      "the m4 Job",
+    );
+    await ctx.waitFor(`pods -l batch.kubernetes.io/job-name=${jobName}`, "condition=Ready", 180);
+    const backupHolder = `backup/${NAME}/${jobName}`;
+    assert.equal(await lockHolder(), backupHolder);
+    const restore = (name: string, extra: Record<string, unknown>) => ({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoRestore",
+      metadata: { name },
+      spec: {
+        cluster: NAME,
+        // The root token (a restore replaces every token anyway).
+        tokenSecretRef: { name: `${NAME}-root-token` },
+        source: {
+          key: firstBackup.key,
+          target: {
+            provider: "s3",
+            endpoint: s3.endpoint,
+            bucket: BUCKET,
+            usePathStyle: true,
+            credentialsSecretRef: { name: "s3-creds" },
+          },
+        },
+        ...extra,
+      },
+    });
+    await ctx.apply(restore("r-wait", {}));
+    const waiting = await poll(
+      async () => {
+        const r = await ctx.getJson("openbaorestore/r-wait");
+        const c = r.status?.conditions?.find((x: Json) => x.type === "LockAcquired");
+        return c?.reason === "OperationLockHeld" ? { r, c } : undefined;
+      },
+      180_000,
+      "r-wait to report OperationLockHeld",
+    );
+    assert.match(waiting.c.message, new RegExp(backupHolder));
+    assert.notEqual(waiting.r.status.phase, "Running");
+    assert.equal(await lockHolder(), backupHolder, "a waiting restore does not take the lock");
+    await ctx.kubectl(["delete", "openbaorestore/r-wait", "--wait=false"]);
+
+    await ctx.apply(restore("r-force", { overrideOperationLock: true, force: true }));
+    await ctx.waitFor("openbaorestore/r-force", "jsonpath={.status.phase}=Completed", 600);
+    const r = await ctx.getJson("openbaorestore/r-force");
+    assert.ok(
+      r.status.conditions.some((x: Json) => x.type === "OperationLockOverride" && x.status === "True"),
+    );
+    // The original data is back (OpenBao may change leader after a restore: ask until it answers).
+    const app = await poll(
+      async () => {
+        const out = await bao("bao kv get -format=json kv/app").catch(() => "");
+        return out.includes('"color"') ? out : undefined;
+      },
+      180_000,
+      "kv/app readable after the restore",
+      3000,
+    );
+    assert.match(app, /"color": "blue"/);
+    assert.match(await bao("bao kv get -format=json kv/other"), /"keep": "me"/);
+
+    // The hanging backup ends as a failure; it never takes the lock back from the restore.
+    await ctx.kubectl(["delete", "pod", "-l", `batch.kubernetes.io/job-name=${jobName}`, "--wait=false"]);
+    await settled((x) => x.lastHandledManualTrigger === "m4", "the m4 attempt recorded");
+    assert.notEqual(await lockHolder(), backupHolder);
     await patchTarget({ endpoint: s3.endpoint });
   });
 });
