@@ -13,7 +13,7 @@ const implemented: Record<string, { kinds: string[]; load: () => Promise<TargetD
     load: async () => (await import("../targets/vault/target.js")).vaultTarget() as TargetDefinition,
   },
   openbao: {
-    kinds: ["OpenBaoCluster"],
+    kinds: ["OpenBaoCluster", "OpenBaoRestore"],
     load: async () => (await import("../targets/openbao/target.js")).openbaoTarget() as TargetDefinition,
   },
   gitlab: {
@@ -28,7 +28,7 @@ const notImplemented: Record<string, string[]> = {
 };
 
 /** Kinds of an implemented target that it does not reconcile yet. */
-const pendingKinds: Record<string, string> = { OpenBaoRestore: "openbao" };
+const pendingKinds: Record<string, string> = {};
 
 export const knownTargetNames = (): string[] =>
   [...Object.keys(implemented), ...Object.keys(notImplemented)].sort();

@@ -85,9 +85,34 @@ describe("openbao status", () => {
     assert.equal(statusChanged(first, moved), true);
   });
 
-  it("keeps fields other controllers own", () => {
-    const s = nextStatus(cluster({ backup: { consecutiveFailures: 2 } }), settled, t0);
-    assert.deepEqual(s.backup, { consecutiveFailures: 2 });
+  it("leaves the AdminOps plane and the lock out of its intent, and does not count them as change", () => {
+    const foreign = {
+      backup: { consecutiveFailures: 2 },
+      lastBackupTime: "2026-01-01T00:00:00Z",
+      operationLock: { operation: "Backup" as const, holder: "backup/demo/w1" },
+      conditions: [
+        {
+          type: "BackingUp",
+          status: "True" as const,
+          reason: "BackupInProgress",
+          message: "job running",
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
+      ],
+    };
+    const s = nextStatus(cluster(foreign), settled, t0);
+    assert.equal(s.backup, undefined);
+    assert.equal(s.lastBackupTime, undefined);
+    assert.equal(s.operationLock, undefined);
+    assert.equal(
+      s.conditions?.some((c) => c.type === "BackingUp"),
+      false,
+    );
+    // The same workload plane next to other writers' fields is no change.
+    assert.equal(
+      statusChanged({ ...s, ...foreign, conditions: [...(s.conditions ?? []), ...foreign.conditions] }, s),
+      false,
+    );
   });
 
   it("turns condition transitions into events, warnings for bad states", () => {

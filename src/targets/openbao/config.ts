@@ -12,9 +12,21 @@ export interface OpenBaoTargetConfig {
   pollMs: number;
   /** The cluster's DNS domain, for pod and Service names. */
   clusterDomain: string;
+  /**
+   * Image of executor Jobs (backup, restore): the operator's own image, which carries the `executor`
+   * subcommand. spec.backup.image / OpenBaoRestore spec.image override it per object.
+   */
+  executorImage?: string;
 }
 
-const KEYS = ["observeOnly", "concurrency", "resyncInterval", "pollInterval", "clusterDomain"] as const;
+const KEYS = [
+  "observeOnly",
+  "concurrency",
+  "resyncInterval",
+  "pollInterval",
+  "clusterDomain",
+  "executorImage",
+] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
   const root = asSection(raw ?? {}, field, KEYS);
@@ -30,6 +42,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(clusterDomain))
     throw new ConfigError(`${field}.clusterDomain`, "must be a DNS domain such as cluster.local");
   const observeOnly = asBool(root["observeOnly"] ?? false, `${field}.observeOnly`);
+  const executorImage =
+    root["executorImage"] === undefined
+      ? undefined
+      : asString(root["executorImage"], `${field}.executorImage`);
+  if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
+    throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
   return {
     observeOnly,
     concurrency,
@@ -40,5 +58,6 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     pollMs:
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
     clusterDomain,
+    ...(executorImage ? { executorImage } : {}),
   };
 }

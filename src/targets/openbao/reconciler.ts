@@ -1,11 +1,4 @@
-import {
-  type OpenBaoCluster,
-  OpenBaoClusterKind,
-  OpenBaoClusterPlural,
-  type OpenBaoClusterStatus,
-  OpenBaoGroup,
-  OpenBaoVersion,
-} from "../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
@@ -14,7 +7,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/final
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
-import { refOf } from "./cluster-ref.js";
+import { OPENBAOCLUSTER, refOf } from "./cluster-ref.js";
 import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
 import { CLUSTER_FINALIZER, clusterNames } from "./identity.js";
 import {
@@ -30,6 +23,7 @@ import {
 } from "./metrics.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import type { ServiceContext } from "./services.js";
+import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import {
   type Blocked,
   eventType,
@@ -38,21 +32,17 @@ import {
   statusChanged,
   transitions,
 } from "./status.js";
+import { applyWorkloadStatus } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
 import { cached, SECRET, Writes } from "./workload/statefulsets/reconcile.js";
 
-export const FIELD_MANAGER = "platform-operator-openbao";
+export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
 const SILENT_EVENTS = { record(): void {} } as unknown as EventRecorder;
 
-export const OPENBAOCLUSTER: ResourceType = {
-  group: OpenBaoGroup,
-  version: OpenBaoVersion,
-  kind: OpenBaoClusterKind,
-  plural: OpenBaoClusterPlural,
-  namespaced: true,
-};
+/** Re-exported: the type lives in cluster-ref.ts so the lock and restore code need not load this file. */
+export { OPENBAOCLUSTER };
 export const STATEFULSET: ResourceType = {
   group: "apps",
   version: "v1",
@@ -248,16 +238,7 @@ export class OpenBaoClusterReconciler {
         note: `${c.type}: ${c.message}`,
       });
     try {
-      await this.d.client.applyStatus(
-        OPENBAOCLUSTER,
-        {
-          apiVersion: cluster.apiVersion,
-          kind: cluster.kind,
-          metadata: { name: cluster.metadata.name, namespace: cluster.metadata.namespace },
-          status: next,
-        },
-        { fieldManager: FIELD_MANAGER, force: true, signal: rc.signal },
-      );
+      await applyWorkloadStatus(this.d.client, cluster, next, rc.signal);
       this.written.set(key, next);
       rc.log.debug({ phase: next.phase, readyReplicas: next.readyReplicas }, "status written");
     } catch (e) {

@@ -12,6 +12,7 @@ import {
   setCondition,
 } from "../../runtime/conditions.js";
 import { deepEqual } from "../../runtime/converge.js";
+import { workloadPlaneOf } from "./opslifecycle/planes.js";
 
 /** Where a pass stopped, if it did: a step that is not ready blocks every later one. */
 export interface Blocked {
@@ -52,9 +53,14 @@ export function phaseOf(r: PassResult): OpenBaoClusterPhase {
   return "Running";
 }
 
-/** The status a pass leads to. Fields this controller does not own (backup, upgrade...) are kept. */
+/**
+ * The workload plane of the status a pass leads to. Fields and conditions of the AdminOps plane and
+ * the operation lock are left out, not copied: this is applied under the workload's field manager
+ * with force, and a copy would co-own them, put back stale values over the other writers' newer
+ * ones, and keep them from ever being removed (see opslifecycle/planes.ts).
+ */
 export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): OpenBaoClusterStatus {
-  const prev = cluster.status ?? {};
+  const prev = workloadPlaneOf(cluster.status);
   const g = cluster.metadata.generation;
   let list: Condition[] = [...(prev.conditions ?? [])];
   const put = (c: Omit<ConditionInput, "observedGeneration">) => {
@@ -197,7 +203,8 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
 
 /** Whether writing `next` would change anything; lastTransitionTime-only churn does not count. */
 export function statusChanged(prev: OpenBaoClusterStatus | undefined, next: OpenBaoClusterStatus): boolean {
-  const { conditions: a, ...restA } = prev ?? {};
+  // Only the workload plane is compared: the other writers' fields are never in `next`.
+  const { conditions: a, ...restA } = workloadPlaneOf(prev);
   const { conditions: b, ...restB } = next;
   return !sameConditions(a, b) || !deepEqual(restA, restB);
 }

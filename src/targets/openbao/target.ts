@@ -4,9 +4,11 @@ import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB, STATEFULSET } from "./reconciler.js";
+import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 
@@ -62,6 +64,12 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       controller.watchOwned(configMaps, OPENBAOCLUSTER);
       controller.watchOwned(pdbs, OPENBAOCLUSTER);
       manager.add(controller);
+      // Backups (later upgrades): their own controller and queue, next to the workload one.
+      const { defaultSnapshotStores } = await import("./adminops/backup/store.js");
+      setupAdminOps(manager, config, clusters, { stores: defaultSnapshotStores });
+      // Restores: their own controller and queue (restore/wiring.ts).
+      const { defaultRestorePorts } = await import("./restore/defaults.js");
+      setupRestore(manager, config, defaultRestorePorts(manager.client, config));
     },
   };
 }

@@ -1,0 +1,617 @@
+import {
+  OpenBaoClusterCondition as C,
+  OpenBaoAnnotation,
+  type OpenBaoCluster,
+  TriggerBackupAnnotation,
+} from "../../../../apis/openbaocluster.js";
+import type { KubeClient } from "../../../../runtime/client.js";
+import { type Condition, setCondition } from "../../../../runtime/conditions.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+} from "../../../../runtime/controller.js";
+import { ApiError, errorMessage, isNotFound } from "../../../../runtime/errors.js";
+import type { EventRecorder } from "../../../../runtime/events.js";
+import type { Informer } from "../../../../runtime/informer.js";
+import type { Logger } from "../../../../runtime/log.js";
+import { type KubeObject, type ResourceType, splitKey } from "../../../../runtime/types.js";
+import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
+import type { OpenBaoTargetConfig } from "../../config.js";
+import { type ExecutorJob, objectKey } from "../../executor/contract.js";
+import { API_PORT, type ClusterRef, Component, clusterLabels, clusterNames } from "../../identity.js";
+import {
+  backupHolder,
+  contention,
+  type LockIdentity,
+  OperationLockStore,
+  writeAdminOpsConcern,
+} from "../../opslifecycle/index.js";
+import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
+import { buildExecutorJob } from "../jobs/build.js";
+import {
+  backupDuration,
+  backupFailureTotal,
+  backupLastSuccess,
+  backupRetentionDeleted,
+  backupSize,
+  backupSuccessTotal,
+  backupTotal,
+  forgetBackupMetrics,
+} from "./metrics.js";
+import type { SnapshotStoreFactory } from "./ports.js";
+import { BackupReason, checkPrerequisites } from "./prerequisites.js";
+import { type BackupStatus, jobOutcome, recordOutcome } from "./result.js";
+import { selectForDeletion } from "./retention.js";
+import { backupJobName, backupKeyPrefix, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
+
+export const JOB: ResourceType = {
+  group: "batch",
+  version: "v1",
+  kind: "Job",
+  plural: "jobs",
+  namespaced: true,
+};
+const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+const SECRET: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+const SERVICE_ACCOUNT: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
+
+/** Field manager of the objects this controller creates (Jobs, the backup ServiceAccount). */
+export const ADMINOPS_OBJECTS_MANAGER = "platform-operator-openbao-adminops";
+/** Audience of the projected token the backup Job presents to OpenBao's JWT auth (upstream's). */
+export const BACKUP_JWT_AUDIENCE = "openbao-internal";
+/** While a Job runs: the Job watch wakes the controller; this only bounds a missed event. */
+const RUNNING_POLL_MS = 30_000;
+/** A missing prerequisite is looked at again after this (Secrets are not watched). */
+const PREREQ_POLL_MS = 30_000;
+/** Longest sleep until the next window; long sleeps are cut so a clock jump is noticed. */
+const MAX_SLEEP_MS = 15 * 60_000;
+
+export const BackupEvent = {
+  JobCreated: "BackupJobCreated",
+  Succeeded: BackupReason.BackupSucceeded,
+  Failed: BackupReason.BackupFailed,
+  ManualTriggerAccepted: "BackupManualTriggerAccepted",
+  RetentionApplied: "BackupRetentionApplied",
+  RetentionFailed: "BackupRetentionFailed",
+} as const;
+
+export interface BackupReconcilerDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  log: Logger;
+  config: OpenBaoTargetConfig;
+  /** Only asked whether the cluster still exists; decisions use a fresh read. */
+  clusters: Pick<Informer<OpenBaoCluster>, "get">;
+  stores: SnapshotStoreFactory;
+  now?: () => Date;
+}
+
+/** The ServiceAccount backup Jobs run as; its projected token is what a JWT role binds. */
+export const backupServiceAccount = (cluster: ClusterRef): string => `${cluster.name}-backup`;
+
+/**
+ * The backup half of the AdminOps path. Each pass reads the cluster fresh and moves one step:
+ *
+ *   in flight (status.backup.jobName) → observe the Job → record the result once → retention → release
+ *   idle → window or trigger due? → prerequisites → acquire lock → persist the attempt → create the Job
+ *
+ * Every step is idempotent and the attempt is persisted before its Job exists, so a pass that resumes
+ * after a crash at any point finds the same Job (deterministic name) and the same lock holder, and
+ * never launches a second Job or takes a lock that is not its own.
+ */
+export class BackupReconciler {
+  private readonly now: () => Date;
+  private readonly locks: OperationLockStore;
+
+  constructor(private readonly d: BackupReconcilerDeps) {
+    this.now = d.now ?? (() => new Date());
+    this.locks = new OperationLockStore(d.client, { now: this.now });
+  }
+
+  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+    const { namespace = "", name } = splitKey(key);
+    const cached = this.d.clusters.get(key);
+    if (!cached) {
+      forgetBackupMetrics(namespace, name);
+      return done();
+    }
+    if (cached.metadata.deletionTimestamp) return done();
+    // Decisions about Jobs and the lock are made on a fresh read: the cache may not hold our own
+    // last write yet, and acting on it could launch a second Job.
+    let cluster: OpenBaoCluster;
+    try {
+      cluster = await this.d.client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, namespace);
+    } catch (e) {
+      if (isNotFound(e)) return done();
+      throw e;
+    }
+    const ref = refOf(cluster);
+    const backup = cluster.status?.backup ?? {};
+
+    if (backup.jobName) return this.inFlight(cluster, backup.jobName, rc);
+    await this.releaseStaleLock(cluster, rc);
+    if (!cluster.spec.backup) return done();
+    if (cluster.spec.paused) return done();
+
+    let decision: ReturnType<typeof decide>;
+    try {
+      decision = decide({
+        schedule: cluster.spec.backup.schedule,
+        now: this.now(),
+        lastAttemptScheduledTime: backup.lastAttemptScheduledTime,
+        createdAt: cluster.metadata.creationTimestamp,
+        trigger: cluster.metadata.annotations?.[TriggerBackupAnnotation],
+        lastHandledTrigger: backup.lastHandledManualTrigger,
+      });
+    } catch (e) {
+      if (!(e instanceof ScheduleError)) throw e;
+      await this.condition(cluster, "False", BackupReason.InvalidSchedule, e.message, rc, "Warning");
+      return done();
+    }
+    const next = decision.next ? stamp(decision.next) : undefined;
+    if (next !== backup.nextScheduledBackup)
+      await this.writeBackup(ref, (b) => withField(b, "nextScheduledBackup", next), rc);
+    if (!decision.due) {
+      await this.condition(cluster, "False", BackupReason.Idle, idleMessage(next), rc);
+      return this.sleepUntil(decision.next);
+    }
+    return this.start(cluster, decision.due, next, rc);
+  }
+
+  // ---------------------------------------------------------------- starting an attempt
+
+  private async start(
+    cluster: OpenBaoCluster,
+    due: Due,
+    next: string | undefined,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const spec = cluster.spec.backup!;
+    const jobName = backupJobName(ref.name, due);
+    const id: LockIdentity = { operation: "Backup", holder: backupHolder(ref.name, jobName) };
+    const caSecret = tlsEnabled(cluster) ? tlsSecretName(cluster) : undefined;
+    const wanted = [spec.tokenSecretRef?.name, spec.target.credentialsSecretRef?.name, caSecret].filter(
+      (s): s is string => !!s,
+    );
+    const present = new Set<string>();
+    for (const s of wanted) if (await this.d.client.getOrUndefined(SECRET, s, ref.namespace)) present.add(s);
+    const image = spec.image ?? this.d.config.executorImage;
+    const pre = image
+      ? checkPrerequisites({
+          cluster,
+          secretsPresent: present,
+          caSecret,
+          lock: cluster.status?.operationLock,
+          holder: id.holder,
+        })
+      : {
+          ok: false as const,
+          reason: BackupReason.PrerequisitesMissing,
+          message: "no executor image: set spec.backup.image or the openbao target's executorImage",
+        };
+    if (!pre.ok) {
+      const lockHeld = pre.reason === BackupReason.OperationLockHeld;
+      await this.condition(cluster, "False", pre.reason, pre.message, rc, lockHeld ? "Normal" : "Warning");
+      return requeueAfter(
+        lockHeld ? contention(cluster.status!.operationLock!, id).requeueAfterMs : PREREQ_POLL_MS,
+      );
+    }
+    const got = await this.locks.acquire(ref, id, {
+      message: `backup ${jobName}`,
+      signal: rc.signal,
+    });
+    if (!got.acquired) {
+      const c = contention(got.heldBy, id);
+      await this.condition(cluster, "False", c.reason, c.message, rc, c.eventType);
+      return requeueAfter(c.requeueAfterMs);
+    }
+    // The attempt is persisted before its Job exists: a crash between the two resumes in inFlight(),
+    // which creates the same Job, instead of deciding afresh.
+    const now = this.now();
+    const key = objectKey({
+      pathPrefix: spec.target.pathPrefix,
+      namespace: ref.namespace,
+      cluster: ref.name,
+      time: due.window,
+      id: shortHash(jobName),
+    });
+    await this.writeBackup(
+      ref,
+      (b) => {
+        const n: BackupStatus = {
+          ...b,
+          jobName,
+          lastAttemptTime: stamp(now),
+          lastAttemptScheduledTime: stamp(due.window),
+        };
+        if (next) n.nextScheduledBackup = next;
+        if (due.kind === "manual") n.lastHandledManualTrigger = due.trigger;
+        return n;
+      },
+      rc,
+    );
+    if (due.kind === "manual")
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: BackupEvent.ManualTriggerAccepted,
+        action: "Backup",
+        note: `manual backup requested through ${TriggerBackupAnnotation}; Job ${jobName}`,
+      });
+    await this.ensureJob(cluster, jobName, key, image!, rc);
+    await this.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
+    return requeueAfter(RUNNING_POLL_MS);
+  }
+
+  private async ensureJob(
+    cluster: OpenBaoCluster,
+    jobName: string,
+    key: string,
+    image: string,
+    rc: ReconcileContext,
+  ): Promise<void> {
+    const ref = refOf(cluster);
+    const spec = cluster.spec.backup!;
+    const sa = backupServiceAccount(ref);
+    await this.d.client.apply(
+      SERVICE_ACCOUNT,
+      {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: {
+          name: sa,
+          namespace: ref.namespace,
+          labels: clusterLabels(ref, Component.Backup),
+          ownerReferences: [ownerRef(cluster)],
+        },
+        automountServiceAccountToken: false,
+      },
+      { fieldManager: ADMINOPS_OBJECTS_MANAGER, force: true, signal: rc.signal },
+    );
+    const t = spec.target;
+    const names = clusterNames(ref);
+    const scheme = tlsEnabled(cluster) ? "https" : "http";
+    const caSecret = tlsEnabled(cluster) ? tlsSecretName(cluster) : undefined;
+    const contract: ExecutorJob = {
+      operation: "backup",
+      openbao: {
+        address: `${scheme}://${names.activeService}.${ref.namespace}.svc:${API_PORT}`,
+        ...(caSecret ? { caSecretName: caSecret } : {}),
+      },
+      auth: spec.jwtAuthRole
+        ? { method: "jwt", role: spec.jwtAuthRole, audience: BACKUP_JWT_AUDIENCE }
+        : { method: "token", secretName: spec.tokenSecretRef!.name! },
+      store: {
+        provider: t.provider ?? "s3",
+        bucket: t.provider === "azure" && t.azure?.container ? t.azure.container : t.bucket,
+        key,
+        endpoint: t.endpoint,
+        region: t.region,
+        usePathStyle: t.usePathStyle,
+        insecureSkipVerify: t.insecureSkipVerify,
+        partSize: t.partSize,
+        concurrency: t.concurrency,
+        roleArn: t.roleArn,
+        azureStorageAccount: t.azure?.storageAccount,
+        gcsProject: t.gcs?.project,
+        credentialsSecretName: t.credentialsSecretRef?.name || undefined,
+      },
+    };
+    const job = buildExecutorJob({
+      cluster,
+      name: jobName,
+      component: Component.Backup,
+      image,
+      contract,
+      serviceAccountName: sa,
+      annotations: { [OpenBaoAnnotation.BackupKey]: key },
+    });
+    try {
+      await this.d.client.create(JOB, job);
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: BackupEvent.JobCreated,
+        action: "Backup",
+        note: `Job ${jobName} streams a Raft snapshot to ${key}`,
+      });
+    } catch (e) {
+      // Same window, same name: the Job of this attempt exists already (a pass resumed after a crash).
+      if (!(e instanceof ApiError && e.code === 409)) throw e;
+    }
+  }
+
+  // ---------------------------------------------------------------- an attempt in flight
+
+  private async inFlight(
+    cluster: OpenBaoCluster,
+    jobName: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const id: LockIdentity = { operation: "Backup", holder: backupHolder(ref.name, jobName) };
+    const job = await this.d.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
+    if (!job) {
+      const lock = cluster.status?.operationLock;
+      const ours = lock?.holder === id.holder;
+      if (ours && cluster.spec.backup) {
+        // Persisted but never created (crash between the two): create it now.
+        const b = cluster.status!.backup!;
+        const key = objectKey({
+          pathPrefix: cluster.spec.backup.target.pathPrefix,
+          namespace: ref.namespace,
+          cluster: ref.name,
+          time: new Date(b.lastAttemptScheduledTime ?? b.lastAttemptTime ?? this.now().toISOString()),
+          id: shortHash(jobName),
+        });
+        const image = cluster.spec.backup.image ?? this.d.config.executorImage;
+        if (image) {
+          await this.ensureJob(cluster, jobName, key, image, rc);
+          return requeueAfter(RUNNING_POLL_MS);
+        }
+      }
+      return this.finish(
+        cluster,
+        jobName,
+        {
+          state: "failed",
+          reason: "JobMissing",
+          message: `Job ${jobName} is gone and its result was never read`,
+        },
+        undefined,
+        undefined,
+        id,
+        rc,
+      );
+    }
+    const pods = await this.d.client.list<KubeObject>(POD, {
+      namespace: ref.namespace,
+      labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
+    });
+    const outcome = jobOutcome(job, pods.items);
+    if (outcome.state === "running") {
+      // Renew (rate-limited by the lock store) so the lock shows the backup is alive.
+      await this.locks.acquire(ref, id, { message: `backup ${jobName}`, signal: rc.signal });
+      return requeueAfter(RUNNING_POLL_MS);
+    }
+    const started = (job["status"] as { startTime?: string } | undefined)?.startTime;
+    return this.finish(
+      cluster,
+      jobName,
+      outcome,
+      job.metadata.annotations?.[OpenBaoAnnotation.BackupKey],
+      started ? new Date(started) : undefined,
+      id,
+      rc,
+    );
+  }
+
+  private async finish(
+    cluster: OpenBaoCluster,
+    jobName: string,
+    outcome: Exclude<ReturnType<typeof jobOutcome>, { state: "running" }>,
+    key: string | undefined,
+    startedAt: Date | undefined,
+    id: LockIdentity,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const labels = { namespace: ref.namespace, name: ref.name };
+    const now = this.now();
+    let recorded = false;
+    let after: BackupStatus | undefined;
+    // Recorded once: the write that records the result also clears jobName, and it only happens while
+    // jobName still names this Job (a repeated pass sees no Job in flight and records nothing).
+    const w = await this.writeBackup(
+      ref,
+      (b) => {
+        if (b?.jobName !== jobName) return b;
+        recorded = true;
+        after = recordOutcome(b, outcome, key, startedAt, now);
+        return after;
+      },
+      rc,
+    );
+    if (recorded && after) {
+      backupTotal.inc(labels);
+      if (outcome.state === "succeeded") {
+        backupSuccessTotal.inc(labels);
+        if (outcome.size !== undefined) backupSize.set(labels, outcome.size);
+        const ms = outcome.durationMs ?? (startedAt ? now.getTime() - startedAt.getTime() : undefined);
+        if (ms !== undefined) backupDuration.observe(labels, ms / 1000);
+        backupLastSuccess.set(labels, Math.floor(now.getTime() / 1000));
+        this.d.events.record(cluster, {
+          type: "Normal",
+          reason: BackupEvent.Succeeded,
+          action: "Backup",
+          note: `snapshot ${after.lastBackupKey ?? jobName} uploaded (${after.lastBackupSize ?? "?"} bytes in ${after.lastBackupDuration ?? "?"})`,
+        });
+        await this.condition(
+          cluster,
+          "False",
+          BackupReason.BackupSucceeded,
+          `last backup ${after.lastBackupName ?? jobName}`,
+          rc,
+        );
+      } else {
+        backupFailureTotal.inc({ ...labels, reason: outcome.reason });
+        this.d.events.record(cluster, {
+          type: "Warning",
+          reason: BackupEvent.Failed,
+          action: "Backup",
+          note: `Job ${jobName}: ${outcome.reason}: ${outcome.message}`.slice(0, 1000),
+        });
+        await this.condition(
+          cluster,
+          "False",
+          BackupReason.BackupFailed,
+          `Job ${jobName} failed (${outcome.reason}); ${after.consecutiveFailures} consecutive failures`,
+          rc,
+          "Warning",
+        );
+      }
+    }
+    await this.retention(w, rc);
+    await this.locks.release(ref, id, rc.signal);
+    return requeueAfter(1);
+  }
+
+  /** A backup lock with no attempt in flight is left from a crash after recording: finish it. */
+  private async releaseStaleLock(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
+    const lock = cluster.status?.operationLock;
+    const ref = refOf(cluster);
+    if (lock?.operation !== "Backup" || !lock.holder?.startsWith(backupHolder(ref.name, ""))) return;
+    await this.retention(cluster, rc);
+    await this.locks.release(ref, { operation: "Backup", holder: lock.holder }, rc.signal);
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /**
+   * After terminal processing and only with a recorded success as guard (see retention.ts for why it
+   * runs here). A failure is an event and a log line; it never fails the backup or keeps the lock.
+   */
+  private async retention(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
+    const spec = cluster.spec.backup;
+    const b = cluster.status?.backup;
+    const policy = spec?.retention;
+    if (!spec || !policy || !b?.lastBackupTime || !b.lastBackupKey) return;
+    if (!(policy.maxCount && policy.maxCount > 0) && !policy.maxAge) return;
+    const ref = refOf(cluster);
+    try {
+      const credsName = spec.target.credentialsSecretRef?.name;
+      let creds: Record<string, Buffer> | undefined;
+      if (credsName) {
+        const s = await this.d.client.get<KubeObject>(SECRET, credsName, ref.namespace);
+        const data = (s["data"] ?? {}) as Record<string, string>;
+        creds = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64")]));
+      }
+      const store = await this.d.stores(spec.target, creds);
+      const prefix = backupKeyPrefix(spec.target.pathPrefix, ref.namespace, ref.name);
+      const objects = await store.list(prefix, rc.signal);
+      const doomed = selectForDeletion({ objects, policy, now: this.now(), lastSuccessKey: b.lastBackupKey });
+      for (const k of doomed) await store.delete(k, rc.signal);
+      if (doomed.length) {
+        backupRetentionDeleted.inc({ namespace: ref.namespace, name: ref.name }, doomed.length);
+        this.d.events.record(cluster, {
+          type: "Normal",
+          reason: BackupEvent.RetentionApplied,
+          action: "Retention",
+          note: `deleted ${doomed.length} snapshot(s) past spec.backup.retention; ${objects.length - doomed.length} kept`,
+        });
+      }
+    } catch (e) {
+      rc.log.warn({ err: errorMessage(e) }, "backup retention failed");
+      this.d.events.record(cluster, {
+        type: "Warning",
+        reason: BackupEvent.RetentionFailed,
+        action: "Retention",
+        note: `retention failed: ${errorMessage(e)}`.slice(0, 1000),
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- status
+
+  private async writeBackup(
+    ref: ClusterRef,
+    change: (b: BackupStatus) => BackupStatus,
+    rc: ReconcileContext,
+  ): Promise<OpenBaoCluster> {
+    const r = await writeAdminOpsConcern(this.d.client, ref, "backup", (cur) => change(cur ?? {}), {
+      signal: rc.signal,
+    });
+    return r.cluster;
+  }
+
+  /** The BackingUp condition; an event only when its reason moves (no event per pass). */
+  private async condition(
+    cluster: OpenBaoCluster,
+    status: "True" | "False",
+    reason: string,
+    message: string,
+    rc: ReconcileContext,
+    eventType: "Normal" | "Warning" = "Normal",
+  ): Promise<void> {
+    const before = cluster.status?.conditions?.find((c) => c.type === C.BackingUp);
+    if (before?.status === status && before.reason === reason && before.message === message) return;
+    const now = this.now();
+    await writeAdminOpsConcern(
+      this.d.client,
+      refOf(cluster),
+      "conditions",
+      (cur) =>
+        setCondition(
+          (cur ?? []) as Condition[],
+          {
+            type: C.BackingUp,
+            status,
+            reason,
+            message,
+            observedGeneration: cluster.metadata.generation,
+          },
+          now,
+        ),
+      { signal: rc.signal },
+    );
+    if (
+      before?.reason !== reason &&
+      reason !== BackupReason.Idle &&
+      reason !== BackupReason.BackupInProgress &&
+      reason !== BackupReason.BackupSucceeded &&
+      reason !== BackupReason.BackupFailed
+    )
+      this.d.events.record(cluster, { type: eventType, reason, action: "Backup", note: message });
+  }
+
+  private sleepUntil(next: Date | undefined): ReconcileResult {
+    if (!next) return done();
+    const ms = next.getTime() - this.now().getTime();
+    return requeueAfter(Math.min(Math.max(ms + 250, 1000), MAX_SLEEP_MS));
+  }
+}
+
+function stamp(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function idleMessage(next: string | undefined): string {
+  return next
+    ? `no backup running; next scheduled at ${next}`
+    : "no backup running; the schedule has no next run";
+}
+
+function withField<K extends keyof BackupStatus>(
+  b: BackupStatus,
+  k: K,
+  v: BackupStatus[K] | undefined,
+): BackupStatus {
+  const n = { ...b };
+  if (v === undefined) delete n[k];
+  else n[k] = v;
+  return n;
+}
+
+function ownerRef(c: OpenBaoCluster) {
+  return {
+    apiVersion: c.apiVersion,
+    kind: c.kind,
+    name: c.metadata.name!,
+    uid: c.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}

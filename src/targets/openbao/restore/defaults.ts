@@ -1,0 +1,175 @@
+/**
+ * The real ports of the restore controller: the object store's head (objectstore/, the executor's
+ * own providers) and the shared executor Job builder (adminops/jobs/) with the executor contract.
+ */
+import type { BackupTarget, OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { SERVICE_ACCOUNT } from "../../../runtime/builtin-types.js";
+import type { KubeClient } from "../../../runtime/client.js";
+import { ownerReferenceFor } from "../../../runtime/ownership.js";
+import { BACKUP_JWT_AUDIENCE } from "../adminops/backup/reconciler.js";
+import { jobOutcome } from "../adminops/backup/result.js";
+import { buildExecutorJob } from "../adminops/jobs/build.js";
+import { refOf } from "../cluster-ref.js";
+import type { OpenBaoTargetConfig } from "../config.js";
+import {
+  CredentialFiles,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_PART_SIZE,
+  type ExecutorJob,
+} from "../executor/contract.js";
+import { API_PORT, Component, clusterLabels, clusterNames } from "../identity.js";
+import type { StoreCredentials } from "../objectstore/types.js";
+import { tlsEnabled, tlsSecretName } from "../workload/statefulsets/build.js";
+import type { RestoreJobs, SnapshotProbe } from "./ports.js";
+import { RESTORE_FIELD_MANAGER } from "./types.js";
+import { restoreAuth } from "./validate.js";
+import type { RestorePorts } from "./wiring.js";
+
+/** The ServiceAccount restore Jobs run as; an OpenBao JWT role for restores binds to it. */
+export const restoreServiceAccount = (cluster: string): string => `${cluster}-restore`;
+
+/** The credentials Secret's files (key → bytes) as the providers take them; values stay in memory. */
+export function credentialsFromFiles(
+  provider: BackupTarget["provider"],
+  files: Record<string, Buffer> | undefined,
+): StoreCredentials {
+  const f = (name: string) => files?.[name]?.toString("utf8").trim() || undefined;
+  const p = provider ?? "s3";
+  const caCert = f(CredentialFiles[p].caCert);
+  if (p === "s3") {
+    const k = CredentialFiles.s3;
+    const accessKeyId = f(k.accessKeyId);
+    const secretAccessKey = f(k.secretAccessKey);
+    if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
+      throw new Error(
+        `credentials Secret: ${accessKeyId === undefined ? k.accessKeyId : k.secretAccessKey} is missing (both ${k.accessKeyId} and ${k.secretAccessKey} are needed)`,
+      );
+    return {
+      caCert,
+      s3:
+        accessKeyId && secretAccessKey
+          ? { accessKeyId, secretAccessKey, sessionToken: f(k.sessionToken) }
+          : undefined,
+    };
+  }
+  if (p === "azure") {
+    const k = CredentialFiles.azure;
+    return {
+      caCert,
+      azure: {
+        accountKey: f(k.accountKey),
+        sasToken: f(k.sasToken),
+        connectionString: f(k.connectionString),
+      },
+    };
+  }
+  return { caCert, gcs: { serviceAccountJson: f(CredentialFiles.gcs.serviceAccountJson) } };
+}
+
+const bucketOf = (t: BackupTarget) =>
+  t.provider === "azure" && t.azure?.container ? t.azure.container : t.bucket;
+
+/** Head of the snapshot through the same provider code the executor downloads with. */
+export const storeProbe: SnapshotProbe = async (target, key, files) => {
+  const { openObjectStore } = await import("../objectstore/index.js");
+  const store = await openObjectStore({
+    provider: target.provider ?? "s3",
+    bucket: bucketOf(target),
+    endpoint: target.endpoint,
+    region: target.region,
+    usePathStyle: target.usePathStyle,
+    insecureSkipVerify: target.insecureSkipVerify,
+    partSize: target.partSize ?? DEFAULT_PART_SIZE,
+    concurrency: target.concurrency ?? DEFAULT_CONCURRENCY,
+    azureStorageAccount: target.azure?.storageAccount,
+    gcsProject: target.gcs?.project,
+    credentials: credentialsFromFiles(target.provider, files),
+  });
+  const info = await store.head(key);
+  return info ? { exists: true, size: info.size } : { exists: false };
+};
+
+/** The executor contract of a restore: stream the source object into the cluster's active node. */
+export function restoreContract(r: OpenBaoRestore, c: OpenBaoCluster): ExecutorJob {
+  const ref = refOf(c);
+  const t = r.spec.source.target;
+  const auth = restoreAuth(r, c);
+  if (!auth) throw new Error("no OpenBao authentication: set spec.jwtAuthRole or spec.tokenSecretRef");
+  const caSecret = tlsEnabled(c) ? tlsSecretName(c) : undefined;
+  return {
+    operation: "restore",
+    openbao: {
+      address: `${tlsEnabled(c) ? "https" : "http"}://${clusterNames(ref).activeService}.${ref.namespace}.svc:${API_PORT}`,
+      ...(caSecret ? { caSecretName: caSecret } : {}),
+    },
+    auth:
+      auth.method === "jwt"
+        ? { method: "jwt", role: auth.role, audience: BACKUP_JWT_AUDIENCE }
+        : { method: "token", secretName: auth.secretName },
+    store: {
+      provider: t.provider ?? "s3",
+      bucket: bucketOf(t),
+      key: r.spec.source.key,
+      endpoint: t.endpoint,
+      region: t.region,
+      usePathStyle: t.usePathStyle,
+      insecureSkipVerify: t.insecureSkipVerify,
+      partSize: t.partSize,
+      concurrency: t.concurrency,
+      roleArn: t.roleArn,
+      azureStorageAccount: t.azure?.storageAccount,
+      gcsProject: t.gcs?.project,
+      credentialsSecretName: t.credentialsSecretRef?.name || undefined,
+    },
+    ...(r.spec.force ? { force: true } : {}),
+  };
+}
+
+export function executorRestoreJobs(client: KubeClient, config: OpenBaoTargetConfig): RestoreJobs {
+  return {
+    async prepare(_r, c, signal) {
+      await client.apply(
+        SERVICE_ACCOUNT,
+        {
+          apiVersion: "v1",
+          kind: "ServiceAccount",
+          metadata: {
+            name: restoreServiceAccount(c.metadata.name!),
+            namespace: c.metadata.namespace,
+            labels: clusterLabels(refOf(c), Component.Restore),
+            ownerReferences: [
+              ownerReferenceFor({ ...c, apiVersion: "openbao.org/v1alpha1", kind: "OpenBaoCluster" }, false),
+            ],
+          },
+          automountServiceAccountToken: false,
+        },
+        { fieldManager: RESTORE_FIELD_MANAGER, force: true, signal },
+      );
+    },
+    build(r, c, name) {
+      const image = r.spec.image ?? c.spec.backup?.image ?? config.executorImage;
+      if (!image)
+        throw new Error(
+          "no executor image: set spec.image, the cluster's spec.backup.image, or the openbao target's executorImage",
+        );
+      return buildExecutorJob({
+        cluster: c,
+        name,
+        component: Component.Restore,
+        image,
+        contract: restoreContract(r, c),
+        serviceAccountName: restoreServiceAccount(c.metadata.name!),
+        owner: r,
+      });
+    },
+    outcome: (job, pods) => {
+      const o = jobOutcome(job, pods);
+      return o.state === "succeeded" ? { state: "succeeded", size: o.size, durationMs: o.durationMs } : o;
+    },
+  };
+}
+
+export function defaultRestorePorts(client: KubeClient, config: OpenBaoTargetConfig): RestorePorts {
+  return { probe: storeProbe, jobs: executorRestoreJobs(client, config) };
+}

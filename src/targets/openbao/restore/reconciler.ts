@@ -1,0 +1,345 @@
+/**
+ * The OpenBaoRestore controller's pass. A restore is a state machine persisted in its status:
+ * Pending → Validating → Running → Completed | Failed. Every step is idempotent and keyed by the
+ * request (lock holder restore/<ns>/<name>, Job <name>-restore), so a restarted operator resumes
+ * where the last one stopped without a second Job or a stolen lock. Terminal requests keep
+ * reconciling until they no longer hold the cluster's lock.
+ */
+import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import {
+  type OpenBaoRestore,
+  OpenBaoRestoreKind,
+  type OpenBaoRestoreStatus,
+} from "../../../apis/openbaorestore.js";
+import type { KubeClient } from "../../../runtime/client.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+} from "../../../runtime/controller.js";
+import { deepEqual } from "../../../runtime/converge.js";
+import { errorMessage, isConflict, isNotFound } from "../../../runtime/errors.js";
+import type { EventInput, EventRecorder } from "../../../runtime/events.js";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
+import type { Informer } from "../../../runtime/informer.js";
+import type { Logger } from "../../../runtime/log.js";
+import { StatusMemory } from "../../../runtime/status-memory.js";
+import type { KubeObject } from "../../../runtime/types.js";
+import { OPENBAOCLUSTER } from "../cluster-ref.js";
+import type { ClusterRef } from "../identity.js";
+import { contention, REASON_LOCK_OVERRIDDEN, takeoverNote } from "../opslifecycle/contention.js";
+import { OperationLockStore } from "../opslifecycle/lock-store.js";
+import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
+import { restoreJobName, restoreLockIdentity } from "./names.js";
+import type { RestoreJobOutcome, RestoreJobs, SnapshotProbe } from "./ports.js";
+import { completed, failed, isTerminal, lockWait, running, validating } from "./status.js";
+import {
+  JOB,
+  OPENBAORESTORE,
+  POD,
+  RESTORE_API_VERSION,
+  RESTORE_FIELD_MANAGER,
+  RESTORE_FINALIZER,
+  SECRET,
+} from "./types.js";
+import { readyToProbe, secretsToCheck, validateRestore } from "./validate.js";
+
+export interface RestoreReconcilerDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  log: Logger;
+  restores: Informer<OpenBaoRestore>;
+  probe: SnapshotProbe;
+  jobs: RestoreJobs;
+  now?: () => Date;
+  /** Re-check period while waiting (a Secret, initialization, the lock) or while the Job runs. */
+  pollMs?: number;
+}
+
+const DEFAULT_POLL_MS = 15_000;
+
+export class RestoreReconciler {
+  private readonly memory = new StatusMemory<OpenBaoRestoreStatus>();
+  private readonly lock: OperationLockStore;
+  private readonly now: () => Date;
+  private readonly pollMs: number;
+
+  constructor(private readonly d: RestoreReconcilerDeps) {
+    this.now = d.now ?? (() => new Date());
+    this.lock = new OperationLockStore(d.client, { now: this.now });
+    this.pollMs = d.pollMs ?? DEFAULT_POLL_MS;
+  }
+
+  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+    const cached = this.d.restores.get(key);
+    if (!cached) {
+      this.memory.forget(key);
+      return done();
+    }
+    // Informer items may come without apiVersion/kind; events and owner references need them.
+    let r: OpenBaoRestore = {
+      ...this.memory.freshest(key, cached),
+      apiVersion: RESTORE_API_VERSION,
+      kind: OpenBaoRestoreKind,
+    };
+    if (r.metadata.deletionTimestamp) return this.finalize(r, rc);
+    r = {
+      ...(await addFinalizer(this.d.client, OPENBAORESTORE, r, RESTORE_FINALIZER, rc.signal)),
+      status: r.status,
+    };
+    const phase = r.status?.phase ?? "Pending";
+    if (isTerminal(phase)) return this.releaseLock(r, rc);
+    if (phase === "Running") return this.observe(key, r, rc);
+    return this.validate(key, r, rc);
+  }
+
+  private async validate(key: string, r0: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+    let r = r0;
+    const ns = r.metadata.namespace!;
+    if ((r.status?.phase ?? "Pending") === "Pending")
+      r = await this.write(
+        key,
+        r,
+        validating(r, this.now(), "Validating", "checking target, snapshot and credentials"),
+        rc,
+      );
+    const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
+    const secrets = new Map<string, KubeObject>();
+    for (const name of secretsToCheck(r, cluster)) {
+      const s = await this.d.client.getOrUndefined(SECRET, name, ns);
+      if (s) secrets.set(name, s);
+    }
+    const obs = { restore: r, cluster, secretsFound: new Set(secrets.keys()) };
+    let snapshot: Awaited<ReturnType<SnapshotProbe>> | Error | undefined;
+    if (readyToProbe(obs)) {
+      const credsName = r.spec.source.target.credentialsSecretRef?.name;
+      const creds = credsName ? secretFiles(secrets.get(credsName)) : undefined;
+      snapshot = await this.d
+        .probe(r.spec.source.target, r.spec.source.key, creds, rc.signal)
+        .catch((e: unknown) => (e instanceof Error ? e : new Error(errorMessage(e))));
+    }
+    const v = validateRestore({ ...obs, snapshot });
+    if (v.kind === "fail")
+      return this.finish(key, r, failed(r, this.now(), v.reason, v.message), { reason: v.reason }, rc);
+    if (v.kind === "wait") {
+      const before = r.status;
+      r = await this.write(key, r, validating(r, this.now(), v.reason, v.message), rc);
+      if (!deepEqual(before?.message, r.status?.message))
+        this.event(r, { type: "Warning", reason: v.reason, action: "Validate", note: v.message });
+      return requeueAfter(this.pollMs);
+    }
+
+    const ref: ClusterRef = { name: r.spec.cluster, namespace: ns };
+    const id = restoreLockIdentity(r);
+    let overridden: string | undefined;
+    const got = await this.lock.acquire(ref, id, {
+      message: `restore ${ns}/${r.metadata.name}`,
+      signal: rc.signal,
+    });
+    if (!got.acquired) {
+      if (r.spec.overrideOperationLock && r.spec.force) {
+        const t = await this.lock.forceTakeover(
+          ref,
+          id,
+          { kind: "restore-override", restore: `${ns}/${r.metadata.name}` },
+          rc.signal,
+        );
+        overridden = takeoverNote(t.previous, id, "spec.overrideOperationLock with spec.force");
+        const note: EventInput = {
+          type: "Warning",
+          reason: REASON_LOCK_OVERRIDDEN,
+          action: "TakeLock",
+          note: overridden,
+        };
+        this.event(r, note);
+        if (cluster) this.d.events.record(cluster, note, OPENBAOCLUSTER);
+      } else {
+        const c = contention(got.heldBy, id);
+        const before = r.status?.message;
+        r = await this.write(key, r, lockWait(r, this.now(), c.message), rc);
+        if (before !== r.status?.message)
+          this.event(r, { type: c.eventType, reason: c.reason, action: "TakeLock", note: c.message });
+        return requeueAfter(c.requeueAfterMs);
+      }
+    }
+
+    // The lock is ours: the one Job, found again if an earlier pass made it.
+    const jobName = restoreJobName(r);
+    let job = await this.d.client.getOrUndefined(JOB, jobName, ns);
+    if (job && !ownedBy(job, r))
+      return this.finish(
+        key,
+        r,
+        failed(
+          r,
+          this.now(),
+          "JobConflict",
+          `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
+        ),
+        { reason: "JobConflict" },
+        rc,
+      );
+    if (!job) {
+      let intent: KubeObject;
+      try {
+        intent = this.d.jobs.build(r, cluster!, jobName);
+      } catch (e) {
+        // A request the builder cannot turn into a Job (e.g. no executor image anywhere) never will.
+        const msg = errorMessage(e);
+        return this.finish(
+          key,
+          r,
+          failed(r, this.now(), "InvalidRequest", msg),
+          { reason: "InvalidRequest" },
+          rc,
+        );
+      }
+      await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      try {
+        job = await this.d.client.create(JOB, intent);
+        this.event(r, {
+          type: "Normal",
+          reason: "JobCreated",
+          action: "CreateJob",
+          note: `restore Job ${jobName} created`,
+        });
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+    await this.write(
+      key,
+      r,
+      running(r, this.now(), { jobName, size: v.size, overridden, forced: v.forced }),
+      rc,
+    );
+    return requeueAfter(this.pollMs);
+  }
+
+  private async observe(key: string, r: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+    const ns = r.metadata.namespace!;
+    const jobName = r.status?.jobName ?? restoreJobName(r);
+    // Renewal keeps the lock's audit fields current; a holder change here means another restore
+    // overrode it, which the message says, while this Job is still observed to its end.
+    const ref: ClusterRef = { name: r.spec.cluster, namespace: ns };
+    const held = await this.lock
+      .acquire(ref, restoreLockIdentity(r), { signal: rc.signal })
+      .catch((e: unknown) => {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      });
+    if (held && !held.acquired)
+      rc.log.warn({ holder: held.heldBy.holder }, "the operation lock was taken from this running restore");
+    const job = await this.d.client.getOrUndefined(JOB, jobName, ns);
+    if (!job)
+      return this.finish(
+        key,
+        r,
+        failed(r, this.now(), "JobMissing", `restore Job ${jobName} is gone before reporting a result`),
+        { reason: "JobMissing" },
+        rc,
+      );
+    let outcome: RestoreJobOutcome = this.d.jobs.outcome(job, []);
+    if (outcome.state === "running") return requeueAfter(this.pollMs);
+    const pods = await this.d.client.list(POD, { namespace: ns, labelSelector: `job-name=${jobName}` });
+    outcome = this.d.jobs.outcome(job, pods.items);
+    if (outcome.state === "running") return requeueAfter(this.pollMs);
+    const startedMs = Date.parse(r.status?.startTime ?? "");
+    const durationS =
+      outcome.state === "succeeded" && outcome.durationMs !== undefined
+        ? outcome.durationMs / 1000
+        : Number.isFinite(startedMs)
+          ? (this.now().getTime() - startedMs) / 1000
+          : undefined;
+    if (outcome.state === "succeeded")
+      return this.finish(key, r, completed(r, this.now(), outcome.size), { durationS }, rc);
+    return this.finish(
+      key,
+      r,
+      failed(r, this.now(), outcome.reason, outcome.message),
+      { reason: outcome.reason, durationS },
+      rc,
+    );
+  }
+
+  /** Records the terminal phase once (status, event, metrics), then releases the lock. */
+  private async finish(
+    key: string,
+    r: OpenBaoRestore,
+    next: OpenBaoRestoreStatus,
+    m: { reason?: string; durationS?: number },
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const written = await this.write(key, r, next, rc);
+    const labels = { namespace: r.metadata.namespace!, cluster: r.spec.cluster };
+    restoreTotal.inc(labels);
+    if (next.phase === "Completed") restoreSuccessTotal.inc(labels);
+    else restoreFailureTotal.inc({ ...labels, reason: m.reason ?? "Unknown" });
+    if (m.durationS !== undefined) restoreDuration.observe(labels, m.durationS);
+    this.event(written, {
+      type: next.phase === "Completed" ? "Normal" : "Warning",
+      reason: next.phase === "Completed" ? "RestoreSucceeded" : "RestoreFailed",
+      action: "Restore",
+      note: next.message ?? "",
+    });
+    return this.releaseLock(written, rc);
+  }
+
+  private async releaseLock(r: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+    const ref: ClusterRef = { name: r.spec.cluster, namespace: r.metadata.namespace! };
+    try {
+      const out = await this.lock.release(ref, restoreLockIdentity(r), rc.signal);
+      if (out.released && out.wrote) rc.log.info({ cluster: r.spec.cluster }, "operation lock released");
+    } catch (e) {
+      // No cluster, no lock to hold.
+      if (!isNotFound(e)) throw e;
+    }
+    return done();
+  }
+
+  private async finalize(r: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+    if (!hasFinalizer(r, RESTORE_FINALIZER)) return done();
+    await this.releaseLock(r, rc);
+    await removeFinalizer(this.d.client, OPENBAORESTORE, r, RESTORE_FINALIZER, rc.signal);
+    return done();
+  }
+
+  private async write(
+    key: string,
+    r: OpenBaoRestore,
+    next: OpenBaoRestoreStatus,
+    rc: ReconcileContext,
+  ): Promise<OpenBaoRestore> {
+    if (deepEqual(r.status ?? {}, next)) return r;
+    const written = await this.d.client.applyStatus<OpenBaoRestore>(
+      OPENBAORESTORE,
+      {
+        apiVersion: RESTORE_API_VERSION,
+        kind: OpenBaoRestoreKind,
+        metadata: { name: r.metadata.name, namespace: r.metadata.namespace },
+        status: next,
+      },
+      { fieldManager: RESTORE_FIELD_MANAGER, force: true, signal: rc.signal },
+    );
+    this.memory.remember(key, written);
+    rc.log.debug({ phase: next.phase }, "restore status written");
+    return { ...r, metadata: written.metadata, status: written.status };
+  }
+
+  private event(r: OpenBaoRestore, e: EventInput): void {
+    this.d.events.record(r, e, OPENBAORESTORE);
+  }
+}
+
+/** The Job is this request's: controlled by an owner reference with the request's uid. */
+function ownedBy(job: KubeObject, r: OpenBaoRestore): boolean {
+  return (job.metadata.ownerReferences ?? []).some((o) => o.uid === r.metadata.uid && o.controller === true);
+}
+
+/** A Secret's data as files (key → bytes). The values stay in memory; they are never logged. */
+function secretFiles(s: KubeObject | undefined): Record<string, Buffer> | undefined {
+  const data = s?.["data"] as Record<string, string> | undefined;
+  if (!data) return undefined;
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64")]));
+}

@@ -1,0 +1,134 @@
+/**
+ * OpenBaoRestore status transitions, pure. One function per thing that happens; each returns the
+ * whole next status (the restore controller is its only writer).
+ */
+import {
+  OpenBaoRestoreCondition as C,
+  type OpenBaoRestore,
+  type OpenBaoRestorePhase,
+  type OpenBaoRestoreStatus,
+  OpenBaoRestoreReason as R,
+} from "../../../apis/openbaorestore.js";
+import { type Condition, type ConditionInput, setCondition } from "../../../runtime/conditions.js";
+import { REASON_LOCK_HELD, REASON_LOCK_OVERRIDDEN } from "../opslifecycle/contention.js";
+
+const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+
+/**
+ * Completion means the restore workflow finished, not that OpenBao serves again: after a Raft
+ * snapshot restore the cluster may need its pods unsealed or restarted. Said in every terminal status.
+ */
+export const FOLLOW_UP =
+  "follow-up: check the OpenBaoCluster's OpenBaoSealed and Available conditions; pods may need to be unsealed or restarted before clients are served";
+
+export const isTerminal = (p: OpenBaoRestorePhase | undefined): boolean =>
+  p === "Completed" || p === "Failed";
+
+function put(
+  r: OpenBaoRestore,
+  now: Date,
+  phase: OpenBaoRestorePhase,
+  message: string,
+  conds: Omit<ConditionInput, "observedGeneration">[],
+): OpenBaoRestoreStatus {
+  const prev = r.status ?? {};
+  let list: Condition[] = [...(prev.conditions ?? [])];
+  for (const c of conds) list = setCondition(list, { ...c, observedGeneration: r.metadata.generation }, now);
+  return {
+    ...prev,
+    phase,
+    message: message.slice(0, 4096),
+    observedGeneration: r.metadata.generation,
+    conditions: list,
+  };
+}
+
+export function validating(
+  r: OpenBaoRestore,
+  now: Date,
+  reason: string,
+  message: string,
+): OpenBaoRestoreStatus {
+  return put(r, now, "Validating", message, [{ type: C.Validated, status: "False", reason, message }]);
+}
+
+export function lockWait(r: OpenBaoRestore, now: Date, message: string): OpenBaoRestoreStatus {
+  return put(r, now, "Validating", message, [
+    {
+      type: C.Validated,
+      status: "True",
+      reason: R.ValidationSucceeded,
+      message: "target, snapshot and credentials checked",
+    },
+    { type: C.LockAcquired, status: "False", reason: REASON_LOCK_HELD, message },
+  ]);
+}
+
+export interface RunningInput {
+  jobName: string;
+  size?: number;
+  /** Text of the takeover when overrideOperationLock took the lock from another holder. */
+  overridden?: string;
+  forced: string[];
+}
+
+export function running(r: OpenBaoRestore, now: Date, inp: RunningInput): OpenBaoRestoreStatus {
+  const forced = inp.forced.length ? ` (force overrode: ${inp.forced.join(", ")})` : "";
+  const conds: Omit<ConditionInput, "observedGeneration">[] = [
+    {
+      type: C.Validated,
+      status: "True",
+      reason: R.ValidationSucceeded,
+      message: `target, snapshot and credentials checked${forced}`,
+    },
+    {
+      type: C.LockAcquired,
+      status: "True",
+      reason: "Acquired",
+      message: "the cluster's operation lock is held by this restore",
+    },
+    {
+      type: C.RestoreComplete,
+      status: "False",
+      reason: "InProgress",
+      message: `restore Job ${inp.jobName} is running`,
+    },
+  ];
+  if (inp.overridden)
+    conds.push({
+      type: C.OperationLockOverride,
+      status: "True",
+      reason: REASON_LOCK_OVERRIDDEN,
+      message: inp.overridden,
+    });
+  const s = put(r, now, "Running", `restore Job ${inp.jobName} is running`, conds);
+  s.jobName = inp.jobName;
+  s.snapshotKey = r.spec.source.key;
+  if (inp.size !== undefined) s.snapshotSize = inp.size;
+  s.startTime = r.status?.startTime ?? stamp(now);
+  return s;
+}
+
+export function completed(r: OpenBaoRestore, now: Date, size?: number): OpenBaoRestoreStatus {
+  const msg = `snapshot ${r.spec.source.key} restored into ${r.spec.cluster}; ${FOLLOW_UP}`;
+  const s = put(r, now, "Completed", msg, [
+    { type: C.RestoreComplete, status: "True", reason: R.RestoreSucceeded, message: msg },
+  ]);
+  if (size !== undefined) s.snapshotSize = size;
+  s.completionTime = stamp(now);
+  return s;
+}
+
+export function failed(r: OpenBaoRestore, now: Date, reason: string, message: string): OpenBaoRestoreStatus {
+  const ran = r.status?.phase === "Running";
+  // A failure after the Job ran may have left OpenBao partly restored; before it, nothing changed.
+  const tail = ran ? `; ${FOLLOW_UP}` : "; the cluster was not changed";
+  const msg = `${message}${tail}`;
+  const conds: Omit<ConditionInput, "observedGeneration">[] = [
+    { type: C.RestoreComplete, status: "False", reason: R.RestoreFailed, message: `${reason}: ${msg}` },
+  ];
+  if (!ran) conds.push({ type: C.Validated, status: "False", reason, message });
+  const s = put(r, now, "Failed", msg, conds);
+  s.completionTime = stamp(now);
+  return s;
+}

@@ -1,0 +1,33 @@
+import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster.js";
+import { OpenBaoRestoreKind, OpenBaoRestorePlural } from "../../../apis/openbaorestore.js";
+import type { ResourceType } from "../../../runtime/types.js";
+
+export const OPENBAORESTORE: ResourceType = {
+  group: OpenBaoGroup,
+  version: OpenBaoVersion,
+  kind: OpenBaoRestoreKind,
+  plural: OpenBaoRestorePlural,
+  namespaced: true,
+};
+export const RESTORE_API_VERSION = OpenBaoApiVersion;
+
+export const JOB: ResourceType = {
+  group: "batch",
+  version: "v1",
+  kind: "Job",
+  plural: "jobs",
+  namespaced: true,
+};
+export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+export const SECRET: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+
+/** The restore controller's field manager for OpenBaoRestore.status and the Jobs it creates. */
+export const RESTORE_FIELD_MANAGER = "platform-operator-openbao-restore";
+/** Upstream's finalizer: the lock is released before a deleted request goes away. */
+export const RESTORE_FINALIZER = "openbao.org/openbaorestore-finalizer";

@@ -1,0 +1,110 @@
+/**
+ * Restore validation, pure: from what was observed, whether the request may go on, must wait for
+ * something that can still come (a Secret, initialization), or can never run (it is immutable, so a
+ * structural problem is final). `force` overrides the named safety checks only (cluster health);
+ * the lock is decided separately (lock state needs explicit overrideOperationLock).
+ */
+import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { type OpenBaoRestore, OpenBaoRestoreReason as R } from "../../../apis/openbaorestore.js";
+import { findCondition } from "../../../runtime/conditions.js";
+import type { SnapshotHead } from "./ports.js";
+
+export type RestoreAuth = { method: "jwt"; role: string } | { method: "token"; secretName: string };
+
+/** The restore's own auth, else the cluster's backup auth (the same OpenBao policy usually serves both). */
+export function restoreAuth(r: OpenBaoRestore, c: OpenBaoCluster | undefined): RestoreAuth | undefined {
+  if (r.spec.jwtAuthRole) return { method: "jwt", role: r.spec.jwtAuthRole };
+  if (r.spec.tokenSecretRef?.name) return { method: "token", secretName: r.spec.tokenSecretRef.name };
+  if (c?.spec.backup?.jwtAuthRole) return { method: "jwt", role: c.spec.backup.jwtAuthRole };
+  if (c?.spec.backup?.tokenSecretRef?.name)
+    return { method: "token", secretName: c.spec.backup.tokenSecretRef.name };
+  return undefined;
+}
+
+export interface RestoreObservation {
+  restore: OpenBaoRestore;
+  cluster?: OpenBaoCluster;
+  /** Names of Secrets in the namespace that were looked up and found. */
+  secretsFound: ReadonlySet<string>;
+  /** The object store's answer for the source key; an Error when it could not answer. */
+  snapshot?: SnapshotHead | Error;
+}
+
+export type Verdict =
+  | { kind: "ok"; auth: RestoreAuth; size?: number; forced: string[] }
+  | { kind: "wait"; reason: string; message: string }
+  | { kind: "fail"; reason: string; message: string };
+
+/** The Secrets validation needs looked up (token and store credentials), so the caller can read them. */
+export function secretsToCheck(r: OpenBaoRestore, c: OpenBaoCluster | undefined): string[] {
+  const out: string[] = [];
+  const auth = restoreAuth(r, c);
+  if (auth?.method === "token") out.push(auth.secretName);
+  const creds = r.spec.source.target.credentialsSecretRef?.name;
+  if (creds) out.push(creds);
+  return out;
+}
+
+/** Whether the snapshot is worth probing yet: everything before it in validateRestore passed. */
+export function readyToProbe(o: Omit<RestoreObservation, "snapshot">): boolean {
+  const v = validateRestore({ ...o, snapshot: { exists: true } });
+  return v.kind === "ok";
+}
+
+export function validateRestore(o: RestoreObservation): Verdict {
+  const r = o.restore;
+  const c = o.cluster;
+  const target = `OpenBaoCluster ${r.metadata.namespace}/${r.spec.cluster}`;
+  if (!c)
+    return { kind: "fail", reason: R.ClusterNotFound, message: `spec.cluster: ${target} does not exist` };
+  if (c.metadata.deletionTimestamp)
+    return { kind: "fail", reason: R.ClusterNotFound, message: `spec.cluster: ${target} is being deleted` };
+  if (c.status?.initialized !== true)
+    return {
+      kind: "wait",
+      reason: R.ClusterNotInitialized,
+      message: `${target} is not initialized yet; a snapshot can only be restored into an initialized cluster`,
+    };
+  const forced: string[] = [];
+  const available = findCondition(c.status?.conditions, "Available");
+  if (available?.status !== "True") {
+    if (!r.spec.force)
+      return {
+        kind: "wait",
+        reason: R.ClusterUnhealthy,
+        message: `${target} is not Available (${available?.reason ?? "no Available condition"}); set spec.force: true on a new OpenBaoRestore to restore anyway`,
+      };
+    forced.push("ClusterUnhealthy");
+  }
+  const auth = restoreAuth(r, c);
+  if (!auth)
+    return {
+      kind: "fail",
+      reason: R.CredentialsMissing,
+      message:
+        "no OpenBao authentication: set spec.jwtAuthRole or spec.tokenSecretRef (or the cluster's spec.backup.jwtAuthRole / tokenSecretRef)",
+    };
+  if (auth.method === "token" && !o.secretsFound.has(auth.secretName))
+    return {
+      kind: "wait",
+      reason: R.CredentialsMissing,
+      message: `token Secret ${auth.secretName} (tokenSecretRef) does not exist in ${r.metadata.namespace}`,
+    };
+  const creds = r.spec.source.target.credentialsSecretRef?.name;
+  if (creds && !o.secretsFound.has(creds))
+    return {
+      kind: "wait",
+      reason: R.CredentialsMissing,
+      message: `credentials Secret ${creds} (spec.source.target.credentialsSecretRef) does not exist in ${r.metadata.namespace}`,
+    };
+  const where = `${r.spec.source.target.provider ?? "s3"} bucket ${r.spec.source.target.bucket}, key ${r.spec.source.key}`;
+  if (o.snapshot instanceof Error)
+    return {
+      kind: "wait",
+      reason: R.SnapshotNotFound,
+      message: `cannot read the snapshot (${where}): ${o.snapshot.message}`,
+    };
+  if (!o.snapshot?.exists)
+    return { kind: "fail", reason: R.SnapshotNotFound, message: `spec.source: no snapshot at ${where}` };
+  return { kind: "ok", auth, size: o.snapshot.size, forced };
+}

@@ -1,0 +1,407 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { crdFor } from "../../src/apis/index.js";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
+import { applyAny } from "../../src/runtime/apply.js";
+import { EVENTS_V1 as EVENTS, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { isInvalid } from "../../src/runtime/errors.js";
+import { EventRecorder } from "../../src/runtime/events.js";
+import type { Informer } from "../../src/runtime/informer.js";
+import { silentLogger } from "../../src/runtime/log.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { backupHolder, OperationLockStore } from "../../src/targets/openbao/opslifecycle/index.js";
+import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
+import type { SnapshotHead } from "../../src/targets/openbao/restore/ports.js";
+import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
+import { JOB, OPENBAORESTORE, POD, SECRET } from "../../src/targets/openbao/restore/types.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { clientFor, eventually, freshNamespace, NAMESPACE } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+
+// The OpenBaoRestore controller's state machine on the real API server: validation, the lock, the
+// one Job, its result, and lock cleanup. The shared control plane runs no Job controller and no
+// node, so the test plays the executor by writing the Job's terminal status and the pod's
+// termination message; every pass is a new reconciler with no memory (an operator restart). The
+// real executor streaming a real snapshot is the end-to-end test on the local node.
+
+const IMAGE = "localhost/platform-operator:dev";
+
+/** Snapshot keys that exist in the "store", with their sizes. */
+const objects = new Map<string, number>([["snaps/ns/bao/good.snap", 4096]]);
+const probes: string[] = [];
+
+describe("OpenBaoRestore controller on the real API server", () => {
+  let client: KubeClient;
+  let ns: string;
+  const rc = { log: silentLogger(), signal: new AbortController().signal };
+  const clock = new Date("2026-12-01T10:00:00Z");
+
+  const get = (name: string) => client.get<OpenBaoRestore>(OPENBAORESTORE, name, ns);
+  /** One pass by a fresh reconciler over the object as stored now. */
+  const pass = async (name: string) => {
+    const cur = await get(name);
+    const r = new RestoreReconciler({
+      client,
+      events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
+      log: silentLogger(),
+      restores: { get: () => cur } as unknown as Informer<OpenBaoRestore>,
+      probe: async (_t, key): Promise<SnapshotHead> => {
+        probes.push(key);
+        const size = objects.get(key);
+        return size === undefined ? { exists: false } : { exists: true, size };
+      },
+      // The real builder and result reader: the Job is what the executor would get.
+      jobs: executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao")),
+      now: () => clock,
+    });
+    return r.reconcile(`${ns}/${name}`, rc);
+  };
+  const cluster = (name: string) => client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, ns);
+  const cond = async (name: string, type: string) =>
+    (await get(name)).status?.conditions?.find((c) => c.type === type);
+  const restoreJobs = async () => (await client.list<KubeObject>(JOB, { namespace: ns })).items;
+
+  const createRestore = (name: string, spec: Record<string, unknown>) =>
+    applyAny(
+      client,
+      {
+        apiVersion: "openbao.org/v1alpha1",
+        kind: OpenBaoRestoreKind,
+        metadata: { name, namespace: ns },
+        spec: {
+          source: {
+            key: "snaps/ns/bao/good.snap",
+            target: {
+              bucket: "snaps",
+              endpoint: "http://s3.invalid:9000",
+              credentialsSecretRef: { name: "s3-creds" },
+            },
+          },
+          tokenSecretRef: { name: "restore-token" },
+          ...spec,
+        },
+      },
+      { fieldManager: "test-user", force: true },
+    );
+
+  /** The workload controller's view of a healthy, initialized cluster. */
+  const healthy = (name: string) =>
+    client.mergePatch(
+      OPENBAOCLUSTER,
+      name,
+      ns,
+      {
+        status: {
+          initialized: true,
+          conditions: [
+            {
+              type: "Available",
+              status: "True",
+              reason: "AllReplicasReady",
+              message: "3/3",
+              lastTransitionTime: "2026-12-01T09:00:00Z",
+            },
+          ],
+        },
+      },
+      "status",
+    );
+
+  /** Plays the executor: a pod with the termination message, and the Job's terminal conditions. */
+  const finishJob = async (name: string, result: Record<string, unknown>, ok: boolean) => {
+    const t = clock.toISOString().replace(/\.\d+Z$/, "Z");
+    await client.create(POD, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: `${name}-x`,
+        namespace: ns,
+        labels: { "batch.kubernetes.io/job-name": name, "job-name": name },
+      },
+      spec: { containers: [{ name: "executor", image: IMAGE }] },
+    });
+    await client.mergePatch(
+      POD,
+      `${name}-x`,
+      ns,
+      {
+        status: {
+          phase: ok ? "Succeeded" : "Failed",
+          containerStatuses: [
+            {
+              name: "executor",
+              image: IMAGE,
+              imageID: "",
+              ready: false,
+              restartCount: 0,
+              state: {
+                terminated: {
+                  exitCode: ok ? 0 : 1,
+                  startedAt: t,
+                  finishedAt: t,
+                  message: JSON.stringify(result),
+                },
+              },
+            },
+          ],
+        },
+      },
+      "status",
+    );
+    const c = (type: string, reason: string) => ({
+      type,
+      status: "True",
+      reason,
+      message: "",
+      lastProbeTime: t,
+      lastTransitionTime: t,
+    });
+    await client.mergePatch(
+      JOB,
+      name,
+      ns,
+      {
+        status: ok
+          ? {
+              startTime: t,
+              completionTime: t,
+              succeeded: 1,
+              conditions: [
+                c("SuccessCriteriaMet", "CompletionsReached"),
+                c("Complete", "CompletionsReached"),
+              ],
+            }
+          : {
+              startTime: t,
+              failed: 1,
+              conditions: [c("FailureTarget", "BackoffLimitExceeded"), c("Failed", "BackoffLimitExceeded")],
+            },
+      },
+      "status",
+    );
+  };
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    await applyAny(client, crdFor(OpenBaoRestoreKind) as unknown as KubeObject, {
+      fieldManager: "test-setup",
+      force: true,
+    });
+    for (
+      let i = 0;
+      i < 300 && !(await client.resources.find("openbao.org/v1alpha1", OpenBaoRestoreKind));
+      i++
+    ) {
+      client.resources.refresh();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    ns = await freshNamespace(client, "ot-restore");
+    // The test's stand-in pods need the namespace's default ServiceAccount, and no controller makes it here.
+    await client.apply(
+      SERVICE_ACCOUNT,
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: ns } },
+      { fieldManager: "test-setup", force: true },
+    );
+  });
+  after(async () => {
+    // No controller runs here to drop the restore finalizer: the test does, so the namespace goes.
+    for (const r of (await client.list<KubeObject>(OPENBAORESTORE, { namespace: ns })).items)
+      await client
+        .mergePatch(OPENBAORESTORE, r.metadata.name!, ns, { metadata: { finalizers: null } })
+        .catch(() => {});
+    await client.delete(NAMESPACE, ns).catch(() => {});
+    client.close();
+  });
+
+  it("is immutable, and overrideOperationLock needs force (CEL on the CRD)", async () => {
+    await createRestore("immutable", { cluster: "nope" });
+    const change = await client
+      .mergePatch(OPENBAORESTORE, "immutable", ns, { spec: { cluster: "other" } })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(isInvalid(change), `expected 422, got ${String(change)}`);
+    assert.match(String((change as Error).message), /immutable/);
+    const noForce = await createRestore("noforce", { cluster: "bao", overrideOperationLock: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(isInvalid(noForce));
+    assert.match(String((noForce as Error).message), /overrideOperationLock needs force/);
+  });
+
+  it("fails a restore into a cluster that does not exist, naming the field; no Job, no lock", async () => {
+    await pass("immutable");
+    const r = await get("immutable");
+    assert.equal(r.status?.phase, "Failed");
+    assert.equal((await cond("immutable", "RestoreComplete"))?.reason, "RestoreFailed");
+    assert.equal((await cond("immutable", "Validated"))?.reason, "ClusterNotFound");
+    assert.match(r.status?.message ?? "", /spec\.cluster: OpenBaoCluster .*\/nope does not exist/);
+    assert.ok(r.status?.completionTime);
+    assert.equal((await restoreJobs()).length, 0);
+  });
+
+  it("waits for initialization and for the credentials Secret with clear conditions, then runs once", async () => {
+    await createOpenBaoCluster(client, ns, "bao", { replicas: 3 });
+    await createRestore("r1", { cluster: "bao" });
+    await pass("r1");
+    assert.equal((await get("r1")).status?.phase, "Validating");
+    assert.equal((await cond("r1", "Validated"))?.reason, "ClusterNotInitialized");
+    await healthy("bao");
+    await pass("r1");
+    const v = await cond("r1", "Validated");
+    assert.equal(v?.reason, "CredentialsMissing");
+    assert.match(v?.message ?? "", /token Secret restore-token \(tokenSecretRef\) does not exist/);
+    for (const name of ["restore-token", "s3-creds"])
+      await client.create(SECRET, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: ns },
+        stringData: { token: "s3cr3t-value" },
+      });
+    assert.deepEqual(probes, []);
+    await pass("r1");
+    const r = await get("r1");
+    assert.equal(r.status?.phase, "Running");
+    assert.equal(r.status?.jobName, "r1-restore");
+    assert.equal(r.status?.snapshotSize, 4096);
+    assert.equal(r.status?.snapshotKey, "snaps/ns/bao/good.snap");
+    assert.equal((await cluster("bao")).status?.operationLock?.holder, `restore/${ns}/r1`);
+    assert.equal((await cluster("bao")).status?.operationLock?.operation, "Restore");
+    // Restarts while running: still one Job, the lock still the restore's.
+    await pass("r1");
+    await pass("r1");
+    assert.deepEqual(
+      (await restoreJobs()).map((j) => j.metadata.name),
+      ["r1-restore"],
+    );
+    assert.equal((await get("r1")).status?.phase, "Running");
+    assert.ok(!JSON.stringify((await get("r1")).status).includes("s3cr3t-value"));
+
+    await finishJob(
+      "r1-restore",
+      { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 1500 },
+      true,
+    );
+    await pass("r1");
+    const done = await get("r1");
+    assert.equal(done.status?.phase, "Completed");
+    assert.equal((await cond("r1", "RestoreComplete"))?.reason, "RestoreSucceeded");
+    assert.match(done.status?.message ?? "", /follow-up: .*unsealed/);
+    assert.ok(done.status?.completionTime);
+    assert.equal((await cluster("bao")).status?.operationLock, undefined, "the lock outlived the restore");
+    await pass("r1");
+    assert.equal((await restoreJobs()).length, 1);
+  });
+
+  it("fails a missing snapshot before taking the lock", async () => {
+    await createRestore("r-missing", {
+      cluster: "bao",
+      source: {
+        key: "snaps/ns/bao/gone.snap",
+        target: { bucket: "snaps", credentialsSecretRef: { name: "s3-creds" } },
+      },
+    });
+    await pass("r-missing");
+    await pass("r-missing");
+    const r = await get("r-missing");
+    assert.equal(r.status?.phase, "Failed");
+    assert.equal((await cond("r-missing", "Validated"))?.reason, "SnapshotNotFound");
+    assert.match(r.status?.message ?? "", /no snapshot at s3 bucket snaps, key snaps\/ns\/bao\/gone\.snap/);
+    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+
+  it("waits while a backup holds the lock, runs after its release; a failed Job fails and releases", async () => {
+    const store = new OperationLockStore(client);
+    const bk = { operation: "Backup" as const, holder: backupHolder("bao", "w-1") };
+    assert.equal((await store.acquire({ name: "bao", namespace: ns }, bk)).acquired, true);
+    await createRestore("r2", { cluster: "bao" });
+    await pass("r2");
+    await pass("r2");
+    const lockCond = await cond("r2", "LockAcquired");
+    assert.equal((await get("r2")).status?.phase, "Validating");
+    assert.equal(lockCond?.reason, "OperationLockHeld");
+    assert.match(lockCond?.message ?? "", /held by Backup \(holder backup\/bao\/w-1\)/);
+    assert.match(lockCond?.message ?? "", /overrideOperationLock: true and force: true/);
+    assert.equal((await cluster("bao")).status?.operationLock?.holder, bk.holder);
+    assert.equal((await restoreJobs()).filter((j) => j.metadata.name === "r2-restore").length, 0);
+
+    await store.release({ name: "bao", namespace: ns }, bk);
+    await pass("r2");
+    assert.equal((await get("r2")).status?.phase, "Running");
+    await finishJob(
+      "r2-restore",
+      {
+        ok: false,
+        operation: "restore",
+        key: "snaps/ns/bao/good.snap",
+        error: "snapshot restore refused by OpenBao",
+        reason: "RestoreFailed",
+      },
+      false,
+    );
+    await pass("r2");
+    const r = await get("r2");
+    assert.equal(r.status?.phase, "Failed");
+    assert.match(
+      (await cond("r2", "RestoreComplete"))?.message ?? "",
+      /RestoreFailed: snapshot restore refused/,
+    );
+    assert.match(r.status?.message ?? "", /follow-up/);
+    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+
+  it("with overrideOperationLock and force takes the lock from a backup and says so", async () => {
+    const store = new OperationLockStore(client);
+    const bk = { operation: "Backup" as const, holder: backupHolder("bao", "w-2") };
+    assert.equal((await store.acquire({ name: "bao", namespace: ns }, bk)).acquired, true);
+    await createRestore("r3", { cluster: "bao", overrideOperationLock: true, force: true });
+    await pass("r3");
+    const r = await get("r3");
+    assert.equal(r.status?.phase, "Running");
+    const o = await cond("r3", "OperationLockOverride");
+    assert.equal(o?.status, "True");
+    assert.equal(o?.reason, "OperationLockOverridden");
+    assert.match(o?.message ?? "", /taken from Backup backup\/bao\/w-2 by Restore restore\/.*\/r3/);
+    const lock = (await cluster("bao")).status?.operationLock;
+    assert.equal(lock?.holder, `restore/${ns}/r3`);
+    // The backup cannot release what it lost, nor take it back.
+    assert.equal((await store.release({ name: "bao", namespace: ns }, bk)).released, false);
+    assert.equal((await store.acquire({ name: "bao", namespace: ns }, bk)).acquired, false);
+    const overrideEvent = await eventually(
+      async () => {
+        const list = await client.list<KubeObject>(EVENTS, { namespace: ns });
+        return list.items.find(
+          (e) =>
+            e["reason"] === "OperationLockOverridden" && (e["regarding"] as { name?: string })?.name === "r3",
+        );
+      },
+      10_000,
+      "the OperationLockOverridden event on r3",
+    );
+    assert.match(String(overrideEvent["note"]), /taken from Backup backup\/bao\/w-2/);
+    await finishJob(
+      "r3-restore",
+      { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 },
+      true,
+    );
+    await pass("r3");
+    assert.equal((await get("r3")).status?.phase, "Completed");
+    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+
+  it("a terminal restore that still holds the lock (operator died before releasing) releases it", async () => {
+    const store = new OperationLockStore(client);
+    const id = { operation: "Restore" as const, holder: `restore/${ns}/r1` };
+    assert.equal((await store.acquire({ name: "bao", namespace: ns }, id)).acquired, true);
+    assert.equal((await get("r1")).status?.phase, "Completed");
+    await pass("r1");
+    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+});
