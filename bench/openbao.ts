@@ -194,8 +194,8 @@ async function byHand(client: KubeClient) {
   const bao = new BaoClient({ address: `http://${ip}:8200`, timeoutMs: 5000 });
   await until("bao-0's API", () => bao.health(), 300_000, 200);
   const answered = performance.now() - t0;
-  // The static seal makes these recovery shares; the pods unseal themselves.
-  const { rootToken } = await bao.init({ recovery_shares: 1, recovery_threshold: 1 });
+  // The same request the operator sends for the static seal: OpenBao's defaults, pods unseal themselves.
+  const { rootToken } = await bao.init({});
   const initialized = performance.now() - t0;
   await until(
     "3 Raft voters (by hand)",

@@ -70,9 +70,9 @@ export function watchFormation(
   client: KubeClient,
   ref: ClusterRef,
   say: (line: string) => void,
+  appliedAt: number,
   everyMs = 2000,
 ): () => Promise<void> {
-  const started = Date.now();
   let stopped = false;
   let last = "";
   let announced = false;
@@ -88,7 +88,7 @@ export function watchFormation(
           announced = true;
           say(
             `openbao ${ref.namespace}/${ref.name} formed: ${f.desired} initialized Raft voters, ` +
-              `${((Date.now() - started) / 1000).toFixed(0)} s after the sample was applied`,
+              `${((Date.now() - appliedAt) / 1000).toFixed(0)} s after the sample was applied`,
           );
         }
       } catch (e) {

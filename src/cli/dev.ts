@@ -214,6 +214,7 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     const configPath = join(dir, "operator.yaml");
     await writeFile(configPath, devConfig(bao.addr, vaultNamespaces));
 
+    const appliedAt = Date.now();
     for (const s of samples) {
       const type = await client.resources.find(s.apiVersion ?? "", s.kind ?? "");
       if (!type) throw new Error(`sample ${s.kind}/${s.metadata.name}: kind not served`);
@@ -246,6 +247,7 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
             client,
             { name: s.metadata.name ?? "", namespace: s.metadata.namespace ?? "default" },
             say,
+            appliedAt,
           ),
         );
     }
