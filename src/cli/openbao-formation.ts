@@ -99,7 +99,8 @@ async function raftPeers(
   if (!token) return undefined;
   const caPem =
     (await secretKey(client, ref.namespace, names.serverSecret, "ca.crt")) ??
-    (await secretKey(client, ref.namespace, names.caSecret, "ca.crt"));
+    (await secretKey(client, ref.namespace, names.caSecret, "ca.crt")) ??
+    (await secretKey(client, ref.namespace, names.caSecret, "tls.crt"));
   const bao = new BaoClient({
     address: `${caPem ? "https" : "http"}://${podIP}:${API_PORT}`,
     caPem,
