@@ -7,6 +7,7 @@ import type { KubeObject } from "../runtime/types.js";
  *
  * - the version becomes the one whose image the node holds: the node has no registry to pull from;
  * - backups are left out: their object store is not on this machine, and nothing may leave it;
+ * - file audit devices write to stdout: nothing is mounted at the sample's path;
  * - self-initialization is left out: the operator initializes the cluster and keeps the root token
  *   in the root-token Secret, with which `npm start` reads OpenBao's own list of Raft voters (a
  *   self-initialized cluster hands nobody a token, so its peers could not be shown).
@@ -37,6 +38,17 @@ export function openBaoSampleForLocalNode(
   if (upgrade?.["preUpgradeSnapshot"] !== undefined) {
     changes.push("spec.upgrade.preUpgradeSnapshot left out (no backup target)");
     delete upgrade["preUpgradeSnapshot"];
+  }
+  // The pods mount no volume at the sample's audit file path; OpenBao refuses to initialize when it
+  // cannot open an audit device, so on the node the file devices write to the pod's log instead.
+  const audit = Array.isArray(spec["audit"]) ? (spec["audit"] as Record<string, unknown>[]) : [];
+  for (const [i, device] of audit.entries()) {
+    const file = device["fileOptions"] as Record<string, unknown> | undefined;
+    if (device["type"] !== "file" || !file || file["filePath"] === "stdout") continue;
+    changes.push(
+      `spec.audit[${i}].fileOptions.filePath ${String(file["filePath"])} → stdout (no volume there)`,
+    );
+    file["filePath"] = "stdout";
   }
   if (spec["selfInit"] !== undefined) {
     changes.push(

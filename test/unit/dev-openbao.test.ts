@@ -26,7 +26,11 @@ describe("npm start: the OpenBaoCluster sample on the local node", () => {
     // Everything else is the sample as written: three OperatorManaged voters.
     assert.equal(spec["replicas"], 3);
     assert.deepEqual(spec["tls"], (original["spec"] as Record<string, unknown>)["tls"]);
-    assert.equal(changes.length, 4);
+    assert.equal(changes.length, 5);
+    assert.equal(
+      (spec["audit"] as { fileOptions: { filePath: string } }[])[0]!.fileOptions.filePath,
+      "stdout",
+    );
     assert.match(changes[0]!, /spec\.version 2\.4\.1 → 2\.7\.2/);
     assert.ok(changes.some((c) => c.startsWith("spec.backup left out")));
     assert.ok(changes.some((c) => c.startsWith("spec.selfInit left out")));
