@@ -7,13 +7,16 @@ import { allKinds } from "../apis/index.js";
 import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../runtime/client.js";
 import type { KubeObject } from "../runtime/types.js";
+import { BAO_DEFAULT_VERSION } from "../testenv/cache.js";
 import { startControlPlane } from "../testenv/controlplane.js";
 import { handOverSignals, survivePipeLoss } from "../testenv/hooks.js";
-import { startNode } from "../testenv/node/node.js";
+import { type LocalNode, startNode } from "../testenv/node/node.js";
 import { nodePrerequisites } from "../testenv/node/preflight.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
+import { startOpenBaoTargetInNode, watchFormation } from "./dev-openbao.js";
+import { openBaoSampleForLocalNode } from "./dev-samples.js";
 import { readManifests } from "./manifests.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
@@ -29,8 +32,13 @@ The local default: on this machine, with nothing else installed, it
      namespace of its own) and a dev-mode OpenBao on loopback; where a node cannot run here (it
      needs root) it says what is missing and starts only etcd + kube-apiserver on loopback,
   3. installs the CRDs and applies the samples from deploy/samples/ whose kinds a running target
-     reconciles (today: vault, VaultSeed); it names the samples it leaves out and why,
-  4. runs the operator in the foreground with readable logs, until Ctrl-C, then stops everything.
+     reconciles: VaultSeed (the vault target, against the dev OpenBao) and, on the local node,
+     OpenBaoCluster (the openbao target, whose pods need the node); it names the samples it leaves
+     out and why, and the changes the OpenBaoCluster sample needs on this machine (version of the
+     image on the node, no backups, operator initialization),
+  4. runs the operator in the foreground with readable logs, and prints the OpenBao cluster's
+     progress as it forms (pods, initialized, Raft voters as OpenBao lists them, active leader),
+     until Ctrl-C, then stops everything.
 
   --no-node             only etcd + kube-apiserver on loopback: no pods run (npm start -- --no-node)
   --node                insist on the node: fail, saying what is missing, where it cannot run
@@ -55,8 +63,10 @@ where operator.yaml names the targets, their namespaces and backends, e.g.
 See 'platform-operator run --help'.`;
 
 const OPERATOR_NAMESPACE = "platform-operator-system";
-/** The targets the local default runs: the implemented ones that need nothing but OpenBao. */
-const DEV_TARGETS = ["vault"];
+/** Runs in this process: needs nothing but the dev OpenBao on loopback. */
+const IN_PROCESS_TARGETS = ["vault"];
+/** Runs inside the local node's network, where its OpenBao pods are: only with a node. */
+const NODE_TARGETS = ["openbao"];
 const SAMPLES = fileURLToPath(new URL("../../../deploy/samples", import.meta.url));
 
 const say = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -80,6 +90,7 @@ export async function devCommand(args: string[]): Promise<number> {
   };
   try {
     let cp: { kubeconfigPath: string; server: string; caPem: string };
+    let node: LocalNode | undefined;
     if (values.node && values["no-node"]) throw new Error("--node and --no-node: choose one");
     let onNode = !values["no-node"];
     if (onNode) {
@@ -92,12 +103,13 @@ export async function devCommand(args: string[]): Promise<number> {
     }
     if (onNode) {
       say("starting the local node (control plane, containerd, kubelet, kube-proxy, CoreDNS)...");
-      const node = await startNode({ log: (l) => say(l) });
+      const localNode = await startNode({ log: (l) => say(l) });
       cleanups.push(async () => {
-        await node.stop();
+        await localNode.stop();
       });
-      cleanups.push(showPods(node.binaries.kubectl, node.kubeconfigPath));
-      cp = node;
+      cleanups.push(showPods(localNode.binaries.kubectl, localNode.kubeconfigPath));
+      node = localNode;
+      cp = localNode;
     } else {
       say("starting the local control plane (etcd + kube-apiserver)...");
       const plane = await startControlPlane({ log: (l) => say(l) });
@@ -124,29 +136,45 @@ export async function devCommand(args: string[]): Promise<number> {
     say(`installed ${allKinds.length} CRDs`);
 
     // Only samples a running target reconciles: an object nothing acts on would look like a stuck operator.
-    const running = kindsOf(DEV_TARGETS);
-    say(`targets running: ${DEV_TARGETS.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
+    const targets = [...IN_PROCESS_TARGETS, ...(node ? NODE_TARGETS : [])];
+    const running = kindsOf(targets);
+    say(`targets running: ${targets.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
     const samples: KubeObject[] = [];
     for (const d of values["no-samples"] ? [] : readManifests([SAMPLES])) {
-      const sample = d.doc as KubeObject;
-      if (running.includes(sample.kind ?? "")) samples.push(sample);
-      else {
+      let sample = d.doc as KubeObject;
+      if (running.includes(sample.kind ?? "")) {
+        if (sample.kind === "OpenBaoCluster") {
+          const local = openBaoSampleForLocalNode(sample, BAO_DEFAULT_VERSION);
+          sample = local.doc;
+          for (const c of local.changes) say(`${relative(process.cwd(), d.file)} on the local node: ${c}`);
+        }
+        samples.push(sample);
+      } else {
         const reserved = reservedTargetOf(sample.kind ?? "");
         const idle = implementedTargetOf(sample.kind ?? "");
-        const why = idle
-          ? `its target "${idle}" is not part of npm start's local default yet`
-          : reserved
-            ? `its target "${reserved}" is not implemented yet`
-            : "no target serves its kind";
+        const why =
+          idle && NODE_TARGETS.includes(idle)
+            ? `its target "${idle}" runs OpenBao pods, which need the local node (not running)`
+            : idle
+              ? `its target "${idle}" is not part of npm start's local default yet`
+              : reserved
+                ? `its target "${reserved}" is not implemented yet`
+                : "no target serves its kind";
         say(
           `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
         );
       }
     }
-    const namespaces = new Set([
-      OPERATOR_NAMESPACE,
-      ...samples.map((s) => s.metadata.namespace).filter((n): n is string => !!n),
-    ]);
+    const namespacesOf = (kinds: string[]) =>
+      samples
+        .filter((s) => kinds.includes(s.kind ?? ""))
+        .map((s) => s.metadata.namespace)
+        .filter((n): n is string => !!n);
+    const vaultNamespaces = [...new Set([OPERATOR_NAMESPACE, ...namespacesOf(kindsOf(IN_PROCESS_TARGETS))])];
+    // With no OpenBaoCluster sample (--no-samples) the target still watches a namespace of its own.
+    const openbaoNamespaces = node ? [...new Set(namespacesOf(kindsOf(NODE_TARGETS)))] : [];
+    if (node && openbaoNamespaces.length === 0) openbaoNamespaces.push("openbao");
+    const namespaces = new Set([...vaultNamespaces, ...openbaoNamespaces]);
     for (const ns of namespaces)
       await client.apply(
         NAMESPACE,
@@ -184,8 +212,9 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     const dir = makeTempDir("dev");
     cleanups.push(async () => removeTempDir(dir));
     const configPath = join(dir, "operator.yaml");
-    await writeFile(configPath, devConfig(bao.addr, [...namespaces]));
+    await writeFile(configPath, devConfig(bao.addr, vaultNamespaces));
 
+    const appliedAt = Date.now();
     for (const s of samples) {
       const type = await client.resources.find(s.apiVersion ?? "", s.kind ?? "");
       if (!type) throw new Error(`sample ${s.kind}/${s.metadata.name}: kind not served`);
@@ -202,12 +231,32 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
       logStream: pretty,
     });
     cleanups.push(() => op.stop());
+    if (node) {
+      const stopOpenBao = await startOpenBaoTargetInNode({
+        inCluster: node.inCluster,
+        kubeconfigPath: node.kubeconfigPath,
+        dir,
+        operatorNamespace: OPERATOR_NAMESPACE,
+        namespaces: openbaoNamespaces,
+      });
+      cleanups.push(stopOpenBao);
+      say(`openbao target: its own process in the node's network (watching ${openbaoNamespaces.join(", ")})`);
+      for (const s of samples.filter((x) => x.kind === "OpenBaoCluster"))
+        cleanups.push(
+          watchFormation(
+            client,
+            { name: s.metadata.name ?? "", namespace: s.metadata.namespace ?? "default" },
+            say,
+            appliedAt,
+          ),
+        );
+    }
     say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     say(`  kubeconfig:  ${cp.kubeconfigPath}`);
     say(`  OpenBao:     ${bao.addr} (dev root token: ${bao.rootToken})`);
     say(`  metrics:     http://127.0.0.1:${op.probePort}/metrics   probes: /healthz /readyz`);
     say(`  config:      ${configPath}`);
-    say("Ctrl-C stops the operator, OpenBao and the control plane.");
+    say(`Ctrl-C stops the operator, OpenBao and the ${node ? "local node" : "control plane"}.`);
 
     const exitAfter = values["exit-after"] ? Number(values["exit-after"]) * 1000 : undefined;
     if (exitAfter !== undefined && !(exitAfter > 0))

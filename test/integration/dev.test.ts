@@ -52,7 +52,7 @@ describe("npm start (platform-operator dev)", () => {
     assert.match(out, /\[dev\] targets running: vault \(VaultSeed\)/);
     assert.match(
       out,
-      /not applying deploy\/samples\/openbaocluster\.yaml \(OpenBaoCluster\): its target "openbao" is not part of npm start's local default yet/,
+      /not applying deploy\/samples\/openbaocluster\.yaml \(OpenBaoCluster\): its target "openbao" runs OpenBao pods, which need the local node \(not running\)/,
     );
     assert.match(
       out,
