@@ -6,20 +6,45 @@ import { parseAllDocuments } from "yaml";
 import { type DevOpenBao, startDevOpenBao } from "../../src/testenv/baodev.js";
 import { baoCall } from "../../src/testenv/baohttp.js";
 import { configureKubernetesAuth } from "../../src/testenv/baokubeauth.js";
+import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
 import { auditLogPath } from "../../src/testenv/node/components.js";
 import { waitUntil } from "../../src/testenv/wait.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { metricSum } from "../support/openbao-operator.js";
 
-// The operator installed by its own chart on the local node, under Pod Security `restricted`, with
-// the vault target logging in to a real OpenBao with its projected token. Then the API server's
-// audit log is the judge of least privilege: every call the operator made was allowed, and every
-// verb the chart grants was used.
+// The operator installed by its own chart on the local node, under Pod Security `restricted`, split:
+// the vault target logging in to a real OpenBao with its projected token, and the openbao target
+// running an OpenBaoCluster's whole life from its own pods. Then the API server's audit log is the
+// judge of least privilege, per target: every call its ServiceAccount made was allowed, and every
+// verb the chart grants it was used (or is named below with the reason it cannot be).
 
 const CHART = fileURLToPath(new URL("../../../deploy/chart/platform-operator", import.meta.url));
 const RELEASE = "po";
 const PROCESS = `${RELEASE}-vault`;
+const BAO_PROCESS = `${RELEASE}-openbao`;
+const BAO = "bao";
+/** Voters of the OpenBaoCluster the installed operator runs (3 is the spec's default). */
+const VOTERS = 3;
+
+/**
+ * Verbs the chart grants the openbao target that no scenario here reaches, each with the reason it
+ * is still granted. Anything else granted and unused fails the audit test.
+ */
+const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
+  "update core/pods":
+    "never called: RBAC lets the operator write the OpenBao pods' Role (get, update, patch on them) only if it holds those verbs",
+  "patch core/pods": "never called: held for the pods' Role, as update",
+  "delete core/services":
+    "the read-replica Service is deleted when spec.readReplicas.service is turned off; it needs a second StatefulSet",
+  "delete core/configmaps":
+    "the Gateway API backend-trust ConfigMap is deleted when spec.gateway is turned off; the node serves no Gateway API",
+  "get core/persistentvolumeclaims":
+    "a resize reads the claims only where the StorageClass allows expansion; local-path does not",
+  "patch core/persistentvolumeclaims":
+    "a resize grows the claims only where the StorageClass allows expansion",
+};
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects and audit events are read loosely
 type Obj = Record<string, any>;
@@ -27,6 +52,7 @@ type Obj = Record<string, any>;
 describe("the chart installed on the local node (restricted Pod Security, audited)", () => {
   let rel: NodeNamespace;
   let seeds: NodeNamespace;
+  let baos: NodeNamespace;
   let bao: DevOpenBao;
   let helm: string;
   let rendered: Obj[] = [];
@@ -38,7 +64,8 @@ describe("the chart installed on the local node (restricted Pod Security, audite
     helm = await ensureHelm();
     rel = await nodeNamespace("po-chart");
     seeds = await nodeNamespace("po-seeds");
-    for (const ns of [rel.namespace, seeds.namespace]) {
+    baos = await nodeNamespace("po-bao");
+    for (const ns of [rel.namespace, seeds.namespace, baos.namespace]) {
       await rel.kubectl([
         "label",
         "namespace",
@@ -82,9 +109,12 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
             },
           },
         },
+        openbao: {
+          enabled: true,
+          namespaces: [baos.namespace],
+          config: { pollInterval: "2s", resyncInterval: "10s" },
+        },
       },
-      image: { pullPolicy: "Never" },
-      metrics: { secure: true },
     };
     const args = [
       "--set-json",
@@ -98,27 +128,47 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
   });
 
   after(async () => {
+    // While the operator still runs, so the cluster's finalizer is served (a failed test may leave it).
+    await baos?.kubectl(["delete", "openbaoclusters", "--all", "--timeout=120s"]).catch(() => undefined);
     await helmRun(["uninstall", RELEASE, "--wait", "--timeout", "2m"]).catch(() => undefined);
     await bao?.stop();
     await deleteNamespace(seeds);
+    await deleteNamespace(baos);
     await deleteNamespace(rel);
   });
 
-  it("runs two replicas admitted under restricted Pod Security, one leader per target", async () => {
-    const deployment = await rel.getJson(`deployment/${PROCESS}`);
-    assert.equal(deployment.status.availableReplicas, 2);
-    const lease = await rel.getJson(`lease/${PROCESS}-vault`);
-    const pods: Obj[] = (await rel.getJson("pods")).items;
-    const holder: string = lease.spec.holderIdentity;
-    assert.ok(
-      pods.some((p) => holder.includes(p.metadata.name)),
-      `the Lease is held by one of the pods (${holder})`,
-    );
-    const events = await rel.kubectl(["get", "events", "-o", "json"]);
-    assert.doesNotMatch(events, /violates PodSecurity/);
-  });
-
-  it("serves /metrics over HTTPS to a caller allowed to get it, and refuses one that is not", async () => {
+  /** The pods of one process (its Deployment's selector). */
+  const podsOf = async (process: string): Promise<Obj[]> =>
+    JSON.parse(
+      await rel.kubectl([
+        "get",
+        "pods",
+        "-l",
+        `app.kubernetes.io/component=${process.slice(RELEASE.length + 1)}`,
+        "-o",
+        "json",
+      ]),
+    ).items;
+  /** GET /metrics on a pod over HTTPS from inside the node's network: status code and body. */
+  const scrape = async (pod: Obj, token: string): Promise<{ code: string; body: string }> => {
+    const argv = [
+      "curl",
+      "-sk",
+      "-w",
+      "\n%{http_code}",
+      "-H",
+      `Authorization: Bearer ${token}`,
+      `https://${pod.status.podIP}:8443/metrics`,
+    ];
+    const [command, ...args] = rel.node.inCluster(argv);
+    const out = (await runCommand(command!, args)).stdout;
+    const cut = out.lastIndexOf("\n");
+    return { code: out.slice(cut + 1), body: out.slice(0, cut) };
+  };
+  let scraperToken: string | undefined;
+  /** A token allowed nothing but GET /metrics (created once, on first use). */
+  const scraper = async (): Promise<string> => {
+    if (scraperToken) return scraperToken;
     await rel.apply(
       { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: rel.namespace } },
       {
@@ -139,31 +189,44 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
         subjects: [{ kind: "ServiceAccount", name: "scraper", namespace: rel.namespace }],
       },
     );
-    const allowed = (await rel.kubectl(["create", "token", "scraper"])).trim();
+    scraperToken = (await rel.kubectl(["create", "token", "scraper"])).trim();
+    return scraperToken;
+  };
+  /** The pod holding a target's Lease. */
+  const leaderOf = async (process: string, target: string): Promise<Obj> => {
+    const holder: string = (await rel.getJson(`lease/${process}-${target}`)).spec.holderIdentity ?? "";
+    const pod = (await podsOf(process)).find((p) => holder.includes(p.metadata.name));
+    assert.ok(pod, `the Lease ${process}-${target} is held by a pod of ${process} (${holder})`);
+    return pod;
+  };
+
+  it("runs two replicas per process admitted under restricted Pod Security, one leader per target", async () => {
+    for (const [process, target] of [
+      [PROCESS, "vault"],
+      [BAO_PROCESS, "openbao"],
+    ] as const) {
+      const deployment = await rel.getJson(`deployment/${process}`);
+      assert.equal(deployment.status.availableReplicas, 2, process);
+      assert.equal((await podsOf(process)).length, 2, process);
+      await leaderOf(process, target);
+    }
+    const events = await rel.kubectl(["get", "events", "-o", "json"]);
+    assert.doesNotMatch(events, /violates PodSecurity/);
+  });
+
+  it("serves /metrics over HTTPS to a caller allowed to get it, and refuses one that is not", async () => {
+    const allowed = await scraper();
     const denied = (await rel.kubectl(["create", "token", "default"])).trim();
-    const pod: Obj = (await rel.getJson("pods")).items[0];
-    const url = `https://${pod.status.podIP}:8443/metrics`;
-    const curl = async (token: string) => {
-      const argv = [
-        "curl",
-        "-sk",
-        "-o",
-        "/dev/null",
-        "-w",
-        "%{http_code}",
-        "-H",
-        `Authorization: Bearer ${token}`,
-        url,
-      ];
-      const [command, ...args] = rel.node.inCluster(argv);
-      return (await runCommand(command!, args)).stdout;
-    };
-    // RBAC grants reach the authorizer a moment after they are written: wait for the 200.
-    await waitUntil(async () => (await curl(allowed)) === "200", {
-      what: "/metrics to answer the scraper",
-      timeoutMs: 60_000,
-    });
-    assert.equal(await curl(denied), "403");
+    // Each process checks callers with its own ServiceAccount (TokenReview, SubjectAccessReview).
+    for (const process of [PROCESS, BAO_PROCESS]) {
+      const [pod] = await podsOf(process);
+      // RBAC grants reach the authorizer a moment after they are written: wait for the 200.
+      await waitUntil(async () => (await scrape(pod!, allowed)).code === "200", {
+        what: `/metrics of ${process} to answer the scraper`,
+        timeoutMs: 60_000,
+      });
+      assert.equal((await scrape(pod!, denied)).code, "403", process);
+    }
   });
 
   it("seeds a path with the projected token, and deletes it with its object", async () => {
@@ -209,23 +272,119 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
     });
   });
 
+  it(`initializes an OpenBaoCluster and grows it to ${VOTERS} voters, run by the installed operator's pods`, async () => {
+    await baos.apply({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: BAO, namespace: baos.namespace },
+      spec: {
+        version: BAO_DEFAULT_VERSION,
+        replicas: VOTERS,
+        storage: { size: "128Mi" },
+        deletionPolicy: "DeleteAll",
+        // An Ingress now, dropped later: the operator deletes what it no longer wants.
+        ingress: { enabled: true, host: "bao.chart.test" },
+        configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+      },
+    });
+    const on = `openbaocluster/${BAO}`;
+    await baos.waitFor(on, "jsonpath={.status.initialized}=true", 600);
+    await baos.waitFor(on, `jsonpath={.status.readyReplicas}=${VOTERS}`, 900);
+    await baos.waitFor(on, "jsonpath={.status.phase}=Running", 300);
+    const cluster = await baos.getJson(on);
+    const cond = (type: string) => cluster.status.conditions.find((c: Obj) => c.type === type);
+    assert.equal(cond("OpenBaoInitialized").status, "True");
+    assert.equal(cond("OpenBaoSealed").status, "False");
+    assert.ok((await baos.getJson(`secret/${BAO}-root-token`)).data.token, "the root token is kept");
+    assert.ok(await baos.getJson(`ingress/${BAO}`), "the Ingress the spec asks for");
+
+    // Who did it: the Events name the pod that leads the openbao target, no process outside the node.
+    const leader = await leaderOf(BAO_PROCESS, "openbao");
+    const events: Obj[] = JSON.parse(
+      await baos.kubectl(["get", "events.events.k8s.io", "-o", "json"]),
+    ).items.filter((e: Obj) => e.regarding?.name === BAO && e.regarding?.kind === "OpenBaoCluster");
+    assert.ok(events.length > 0, "the operator recorded Events on the cluster");
+    for (const e of events) {
+      assert.equal(e.reportingController, "platform-operator/openbao");
+      assert.ok(
+        (await podsOf(BAO_PROCESS)).some((p) => e.reportingInstance.includes(p.metadata.name)),
+        `Event ${e.reason} reported by ${e.reportingInstance}, a pod of ${BAO_PROCESS}`,
+      );
+    }
+    // Its metrics, from the leading pod, to a caller allowed to read them.
+    const { code, body } = await scrape(leader, await scraper());
+    assert.equal(code, "200");
+    assert.equal(metricSum(body, "openbao_cluster_initialized", { name: BAO }), 1);
+    assert.equal(metricSum(body, "openbao_cluster_ready_replicas", { name: BAO }), VOTERS);
+  });
+
+  it("deletes the Ingress the spec drops, and refuses a resize local-path cannot do", async () => {
+    const on = `openbaocluster/${BAO}`;
+    await baos.kubectl(["patch", on, "--type", "merge", "-p", '{"spec":{"ingress":{"enabled":false}}}']);
+    await baos.waitFor(`ingress/${BAO}`, "delete", 120);
+    // A bigger volume: the operator looks up the claims' StorageClass and says why it cannot grow them.
+    await baos.kubectl(["patch", on, "--type", "merge", "-p", '{"spec":{"storage":{"size":"256Mi"}}}']);
+    await baos.waitFor(
+      on,
+      "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}=StorageResizeNotSupported",
+      180,
+    );
+  });
+
+  it("deletes the cluster with deletionPolicy DeleteAll: its claims and Secrets go with it", async () => {
+    const claims = async () =>
+      JSON.parse(await baos.kubectl(["get", "pvc", "-l", `openbao.org/cluster=${BAO}`, "-o", "json"])).items;
+    assert.equal((await claims()).length, VOTERS, "one claim per voter before deletion");
+    await baos.kubectl(["delete", `openbaocluster/${BAO}`, "--timeout=300s"]);
+    await waitUntil(async () => (await claims()).length === 0, {
+      what: "the data claims to be deleted",
+      timeoutMs: 120_000,
+    });
+    const secrets: string[] = JSON.parse(await baos.kubectl(["get", "secrets", "-o", "json"])).items.map(
+      (x: Obj) => x.metadata.name,
+    );
+    assert.ok(!secrets.includes(`${BAO}-root-token`), `root token left: ${secrets.join(", ")}`);
+    assert.ok(!secrets.includes(`${BAO}-unseal-key`), `seal key left: ${secrets.join(", ")}`);
+  });
+
   it("made only calls the chart allows, and used every verb the chart grants the vault target", async () => {
-    const user = `system:serviceaccount:${rel.namespace}:${PROCESS}`;
-    const granted = grantedTo(rendered, PROCESS);
+    await auditFor(PROCESS, {});
+  });
+
+  it("made only calls the chart allows, and used every verb the chart grants the openbao target but the named ones", async () => {
+    await auditFor(BAO_PROCESS, OPENBAO_UNUSED_GRANTS);
+  });
+
+  /**
+   * The audit log judges one process's ServiceAccount: nothing refused, nothing used that is not
+   * granted, and every granted verb used unless `unused` names it with a reason.
+   */
+  async function auditFor(process: string, unused: Record<string, string>): Promise<void> {
+    const user = `system:serviceaccount:${rel.namespace}:${process}`;
+    const granted = grantedTo(rendered, process);
+    for (const key of Object.keys(unused))
+      assert.ok(granted.includes(key), `exception ${key} is not granted`);
+    const expected = granted.filter((g) => !(g in unused));
     const used = () => usedBy(auditLogPath(rel.node.dir), user);
     // Some calls come late (a watch is logged when its response starts): wait for every granted
     // verb, and let the assertions below say what is missing if one never comes.
-    await waitUntil(async () => granted.every((g) => used().calls.has(g)), {
-      what: "every granted verb to appear in the audit log",
-      timeoutMs: 180_000,
+    await waitUntil(async () => expected.every((g) => used().calls.has(g)), {
+      what: `every granted verb of ${process} to appear in the audit log`,
+      timeoutMs: 120_000,
     }).catch(() => undefined);
     const { calls, refused } = used();
-    assert.deepEqual(refused, [], "calls the API server refused");
-    const unused = granted.filter((g) => !calls.has(g));
-    assert.deepEqual(unused, [], `granted but never used (used: ${[...calls].sort().join(", ")})`);
+    assert.deepEqual(refused, [], `calls the API server refused ${process}`);
+    const idle = expected.filter((g) => !calls.has(g));
+    assert.deepEqual(
+      idle,
+      [],
+      `granted to ${process} but never used (used: ${[...calls].sort().join(", ")})`,
+    );
     const ungranted = [...calls].filter((c) => !granted.includes(c));
-    assert.deepEqual(ungranted, [], "used but not granted (would have been refused)");
-  });
+    assert.deepEqual(ungranted, [], `used by ${process} but not granted (would have been refused)`);
+    const excepted = Object.keys(unused).filter((g) => calls.has(g));
+    assert.deepEqual(excepted, [], `${process} used these after all: drop them from the exceptions`);
+  }
 });
 
 async function pathExists(bao: DevOpenBao, path: string): Promise<boolean> {

@@ -33,37 +33,75 @@ chart test compares these rules with the API server's audit log.
   verbs: [create, patch]
 {{- end -}}
 
+{{/*
+The openbao target, as the chart-install test's audit log proves it: what one OpenBaoCluster's life
+(create, initialize, scale, ingress off, a refused resize, delete with DeleteAll) calls. Children
+are written by server-side apply (patch) and read through label-selected informers (list, watch)
+or by name (get); garbage collection removes them with their cluster, so most kinds need no delete.
+*/}}
 {{- define "po.namespacedRules.openbao" -}}
 - apiGroups: [openbao.org]
-  resources: [openbaoclusters, openbaorestores]
+  resources: [openbaoclusters]
   verbs: [get, list, watch, patch]
 - apiGroups: [openbao.org]
-  resources: [openbaoclusters/status, openbaorestores/status]
+  resources: [openbaoclusters/status]
   verbs: [patch]
+# The seal key is created once (create, never rewritten); the root token and TLS Secrets are
+# applied; deletionPolicy DeleteAll deletes the seal key and root token.
 - apiGroups: [""]
-  resources: [services, configmaps, secrets, serviceaccounts, persistentvolumeclaims]
-  verbs: [get, list, watch, create, patch, delete]
+  resources: [secrets]
+  verbs: [get, create, patch, delete]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch, patch, delete]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, patch, delete]
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  verbs: [get, patch]
+# deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them.
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, list, patch, delete]
+# get: pod 0's phase before init. update and patch are never called by the operator: RBAC lets it
+# write the pods' own Role (get, update, patch on its pods) only if it holds those verbs itself.
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch, delete]
+  verbs: [get, update, patch]
 - apiGroups: [apps]
   resources: [statefulsets]
-  verbs: [get, list, watch, create, patch, delete]
-- apiGroups: [batch]
-  resources: [jobs]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, watch, patch]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, watch, patch]
 - apiGroups: [networking.k8s.io]
-  resources: [networkpolicies, ingresses]
-  verbs: [get, list, watch, create, patch, delete]
+  resources: [networkpolicies]
+  verbs: [get, patch]
+- apiGroups: [networking.k8s.io]
+  resources: [ingresses]
+  verbs: [get, patch, delete]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, patch]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
+{{- end -}}
+
+{{/*
+The openbao target reads the `kubernetes` Service and its EndpointSlices in `default` to write the
+API-server egress rule of each cluster's NetworkPolicy (without them, every OpenBaoCluster must
+name spec.network.apiServerCIDR or apiServerEndpointIPs).
+*/}}
+{{- define "po.apiServerRules.openbao" -}}
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [kubernetes]
+  verbs: [get]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list]
 {{- end -}}
 
 {{- define "po.namespacedRules.gitlab" -}}
@@ -98,11 +136,11 @@ chart test compares these rules with the API server's audit log.
   verbs: [get]
 {{- end -}}
 
+{{/* The openbao target reads no CRD; a StorageClass only when a cluster asks for more storage. */}}
 {{- define "po.clusterRules.openbao" -}}
-- apiGroups: [apiextensions.k8s.io]
-  resources: [customresourcedefinitions]
-  resourceNames: [openbaoclusters.openbao.org, openbaorestores.openbao.org]
-  verbs: [get]
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [get, list]
 {{- end -}}
 
 {{- define "po.clusterRules.gitlab" -}}
