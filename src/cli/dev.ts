@@ -9,18 +9,19 @@ import { KubeClient, loadKubeConfig } from "../runtime/client.js";
 import type { KubeObject } from "../runtime/types.js";
 import { startControlPlane } from "../testenv/controlplane.js";
 import { handOverSignals, survivePipeLoss } from "../testenv/hooks.js";
-import { startNode } from "../testenv/node/node.js";
+import { type LocalNode, startNode } from "../testenv/node/node.js";
 import { nodePrerequisites } from "../testenv/node/preflight.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
+import { CHART_NAMESPACE, CHART_RELEASE, installByChart } from "./dev-chart.js";
 import { readManifests } from "./manifests.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
 import { implementedTargetOf, kindsOf, reservedTargetOf } from "./targets.js";
 
-export const devHelp = `Usage: platform-operator dev [--no-node | --node] [--no-samples] [--exit-after SECONDS]   (npm start)
+export const devHelp = `Usage: platform-operator dev [--no-node | --node | --chart] [--no-samples] [--exit-after SECONDS]   (npm start)
 
 The local default: on this machine, with nothing else installed, it
   1. builds or reuses the cached binaries: kube-apiserver, etcd, OpenBao, and for the local node
@@ -34,6 +35,10 @@ The local default: on this machine, with nothing else installed, it
 
   --no-node             only etcd + kube-apiserver on loopback: no pods run (npm start -- --no-node)
   --node                insist on the node: fail, saying what is missing, where it cannot run
+  --chart               install the operator by its Helm chart on the local node instead: its image
+                        built from this working tree's dist/, two replicas in pods under Pod Security
+                        restricted, the vault target logging in with its projected token; follows the
+                        pods' logs (npm start -- --chart; needs the node, so root)
   --no-samples          start with no objects
   --exit-after SECONDS  stop by itself after this long (for scripted checks)
 
@@ -66,6 +71,7 @@ export async function devCommand(args: string[]): Promise<number> {
     args,
     options: {
       node: { type: "boolean" },
+      chart: { type: "boolean" },
       "no-node": { type: "boolean" },
       "no-samples": { type: "boolean" },
       "exit-after": { type: "string" },
@@ -80,29 +86,50 @@ export async function devCommand(args: string[]): Promise<number> {
   };
   try {
     let cp: { kubeconfigPath: string; server: string; caPem: string };
+    let node: LocalNode | undefined;
     if (values.node && values["no-node"]) throw new Error("--node and --no-node: choose one");
+    if (values.chart && values["no-node"])
+      throw new Error("--chart installs the operator on the local node: it cannot go with --no-node");
+    const exitAfter = values["exit-after"] ? Number(values["exit-after"]) * 1000 : undefined;
+    if (exitAfter !== undefined && !(exitAfter > 0))
+      throw new Error("--exit-after: must be a number of seconds");
     let onNode = !values["no-node"];
     if (onNode) {
       const missing = await nodePrerequisites();
       if (missing.length > 0) {
-        if (values.node) throw new Error(`the local node cannot run here; missing: ${missing.join("; ")}`);
+        if (values.node || values.chart)
+          throw new Error(`the local node cannot run here; missing: ${missing.join("; ")}`);
         say(`no local node (missing: ${missing.join("; ")}); running on a control plane only`);
         onNode = false;
       }
     }
     if (onNode) {
       say("starting the local node (control plane, containerd, kubelet, kube-proxy, CoreDNS)...");
-      const node = await startNode({ log: (l) => say(l) });
+      const local = await startNode({ log: (l) => say(l) });
+      node = local;
       cleanups.push(async () => {
-        await node.stop();
+        await local.stop();
       });
-      cleanups.push(showPods(node.binaries.kubectl, node.kubeconfigPath));
-      cp = node;
+      cleanups.push(showPods(local.binaries.kubectl, local.kubeconfigPath));
+      cp = local;
     } else {
       say("starting the local control plane (etcd + kube-apiserver)...");
       const plane = await startControlPlane({ log: (l) => say(l) });
       cleanups.push(() => plane.stop());
       cp = plane;
+    }
+    if (values.chart && node) {
+      const samples = pickSamples(values["no-samples"] === true);
+      const chart = await installByChart({ node, samples, say, cleanups });
+      say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      say(`  kubeconfig:  ${cp.kubeconfigPath}`);
+      say(`  OpenBao:     ${chart.baoAddr} (dev root token: ${chart.baoRootToken})`);
+      say(`  operator:    helm release ${CHART_RELEASE}, deployment ${CHART_NAMESPACE}/${chart.deployment}`);
+      say("Ctrl-C stops OpenBao and the node, with the operator's pods on it.");
+      handOverSignals();
+      await waitOrExit(exitAfter);
+      say("stopping...");
+      return 0;
     }
     say("starting OpenBao in dev mode...");
     const bao = await startDevOpenBao();
@@ -123,26 +150,7 @@ export async function devCommand(args: string[]): Promise<number> {
     await waitServed(client);
     say(`installed ${allKinds.length} CRDs`);
 
-    // Only samples a running target reconciles: an object nothing acts on would look like a stuck operator.
-    const running = kindsOf(DEV_TARGETS);
-    say(`targets running: ${DEV_TARGETS.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
-    const samples: KubeObject[] = [];
-    for (const d of values["no-samples"] ? [] : readManifests([SAMPLES])) {
-      const sample = d.doc as KubeObject;
-      if (running.includes(sample.kind ?? "")) samples.push(sample);
-      else {
-        const reserved = reservedTargetOf(sample.kind ?? "");
-        const idle = implementedTargetOf(sample.kind ?? "");
-        const why = idle
-          ? `its target "${idle}" is not part of npm start's local default yet`
-          : reserved
-            ? `its target "${reserved}" is not implemented yet`
-            : "no target serves its kind";
-        say(
-          `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
-        );
-      }
-    }
+    const samples = pickSamples(values["no-samples"] === true);
     const namespaces = new Set([
       OPERATOR_NAMESPACE,
       ...samples.map((s) => s.metadata.namespace).filter((n): n is string => !!n),
@@ -209,21 +217,49 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     say(`  config:      ${configPath}`);
     say("Ctrl-C stops the operator, OpenBao and the control plane.");
 
-    const exitAfter = values["exit-after"] ? Number(values["exit-after"]) * 1000 : undefined;
-    if (exitAfter !== undefined && !(exitAfter > 0))
-      throw new Error("--exit-after: must be a number of seconds");
     // From here Ctrl-C stops the operator first (releasing its Lease), then OpenBao and the control
     // plane; during start-up it still ends everything at once.
     handOverSignals();
-    await (exitAfter
-      ? Promise.race([waitForSignal(), new Promise((r) => setTimeout(r, exitAfter))])
-      : waitForSignal());
+    await waitOrExit(exitAfter);
     say("stopping...");
     return 0;
   } finally {
     await cleanup();
     say("stopped");
   }
+}
+
+async function waitOrExit(exitAfterMs: number | undefined): Promise<void> {
+  await (exitAfterMs
+    ? Promise.race([waitForSignal(), new Promise((r) => setTimeout(r, exitAfterMs))])
+    : waitForSignal());
+}
+
+/**
+ * The samples whose kinds a running target reconciles; the others are named with the reason they
+ * are left out (an object nothing acts on would look like a stuck operator).
+ */
+function pickSamples(none: boolean): KubeObject[] {
+  const running = kindsOf(DEV_TARGETS);
+  say(`targets running: ${DEV_TARGETS.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
+  const samples: KubeObject[] = [];
+  for (const d of none ? [] : readManifests([SAMPLES])) {
+    const sample = d.doc as KubeObject;
+    if (running.includes(sample.kind ?? "")) samples.push(sample);
+    else {
+      const reserved = reservedTargetOf(sample.kind ?? "");
+      const idle = implementedTargetOf(sample.kind ?? "");
+      const why = idle
+        ? `its target "${idle}" is not part of npm start's local default yet`
+        : reserved
+          ? `its target "${reserved}" is not implemented yet`
+          : "no target serves its kind";
+      say(
+        `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
+      );
+    }
+  }
+  return samples;
 }
 
 /** Prints every pod change on the node as it happens (kubectl's own watch); returns its stop. */

@@ -49,157 +49,154 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
 // biome-ignore lint/suspicious/noExplicitAny: API objects and audit events are read loosely
 type Obj = Record<string, any>;
 
-describe("the chart installed on the local node (restricted Pod Security, audited)", () => {
-  let rel: NodeNamespace;
-  let seeds: NodeNamespace;
-  let baos: NodeNamespace;
-  let bao: DevOpenBao;
-  let helm: string;
-  let rendered: Obj[] = [];
+// One install for every scenario (it takes minutes): the hooks are the file's own, and each target's
+// scenarios are a describe of their own, so each gets the runner's whole time budget.
+let rel: NodeNamespace;
+let seeds: NodeNamespace;
+let baos: NodeNamespace;
+let bao: DevOpenBao;
+let helm: string;
+let rendered: Obj[] = [];
 
-  const helmRun = (args: string[]) =>
-    runCommand(helm, [...args, "--kubeconfig", rel.node.kubeconfigPath, "--namespace", rel.namespace]);
+const helmRun = (args: string[]) =>
+  runCommand(helm, [...args, "--kubeconfig", rel.node.kubeconfigPath, "--namespace", rel.namespace]);
 
-  before(async () => {
-    helm = await ensureHelm();
-    rel = await nodeNamespace("po-chart");
-    seeds = await nodeNamespace("po-seeds");
-    baos = await nodeNamespace("po-bao");
-    for (const ns of [rel.namespace, seeds.namespace, baos.namespace]) {
-      await rel.kubectl([
-        "label",
-        "namespace",
-        ns,
-        "pod-security.kubernetes.io/enforce=restricted",
-        "pod-security.kubernetes.io/enforce-version=latest",
-      ]);
-    }
-    // OpenBao in the node's network: pods reach it at the node's address, and so does this process.
-    bao = await startDevOpenBao({
-      host: rel.node.addresses.nodeIp,
-      wrap: (argv) => rel.node.inCluster(argv),
-    });
-    await configureKubernetesAuth(
-      bao,
-      { server: rel.node.server, caPem: rel.node.caPem, kubeconfigPath: rel.node.kubeconfigPath },
-      {
-        role: PROCESS,
-        serviceAccount: PROCESS,
-        namespace: rel.namespace,
-        audience: "vault",
-        policies: ["seeds"],
-        policyHcl: {
-          seeds: `path "secret/data/allowed/*" { capabilities = ["create", "read", "update"] }
+before(async () => {
+  helm = await ensureHelm();
+  rel = await nodeNamespace("po-chart");
+  seeds = await nodeNamespace("po-seeds");
+  baos = await nodeNamespace("po-bao");
+  for (const ns of [rel.namespace, seeds.namespace, baos.namespace]) {
+    await rel.kubectl([
+      "label",
+      "namespace",
+      ns,
+      "pod-security.kubernetes.io/enforce=restricted",
+      "pod-security.kubernetes.io/enforce-version=latest",
+    ]);
+  }
+  // OpenBao in the node's network: pods reach it at the node's address, and so does this process.
+  bao = await startDevOpenBao({
+    host: rel.node.addresses.nodeIp,
+    wrap: (argv) => rel.node.inCluster(argv),
+  });
+  await configureKubernetesAuth(
+    bao,
+    { server: rel.node.server, caPem: rel.node.caPem, kubeconfigPath: rel.node.kubeconfigPath },
+    {
+      role: PROCESS,
+      serviceAccount: PROCESS,
+      namespace: rel.namespace,
+      audience: "vault",
+      policies: ["seeds"],
+      policyHcl: {
+        seeds: `path "secret/data/allowed/*" { capabilities = ["create", "read", "update"] }
 path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "delete"] }`,
-        },
       },
-    );
-    const values = {
-      targets: {
-        vault: {
-          enabled: true,
-          namespaces: [seeds.namespace],
-          config: {
-            allowDelete: true,
-            resyncInterval: "20s",
-            backend: {
-              address: bao.addr,
-              allowHttp: true,
-              auth: { kubernetes: { role: PROCESS, audience: "vault" } },
-            },
+    },
+  );
+  const values = {
+    targets: {
+      vault: {
+        enabled: true,
+        namespaces: [seeds.namespace],
+        config: {
+          allowDelete: true,
+          resyncInterval: "20s",
+          backend: {
+            address: bao.addr,
+            allowHttp: true,
+            auth: { kubernetes: { role: PROCESS, audience: "vault" } },
           },
         },
-        openbao: {
-          enabled: true,
-          namespaces: [baos.namespace],
-          config: { pollInterval: "2s", resyncInterval: "10s" },
-        },
       },
-    };
-    const args = [
-      "--set-json",
-      `targets=${JSON.stringify(values.targets)}`,
-      "--set",
-      "image.pullPolicy=Never",
-    ];
-    const out = await helmRun(["template", RELEASE, CHART, ...args]);
-    rendered = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
-    await helmRun(["install", RELEASE, CHART, ...args, "--wait", "--timeout", "5m"]);
-  });
-
-  after(async () => {
-    // While the operator still runs, so the cluster's finalizer is served (a failed test may leave it).
-    await baos?.kubectl(["delete", "openbaoclusters", "--all", "--timeout=120s"]).catch(() => undefined);
-    await helmRun(["uninstall", RELEASE, "--wait", "--timeout", "2m"]).catch(() => undefined);
-    await bao?.stop();
-    await deleteNamespace(seeds);
-    await deleteNamespace(baos);
-    await deleteNamespace(rel);
-  });
-
-  /** The pods of one process (its Deployment's selector). */
-  const podsOf = async (process: string): Promise<Obj[]> =>
-    JSON.parse(
-      await rel.kubectl([
-        "get",
-        "pods",
-        "-l",
-        `app.kubernetes.io/component=${process.slice(RELEASE.length + 1)}`,
-        "-o",
-        "json",
-      ]),
-    ).items;
-  /** GET /metrics on a pod over HTTPS from inside the node's network: status code and body. */
-  const scrape = async (pod: Obj, token: string): Promise<{ code: string; body: string }> => {
-    const argv = [
-      "curl",
-      "-sk",
-      "-w",
-      "\n%{http_code}",
-      "-H",
-      `Authorization: Bearer ${token}`,
-      `https://${pod.status.podIP}:8443/metrics`,
-    ];
-    const [command, ...args] = rel.node.inCluster(argv);
-    const out = (await runCommand(command!, args)).stdout;
-    const cut = out.lastIndexOf("\n");
-    return { code: out.slice(cut + 1), body: out.slice(0, cut) };
+      openbao: {
+        enabled: true,
+        namespaces: [baos.namespace],
+        config: { pollInterval: "2s", resyncInterval: "10s" },
+      },
+    },
   };
-  let scraperToken: string | undefined;
-  /** A token allowed nothing but GET /metrics (created once, on first use). */
-  const scraper = async (): Promise<string> => {
-    if (scraperToken) return scraperToken;
-    await rel.apply(
-      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: rel.namespace } },
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
+  const args = ["--set-json", `targets=${JSON.stringify(values.targets)}`, "--set", "image.pullPolicy=Never"];
+  const out = await helmRun(["template", RELEASE, CHART, ...args]);
+  rendered = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+  await helmRun(["install", RELEASE, CHART, ...args, "--wait", "--timeout", "5m"]);
+});
+
+after(async () => {
+  // While the operator still runs, so the cluster's finalizer is served (a failed test may leave it).
+  await baos?.kubectl(["delete", "openbaoclusters", "--all", "--timeout=120s"]).catch(() => undefined);
+  await helmRun(["uninstall", RELEASE, "--wait", "--timeout", "2m"]).catch(() => undefined);
+  await bao?.stop();
+  await deleteNamespace(seeds);
+  await deleteNamespace(baos);
+  await deleteNamespace(rel);
+});
+
+/** The pods of one process (its Deployment's selector). */
+const podsOf = async (process: string): Promise<Obj[]> =>
+  JSON.parse(
+    await rel.kubectl([
+      "get",
+      "pods",
+      "-l",
+      `app.kubernetes.io/component=${process.slice(RELEASE.length + 1)}`,
+      "-o",
+      "json",
+    ]),
+  ).items;
+/** GET /metrics on a pod over HTTPS from inside the node's network: status code and body. */
+const scrape = async (pod: Obj, token: string): Promise<{ code: string; body: string }> => {
+  const argv = [
+    "curl",
+    "-sk",
+    "-w",
+    "\n%{http_code}",
+    "-H",
+    `Authorization: Bearer ${token}`,
+    `https://${pod.status.podIP}:8443/metrics`,
+  ];
+  const [command, ...args] = rel.node.inCluster(argv);
+  const out = (await runCommand(command!, args)).stdout;
+  const cut = out.lastIndexOf("\n");
+  return { code: out.slice(cut + 1), body: out.slice(0, cut) };
+};
+let scraperToken: string | undefined;
+/** A token allowed nothing but GET /metrics (created once, on first use). */
+const scraper = async (): Promise<string> => {
+  if (scraperToken) return scraperToken;
+  await rel.apply(
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: rel.namespace } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: `${rel.namespace}-scraper` },
+      rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `${rel.namespace}-scraper` },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
         kind: "ClusterRole",
-        metadata: { name: `${rel.namespace}-scraper` },
-        rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }],
+        name: `${rel.namespace}-scraper`,
       },
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRoleBinding",
-        metadata: { name: `${rel.namespace}-scraper` },
-        roleRef: {
-          apiGroup: "rbac.authorization.k8s.io",
-          kind: "ClusterRole",
-          name: `${rel.namespace}-scraper`,
-        },
-        subjects: [{ kind: "ServiceAccount", name: "scraper", namespace: rel.namespace }],
-      },
-    );
-    scraperToken = (await rel.kubectl(["create", "token", "scraper"])).trim();
-    return scraperToken;
-  };
-  /** The pod holding a target's Lease. */
-  const leaderOf = async (process: string, target: string): Promise<Obj> => {
-    const holder: string = (await rel.getJson(`lease/${process}-${target}`)).spec.holderIdentity ?? "";
-    const pod = (await podsOf(process)).find((p) => holder.includes(p.metadata.name));
-    assert.ok(pod, `the Lease ${process}-${target} is held by a pod of ${process} (${holder})`);
-    return pod;
-  };
+      subjects: [{ kind: "ServiceAccount", name: "scraper", namespace: rel.namespace }],
+    },
+  );
+  scraperToken = (await rel.kubectl(["create", "token", "scraper"])).trim();
+  return scraperToken;
+};
+/** The pod holding a target's Lease. */
+const leaderOf = async (process: string, target: string): Promise<Obj> => {
+  const holder: string = (await rel.getJson(`lease/${process}-${target}`)).spec.holderIdentity ?? "";
+  const pod = (await podsOf(process)).find((p) => holder.includes(p.metadata.name));
+  assert.ok(pod, `the Lease ${process}-${target} is held by a pod of ${process} (${holder})`);
+  return pod;
+};
 
+describe("the chart installed on the local node: split processes, restricted Pod Security", () => {
   it("runs two replicas per process admitted under restricted Pod Security, one leader per target", async () => {
     for (const [process, target] of [
       [PROCESS, "vault"],
@@ -228,7 +225,9 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
       assert.equal((await scrape(pod!, denied)).code, "403", process);
     }
   });
+});
 
+describe("the vault target through the installed chart", () => {
   it("seeds a path with the projected token, and deletes it with its object", async () => {
     const seed = {
       apiVersion: "ohmlab.fr/v1alpha1",
@@ -271,7 +270,9 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
       timeoutMs: 120_000,
     });
   });
+});
 
+describe("the openbao target through the installed chart", () => {
   it(`initializes an OpenBaoCluster and grows it to ${VOTERS} voters, run by the installed operator's pods`, async () => {
     await baos.apply({
       apiVersion: "openbao.org/v1alpha1",
@@ -346,7 +347,9 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
     assert.ok(!secrets.includes(`${BAO}-root-token`), `root token left: ${secrets.join(", ")}`);
     assert.ok(!secrets.includes(`${BAO}-unseal-key`), `seal key left: ${secrets.join(", ")}`);
   });
+});
 
+describe("least privilege, judged by the API server's audit log", () => {
   it("made only calls the chart allows, and used every verb the chart grants the vault target", async () => {
     await auditFor(PROCESS, {});
   });
@@ -354,38 +357,33 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
   it("made only calls the chart allows, and used every verb the chart grants the openbao target but the named ones", async () => {
     await auditFor(BAO_PROCESS, OPENBAO_UNUSED_GRANTS);
   });
-
-  /**
-   * The audit log judges one process's ServiceAccount: nothing refused, nothing used that is not
-   * granted, and every granted verb used unless `unused` names it with a reason.
-   */
-  async function auditFor(process: string, unused: Record<string, string>): Promise<void> {
-    const user = `system:serviceaccount:${rel.namespace}:${process}`;
-    const granted = grantedTo(rendered, process);
-    for (const key of Object.keys(unused))
-      assert.ok(granted.includes(key), `exception ${key} is not granted`);
-    const expected = granted.filter((g) => !(g in unused));
-    const used = () => usedBy(auditLogPath(rel.node.dir), user);
-    // Some calls come late (a watch is logged when its response starts): wait for every granted
-    // verb, and let the assertions below say what is missing if one never comes.
-    await waitUntil(async () => expected.every((g) => used().calls.has(g)), {
-      what: `every granted verb of ${process} to appear in the audit log`,
-      timeoutMs: 120_000,
-    }).catch(() => undefined);
-    const { calls, refused } = used();
-    assert.deepEqual(refused, [], `calls the API server refused ${process}`);
-    const idle = expected.filter((g) => !calls.has(g));
-    assert.deepEqual(
-      idle,
-      [],
-      `granted to ${process} but never used (used: ${[...calls].sort().join(", ")})`,
-    );
-    const ungranted = [...calls].filter((c) => !granted.includes(c));
-    assert.deepEqual(ungranted, [], `used by ${process} but not granted (would have been refused)`);
-    const excepted = Object.keys(unused).filter((g) => calls.has(g));
-    assert.deepEqual(excepted, [], `${process} used these after all: drop them from the exceptions`);
-  }
 });
+
+/**
+ * The audit log judges one process's ServiceAccount: nothing refused, nothing used that is not
+ * granted, and every granted verb used unless `unused` names it with a reason.
+ */
+async function auditFor(process: string, unused: Record<string, string>): Promise<void> {
+  const user = `system:serviceaccount:${rel.namespace}:${process}`;
+  const granted = grantedTo(rendered, process);
+  for (const key of Object.keys(unused)) assert.ok(granted.includes(key), `exception ${key} is not granted`);
+  const expected = granted.filter((g) => !(g in unused));
+  const used = () => usedBy(auditLogPath(rel.node.dir), user);
+  // Some calls come late (a watch is logged when its response starts): wait for every granted
+  // verb, and let the assertions below say what is missing if one never comes.
+  await waitUntil(async () => expected.every((g) => used().calls.has(g)), {
+    what: `every granted verb of ${process} to appear in the audit log`,
+    timeoutMs: 120_000,
+  }).catch(() => undefined);
+  const { calls, refused } = used();
+  assert.deepEqual(refused, [], `calls the API server refused ${process}`);
+  const idle = expected.filter((g) => !calls.has(g));
+  assert.deepEqual(idle, [], `granted to ${process} but never used (used: ${[...calls].sort().join(", ")})`);
+  const ungranted = [...calls].filter((c) => !granted.includes(c));
+  assert.deepEqual(ungranted, [], `used by ${process} but not granted (would have been refused)`);
+  const excepted = Object.keys(unused).filter((g) => calls.has(g));
+  assert.deepEqual(excepted, [], `${process} used these after all: drop them from the exceptions`);
+}
 
 async function pathExists(bao: DevOpenBao, path: string): Promise<boolean> {
   try {
