@@ -3,8 +3,10 @@ import { randomBytes } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fixtureVersions } from "../../src/testenv/gitlab-charts.js";
+import { HELM_VERSION } from "../../src/testenv/helm.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
-import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
+import { IMAGE_CHARTS_DIR, OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
 import { repoRoot } from "../../src/testenv/paths.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 
@@ -48,5 +50,45 @@ describe("node: operator image from the working tree", () => {
     });
     await ctx.waitFor("pod/probe", "jsonpath={.status.phase}=Succeeded", 240);
     assert.equal(await ctx.kubectl(["logs", "probe"]), marker);
+  });
+
+  it("carries helm and the bundled charts, usable by the image's non-root user", async () => {
+    // No securityContext: the pod runs as the image's own user, as the chart's Deployment does.
+    // `helm show chart` reads each archive the way a render does (the gitlab target's helm home is
+    // a folder that does not exist, so nothing here may need one either).
+    const script = [
+      "set -e",
+      "id -u",
+      'echo "charts=$HELM_CHARTS binary=$HELM_BINARY"',
+      "HOME=/nonexistent/helm HELM_CONFIG_HOME=/nonexistent/helm/config HELM_CACHE_HOME=/nonexistent/helm/cache HELM_DATA_HOME=/nonexistent/helm/data",
+      "export HOME HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME",
+      "helm version --template 'helm={{.Version}}'; echo",
+      'for f in "$HELM_CHARTS"/*.tgz; do echo "chart=$(basename "$f") $(helm show chart "$f" | grep "^version:")"; done',
+    ].join("\n");
+    await ctx.apply({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "helm-probe" },
+      spec: {
+        restartPolicy: "Never",
+        containers: [
+          {
+            name: "operator",
+            image: OPERATOR_IMAGE,
+            imagePullPolicy: "Never",
+            command: ["/bin/sh", "-c", script],
+          },
+        ],
+      },
+    });
+    await ctx.waitFor("pod/helm-probe", "jsonpath={.status.phase}=Succeeded", 240);
+    const lines = (await ctx.kubectl(["logs", "helm-probe"])).trim().split("\n");
+    assert.equal(lines[0], "65532", "the image runs as its non-root user");
+    assert.equal(lines[1], `charts=${IMAGE_CHARTS_DIR} binary=/usr/local/bin/helm`);
+    assert.equal(lines[2], `helm=${HELM_VERSION}`);
+    const expected = (await fixtureVersions()).map(
+      (v) => `chart=gitlab-${v.version}.tgz version: ${v.version}`,
+    );
+    assert.deepEqual(lines.slice(3).sort(), expected.sort());
   });
 });

@@ -1,10 +1,8 @@
-import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { join, normalize, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parse } from "yaml";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureGpg, GPG } from "../../src/testenv/gpg.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
@@ -14,48 +12,9 @@ import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 // Fixture GitLab charts, a PGP signing key, and a loopback chart repository serving them, all made
 // in test set-up from test/fixtures/charts/gitlab (see versions.yaml there for what each version does).
 
-const FIXTURE = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab", import.meta.url));
+import { type FixtureVersion, writeFixtureCharts } from "../../src/testenv/gitlab-charts.js";
 
-export interface FixtureVersion {
-  version: string;
-  appVersion: string;
-}
-
-export async function fixtureVersions(): Promise<FixtureVersion[]> {
-  const doc = parse(await readFile(join(FIXTURE, "versions.yaml"), "utf8")) as { versions: FixtureVersion[] };
-  return doc.versions.map((v) => ({ version: String(v.version), appVersion: String(v.appVersion) }));
-}
-
-/**
- * Writes `<out>/gitlab/<version>/` for each fixture version (or the ones asked for): the shared
- * chart source with that version's Chart.yaml. The layout HELM_CHARTS accepts.
- */
-export async function writeFixtureCharts(out: string, only?: readonly string[]): Promise<FixtureVersion[]> {
-  const all = await fixtureVersions();
-  const chosen = only ? all.filter((v) => only.includes(v.version)) : all;
-  if (only && chosen.length !== only.length)
-    throw new Error(
-      `unknown fixture chart versions: ${only.filter((v) => !all.some((a) => a.version === v)).join(", ")}`,
-    );
-  for (const { version, appVersion } of chosen) {
-    const dir = join(out, "gitlab", version);
-    await mkdir(dir, { recursive: true });
-    await cp(join(FIXTURE, "chart"), dir, { recursive: true });
-    await writeFile(
-      join(dir, "Chart.yaml"),
-      [
-        "apiVersion: v2",
-        "name: gitlab",
-        "description: Fixture with the shapes of the GitLab chart, for the operator's tests.",
-        "type: application",
-        `version: ${version}`,
-        `appVersion: ${appVersion}`,
-        "",
-      ].join("\n"),
-    );
-  }
-  return chosen;
-}
+export { type FixtureVersion, fixtureVersions, writeFixtureCharts } from "../../src/testenv/gitlab-charts.js";
 
 export interface SigningKey {
   /** The name helm's --key matches against the key's identity. */

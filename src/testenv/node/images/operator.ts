@@ -4,11 +4,16 @@ import { join, relative } from "node:path";
 import { exists, populateAtomically } from "../../atomic.js";
 import { cacheRoot } from "../../cache.js";
 import { runCommand } from "../../exec.js";
+import { ensurePackagedFixtureCharts } from "../../gitlab-charts.js";
+import { ensureHelm } from "../../helm.js";
 import { ensureOperatorNode } from "../../lts-node.js";
 import { repoRoot } from "../../paths.js";
 
 export const OPERATOR_IMAGE = "localhost/platform-operator:dev";
 const APP_USER: ImageUser = { name: "operator", uid: 65532, gid: 65532, home: "/home/operator" };
+/** Where the image keeps helm and the bundled charts; the gitlab target reads both from its environment. */
+export const IMAGE_HELM = "/usr/local/bin/helm";
+export const IMAGE_CHARTS_DIR = "/app/charts";
 
 import type { ImageSpec } from "./archive.js";
 import { baseLayer, dir, hostFile, type ImageUser, sharedLibraries } from "./rootfs.js";
@@ -61,7 +66,10 @@ export function treeEntries(
 
 /**
  * The operator image from the working tree: Node and its libraries, then production node_modules,
- * then the compiled code. Only the last layer changes with an edit, so a rebuild takes seconds.
+ * then helm and the bundled charts (the gitlab target renders with them), then the compiled code.
+ * Only the last layer changes with an edit, so a rebuild takes seconds. The bundled charts are the
+ * fixture GitLab charts, packaged: the real chart is not available here (the Dockerfile says how a
+ * real build bundles it).
  */
 export async function operatorImageSpec(onProgress: (line: string) => void): Promise<ImageSpec> {
   const root = repoRoot();
@@ -71,9 +79,11 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
       `${compiled}/cli/main.js is missing: run \`npm run build\` before building the operator image`,
     );
   }
-  const [node, modules] = await Promise.all([
+  const [node, modules, helm, charts] = await Promise.all([
     ensureOperatorNode(onProgress),
     ensureProductionModules(onProgress),
+    ensureHelm(onProgress),
+    ensurePackagedFixtureCharts(onProgress),
   ]);
   const noMaps = (p: string) => !p.endsWith(".map");
   return {
@@ -82,6 +92,8 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
     layers: [
       [...baseLayer([APP_USER]), ...sharedLibraries(node), hostFile("/usr/local/bin/node", node)],
       [dir("/app"), ...treeEntries(modules, "/app/node_modules")],
+      // helm is static (built with CGO_ENABLED=0), so it needs no libraries beside it.
+      [hostFile(IMAGE_HELM, helm), ...treeEntries(charts, IMAGE_CHARTS_DIR)],
       [
         ...treeEntries(compiled, "/app/dist/src", noMaps),
         hostFile("/app/package.json", join(root, "package.json"), 0o644),
@@ -92,7 +104,12 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
       Entrypoint: ["/usr/local/bin/node", "/app/dist/src/cli/main.js"],
       User: `${APP_USER.uid}:${APP_USER.gid}`,
       WorkingDir: "/app",
-      Env: ["PATH=/usr/local/bin:/usr/bin:/bin", "NODE_ENV=production"],
+      Env: [
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+        "NODE_ENV=production",
+        `HELM_BINARY=${IMAGE_HELM}`,
+        `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
+      ],
     },
   };
 }
