@@ -11,6 +11,8 @@ import { runCommand } from "../../src/testenv/exec.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
 import { auditLogPath } from "../../src/testenv/node/components.js";
 import { waitUntil } from "../../src/testenv/wait.js";
+import { installGitLabCrds, provisionSharedSecretsAccount } from "../support/gitlab.js";
+import { clientFor } from "../support/kube.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import { metricSum } from "../support/openbao-operator.js";
 
@@ -24,9 +26,16 @@ const CHART = fileURLToPath(new URL("../../../deploy/chart/platform-operator", i
 const RELEASE = "po";
 const PROCESS = `${RELEASE}-vault`;
 const BAO_PROCESS = `${RELEASE}-openbao`;
+const GL_PROCESS = `${RELEASE}-gitlab`;
+const GL = "gl";
+/** The ServiceAccount the chart's shared-secrets hook runs as: the administrator's, not the operator's. */
+const GL_HOOK_ACCOUNT = "gitlab-manager";
 const BAO = "bao";
 /** Voters of the OpenBaoCluster the installed operator runs (3 is the spec's default). */
 const VOTERS = 3;
+
+/** As for openbao: what the gitlab target is granted for paths no scenario here reaches. */
+const GITLAB_UNUSED_GRANTS: Record<string, string> = {};
 
 /**
  * Verbs the chart grants the openbao target that no scenario here reaches, each with the reason it
@@ -54,6 +63,7 @@ type Obj = Record<string, any>;
 let rel: NodeNamespace;
 let seeds: NodeNamespace;
 let baos: NodeNamespace;
+let gls: NodeNamespace;
 let bao: DevOpenBao;
 let helm: string;
 let rendered: Obj[] = [];
@@ -66,6 +76,16 @@ before(async () => {
   rel = await nodeNamespace("po-chart");
   seeds = await nodeNamespace("po-seeds");
   baos = await nodeNamespace("po-bao");
+  // The fixture chart's workloads are not written for restricted Pod Security: only the operator's
+  // own namespace and the other targets' enforce it.
+  gls = await nodeNamespace("po-gl");
+  const admin = clientFor(rel.node.kubeconfigPath);
+  try {
+    await installGitLabCrds(admin);
+    await provisionSharedSecretsAccount(admin, gls.namespace, GL_HOOK_ACCOUNT);
+  } finally {
+    admin.close();
+  }
   for (const ns of [rel.namespace, seeds.namespace, baos.namespace]) {
     await rel.kubectl([
       "label",
@@ -115,6 +135,11 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
         namespaces: [baos.namespace],
         config: { pollInterval: "2s", resyncInterval: "10s" },
       },
+      gitlab: {
+        enabled: true,
+        namespaces: [gls.namespace],
+        config: { requeueInterval: "5s", serviceAccountName: GL_HOOK_ACCOUNT },
+      },
     },
   };
   const args = ["--set-json", `targets=${JSON.stringify(values.targets)}`, "--set", "image.pullPolicy=Never"];
@@ -126,10 +151,12 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
 after(async () => {
   // While the operator still runs, so the cluster's finalizer is served (a failed test may leave it).
   await baos?.kubectl(["delete", "openbaoclusters", "--all", "--timeout=120s"]).catch(() => undefined);
+  await gls?.kubectl(["delete", "gitlabcores", "--all", "--timeout=120s"]).catch(() => undefined);
   await helmRun(["uninstall", RELEASE, "--wait", "--timeout", "2m"]).catch(() => undefined);
   await bao?.stop();
   await deleteNamespace(seeds);
   await deleteNamespace(baos);
+  await deleteNamespace(gls);
   await deleteNamespace(rel);
 });
 
@@ -201,6 +228,7 @@ describe("the chart installed on the local node: split processes, restricted Pod
     for (const [process, target] of [
       [PROCESS, "vault"],
       [BAO_PROCESS, "openbao"],
+      [GL_PROCESS, "gitlab"],
     ] as const) {
       const deployment = await rel.getJson(`deployment/${process}`);
       assert.equal(deployment.status.availableReplicas, 2, process);
@@ -215,7 +243,7 @@ describe("the chart installed on the local node: split processes, restricted Pod
     const allowed = await scraper();
     const denied = (await rel.kubectl(["create", "token", "default"])).trim();
     // Each process checks callers with its own ServiceAccount (TokenReview, SubjectAccessReview).
-    for (const process of [PROCESS, BAO_PROCESS]) {
+    for (const process of [PROCESS, BAO_PROCESS, GL_PROCESS]) {
       const [pod] = await podsOf(process);
       // RBAC grants reach the authorizer a moment after they are written: wait for the 200.
       await waitUntil(async () => (await scrape(pod!, allowed)).code === "200", {
@@ -349,6 +377,82 @@ describe("the openbao target through the installed chart", () => {
   });
 });
 
+describe("the gitlab target through the installed chart", () => {
+  it("installs a GitLabCore from the image's bundled charts: hooks ran, objects applied and owned", async () => {
+    await gls.apply({
+      apiVersion: "apps.gitlab.com/v2alpha1",
+      kind: "GitLabCore",
+      metadata: { name: GL, namespace: gls.namespace },
+      spec: {
+        version: { type: "Static", version: "10.3.0" },
+        hostname: "gitlab.example.com",
+        chart: {
+          values: {
+            "shared-secrets": {
+              serviceAccount: { create: false, name: GL_HOOK_ACCOUNT },
+              rbac: { create: false },
+            },
+            global: { ingress: { enabled: false }, gatewayApi: { enabled: true } },
+          },
+        },
+      },
+    });
+    const on = `gitlabcore/${GL}`;
+    await gls.waitFor(on, "jsonpath={.status.phase}=Running", 600);
+    const core = await gls.getJson(on);
+    assert.equal(core.status.version, "10.3.0", "the chart the image bundles");
+    assert.equal(core.status.hooksVersion, "10.3.0", "the release's hooks ran");
+    // The shared-secrets hook Job ran in the cluster and created the Secrets.
+    for (const name of [`${GL}-gitlab-shell-secret`, `${GL}-rails-secret`])
+      assert.ok(await gls.getJson(`secret/${name}`), `hook-created Secret ${name}`);
+    // Applied objects are controlled by the GitLabCore and written by the operator's field manager.
+    for (const name of [
+      `deployment/${GL}-webservice`,
+      `statefulset/${GL}-gitaly`,
+      `service/${GL}-webservice`,
+    ]) {
+      const live = await gls.getJson(name);
+      const ref = live.metadata.ownerReferences?.find((r: Obj) => r.controller);
+      assert.equal(ref?.uid, core.metadata.uid, `${name} is controlled by the GitLabCore`);
+      assert.ok(
+        live.metadata.managedFields.some(
+          (m: Obj) => m.manager === "gitlabcore-controller" && m.operation === "Apply",
+        ),
+        `${name} applied by gitlabcore-controller`,
+      );
+    }
+    // By the installed pods: the Events name a pod of the gitlab process.
+    const pods = (await podsOf(GL_PROCESS)).map((p) => p.metadata.name as string);
+    const events: Obj[] = JSON.parse(
+      await gls.kubectl(["get", "events.events.k8s.io", "-o", "json"]),
+    ).items.filter((e: Obj) => e.regarding?.kind === "GitLabCore");
+    assert.ok(events.length > 0, "the operator recorded Events on the GitLabCore");
+    for (const e of events)
+      assert.ok(
+        pods.some((p) => e.reportingInstance.includes(p)),
+        `Event ${e.reason} from ${e.reportingInstance}`,
+      );
+  });
+
+  it("deletes the GitLabCore: its cluster-scoped GatewayClass goes with it", async () => {
+    await gls.kubectl(["delete", `gitlabcore/${GL}`, "--timeout=300s"]);
+    const classes: Obj[] = JSON.parse(
+      await gls.kubectl([
+        "get",
+        "gatewayclasses",
+        "-l",
+        `operator.gitlab.com/release-namespace=${gls.namespace}`,
+        "-o",
+        "json",
+      ]),
+    ).items;
+    assert.deepEqual(
+      classes.map((c) => c.metadata.name),
+      [],
+    );
+  });
+});
+
 describe("least privilege, judged by the API server's audit log", () => {
   it("made only calls the chart allows, and used every verb the chart grants the vault target", async () => {
     await auditFor(PROCESS, {});
@@ -356,6 +460,10 @@ describe("least privilege, judged by the API server's audit log", () => {
 
   it("made only calls the chart allows, and used every verb the chart grants the openbao target but the named ones", async () => {
     await auditFor(BAO_PROCESS, OPENBAO_UNUSED_GRANTS);
+  });
+
+  it("made only calls the chart allows, and used every verb the chart grants the gitlab target but the named ones", async () => {
+    await auditFor(GL_PROCESS, GITLAB_UNUSED_GRANTS);
   });
 });
 

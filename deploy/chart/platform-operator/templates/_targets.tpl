@@ -104,6 +104,11 @@ name spec.network.apiServerCIDR or apiServerEndpointIPs).
   verbs: [list]
 {{- end -}}
 
+{{/*
+The gitlab target: its GitLabCores, ConfigMaps it watches (versionRef), and the kinds the GitLab
+chart renders, written by server-side apply (patch), read by name (get) and, for prune, listed by
+the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for and deleted.
+*/}}
 {{- define "po.namespacedRules.gitlab" -}}
 - apiGroups: [apps.gitlab.com]
   resources: [gitlabcores]
@@ -112,17 +117,23 @@ name spec.network.apiServerCIDR or apiServerEndpointIPs).
   resources: [gitlabcores/status]
   verbs: [patch]
 - apiGroups: [""]
-  resources: [configmaps, services, serviceaccounts, persistentvolumeclaims, secrets]
-  verbs: [get, list, watch, create, patch, delete]
+  resources: [configmaps]
+  verbs: [get, list, watch, patch, delete]
+- apiGroups: [""]
+  resources: [services, serviceaccounts]
+  verbs: [get, list, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, patch, delete]
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, patch, delete]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, patch, delete]
 - apiGroups: [gateway.networking.k8s.io]
-  resources: [httproutes]
-  verbs: [get, list, watch, create, patch, delete]
+  resources: [gateways, httproutes]
+  verbs: [get, list, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -143,14 +154,11 @@ name spec.network.apiServerCIDR or apiServerEndpointIPs).
   verbs: [get, list]
 {{- end -}}
 
+{{/* The gitlab target reads no CRD; the GatewayClass its chart renders is cluster-scoped. */}}
 {{- define "po.clusterRules.gitlab" -}}
-- apiGroups: [apiextensions.k8s.io]
-  resources: [customresourcedefinitions]
-  resourceNames: [gitlabcores.apps.gitlab.com]
-  verbs: [get]
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, patch, delete]
 {{- end -}}
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}
