@@ -199,6 +199,30 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.deepEqual(leases.rules[1].resourceNames, ["po-vault-vault"]);
   });
 
+  it("grants the openbao target Roles in its namespaces, and in default only reads of the API server's address", async () => {
+    const objs = await render(ALL_TARGETS);
+    const roles = ofKind(objs, "Role").filter((r) => r.metadata.name.startsWith("po-openbao-openbao"));
+    assert.deepEqual(roles.map((r) => `${r.metadata.namespace}/${r.metadata.name}`).sort(), [
+      "bao/po-openbao-openbao",
+      "default/po-openbao-openbao-apiserver",
+    ]);
+    const inDefault = roles.find((r) => r.metadata.namespace === "default")!;
+    for (const rule of inDefault.rules as Rule[]) {
+      assert.deepEqual(
+        rule.verbs.filter((v) => !["get", "list"].includes(v)),
+        [],
+        "read-only",
+      );
+    }
+    assert.deepEqual(inDefault.rules[0].resourceNames, ["kubernetes"]);
+    const binding = ofKind(objs, "RoleBinding").find(
+      (b) => b.metadata.name === "po-openbao-openbao-apiserver",
+    )!;
+    assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "po-openbao", namespace: "ops" }]);
+    for (const rule of ofKind(objs, "Role").flatMap((r) => r.rules as Rule[]))
+      assert.ok(!rule.verbs.includes("*") && !(rule.resources ?? []).includes("*"), "no wildcards");
+  });
+
   it("runs restricted: non-root numeric user, read-only root, no capabilities, RuntimeDefault seccomp", async () => {
     const objs = await render(ALL_TARGETS);
     for (const d of ofKind(objs, "Deployment")) {
