@@ -547,6 +547,10 @@ function usedBy(logPath: string, user: string): { calls: Set<string>; refused: s
     const key = `${event.verb} ${ref.apiGroup || "core"}/${resource}`;
     if (event.responseStatus?.code === 403) refused.push(`${key} in ${ref.namespace ?? "(cluster)"}`);
     else calls.add(key);
+    // A server-side apply that creates its object is authorized as a create as well as a patch; the
+    // log shows it as a patch answered 201.
+    if (event.verb === "patch" && event.responseStatus?.code === 201)
+      calls.add(`create ${ref.apiGroup || "core"}/${resource}`);
   }
   return { calls, refused };
 }

@@ -36,7 +36,8 @@ chart test compares these rules with the API server's audit log.
 {{/*
 The openbao target, as the chart-install test's audit log proves it: what one OpenBaoCluster's life
 (create, initialize, scale, ingress off, a refused resize, delete with DeleteAll) calls. Children
-are written by server-side apply (patch) and read through label-selected informers (list, watch)
+are written by server-side apply (patch, and create: the API server also authorizes an apply that
+creates the object as a create) and read through label-selected informers (list, watch)
 or by name (get); garbage collection removes them with their cluster, so most kinds need no delete.
 */}}
 {{- define "po.namespacedRules.openbao" -}}
@@ -53,13 +54,13 @@ or by name (get); garbage collection removes them with their cluster, so most ki
   verbs: [get, create, patch, delete]
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, list, watch, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [services]
-  verbs: [get, patch, delete]
+  verbs: [get, create, patch, delete]
 - apiGroups: [""]
   resources: [serviceaccounts]
-  verbs: [get, patch]
+  verbs: [get, create, patch]
 # deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them.
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
@@ -71,19 +72,19 @@ or by name (get); garbage collection removes them with their cluster, so most ki
   verbs: [get, update, patch]
 - apiGroups: [apps]
   resources: [statefulsets]
-  verbs: [get, list, watch, patch]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [get, list, watch, patch]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
-  verbs: [get, patch]
+  verbs: [get, create, patch]
 - apiGroups: [networking.k8s.io]
   resources: [ingresses]
-  verbs: [get, patch, delete]
+  verbs: [get, create, patch, delete]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
-  verbs: [get, patch]
+  verbs: [get, create, patch]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -118,22 +119,22 @@ the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for
   verbs: [patch]
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, list, watch, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [services, serviceaccounts]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gateways, httproutes]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -158,7 +159,7 @@ the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for
 {{- define "po.clusterRules.gitlab" -}}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, create, patch, delete]
 {{- end -}}
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}
