@@ -147,6 +147,8 @@ function followLogs(node: LocalNode): () => Promise<void> {
       CHART_NAMESPACE,
       "logs",
       "--follow",
+      // With a selector kubectl shows only the last 10 lines of each pod unless told otherwise.
+      "--tail=-1",
       "--max-log-requests=10",
       "-l",
       `app.kubernetes.io/instance=${CHART_RELEASE}`,
