@@ -35,7 +35,15 @@ const BAO = "bao";
 const VOTERS = 3;
 
 /** As for openbao: what the gitlab target is granted for paths no scenario here reaches. */
-const GITLAB_UNUSED_GRANTS: Record<string, string> = {};
+const PRUNE_ONLY = "prune deletes what a new render no longer produces; no render here drops one";
+const GITLAB_UNUSED_GRANTS: Record<string, string> = {
+  "delete apps/deployments": PRUNE_ONLY,
+  "delete apps/statefulsets": PRUNE_ONLY,
+  "delete core/services": PRUNE_ONLY,
+  "delete policy/poddisruptionbudgets": PRUNE_ONLY,
+  "delete gateway.networking.k8s.io/gateways": PRUNE_ONLY,
+  "delete gateway.networking.k8s.io/httproutes": PRUNE_ONLY,
+};
 
 /**
  * Verbs the chart grants the openbao target that no scenario here reaches, each with the reason it

@@ -121,7 +121,7 @@ the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for
   resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
-  resources: [services, serviceaccounts]
+  resources: [services]
   verbs: [get, list, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
