@@ -62,6 +62,16 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
     "a resize reads the claims only where the StorageClass allows expansion; local-path does not",
   "patch core/persistentvolumeclaims":
     "a resize grows the claims only where the StorageClass allows expansion",
+  // The node serves the Gateway API kinds (the gitlab scenario installs them), so the look for a
+  // leftover HTTPRoute (get) is exercised; writing routes needs spec.gateway and a Gateway.
+  ...Object.fromEntries(
+    ["httproutes", "tlsroutes", "backendtlspolicies"].flatMap((r) =>
+      ["create", "patch", "delete", ...(r === "httproutes" ? [] : ["get"])].map((v) => [
+        `${v} gateway.networking.k8s.io/${r}`,
+        "spec.gateway is not used here: routes need a Gateway, and the node runs no Gateway API implementation",
+      ]),
+    ),
+  ),
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects and audit events are read loosely
