@@ -15,6 +15,7 @@ import { nodePrerequisites } from "../testenv/node/preflight.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
+import { CHART_NAMESPACE, CHART_RELEASE, installByChart } from "./dev-chart.js";
 import { startOpenBaoTargetInNode, watchFormation } from "./dev-openbao.js";
 import { openBaoSampleForLocalNode } from "./dev-samples.js";
 import { readManifests } from "./manifests.js";
@@ -23,7 +24,7 @@ import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
 import { implementedTargetOf, kindsOf, reservedTargetOf } from "./targets.js";
 
-export const devHelp = `Usage: platform-operator dev [--no-node | --node] [--no-samples] [--exit-after SECONDS]   (npm start)
+export const devHelp = `Usage: platform-operator dev [--no-node | --node | --chart] [--no-samples] [--exit-after SECONDS]   (npm start)
 
 The local default: on this machine, with nothing else installed, it
   1. builds or reuses the cached binaries: kube-apiserver, etcd, OpenBao, and for the local node
@@ -42,6 +43,10 @@ The local default: on this machine, with nothing else installed, it
 
   --no-node             only etcd + kube-apiserver on loopback: no pods run (npm start -- --no-node)
   --node                insist on the node: fail, saying what is missing, where it cannot run
+  --chart               install the operator by its Helm chart on the local node instead: its image
+                        built from this working tree's dist/, two replicas in pods under Pod Security
+                        restricted, the vault target logging in with its projected token; follows the
+                        pods' logs (npm start -- --chart; needs the node, so root)
   --no-samples          start with no objects
   --exit-after SECONDS  stop by itself after this long (for scripted checks)
 
@@ -76,6 +81,7 @@ export async function devCommand(args: string[]): Promise<number> {
     args,
     options: {
       node: { type: "boolean" },
+      chart: { type: "boolean" },
       "no-node": { type: "boolean" },
       "no-samples": { type: "boolean" },
       "exit-after": { type: "string" },
@@ -92,29 +98,48 @@ export async function devCommand(args: string[]): Promise<number> {
     let cp: { kubeconfigPath: string; server: string; caPem: string };
     let node: LocalNode | undefined;
     if (values.node && values["no-node"]) throw new Error("--node and --no-node: choose one");
+    if (values.chart && values["no-node"])
+      throw new Error("--chart installs the operator on the local node: it cannot go with --no-node");
+    const exitAfter = values["exit-after"] ? Number(values["exit-after"]) * 1000 : undefined;
+    if (exitAfter !== undefined && !(exitAfter > 0))
+      throw new Error("--exit-after: must be a number of seconds");
     let onNode = !values["no-node"];
     if (onNode) {
       const missing = await nodePrerequisites();
       if (missing.length > 0) {
-        if (values.node) throw new Error(`the local node cannot run here; missing: ${missing.join("; ")}`);
+        if (values.node || values.chart)
+          throw new Error(`the local node cannot run here; missing: ${missing.join("; ")}`);
         say(`no local node (missing: ${missing.join("; ")}); running on a control plane only`);
         onNode = false;
       }
     }
     if (onNode) {
       say("starting the local node (control plane, containerd, kubelet, kube-proxy, CoreDNS)...");
-      const localNode = await startNode({ log: (l) => say(l) });
+      const local = await startNode({ log: (l) => say(l) });
+      node = local;
       cleanups.push(async () => {
-        await localNode.stop();
+        await local.stop();
       });
-      cleanups.push(showPods(localNode.binaries.kubectl, localNode.kubeconfigPath));
-      node = localNode;
-      cp = localNode;
+      cleanups.push(showPods(local.binaries.kubectl, local.kubeconfigPath));
+      cp = local;
     } else {
       say("starting the local control plane (etcd + kube-apiserver)...");
       const plane = await startControlPlane({ log: (l) => say(l) });
       cleanups.push(() => plane.stop());
       cp = plane;
+    }
+    if (values.chart && node) {
+      const samples = pickSamples(values["no-samples"] === true, IN_PROCESS_TARGETS, true);
+      const chart = await installByChart({ node, samples, say, cleanups });
+      say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      say(`  kubeconfig:  ${cp.kubeconfigPath}`);
+      say(`  OpenBao:     ${chart.baoAddr} (dev root token: ${chart.baoRootToken})`);
+      say(`  operator:    helm release ${CHART_RELEASE}, deployment ${CHART_NAMESPACE}/${chart.deployment}`);
+      say("Ctrl-C stops OpenBao and the node, with the operator's pods on it.");
+      handOverSignals();
+      await waitOrExit(exitAfter);
+      say("stopping...");
+      return 0;
     }
     say("starting OpenBao in dev mode...");
     const bao = await startDevOpenBao();
@@ -135,36 +160,8 @@ export async function devCommand(args: string[]): Promise<number> {
     await waitServed(client);
     say(`installed ${allKinds.length} CRDs`);
 
-    // Only samples a running target reconciles: an object nothing acts on would look like a stuck operator.
     const targets = [...IN_PROCESS_TARGETS, ...(node ? NODE_TARGETS : [])];
-    const running = kindsOf(targets);
-    say(`targets running: ${targets.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
-    const samples: KubeObject[] = [];
-    for (const d of values["no-samples"] ? [] : readManifests([SAMPLES])) {
-      let sample = d.doc as KubeObject;
-      if (running.includes(sample.kind ?? "")) {
-        if (sample.kind === "OpenBaoCluster") {
-          const local = openBaoSampleForLocalNode(sample, BAO_DEFAULT_VERSION);
-          sample = local.doc;
-          for (const c of local.changes) say(`${relative(process.cwd(), d.file)} on the local node: ${c}`);
-        }
-        samples.push(sample);
-      } else {
-        const reserved = reservedTargetOf(sample.kind ?? "");
-        const idle = implementedTargetOf(sample.kind ?? "");
-        const why =
-          idle && NODE_TARGETS.includes(idle)
-            ? `its target "${idle}" runs OpenBao pods, which need the local node (not running)`
-            : idle
-              ? `its target "${idle}" is not part of npm start's local default yet`
-              : reserved
-                ? `its target "${reserved}" is not implemented yet`
-                : "no target serves its kind";
-        say(
-          `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
-        );
-      }
-    }
+    const samples = pickSamples(values["no-samples"] === true, targets, node !== undefined);
     const namespacesOf = (kinds: string[]) =>
       samples
         .filter((s) => kinds.includes(s.kind ?? ""))
@@ -258,21 +255,59 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     say(`  config:      ${configPath}`);
     say(`Ctrl-C stops the operator, OpenBao and the ${node ? "local node" : "control plane"}.`);
 
-    const exitAfter = values["exit-after"] ? Number(values["exit-after"]) * 1000 : undefined;
-    if (exitAfter !== undefined && !(exitAfter > 0))
-      throw new Error("--exit-after: must be a number of seconds");
     // From here Ctrl-C stops the operator first (releasing its Lease), then OpenBao and the control
     // plane; during start-up it still ends everything at once.
     handOverSignals();
-    await (exitAfter
-      ? Promise.race([waitForSignal(), new Promise((r) => setTimeout(r, exitAfter))])
-      : waitForSignal());
+    await waitOrExit(exitAfter);
     say("stopping...");
     return 0;
   } finally {
     await cleanup();
     say("stopped");
   }
+}
+
+async function waitOrExit(exitAfterMs: number | undefined): Promise<void> {
+  await (exitAfterMs
+    ? Promise.race([waitForSignal(), new Promise((r) => setTimeout(r, exitAfterMs))])
+    : waitForSignal());
+}
+
+/**
+ * The samples whose kinds one of `targets` reconciles, an OpenBaoCluster adjusted for the local node;
+ * the others are named with the reason they are left out (an object nothing acts on would look like
+ * a stuck operator).
+ */
+function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): KubeObject[] {
+  const running = kindsOf(targets);
+  say(`targets running: ${targets.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
+  const samples: KubeObject[] = [];
+  for (const d of none ? [] : readManifests([SAMPLES])) {
+    let sample = d.doc as KubeObject;
+    if (running.includes(sample.kind ?? "")) {
+      if (sample.kind === "OpenBaoCluster") {
+        const local = openBaoSampleForLocalNode(sample, BAO_DEFAULT_VERSION);
+        sample = local.doc;
+        for (const c of local.changes) say(`${relative(process.cwd(), d.file)} on the local node: ${c}`);
+      }
+      samples.push(sample);
+    } else {
+      const reserved = reservedTargetOf(sample.kind ?? "");
+      const idle = implementedTargetOf(sample.kind ?? "");
+      const why =
+        idle && NODE_TARGETS.includes(idle) && !nodeRunning
+          ? `its target "${idle}" runs OpenBao pods, which need the local node (not running)`
+          : idle
+            ? `its target "${idle}" is not part of npm start's local default yet`
+            : reserved
+              ? `its target "${reserved}" is not implemented yet`
+              : "no target serves its kind";
+      say(
+        `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
+      );
+    }
+  }
+  return samples;
 }
 
 /** Prints every pod change on the node as it happens (kubectl's own watch); returns its stop. */

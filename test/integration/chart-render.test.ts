@@ -41,6 +41,49 @@ const ALL_TARGETS = [
   "--set=targets.gitlab.namespaces={gitlab}",
 ];
 
+const MONITORING_KINDS = [
+  "--api-versions=monitoring.coreos.com/v1/PodMonitor",
+  "--api-versions=monitoring.coreos.com/v1/PrometheusRule",
+];
+/** The alerts document 003 names ("Operating"). */
+const SPEC_ALERTS = [
+  "OhmlabControllerDown",
+  "OhmlabObjectNotReady",
+  "OhmlabReconcileStale",
+  "OhmlabBackendErrors",
+  "OhmlabBackendForbidden",
+  "OhmlabWriteLoop",
+  "OhmlabCRDRevisionMismatch",
+];
+const PROMQL_WORDS = new Set(["and", "or", "unless", "bool", "offset", "inf", "nan", "le", "job"]);
+
+/**
+ * The metric names a PromQL expression reads: label matchers, strings, ranges and grouping clauses
+ * are dropped, then what is left that is neither a function call, a keyword nor a number.
+ */
+function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, "")
+    .replace(/\{[^}]*\}/g, " ")
+    .replace(/\[[^\]]*\]/g, " ")
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, " ");
+  const names = new Set<string>();
+  for (const m of bare.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(\s*\()?/g)) {
+    if (m[2] || PROMQL_WORDS.has(m[1]!)) continue;
+    names.add(m[1]!);
+  }
+  return [...names];
+}
+
+/** Every metric name the operator's registry holds once each target's metrics are loaded. */
+async function exportedMetrics(): Promise<Set<string>> {
+  const { registry } = await import("../../src/runtime/metrics.js");
+  await import("../../src/targets/vault/metrics.js");
+  await import("../../src/targets/openbao/metrics.js");
+  await import("../../src/targets/gitlab/metrics.js");
+  return new Set((await registry.getMetricsAsJSON()).map((m) => m.name));
+}
+
 function processConfig(objs: Obj[], name: string): Obj {
   const cm = ofKind(objs, "ConfigMap").find((c) => c.metadata.name === name);
   assert.ok(cm, `ConfigMap ${name}`);
@@ -156,6 +199,30 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.deepEqual(leases.rules[1].resourceNames, ["po-vault-vault"]);
   });
 
+  it("grants the openbao target Roles in its namespaces, and in default only reads of the API server's address", async () => {
+    const objs = await render(ALL_TARGETS);
+    const roles = ofKind(objs, "Role").filter((r) => r.metadata.name.startsWith("po-openbao-openbao"));
+    assert.deepEqual(roles.map((r) => `${r.metadata.namespace}/${r.metadata.name}`).sort(), [
+      "bao/po-openbao-openbao",
+      "default/po-openbao-openbao-apiserver",
+    ]);
+    const inDefault = roles.find((r) => r.metadata.namespace === "default")!;
+    for (const rule of inDefault.rules as Rule[]) {
+      assert.deepEqual(
+        rule.verbs.filter((v) => !["get", "list"].includes(v)),
+        [],
+        "read-only",
+      );
+    }
+    assert.deepEqual(inDefault.rules[0].resourceNames, ["kubernetes"]);
+    const binding = ofKind(objs, "RoleBinding").find(
+      (b) => b.metadata.name === "po-openbao-openbao-apiserver",
+    )!;
+    assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "po-openbao", namespace: "ops" }]);
+    for (const rule of ofKind(objs, "Role").flatMap((r) => r.rules as Rule[]))
+      assert.ok(!rule.verbs.includes("*") && !(rule.resources ?? []).includes("*"), "no wildcards");
+  });
+
   it("runs restricted: non-root numeric user, read-only root, no capabilities, RuntimeDefault seccomp", async () => {
     const objs = await render(ALL_TARGETS);
     for (const d of ofKind(objs, "Deployment")) {
@@ -224,16 +291,49 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     const without = await render(ALL_TARGETS);
     assert.equal(ofKind(without, "PodMonitor").length, 0);
     assert.equal(ofKind(without, "PrometheusRule").length, 0);
-    const withCrds = await render([
-      ...ALL_TARGETS,
-      "--api-versions=monitoring.coreos.com/v1/PodMonitor",
-      "--api-versions=monitoring.coreos.com/v1/PrometheusRule",
-    ]);
+    const withCrds = await render([...ALL_TARGETS, ...MONITORING_KINDS]);
     assert.equal(ofKind(withCrds, "PodMonitor").length, 3);
     const rules = ofKind(withCrds, "PrometheusRule");
-    assert.ok(rules.some((r) => r.metadata.name === "po-vault"));
-    const alerts = rules.flatMap((r) => r.spec.groups.flatMap((g: Obj) => g.rules.map((x: Obj) => x.alert)));
-    assert.ok(alerts.includes("OhmlabControllerDown"));
+    assert.deepEqual(rules.map((r) => r.metadata.name).sort(), ["po-gitlab", "po-openbao", "po-vault"]);
+    // Only the enabled targets get their rules.
+    const vaultOnly = ofKind(await render(MONITORING_KINDS), "PrometheusRule");
+    assert.deepEqual(
+      vaultOnly.map((r) => r.metadata.name),
+      ["po-vault"],
+    );
+  });
+
+  it("alerts for every target with the document's alert names, on metrics the operator exports", async () => {
+    const rules = ofKind(await render([...ALL_TARGETS, ...MONITORING_KINDS]), "PrometheusRule");
+    const exported = await exportedMetrics();
+    for (const target of ["vault", "openbao", "gitlab"]) {
+      const rule = rules.find((r) => r.metadata.name === `po-${target}`);
+      assert.ok(rule, `the ${target} target's PrometheusRule`);
+      const alerts: Obj[] = rule.spec.groups.flatMap((g: Obj) => g.rules);
+      const names = alerts.map((a) => a.alert as string);
+      for (const name of names)
+        assert.ok(SPEC_ALERTS.includes(name), `${target}: ${name} is not an alert the document names`);
+      // Every target can say it is down, that its objects are not ready, stale or failing.
+      for (const name of [
+        "OhmlabControllerDown",
+        "OhmlabObjectNotReady",
+        "OhmlabReconcileStale",
+        "OhmlabBackendErrors",
+      ])
+        assert.ok(names.includes(name), `${target} has no ${name}`);
+      for (const alert of alerts) {
+        assert.ok(
+          alert.for && alert.labels?.severity && alert.annotations?.summary,
+          `${target}/${alert.alert} is complete`,
+        );
+        for (const metric of metricNames(alert.expr)) {
+          assert.ok(
+            exported.has(metric.replace(/_(bucket|sum|count)$/, "")) || metric === "up",
+            `${target}/${alert.alert} queries ${metric}, which the operator does not export`,
+          );
+        }
+      }
+    }
   });
 
   it("ships a Grafana dashboard that queries only metrics the operator exports", async () => {
@@ -243,21 +343,29 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     const dashboard = JSON.parse(cm.data["platform-operator.json"]) as Obj;
     const exprs: string[] = dashboard.panels.flatMap((p: Obj) => p.targets.map((t: Obj) => t.expr));
     assert.ok(exprs.length >= 10);
-    const { registry } = await import("../../src/runtime/metrics.js");
-    await import("../../src/targets/vault/metrics.js");
-    const exported = new Set((await registry.getMetricsAsJSON()).map((m) => m.name));
+    const exported = await exportedMetrics();
     // Process and Node.js metrics are the default collectors; `up` is Prometheus' own.
     const builtin = /^(up|process_[a-z_]+|nodejs_[a-z_]+)$/;
     for (const expr of exprs) {
-      // Grouping labels are not metrics: drop `by (...)` before reading names.
-      for (const name of expr.replace(/\bby \([^)]*\)/g, "").match(/\b[a-z_]+(?=\{|\[|\))/g) ?? []) {
-        if (["sum", "rate", "by", "or", "vector", "histogram_quantile", "label_values"].includes(name))
-          continue;
+      for (const name of metricNames(expr)) {
         const base = name.replace(/_(bucket|sum|count)$/, "");
-        if (builtin.test(base) || base.startsWith("openbao_")) continue;
+        if (builtin.test(base)) continue;
         assert.ok(exported.has(base), `the dashboard queries ${name}, which is not exported`);
       }
     }
+  });
+
+  it("reads metric names out of PromQL (the check above must be able to fail)", () => {
+    assert.deepEqual(
+      metricNames(
+        'absent(max(leader_election_master_status{name=~".+-openbao"}) == 1) or sum by (namespace, step) (increase(openbao_reconcile_errors_total[15m])) > 0 and on() count(x_total) > 0',
+      ),
+      ["leader_election_master_status", "openbao_reconcile_errors_total", "x_total"],
+    );
+    assert.deepEqual(
+      metricNames('histogram_quantile(0.99, sum by (le) (rate(a_seconds_bucket{job="$job"}[5m])))'),
+      ["a_seconds_bucket"],
+    );
   });
 
   it("denies by default when the NetworkPolicy is on, with egress to DNS, the API server and extraEgress", async () => {

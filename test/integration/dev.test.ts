@@ -72,6 +72,14 @@ describe("npm start (platform-operator dev)", () => {
     assert.deepEqual(foldersLeftBy(child.pid!), [], "temp folders left behind");
   });
 
+  it("refuses --chart without the node, saying why, before starting anything", async () => {
+    const { output, exited } = startDev(["--chart"]);
+    const code = await exited;
+    assert.notEqual(code, 0);
+    assert.match(output(), /--chart installs the operator on the local node: it cannot go with --no-node/);
+    assert.doesNotMatch(output(), /starting the local control plane/);
+  });
+
   it("still stops cleanly and removes its folders when the reader of its output is gone (Ctrl-C on a pipe)", async () => {
     const { child, output, exited } = startDev(["--no-samples"]);
     const ready = new Promise<void>((resolve) => {

@@ -22,8 +22,8 @@ import {
   reconcileErrors,
 } from "./metrics.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
-import type { ServiceContext } from "./services.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
+import type { ServiceContext } from "./services.js";
 import {
   type Blocked,
   eventType,

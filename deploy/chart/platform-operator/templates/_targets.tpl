@@ -33,39 +33,101 @@ chart test compares these rules with the API server's audit log.
   verbs: [create, patch]
 {{- end -}}
 
+{{/*
+The openbao target, as the chart-install test's audit log proves it: what one OpenBaoCluster's life
+(create, initialize, scale, ingress off, a refused resize, delete with DeleteAll) calls. Children
+are written by server-side apply (patch, and create: the API server also authorizes an apply that
+creates the object as a create) and read through label-selected informers (list, watch)
+or by name (get); garbage collection removes them with their cluster, so most kinds need no delete.
+*/}}
 {{- define "po.namespacedRules.openbao" -}}
 - apiGroups: [openbao.org]
-  resources: [openbaoclusters, openbaorestores]
+  resources: [openbaoclusters]
   verbs: [get, list, watch, patch]
 - apiGroups: [openbao.org]
-  resources: [openbaoclusters/status, openbaorestores/status]
+  resources: [openbaoclusters/status]
   verbs: [patch]
-- apiGroups: [""]
-  resources: [services, configmaps, secrets, serviceaccounts, persistentvolumeclaims]
-  verbs: [get, list, watch, create, patch, delete]
-- apiGroups: [""]
-  resources: [pods]
-  verbs: [get, list, watch, delete]
-- apiGroups: [apps]
-  resources: [statefulsets]
-  verbs: [get, list, watch, create, patch, delete]
+# The restore controller: its requests (finalizer by patch) and their status.
+- apiGroups: [openbao.org]
+  resources: [openbaorestores]
+  verbs: [get, list, watch, patch]
+- apiGroups: [openbao.org]
+  resources: [openbaorestores/status]
+  verbs: [patch]
+# Backup and restore executor Jobs: created once under a deterministic name, watched by label; the
+# result is read off the Job's pod (termination message).
 - apiGroups: [batch]
   resources: [jobs]
+  verbs: [get, list, watch, create]
+# The seal key is created once (create, never rewritten); the root token and TLS Secrets are
+# applied; deletionPolicy DeleteAll deletes the seal key and root token.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, create, patch, delete]
+- apiGroups: [""]
+  resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, create, patch, delete]
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  verbs: [get, create, patch]
+# deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them.
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, list, patch, delete]
+# get: pod 0's phase before init; list: an executor Job's pod, for its result. update and patch are never called by the operator: RBAC lets it
+# write the pods' own Role (get, update, patch on its pods) only if it holds those verbs itself.
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, update, patch]
+- apiGroups: [apps]
+  resources: [statefulsets]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [networking.k8s.io]
-  resources: [networkpolicies, ingresses]
-  verbs: [get, list, watch, create, patch, delete]
+  resources: [networkpolicies]
+  verbs: [get, create, patch]
+- apiGroups: [networking.k8s.io]
+  resources: [ingresses]
+  verbs: [get, create, patch, delete]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, create, patch]
+# spec.gateway: routes and backend trust on an existing Gateway. Where the Gateway API is served,
+# every pass also looks for a route this cluster made and no longer wants (get), so it is granted
+# even to clusters without spec.gateway (the audit saw the get refused without it).
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [httproutes, tlsroutes, backendtlspolicies]
+  verbs: [get, create, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
 {{- end -}}
 
+{{/*
+The openbao target reads the `kubernetes` Service and its EndpointSlices in `default` to write the
+API-server egress rule of each cluster's NetworkPolicy (without them, every OpenBaoCluster must
+name spec.network.apiServerCIDR or apiServerEndpointIPs).
+*/}}
+{{- define "po.apiServerRules.openbao" -}}
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [kubernetes]
+  verbs: [get]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list]
+{{- end -}}
+
+{{/*
+The gitlab target: its GitLabCores, ConfigMaps it watches (versionRef), and the kinds the GitLab
+chart renders, written by server-side apply (patch), read by name (get) and, for prune, listed by
+the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for and deleted.
+*/}}
 {{- define "po.namespacedRules.gitlab" -}}
 - apiGroups: [apps.gitlab.com]
   resources: [gitlabcores]
@@ -74,17 +136,23 @@ chart test compares these rules with the API server's audit log.
   resources: [gitlabcores/status]
   verbs: [patch]
 - apiGroups: [""]
-  resources: [configmaps, services, serviceaccounts, persistentvolumeclaims, secrets]
+  resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, create, patch, delete]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [gateway.networking.k8s.io]
-  resources: [httproutes]
-  verbs: [get, list, watch, create, patch, delete]
+  resources: [gateways, httproutes]
+  verbs: [get, list, create, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -98,25 +166,18 @@ chart test compares these rules with the API server's audit log.
   verbs: [get]
 {{- end -}}
 
+{{/* The openbao target reads no CRD; a StorageClass only when a cluster asks for more storage. */}}
 {{- define "po.clusterRules.openbao" -}}
-- apiGroups: [apiextensions.k8s.io]
-  resources: [customresourcedefinitions]
-  resourceNames: [openbaoclusters.openbao.org, openbaorestores.openbao.org]
-  verbs: [get]
-# Storage growth reads whether the volumes' class allows expansion (list: to find the default class).
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses]
   verbs: [get, list]
 {{- end -}}
 
+{{/* The gitlab target reads no CRD; the GatewayClass its chart renders is cluster-scoped. */}}
 {{- define "po.clusterRules.gitlab" -}}
-- apiGroups: [apiextensions.k8s.io]
-  resources: [customresourcedefinitions]
-  resourceNames: [gitlabcores.apps.gitlab.com]
-  verbs: [get]
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [get, list, create, patch, delete]
 {{- end -}}
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}
