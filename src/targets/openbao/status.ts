@@ -82,7 +82,9 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
           reason: r.selfInitialized ? "SelfInitialized" : "Initialized",
           message: r.selfInitialized
             ? "OpenBao initialized itself from spec.selfInit.requests"
-            : "initialized by the operator; the root token is in the root-token Secret",
+            : // Not "the token is in the Secret": OpenBao found initialized without one (an init
+              // whose answer was lost) is recorded too, with a RootTokenMissing event.
+              "initialized by the operator, which keeps the root token in the root-token Secret (a RootTokenMissing event says when OpenBao was found initialized without it)",
         }
       : {
           type: C.OpenBaoInitialized,

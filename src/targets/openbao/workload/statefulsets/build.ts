@@ -14,6 +14,7 @@ import {
 import type { PodRuntime } from "../../services.js";
 import { configEnv } from "../config/index.js";
 import { serviceAccountName } from "../identity/plan.js";
+import { auditVolumes } from "./audit-volumes.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
 export const PATHS = {
@@ -99,16 +100,25 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
           },
         },
       ];
+  const runtimeMounts = inp.runtime.volumeMounts.map((m) => String((m as Obj)["mountPath"]));
+  const audit = auditVolumes(c, PATHS.dataDir, [
+    PATHS.configDir,
+    PATHS.tlsDir,
+    PATHS.unsealDir,
+    ...runtimeMounts,
+  ]);
   const volumes: Obj[] = [
     { name: "config", projected: { sources: configSources } },
     ...unsealVolume(c),
     ...inp.runtime.volumes,
+    ...audit.volumes,
   ];
   const mounts: Obj[] = [
     { name: "config", mountPath: PATHS.configDir, readOnly: true },
     { name: "data", mountPath: PATHS.dataDir },
     ...(unsealVolume(c).length ? [{ name: "unseal-key", mountPath: PATHS.unsealDir, readOnly: true }] : []),
     ...inp.runtime.volumeMounts,
+    ...audit.mounts,
   ];
   // Per-pod values (node id, addresses, service registration) come from the config renderer, so
   // config.hcl and the environment cannot disagree.
