@@ -37,7 +37,11 @@ const VOTERS = 1;
 
 /** As for openbao: what the gitlab target is granted for paths no scenario here reaches. */
 const PRUNE_ONLY = "prune deletes what a new render no longer produces; no render here drops one";
+/** The runtime patches an Event only to count a repeat of the same event (series); the vault scenario proves that path. */
+const EVENT_REPEAT_ONLY =
+  "an Event is patched only when the same event repeats; these short scenarios repeat none";
 const GITLAB_UNUSED_GRANTS: Record<string, string> = {
+  "patch events.k8s.io/events": EVENT_REPEAT_ONLY,
   "delete apps/deployments": PRUNE_ONLY,
   "delete apps/statefulsets": PRUNE_ONLY,
   "delete core/services": PRUNE_ONLY,
@@ -51,6 +55,7 @@ const GITLAB_UNUSED_GRANTS: Record<string, string> = {
  * is still granted. Anything else granted and unused fails the audit test.
  */
 const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
+  "patch events.k8s.io/events": EVENT_REPEAT_ONLY,
   "update core/pods":
     "never called: RBAC lets the operator write the OpenBao pods' Role (get, update, patch on them) only if it holds those verbs",
   "patch core/pods": "never called: held for the pods' Role, as update",
@@ -439,7 +444,8 @@ describe("the gitlab target through the installed chart", () => {
       `statefulset/${GL}-gitaly`,
       `service/${GL}-webservice`,
     ]) {
-      const live = await gls.getJson(name);
+      // kubectl leaves managedFields out of its output unless asked.
+      const live = JSON.parse(await gls.kubectl(["get", name, "-o", "json", "--show-managed-fields"]));
       const ref = live.metadata.ownerReferences?.find((r: Obj) => r.controller);
       assert.equal(ref?.uid, core.metadata.uid, `${name} is controlled by the GitLabCore`);
       assert.ok(
@@ -517,7 +523,8 @@ async function auditFor(process: string, unused: Record<string, string>): Promis
   assert.deepEqual(idle, [], `granted to ${process} but never used (used: ${[...calls].sort().join(", ")})`);
   const ungranted = [...calls].filter((c) => !granted.includes(c));
   assert.deepEqual(ungranted, [], `used by ${process} but not granted (would have been refused)`);
-  const excepted = Object.keys(unused).filter((g) => calls.has(g));
+  // A repeated event is timing: whether one repeats in a run proves nothing either way.
+  const excepted = Object.keys(unused).filter((g) => calls.has(g) && unused[g] !== EVENT_REPEAT_ONLY);
   assert.deepEqual(excepted, [], `${process} used these after all: drop them from the exceptions`);
 }
 

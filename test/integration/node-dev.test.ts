@@ -36,7 +36,10 @@ describe("npm start -- --node (platform-operator dev --node)", () => {
     const index = /\[dev\] node (\d+): CoreDNS ready/.exec(out)?.[1];
     assert.ok(index, `the node came up:\n${out}`);
     assert.match(out, /\[dev\] pod kube-system coredns-\S+ 1\/1 Running/);
-    assert.match(out, /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster\)/);
+    assert.match(
+      out,
+      /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster, OpenBaoRestore\)/,
+    );
     // The vault target still seeds its samples against the dev OpenBao.
     assert.match(out, /wrote path .*staging-core-keycloak/);
     // The OpenBaoCluster sample, with each change the node needs named.

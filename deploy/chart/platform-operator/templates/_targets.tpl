@@ -129,9 +129,10 @@ chart renders, written by server-side apply (patch), read by name (get) and, for
 the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for and deleted.
 */}}
 {{- define "po.namespacedRules.gitlab" -}}
+# Read through the informer only (list, watch); patch: the finalizer.
 - apiGroups: [apps.gitlab.com]
   resources: [gitlabcores]
-  verbs: [get, list, watch, patch]
+  verbs: [list, watch, patch]
 - apiGroups: [apps.gitlab.com]
   resources: [gitlabcores/status]
   verbs: [patch]
