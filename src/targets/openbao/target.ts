@@ -64,6 +64,12 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       controller.watchOwned(configMaps, OPENBAOCLUSTER);
       controller.watchOwned(pdbs, OPENBAOCLUSTER);
       manager.add(controller);
+      // Backups and restores start Jobs and take the operation lock; they have no dry-run mode yet,
+      // so observe-only (which promises no writes) leaves them out and says so.
+      if (config.observeOnly) {
+        manager.log.info("observe-only: backups and restores are not run (no dry-run mode for them yet)");
+        return;
+      }
       // Backups (later upgrades): their own controller and queue, next to the workload one.
       const { defaultSnapshotStores } = await import("./adminops/backup/store.js");
       setupAdminOps(manager, config, clusters, { stores: defaultSnapshotStores });
