@@ -1,4 +1,4 @@
-import { crdFor, OpenBaoApiVersion, OpenBaoClusterKind } from "../../src/apis/index.js";
+import { crdFor, OpenBaoApiVersion, OpenBaoClusterKind, OpenBaoRestoreKind } from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { applyAny } from "../../src/runtime/apply.js";
 import type { KubeClient } from "../../src/runtime/client.js";
@@ -10,17 +10,27 @@ import type { ServiceContext } from "../../src/targets/openbao/workload/service-
 // Real OpenBaoCluster objects for the openbao target's service tests: the generated CRD installed
 // on the test's API server, and objects read back from it, so owner references carry a real uid.
 
+/**
+ * Both of the openbao target's CRDs, as the chart installs them: its restore controller watches
+ * OpenBaoRestores, and a manager waits for every informer's first list before any controller runs.
+ */
 export async function installOpenBaoClusterCrd(client: KubeClient): Promise<void> {
-  await applyAny(client, crdFor(OpenBaoClusterKind) as unknown as KubeObject, {
-    fieldManager: "test-setup",
-    force: true,
-  });
+  for (const kind of [OpenBaoClusterKind, OpenBaoRestoreKind]) {
+    await applyAny(client, crdFor(kind) as unknown as KubeObject, {
+      fieldManager: "test-setup",
+      force: true,
+    });
+    await waitServed(client, kind);
+  }
+}
+
+async function waitServed(client: KubeClient, kind: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     client.resources.refresh();
-    if (await client.resources.find(OpenBaoApiVersion, OpenBaoClusterKind)) return;
+    if (await client.resources.find(OpenBaoApiVersion, kind)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error("the OpenBaoCluster CRD was not served within 30 s");
+  throw new Error(`the ${kind} CRD was not served within 30 s`);
 }
 
 export async function createOpenBaoCluster(

@@ -13,25 +13,30 @@ import type { NodeNamespace } from "./node.js";
 // their Service names exactly as it would in a cluster.
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
-const CRD = fileURLToPath(new URL("../../../deploy/crds/openbao.org_openbaoclusters.yaml", import.meta.url));
+// Both of the target's CRDs, as the chart installs them: the restore controller watches OpenBaoRestores,
+// and the operator starts no controller before every informer has listed its kind.
+const CRDS = ["openbao.org_openbaoclusters.yaml", "openbao.org_openbaorestores.yaml"].map((f) =>
+  fileURLToPath(new URL(`../../../deploy/crds/${f}`, import.meta.url)),
+);
 
 export async function installOpenBaoCrd(ctx: NodeNamespace): Promise<void> {
-  await ctx.kubectl(["apply", "--server-side", "--force-conflicts", "-f", CRD]);
+  for (const crd of CRDS) await ctx.kubectl(["apply", "--server-side", "--force-conflicts", "-f", crd]);
   // Several test files may create the CRD at once; right after creation it has no conditions yet,
   // which `kubectl wait` reports as an error instead of waiting, so the condition is polled.
-  await poll(
-    async () => {
-      const out = await ctx.kubectl([
-        "get",
-        "crd/openbaoclusters.openbao.org",
-        "-o",
-        'jsonpath={.status.conditions[?(@.type=="Established")].status}',
-      ]);
-      return out.trim() === "True" ? true : undefined;
-    },
-    120_000,
-    "the OpenBaoCluster CRD to be established",
-  );
+  for (const name of ["openbaoclusters.openbao.org", "openbaorestores.openbao.org"])
+    await poll(
+      async () => {
+        const out = await ctx.kubectl([
+          "get",
+          `crd/${name}`,
+          "-o",
+          'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+        ]);
+        return out.trim() === "True" ? true : undefined;
+      },
+      120_000,
+      `the ${name} CRD to be established`,
+    );
 }
 
 export interface OperatorProcess {
