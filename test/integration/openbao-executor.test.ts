@@ -35,6 +35,18 @@ async function mountKv(bao: RaftOpenBao): Promise<void> {
     type: "kv",
     options: { version: "2" },
   });
+  // A new KV v2 mount answers "Upgrading from non-versioned to versioned data" for a moment; a read
+  // that gets any other answer (a 404 for the absent path included) means it is ready.
+  for (let i = 0; ; i++) {
+    try {
+      await baoCall(bao.addr, bao.rootToken, "GET", "secret/data/mount-ready-probe");
+      return;
+    } catch (e) {
+      if (!String(e).includes("Upgrading from non-versioned")) return;
+      if (i >= 300) throw new Error(`the KV v2 mount stayed in its upgrade for 60 s: ${e}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 function job(
