@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CredentialFiles } from "../executor/contract.js";
+import { credentialFileNames, credentialsFrom } from "./credentials.js";
 import type { ObjectStore, ObjectStoreConfig, StoreCredentials } from "./types.js";
 
 export * from "./types.js";
@@ -29,43 +29,13 @@ async function optionalFile(dir: string, name: string): Promise<string | undefin
   }
 }
 
-/**
- * Reads the credentials a provider needs from a mounted Secret folder. A half-given pair (an access
- * key without its secret) is an error naming the missing key; nothing at all means "use the default chain".
- */
+/** Reads the credentials a provider needs from the mounted Secret folder (see credentialsFrom). */
 export async function readCredentials(
   provider: ObjectStoreConfig["provider"],
   dir?: string,
 ): Promise<StoreCredentials> {
   if (!dir) return {};
-  const caCert = await optionalFile(dir, CredentialFiles[provider].caCert);
-  if (provider === "s3") {
-    const k = CredentialFiles.s3;
-    const accessKeyId = await optionalFile(dir, k.accessKeyId);
-    const secretAccessKey = await optionalFile(dir, k.secretAccessKey);
-    const sessionToken = await optionalFile(dir, k.sessionToken);
-    if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
-      throw new Error(
-        `credentials Secret: ${accessKeyId === undefined ? k.accessKeyId : k.secretAccessKey} is missing (both ${k.accessKeyId} and ${k.secretAccessKey} are needed)`,
-      );
-    return {
-      caCert,
-      s3: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, sessionToken } : undefined,
-    };
-  }
-  if (provider === "azure") {
-    const k = CredentialFiles.azure;
-    return {
-      caCert,
-      azure: {
-        accountKey: await optionalFile(dir, k.accountKey),
-        sasToken: await optionalFile(dir, k.sasToken),
-        connectionString: await optionalFile(dir, k.connectionString),
-      },
-    };
-  }
-  return {
-    caCert,
-    gcs: { serviceAccountJson: await optionalFile(dir, CredentialFiles.gcs.serviceAccountJson) },
-  };
+  const found = new Map<string, string | undefined>();
+  for (const name of credentialFileNames(provider)) found.set(name, await optionalFile(dir, name));
+  return credentialsFrom(provider, (name) => found.get(name));
 }

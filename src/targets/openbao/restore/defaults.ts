@@ -12,14 +12,9 @@ import { jobOutcome } from "../adminops/backup/result.js";
 import { buildExecutorJob } from "../adminops/jobs/build.js";
 import { refOf } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
-import {
-  CredentialFiles,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_PART_SIZE,
-  type ExecutorJob,
-} from "../executor/contract.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_PART_SIZE, type ExecutorJob } from "../executor/contract.js";
 import { API_PORT, Component, clusterLabels, clusterNames } from "../identity.js";
-import type { StoreCredentials } from "../objectstore/types.js";
+import { credentialsFromFiles } from "../objectstore/credentials.js";
 import { tlsEnabled, tlsSecretName } from "../workload/statefulsets/build.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
 import { RESTORE_FIELD_MANAGER } from "./types.js";
@@ -29,43 +24,8 @@ import type { RestorePorts } from "./wiring.js";
 /** The ServiceAccount restore Jobs run as; an OpenBao JWT role for restores binds to it. */
 export const restoreServiceAccount = (cluster: string): string => `${cluster}-restore`;
 
-/** The credentials Secret's files (key → bytes) as the providers take them; values stay in memory. */
-export function credentialsFromFiles(
-  provider: BackupTarget["provider"],
-  files: Record<string, Buffer> | undefined,
-): StoreCredentials {
-  const f = (name: string) => files?.[name]?.toString("utf8").trim() || undefined;
-  const p = provider ?? "s3";
-  const caCert = f(CredentialFiles[p].caCert);
-  if (p === "s3") {
-    const k = CredentialFiles.s3;
-    const accessKeyId = f(k.accessKeyId);
-    const secretAccessKey = f(k.secretAccessKey);
-    if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
-      throw new Error(
-        `credentials Secret: ${accessKeyId === undefined ? k.accessKeyId : k.secretAccessKey} is missing (both ${k.accessKeyId} and ${k.secretAccessKey} are needed)`,
-      );
-    return {
-      caCert,
-      s3:
-        accessKeyId && secretAccessKey
-          ? { accessKeyId, secretAccessKey, sessionToken: f(k.sessionToken) }
-          : undefined,
-    };
-  }
-  if (p === "azure") {
-    const k = CredentialFiles.azure;
-    return {
-      caCert,
-      azure: {
-        accountKey: f(k.accountKey),
-        sasToken: f(k.sasToken),
-        connectionString: f(k.connectionString),
-      },
-    };
-  }
-  return { caCert, gcs: { serviceAccountJson: f(CredentialFiles.gcs.serviceAccountJson) } };
-}
+/** Re-exported for the restore tests: one reading of the credentials Secret for every caller. */
+export { credentialsFromFiles };
 
 const bucketOf = (t: BackupTarget) =>
   t.provider === "azure" && t.azure?.container ? t.azure.container : t.bucket;

@@ -1,6 +1,6 @@
 import type { BackupProvider } from "../../../../apis/openbaocluster.js";
-import { CredentialFiles, DEFAULT_CONCURRENCY, DEFAULT_PART_SIZE } from "../../executor/contract.js";
-import type { StoreCredentials } from "../../objectstore/types.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_PART_SIZE } from "../../executor/contract.js";
+import { credentialsFromFiles } from "../../objectstore/credentials.js";
 import type { SnapshotStoreFactory } from "./ports.js";
 
 /**
@@ -22,47 +22,10 @@ export const defaultSnapshotStores: SnapshotStoreFactory = async (target, files)
     concurrency: target.concurrency ?? DEFAULT_CONCURRENCY,
     azureStorageAccount: target.azure?.storageAccount,
     gcsProject: target.gcs?.project,
-    credentials: credentialsOf(provider, files),
+    credentials: credentialsFromFiles(provider, files),
   });
   return {
     list: (prefix) => store.list(prefix),
     delete: (key) => store.delete(key),
   };
 };
-
-function credentialsOf(
-  provider: BackupProvider,
-  files: Record<string, Buffer> | undefined,
-): StoreCredentials {
-  if (!files) return {};
-  const text = (name: string) => files[name]?.toString("utf8").trim() || undefined;
-  const caCert = text(CredentialFiles[provider].caCert);
-  if (provider === "s3") {
-    const k = CredentialFiles.s3;
-    const accessKeyId = text(k.accessKeyId);
-    const secretAccessKey = text(k.secretAccessKey);
-    if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
-      throw new Error(
-        `credentials Secret: ${accessKeyId === undefined ? k.accessKeyId : k.secretAccessKey} is missing (both ${k.accessKeyId} and ${k.secretAccessKey} are needed)`,
-      );
-    return {
-      caCert,
-      s3:
-        accessKeyId && secretAccessKey
-          ? { accessKeyId, secretAccessKey, sessionToken: text(k.sessionToken) }
-          : undefined,
-    };
-  }
-  if (provider === "azure") {
-    const k = CredentialFiles.azure;
-    return {
-      caCert,
-      azure: {
-        accountKey: text(k.accountKey),
-        sasToken: text(k.sasToken),
-        connectionString: text(k.connectionString),
-      },
-    };
-  }
-  return { caCert, gcs: { serviceAccountJson: text(CredentialFiles.gcs.serviceAccountJson) } };
-}
