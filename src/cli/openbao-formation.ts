@@ -145,8 +145,15 @@ export function describeFormation(ref: ClusterRef, f: Formation): string {
     `${f.readyReplicas}/${f.desired} voter pods ready`,
   ];
   if (f.peers) {
-    const voters = f.peers.filter((p) => p.voter).map((p) => p.node_id);
-    const others = f.peers.filter((p) => !p.voter).map((p) => p.node_id);
+    // In name order: OpenBao lists peers in the order they joined, which differs from run to run.
+    const voters = f.peers
+      .filter((p) => p.voter)
+      .map((p) => p.node_id)
+      .sort();
+    const others = f.peers
+      .filter((p) => !p.voter)
+      .map((p) => p.node_id)
+      .sort();
     parts.push(
       `Raft voters ${voters.length}${voters.length ? ` (${voters.join(", ")})` : ""}` +
         (others.length ? `, non-voters ${others.join(", ")}` : ""),
