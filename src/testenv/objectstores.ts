@@ -98,24 +98,7 @@ export async function startS3Server(opts: S3ServerOptions = {}): Promise<LocalOb
     logPath: join(dir, "s3.log"),
   });
   const endpoint = `http://${host}:${port}`;
-  await stopIfFailing(
-    service,
-    waitUntil(async () => (await fetch(endpoint, { signal: AbortSignal.timeout(2000) })).status > 0, {
-      what: `S3 server at ${endpoint}`,
-      timeoutMs: 30_000,
-      service,
-    }),
-  );
-  return {
-    endpoint,
-    host,
-    port,
-    service,
-    async stop() {
-      await service.stop();
-      removeTempDir(dir);
-    },
-  };
+  return whenAnswering({ endpoint, host, port, service, dir }, endpoint, (s) => s > 0, "S3 server");
 }
 
 /** Azurite's fixed development account (published in its documentation, not a secret). */
@@ -149,24 +132,7 @@ export async function startAzurite(opts: { host?: string } = {}): Promise<LocalO
     cwd: dir,
   });
   const endpoint = `http://${host}:${port}/${AZURITE_ACCOUNT.name}`;
-  await stopIfFailing(
-    service,
-    waitUntil(async () => (await fetch(endpoint, { signal: AbortSignal.timeout(2000) })).status > 0, {
-      what: `Azurite at ${endpoint}`,
-      timeoutMs: 30_000,
-      service,
-    }),
-  );
-  return {
-    endpoint,
-    host,
-    port,
-    service,
-    async stop() {
-      await service.stop();
-      removeTempDir(dir);
-    },
-  };
+  return whenAnswering({ endpoint, host, port, service, dir }, endpoint, (s) => s > 0, "Azurite");
 }
 
 /** fake-gcs-server in memory with the buckets created; clients use the endpoint as apiEndpoint. */
@@ -184,22 +150,40 @@ export async function startGcsServer(opts: S3ServerOptions = {}): Promise<LocalO
     logPath: join(dir, "gcs.log"),
   });
   const endpoint = `http://${host}:${port}`;
+  return whenAnswering(
+    { endpoint, host, port, service, dir },
+    `${endpoint}/storage/v1/b`,
+    (s) => s === 200,
+    "GCS server",
+  );
+}
+
+/**
+ * The store once `probe` answers with a status `ready` accepts (the service is stopped if it never
+ * does); stopping it later also removes its working folder.
+ */
+async function whenAnswering(
+  s: { endpoint: string; host: string; port: number; service: ServiceProcess; dir: string },
+  probe: string,
+  ready: (status: number) => boolean,
+  what: string,
+): Promise<LocalObjectStore> {
   await stopIfFailing(
-    service,
-    waitUntil(
-      async () =>
-        (await fetch(`${endpoint}/storage/v1/b`, { signal: AbortSignal.timeout(2000) })).status === 200,
-      { what: `GCS server at ${endpoint}`, timeoutMs: 30_000, service },
-    ),
+    s.service,
+    waitUntil(async () => ready((await fetch(probe, { signal: AbortSignal.timeout(2000) })).status), {
+      what: `${what} at ${s.endpoint}`,
+      timeoutMs: 30_000,
+      service: s.service,
+    }),
   );
   return {
-    endpoint,
-    host,
-    port,
-    service,
+    endpoint: s.endpoint,
+    host: s.host,
+    port: s.port,
+    service: s.service,
     async stop() {
-      await service.stop();
-      removeTempDir(dir);
+      await s.service.stop();
+      removeTempDir(s.dir);
     },
   };
 }
