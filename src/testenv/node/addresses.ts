@@ -25,6 +25,8 @@ export interface NodeAddresses {
   cgroupRoot: string;
   nodeName: string;
   clusterDomain: string;
+  /** `iss` of the ServiceAccount tokens the node's API server signs. */
+  serviceAccountIssuer: string;
 }
 
 export const MAX_NODES = 64;
@@ -34,6 +36,7 @@ export function nodeAddresses(index: number): NodeAddresses {
     throw new Error(`node index must be an integer in 0..${MAX_NODES - 1}, got ${index}`);
   }
   const tag = `ponode${index}`;
+  const clusterDomain = "cluster.local";
   return {
     index,
     tag,
@@ -50,6 +53,7 @@ export function nodeAddresses(index: number): NodeAddresses {
     dnsServiceIp: `10.96.${index}.10`,
     cgroupRoot: `/platform-operator-${tag}`,
     nodeName: "testnode",
-    clusterDomain: "cluster.local",
+    clusterDomain,
+    serviceAccountIssuer: `https://kubernetes.default.svc.${clusterDomain}`,
   };
 }

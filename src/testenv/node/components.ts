@@ -56,7 +56,7 @@ export function apiServerArgs(dir: string, a: NodeAddresses, pki: NodePki): stri
     `--tls-cert-file=${serving.cert}`,
     `--tls-private-key-file=${serving.key}`,
     `--client-ca-file=${pki.caCert}`,
-    `--service-account-issuer=https://kubernetes.default.svc.${a.clusterDomain}`,
+    `--service-account-issuer=${a.serviceAccountIssuer}`,
     `--service-account-key-file=${pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
     "--authorization-mode=Node,RBAC",

@@ -41,6 +41,11 @@ export interface SharedNode {
   containerdSocket: string;
   /** nsenter prefix that runs a command inside the node's network and mount namespaces. */
   enter: string[];
+  /**
+   * PEM of the public key the node's API server verifies ServiceAccount tokens with: what a relying
+   * party inside the node (OpenBao's JWT auth) is given when it cannot fetch the issuer's JWKS.
+   */
+  serviceAccountPublicKeyPem: string;
   /** The node's component pids when it became ready. */
   pids: Record<string, number>;
   startedInMs: number;
@@ -137,6 +142,7 @@ export async function sharedNode(timeoutMs = 15 * 60_000): Promise<SharedNode> {
       return {
         ...rest,
         addresses: nodeAddresses(index),
+        serviceAccountPublicKeyPem: readFileSync(join(state.dir, "pki", "sa.pub"), "utf8"),
         inCluster: (argv) => inClusterCommand(state.pids["namespaces"]!, resolvConf, argv),
       };
     }

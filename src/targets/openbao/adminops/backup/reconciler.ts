@@ -77,6 +77,12 @@ export const BACKUP_JWT_AUDIENCE = "openbao-internal";
 const RUNNING_POLL_MS = 30_000;
 /** A missing prerequisite is looked at again after this (Secrets are not watched). */
 const PREREQ_POLL_MS = 30_000;
+/**
+ * Retention runs before the lock is released, so it is bounded: an object store that accepts
+ * connections and never answers (the SDKs set no request timeout) would otherwise hold the lock
+ * forever. Listing and deleting a cluster's snapshots takes a few requests.
+ */
+export const RETENTION_TIMEOUT_MS = 60_000;
 /** Longest sleep until the next window; long sleeps are cut so a clock jump is noticed. */
 const MAX_SLEEP_MS = 15 * 60_000;
 
@@ -166,7 +172,13 @@ export class BackupReconciler {
     if (next !== backup.nextScheduledBackup)
       await this.writeBackup(ref, (b) => withField(b, "nextScheduledBackup", next), rc);
     if (!decision.due) {
-      await this.condition(cluster, "False", BackupReason.Idle, idleMessage(next), rc);
+      // The last attempt's outcome (BackupSucceeded / BackupFailed) stays the condition until the
+      // next attempt: the pass right after recording it would otherwise hide a failure behind Idle
+      // within a second. Idle is for a cluster with no attempt recorded yet.
+      const cur = cluster.status?.conditions?.find((c) => c.type === C.BackingUp);
+      const terminal =
+        cur?.reason === BackupReason.BackupSucceeded || cur?.reason === BackupReason.BackupFailed;
+      if (!terminal) await this.condition(cluster, "False", BackupReason.Idle, idleMessage(next), rc);
       return this.sleepUntil(decision.next);
     }
     return this.start(cluster, decision.due, next, rc);
@@ -490,36 +502,48 @@ export class BackupReconciler {
     const policy = spec?.retention;
     if (!spec || !policy || !b?.lastBackupTime || !b.lastBackupKey) return;
     if (!(policy.maxCount && policy.maxCount > 0) && !policy.maxAge) return;
-    const ref = refOf(cluster);
+    const deadline = AbortSignal.any([rc.signal, AbortSignal.timeout(RETENTION_TIMEOUT_MS)]);
     try {
-      const credsName = spec.target.credentialsSecretRef?.name;
-      let creds: Record<string, Buffer> | undefined;
-      if (credsName) {
-        const s = await this.d.client.get<KubeObject>(SECRET, credsName, ref.namespace);
-        const data = (s["data"] ?? {}) as Record<string, string>;
-        creds = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64")]));
-      }
-      const store = await this.d.stores(spec.target, creds);
-      const prefix = backupKeyPrefix(spec.target.pathPrefix, ref.namespace, ref.name);
-      const objects = await store.list(prefix, rc.signal);
-      const doomed = selectForDeletion({ objects, policy, now: this.now(), lastSuccessKey: b.lastBackupKey });
-      for (const k of doomed) await store.delete(k, rc.signal);
-      if (doomed.length) {
-        backupRetentionDeleted.inc({ namespace: ref.namespace, name: ref.name }, doomed.length);
-        this.d.events.record(cluster, {
-          type: "Normal",
-          reason: BackupEvent.RetentionApplied,
-          action: "Retention",
-          note: `deleted ${doomed.length} snapshot(s) past spec.backup.retention; ${objects.length - doomed.length} kept`,
-        });
-      }
+      await bounded(this.applyRetention(cluster, deadline), deadline);
     } catch (e) {
+      if (rc.signal.aborted) throw e;
       rc.log.warn({ err: errorMessage(e) }, "backup retention failed");
       this.d.events.record(cluster, {
         type: "Warning",
         reason: BackupEvent.RetentionFailed,
         action: "Retention",
         note: `retention failed: ${errorMessage(e)}`.slice(0, 1000),
+      });
+    }
+  }
+
+  private async applyRetention(cluster: OpenBaoCluster, signal: AbortSignal): Promise<void> {
+    const spec = cluster.spec.backup!;
+    const b = cluster.status!.backup!;
+    const policy = spec.retention!;
+    const ref = refOf(cluster);
+    const credsName = spec.target.credentialsSecretRef?.name;
+    let creds: Record<string, Buffer> | undefined;
+    if (credsName) {
+      const s = await this.d.client.get<KubeObject>(SECRET, credsName, ref.namespace);
+      const data = (s["data"] ?? {}) as Record<string, string>;
+      creds = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64")]));
+    }
+    const store = await this.d.stores(spec.target, creds);
+    const prefix = backupKeyPrefix(spec.target.pathPrefix, ref.namespace, ref.name);
+    const objects = await store.list(prefix, signal);
+    const doomed = selectForDeletion({ objects, policy, now: this.now(), lastSuccessKey: b.lastBackupKey! });
+    for (const k of doomed) {
+      signal.throwIfAborted();
+      await store.delete(k, signal);
+    }
+    if (doomed.length) {
+      backupRetentionDeleted.inc({ namespace: ref.namespace, name: ref.name }, doomed.length);
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: BackupEvent.RetentionApplied,
+        action: "Retention",
+        note: `deleted ${doomed.length} snapshot(s) past spec.backup.retention; ${objects.length - doomed.length} kept`,
       });
     }
   }
@@ -582,6 +606,16 @@ export class BackupReconciler {
     const ms = next.getTime() - this.now().getTime();
     return requeueAfter(Math.min(Math.max(ms + 250, 1000), MAX_SLEEP_MS));
   }
+}
+
+/** Settles with `work`, or rejects once `signal` aborts (the work may go on, its result unused). */
+function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error(`retention did not finish: ${String(signal.reason)}`));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function stamp(d: Date): string {
