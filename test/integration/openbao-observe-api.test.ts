@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { backupJobName } from "../../src/targets/openbao/adminops/backup/schedule.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { trackChild } from "../../src/testenv/processes.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
@@ -24,6 +25,15 @@ const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const NAME = "bao";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
+
+const JOB: ResourceType = { group: "batch", version: "v1", kind: "Job", plural: "jobs", namespaced: true };
+const RESTORE: ResourceType = {
+  group: "openbao.org",
+  version: "v1alpha1",
+  kind: "OpenBaoRestore",
+  plural: "openbaorestores",
+  namespaced: true,
+};
 
 const kinds: Array<[string, string, string]> = [
   ["apps", "v1", "statefulsets"],
@@ -188,6 +198,54 @@ describe("openbao target: observe-only on the real API server", () => {
     assert.ok(dry > 0, "the passes ran their dry-run applies");
     assert.equal((await cluster())["metadata"].resourceVersion, before["metadata"].resourceVersion);
     assert.deepEqual(await children(), []);
+  });
+
+  it("runs no backup or restore: Drifted names the backup Job a real run would start; no Job, no lock", async () => {
+    // An initialized cluster (as one adopted from an earlier real run would be), a manual backup
+    // asked for, and a restore request: a real run would start a backup Job and a restore Job.
+    await client.mergePatch(OPENBAOCLUSTER, NAME, ns, { status: { initialized: true } }, "status");
+    await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
+      metadata: { annotations: { "openbao.org/trigger-backup": "obs-1" } },
+      spec: {
+        backup: {
+          schedule: "0 0 1 1 *",
+          tokenSecretRef: { name: "backup-token" },
+          target: { bucket: "snaps", endpoint: "http://s3.invalid:9000", usePathStyle: true },
+        },
+      },
+    });
+    await client.create(RESTORE, {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoRestore",
+      metadata: { name: "r1", namespace: ns },
+      spec: {
+        cluster: NAME,
+        tokenSecretRef: { name: "backup-token" },
+        source: { key: "a/b.snap", target: { bucket: "snaps", endpoint: "http://s3.invalid:9000" } },
+      },
+    });
+    const job = backupJobName(NAME, { kind: "manual", window: new Date(), trigger: "obs-1" });
+    const d = await eventually(
+      async () => {
+        const x = drifted(await cluster());
+        return x?.message.includes("backup (") ? x : undefined;
+      },
+      120_000,
+      "Drifted to name the backup",
+    );
+    assert.match(d["message"], new RegExp(`1 backup \\(Job/${job}\\)$`));
+    const m = await op!.metrics();
+    assert.equal(metricSum(m, "openbao_cluster_planned_changes", { name: NAME, action: "backup" }), 1);
+    const c = await cluster();
+    assert.equal(c["status"].backup, undefined, "status.backup is the backup controller's");
+    assert.equal(c["status"].operationLock, undefined);
+    assert.equal(
+      (c["status"].conditions ?? []).find((x: Json) => x.type === "BackingUp"),
+      undefined,
+      "no BackingUp condition",
+    );
+    assert.deepEqual((await client.list(JOB, { namespace: ns })).items, []);
+    assert.equal(((await client.get(RESTORE, "r1", ns)) as Json)["status"], undefined);
   });
 
   it("a normal run of the same cluster then creates the objects and drops Drifted", async () => {

@@ -251,7 +251,14 @@ describe("operation lock and status planes on the real API server", () => {
     );
     assert.equal((await store.release(ref, bk)).released, false);
     assert.equal((await store.acquire(ref, bk)).acquired, false);
+    // The backup still in flight renews: not its lock any more, so nothing is written.
+    const lost = await store.renew(ref, bk);
+    assert.deepEqual([lost.held, lost.current?.holder], [false, rs.holder]);
+    assert.equal((await store.renew(ref, rs)).held, true);
     assert.deepEqual(await store.release(ref, rs), { released: true, wrote: true });
+    assert.equal((await fresh(ref)).status?.operationLock, undefined);
+    // Released by the restore: renewing never takes a free lock back.
+    assert.equal((await store.renew(ref, bk)).held, false);
     assert.equal((await fresh(ref)).status?.operationLock, undefined);
     assert.deepEqual(await store.release(ref, rs), { released: true, wrote: false });
   });

@@ -12,13 +12,17 @@ export const DRIFT_ACTIONS = [
   "step-down",
   "remove-peer",
   "autopilot",
+  "backup",
 ] as const;
 
 export type DriftAction = (typeof DRIFT_ACTIONS)[number];
 
 export interface DriftChange {
   action: DriftAction;
-  /** "Kind/name" for objects, the pod for initialize and Raft, the setting for autopilot. */
+  /**
+   * "Kind/name" for objects (a backup names the Job it would start), the pod for initialize and
+   * Raft, the setting for autopilot.
+   */
   what: string;
 }
 

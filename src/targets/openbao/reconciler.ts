@@ -7,6 +7,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/final
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
+import { plannedBackup } from "./adminops/backup/observe.js";
 import { OPENBAOCLUSTER, refOf } from "./cluster-ref.js";
 import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
 import { CLUSTER_FINALIZER, clusterNames } from "./identity.js";
@@ -164,6 +165,11 @@ export class OpenBaoClusterReconciler {
       }
     }
     await this.observe(cluster, result, rc);
+    if (observeOnly) {
+      // The backup controller does not run observe-only; a backup it would start is reported here.
+      const backup = plannedBackup(cluster, this.now());
+      if (backup) writes.record(backup.action, backup.what);
+    }
     if (writes.changes.length > 0)
       rc.log.info(
         { changes: summarizeDrift(writes.changes), observeOnly },

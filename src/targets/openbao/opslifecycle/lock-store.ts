@@ -85,6 +85,30 @@ export class OperationLockStore {
     };
   }
 
+  /**
+   * Renews the caller's own exact lock (rate-limited like acquire) and never takes a free one: an
+   * operation in flight whose lock was taken over (a restore override) and then released must not
+   * get it back by renewing. `held` false means the lock is no longer the caller's.
+   */
+  async renew(
+    ref: ClusterRef,
+    id: LockIdentity,
+    opts: Omit<AcquireOptions, "now"> & { signal?: AbortSignal } = {},
+  ): Promise<{ held: boolean; current?: OperationLock }> {
+    const r = await casStatus<AcquireDecision>(
+      this.client,
+      ref,
+      (fresh) => {
+        const d = decideAcquire(fresh.status?.operationLock, id, { ...opts, now: this.now() });
+        return d.kind === "renew" ? { decision: d, plane: { operationLock: d.lock } } : { decision: d };
+      },
+      this.casOptions(opts.signal),
+    );
+    const d = r.decision;
+    const current = d.kind === "renew" ? d.lock : r.cluster.status?.operationLock;
+    return { held: d.kind === "renew" || d.kind === "held", ...(current ? { current } : {}) };
+  }
+
   /** Removes the lock only if `id` holds it exactly; a free lock is a successful no-op. */
   async release(ref: ClusterRef, id: LockIdentity, signal?: AbortSignal): Promise<ReleaseResult> {
     return this.releaseOnce(ref, id, signal, true);

@@ -395,8 +395,15 @@ export class BackupReconciler {
     });
     const outcome = jobOutcome(job, pods.items);
     if (outcome.state === "running") {
-      // Renew (rate-limited by the lock store) so the lock shows the backup is alive.
-      await this.locks.acquire(ref, id, { message: `backup ${jobName}`, signal: rc.signal });
+      // Renew (rate-limited by the lock store) so the lock shows the backup is alive. Renew only: a
+      // restore that overrode this lock and has since released it must not see the backup take the
+      // cluster back; the Job is left to end and its result is recorded without the lock.
+      const r = await this.locks.renew(ref, id, { message: `backup ${jobName}`, signal: rc.signal });
+      if (!r.held)
+        rc.log.debug(
+          { job: jobName, holder: r.current?.holder ?? "" },
+          "backup Job still running without the operation lock (taken over)",
+        );
       return requeueAfter(RUNNING_POLL_MS);
     }
     const started = (job["status"] as { startTime?: string } | undefined)?.startTime;
