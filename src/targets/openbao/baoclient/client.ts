@@ -51,7 +51,7 @@ export interface AutopilotConfig {
   server_stabilization_time?: string;
 }
 
-interface Raw {
+export interface Raw {
   status: number;
   body: unknown;
 }
@@ -172,7 +172,7 @@ export class BaoClient {
     this.expect(r, [200, 204], "sys/storage/raft/autopilot/configuration");
   }
 
-  private expect(r: Raw, ok: number[], what: string): void {
+  protected expect(r: Raw, ok: number[], what: string): void {
     if (ok.includes(r.status)) return;
     // OpenBao's own error strings name no secret values; the body of a request never appears here.
     const errors =
@@ -186,7 +186,7 @@ export class BaoClient {
     );
   }
 
-  private send(
+  protected send(
     method: string,
     path: string,
     token: string | undefined,

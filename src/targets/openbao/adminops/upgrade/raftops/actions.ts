@@ -1,0 +1,50 @@
+import type { AutopilotState, RaftClient } from "./client.js";
+import { leaderIn, presentIds, toDemote, toPromote } from "./membership.js";
+
+/**
+ * One step of each membership change, idempotent so a restarted operator can repeat it: each reads
+ * the state it is given, acts on what is still missing, and says whether anything was sent. The
+ * caller re-reads Autopilot's state and calls again until the reading says done.
+ */
+export interface RaftOps {
+  client: RaftClient;
+  token: string;
+  signal?: AbortSignal;
+}
+
+/** Promotes every green non-voter. */
+export async function promoteAll(ops: RaftOps, state: AutopilotState, ids: readonly string[]) {
+  const pending = toPromote(state, ids);
+  for (const id of pending) await ops.client.promote(ops.token, id, ops.signal);
+  return pending;
+}
+
+/** Marks every voter of `ids` for demotion; Autopilot applies it (the leader only after stepping down). */
+export async function demoteAll(ops: RaftOps, state: AutopilotState, ids: readonly string[]) {
+  const pending = toDemote(state, ids);
+  for (const id of pending) await ops.client.demote(ops.token, id, ops.signal);
+  return pending;
+}
+
+/**
+ * Moves leadership off `from` when it leads: a step-down sent to the active node (the client given
+ * must be the leader's). Raft elects the most up-to-date remaining voter, so `from` should already be
+ * marked for demotion or the old leader may win again.
+ */
+export async function stepDownIfLeading(
+  ops: RaftOps,
+  leaderClient: RaftClient,
+  state: AutopilotState,
+  from: readonly string[],
+): Promise<boolean> {
+  if (!leaderIn(state, from)) return false;
+  await leaderClient.stepDown(ops.token, ops.signal);
+  return true;
+}
+
+/** Removes every member of `ids` still present. */
+export async function removeAll(ops: RaftOps, state: AutopilotState, ids: readonly string[]) {
+  const present = presentIds(state, ids);
+  for (const id of present) await ops.client.removePeer(ops.token, id, ops.signal);
+  return present;
+}
