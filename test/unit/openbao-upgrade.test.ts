@@ -17,7 +17,10 @@ import {
 } from "../../src/targets/openbao/adminops/upgrade/core/prerequisites.js";
 import { markHandled, pendingRequest } from "../../src/targets/openbao/adminops/upgrade/core/requests.js";
 import { planRolling, type UpgradeStatus } from "../../src/targets/openbao/adminops/upgrade/rolling/plan.js";
+import { workloadRelevant } from "../../src/targets/openbao/target.js";
 import { parseVersion } from "../../src/targets/openbao/validate/values.js";
+import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
+import { voterPartition } from "../../src/targets/openbao/workload/statefulsets/partition.js";
 
 const v = (s: string) => parseVersion(s)!;
 
@@ -294,5 +297,74 @@ describe("rolling plan", () => {
       lowestVersion(obs([voter(0, "x", "2.7.2"), { ...voter(1, "x", "2.6.2"), version: undefined }])),
       undefined,
     );
+  });
+});
+
+describe("voter partition rule (workload side of a rolling upgrade)", () => {
+  const base = { replicas: 3, specVersion: "2.7.2" };
+  it("no upgrade: 0, so template changes roll as usual; nothing observed yet holds nothing", () => {
+    assert.equal(voterPartition({ ...base, currentVersion: "2.7.2" }), 0);
+    assert.equal(voterPartition({ ...base, currentVersion: "v2.7.2+meta" }), 0);
+    assert.equal(voterPartition(base), 0);
+  });
+  it("a version change no upgrade took up yet holds every pod (a new image never rolls by itself)", () => {
+    assert.equal(voterPartition({ ...base, currentVersion: "2.6.2" }), 3);
+    // A refused downgrade is held the same way: no pod changes.
+    assert.equal(voterPartition({ ...base, specVersion: "2.6.2", currentVersion: "2.7.2" }), 3);
+  });
+  it("an upgrade in flight steers the partition, clamped to [0, replicas]", () => {
+    const up = (currentPartition: number) => ({ targetVersion: "2.7.2", currentPartition });
+    assert.equal(voterPartition({ ...base, currentVersion: "2.6.2", upgrade: up(2) }), 2);
+    assert.equal(voterPartition({ ...base, currentVersion: "2.6.2", upgrade: up(0) }), 0);
+    assert.equal(voterPartition({ ...base, currentVersion: "2.6.2", upgrade: up(7) }), 3);
+  });
+  it("the spec moved away from the upgrade's target: every pod held until the manager decides", () => {
+    assert.equal(
+      voterPartition({
+        ...base,
+        specVersion: "2.6.2",
+        currentVersion: "2.6.2",
+        upgrade: { targetVersion: "2.7.2", currentPartition: 1 },
+      }),
+      3,
+    );
+  });
+  it("the workload wakes on the partition and target, not on other status changes", () => {
+    const c = (status: Record<string, unknown>) =>
+      ({
+        metadata: { name: "c", generation: 1 },
+        spec: { version: "2.7.2" },
+        status,
+      }) as unknown as OpenBaoCluster;
+    assert.ok(workloadRelevant(c({}), c({ upgrade: { currentPartition: 2 } })));
+    assert.ok(
+      !workloadRelevant(
+        c({ upgrade: { currentPartition: 2 } }),
+        c({ upgrade: { currentPartition: 2, completedPods: [2] } }),
+      ),
+    );
+    assert.ok(!workloadRelevant(c({ readyReplicas: 1 }), c({ readyReplicas: 2 })));
+  });
+  it("the StatefulSet carries the partition only when it is above 0", () => {
+    const sts = (partition?: number) =>
+      (
+        buildStatefulSet(
+          {
+            metadata: { name: "c", namespace: "ns" },
+            spec: { version: "2.7.2", storage: { size: "1Gi" } },
+          } as unknown as OpenBaoCluster,
+          {
+            component: "server",
+            replicas: 3,
+            configHash: "h",
+            clusterDomain: "cluster.local",
+            runtime: { command: [], args: [], volumes: [], volumeMounts: [] },
+            partition,
+          },
+        ) as { spec: { updateStrategy: unknown } }
+      ).spec.updateStrategy;
+    assert.deepEqual(sts(), { type: "RollingUpdate" });
+    assert.deepEqual(sts(0), { type: "RollingUpdate" });
+    assert.deepEqual(sts(2), { type: "RollingUpdate", rollingUpdate: { partition: 2 } });
   });
 });
