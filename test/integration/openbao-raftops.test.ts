@@ -46,7 +46,7 @@ describe("raftops: blue-green membership on a mixed 2.6.2/2.7.2 Raft cluster", (
     return new RaftClient({ address: node.addr });
   };
   const ops = (via: string): RaftOps => ({ client: clientOf(via), token: bao.rootToken });
-  const state = (via: string) => clientOf(via).autopilotState(bao.rootToken);
+  const state = (via: string) => clientOf(via).autopilotDetail(bao.rootToken);
   const waitFor = (what: string, via: string, check: (s: Awaited<ReturnType<typeof state>>) => boolean) =>
     waitUntil(async () => check(await state(via)), { what, timeoutMs: 60_000, intervalMs: 250 });
 

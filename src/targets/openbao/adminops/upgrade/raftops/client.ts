@@ -15,7 +15,7 @@ import { BaoClient, BaoRequestError } from "../../../baoclient/client.js";
  *   demotes it on its next pass (204, even for an unknown id). The active node is not demoted until it
  *   has stepped down: the state then lists it both in `voters` and `non_voters`.
  * - `POST sys/storage/raft/remove-peer {server_id}` answers 204 for an absent peer too.
- * - `GET sys/storage/raft/autopilot/state` (forwarded by standbys) lists voters, non_voters, the
+ * - `GET sys/storage/raft/autopilot/state` (autopilotDetail here; BaoClient.autopilotState keeps only health) (forwarded by standbys) lists voters, non_voters, the
  *   leader, failure_tolerance, and per server: status, healthy, node_type, version, last_index.
  * - Leadership cannot be handed to a chosen node: `sys/step-down` lets Raft pick the most up-to-date
  *   voter, so the way to move it to green is to demote blue first and then step the leader down.
@@ -72,7 +72,7 @@ export function parseAutopilotState(data: unknown): AutopilotState {
 }
 
 export class RaftClient extends BaoClient {
-  async autopilotState(token: string, signal?: AbortSignal): Promise<AutopilotState> {
+  async autopilotDetail(token: string, signal?: AbortSignal): Promise<AutopilotState> {
     const r = await this.send("GET", "/v1/sys/storage/raft/autopilot/state", token, undefined, signal);
     this.expect(r, [200], "sys/storage/raft/autopilot/state");
     return parseAutopilotState(isMap(r.body) ? r.body["data"] : undefined);
