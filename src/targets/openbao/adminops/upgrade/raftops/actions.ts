@@ -27,18 +27,17 @@ export async function demoteAll(ops: RaftOps, state: AutopilotState, ids: readon
 }
 
 /**
- * Moves leadership off `from` when it leads: a step-down sent to the active node (the client given
- * must be the leader's). Raft elects the most up-to-date remaining voter, so `from` should already be
- * marked for demotion or the old leader may win again.
+ * Moves leadership off `from` when it leads. A standby forwards the step-down to the active node, so
+ * `ops.client` may be any member. Raft elects the most up-to-date remaining voter, so `from` should
+ * already be marked for demotion or the old leader may win again.
  */
 export async function stepDownIfLeading(
   ops: RaftOps,
-  leaderClient: RaftClient,
   state: AutopilotState,
   from: readonly string[],
 ): Promise<boolean> {
   if (!leaderIn(state, from)) return false;
-  await leaderClient.stepDown(ops.token, ops.signal);
+  await ops.client.stepDown(ops.token, ops.signal);
   return true;
 }
 

@@ -19,6 +19,8 @@ import { BaoClient, BaoRequestError } from "../../../baoclient/client.js";
  *   leader, failure_tolerance, and per server: status, healthy, node_type, version, last_index.
  * - Leadership cannot be handed to a chosen node: `sys/step-down` lets Raft pick the most up-to-date
  *   voter, so the way to move it to green is to demote blue first and then step the leader down.
+ *   A step-down sent to a standby is forwarded to the active node (204, leadership moved), so any
+ *   unsealed member can carry it.
  */
 export interface AutopilotServer {
   id: string;
