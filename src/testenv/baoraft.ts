@@ -32,6 +32,12 @@ export interface RaftOpenBao {
   /** Shamir 1-of-1. */
   unsealKey: string;
   dir: string;
+  /**
+   * Starts one more node (of any pinned version, so one cluster can mix versions as a blue-green
+   * upgrade does) that joins through `retry_join` and is unsealed. With `nonVoter` its config sets
+   * `retry_join_as_non_voter`, which Autopilot respects: the node stays a non-voter until promoted.
+   */
+  addNode(opts: { version?: string; nonVoter?: boolean }): Promise<RaftNode>;
   stop(): Promise<void>;
 }
 
@@ -47,7 +53,7 @@ export async function startRaftOpenBao(opts: { nodes: number; version?: string }
   let unsealKey = "";
   try {
     for (let i = 0; i < opts.nodes; i++) {
-      nodes.push(await createNode(binary, version, dir, i, () => unsealKey));
+      nodes.push(await createNode(binary, version, dir, i, () => unsealKey, undefined));
     }
     await Promise.all(nodes.map((n) => n.start()));
 
@@ -81,6 +87,30 @@ export async function startRaftOpenBao(opts: { nodes: number; version?: string }
       rootToken,
       unsealKey,
       dir,
+      async addNode(add) {
+        const nodeBinary = baoBinary(binaries, add.version);
+        const node = await createNode(
+          nodeBinary,
+          add.version ?? version,
+          dir,
+          nodes.length,
+          () => unsealKey,
+          { leaderAddrs: nodes.map((n) => n.addr), nonVoter: add.nonVoter === true },
+        );
+        nodes.push(node);
+        await node.start();
+        // retry_join answers the leader's challenge only once the node is unsealed, and the node takes
+        // the key only after it fetched the challenge ("not initialized" until then).
+        await waitUntil(
+          async () => {
+            await node.unseal();
+            return true;
+          },
+          { what: `${node.id} to take its unseal key`, timeoutMs: 60_000, intervalMs: 250 },
+        );
+        await waitForHealth(node.addr, [429, 473], "standby");
+        return node;
+      },
       async stop() {
         await Promise.all(nodes.map((n) => n.stop()));
         removeTempDir(dir);
@@ -99,6 +129,7 @@ async function createNode(
   root: string,
   index: number,
   unsealKey: () => string,
+  joining: { leaderAddrs: string[]; nonVoter: boolean } | undefined,
 ): Promise<RaftNode> {
   const id = `node${index}`;
   const nodeDir = join(root, id);
@@ -121,6 +152,7 @@ async function createNode(
       `  performance_multiplier       = 1`,
       `  autopilot_reconcile_interval = "1s"`,
       `  autopilot_update_interval    = "500ms"`,
+      ...(joining ? retryJoinLines(joining) : []),
       `}`,
       `listener "tcp" {`,
       `  address         = "${LOOPBACK}:${port}"`,
@@ -171,6 +203,13 @@ async function createNode(
       await baoCall(addr, undefined, "PUT", "sys/unseal", { key: unsealKey() });
     },
   };
+}
+
+function retryJoinLines(joining: { leaderAddrs: string[]; nonVoter: boolean }): string[] {
+  return [
+    ...(joining.nonVoter ? [`  retry_join_as_non_voter = true`] : []),
+    ...joining.leaderAddrs.map((a) => `  retry_join { leader_api_addr = ${JSON.stringify(a)} }`),
+  ];
 }
 
 async function waitForVoters(addr: string, token: string, count: number): Promise<void> {

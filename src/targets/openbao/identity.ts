@@ -136,3 +136,36 @@ export function serviceHosts(cluster: ClusterRef, clusterDomain = "cluster.local
   );
   return hosts;
 }
+
+/**
+ * Names of one blue-green revision's objects. The cluster's own StatefulSet stays the voter set a
+ * blue-green upgrade starts from; a green revision gets a StatefulSet and config of its own, its pods
+ * labelled with LABEL_REVISION so the client Service can select them alone.
+ */
+export function revisionNames(cluster: ClusterRef, revision: string) {
+  if (!/^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?$/.test(revision))
+    throw new Error(`revision ${JSON.stringify(revision)}: must be 1-20 lowercase letters, digits or '-'`);
+  return {
+    statefulSet: `${cluster.name}-${revision}`,
+    configMap: `${cluster.name}-config-${revision}`,
+  };
+}
+
+/** Selector of one revision's pods: the voter selector narrowed by LABEL_REVISION. */
+export function revisionSelector(cluster: ClusterRef, revision: string) {
+  return { ...podSelector(cluster), [LABEL_REVISION]: revision };
+}
+
+/** A revision name for a version: letters kept, dots as dashes, with a suffix from the attempt id. */
+export function revisionFor(version: string, attempt: string): string {
+  const v = version
+    .toLowerCase()
+    .replace(/^v/, "")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
+  const a = attempt
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "")
+    .slice(0, 5);
+  return `${v.slice(0, 20 - a.length - 1).replace(/-$/, "")}-${a}`;
+}

@@ -1,6 +1,6 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
 import { inClusterNamespace } from "../../runtime/client.js";
-import { Controller, generationChanged } from "../../runtime/controller.js";
+import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
@@ -13,6 +13,16 @@ import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 
 export const CONTROLLER_NAME = "openbaocluster";
+
+/**
+ * What wakes the workload controller: a spec change, or an upgrade manager moving the partition it
+ * steers through status (the workload controller renders the StatefulSet from it). Its other status
+ * changes do not.
+ */
+export const workloadRelevant: Predicate<OpenBaoCluster> = (o, n) =>
+  generationChanged(o, n) ||
+  o?.status?.upgrade?.currentPartition !== n.status?.upgrade?.currentPartition ||
+  o?.status?.upgrade?.targetVersion !== n.status?.upgrade?.targetVersion;
 
 const CONFIGMAP: ResourceType = {
   group: "",
@@ -58,7 +68,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         concurrency: config.concurrency,
         reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
       });
-      controller.watchPrimary(clusters, generationChanged);
+      controller.watchPrimary(clusters, workloadRelevant);
       // Pods going Ready move the StatefulSet's status: that wakes the cluster that owns it.
       controller.watchOwned(statefulSets, OPENBAOCLUSTER);
       controller.watchOwned(configMaps, OPENBAOCLUSTER);

@@ -51,7 +51,7 @@ export interface AutopilotConfig {
   server_stabilization_time?: string;
 }
 
-interface Raw {
+export interface Raw {
   status: number;
   body: unknown;
 }
@@ -172,7 +172,25 @@ export class BaoClient {
     this.expect(r, [200, 204], "sys/storage/raft/autopilot/configuration");
   }
 
-  private expect(r: Raw, ok: number[], what: string): void {
+  /**
+   * Autopilot's view of the Raft cluster: healthy once every server is alive, caught up and past its
+   * stabilization time (upgrades wait for it after each replaced pod).
+   */
+  async autopilotState(
+    token: string,
+    signal?: AbortSignal,
+  ): Promise<{ healthy: boolean; failureTolerance?: number }> {
+    const r = await this.send("GET", "/v1/sys/storage/raft/autopilot/state", token, undefined, signal);
+    this.expect(r, [200], "sys/storage/raft/autopilot/state");
+    const data = isMap(r.body) && isMap(r.body["data"]) ? r.body["data"] : {};
+    const ft = data["failure_tolerance"];
+    return {
+      healthy: data["healthy"] === true,
+      ...(typeof ft === "number" ? { failureTolerance: ft } : {}),
+    };
+  }
+
+  protected expect(r: Raw, ok: number[], what: string): void {
     if (ok.includes(r.status)) return;
     // OpenBao's own error strings name no secret values; the body of a request never appears here.
     const errors =
@@ -186,7 +204,7 @@ export class BaoClient {
     );
   }
 
-  private send(
+  protected send(
     method: string,
     path: string,
     token: string | undefined,

@@ -13,6 +13,7 @@ import {
   UNSEAL_KEY_FILE,
 } from "../workload/statefulsets/build.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
+import { voterPartition } from "../workload/statefulsets/partition.js";
 import { applyOwned, cached, ensureUnsealKey } from "../workload/statefulsets/reconcile.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
@@ -111,6 +112,12 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, configHash: string
       runtime,
       // Claim templates cannot change after creation; growth goes to the claims themselves.
       claim: liveClaim(pass.liveVoters),
+      partition: voterPartition({
+        replicas: intent.replicas,
+        specVersion: cluster.spec.version,
+        currentVersion: cluster.status?.currentVersion,
+        upgrade: cluster.status?.upgrade,
+      }),
     }),
     pass.liveVoters,
   );

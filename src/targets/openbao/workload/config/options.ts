@@ -44,6 +44,11 @@ export interface RenderOptions {
   component?: ComponentName;
   /** Blue-green revision the pods run; written as a comment so each revision hashes differently. */
   revision?: string;
+  /**
+   * Join Raft as a non-voter (`retry_join_as_non_voter`), as a blue-green green revision does until
+   * it is promoted. Read replicas always do. OpenBao ignores the join API's own non_voter flag.
+   */
+  nonVoter?: boolean;
   /** Overrides of the mount paths; unset ones take DEFAULT_PATHS. */
   paths?: Partial<ConfigPaths>;
   /**

@@ -123,7 +123,7 @@ function renderStorage(
       ...attrs({
         path: paths.dataDir,
         performance_multiplier: spec.configuration?.raft?.performanceMultiplier,
-        retry_join_as_non_voter: readReplica ? true : undefined,
+        retry_join_as_non_voter: readReplica || opts.nonVoter ? true : undefined,
       }),
       ...joins,
     ],

@@ -54,6 +54,8 @@ export interface StatefulSetInputs {
   runtime: PodRuntime;
   /** The live StatefulSet's claim size and class, kept as they are (the template is immutable). */
   claim?: { size?: string; storageClassName?: string };
+  /** Pods below this ordinal keep the old revision (partition.ts decides it; upgrades lower it). */
+  partition?: number;
 }
 
 /** The secret of the static seal: the pods mount it, nobody else reads it. */
@@ -194,7 +196,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       replicas: inp.replicas,
       // Joining pods find the leader through retry_join; ordered start only slows that down.
       podManagementPolicy: "Parallel",
-      updateStrategy: { type: "RollingUpdate" },
+      updateStrategy: rollingUpdate(inp.partition),
       // A pod that goes on scale-down has left Raft first; its volume holds a member that no longer
       // exists. Kept, it would come back on the next scale-out as that stale member instead of
       // joining fresh, so it goes with the pod. Deleting the cluster keeps volumes (deletionPolicy).
@@ -215,6 +217,13 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       ],
     },
   };
+}
+
+/** Partition 0 is the API server's default: left out, so a cluster that never upgrades keeps its object. */
+function rollingUpdate(partition: number | undefined): Obj {
+  return partition && partition > 0
+    ? { type: "RollingUpdate", rollingUpdate: { partition } }
+    : { type: "RollingUpdate" };
 }
 
 export function buildPodDisruptionBudget(c: OpenBaoCluster, component: ComponentName): Obj {

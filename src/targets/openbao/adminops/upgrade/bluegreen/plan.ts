@@ -1,0 +1,466 @@
+import { OpenBaoClusterReason as Reason } from "../../../../../apis/openbaocluster.js";
+import { type ResolvedSettings, resolveSettings } from "./settings.js";
+import type {
+  BlueGreenPhase,
+  BlueGreenStatus,
+  BreakGlassStatus,
+  Observed,
+  Plan,
+  PlanSpec,
+  PlanStatus,
+  RaftAction,
+  UpgradeRequestsStatus,
+} from "./types.js";
+
+/**
+ * The blue-green state machine as one pure function of (spec, status, observed) → plan. Nothing is
+ * remembered between passes except what the plan writes to status, so an operator restarted in any
+ * phase computes the same next step from status alone.
+ *
+ * Forward: Idle → DeployingGreen → JoiningMesh → Syncing → Promoting → DemotingBlue → Cleanup → Idle.
+ * Green joins as Raft non-voters, so until Promoting a failing green cannot cost blue its quorum;
+ * failures up to Syncing go straight to RollbackCleanup (only non-voters to remove). Once green votes
+ * (Promoting, DemotingBlue) a failure goes RollingBack → RollbackCleanup. Cleanup is past the point of
+ * no return: green leads and blue no longer votes, so it keeps retrying. When RollingBack cannot get
+ * blue back to a quorum, break-glass halts everything until spec.breakGlassAck echoes the nonce.
+ */
+
+/** How long green may take to become Ready or to join before the attempt counts as failed. */
+export const PHASE_TIMEOUT_MS = 10 * 60_000;
+/** Poll interval while waiting on pods or Raft. */
+export const POLL_MS = 5_000;
+
+export interface PlanIds {
+  /** A fresh id for a new attempt (used only when one starts). */
+  operationID: string;
+  /** The green revision name for a new attempt. */
+  greenRevision: string;
+  /** A fresh nonce, used only when break-glass is entered. */
+  nonce: string;
+}
+
+const EARLY: readonly BlueGreenPhase[] = ["DeployingGreen", "JoiningMesh", "Syncing"];
+const VOTING: readonly BlueGreenPhase[] = ["Promoting", "DemotingBlue"];
+
+export function planBlueGreen(spec: PlanSpec, status: PlanStatus, obs: Observed, ids: PlanIds): Plan {
+  const settings = resolveSettings(spec.settings);
+  const bg: BlueGreenStatus = status.blueGreen ?? { phase: "Idle" };
+  const phase: BlueGreenPhase = bg.phase ?? "Idle";
+  const requests = status.upgradeRequests ?? {};
+
+  const glass = status.breakGlass;
+  if (glass?.active) return breakGlassGate(spec, glass, bg, obs);
+
+  const rollback = newRequest(spec.requests.rollback, requests.lastHandledRollback);
+  if (rollback !== undefined) {
+    const handled = { ...requests, lastHandledRollback: rollback };
+    if (EARLY.includes(phase) || VOTING.includes(phase))
+      return { ...startRollback(bg, phase, obs, "rollback requested"), upgradeRequests: handled };
+    return { actions: [], upgradeRequests: handled, requeueAfterMs: 0 };
+  }
+
+  switch (phase) {
+    case "Idle":
+      return planIdle(spec, status, obs, ids, settings, requests);
+    case "DeployingGreen":
+      return planDeploying(bg, obs, settings);
+    case "JoiningMesh":
+      return planJoining(bg, obs, settings);
+    case "Syncing":
+      return planSyncing(spec, bg, obs, settings, requests);
+    case "Promoting":
+      return planPromoting(bg, obs, settings);
+    case "DemotingBlue":
+      return planDemoting(bg, obs, settings);
+    case "Cleanup":
+      return planCleanup(bg, obs);
+    case "RollingBack":
+      return planRollingBack(bg, obs, settings, ids);
+    case "RollbackCleanup":
+      return planRollbackCleanup(bg, obs);
+  }
+}
+
+/** The request value when it is set and differs from the last one handled. */
+export function newRequest(value: string | undefined, handled: string | undefined): string | undefined {
+  return value !== undefined && value !== "" && value !== handled ? value : undefined;
+}
+
+function at(obs: Observed): string {
+  return obs.now.toISOString();
+}
+
+function enter(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed): BlueGreenStatus {
+  return { ...bg, phase, startTime: at(obs), jobFailureCount: 0, lastJobFailure: undefined };
+}
+
+function inProgress(message: string): Plan["condition"] {
+  return { status: "True", reason: Reason.UpgradeInProgress, message };
+}
+
+function wait(bg: BlueGreenStatus, message: string, actions: RaftAction[] = []): Plan {
+  return { actions, condition: inProgress(message), requeueAfterMs: POLL_MS, blueGreen: bg };
+}
+
+function advance(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed, message: string): Plan {
+  return {
+    actions: [],
+    blueGreen: enter(bg, phase, obs),
+    condition: inProgress(message),
+    event: { type: "Normal", reason: Reason.UpgradeInProgress, message },
+    requeueAfterMs: 0,
+  };
+}
+
+function elapsedMs(bg: BlueGreenStatus, obs: Observed): number {
+  return bg.startTime ? obs.now.getTime() - Date.parse(bg.startTime) : 0;
+}
+
+// ---------------------------------------------------------------- Idle
+
+function planIdle(
+  spec: PlanSpec,
+  status: PlanStatus,
+  obs: Observed,
+  ids: PlanIds,
+  settings: ResolvedSettings,
+  requests: UpgradeRequestsStatus,
+): Plan {
+  const bg = status.blueGreen ?? {};
+  const pending = spec.version !== status.currentVersion || spec.image !== status.currentImage;
+  if (!pending) return { actions: [] };
+
+  // A rolled-back attempt at this version does not start again by itself: the user asks with a retry
+  // request (or changes the version).
+  const retry = newRequest(spec.requests.retry, requests.lastHandledRetry);
+  const rolledBackHere = bg.rollbackReason !== undefined && bg.greenVersion === spec.version;
+  if (rolledBackHere && retry === undefined)
+    return {
+      actions: [],
+      condition: {
+        status: "False",
+        reason: Reason.UpgradeRollback,
+        message: `the upgrade to ${spec.version} was rolled back (${bg.rollbackReason}); set spec.upgrade.requests.retry to try again`,
+      },
+    };
+
+  if (settings.preUpgradeSnapshot) {
+    const snap = obs.snapshot?.state ?? "Running";
+    if (snap === "Running")
+      return {
+        actions: [],
+        condition: inProgress("waiting for the pre-upgrade snapshot"),
+        requeueAfterMs: POLL_MS,
+      };
+    if (snap === "Failed")
+      return {
+        actions: [],
+        condition: {
+          status: "False",
+          reason: Reason.PreUpgradeBackupFailed,
+          message: `the pre-upgrade snapshot failed: ${obs.snapshot?.message ?? "no detail"}`,
+        },
+      };
+  }
+
+  const started: BlueGreenStatus = {
+    phase: "DeployingGreen",
+    operationID: ids.operationID,
+    blueRevision: bg.blueRevision,
+    greenRevision: ids.greenRevision,
+    blueImage: status.currentImage,
+    greenImage: spec.image,
+    greenVersion: spec.version,
+    blueReplicas: spec.replicas,
+    greenReplicas: spec.replicas,
+    manualPromotionRequired: !settings.autoPromote,
+    startTime: at(obs),
+    jobFailureCount: 0,
+    preUpgradeSnapshotJobName: obs.snapshot?.jobName,
+    rollbackAttempt: 0,
+  };
+  const message = `blue-green upgrade ${status.currentVersion ?? "?"} → ${spec.version} started: deploying green`;
+  return {
+    actions: [],
+    blueGreen: started,
+    upgradeRequests: retry !== undefined ? { ...requests, lastHandledRetry: retry } : undefined,
+    condition: { status: "True", reason: Reason.UpgradeStarted, message },
+    event: { type: "Normal", reason: Reason.UpgradeStarted, message },
+    requeueAfterMs: 0,
+  };
+}
+
+// ---------------------------------------------------------------- forward phases
+
+/** A failure before blue is demoted: roll back when allowed, else hold and say so. */
+function failForward(
+  bg: BlueGreenStatus,
+  phase: BlueGreenPhase,
+  obs: Observed,
+  s: ResolvedSettings,
+  why: string,
+): Plan {
+  if (s.autoRollback) return startRollback(bg, phase, obs, why);
+  return {
+    actions: [],
+    blueGreen: bg,
+    condition: {
+      status: "False",
+      reason: Reason.UpgradeFailed,
+      message: `${phase}: ${why}; automatic rollback is off, set spec.upgrade.requests.rollback to roll back`,
+    },
+    event: { type: "Warning", reason: Reason.UpgradeFailed, message: `${phase}: ${why}` },
+  };
+}
+
+/** Too many failed steps in this phase (the executor counts them in jobFailureCount). */
+function exhausted(bg: BlueGreenStatus, s: ResolvedSettings): boolean {
+  return (bg.jobFailureCount ?? 0) >= s.maxJobFailures;
+}
+
+function stepFailureCheck(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed, s: ResolvedSettings) {
+  if (!exhausted(bg, s)) return undefined;
+  const why = `${bg.jobFailureCount} consecutive failed steps (last: ${bg.lastJobFailure ?? "unknown"})`;
+  if (!s.rollbackOnJobFailure)
+    return {
+      actions: [],
+      blueGreen: bg,
+      condition: { status: "False", reason: Reason.UpgradeFailed, message: `${phase}: ${why}` },
+    } satisfies Plan;
+  return failForward(bg, phase, obs, s, why);
+}
+
+function planDeploying(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings): Plan {
+  if (obs.greenFailure)
+    return failForward(bg, "DeployingGreen", obs, s, `green cannot run: ${obs.greenFailure}`);
+  const want = bg.greenReplicas ?? 0;
+  if (want > 0 && obs.greenReady >= want)
+    return advance(bg, "JoiningMesh", obs, "green is ready; joining Raft as non-voters");
+  if (elapsedMs(bg, obs) > PHASE_TIMEOUT_MS)
+    return failForward(
+      bg,
+      "DeployingGreen",
+      obs,
+      s,
+      `green had ${obs.greenReady}/${want} pods ready after ${PHASE_TIMEOUT_MS / 60_000} min`,
+    );
+  return wait(bg, `deploying green: ${obs.greenReady}/${want} pods ready`);
+}
+
+function planJoining(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings): Plan {
+  if (obs.greenFailure)
+    return failForward(bg, "JoiningMesh", obs, s, `green cannot run: ${obs.greenFailure}`);
+  if (obs.raft?.greenJoined)
+    return advance(bg, "Syncing", obs, "green joined Raft; waiting for it to catch up");
+  if (elapsedMs(bg, obs) > PHASE_TIMEOUT_MS)
+    return failForward(
+      bg,
+      "JoiningMesh",
+      obs,
+      s,
+      `green did not join Raft within ${PHASE_TIMEOUT_MS / 60_000} min`,
+    );
+  return wait(bg, "waiting for green to join Raft as non-voters");
+}
+
+function planSyncing(
+  spec: PlanSpec,
+  bg: BlueGreenStatus,
+  obs: Observed,
+  s: ResolvedSettings,
+  requests: UpgradeRequestsStatus,
+): Plan {
+  if (obs.greenFailure) return failForward(bg, "Syncing", obs, s, `green cannot run: ${obs.greenFailure}`);
+  if (!obs.raft?.greenCaughtUp) return wait(bg, "green is catching up with the Raft log");
+  const heldMs = elapsedMs(bg, obs);
+  if (heldMs < s.minSyncMs)
+    return {
+      ...wait(bg, "green caught up; holding for verification.minSyncDuration"),
+      requeueAfterMs: Math.min(POLL_MS, s.minSyncMs - heldMs),
+    };
+  if (bg.manualPromotionRequired) {
+    const promote = newRequest(spec.requests.promote, requests.lastHandledPromote);
+    if (promote === undefined)
+      return {
+        actions: [],
+        blueGreen: bg,
+        condition: {
+          status: "True",
+          reason: Reason.UpgradePaused,
+          message: "green is in sync; set spec.upgrade.requests.promote to promote it",
+        },
+      };
+    return {
+      ...advance(bg, "Promoting", obs, "promotion requested: green becomes voters"),
+      upgradeRequests: { ...requests, lastHandledPromote: promote },
+    };
+  }
+  return advance(bg, "Promoting", obs, "green is in sync: promoting it to voters");
+}
+
+function planPromoting(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings): Plan {
+  const failed = stepFailureCheck(bg, "Promoting", obs, s);
+  if (failed) return failed;
+  if (obs.greenFailure) return failForward(bg, "Promoting", obs, s, `green cannot run: ${obs.greenFailure}`);
+  if (!obs.raft) return wait(bg, "promoting green: waiting to read Raft");
+  if (obs.raft.greenVoting)
+    return advance(bg, "DemotingBlue", obs, "green votes; demoting blue and moving leadership to green");
+  return wait(bg, "promoting green to voters", [{ kind: "promote", side: "green" }]);
+}
+
+function planDemoting(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings): Plan {
+  const failed = stepFailureCheck(bg, "DemotingBlue", obs, s);
+  if (failed) return failed;
+  if (!obs.raft) return wait(bg, "demoting blue: waiting to read Raft");
+  if (obs.raft.blueDemoted && obs.raft.leaderOnGreen)
+    return advance(bg, "Cleanup", obs, "green leads and blue no longer votes; removing blue");
+  const actions: RaftAction[] = [{ kind: "demote", side: "blue" }];
+  // The active node keeps its vote until it steps down; Raft then elects an up-to-date green voter.
+  if (obs.raft.leaderOnBlue) actions.push({ kind: "stepDown" });
+  return wait(bg, "demoting blue and moving leadership to green", actions);
+}
+
+function planCleanup(bg: BlueGreenStatus, obs: Observed): Plan {
+  if (!obs.raft) return wait(bg, "cleanup: waiting to read Raft");
+  if (obs.raft.bluePresent > 0)
+    return wait(bg, `removing ${obs.raft.bluePresent} blue server(s) from Raft`, [
+      { kind: "remove", side: "blue" },
+    ]);
+  const message = `blue-green upgrade to ${bg.greenVersion ?? "?"} complete`;
+  const done: BlueGreenStatus = {
+    phase: "Idle",
+    operationID: bg.operationID,
+    blueRevision: bg.greenRevision,
+    blueImage: bg.greenImage,
+    blueReplicas: bg.greenReplicas,
+    startTime: at(obs),
+  };
+  return {
+    actions: [],
+    blueGreen: done,
+    completed: true,
+    condition: { status: "False", reason: Reason.UpgradeComplete, message },
+    event: { type: "Normal", reason: Reason.UpgradeComplete, message },
+  };
+}
+
+// ---------------------------------------------------------------- rollback
+
+function startRollback(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed, why: string): Plan {
+  // Non-voting green only needs removing; once green voted, blue must take its votes back first.
+  const next: BlueGreenPhase = VOTING.includes(phase) ? "RollingBack" : "RollbackCleanup";
+  const message = `${phase}: ${why}; rolling back to ${bg.blueImage ?? "blue"}`;
+  return {
+    actions: [],
+    blueGreen: {
+      ...enter(bg, next, obs),
+      rollbackReason: `${phase}: ${why}`.slice(0, 250),
+      rollbackStartTime: at(obs),
+      rollbackAttempt: (bg.rollbackAttempt ?? 0) + 1,
+    },
+    condition: { status: "True", reason: Reason.UpgradeRollback, message },
+    event: { type: "Warning", reason: Reason.UpgradeRollback, message },
+    requeueAfterMs: 0,
+  };
+}
+
+function planRollingBack(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings, ids: PlanIds): Plan {
+  if (
+    exhausted(bg, s) ||
+    (obs.raft !== undefined && !obs.raft.blueQuorum && obs.blueReady * 2 <= (bg.blueReplicas ?? 0))
+  )
+    return enterBreakGlass(bg, obs, ids);
+  if (!obs.raft) return wait(bg, "rolling back: waiting to read Raft");
+  const r = obs.raft;
+  if (r.blueVoting && r.leaderOnBlue && r.greenDemoted)
+    return advance(bg, "RollbackCleanup", obs, "blue votes and leads again; removing green");
+  const actions: RaftAction[] = [];
+  if (!r.blueVoting) actions.push({ kind: "promote", side: "blue" });
+  if (!r.greenDemoted) actions.push({ kind: "demote", side: "green" });
+  if (r.blueVoting && r.leaderOnGreen) actions.push({ kind: "stepDown" });
+  return wait(bg, "rolling back: blue takes its votes and leadership back", actions);
+}
+
+function planRollbackCleanup(bg: BlueGreenStatus, obs: Observed): Plan {
+  if (!obs.raft) return wait(bg, "rollback cleanup: waiting to read Raft");
+  if (obs.raft.greenPresent > 0)
+    return wait(bg, `removing ${obs.raft.greenPresent} green server(s) from Raft`, [
+      { kind: "remove", side: "green" },
+    ]);
+  const message = `rolled back to ${bg.blueImage ?? "blue"}: ${bg.rollbackReason ?? "no reason recorded"}`;
+  return {
+    actions: [],
+    blueGreen: {
+      phase: "Idle",
+      operationID: bg.operationID,
+      blueRevision: bg.blueRevision,
+      blueImage: bg.blueImage,
+      blueReplicas: bg.blueReplicas,
+      greenVersion: bg.greenVersion,
+      rollbackReason: bg.rollbackReason,
+      rollbackStartTime: bg.rollbackStartTime,
+      rollbackAttempt: bg.rollbackAttempt,
+      startTime: at(obs),
+    },
+    rolledBack: true,
+    condition: { status: "False", reason: Reason.UpgradeRollback, message },
+    event: { type: "Warning", reason: Reason.UpgradeRollback, message },
+  };
+}
+
+// ---------------------------------------------------------------- break-glass
+
+export const BREAK_GLASS_STEPS = [
+  "Read status.breakGlass.message and the OpenBao pod logs; find which servers still hold the Raft data.",
+  "Check membership: bao operator raft list-peers (and sys/storage/raft/autopilot/state) on a reachable pod.",
+  "If no quorum can form, recover Raft by hand with a peers.json on the surviving servers (OpenBao's outage recovery).",
+  "Once one revision holds a healthy quorum and a leader, copy status.breakGlass.nonce into spec.breakGlassAck.",
+] as const;
+
+function enterBreakGlass(bg: BlueGreenStatus, obs: Observed, ids: PlanIds): Plan {
+  const message =
+    `rollback could not give blue back a healthy Raft quorum (${obs.blueReady}/${bg.blueReplicas ?? "?"} blue pods ready, ` +
+    `${bg.jobFailureCount ?? 0} failed steps; last: ${bg.lastJobFailure ?? "none"}); automation is halted`;
+  const glass: BreakGlassStatus = {
+    active: true,
+    reason: "RollbackConsensusRepairFailed",
+    message,
+    nonce: ids.nonce,
+    enteredAt: at(obs),
+    steps: [...BREAK_GLASS_STEPS],
+  };
+  return {
+    actions: [],
+    blueGreen: bg,
+    breakGlass: glass,
+    condition: { status: "False", reason: Reason.BreakGlassRequired, message },
+    event: { type: "Warning", reason: Reason.BreakGlassRequired, message },
+  };
+}
+
+function breakGlassGate(spec: PlanSpec, glass: BreakGlassStatus, bg: BlueGreenStatus, obs: Observed): Plan {
+  if (spec.breakGlassAck === undefined || spec.breakGlassAck !== glass.nonce)
+    return {
+      actions: [],
+      condition: {
+        status: "False",
+        reason: Reason.BreakGlassRequired,
+        message: `break-glass: automation halted until spec.breakGlassAck is set to status.breakGlass.nonce`,
+      },
+    };
+  // Acknowledged: the failure count starts over so the phase gets a fresh set of attempts.
+  const message = "break-glass acknowledged; automation resumes";
+  return {
+    actions: [],
+    breakGlass: { ...glass, active: false, acknowledgedAt: at(obs) },
+    blueGreen: { ...bg, jobFailureCount: 0, lastJobFailure: undefined },
+    condition: inProgress(message),
+    event: { type: "Normal", reason: Reason.UpgradeInProgress, message },
+    requeueAfterMs: 0,
+  };
+}
+
+/** The status after a failed step, so maxJobFailures is counted across passes and restarts. Pure. */
+export function recordStepFailure(bg: BlueGreenStatus, what: string): BlueGreenStatus {
+  return { ...bg, jobFailureCount: (bg.jobFailureCount ?? 0) + 1, lastJobFailure: what.slice(0, 250) };
+}

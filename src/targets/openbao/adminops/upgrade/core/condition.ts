@@ -1,0 +1,85 @@
+/**
+ * The Upgrading condition and the upgrade's events. The condition goes through the AdminOps plane
+ * (one fresh read, one conditional apply); an event is recorded only when the reason moves, so a
+ * pass that waits says nothing new.
+ */
+import {
+  OpenBaoClusterCondition as C,
+  type OpenBaoCluster,
+  OpenBaoClusterReason as R,
+} from "../../../../../apis/openbaocluster.js";
+import type { KubeClient } from "../../../../../runtime/client.js";
+import { type Condition, setCondition } from "../../../../../runtime/conditions.js";
+import type { EventRecorder } from "../../../../../runtime/events.js";
+import { refOf } from "../../../cluster-ref.js";
+import { writeAdminOpsConcern } from "../../../opslifecycle/index.js";
+
+/** Upstream's reasons for the Upgrading condition, plus the refusals a pass can report. */
+export const UpgradeReason = {
+  Started: R.UpgradeStarted,
+  InProgress: R.UpgradeInProgress,
+  Complete: R.UpgradeComplete,
+  Failed: R.UpgradeFailed,
+  Paused: R.UpgradePaused,
+  DowngradeBlocked: R.DowngradeBlocked,
+  InvalidVersion: R.InvalidVersion,
+  NoUpgradeNeeded: R.NoUpgradeNeeded,
+  PreUpgradeBackupFailed: R.PreUpgradeBackupFailed,
+  StepDownFailed: R.StepDownFailed,
+  StepDownTimeout: R.StepDownTimeout,
+  OperationLockHeld: R.OperationLockHeld,
+  ClusterNotReady: R.ClusterNotReady,
+  AuthenticationRequired: R.AuthenticationRequired,
+} as const;
+
+/** Reasons that are routine progress: no event each time they are set (the condition says it). */
+const QUIET = new Set<string>([R.UpgradeInProgress, R.NoUpgradeNeeded]);
+/** Reasons that are a refusal or a failure: a Warning event. */
+const WARNING = new Set<string>([
+  R.UpgradeFailed,
+  R.DowngradeBlocked,
+  R.InvalidVersion,
+  R.InvalidSpec,
+  R.PreUpgradeBackupFailed,
+  R.StepDownFailed,
+  R.StepDownTimeout,
+]);
+
+export interface UpgradingCondition {
+  status: "True" | "False";
+  reason: string;
+  message: string;
+}
+
+/** Sets Upgrading when it moved; returns whether it wrote. */
+export async function setUpgrading(
+  client: KubeClient,
+  events: EventRecorder,
+  cluster: OpenBaoCluster,
+  c: UpgradingCondition,
+  now: Date,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const before = cluster.status?.conditions?.find((x) => x.type === C.Upgrading);
+  if (before?.status === c.status && before.reason === c.reason && before.message === c.message) return false;
+  await writeAdminOpsConcern(
+    client,
+    refOf(cluster),
+    "conditions",
+    (cur) =>
+      setCondition(
+        (cur ?? []) as Condition[],
+        { type: C.Upgrading, ...c, observedGeneration: cluster.metadata.generation },
+        now,
+      ),
+    { signal },
+  );
+  if (before?.reason !== c.reason && !QUIET.has(c.reason))
+    events.record(cluster, {
+      type: WARNING.has(c.reason) ? "Warning" : "Normal",
+      reason: c.reason,
+      action: "Upgrade",
+      note: c.message.slice(0, 1000),
+    });
+  return true;
+}

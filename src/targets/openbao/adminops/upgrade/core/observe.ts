@@ -1,0 +1,180 @@
+/**
+ * What an upgrade pass looks at, read fresh each time: the voter StatefulSet's revisions, every voter
+ * pod (revision, Ready), OpenBao's health on each pod, the Raft leader and Autopilot's verdict. A
+ * piece that cannot be read is left undefined: the plans treat "unknown" as "wait", never as healthy.
+ */
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import type { KubeClient } from "../../../../../runtime/client.js";
+import type { KubeObject, ResourceType } from "../../../../../runtime/types.js";
+import { BaoClient, type BaoEndpoint } from "../../../baoclient/client.js";
+import { refOf } from "../../../cluster-ref.js";
+import { API_PORT, Component, clusterNames, podHost, podSelector } from "../../../identity.js";
+import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
+import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
+import { secretValue } from "../../../workload/statefulsets/reconcile.js";
+
+export const STATEFULSET: ResourceType = {
+  group: "apps",
+  version: "v1",
+  kind: "StatefulSet",
+  plural: "statefulsets",
+  namespaced: true,
+};
+export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+
+/** The label the StatefulSet controller puts on each pod: the revision it was created from. */
+export const REVISION_LABEL = "controller-revision-hash";
+
+export interface VoterObservation {
+  ordinal: number;
+  name: string;
+  exists: boolean;
+  ready: boolean;
+  /** Being deleted (the StatefulSet is replacing it). */
+  terminating: boolean;
+  revision?: string;
+  /** From OpenBao's sys/health on this pod; undefined when unreachable. */
+  sealed?: boolean;
+  version?: string;
+}
+
+export interface ClusterObservation {
+  /** spec.replicas of the live voter StatefulSet (the cluster's spec when it has none yet). */
+  replicas: number;
+  currentRevision?: string;
+  updateRevision?: string;
+  /** The partition the live StatefulSet holds now. */
+  livePartition?: number;
+  voters: VoterObservation[];
+  /** Ordinal of the Raft leader; undefined when unknown. */
+  leaderOrdinal?: number;
+  /** Autopilot's healthy verdict; undefined when it could not be read. */
+  raftHealthy?: boolean;
+}
+
+export interface BaoAccess {
+  clusterDomain: string;
+  /** Replaces the client (tests); the real one by default. */
+  baoClient?: (ep: BaoEndpoint) => BaoClient;
+  timeoutMs?: number;
+}
+
+/** A client for voter pod `ordinal`, trusting the cluster's CA. */
+export async function voterClient(
+  client: KubeClient,
+  access: BaoAccess,
+  cluster: OpenBaoCluster,
+  ordinal: number,
+): Promise<BaoClient> {
+  const ref = refOf(cluster);
+  const host = podHost(ref, ordinal, Component.Server, access.clusterDomain);
+  let caPem: string | undefined;
+  if (tlsSecretsMounted(cluster)) {
+    const names = clusterNames(ref);
+    const server = tlsSecretName(cluster) ?? names.serverSecret;
+    caPem =
+      (await secretValue({ client }, ref.namespace, server, "ca.crt")) ??
+      (await secretValue(
+        { client },
+        ref.namespace,
+        cluster.spec.tls?.caSecretName ?? names.caSecret,
+        "ca.crt",
+      ));
+    if (!caPem) throw new Error(`no CA certificate yet: Secret ${server} has no ca.crt`);
+  }
+  const ep: BaoEndpoint = {
+    address: `${tlsEnabled(cluster) ? "https" : "http"}://${host}:${API_PORT}`,
+    caPem,
+    timeoutMs: access.timeoutMs ?? 5_000,
+  };
+  return access.baoClient ? access.baoClient(ep) : new BaoClient(ep);
+}
+
+/**
+ * The token for step-down and the Raft reads: spec.upgrade.tokenSecretRef (key "token") when set,
+ * otherwise the root-token Secret the workload controller stored at init. Never logged.
+ */
+export async function upgradeToken(client: KubeClient, cluster: OpenBaoCluster): Promise<string | undefined> {
+  const ref = refOf(cluster);
+  const named = cluster.spec.upgrade?.tokenSecretRef?.name;
+  if (named) return secretValue({ client }, ref.namespace, named, "token");
+  return secretValue({ client }, ref.namespace, clusterNames(ref).rootTokenSecret, ROOT_TOKEN_KEY);
+}
+
+const isReady = (p: KubeObject): boolean =>
+  ((p["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some(
+    (c) => c.type === "Ready" && c.status === "True",
+  );
+
+export async function observeCluster(
+  client: KubeClient,
+  access: BaoAccess,
+  cluster: OpenBaoCluster,
+  token: string | undefined,
+  signal?: AbortSignal,
+): Promise<ClusterObservation> {
+  const ref = refOf(cluster);
+  const names = clusterNames(ref);
+  const sts = await client.getOrUndefined<KubeObject>(STATEFULSET, names.voterStatefulSet, ref.namespace);
+  const spec = (sts?.["spec"] ?? {}) as {
+    replicas?: number;
+    updateStrategy?: { rollingUpdate?: { partition?: number } };
+  };
+  const st = (sts?.["status"] ?? {}) as { currentRevision?: string; updateRevision?: string };
+  const replicas = spec.replicas ?? cluster.spec.replicas ?? 3;
+  const selector = Object.entries(podSelector(ref))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const pods = (await client.list<KubeObject>(POD, { namespace: ref.namespace, labelSelector: selector }))
+    .items;
+  const byName = new Map(pods.map((p) => [p.metadata.name, p]));
+  const voters: VoterObservation[] = await Promise.all(
+    Array.from({ length: replicas }, async (_, ordinal) => {
+      const name = `${names.voterStatefulSet}-${ordinal}`;
+      const p = byName.get(name);
+      const v: VoterObservation = {
+        ordinal,
+        name,
+        exists: !!p,
+        ready: p ? isReady(p) : false,
+        terminating: !!p?.metadata.deletionTimestamp,
+        revision: p?.metadata.labels?.[REVISION_LABEL],
+      };
+      if (!p) return v;
+      try {
+        const h = await (await voterClient(client, access, cluster, ordinal)).health(signal);
+        v.sealed = h.sealed;
+        v.version = h.version;
+      } catch {
+        // Unreachable while it restarts: unknown, which every plan reads as "wait".
+      }
+      return v;
+    }),
+  );
+  const obs: ClusterObservation = {
+    replicas,
+    currentRevision: st.currentRevision,
+    updateRevision: st.updateRevision,
+    livePartition: spec.updateStrategy?.rollingUpdate?.partition,
+    voters,
+  };
+  if (!token) return obs;
+  // Raft's view through any pod that answers (a standby forwards to the active node).
+  for (const v of voters.filter((x) => x.ready && x.sealed === false)) {
+    try {
+      const bao = await voterClient(client, access, cluster, v.ordinal);
+      const servers = await bao.raftServers(token, signal);
+      const leader = servers.find((s) => s.leader)?.node_id;
+      const prefix = `${names.voterStatefulSet}-`;
+      if (leader?.startsWith(prefix)) {
+        const n = Number(leader.slice(prefix.length));
+        if (Number.isInteger(n)) obs.leaderOrdinal = n;
+      }
+      obs.raftHealthy = (await bao.autopilotState(token, signal)).healthy;
+      break;
+    } catch {
+      signal?.throwIfAborted();
+    }
+  }
+  return obs;
+}

@@ -1,0 +1,3 @@
+export * from "./actions.js";
+export * from "./client.js";
+export * from "./membership.js";

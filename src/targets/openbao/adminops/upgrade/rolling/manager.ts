@@ -1,0 +1,527 @@
+/**
+ * The rolling upgrade in flight: one bounded step per pass, planned by plan.ts from status.upgrade
+ * and a fresh observation. The StatefulSet itself is never written here: the workload controller
+ * renders the partition from status.upgrade.currentPartition (workload/statefulsets/partition.ts).
+ *
+ * Failure policy. A pod that is not back yet is waiting, not failing; waiting longer than
+ * `waitTimeoutMs` on the same ordinal is a failure. An error talking to OpenBao (step-down refused,
+ * a Raft read timing out) is transient: recorded in status.upgrade.lastError*, retried with
+ * exponential backoff, and a failure after `maxAttempts` in a row. A failure is recorded in
+ * status.upgrade.failure and stops the roll until spec.upgrade.requests.retry changes.
+ *
+ * The failed upgrade keeps the operation lock: the cluster is half rolled, its StatefulSet is held
+ * at a partition, and a backup or restore started on it would capture or overwrite a state the
+ * upgrade still owns; the retry resumes under the same holder. A restore that must run anyway has
+ * the explicit override (OpenBaoRestore overrideOperationLock), as upstream's runbook says.
+ *
+ * Attempt and wait counters live in memory: after a restart they start over, which only grants a
+ * stuck step one more round of retries.
+ */
+import { type OpenBaoCluster, OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster.js";
+import type { KubeClient } from "../../../../../runtime/client.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+} from "../../../../../runtime/controller.js";
+import { errorMessage } from "../../../../../runtime/errors.js";
+import type { EventRecorder } from "../../../../../runtime/events.js";
+import { refOf } from "../../../cluster-ref.js";
+import { type OperationLockStore, retryAfterFailure } from "../../../opslifecycle/index.js";
+import { parseVersion } from "../../../validate/values.js";
+import { setUpgrading, UpgradeReason } from "../core/condition.js";
+import { upgradeLock } from "../core/lock.js";
+import {
+  UpgradeStatusValue,
+  upgradeDuration,
+  upgradeFailureTotal,
+  upgradeStatus,
+  upgradeSuccessTotal,
+} from "../core/metrics.js";
+import { type BaoAccess, observeCluster, upgradeToken, voterClient } from "../core/observe.js";
+import { compareVersions, normalizeVersion, sameVersionText } from "../core/policy.js";
+import { markHandled, pendingRequest } from "../core/requests.js";
+import { stamp, type UpgradeStatus, writeUpgrade } from "../core/status.js";
+import { heldPartition, planRolling } from "./plan.js";
+
+export const STRATEGY = "RollingUpdate";
+
+export const RollingEvent = {
+  StepDown: "LeaderSteppedDown",
+  PodUpgraded: "UpgradePodReplaced",
+  PartitionLowered: "UpgradePodReplacing",
+  Retargeted: "UpgradeRetargeted",
+  RetryAccepted: "UpgradeRetryAccepted",
+} as const;
+
+export interface RollingOptions {
+  /** A replaced pod may take this long to come back before the upgrade fails (default 15 minutes). */
+  waitTimeoutMs?: number;
+  /** Transient errors in a row before the upgrade fails (default 5). */
+  maxAttempts?: number;
+  /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
+  stepDownSettleMs?: number;
+  /** Step-downs of one pod that did not move leadership before StepDownTimeout (default 3). */
+  maxStepDowns?: number;
+  /** Requeue while waiting; pod and StatefulSet changes wake the pass sooner (default 5 s). */
+  waitPollMs?: number;
+}
+
+export interface RollingDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  locks: OperationLockStore;
+  access: BaoAccess;
+  now: () => Date;
+  options?: RollingOptions;
+}
+
+class StepError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class RollingUpgrade {
+  private readonly attempts = new Map<string, number>();
+  private readonly waits = new Map<string, { what: string; since: number }>();
+  private readonly stepDowns = new Map<string, { ordinal: number; count: number }>();
+  private readonly o: Required<RollingOptions>;
+
+  constructor(private readonly d: RollingDeps) {
+    this.o = {
+      waitTimeoutMs: 15 * 60_000,
+      maxAttempts: 5,
+      stepDownSettleMs: 20_000,
+      maxStepDowns: 3,
+      waitPollMs: 5_000,
+      ...(d.options ?? {}),
+    };
+  }
+
+  /** One pass of an upgrade whose status.upgrade exists. */
+  async advance(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const key = `${ref.namespace}/${ref.name}`;
+    const u = cluster.status!.upgrade!;
+    const target = u.targetVersion ?? "";
+    const from = u.fromVersion ?? "";
+    const labels = { namespace: ref.namespace, name: ref.name };
+
+    if (cluster.spec.paused) {
+      await this.condition(
+        cluster,
+        "False",
+        UpgradeReason.Paused,
+        `spec.paused: the upgrade to ${target} is held at partition ${heldPartition(u, cluster.spec.replicas ?? 3)}`,
+        rc,
+      );
+      return done();
+    }
+    // spec.version moved while rolling: a newer version retargets, anything else is refused.
+    if (!sameVersionText(cluster.spec.version, target)) {
+      const want = parseVersion(cluster.spec.version);
+      const now = parseVersion(target);
+      if (!want || !now || compareVersions(want, now) < 0) {
+        await this.condition(
+          cluster,
+          "False",
+          want ? UpgradeReason.DowngradeBlocked : UpgradeReason.InvalidVersion,
+          `spec.version ${cluster.spec.version} while the upgrade to ${target} is in flight: only a newer version can replace the target; the roll is held`,
+          rc,
+        );
+        return done();
+      }
+      const to = normalizeVersion(cluster.spec.version);
+      await writeUpgrade(
+        this.d.client,
+        ref,
+        (cur) =>
+          cur && cur.targetVersion === target
+            ? {
+                upgrade: {
+                  ...cur,
+                  targetVersion: to,
+                  currentPartition: cluster.spec.replicas ?? 3,
+                  completedPods: [],
+                },
+              }
+            : undefined,
+        rc.signal,
+      );
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: RollingEvent.Retargeted,
+        action: "Upgrade",
+        note: `spec.version changed to ${to} mid-upgrade: rolling every pod to ${to} from the top`,
+      });
+      return requeueAfter(1);
+    }
+    if (u.failure) return this.failed(cluster, u, rc);
+
+    const id = upgradeLock(ref.name, from);
+    const got = await this.d.locks.acquire(ref, id, {
+      message: `upgrade ${from} → ${target}`,
+      signal: rc.signal,
+    });
+    if (!got.acquired)
+      return this.fail(
+        cluster,
+        R.OperationLockHeld,
+        `the operation lock was taken by ${got.heldBy.operation ?? "?"} (${got.heldBy.holder}) during the upgrade`,
+        rc,
+      );
+    upgradeStatus.set(labels, UpgradeStatusValue.InProgress);
+
+    let result: ReconcileResult;
+    try {
+      result = await this.step(cluster, u, key, rc);
+    } catch (e) {
+      rc.signal.throwIfAborted();
+      const reason = e instanceof StepError ? e.reason : R.HealthCheckFailed;
+      return this.transient(cluster, key, reason, errorMessage(e), rc);
+    }
+    this.attempts.delete(key);
+    return result;
+  }
+
+  private async step(
+    cluster: OpenBaoCluster,
+    u: UpgradeStatus,
+    key: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const target = u.targetVersion ?? "";
+    const token = await upgradeToken(this.d.client, cluster);
+    if (!token)
+      throw new StepError(
+        R.AuthenticationRequired,
+        "no OpenBao token for the Raft reads and step-down (spec.upgrade.tokenSecretRef or the root-token Secret)",
+      );
+    const obs = await observeCluster(this.d.client, this.d.access, cluster, token, rc.signal);
+    const now = this.d.now();
+    const step = planRolling({ upgrade: u, obs, now, stepDownSettleMs: this.o.stepDownSettleMs });
+    const P = heldPartition(u, obs.replicas);
+    if (step.kind !== "wait") this.waits.delete(key);
+    switch (step.kind) {
+      case "wait": {
+        const what = `${P}/${step.ordinal ?? "-"}`;
+        const w = this.waits.get(key);
+        const since = w?.what === what ? w.since : now.getTime();
+        this.waits.set(key, { what, since });
+        if (now.getTime() - since > this.o.waitTimeoutMs)
+          return this.fail(
+            cluster,
+            R.UpgradeFailed,
+            `${step.message} for more than ${Math.round(this.o.waitTimeoutMs / 60_000)} minutes`,
+            rc,
+          );
+        await this.condition(
+          cluster,
+          "True",
+          UpgradeReason.InProgress,
+          `${progress(u, obs.replicas)}: ${step.message}`,
+          rc,
+        );
+        return requeueAfter(this.o.waitPollMs);
+      }
+      case "complete-pod": {
+        const w = await writeUpgrade(
+          this.d.client,
+          ref,
+          (cur) =>
+            cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === step.ordinal
+              ? {
+                  upgrade: {
+                    ...withoutLastError(cur),
+                    completedPods: [...new Set([...(cur.completedPods ?? []), step.ordinal])].sort(
+                      (a, b) => b - a,
+                    ),
+                  },
+                }
+              : undefined,
+          rc.signal,
+        );
+        if (w.wrote)
+          this.d.events.record(cluster, {
+            type: "Normal",
+            reason: RollingEvent.PodUpgraded,
+            action: "Upgrade",
+            note: `pod ${obs.voters[step.ordinal]!.name} runs ${target}, is Ready and unsealed; Raft is healthy`,
+          });
+        return requeueAfter(1);
+      }
+      case "step-down": {
+        const sd = this.stepDowns.get(key);
+        const count = sd?.ordinal === step.ordinal ? sd.count + 1 : 1;
+        if (count > this.o.maxStepDowns)
+          return this.fail(
+            cluster,
+            R.StepDownTimeout,
+            `pod ${obs.voters[step.ordinal]!.name} is still the Raft leader after ${this.o.maxStepDowns} step-downs`,
+            rc,
+          );
+        const token = (await upgradeToken(this.d.client, cluster))!;
+        try {
+          const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
+          await bao.stepDown(token, rc.signal);
+        } catch (e) {
+          rc.signal.throwIfAborted();
+          throw new StepError(
+            R.StepDownFailed,
+            `step-down of ${obs.voters[step.ordinal]!.name}: ${errorMessage(e)}`,
+          );
+        }
+        this.stepDowns.set(key, { ordinal: step.ordinal, count });
+        await writeUpgrade(
+          this.d.client,
+          ref,
+          (cur) =>
+            cur && cur.targetVersion === target
+              ? { upgrade: { ...cur, lastStepDownTime: stamp(now) } }
+              : undefined,
+          rc.signal,
+        );
+        this.d.events.record(cluster, {
+          type: "Normal",
+          reason: RollingEvent.StepDown,
+          action: "Upgrade",
+          note: `asked the leader ${obs.voters[step.ordinal]!.name} to step down before its pod is replaced`,
+        });
+        await this.condition(
+          cluster,
+          "True",
+          UpgradeReason.InProgress,
+          `${progress(u, obs.replicas)}: leader ${obs.voters[step.ordinal]!.name} stepping down`,
+          rc,
+        );
+        return requeueAfter(2_000);
+      }
+      case "lower-partition": {
+        const w = await writeUpgrade(
+          this.d.client,
+          ref,
+          (cur) =>
+            cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === P
+              ? { upgrade: { ...withoutLastError(cur), currentPartition: step.to } }
+              : undefined,
+          rc.signal,
+        );
+        if (w.wrote)
+          this.d.events.record(cluster, {
+            type: "Normal",
+            reason: RollingEvent.PartitionLowered,
+            action: "Upgrade",
+            note: `partition ${P} → ${step.to}: pod ${obs.voters[step.to]!.name} is replaced with ${target}`,
+          });
+        await this.condition(
+          cluster,
+          "True",
+          UpgradeReason.InProgress,
+          `${progress({ ...u, currentPartition: step.to }, obs.replicas)}: replacing pod ${obs.voters[step.to]!.name}`,
+          rc,
+        );
+        return requeueAfter(this.o.waitPollMs);
+      }
+      case "finalize":
+        return this.finalize(cluster, u, rc);
+    }
+  }
+
+  private async finalize(
+    cluster: OpenBaoCluster,
+    u: UpgradeStatus,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const target = u.targetVersion ?? "";
+    const w = await writeUpgrade(
+      this.d.client,
+      ref,
+      (cur) => (cur && cur.targetVersion === target && !cur.failure ? { upgrade: null } : undefined),
+      rc.signal,
+    );
+    const labels = { namespace: ref.namespace, name: ref.name, strategy: STRATEGY };
+    const now = this.d.now();
+    const started = u.startedAt ? Date.parse(u.startedAt) : Number.NaN;
+    const seconds = Number.isFinite(started) ? Math.max(0, (now.getTime() - started) / 1000) : undefined;
+    if (w.wrote) {
+      upgradeSuccessTotal.inc(labels);
+      if (seconds !== undefined) upgradeDuration.observe(labels, seconds);
+    }
+    await this.condition(
+      cluster,
+      "False",
+      UpgradeReason.Complete,
+      `upgraded from ${u.fromVersion} to ${target}${seconds !== undefined ? ` in ${Math.round(seconds)}s` : ""}`,
+      rc,
+    );
+    await this.d.locks.release(ref, upgradeLock(ref.name, u.fromVersion ?? ""), rc.signal);
+    upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Idle);
+    this.forget(`${ref.namespace}/${ref.name}`);
+    return requeueAfter(1);
+  }
+
+  /** A recorded failure: held until a new spec.upgrade.requests.retry value. */
+  private async failed(
+    cluster: OpenBaoCluster,
+    u: UpgradeStatus,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const retry = pendingRequest(cluster.spec, cluster.status?.upgradeRequests, "retry");
+    if (retry === undefined) {
+      upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Failed);
+      await this.condition(
+        cluster,
+        "False",
+        UpgradeReason.Failed,
+        `${u.failure!.reason}: ${u.failure!.message} (change spec.upgrade.requests.retry to try again)`,
+        rc,
+      );
+      return done();
+    }
+    // Clearing the failure and recording the request as handled is one write: one value, one retry.
+    const w = await writeUpgrade(
+      this.d.client,
+      ref,
+      (cur, fresh) => {
+        if (pendingRequest(fresh.spec, fresh.status?.upgradeRequests, "retry") !== retry) return undefined;
+        const next = cur ? withoutLastError(cur) : undefined;
+        if (next) delete next.failure;
+        return {
+          upgrade: next ?? null,
+          requests: markHandled(fresh.status?.upgradeRequests, "retry", retry),
+        };
+      },
+      rc.signal,
+    );
+    if (w.wrote) {
+      this.forget(`${ref.namespace}/${ref.name}`);
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: RollingEvent.RetryAccepted,
+        action: "Upgrade",
+        note: `spec.upgrade.requests.retry changed: resuming the upgrade to ${u.targetVersion} at partition ${u.currentPartition}`,
+      });
+    }
+    return requeueAfter(1);
+  }
+
+  private async transient(
+    cluster: OpenBaoCluster,
+    key: string,
+    reason: string,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const n = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, n);
+    if (n >= this.o.maxAttempts) return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
+    const now = this.d.now();
+    const target = cluster.status?.upgrade?.targetVersion;
+    await writeUpgrade(
+      this.d.client,
+      refOf(cluster),
+      (cur) =>
+        cur && cur.targetVersion === target
+          ? {
+              upgrade: {
+                ...cur,
+                lastErrorReason: reason,
+                lastErrorMessage: message.slice(0, 4096),
+                lastErrorAt: stamp(now),
+              },
+            }
+          : undefined,
+      rc.signal,
+    );
+    const retry = retryAfterFailure(n);
+    rc.log.warn(
+      { reason, err: message, attempt: n, retryInMs: retry.requeueAfterMs },
+      "upgrade step failed; will retry",
+    );
+    return requeueAfter(retry.requeueAfterMs);
+  }
+
+  private async fail(
+    cluster: OpenBaoCluster,
+    reason: string,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const now = this.d.now();
+    const target = cluster.status?.upgrade?.targetVersion;
+    const w = await writeUpgrade(
+      this.d.client,
+      ref,
+      (cur) =>
+        cur && cur.targetVersion === target && !cur.failure
+          ? {
+              upgrade: {
+                ...cur,
+                lastErrorReason: reason,
+                lastErrorMessage: message.slice(0, 4096),
+                lastErrorAt: stamp(now),
+                failure: { reason, message: message.slice(0, 4096), at: stamp(now) },
+              },
+            }
+          : undefined,
+      rc.signal,
+    );
+    if (w.wrote)
+      upgradeFailureTotal.inc({ namespace: ref.namespace, name: ref.name, strategy: STRATEGY, reason });
+    upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Failed);
+    this.forget(`${ref.namespace}/${ref.name}`);
+    await this.condition(
+      cluster,
+      "False",
+      UpgradeReason.Failed,
+      `${reason}: ${message} (change spec.upgrade.requests.retry to try again)`,
+      rc,
+    );
+    return done();
+  }
+
+  private forget(key: string): void {
+    this.attempts.delete(key);
+    this.waits.delete(key);
+    this.stepDowns.delete(key);
+  }
+
+  private async condition(
+    cluster: OpenBaoCluster,
+    status: "True" | "False",
+    reason: string,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<void> {
+    await setUpgrading(
+      this.d.client,
+      this.d.events,
+      cluster,
+      { status, reason, message },
+      this.d.now(),
+      rc.signal,
+    );
+  }
+}
+
+function withoutLastError(u: UpgradeStatus): UpgradeStatus {
+  const n = { ...u };
+  delete n.lastErrorReason;
+  delete n.lastErrorMessage;
+  delete n.lastErrorAt;
+  return n;
+}
+
+function progress(u: UpgradeStatus, replicas: number): string {
+  const done = (u.completedPods ?? []).length;
+  return `upgrading ${u.fromVersion} → ${u.targetVersion}, ${done}/${replicas} pods done, partition ${heldPartition(u, replicas)}`;
+}
