@@ -7,6 +7,7 @@ import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.j
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
 import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
 import { type Blackhole, startBlackhole } from "../support/blackhole.js";
+import { startCuttingProxy } from "../support/cutting-proxy.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -336,6 +337,41 @@ describe("openbao backups on the local node", () => {
     assert.ok(metricSum(await op!.metrics(), "openbao_backup_failure_total", { name: NAME }) >= 1);
     assert.equal((await condition("BackingUp"))?.reason, "BackupFailed");
     await patchTarget({ endpoint: s3.endpoint });
+  });
+
+  it("object store gone mid-upload: no object, failure counted, last success kept, lock released", async () => {
+    // The snapshot (tens of KiB) goes in one PUT; the proxy resets the connection after its first
+    // 8 KiB of body, on every attempt the SDK makes.
+    const proxy = await startCuttingProxy(ctx, s3.endpoint, 8 * 1024);
+    try {
+      const before = await backup();
+      await patchTarget({ endpoint: `http://${proxy.address}` });
+      await trigger("m2b");
+      const jobName = await poll(
+        async () => (await backup()).jobName as string | undefined,
+        120_000,
+        "the m2b Job",
+      );
+      const b = await settled(
+        (x) =>
+          x.lastHandledManualTrigger === "m2b" &&
+          x.consecutiveFailures === (before.consecutiveFailures ?? 0) + 1,
+        "the m2b failure",
+      );
+      assert.ok(proxy.cuts() >= 1, "the proxy cut the upload");
+      assert.equal(b.lastFailureReason, "UploadFailed", JSON.stringify(b));
+      assert.equal(b.lastBackupTime, before.lastBackupTime);
+      assert.equal(b.lastBackupKey, before.lastBackupKey);
+      await lockReleased();
+      const job = await ctx.getJson(`job/${jobName}`);
+      const key = job.metadata.annotations["openbao.org/backup-key"];
+      // Nothing of it in the real store behind the proxy.
+      assert.equal(await bucket.head(key), undefined, `${key} must not exist`);
+      assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 4);
+    } finally {
+      await patchTarget({ endpoint: s3.endpoint });
+      await proxy.stop();
+    }
   });
 
   it("Job pod killed mid-backup: the failure is recorded once and the lock released", async () => {

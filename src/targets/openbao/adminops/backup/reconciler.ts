@@ -511,7 +511,11 @@ export class BackupReconciler {
     if (!(policy.maxCount && policy.maxCount > 0) && !policy.maxAge) return;
     const deadline = AbortSignal.any([rc.signal, AbortSignal.timeout(RETENTION_TIMEOUT_MS)]);
     try {
-      await bounded(this.applyRetention(cluster, deadline), deadline);
+      await bounded(
+        this.applyRetention(cluster, deadline),
+        deadline,
+        `retention did not finish within ${RETENTION_TIMEOUT_MS / 1000} s (the object store does not answer)`,
+      );
     } catch (e) {
       if (rc.signal.aborted) throw e;
       rc.log.warn({ err: errorMessage(e) }, "backup retention failed");
@@ -615,10 +619,10 @@ export class BackupReconciler {
   }
 }
 
-/** Settles with `work`, or rejects once `signal` aborts (the work may go on, its result unused). */
-function bounded<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/** Settles with `work`, or rejects with `message` once `signal` aborts (the work may go on, unused). */
+function bounded<T>(work: Promise<T>, signal: AbortSignal, message: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error(`retention did not finish: ${String(signal.reason)}`));
+    const onAbort = () => reject(new Error(message));
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
