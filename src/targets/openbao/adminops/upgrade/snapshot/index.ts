@@ -1,0 +1,9 @@
+export {
+  ensurePreUpgradeSnapshot,
+  PreUpgradeBackupFailed,
+  type PreUpgradeSnapshotDeps,
+  PreUpgradeSnapshotEvent,
+  type PreUpgradeSnapshotOptions,
+  type PreUpgradeSnapshotOutcome,
+} from "./ensure.js";
+export { planSnapshot, snapshotJobName, snapshotRequested } from "./plan.js";
