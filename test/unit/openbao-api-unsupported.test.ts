@@ -75,7 +75,6 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
     assert.deepEqual(unsupportedFields(storedSpec("backup-bluegreen.yaml")), [
       "spec.backup",
       "spec.upgrade.blueGreen",
-      "spec.upgrade.jwtAuthRole",
       "spec.upgrade.strategy",
     ]);
   });

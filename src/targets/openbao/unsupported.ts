@@ -61,15 +61,13 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   workloadHardening: "unsupported",
   profile: "unsupported",
   initContainer: "unsupported",
-  // Upgrades: the rolling strategy (adminops/upgrade). BlueGreen, its requests, and Job-based
-  // upgrade work (an executor image, JWT login) are not built: reported when set.
+  // Upgrades: the rolling strategy and its pre-upgrade snapshot Job (adminops/upgrade). BlueGreen
+  // and its requests are not built: reported when set.
   upgrade: "acted",
   "upgrade.strategy": "unsupported",
   "upgrade.blueGreen": "unsupported",
   "upgrade.requests.promote": "unsupported",
   "upgrade.requests.rollback": "unsupported",
-  "upgrade.jwtAuthRole": "unsupported",
-  "upgrade.image": "unsupported",
   // Not built: backups and restores (the AdminOps part), break glass, image signature
   // checks, ServiceMonitors, maintenance windows.
   backup: "unsupported",

@@ -12,6 +12,7 @@ import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js"
 import { POD, STATEFULSET } from "./upgrade/core/observe.js";
 import type { PreUpgradeSnapshotPort } from "./upgrade/core/snapshot-port.js";
 import type { RollingOptions } from "./upgrade/rolling/manager.js";
+import { ensurePreUpgradeSnapshot } from "./upgrade/snapshot/index.js";
 
 export const ADMINOPS_CONTROLLER_NAME = "openbaocluster-adminops";
 
@@ -33,7 +34,7 @@ const adminOpsRelevant: Predicate<OpenBaoCluster> = (o, n) =>
 
 export interface AdminOpsWiring {
   stores: SnapshotStoreFactory;
-  /** The pre-upgrade snapshot (adminops/upgrade/snapshot); without it a requested one is refused. */
+  /** Replaces the pre-upgrade snapshot (adminops/upgrade/snapshot's ensurePreUpgradeSnapshot). */
   preUpgradeSnapshot?: PreUpgradeSnapshotPort;
   /** The BlueGreen strategy, when built. */
   blueGreen?: StrategyHandler;
@@ -79,7 +80,13 @@ export function setupAdminOps(
     events: manager.events,
     clusters,
     access: { clusterDomain: config.clusterDomain },
-    snapshot: wiring.preUpgradeSnapshot,
+    snapshot:
+      wiring.preUpgradeSnapshot ??
+      ((cluster, opts) =>
+        ensurePreUpgradeSnapshot({ client: manager.client, events: manager.events, config }, cluster, {
+          ...opts,
+          strategy: "RollingUpdate",
+        })),
     blueGreen: wiring.blueGreen,
     rolling: wiring.rolling,
   });
