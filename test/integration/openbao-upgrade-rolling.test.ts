@@ -16,7 +16,7 @@ import {
 
 // A 3-voter OpenBao cluster on the local node upgraded 2.6.2 → 2.7.2 by the rolling strategy while
 // a KV client writes and reads through the client Service, with the operator SIGKILLed once the
-// first pod was replaced. The order proofs read `kubectl --watch` streams as they arrive; every wait
+// first pod was replaced and again while the last one is replaced. The order proofs read `kubectl --watch` streams as they arrive; every wait
 // is on the status, event or metric that proves the step happened. Then a downgrade is refused.
 
 const NAME = "ubao";
@@ -29,7 +29,7 @@ type Json = Record<string, any>;
 
 type KvLine = { acknowledged?: number; report?: KvLoadReport; error?: string };
 
-describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator killed mid-roll", {
+describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator killed twice mid-roll", {
   timeout: 60 * 60_000,
 }, () => {
   let ctx: NodeNamespace;
@@ -124,7 +124,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     assert.equal(sts.spec.updateStrategy.rollingUpdate?.partition ?? 0, 0);
   });
 
-  it(`rolls 2 → 1 → 0 to ${TO}, the leader stepped down first, no acknowledged write lost; the operator killed after the first pod resumes`, {
+  it(`rolls 2 → 1 → 0 to ${TO}, the leader stepped down first, no acknowledged write lost; the operator killed after the first pod and during the last resumes`, {
     timeout: 40 * 60_000,
   }, async () => {
     // The load client, inside the node's network, through the client Service.
@@ -177,6 +177,10 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     // What status.upgrade said along the way (it is cleared at the end).
     const stepDowns = new Set<string>();
     const partitions: number[] = [];
+    let lastPodGoing: () => void = () => {};
+    const partitionZero = new Promise<void>((r) => {
+      lastPodGoing = r;
+    });
     watches.push(
       watchLines(
         ctx,
@@ -189,6 +193,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
         (text) => {
           const [p, sd] = text.trim().split(" ");
           if (p !== undefined && p !== "" && partitions.at(-1) !== Number(p)) partitions.push(Number(p));
+          if (p === "0") lastPodGoing();
           if (sd) stepDowns.add(sd);
         },
       ),
@@ -218,6 +223,16 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     const pod2AtKill = (await uids()).get(`${NAME}-2`);
     console.log(`[kill] status.upgrade at the kill: ${JSON.stringify(atKill.status.upgrade)}`);
     assert.notEqual(pod2AtKill, before.get(`${NAME}-2`), "pod 2 was replaced before the kill");
+    await start();
+
+    // Killed again while the last pod (0) is being replaced: the next process waits for it.
+    await partitionZero;
+    await op!.kill();
+    outputs.push(op!.output());
+    op = undefined;
+    console.log(
+      `[kill] status.upgrade at the second kill: ${JSON.stringify((await cluster()).status.upgrade)}`,
+    );
     await start();
 
     await waitCondition("Upgrading", "UpgradeComplete", 1_200_000);
@@ -270,7 +285,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
         new RegExp(`"version": "${TO.replace(/\./g, "\\.")}`),
       );
     const metrics = await op!.metrics();
-    // The first process died before the end: only the second one counted the success.
+    // The earlier processes died before the end: only the last one counted the success.
     assert.equal(metricSum(metrics, "openbao_upgrade_success_total", { name: NAME }), 1);
     const sts = await ctx.getJson(`statefulset/${NAME}`);
     assert.equal(sts.status.currentRevision, sts.status.updateRevision);

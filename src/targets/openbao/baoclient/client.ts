@@ -123,24 +123,6 @@ export class BaoClient {
     };
   }
 
-  /**
-   * Autopilot's view of the Raft cluster: healthy once every server is alive, caught up and past its
-   * stabilization time (upgrades wait for it after each replaced pod).
-   */
-  async autopilotState(
-    token: string,
-    signal?: AbortSignal,
-  ): Promise<{ healthy: boolean; failureTolerance?: number }> {
-    const r = await this.send("GET", "/v1/sys/storage/raft/autopilot/state", token, undefined, signal);
-    this.expect(r, [200], "sys/storage/raft/autopilot/state");
-    const data = isMap(r.body) && isMap(r.body["data"]) ? r.body["data"] : {};
-    const ft = data["failure_tolerance"];
-    return {
-      healthy: data["healthy"] === true,
-      ...(typeof ft === "number" ? { failureTolerance: ft } : {}),
-    };
-  }
-
   async raftServers(token: string, signal?: AbortSignal): Promise<RaftServer[]> {
     const r = await this.send("GET", "/v1/sys/storage/raft/configuration", token, undefined, signal);
     this.expect(r, [200], "sys/storage/raft/configuration");
@@ -188,6 +170,24 @@ export class BaoClient {
   async setAutopilotConfig(token: string, config: AutopilotConfig, signal?: AbortSignal): Promise<void> {
     const r = await this.send("POST", "/v1/sys/storage/raft/autopilot/configuration", token, config, signal);
     this.expect(r, [200, 204], "sys/storage/raft/autopilot/configuration");
+  }
+
+  /**
+   * Autopilot's view of the Raft cluster: healthy once every server is alive, caught up and past its
+   * stabilization time (upgrades wait for it after each replaced pod).
+   */
+  async autopilotState(
+    token: string,
+    signal?: AbortSignal,
+  ): Promise<{ healthy: boolean; failureTolerance?: number }> {
+    const r = await this.send("GET", "/v1/sys/storage/raft/autopilot/state", token, undefined, signal);
+    this.expect(r, [200], "sys/storage/raft/autopilot/state");
+    const data = isMap(r.body) && isMap(r.body["data"]) ? r.body["data"] : {};
+    const ft = data["failure_tolerance"];
+    return {
+      healthy: data["healthy"] === true,
+      ...(typeof ft === "number" ? { failureTolerance: ft } : {}),
+    };
   }
 
   private expect(r: Raw, ok: number[], what: string): void {
