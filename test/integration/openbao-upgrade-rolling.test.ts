@@ -16,8 +16,9 @@ import {
 
 // A 3-voter OpenBao cluster on the local node upgraded 2.6.2 → 2.7.2 by the rolling strategy while
 // a KV client writes and reads through the client Service, with the operator SIGKILLed once the
-// first pod was replaced and again while the last one is replaced. The order proofs read `kubectl --watch` streams as they arrive; every wait
-// is on the status, event or metric that proves the step happened. Then a downgrade is refused.
+// first pod was replaced and again while the last one is replaced. The order proofs read
+// `kubectl --watch` streams as they arrive; every wait is on the status, event or metric that
+// proves the step happened. Then a downgrade is refused.
 
 const NAME = "ubao";
 const FROM = "2.6.2";
