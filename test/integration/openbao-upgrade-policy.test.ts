@@ -150,3 +150,62 @@ describe("openbao upgrade policy and requests on the real API server", () => {
     assert.equal((await events("UpgradeRetryAccepted")).length, 1);
   });
 });
+
+describe("openbao upgrade: spec.version moving while a roll is in flight", () => {
+  let client: KubeClient;
+  let ns: string;
+  const rc = { log: silentLogger(), signal: new AbortController().signal };
+  const manager = () =>
+    new UpgradeManager({
+      client,
+      events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
+      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
+      access: { clusterDomain: "cluster.local" },
+    });
+  const get = () => client.get<OpenBaoCluster>(OPENBAOCLUSTER, "moving", ns);
+  const inFlight = {
+    targetVersion: "2.7.2",
+    fromVersion: "2.6.2",
+    startedAt: "2026-12-01T10:00:00Z",
+    currentPartition: 1,
+    completedPods: [2],
+  };
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    ns = await freshNamespace(client, "obupm");
+    await createOpenBaoCluster(client, ns, "moving", { version: "2.7.2", replicas: 3 });
+    await client.mergePatch(
+      OPENBAOCLUSTER,
+      "moving",
+      ns,
+      { status: { initialized: true, currentVersion: "2.6.2" } },
+      "status",
+    );
+    await writeAdminOpsConcern(client, { name: "moving", namespace: ns }, "upgrade", () => inFlight);
+  });
+  after(async () => {
+    await client.delete(NAMESPACE, ns).catch(() => {});
+  });
+
+  it("an older version than the target is refused and the roll is held as it is", async () => {
+    await client.mergePatch(OPENBAOCLUSTER, "moving", ns, { spec: { version: "2.6.2" } });
+    assert.equal(await manager().reconcile(`${ns}/moving`, rc), undefined);
+    const c = await get();
+    assert.deepEqual(c.status?.upgrade, inFlight);
+    const cond = c.status?.conditions?.find((x) => x.type === "Upgrading");
+    assert.equal(cond?.reason, "DowngradeBlocked");
+    assert.match(cond!.message, /only a newer version can replace the target; the roll is held/);
+  });
+
+  it("a newer version retargets: every pod is rolled again from the top, under the same lock holder", async () => {
+    await client.mergePatch(OPENBAOCLUSTER, "moving", ns, { spec: { version: "2.7.3" } });
+    await manager().reconcile(`${ns}/moving`, rc);
+    const u = (await get()).status?.upgrade;
+    assert.equal(u?.targetVersion, "2.7.3");
+    assert.equal(u?.fromVersion, "2.6.2");
+    assert.equal(u?.currentPartition, 3);
+    assert.deepEqual(u?.completedPods, []);
+  });
+});
