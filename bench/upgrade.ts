@@ -234,7 +234,9 @@ async function runStrategy(node: LocalNode, client: KubeClient, strategy: string
           if (phase && phase !== "Idle") started = true;
           if (!started && performance.now() - t0 > START_TIMEOUT_MS)
             return `the operator started no blue-green phase within ${seconds(START_TIMEOUT_MS)} (Upgrading: ${upgrading ? `${upgrading.reason}: ${upgrading.message}` : "not set"})`;
+          // A blue-green run counts only once a phase was seen: pods rolled some other way are not it.
           const done =
+            started &&
             c.status?.currentVersion === TO &&
             (!phase || phase === "Idle") &&
             pods.length === REPLICAS &&
