@@ -176,3 +176,10 @@ async function report(
     ),
   };
 }
+
+/** The same, bound to its dependencies: the shape the upgrade managers take as their snapshot port. */
+export function preUpgradeSnapshotPort(
+  deps: PreUpgradeSnapshotDeps,
+): (cluster: OpenBaoCluster, opts: PreUpgradeSnapshotOptions) => Promise<PreUpgradeSnapshotOutcome> {
+  return (cluster, opts) => ensurePreUpgradeSnapshot(deps, cluster, opts);
+}

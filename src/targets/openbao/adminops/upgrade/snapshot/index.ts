@@ -5,5 +5,6 @@ export {
   PreUpgradeSnapshotEvent,
   type PreUpgradeSnapshotOptions,
   type PreUpgradeSnapshotOutcome,
+  preUpgradeSnapshotPort,
 } from "./ensure.js";
 export { planSnapshot, snapshotJobName, snapshotRequested } from "./plan.js";
