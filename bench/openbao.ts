@@ -18,11 +18,7 @@
  * BENCH_QUIET_PASSES (5) sets how many quiet passes are counted; BENCH_RESYNC (5s) the operator's
  * resyncInterval, which paces them (its pollInterval stays the default, 3 s).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { allKinds } from "../src/apis/index.js";
 import { formed, OPENBAO_CLUSTER, observeFormation, votersOf } from "../src/cli/openbao-formation.js";
 import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
@@ -31,11 +27,10 @@ import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { BaoClient, type RaftServer } from "../src/targets/openbao/baoclient/client.js";
 import { BAO_DEFAULT_VERSION } from "../src/testenv/cache.js";
 import { type LocalNode, startNode } from "../src/testenv/node/node.js";
-import { trackChild } from "../src/testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
 import { apiWrites, metricSum } from "../test/support/openbao-operator.js";
+import { memoryMiB, startOperatorInNode } from "./operator-in-node.js";
 
-const MAIN = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const QUIET = Number(process.env["BENCH_QUIET_PASSES"] ?? 5);
 const RESYNC = process.env["BENCH_RESYNC"] ?? "5s";
 const REPLICAS = 3;
@@ -224,100 +219,10 @@ async function byHand(client: KubeClient) {
 
 // --- 2. The operator ----------------------------------------------------------------------------
 
-interface Operator {
-  child: ChildProcess;
-  pid: number;
-  metrics(): Promise<string>;
-  stop(): Promise<void>;
-}
-
-/** The node process itself: nsenter, unshare and sh exec into it, but a fork on the way would hide it. */
-function nodePid(root: number): number {
-  const queue = [root];
-  while (queue.length) {
-    const pid = queue.shift()!;
-    try {
-      if (readlinkSync(`/proc/${pid}/exe`) === process.execPath) return pid;
-      for (const t of readdirSync(`/proc/${pid}/task`))
-        queue.push(
-          ...readFileSync(`/proc/${pid}/task/${t}/children`, "utf8")
-            .trim()
-            .split(/\s+/)
-            .filter(Boolean)
-            .map(Number),
-        );
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  throw new Error(`no node process under pid ${root}`);
-}
-
-function memoryMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
-}
-
-async function startOperatorInNode(node: LocalNode, ns: string, dir: string): Promise<Operator> {
-  const configPath = join(dir, "operator.yaml");
-  // Probes on the node's side of its veth: the host reaches that address, and nothing else can.
-  writeFileSync(
-    configPath,
-    `leaderElection: { enabled: false }
-probes: { port: 0, host: ${node.addresses.nodeIp} }
-logLevel: info
-targets:
-  openbao:
-    namespaces: [${ns}]
-    resyncInterval: ${RESYNC}
-`,
-  );
-  const argv = node.inCluster([
-    process.execPath,
-    MAIN,
-    "run",
-    "--config",
-    configPath,
-    "--kubeconfig",
-    node.kubeconfigPath,
-  ]);
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
-  trackChild(child, "openbao operator (bench)");
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => {
-    out += c.toString("utf8");
-  });
-  child.stderr!.on("data", (c: Buffer) => {
-    out += c.toString("utf8");
-  });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const port = await until(
-    "the operator to start",
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the operator exited:\n${out}`);
-      const m = /"probePort":(\d+)/.exec(out);
-      return m ? Number(m[1]) : undefined;
-    },
-    60_000,
-    100,
-  );
-  return {
-    child,
-    pid: nodePid(child.pid!),
-    metrics: async () => (await fetch(`http://${node.addresses.nodeIp}:${port}/metrics`)).text(),
-    async stop() {
-      if (child.exitCode === null) child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
 async function withOperator(node: LocalNode, client: KubeClient) {
   const ns = await freshNamespace(client, "bench-op");
   const dir = makeTempDir("bench-openbao");
-  const op = await startOperatorInNode(node, ns, dir);
+  const op = await startOperatorInNode(node, [ns], dir, { resyncInterval: RESYNC });
   try {
     say(`operator: pid ${op.pid}; creating OpenBaoCluster ${ns}/bao (3 replicas)...`);
     const ref = { name: "bao", namespace: ns };

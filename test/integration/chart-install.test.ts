@@ -67,7 +67,6 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
   "patch openbao.org/openbaorestores/status": "the status of a restore request; no OpenBaoRestore here",
   "get batch/jobs": "executor Jobs are looked up by name before creation; no backup or restore here",
   "create batch/jobs": "executor Jobs run backups and restores; none here",
-  "list core/pods": "a restore Job's pod is listed for its result; no restore here",
   "delete core/services":
     "the read-replica Service is deleted when spec.readReplicas.service is turned off; it needs a second StatefulSet",
   "delete core/configmaps":

@@ -12,6 +12,7 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { OperationLockStore } from "../../src/targets/openbao/opslifecycle/index.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { finishExecutorJob } from "../support/executor-job.js";
 import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 
@@ -21,7 +22,6 @@ import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openb
 // termination message, and each "operator restart" is a new reconciler with no memory.
 // The executor, the object store and the pods are real in openbao-backup.test.ts.
 
-const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
 const SECRET: ResourceType = {
   group: "",
   version: "v1",
@@ -79,94 +79,8 @@ describe("openbao backup controller: windows, the lock and results on the real A
   const backingUp = async () => (await cluster()).status?.conditions?.find((c) => c.type === "BackingUp");
 
   /** Plays the executor: the pod's termination message and the Job's terminal conditions. */
-  const finishJob = async (name: string, result: Record<string, unknown> | undefined, ok: boolean) => {
-    await client.create<KubeObject>(POD, {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: `${name}-x`, namespace: ns, labels: { "batch.kubernetes.io/job-name": name } },
-      spec: { containers: [{ name: "executor", image: "localhost/platform-operator:dev" }] },
-    });
-    const t = new Date(clock.getTime()).toISOString().replace(/\.\d+Z$/, "Z");
-    await client.mergePatch(
-      POD,
-      `${name}-x`,
-      ns,
-      {
-        status: {
-          phase: ok ? "Succeeded" : "Failed",
-          containerStatuses: [
-            {
-              name: "executor",
-              image: "localhost/platform-operator:dev",
-              imageID: "",
-              ready: false,
-              restartCount: 0,
-              state: {
-                terminated: {
-                  exitCode: ok ? 0 : 1,
-                  reason: ok ? "Completed" : "Error",
-                  startedAt: t,
-                  finishedAt: t,
-                  ...(result ? { message: JSON.stringify(result) } : {}),
-                },
-              },
-            },
-          ],
-        },
-      },
-      "status",
-    );
-    const conditions = ok
-      ? [
-          {
-            type: "SuccessCriteriaMet",
-            status: "True",
-            reason: "CompletionsReached",
-            message: "",
-            lastProbeTime: t,
-            lastTransitionTime: t,
-          },
-          {
-            type: "Complete",
-            status: "True",
-            reason: "CompletionsReached",
-            message: "",
-            lastProbeTime: t,
-            lastTransitionTime: t,
-          },
-        ]
-      : [
-          {
-            type: "FailureTarget",
-            status: "True",
-            reason: "BackoffLimitExceeded",
-            message: "",
-            lastProbeTime: t,
-            lastTransitionTime: t,
-          },
-          {
-            type: "Failed",
-            status: "True",
-            reason: "BackoffLimitExceeded",
-            message: "",
-            lastProbeTime: t,
-            lastTransitionTime: t,
-          },
-        ];
-    await client.mergePatch(
-      JOB,
-      name,
-      ns,
-      {
-        status: {
-          startTime: t,
-          ...(ok ? { completionTime: t, succeeded: 1 } : { failed: 1 }),
-          conditions,
-        },
-      },
-      "status",
-    );
-  };
+  const finishJob = (name: string, result: Record<string, unknown> | undefined, ok: boolean) =>
+    finishExecutorJob(client, { namespace: ns, name, result, ok, at: clock });
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);

@@ -17,8 +17,9 @@ import { backupHolder, OperationLockStore } from "../../src/targets/openbao/opsl
 import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
 import type { SnapshotHead } from "../../src/targets/openbao/restore/ports.js";
 import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
-import { JOB, OPENBAORESTORE, POD, SECRET } from "../../src/targets/openbao/restore/types.js";
+import { JOB, OPENBAORESTORE, SECRET } from "../../src/targets/openbao/restore/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { finishExecutorJob } from "../support/executor-job.js";
 import { clientFor, eventually, freshNamespace, NAMESPACE } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 
@@ -112,78 +113,8 @@ describe("OpenBaoRestore controller on the real API server", () => {
     );
 
   /** Plays the executor: a pod with the termination message, and the Job's terminal conditions. */
-  const finishJob = async (name: string, result: Record<string, unknown>, ok: boolean) => {
-    const t = clock.toISOString().replace(/\.\d+Z$/, "Z");
-    await client.create(POD, {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: {
-        name: `${name}-x`,
-        namespace: ns,
-        labels: { "batch.kubernetes.io/job-name": name, "job-name": name },
-      },
-      spec: { containers: [{ name: "executor", image: IMAGE }] },
-    });
-    await client.mergePatch(
-      POD,
-      `${name}-x`,
-      ns,
-      {
-        status: {
-          phase: ok ? "Succeeded" : "Failed",
-          containerStatuses: [
-            {
-              name: "executor",
-              image: IMAGE,
-              imageID: "",
-              ready: false,
-              restartCount: 0,
-              state: {
-                terminated: {
-                  exitCode: ok ? 0 : 1,
-                  startedAt: t,
-                  finishedAt: t,
-                  message: JSON.stringify(result),
-                },
-              },
-            },
-          ],
-        },
-      },
-      "status",
-    );
-    const c = (type: string, reason: string) => ({
-      type,
-      status: "True",
-      reason,
-      message: "",
-      lastProbeTime: t,
-      lastTransitionTime: t,
-    });
-    await client.mergePatch(
-      JOB,
-      name,
-      ns,
-      {
-        status: ok
-          ? {
-              startTime: t,
-              completionTime: t,
-              succeeded: 1,
-              conditions: [
-                c("SuccessCriteriaMet", "CompletionsReached"),
-                c("Complete", "CompletionsReached"),
-              ],
-            }
-          : {
-              startTime: t,
-              failed: 1,
-              conditions: [c("FailureTarget", "BackoffLimitExceeded"), c("Failed", "BackoffLimitExceeded")],
-            },
-      },
-      "status",
-    );
-  };
+  const finishJob = (name: string, result: Record<string, unknown>, ok: boolean) =>
+    finishExecutorJob(client, { namespace: ns, name, result, ok, at: clock, image: IMAGE });
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);

@@ -61,10 +61,16 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   workloadHardening: "unsupported",
   profile: "unsupported",
   initContainer: "unsupported",
-  // Not built: backups, upgrades and restores (the AdminOps part), break glass, image signature
+  // Upgrades: the rolling strategy and its pre-upgrade snapshot Job (adminops/upgrade). BlueGreen
+  // and its requests are not built: reported when set.
+  upgrade: "acted",
+  "upgrade.strategy": "unsupported",
+  "upgrade.blueGreen": "unsupported",
+  "upgrade.requests.promote": "unsupported",
+  "upgrade.requests.rollback": "unsupported",
+  // Not built: backups and restores (the AdminOps part), break glass, image signature
   // checks, ServiceMonitors, maintenance windows.
   backup: "unsupported",
-  upgrade: "unsupported",
   restore: "unsupported",
   breakGlassAck: "unsupported",
   imageVerification: "unsupported",
@@ -88,7 +94,7 @@ const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "imageVerification.imagePullSecrets[].name": [""],
   "operatorImageVerification.imagePullSecrets[].name": [""],
   "unseal.credentialsSecretRef.name": [""],
-  // A rolling update is what a version change does to the StatefulSet already.
+  // The rolling strategy is built; BlueGreen is what upgrade.strategy reports.
   "upgrade.strategy": ["RollingUpdate"],
 };
 

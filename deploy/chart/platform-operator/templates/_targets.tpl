@@ -77,11 +77,12 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
   verbs: [get, list, patch, delete]
-# get: pod 0's phase before init; list: an executor Job's pod, for its result. update and patch are never called by the operator: RBAC lets it
+# get: pod 0's phase before init; list: an executor Job's pod, for its result; list and watch: the
+# voter pods an upgrade waits on. update and patch are never called by the operator: RBAC lets it
 # write the pods' own Role (get, update, patch on its pods) only if it holds those verbs itself.
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, update, patch]
+  verbs: [get, list, watch, update, patch]
 - apiGroups: [apps]
   resources: [statefulsets]
   verbs: [get, list, watch, create, patch]

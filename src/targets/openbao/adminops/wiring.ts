@@ -1,20 +1,26 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { Controller, type Predicate } from "../../../runtime/controller.js";
+import { Controller, type Predicate, type ReconcileResult } from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
-import { LABEL_CLUSTER } from "../identity.js";
+import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler, JOB } from "./backup/reconciler.js";
+import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js";
+import { POD, STATEFULSET } from "./upgrade/core/observe.js";
+import type { PreUpgradeSnapshotPort } from "./upgrade/core/snapshot-port.js";
+import type { RollingOptions } from "./upgrade/rolling/manager.js";
+import { ensurePreUpgradeSnapshot } from "./upgrade/snapshot/index.js";
 
 export const ADMINOPS_CONTROLLER_NAME = "openbaocluster-adminops";
 
 /**
- * What wakes the AdminOps controller: a spec change, a new trigger annotation, or a status change
- * that can unblock it (initialization, the lock being released). Its own status writes also pass, and
- * are cheap: a pass with nothing due writes nothing.
+ * What wakes the AdminOps controller: a spec change (spec.version, a request), a new trigger
+ * annotation, or a status change that can unblock it (initialization, the lock being released, the
+ * running version observed). Its own status writes also pass, and are cheap: a pass with nothing
+ * due writes nothing.
  */
 const adminOpsRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   !o ||
@@ -23,15 +29,30 @@ const adminOpsRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   o.metadata.annotations?.["openbao.org/trigger-backup"] !==
     n.metadata.annotations?.["openbao.org/trigger-backup"] ||
   o.status?.initialized !== n.status?.initialized ||
+  o.status?.currentVersion !== n.status?.currentVersion ||
   o.status?.operationLock?.holder !== n.status?.operationLock?.holder;
 
 export interface AdminOpsWiring {
   stores: SnapshotStoreFactory;
+  /** Replaces the pre-upgrade snapshot (adminops/upgrade/snapshot's ensurePreUpgradeSnapshot). */
+  preUpgradeSnapshot?: PreUpgradeSnapshotPort;
+  /** The BlueGreen strategy, when built. */
+  blueGreen?: StrategyHandler;
+  rolling?: RollingOptions;
+}
+
+/** The sooner of two "what next" answers: both halves of the pass get their next look. */
+function sooner(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
+  if (!a) return b;
+  if (!b) return a;
+  return a.requeueAfterMs <= b.requeueAfterMs ? a : b;
 }
 
 /**
  * The AdminOps controller: its own Controller and work queue next to the workload one, so a backup
- * waiting on a Job never delays workload repair (and the reverse). Backups now; upgrades later.
+ * waiting on a Job or an upgrade waiting on a pod never delays workload repair (and the reverse).
+ * One pass runs the upgrade first, then the backup: while an upgrade holds the operation lock, the
+ * backup reports the contention it always does and waits.
  */
 export function setupAdminOps(
   manager: Manager,
@@ -40,6 +61,12 @@ export function setupAdminOps(
   wiring: AdminOpsWiring,
 ): void {
   const jobs = manager.informer<KubeObject>(JOB, { labelSelector: LABEL_CLUSTER });
+  // A rolling upgrade waits for a replaced pod to come back Ready: the pods' and the StatefulSet's
+  // changes are what end each wait.
+  const pods = manager.informer<KubeObject>(POD, {
+    labelSelector: `${LABEL_CLUSTER},${LABEL_COMPONENT}=${Component.Server}`,
+  });
+  const statefulSets = manager.informer<KubeObject>(STATEFULSET, { labelSelector: LABEL_CLUSTER });
   const backups = new BackupReconciler({
     client: manager.client,
     events: manager.events,
@@ -48,14 +75,49 @@ export function setupAdminOps(
     clusters,
     stores: wiring.stores,
   });
+  const upgrades = new UpgradeManager({
+    client: manager.client,
+    events: manager.events,
+    clusters,
+    access: { clusterDomain: config.clusterDomain },
+    snapshot:
+      wiring.preUpgradeSnapshot ??
+      ((cluster, opts) =>
+        ensurePreUpgradeSnapshot({ client: manager.client, events: manager.events, config }, cluster, {
+          ...opts,
+          strategy: "RollingUpdate",
+        })),
+    blueGreen: wiring.blueGreen,
+    rolling: wiring.rolling,
+  });
   const controller = new Controller({
     name: ADMINOPS_CONTROLLER_NAME,
     log: manager.log,
     concurrency: config.concurrency,
-    reconcile: (key, ctx) => backups.reconcile(key, ctx),
+    reconcile: async (key, ctx) => {
+      // Upgrade first: when both are due, the upgrade takes the lock and the backup waits. A failing
+      // upgrade pass must not starve the backup half: it still runs, then the error goes to the
+      // queue's backoff.
+      let upgrade: ReconcileResult;
+      let failed: { error: unknown } | undefined;
+      try {
+        upgrade = await upgrades.reconcile(key, ctx);
+      } catch (error) {
+        ctx.signal.throwIfAborted();
+        failed = { error };
+      }
+      const backup = await backups.reconcile(key, ctx);
+      if (failed) throw failed.error;
+      return sooner(upgrade, backup);
+    },
   });
   controller.watchPrimary(clusters, adminOpsRelevant);
   // A backup Job finishing is the moment to record its result.
   controller.watchOwned(jobs, OPENBAOCLUSTER);
+  controller.watchOwned(statefulSets, OPENBAOCLUSTER);
+  controller.watchMapped(pods, (p) => {
+    const cluster = p.metadata.labels?.[LABEL_CLUSTER];
+    return cluster && p.metadata.namespace ? [`${p.metadata.namespace}/${cluster}`] : [];
+  });
   manager.add(controller);
 }

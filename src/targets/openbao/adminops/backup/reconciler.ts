@@ -19,8 +19,8 @@ import type { Logger } from "../../../../runtime/log.js";
 import { type KubeObject, type ResourceType, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
-import { type ExecutorJob, objectKey } from "../../executor/contract.js";
-import { API_PORT, type ClusterRef, Component, clusterLabels, clusterNames } from "../../identity.js";
+import { objectKey } from "../../executor/contract.js";
+import { type ClusterRef, Component } from "../../identity.js";
 import {
   backupHolder,
   contention,
@@ -30,6 +30,11 @@ import {
 } from "../../opslifecycle/index.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
 import { buildExecutorJob } from "../jobs/build.js";
+import {
+  ensureExecutorServiceAccount,
+  executorAuth,
+  snapshotUploadContract,
+} from "../jobs/snapshot-upload.js";
 import {
   backupDuration,
   backupFailureTotal,
@@ -59,13 +64,6 @@ const SECRET: ResourceType = {
   version: "v1",
   kind: "Secret",
   plural: "secrets",
-  namespaced: true,
-};
-const SERVICE_ACCOUNT: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
   namespaced: true,
 };
 
@@ -279,50 +277,9 @@ export class BackupReconciler {
     const ref = refOf(cluster);
     const spec = cluster.spec.backup!;
     const sa = backupServiceAccount(ref);
-    await this.d.client.apply(
-      SERVICE_ACCOUNT,
-      {
-        apiVersion: "v1",
-        kind: "ServiceAccount",
-        metadata: {
-          name: sa,
-          namespace: ref.namespace,
-          labels: clusterLabels(ref, Component.Backup),
-          ownerReferences: [ownerRef(cluster)],
-        },
-        automountServiceAccountToken: false,
-      },
-      { fieldManager: ADMINOPS_OBJECTS_MANAGER, force: true, signal: rc.signal },
-    );
-    const t = spec.target;
-    const names = clusterNames(ref);
-    const scheme = tlsEnabled(cluster) ? "https" : "http";
-    const caSecret = tlsEnabled(cluster) ? tlsSecretName(cluster) : undefined;
-    const contract: ExecutorJob = {
-      operation: "backup",
-      openbao: {
-        address: `${scheme}://${names.activeService}.${ref.namespace}.svc:${API_PORT}`,
-        ...(caSecret ? { caSecretName: caSecret } : {}),
-      },
-      auth: spec.jwtAuthRole
-        ? { method: "jwt", role: spec.jwtAuthRole, audience: BACKUP_JWT_AUDIENCE }
-        : { method: "token", secretName: spec.tokenSecretRef!.name! },
-      store: {
-        provider: t.provider ?? "s3",
-        bucket: t.provider === "azure" && t.azure?.container ? t.azure.container : t.bucket,
-        key,
-        endpoint: t.endpoint,
-        region: t.region,
-        usePathStyle: t.usePathStyle,
-        insecureSkipVerify: t.insecureSkipVerify,
-        partSize: t.partSize,
-        concurrency: t.concurrency,
-        roleArn: t.roleArn,
-        azureStorageAccount: t.azure?.storageAccount,
-        gcsProject: t.gcs?.project,
-        credentialsSecretName: t.credentialsSecretRef?.name || undefined,
-      },
-    };
+    await ensureExecutorServiceAccount(this.d.client, cluster, sa, Component.Backup, rc.signal);
+    // Prerequisites made sure one of the two is set.
+    const contract = snapshotUploadContract(cluster, spec.target, key, executorAuth(spec)!);
     const job = buildExecutorJob({
       cluster,
       name: jobName,
@@ -648,15 +605,4 @@ function withField<K extends keyof BackupStatus>(
   if (v === undefined) delete n[k];
   else n[k] = v;
   return n;
-}
-
-function ownerRef(c: OpenBaoCluster) {
-  return {
-    apiVersion: c.apiVersion,
-    kind: c.kind,
-    name: c.metadata.name!,
-    uid: c.metadata.uid!,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }

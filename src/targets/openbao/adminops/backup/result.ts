@@ -1,76 +1,18 @@
 import type { OpenBaoClusterStatus } from "../../../../apis/openbaocluster.js";
-import type { KubeObject } from "../../../../runtime/types.js";
-import { type ExecutorResult, parseResult } from "../../executor/contract.js";
+import { type JobOutcome, jobOutcome, terminationMessage } from "../jobs/result.js";
+
+// Job result reading moved to adminops/jobs/result.ts (the pre-upgrade snapshot reads it too).
+export { type JobOutcome, jobOutcome, terminationMessage };
 
 /**
  * The terminal result of a backup Job and what it does to status.backup. Pure.
  *
  * The executor writes one JSON line to its termination message; the controller reads it from the
- * pod status, so the outcome (key, size, duration) reaches status without the controller touching a
- * byte of the snapshot.
+ * pod status (jobs/result.ts), so the outcome (key, size, duration) reaches status without the
+ * controller touching a byte of the snapshot.
  */
 
 export type BackupStatus = NonNullable<OpenBaoClusterStatus["backup"]>;
-
-export type JobOutcome =
-  | { state: "running" }
-  | { state: "succeeded"; key?: string; size?: number; durationMs?: number }
-  | { state: "failed"; reason: string; message: string };
-
-interface JobCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-interface ContainerStatus {
-  name: string;
-  state?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
-}
-
-/** Termination message of the executor container in the Job's pods (the newest that has one). */
-export function terminationMessage(pods: readonly KubeObject[]): string | undefined {
-  const sorted = [...pods].sort((a, b) =>
-    (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
-  );
-  for (const pod of sorted) {
-    const statuses = ((pod["status"] as { containerStatuses?: ContainerStatus[] } | undefined)
-      ?.containerStatuses ?? []) as ContainerStatus[];
-    const msg = statuses.find((s) => s.name === "executor")?.state?.terminated?.message;
-    if (msg) return msg;
-  }
-  return undefined;
-}
-
-/**
- * Where a Job stands. A failed Job without the executor's line (pod killed, deadline exceeded,
- * evicted) is a failure named after the Job's own condition; a line saying ok=false wins over it.
- */
-export function jobOutcome(job: KubeObject, pods: readonly KubeObject[]): JobOutcome {
-  const st = (job["status"] ?? {}) as { conditions?: JobCondition[]; succeeded?: number; failed?: number };
-  const conds = st.conditions ?? [];
-  const complete = conds.some((c) => c.type === "Complete" && c.status === "True");
-  const failedCond = conds.find((c) => c.type === "Failed" && c.status === "True");
-  if (!complete && !failedCond) return { state: "running" };
-  const result: ExecutorResult | undefined = parseResult(terminationMessage(pods));
-  if (complete) {
-    if (result && !result.ok) return { state: "failed", reason: result.reason, message: result.error };
-    return {
-      state: "succeeded",
-      key: result?.ok ? result.key : undefined,
-      size: result?.ok ? result.size : undefined,
-      durationMs: result?.ok ? result.durationMs : undefined,
-    };
-  }
-  if (result && !result.ok) return { state: "failed", reason: result.reason, message: result.error };
-  const why = failedCond?.reason ?? "JobFailed";
-  return {
-    state: "failed",
-    reason: why === "DeadlineExceeded" ? "DeadlineExceeded" : "Interrupted",
-    message: `Job failed (${why}) before the executor reported a result${failedCond?.message ? `: ${failedCond.message}` : ""}`,
-  };
-}
 
 /** "1m2.345s", Go's style, as upstream prints lastBackupDuration. */
 export function formatDuration(ms: number): string {

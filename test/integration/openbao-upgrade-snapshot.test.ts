@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { JOB } from "../../src/targets/openbao/adminops/jobs/snapshot-upload.js";
+import {
+  ensurePreUpgradeSnapshot,
+  type PreUpgradeSnapshotDeps,
+  snapshotJobName,
+} from "../../src/targets/openbao/adminops/upgrade/snapshot/index.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { finishExecutorJob } from "../support/executor-job.js";
+import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+
+// The pre-upgrade snapshot against the real API server. The shared control plane runs no Job
+// controller and no node, so a Job stays as the test leaves it: the test plays the executor by
+// writing the Job's terminal status and its pod's termination message. Every call uses fresh
+// dependencies, as a restarted operator would: nothing but the cluster and the Job carry state.
+
+const SECRET: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+const SERVICE_ACCOUNT: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+};
+const NAME = "bao";
+const TOKEN = "s.pre-upgrade-not-a-real-token";
+
+describe("openbao pre-upgrade snapshot on the real API server", () => {
+  let client: KubeClient;
+  let ns: string;
+  const clock = new Date("2026-12-01T10:00:00Z");
+
+  const deps = (): PreUpgradeSnapshotDeps => ({
+    client,
+    config: { executorImage: "localhost/platform-operator:dev" },
+    now: () => clock,
+  });
+  const cluster = () => client.get<OpenBaoCluster>(OPENBAOCLUSTER, NAME, ns);
+  const ensure = async (upgradeId: string) =>
+    ensurePreUpgradeSnapshot(deps(), await cluster(), { upgradeId });
+  const upgradeJobs = async () =>
+    (await client.list<KubeObject>(JOB, { namespace: ns, labelSelector: "openbao.org/component=upgrade" }))
+      .items;
+  const patchSpec = (spec: Record<string, unknown>) => client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec });
+  const secret = (name: string, data: Record<string, string>) =>
+    client.create(SECRET, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: ns },
+      stringData: data,
+    });
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    ns = await freshNamespace(client, "obsnap");
+    // No ServiceAccount controller here: the pods the test writes need their account by hand.
+    await client.create(SERVICE_ACCOUNT, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "default", namespace: ns },
+    });
+    await createOpenBaoCluster(client, ns, NAME, { version: "2.7.2", replicas: 3 });
+  });
+  after(async () => {
+    await client.delete(NAMESPACE, ns).catch(() => {});
+  });
+
+  it("not asked for: nothing happens", async () => {
+    assert.deepEqual(await ensure("2.6.2-to-2.7.2"), { state: "NotRequested" });
+    assert.equal((await upgradeJobs()).length, 0);
+  });
+
+  it("asked for without a backup target or login: Failed, naming the field, and no Job", async () => {
+    await patchSpec({ upgrade: { preUpgradeSnapshot: true } });
+    const noTarget = await ensure("2.6.2-to-2.7.2");
+    assert.equal(noTarget.state, "Failed");
+    assert.equal(noTarget.reason, "PrerequisitesMissing");
+    assert.match(noTarget.message!, /spec\.backup\.target/);
+
+    await patchSpec({
+      backup: {
+        schedule: "0 3 * * *",
+        target: {
+          bucket: "snaps",
+          endpoint: "http://s3.invalid:9000",
+          usePathStyle: true,
+          credentialsSecretRef: { name: "s3-creds" },
+        },
+      },
+    });
+    const noLogin = await ensure("2.6.2-to-2.7.2");
+    assert.equal(noLogin.reason, "AuthenticationRequired");
+
+    await patchSpec({ upgrade: { preUpgradeSnapshot: true, tokenSecretRef: { name: "upgrade-token" } } });
+    const noToken = await ensure("2.6.2-to-2.7.2");
+    assert.equal(noToken.reason, "NoBackupToken");
+    assert.match(noToken.message!, /upgrade-token \(spec\.upgrade\.tokenSecretRef\)/);
+    assert.equal((await upgradeJobs()).length, 0);
+  });
+
+  it("creates one Job, deterministic from the upgrade id; asking again (a restart) finds it", async () => {
+    await secret("upgrade-token", { token: TOKEN });
+    await secret("s3-creds", { accessKeyId: "a", secretAccessKey: "b" });
+    await secret(`${NAME}-tls-server`, { "ca.crt": "x" });
+    const first = await ensure("2.6.2-to-2.7.2");
+    assert.equal(first.state, "Running", first.message);
+    assert.equal(first.jobName, snapshotJobName(NAME, "2.6.2-to-2.7.2"));
+    const jobs = await upgradeJobs();
+    assert.equal(jobs.length, 1);
+    const job = jobs[0]!;
+    assert.equal(job.metadata.name, first.jobName);
+    assert.equal(job.metadata.annotations?.["openbao.org/backup-type"], "pre-upgrade");
+    assert.equal(job.metadata.annotations?.["openbao.org/upgrade-run-id"], "2.6.2-to-2.7.2");
+    assert.equal(job.metadata.annotations?.["openbao.org/backup-key"], first.key);
+    assert.match(first.key!, new RegExp(`^${ns}/${NAME}/20261201T100000Z-pre-upgrade-[0-9a-f]{8}\\.snap$`));
+    const podSpec = (job["spec"] as { template: { spec: Record<string, unknown> } }).template.spec;
+    // spec.upgrade's login: the upgrade's own ServiceAccount, created and owned by the cluster.
+    assert.equal(podSpec["serviceAccountName"], `${NAME}-upgrade`);
+    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, `${NAME}-upgrade`, ns);
+    assert.equal(sa.metadata.ownerReferences?.[0]?.name, NAME);
+    assert.equal(job.metadata.ownerReferences?.[0]?.kind, "OpenBaoCluster");
+    assert.ok(!JSON.stringify(job).includes(TOKEN), "the token reached the Job spec");
+
+    // A restarted operator asks again, even clock moved on: the same Job, no second one.
+    clock.setTime(clock.getTime() + 60_000);
+    const again = await ensure("2.6.2-to-2.7.2");
+    assert.equal(again.state, "Running");
+    assert.equal(again.jobName, first.jobName);
+    assert.equal(again.key, first.key);
+    const after = await upgradeJobs();
+    assert.equal(after.length, 1);
+    assert.equal(after[0]!.metadata.uid, job.metadata.uid);
+  });
+
+  it("reads a succeeded Job back, with the executor's key", async () => {
+    const jobName = snapshotJobName(NAME, "2.6.2-to-2.7.2");
+    const key = (await upgradeJobs())[0]!.metadata.annotations!["openbao.org/backup-key"]!;
+    await finishExecutorJob(client, {
+      namespace: ns,
+      name: jobName,
+      result: { ok: true, operation: "backup", key, size: 4096, durationMs: 800 },
+      ok: true,
+      at: clock,
+    });
+    const done = await ensure("2.6.2-to-2.7.2");
+    assert.deepEqual(
+      { state: done.state, jobName: done.jobName, key: done.key },
+      { state: "Succeeded", jobName, key },
+    );
+    assert.match(done.message!, /4096 bytes/);
+  });
+
+  it("a failed Job is PreUpgradeBackupFailed and stays so: no second Job for that upgrade", async () => {
+    const id = "2.7.2-to-2.8.0";
+    const started = await ensure(id);
+    assert.equal(started.state, "Running");
+    await finishExecutorJob(client, {
+      namespace: ns,
+      name: started.jobName!,
+      result: {
+        ok: false,
+        operation: "backup",
+        key: started.key,
+        reason: "UploadFailed",
+        error: "PutObject: connection refused",
+      },
+      ok: false,
+      at: clock,
+    });
+    for (let i = 0; i < 2; i++) {
+      const failed = await ensure(id);
+      assert.equal(failed.state, "Failed");
+      assert.equal(failed.reason, "PreUpgradeBackupFailed");
+      assert.equal(failed.jobName, started.jobName);
+      assert.match(failed.message!, /UploadFailed.*connection refused/);
+    }
+    const jobs = (await upgradeJobs()).filter((j) => j.metadata.name === started.jobName);
+    assert.equal(jobs.length, 1);
+    assert.equal((await upgradeJobs()).length, 2, "one Job per upgrade id");
+  });
+
+  it("falls back to spec.backup's login and its ServiceAccount when spec.upgrade names none", async () => {
+    await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
+      spec: { upgrade: { tokenSecretRef: null }, backup: { jwtAuthRole: "backup-role" } },
+    });
+    const r = await ensure("2.8.0-to-2.9.0");
+    assert.equal(r.state, "Running", r.message);
+    const job = await client.get<KubeObject>(JOB, r.jobName!, ns);
+    const podSpec = (job["spec"] as { template: { spec: Record<string, unknown> } }).template.spec;
+    assert.equal(podSpec["serviceAccountName"], `${NAME}-backup`);
+    assert.match(JSON.stringify(podSpec), /backup-role/);
+  });
+});
