@@ -44,6 +44,7 @@ import { planBlueGreen, recordStepFailure } from "./plan.js";
 import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
 
 export const STRATEGY = "BlueGreen";
+const UPGRADE_IN_PROGRESS = "UpgradeInProgress";
 
 export interface BlueGreenDeps {
   client: KubeClient;
@@ -118,6 +119,14 @@ export class BlueGreenUpgrade {
     if (failure) next = recordStepFailure(next ?? bg, failure);
 
     await this.write(cluster, plan, next, rc);
+    // Phase changes inside one condition reason (UpgradeInProgress) get their own event.
+    if (plan.event && plan.blueGreen?.phase !== bg.phase && plan.condition?.reason === UPGRADE_IN_PROGRESS)
+      this.d.events.record(cluster, {
+        type: plan.event.type,
+        reason: plan.event.reason,
+        action: "Upgrade",
+        note: plan.event.message.slice(0, 1000),
+      });
     if (plan.condition)
       await setUpgrading(this.d.client, this.d.events, cluster, plan.condition, now, rc.signal);
     this.count(cluster, plan, bg);
