@@ -38,7 +38,7 @@ import {
   upgradeTotal,
 } from "../core/metrics.js";
 import { type BaoAccess, upgradeToken } from "../core/observe.js";
-import { demoteAll, promoteAll, removeAll, stepDownIfLeading } from "../raftops/index.js";
+import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
 import { planBlueGreen, recordStepFailure } from "./plan.js";
 import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
@@ -115,7 +115,7 @@ export class BlueGreenUpgrade {
     }
 
     let next = plan.blueGreen;
-    const failure = await this.act(plan.actions, seen, cluster, bg, token, rc);
+    const failure = plan.halted ? undefined : await this.act(plan.actions, seen, cluster, bg, token, rc);
     if (failure) next = recordStepFailure(next ?? bg, failure);
 
     await this.write(cluster, plan, next, rc);
@@ -134,7 +134,7 @@ export class BlueGreenUpgrade {
       await this.locks.release(ref, lock, rc.signal);
       return done();
     }
-    if (failure) return requeueAfter(10_000);
+    if (failure) return requeueAfter(FAILURE_REQUEUE_MS);
     return plan.requeueAfterMs === undefined ? done() : requeueAfter(Math.max(1, plan.requeueAfterMs));
   }
 
@@ -154,27 +154,8 @@ export class BlueGreenUpgrade {
     token: string | undefined,
     rc: ReconcileContext,
   ): Promise<string | undefined> {
-    if (actions.length === 0) return undefined;
-    if (!seen.member || !seen.state || !token) return "no OpenBao member answered with Raft's state";
-    const ops = { client: seen.member, token, signal: rc.signal };
-    const ids = sideIds(cluster, bg);
-    for (const a of actions) {
-      try {
-        if (a.kind === "promote") await promoteAll(ops, seen.state, ids[a.side]);
-        else if (a.kind === "demote") await demoteAll(ops, seen.state, ids[a.side]);
-        else if (a.kind === "remove") await removeAll(ops, seen.state, ids[a.side]);
-        else
-          await stepDownIfLeading(
-            ops,
-            seen.state,
-            seen.state.leader && ids.blue.includes(seen.state.leader) ? ids.blue : ids.green,
-          );
-      } catch (e) {
-        rc.signal?.throwIfAborted();
-        return `${a.kind}${"side" in a ? ` ${a.side}` : ""}: ${e instanceof Error ? e.message : String(e)}`;
-      }
-    }
-    return undefined;
+    const ops = seen.member && token ? { client: seen.member, token, signal: rc.signal } : undefined;
+    return executePass(bg.phase ?? "Idle", actions, { state: seen.state, ops }, sideIds(cluster, bg));
   }
 
   /** blueGreen, breakGlass and upgradeRequests in one apply of the AdminOps plane (fresh read). */

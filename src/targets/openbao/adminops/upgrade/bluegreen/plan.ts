@@ -442,6 +442,7 @@ function breakGlassGate(spec: PlanSpec, glass: BreakGlassStatus, bg: BlueGreenSt
   if (spec.breakGlassAck === undefined || spec.breakGlassAck !== glass.nonce)
     return {
       actions: [],
+      halted: true,
       condition: {
         status: "False",
         reason: Reason.BreakGlassRequired,
@@ -452,6 +453,7 @@ function breakGlassGate(spec: PlanSpec, glass: BreakGlassStatus, bg: BlueGreenSt
   const message = "break-glass acknowledged; automation resumes";
   return {
     actions: [],
+    halted: true,
     breakGlass: { ...glass, active: false, acknowledgedAt: at(obs) },
     blueGreen: { ...bg, jobFailureCount: 0, lastJobFailure: undefined },
     condition: inProgress(message),

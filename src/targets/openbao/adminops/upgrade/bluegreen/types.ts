@@ -91,4 +91,6 @@ export interface Plan {
   /** The rollback finished: the caller releases the lock and counts a rollback. */
   rolledBack?: boolean;
   requeueAfterMs?: number;
+  /** Break-glass holds automation: the executor neither acts nor counts this pass. */
+  halted?: boolean;
 }
