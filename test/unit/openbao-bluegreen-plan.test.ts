@@ -415,6 +415,7 @@ describe("blue-green plan: break-glass", () => {
     assert.equal(halted.blueGreen, undefined);
     assert.equal(halted.upgradeRequests, undefined, "requests wait too");
     assert.equal(halted.condition?.reason, "BreakGlassRequired");
+    assert.equal(halted.halted, true, "the executor neither acts nor counts a halted pass");
     const wrong = planBlueGreen(spec({ breakGlassAck: "guess" }), st, obs({ greenReady: 3 }), ids);
     assert.deepEqual(wrong.actions, []);
     assert.equal(wrong.breakGlass, undefined);
