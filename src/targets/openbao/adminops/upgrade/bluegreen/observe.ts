@@ -90,6 +90,9 @@ export function raftView(state: AutopilotState, ids: { blue: string[]; green: st
     greenDemoted: noneVote(state, green),
     leaderOnGreen: leaderIn(state, green),
     leaderOnBlue: leaderIn(state, blue),
+    leaderSideFollowersVote: (blue.includes(state.leader) ? blue : green).some(
+      (id) => id !== state.leader && state.voters.includes(id) && !state.nonVoters.includes(id),
+    ),
     bluePresent: presentIds(state, blue).length,
     greenPresent: presentIds(state, green).length,
     blueQuorum: quorumWithin(state, blue),
