@@ -42,6 +42,7 @@ const raftBefore: RaftView = {
   bluePresent: 3,
   greenPresent: 0,
   blueQuorum: true,
+  leaderSideFollowersVote: false,
 };
 const obs = (over: Partial<Observed> = {}, raft: Partial<RaftView> = {}): Observed => ({
   now: t0,
@@ -195,6 +196,17 @@ describe("blue-green plan: forward path", () => {
     const r = { greenVoting: true };
     const p = planBlueGreen(spec(), inPhase("DemotingBlue"), obs({ greenReady: 3 }, r), ids);
     assert.deepEqual(p.actions, [{ kind: "demote", side: "blue" }, { kind: "stepDown" }]);
+    const followersVote = planBlueGreen(
+      spec(),
+      inPhase("DemotingBlue"),
+      obs({ greenReady: 3 }, { ...r, leaderSideFollowersVote: true }),
+      ids,
+    );
+    assert.deepEqual(
+      followersVote.actions,
+      [{ kind: "demote", side: "blue" }],
+      "no step-down while blue followers still vote",
+    );
     const greenLeads = { ...r, leaderOnBlue: false, leaderOnGreen: true };
     const q = planBlueGreen(spec(), inPhase("DemotingBlue"), obs({ greenReady: 3 }, greenLeads), ids);
     assert.deepEqual(q.actions, [{ kind: "demote", side: "blue" }]);
@@ -415,6 +427,7 @@ describe("blue-green plan: break-glass", () => {
     assert.equal(halted.blueGreen, undefined);
     assert.equal(halted.upgradeRequests, undefined, "requests wait too");
     assert.equal(halted.condition?.reason, "BreakGlassRequired");
+    assert.equal(halted.halted, true, "the executor neither acts nor counts a halted pass");
     const wrong = planBlueGreen(spec({ breakGlassAck: "guess" }), st, obs({ greenReady: 3 }), ids);
     assert.deepEqual(wrong.actions, []);
     assert.equal(wrong.breakGlass, undefined);

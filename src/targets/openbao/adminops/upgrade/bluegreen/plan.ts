@@ -316,7 +316,8 @@ function planDemoting(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings): 
     return advance(bg, "Cleanup", obs, "green leads and blue no longer votes; removing blue");
   const actions: RaftAction[] = [{ kind: "demote", side: "blue" }];
   // The active node keeps its vote until it steps down; Raft then elects an up-to-date green voter.
-  if (obs.raft.leaderOnBlue) actions.push({ kind: "stepDown" });
+  // Only once blue's followers lost their vote, so Raft can only elect a green voter.
+  if (obs.raft.leaderOnBlue && !obs.raft.leaderSideFollowersVote) actions.push({ kind: "stepDown" });
   return wait(bg, "demoting blue and moving leadership to green", actions);
 }
 
@@ -377,7 +378,7 @@ function planRollingBack(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings
   const actions: RaftAction[] = [];
   if (!r.blueVoting) actions.push({ kind: "promote", side: "blue" });
   if (!r.greenDemoted) actions.push({ kind: "demote", side: "green" });
-  if (r.blueVoting && r.leaderOnGreen) actions.push({ kind: "stepDown" });
+  if (r.blueVoting && r.leaderOnGreen && !r.leaderSideFollowersVote) actions.push({ kind: "stepDown" });
   return wait(bg, "rolling back: blue takes its votes and leadership back", actions);
 }
 
@@ -442,6 +443,7 @@ function breakGlassGate(spec: PlanSpec, glass: BreakGlassStatus, bg: BlueGreenSt
   if (spec.breakGlassAck === undefined || spec.breakGlassAck !== glass.nonce)
     return {
       actions: [],
+      halted: true,
       condition: {
         status: "False",
         reason: Reason.BreakGlassRequired,
@@ -452,6 +454,7 @@ function breakGlassGate(spec: PlanSpec, glass: BreakGlassStatus, bg: BlueGreenSt
   const message = "break-glass acknowledged; automation resumes";
   return {
     actions: [],
+    halted: true,
     breakGlass: { ...glass, active: false, acknowledgedAt: at(obs) },
     blueGreen: { ...bg, jobFailureCount: 0, lastJobFailure: undefined },
     condition: inProgress(message),

@@ -63,6 +63,11 @@ export interface RaftView {
   greenDemoted: boolean;
   leaderOnGreen: boolean;
   leaderOnBlue: boolean;
+  /**
+   * A server of the leader's side other than the leader still votes. A step-down before those lost
+   * their vote can hand leadership to one of them, and the next pass steps that one down again.
+   */
+  leaderSideFollowersVote: boolean;
   bluePresent: number;
   greenPresent: number;
   /** A healthy quorum of the voters is blue. */
@@ -91,4 +96,6 @@ export interface Plan {
   /** The rollback finished: the caller releases the lock and counts a rollback. */
   rolledBack?: boolean;
   requeueAfterMs?: number;
+  /** Break-glass holds automation: the executor neither acts nor counts this pass. */
+  halted?: boolean;
 }

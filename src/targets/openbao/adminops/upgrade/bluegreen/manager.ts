@@ -1,0 +1,233 @@
+/**
+ * The blue-green executor: each pass observes (pods, Autopilot), asks the pure plan what to do,
+ * performs the plan's Raft actions through raftops, and writes what the plan decided to the AdminOps
+ * status plane. It holds no state of its own, so a restarted operator picks up from status.
+ *
+ * Plugs into the upgrade core as its BlueGreen StrategyHandler (core/manager.ts): the core has
+ * already refused downgrades and invalid versions before it calls a strategy.
+ */
+import { randomBytes } from "node:crypto";
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import type { KubeClient } from "../../../../../runtime/client.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+} from "../../../../../runtime/controller.js";
+import { deepEqual } from "../../../../../runtime/converge.js";
+import type { EventRecorder } from "../../../../../runtime/events.js";
+import { refOf } from "../../../cluster-ref.js";
+import { revisionFor } from "../../../identity.js";
+import {
+  ADMINOPS_FIELD_MANAGER,
+  adminOpsPlaneOf,
+  applyConcern,
+  casStatus,
+  contention,
+  OperationLockStore,
+} from "../../../opslifecycle/index.js";
+import { imageOf } from "../../../workload/statefulsets/build.js";
+import { setUpgrading } from "../core/condition.js";
+import { upgradeLock } from "../core/lock.js";
+import {
+  UpgradeStatusValue,
+  upgradeFailureTotal,
+  upgradeStatus,
+  upgradeSuccessTotal,
+  upgradeTotal,
+} from "../core/metrics.js";
+import { type BaoAccess, upgradeToken } from "../core/observe.js";
+import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
+import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
+import { planBlueGreen, recordStepFailure } from "./plan.js";
+import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
+
+export const STRATEGY = "BlueGreen";
+const UPGRADE_IN_PROGRESS = "UpgradeInProgress";
+
+export interface BlueGreenDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  access: BaoAccess;
+  now?: () => Date;
+  /** Pre-upgrade snapshot (U2's ensurePreUpgradeSnapshot), when wired. */
+  snapshot?: (
+    cluster: OpenBaoCluster,
+    opts: { upgradeId: string; signal?: AbortSignal },
+  ) => Promise<NonNullable<Observed["snapshot"]>>;
+}
+
+export class BlueGreenUpgrade {
+  private readonly now: () => Date;
+  private readonly locks: OperationLockStore;
+
+  constructor(private readonly d: BlueGreenDeps) {
+    this.now = d.now ?? (() => new Date());
+    this.locks = new OperationLockStore(d.client, { now: this.now });
+  }
+
+  /** The StrategyHandler the core calls for BlueGreen clusters. */
+  readonly handle = (cluster: OpenBaoCluster, rc: ReconcileContext): Promise<ReconcileResult> =>
+    this.pass(cluster, rc);
+
+  private async pass(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    const bg: BlueGreenStatus = cluster.status?.blueGreen ?? { phase: "Idle" };
+    const from = cluster.status?.currentVersion ?? "unknown";
+    const lock = upgradeLock(ref.name, from);
+
+    const token = await upgradeToken(this.d.client, cluster);
+    const seen = await observeBlueGreen(this.d.client, this.d.access, cluster, bg, token, rc.signal);
+    const snapshot = await this.snapshot(cluster, bg, from, rc);
+    const now = this.now();
+    const plan = planBlueGreen(
+      specOf(cluster),
+      statusOf(cluster),
+      { now, ...seen, snapshot },
+      {
+        operationID: randomBytes(4).toString("hex"),
+        greenRevision: revisionFor(cluster.spec.version, randomBytes(3).toString("hex")),
+        nonce: randomBytes(16).toString("hex"),
+      },
+    );
+
+    // The lock is held from before DeployingGreen to the end of the attempt (renewed every pass); an
+    // Idle pass that starts nothing (a rolled-back version waiting for a retry) does not take it.
+    const phase = bg.phase ?? "Idle";
+    if (phase !== "Idle" || plan.blueGreen?.phase === "DeployingGreen") {
+      const got = await this.locks.acquire(ref, lock, {
+        message: `blue-green upgrade ${from} → ${cluster.spec.version}`,
+        signal: rc.signal,
+      });
+      if (!got.acquired) {
+        const c = contention(got.heldBy, lock);
+        await setUpgrading(
+          this.d.client,
+          this.d.events,
+          cluster,
+          { status: "False", reason: c.reason, message: c.message },
+          now,
+          rc.signal,
+        );
+        return requeueAfter(c.requeueAfterMs);
+      }
+    }
+
+    let next = plan.blueGreen;
+    const failure = plan.halted ? undefined : await this.act(plan.actions, seen, cluster, bg, token, rc);
+    if (failure) next = recordStepFailure(next ?? bg, failure);
+
+    await this.write(cluster, plan, next, rc);
+    // Phase changes inside one condition reason (UpgradeInProgress) get their own event.
+    if (plan.event && plan.blueGreen?.phase !== bg.phase && plan.condition?.reason === UPGRADE_IN_PROGRESS)
+      this.d.events.record(cluster, {
+        type: plan.event.type,
+        reason: plan.event.reason,
+        action: "Upgrade",
+        note: plan.event.message.slice(0, 1000),
+      });
+    if (plan.condition)
+      await setUpgrading(this.d.client, this.d.events, cluster, plan.condition, now, rc.signal);
+    this.count(cluster, plan, bg);
+    if (plan.completed || plan.rolledBack) {
+      await this.locks.release(ref, lock, rc.signal);
+      return done();
+    }
+    if (failure) return requeueAfter(FAILURE_REQUEUE_MS);
+    return plan.requeueAfterMs === undefined ? done() : requeueAfter(Math.max(1, plan.requeueAfterMs));
+  }
+
+  private async snapshot(cluster: OpenBaoCluster, bg: BlueGreenStatus, from: string, rc: ReconcileContext) {
+    const wanted =
+      cluster.spec.upgrade?.blueGreen?.preUpgradeSnapshot ?? cluster.spec.upgrade?.preUpgradeSnapshot;
+    if (!wanted || (bg.phase ?? "Idle") !== "Idle" || !this.d.snapshot) return undefined;
+    return this.d.snapshot(cluster, { upgradeId: `${from}-to-${cluster.spec.version}`, signal: rc.signal });
+  }
+
+  /** Runs the plan's Raft actions; returns a description of the first failure (counted, not thrown). */
+  private async act(
+    actions: RaftAction[],
+    seen: BlueGreenObservation,
+    cluster: OpenBaoCluster,
+    bg: BlueGreenStatus,
+    token: string | undefined,
+    rc: ReconcileContext,
+  ): Promise<string | undefined> {
+    const ops = seen.member && token ? { client: seen.member, token, signal: rc.signal } : undefined;
+    return executePass(bg.phase ?? "Idle", actions, { state: seen.state, ops }, sideIds(cluster, bg));
+  }
+
+  /** blueGreen, breakGlass and upgradeRequests in one apply of the AdminOps plane (fresh read). */
+  private async write(
+    cluster: OpenBaoCluster,
+    plan: Plan,
+    blueGreen: BlueGreenStatus | undefined,
+    rc: ReconcileContext,
+  ): Promise<void> {
+    if (!blueGreen && !plan.breakGlass && !plan.upgradeRequests) return;
+    await casStatus(
+      this.d.client,
+      refOf(cluster),
+      (fresh) => {
+        const before = adminOpsPlaneOf(fresh.status);
+        let next = before;
+        if (blueGreen) next = applyConcern(next, "blueGreen", blueGreen);
+        if (plan.breakGlass) next = applyConcern(next, "breakGlass", plan.breakGlass);
+        if (plan.upgradeRequests) next = applyConcern(next, "upgradeRequests", plan.upgradeRequests);
+        return deepEqual(before, next) ? { decision: false } : { decision: true, plane: next };
+      },
+      { fieldManager: ADMINOPS_FIELD_MANAGER, signal: rc.signal },
+    );
+  }
+
+  private count(cluster: OpenBaoCluster, plan: Plan, before: BlueGreenStatus): void {
+    const ref = refOf(cluster);
+    const labels = { namespace: ref.namespace, name: ref.name };
+    if ((before.phase ?? "Idle") === "Idle" && plan.blueGreen?.phase === "DeployingGreen") {
+      upgradeTotal.inc({ ...labels, strategy: STRATEGY });
+      upgradeStatus.set(labels, UpgradeStatusValue.InProgress);
+    }
+    if (plan.completed) {
+      upgradeSuccessTotal.inc({ ...labels, strategy: STRATEGY });
+      upgradeStatus.set(labels, UpgradeStatusValue.Idle);
+    }
+    if (plan.rolledBack || plan.breakGlass?.active) {
+      upgradeFailureTotal.inc({
+        ...labels,
+        strategy: STRATEGY,
+        reason: plan.condition?.reason ?? "UpgradeRollback",
+      });
+      upgradeStatus.set(labels, UpgradeStatusValue.Failed);
+    }
+  }
+}
+
+function specOf(c: OpenBaoCluster): PlanSpec {
+  return {
+    version: c.spec.version,
+    image: imageOf(c),
+    replicas: c.spec.replicas ?? 3,
+    settings: c.spec.upgrade?.blueGreen,
+    requests: c.spec.upgrade?.requests ?? {},
+    breakGlassAck: c.spec.breakGlassAck,
+  };
+}
+
+/** The image blue runs: pinned by a previous blue-green, else the one the running version implies. */
+function statusOf(c: OpenBaoCluster): PlanStatus {
+  const s = c.status ?? {};
+  const current = s.currentVersion ?? c.spec.version;
+  const currentImage =
+    s.blueGreen?.blueImage ??
+    (c.spec.image && current === c.spec.version
+      ? c.spec.image
+      : `openbao/openbao:${current.replace(/^v/, "")}`);
+  return {
+    currentVersion: s.currentVersion,
+    currentImage,
+    blueGreen: s.blueGreen,
+    breakGlass: s.breakGlass,
+    upgradeRequests: s.upgradeRequests,
+  };
+}
