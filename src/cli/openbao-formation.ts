@@ -5,12 +5,14 @@
  * root-token Secret (operator initialization), straight from pod 0's address, so no exec is needed;
  * the host reaches pod addresses through the local node's routes.
  */
+
 import {
   OpenBaoClusterKind,
   OpenBaoClusterPlural,
   OpenBaoGroup,
   OpenBaoVersion,
 } from "../apis/openbaocluster.js";
+import { POD, SECRET } from "../runtime/builtin-types.js";
 import type { KubeClient } from "../runtime/client.js";
 import type { KubeObject, ResourceType } from "../runtime/types.js";
 import { BaoClient, type RaftServer } from "../targets/openbao/baoclient/client.js";
@@ -21,14 +23,6 @@ export const OPENBAO_CLUSTER: ResourceType = {
   version: OpenBaoVersion,
   kind: OpenBaoClusterKind,
   plural: OpenBaoClusterPlural,
-  namespaced: true,
-};
-const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
-const SECRET: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
   namespaced: true,
 };
 

@@ -43,3 +43,25 @@ export const EVENTS_V1: ResourceType = {
   plural: "events",
   namespaced: true,
 };
+export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+export const SECRET: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+export const JOB: ResourceType = {
+  group: "batch",
+  version: "v1",
+  kind: "Job",
+  plural: "jobs",
+  namespaced: true,
+};
+export const STATEFULSET: ResourceType = {
+  group: "apps",
+  version: "v1",
+  kind: "StatefulSet",
+  plural: "statefulsets",
+  namespaced: true,
+};

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { JOB } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import type { SnapshotStore } from "../../src/targets/openbao/adminops/backup/ports.js";
-import { BackupReconciler, JOB } from "../../src/targets/openbao/adminops/backup/reconciler.js";
+import { BackupReconciler } from "../../src/targets/openbao/adminops/backup/reconciler.js";
 import type { StoredSnapshot } from "../../src/targets/openbao/adminops/backup/retention.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";

@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import tls from "node:tls";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { applyAny } from "../../src/runtime/apply.js";
+import { SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { type ClusterRef, clusterNames } from "../../src/targets/openbao/identity.js";
 import {
@@ -14,7 +15,7 @@ import {
 } from "../../src/targets/openbao/reload/pod.js";
 import { certificateHash } from "../../src/targets/openbao/workload/certs/plan.js";
 import { reconcileCertificates } from "../../src/targets/openbao/workload/certs/reconcile.js";
-import { SECRET, secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
+import { secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
 import {
   createCertificateAuthority,
   issueServerCertificate,

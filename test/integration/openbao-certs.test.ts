@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EVENTS_V1 } from "../../src/runtime/events.js";
 import { certificateHash } from "../../src/targets/openbao/workload/certs/plan.js";
 import { reconcileCertificates } from "../../src/targets/openbao/workload/certs/reconcile.js";
-import { SECRET, secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
+import { secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
 import {
   createCertificateAuthority,
   issueServerCertificate,

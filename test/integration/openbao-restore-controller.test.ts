@@ -4,7 +4,7 @@ import { crdFor } from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { EVENTS_V1 as EVENTS, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import { EVENTS_V1 as EVENTS, JOB, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isInvalid } from "../../src/runtime/errors.js";
 import { EventRecorder } from "../../src/runtime/events.js";
@@ -17,7 +17,7 @@ import { backupHolder, OperationLockStore } from "../../src/targets/openbao/opsl
 import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
 import type { SnapshotHead } from "../../src/targets/openbao/restore/ports.js";
 import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
-import { JOB, OPENBAORESTORE, SECRET } from "../../src/targets/openbao/restore/types.js";
+import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { finishExecutorJob } from "../support/executor-job.js";
 import { clientFor, eventually, freshNamespace, NAMESPACE } from "../support/kube.js";

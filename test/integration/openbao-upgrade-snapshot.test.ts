@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { JOB } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
-import { JOB } from "../../src/targets/openbao/adminops/jobs/snapshot-upload.js";
+
 import {
   ensurePreUpgradeSnapshot,
   type PreUpgradeSnapshotDeps,

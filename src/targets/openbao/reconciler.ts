@@ -1,4 +1,5 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
+import { SECRET } from "../../runtime/builtin-types.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
@@ -36,7 +37,7 @@ import {
 import { applyWorkloadStatus } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
-import { cached, SECRET, Writes } from "./workload/statefulsets/reconcile.js";
+import { cached, Writes } from "./workload/statefulsets/reconcile.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
@@ -44,13 +45,6 @@ const SILENT_EVENTS = { record(): void {} } as unknown as EventRecorder;
 
 /** Re-exported: the type lives in cluster-ref.ts so the lock and restore code need not load this file. */
 export { OPENBAOCLUSTER };
-export const STATEFULSET: ResourceType = {
-  group: "apps",
-  version: "v1",
-  kind: "StatefulSet",
-  plural: "statefulsets",
-  namespaced: true,
-};
 export const PDB: ResourceType = {
   group: "policy",
   version: "v1",

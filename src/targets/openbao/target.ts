@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import { STATEFULSET } from "../../runtime/builtin-types.js";
 import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
@@ -7,7 +8,7 @@ import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
-import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB, STATEFULSET } from "./reconciler.js";
+import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
 import { Controller, type Predicate, type ReconcileResult } from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
@@ -7,9 +8,9 @@ import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
-import { BackupReconciler, JOB } from "./backup/reconciler.js";
+import { BackupReconciler } from "./backup/reconciler.js";
 import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js";
-import { POD, STATEFULSET } from "./upgrade/core/observe.js";
+
 import type { PreUpgradeSnapshotPort } from "./upgrade/core/snapshot-port.js";
 import type { RollingOptions } from "./upgrade/rolling/manager.js";
 import { ensurePreUpgradeSnapshot } from "./upgrade/snapshot/index.js";

@@ -5,12 +5,14 @@
  * where the last one stopped without a second Job or a stolen lock. Terminal requests keep
  * reconciling until they no longer hold the cluster's lock.
  */
+
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import {
   type OpenBaoRestore,
   OpenBaoRestoreKind,
   type OpenBaoRestoreStatus,
 } from "../../../apis/openbaorestore.js";
+import { JOB, POD, SECRET } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import {
   done,
@@ -34,15 +36,7 @@ import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome, RestoreJobs, SnapshotProbe } from "./ports.js";
 import { completed, failed, isTerminal, lockWait, running, validating } from "./status.js";
-import {
-  JOB,
-  OPENBAORESTORE,
-  POD,
-  RESTORE_API_VERSION,
-  RESTORE_FIELD_MANAGER,
-  RESTORE_FINALIZER,
-  SECRET,
-} from "./types.js";
+import { OPENBAORESTORE, RESTORE_API_VERSION, RESTORE_FIELD_MANAGER, RESTORE_FINALIZER } from "./types.js";
 import { readyToProbe, secretsToCheck, validateRestore } from "./validate.js";
 
 export interface RestoreReconcilerDeps {

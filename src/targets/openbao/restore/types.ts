@@ -11,22 +11,6 @@ export const OPENBAORESTORE: ResourceType = {
 };
 export const RESTORE_API_VERSION = OpenBaoApiVersion;
 
-export const JOB: ResourceType = {
-  group: "batch",
-  version: "v1",
-  kind: "Job",
-  plural: "jobs",
-  namespaced: true,
-};
-export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
-export const SECRET: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
-
 /** The restore controller's field manager for OpenBaoRestore.status and the Jobs it creates. */
 export const RESTORE_FIELD_MANAGER = "platform-operator-openbao-restore";
 /** Upstream's finalizer: the lock is released before a deleted request goes away. */

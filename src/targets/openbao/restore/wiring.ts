@@ -1,4 +1,5 @@
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { JOB } from "../../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../../runtime/controller.js";
 import type { Manager } from "../../../runtime/manager.js";
 import type { KubeObject } from "../../../runtime/types.js";
@@ -6,7 +7,7 @@ import type { OpenBaoTargetConfig } from "../config.js";
 import { LABEL_CLUSTER } from "../identity.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
 import { RestoreReconciler } from "./reconciler.js";
-import { JOB, OPENBAORESTORE } from "./types.js";
+import { OPENBAORESTORE } from "./types.js";
 
 export const RESTORE_CONTROLLER_NAME = "openbaorestore";
 

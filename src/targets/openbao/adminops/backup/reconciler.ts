@@ -4,6 +4,7 @@ import {
   type OpenBaoCluster,
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster.js";
+import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { type Condition, setCondition } from "../../../../runtime/conditions.js";
 import {
@@ -16,7 +17,7 @@ import { ApiError, errorMessage, isNotFound } from "../../../../runtime/errors.j
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { Logger } from "../../../../runtime/log.js";
-import { type KubeObject, type ResourceType, splitKey } from "../../../../runtime/types.js";
+import { type KubeObject, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
@@ -50,22 +51,6 @@ import { BackupReason, checkPrerequisites } from "./prerequisites.js";
 import { type BackupStatus, jobOutcome, recordOutcome } from "./result.js";
 import { selectForDeletion } from "./retention.js";
 import { backupJobName, backupKeyPrefix, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
-
-export const JOB: ResourceType = {
-  group: "batch",
-  version: "v1",
-  kind: "Job",
-  plural: "jobs",
-  namespaced: true,
-};
-const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
-const SECRET: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
 
 /** Field manager of the objects this controller creates (Jobs, the backup ServiceAccount). */
 export const ADMINOPS_OBJECTS_MANAGER = "platform-operator-openbao-adminops";

@@ -1,6 +1,6 @@
 import type { BackupTarget, OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { SERVICE_ACCOUNT } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import type { ResourceType } from "../../../../runtime/types.js";
 import { refOf } from "../../cluster-ref.js";
 import type { ExecutorAuth, ExecutorJob } from "../../executor/contract.js";
 import { API_PORT, type ComponentName, clusterLabels, clusterNames } from "../../identity.js";
@@ -11,29 +11,6 @@ import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js"
  * pre-upgrade snapshot): the same OpenBao address, CA, store fields and auth shape, so a snapshot
  * Job behaves the same whoever starts it. Only the key, the auth source and the ServiceAccount differ.
  */
-
-export const JOB: ResourceType = {
-  group: "batch",
-  version: "v1",
-  kind: "Job",
-  plural: "jobs",
-  namespaced: true,
-};
-export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
-export const SECRET: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
-const SERVICE_ACCOUNT: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-};
 
 /** Field manager of the objects the AdminOps flows create (Jobs, their ServiceAccounts). */
 export const ADMINOPS_OBJECTS_MANAGER = "platform-operator-openbao-adminops";

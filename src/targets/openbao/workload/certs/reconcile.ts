@@ -1,3 +1,4 @@
+import { SECRET } from "../../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
@@ -15,7 +16,7 @@ import {
   type TlsCluster,
   tlsSettings,
 } from "./plan.js";
-import { caSecretIntent, SECRET, secretText, serverSecretIntent } from "./secrets.js";
+import { caSecretIntent, secretText, serverSecretIntent } from "./secrets.js";
 import { validateServerMaterial } from "./validate.js";
 import { createCertificateAuthority, issueServerCertificate } from "./x509.js";
 

@@ -1,15 +1,7 @@
-import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import type { KubeObject } from "../../../../runtime/types.js";
 import { type ClusterRef, clusterLabels } from "../../identity.js";
 
 /** The Secret objects the certificate service writes and reads. Pure. */
-
-export const SECRET: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
 
 const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 

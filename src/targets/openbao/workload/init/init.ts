@@ -1,13 +1,13 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
-import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import type { KubeObject } from "../../../../runtime/types.js";
 import type { BaoClient } from "../../baoclient/client.js";
 import { refOf } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames, podName } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
-import { SECRET, type Writes } from "../statefulsets/reconcile.js";
+import type { Writes } from "../statefulsets/reconcile.js";
 
-export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
 export const ROOT_TOKEN_KEY = "token";
 
 export type InitOutcome =

@@ -1,24 +1,17 @@
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { applyIfChanged } from "../../../../runtime/apply.js";
+import { SECRET } from "../../../../runtime/builtin-types.js";
 import { applyWouldBeNoop } from "../../../../runtime/converge.js";
 import { ApiError, isNotFound } from "../../../../runtime/errors.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import { setControllerReference } from "../../../../runtime/ownership.js";
-import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import type { KubeObject } from "../../../../runtime/types.js";
 import { refOf } from "../../cluster-ref.js";
 import type { DriftAction, DriftChange } from "../../drift.js";
 import { clusterLabels, clusterNames } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import { UNSEAL_KEY_FILE } from "./build.js";
-
-export const SECRET: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  plural: "secrets",
-  namespaced: true,
-};
 
 /**
  * What a pass wrote (or would write, observe-only), so a quiet pass can be proven quiet and an

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../identity.js";
@@ -20,7 +21,6 @@ const PVC: ResourceType = {
   plural: "persistentvolumeclaims",
   namespaced: true,
 };
-const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
 
 /** The volumeClaimTemplate's name: a voter pod P mounts the claim `data-P`. */
 const CLAIM_TEMPLATE = "data";

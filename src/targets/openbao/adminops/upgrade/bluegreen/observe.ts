@@ -3,7 +3,9 @@
  * wait will not cure), and Autopilot's view of Raft reduced to the facts the phases wait on. Raft
  * that cannot be read stays undefined: the plan then waits, it never guesses.
  */
+
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import type { BaoEndpoint } from "../../../baoclient/client.js";
@@ -15,7 +17,7 @@ import {
   revisionNames,
   revisionSelector,
 } from "../../../identity.js";
-import { type BaoAccess, POD, voterClient } from "../core/observe.js";
+import { type BaoAccess, voterClient } from "../core/observe.js";
 import {
   type AutopilotState,
   allJoined,

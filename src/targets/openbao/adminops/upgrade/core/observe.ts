@@ -3,24 +3,17 @@
  * pod (revision, Ready), OpenBao's health on each pod, the Raft leader and Autopilot's verdict. A
  * piece that cannot be read is left undefined: the plans treat "unknown" as "wait", never as healthy.
  */
+
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { POD, STATEFULSET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import type { KubeObject, ResourceType } from "../../../../../runtime/types.js";
+import type { KubeObject } from "../../../../../runtime/types.js";
 import { BaoClient, type BaoEndpoint } from "../../../baoclient/client.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterNames, podHost, podSelector } from "../../../identity.js";
 import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
 import { secretValue } from "../../../workload/statefulsets/reconcile.js";
-
-export const STATEFULSET: ResourceType = {
-  group: "apps",
-  version: "v1",
-  kind: "StatefulSet",
-  plural: "statefulsets",
-  namespaced: true,
-};
-export const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
 
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
 export const REVISION_LABEL = "controller-revision-hash";

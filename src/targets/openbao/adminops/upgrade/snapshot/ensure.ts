@@ -1,4 +1,5 @@
 import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
@@ -10,13 +11,7 @@ import { Component } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { buildExecutorJob } from "../../jobs/build.js";
 import { jobOutcome } from "../../jobs/result.js";
-import {
-  ensureExecutorServiceAccount,
-  JOB,
-  POD,
-  SECRET,
-  snapshotUploadContract,
-} from "../../jobs/snapshot-upload.js";
+import { ensureExecutorServiceAccount, snapshotUploadContract } from "../../jobs/snapshot-upload.js";
 import {
   backupServiceAccount,
   planSnapshot,
