@@ -10,7 +10,7 @@
  * - the client Service selects every voter until green can take over (it votes: DemotingBlue), then
  *   green alone.
  */
-import type { BlueGreenPhase, OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import type { BlueGreenPhase, OpenBaoCluster, OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
 import { refOf } from "../../cluster-ref.js";
 import {
   clusterNames,
@@ -39,12 +39,17 @@ export interface GreenRevision {
   replicas: number;
 }
 
-function phaseOf(c: OpenBaoCluster): BlueGreenPhase {
+/** What the blue-green workload decisions read: identity, status.blueGreen and the voter count. */
+export type BlueGreenView = Pick<OpenBaoCluster, "metadata" | "status"> & {
+  spec: Pick<OpenBaoClusterSpec, "replicas">;
+};
+
+function phaseOf(c: BlueGreenView): BlueGreenPhase {
   return c.status?.blueGreen?.phase ?? "Idle";
 }
 
 /** The green revision the workload must run now, or undefined. */
-export function greenRevision(c: OpenBaoCluster): GreenRevision | undefined {
+export function greenRevision(c: BlueGreenView): GreenRevision | undefined {
   const bg = c.status?.blueGreen;
   if (!bg || !GREEN_PHASES.includes(phaseOf(c))) return undefined;
   if (!bg.greenRevision || !bg.greenImage) return undefined;
@@ -56,18 +61,18 @@ export function greenRevision(c: OpenBaoCluster): GreenRevision | undefined {
 }
 
 /** Image blue is pinned to while an upgrade runs; undefined means the spec's image. */
-export function bluePinnedImage(c: OpenBaoCluster): string | undefined {
+export function bluePinnedImage(c: BlueGreenView): string | undefined {
   const bg = c.status?.blueGreen;
   return bg && phaseOf(c) !== "Idle" ? bg.blueImage : undefined;
 }
 
 /** Blue's replicas: none once Cleanup has taken Raft membership away from it. */
-export function blueReplicas(c: OpenBaoCluster, replicas: number): number {
+export function blueReplicas(c: BlueGreenView, replicas: number): number {
   return phaseOf(c) === "Cleanup" ? 0 : replicas;
 }
 
 /** The client Service's selector: every voter, or green alone once green can take over. */
-export function clientSelector(c: OpenBaoCluster): Record<string, string> {
+export function clientSelector(c: BlueGreenView): Record<string, string> {
   const green = greenRevision(c);
   const ref = refOf(c);
   if (green && GREEN_SERVES.includes(phaseOf(c))) return revisionSelector(ref, green.revision);
