@@ -20,9 +20,12 @@ import {
 // deleted with its claims; the serving set is then `<name>-<revision>`. The operator is SIGKILLed
 // while green syncs and the next process resumes from status. No acknowledged write lost.
 //
-// Still skipped: a green that cannot run (rollback + cleanup on the node) and break-glass on the
-// node; both are covered by the phase planner's unit tests (test/unit/openbao-bluegreen-plan.test.ts)
-// and the loopback plan+executor test (test/integration/openbao-bluegreen-raft.test.ts).
+// Then a second upgrade from that revision to 2.8.0, an image the node does not have: green cannot
+// run, the attempt rolls back and green is deleted with its claims; the serving revision is untouched.
+//
+// Still skipped: break-glass on the node; it is covered by the phase planner's unit tests
+// (test/unit/openbao-bluegreen-plan.test.ts) and the loopback plan+executor test
+// (test/integration/openbao-bluegreen-raft.test.ts).
 
 const NAME = "gbao";
 const FROM = "2.6.2";
@@ -262,6 +265,72 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     outputs.push(op!.output());
     assert.ok(!outputs.some((o) => o.includes(token)), "the root token appeared in the operator's output");
   });
-  it.skip("a green that cannot run (bad image tag) rolls back and cleans up", () => {});
+  it("a green that cannot run (2.8.0 is not on the node) rolls back and cleans up; the serving revision is untouched", {
+    timeout: 20 * 60_000,
+  }, async () => {
+    const before = await cluster();
+    const revision: string = before.status.blueGreen.blueRevision;
+    const serving = `${NAME}-${revision}`;
+    const podsBefore = new Map(
+      (await voterPods()).map((p) => [p.metadata.name as string, p.metadata.uid as string]),
+    );
+    const phases: string[] = [];
+    watches.push(
+      watchLines(
+        ctx,
+        ["get", `openbaocluster/${NAME}`, "-o", 'jsonpath={.status.blueGreen.phase}{"\\n"}'],
+        (text) => {
+          const p = text.trim();
+          if (p && phases.at(-1) !== p) phases.push(p);
+        },
+      ),
+    );
+    await ctx.kubectl([
+      "patch",
+      `openbaocluster/${NAME}`,
+      "--type=merge",
+      "-p",
+      JSON.stringify({ spec: { version: "2.8.0" } }),
+    ]);
+    const c = await waitCondition("Upgrading", "UpgradeRollback", 900_000);
+    assert.equal(c.status, "False", `the rollback finished: ${c.message}`);
+    console.log(`[phases] ${phases.join(" → ")}; ${c.message}`);
+    const after = (await cluster()).status;
+    assert.equal(after.blueGreen.phase, "Idle");
+    assert.equal(after.blueGreen.blueRevision, revision, "the serving revision did not move");
+    assert.match(after.blueGreen.rollbackReason, /ErrImagePull|ImagePullBackOff/);
+    assert.equal(after.operationLock?.holder, undefined, "the lock was released");
+    const green = after.blueGreen.greenRevision ?? "";
+    await poll(
+      async () => {
+        const sets = JSON.parse(
+          await ctx.kubectl(["get", "statefulsets", "-l", SELECTOR, "-o", "json"]),
+        ).items;
+        const claims = JSON.parse(
+          await ctx.kubectl(["get", "pvc", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+        ).items.map((p: Json) => p.metadata.name as string);
+        return sets.length === 1 &&
+          sets[0].metadata.name === serving &&
+          claims.every((n: string) => n.startsWith(`data-${serving}-`))
+          ? true
+          : undefined;
+      },
+      300_000,
+      `green${green ? ` ${green}` : ""} deleted with its claims`,
+      2000,
+    );
+    // Blue never restarted, and still runs 2.7.2 with three voters.
+    assert.deepEqual(
+      new Map((await voterPods()).map((p) => [p.metadata.name as string, p.metadata.uid as string])),
+      podsBefore,
+    );
+    for (const p of await voterPods()) assert.equal(p.spec.containers[0].image, `openbao/openbao:${TO}`);
+    const peers = JSON.parse(await bao("bao operator raft list-peers -format=json", `${serving}-0`)).data
+      .config.servers as Json[];
+    assert.deepEqual(
+      peers.map((s) => s.node_id).sort(),
+      [0, 1, 2].map((i) => `${serving}-${i}`),
+    );
+  });
   it.skip("break-glass is entered and waits for spec.breakGlassAck", () => {});
 });
