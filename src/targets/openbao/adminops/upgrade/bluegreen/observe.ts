@@ -91,8 +91,10 @@ export function raftView(state: AutopilotState, ids: { blue: string[]; green: st
     greenDemoted: noneVote(state, green),
     leaderOnGreen: leaderIn(state, green),
     leaderOnBlue: leaderIn(state, blue),
+    // Marked for demotion (listed in non_voters) is not demoted yet: until Autopilot's next pass the
+    // server is still in `voters` and still votes, and a step-down then elects it (seen on the node).
     leaderSideFollowersVote: (blue.includes(state.leader) ? blue : green).some(
-      (id) => id !== state.leader && state.voters.includes(id) && !state.nonVoters.includes(id),
+      (id) => id !== state.leader && state.voters.includes(id),
     ),
     bluePresent: presentIds(state, blue).length,
     greenPresent: presentIds(state, green).length,
