@@ -259,7 +259,11 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     );
     assert.ok(peers.every((s) => s.voter));
     const svc = await ctx.getJson(`service/${NAME}`);
-    assert.equal(svc.spec.selector["openbao.org/revision"], undefined);
+    assert.equal(
+      svc.spec.selector["openbao.org/revision"],
+      revision,
+      "the client Service selects the serving revision",
+    );
     const metrics = await op!.metrics();
     assert.equal(metricSum(metrics, "openbao_upgrade_success_total", { name: NAME }), 1);
     outputs.push(op!.output());

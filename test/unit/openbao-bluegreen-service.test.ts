@@ -31,8 +31,10 @@ describe("blue-green: the client Service and what wakes the workload controller"
       assert.equal(selectorOf(upgrading(phase))[LABEL_REVISION], undefined, phase);
     for (const phase of ["DemotingBlue", "Cleanup"] as const)
       assert.equal(selectorOf(upgrading(phase))[LABEL_REVISION], "r2", phase);
-    // Completed: only the serving revision's pods are left, the plain voter selector finds them.
-    assert.equal(selectorOf(cluster({ phase: "Idle", blueRevision: "r2" }))[LABEL_REVISION], undefined);
+    // Completed: the serving revision's pods, also while the next upgrade brings up its green.
+    assert.equal(selectorOf(cluster({ phase: "Idle", blueRevision: "r2" }))[LABEL_REVISION], "r2");
+    const next = cluster({ phase: "Syncing", blueRevision: "r2", greenRevision: "r3", greenImage: "x" });
+    assert.equal(selectorOf(next)[LABEL_REVISION], "r2");
   });
 
   it("the workload controller wakes on a blue-green phase or revision change, not on its timestamps", () => {

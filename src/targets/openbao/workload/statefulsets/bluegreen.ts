@@ -74,12 +74,16 @@ export function blueReplicas(c: BlueGreenView, replicas: number): number {
   return phaseOf(c) === "Cleanup" ? 0 : replicas;
 }
 
-/** The client Service's selector: every voter, or green alone once green can take over. */
+/**
+ * The client Service's selector: green alone once green can take over; otherwise the serving
+ * revision's pods (after a completed blue-green upgrade), or every voter of the cluster's own set.
+ */
 export function clientSelector(c: BlueGreenView): Record<string, string> {
   const green = greenRevision(c);
   const ref = refOf(c);
   if (green && GREEN_SERVES.includes(phaseOf(c))) return revisionSelector(ref, green.revision);
-  return podSelector(ref);
+  const serving = servingRevision(c);
+  return serving ? revisionSelector(ref, serving) : podSelector(ref);
 }
 
 /** Sets the server container's image (the first container is OpenBao's). */
