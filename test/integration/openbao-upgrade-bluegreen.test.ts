@@ -296,8 +296,16 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       "-p",
       JSON.stringify({ spec: { version: "2.8.0" } }),
     ]);
-    const c = await waitCondition("Upgrading", "UpgradeRollback", 900_000);
-    assert.equal(c.status, "False", `the rollback finished: ${c.message}`);
+    // UpgradeRollback is True while the rollback runs and False once it finished.
+    const c = await poll(
+      async () => {
+        const u = await condition("Upgrading").catch(() => undefined);
+        return u?.reason === "UpgradeRollback" && u.status === "False" ? u : undefined;
+      },
+      900_000,
+      "Upgrading False UpgradeRollback",
+      1000,
+    );
     console.log(`[phases] ${phases.join(" → ")}; ${c.message}`);
     const after = (await cluster()).status;
     assert.equal(after.blueGreen.phase, "Idle");
