@@ -16,7 +16,13 @@ import { POD, SECRET } from "../runtime/builtin-types.js";
 import type { KubeClient } from "../runtime/client.js";
 import type { KubeObject, ResourceType } from "../runtime/types.js";
 import { BaoClient, type RaftServer } from "../targets/openbao/baoclient/client.js";
-import { API_PORT, type ClusterRef, clusterNames, podHost } from "../targets/openbao/identity.js";
+import {
+  API_PORT,
+  type ClusterRef,
+  clusterNames,
+  podHost,
+  voterSetName,
+} from "../targets/openbao/identity.js";
 
 export const OPENBAO_CLUSTER: ResourceType = {
   group: OpenBaoGroup,
@@ -61,10 +67,13 @@ export async function observeFormation(
     initialized?: boolean;
     readyReplicas?: number;
     activeLeader?: string;
+    blueGreen?: { blueRevision?: string };
   };
-  const names = clusterNames(ref);
+  // After a blue-green upgrade the voters are the serving revision's `<name>-<revision>-N`.
+  const revision = status.blueGreen?.blueRevision;
+  const voters = voterSetName(revision ? { ...ref, revision } : ref);
   const pods = ((await client.list(POD, { namespace: ref.namespace })).items as PodLike[]).filter((p) =>
-    new RegExp(`^${names.voterStatefulSet}-\\d+$`).test(p.metadata.name ?? ""),
+    new RegExp(`^${voters}-\\d+$`).test(p.metadata.name ?? ""),
   );
   pods.sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
   const f: Formation = {
@@ -76,9 +85,14 @@ export async function observeFormation(
     activeLeader: status.activeLeader,
     pods: pods.map((p) => ({ name: p.metadata.name ?? "", state: podState(p) })),
   };
-  const pod0 = pods.find((p) => p.metadata.name === `${names.voterStatefulSet}-0`);
+  const pod0 = pods.find((p) => p.metadata.name === `${voters}-0`);
   if (opts.withPeers && f.initialized && pod0?.status?.podIP)
-    f.peers = await raftPeers(client, ref, pod0.status.podIP, opts.clusterDomain).catch(() => undefined);
+    f.peers = await raftPeers(
+      client,
+      revision ? { ...ref, revision } : ref,
+      pod0.status.podIP,
+      opts.clusterDomain,
+    ).catch(() => undefined);
   return f;
 }
 

@@ -71,11 +71,10 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
     ]);
   });
 
-  it("names backups and the blue-green parts of upgrades (the rolling strategy is built)", () => {
+  it("names backups and blue-green's pre-promotion hook (both upgrade strategies are built)", () => {
     assert.deepEqual(unsupportedFields(storedSpec("backup-bluegreen.yaml")), [
       "spec.backup",
-      "spec.upgrade.blueGreen",
-      "spec.upgrade.strategy",
+      "spec.upgrade.blueGreen.verification.prePromotionHook",
     ]);
   });
 
@@ -99,7 +98,6 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
       "spec.initContainer",
       "spec.maintenance",
       "spec.observability",
-      "spec.upgrade.strategy",
     ]);
   });
 

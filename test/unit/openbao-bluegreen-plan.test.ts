@@ -77,6 +77,26 @@ describe("blue-green plan: forward path", () => {
     assert.deepEqual(p, { actions: [] });
   });
 
+  it("right after a completed upgrade, a status.currentVersion not yet observed does not start it again", () => {
+    const done: PlanStatus = {
+      currentVersion: "2.6.2",
+      currentImage: NEW,
+      blueGreen: {
+        phase: "Idle",
+        operationID: "op-1",
+        blueRevision: "g-2-7-2",
+        blueImage: NEW,
+        blueReplicas: 3,
+      },
+    };
+    assert.deepEqual(planBlueGreen(spec(), done, obs(), ids), { actions: [] });
+    // The next version starts from the serving revision.
+    const next = planBlueGreen(spec({ version: "2.8.0", image: "openbao/openbao:2.8.0" }), done, obs(), ids);
+    assert.equal(phaseOf(next), "DeployingGreen");
+    assert.equal(next.blueGreen?.blueRevision, "g-2-7-2");
+    assert.equal(next.blueGreen?.blueImage, NEW);
+  });
+
   it("Idle → DeployingGreen pins blue to the running image and records the attempt", () => {
     const p = planBlueGreen(spec(), { currentVersion: "2.6.2", currentImage: OLD }, obs(), ids);
     assert.equal(phaseOf(p), "DeployingGreen");

@@ -41,6 +41,11 @@ export const CLUSTER_PORT = 8201;
 export interface ClusterRef {
   name: string;
   namespace: string;
+  /**
+   * The blue-green revision whose StatefulSet holds the serving voters (`servingRef` in
+   * cluster-ref.ts reads it from status); absent for the cluster's own `<name>` StatefulSet.
+   */
+  revision?: string;
 }
 
 /** Names of the objects a cluster owns. The voter StatefulSet carries the cluster's own name. */
@@ -103,10 +108,34 @@ export function ownedSelector(cluster: ClusterRef): string {
   return `${LABEL_CLUSTER}=${cluster.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 }
 
+/**
+ * The voter StatefulSet of `ref`: the cluster's own `<name>` until a blue-green upgrade completes,
+ * then the serving revision's `<name>-<revision>`. Every voter pod name derives from it.
+ */
+export function voterSetName(ref: ClusterRef): string {
+  return ref.revision ? revisionNames(ref, ref.revision).statefulSet : clusterNames(ref).voterStatefulSet;
+}
+
+/** The config map the voter set of `ref` mounts (a revision has its own). */
+export function voterConfigMapName(ref: ClusterRef): string {
+  return ref.revision ? revisionNames(ref, ref.revision).configMap : clusterNames(ref).configMap;
+}
+
+/** Pod name of `ordinal`; a voter's follows the serving revision of `cluster` (see voterSetName). */
 export function podName(cluster: ClusterRef, ordinal: number, component: ComponentName = Component.Server) {
-  const names = clusterNames(cluster);
-  const set = component === Component.ReadReplica ? names.readReplicaStatefulSet : names.voterStatefulSet;
+  const set =
+    component === Component.ReadReplica
+      ? clusterNames(cluster).readReplicaStatefulSet
+      : voterSetName(cluster);
   return `${set}-${ordinal}`;
+}
+
+/** The ordinal of a voter pod (= Raft node id) of `ref`'s voter set, or undefined for any other name. */
+export function voterOrdinal(ref: ClusterRef, pod: string): number | undefined {
+  const prefix = `${voterSetName(ref)}-`;
+  if (!pod.startsWith(prefix)) return undefined;
+  const rest = pod.slice(prefix.length);
+  return /^(0|[1-9][0-9]*)$/.test(rest) ? Number(rest) : undefined;
 }
 
 /** The stable DNS name of one pod, through the headless Service. */

@@ -9,9 +9,9 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
 import { plannedBackup } from "./adminops/backup/observe.js";
-import { OPENBAOCLUSTER, refOf } from "./cluster-ref.js";
+import { OPENBAOCLUSTER, refOf, servingRef } from "./cluster-ref.js";
 import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
-import { CLUSTER_FINALIZER, clusterNames } from "./identity.js";
+import { CLUSTER_FINALIZER, clusterNames, voterSetName } from "./identity.js";
 import {
   clusterInitialized,
   clusterPhase,
@@ -178,8 +178,7 @@ export class OpenBaoClusterReconciler {
   /** Ready replicas from the StatefulSet; seal state, version and the active node from OpenBao. */
   private async observe(cluster: OpenBaoCluster, result: PassResult, rc: ReconcileContext): Promise<void> {
     const ns = cluster.metadata.namespace!;
-    const names = clusterNames(refOf(cluster));
-    const sts = cached(this.d.statefulSets, ns, names.voterStatefulSet);
+    const sts = cached(this.d.statefulSets, ns, voterSetName(servingRef(cluster)));
     const st = (sts?.["status"] ?? {}) as StatefulSetStatus;
     result.readyReplicas = st.readyReplicas ?? 0;
     if (!result.initialized || result.readyReplicas === 0) return;

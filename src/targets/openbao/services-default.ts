@@ -33,7 +33,13 @@ export function defaultServices(opts: { operatorNamespace?: string } = {}): Work
       return { ready: out.ready, reason: out.reason, message: out.message, changes: out.changes ?? [] };
     },
     renderConfig(c: OpenBaoCluster, inp: ConfigInputs): string {
-      return renderClusterConfig(c, { clusterDomain: inp.clusterDomain, component: inp.component });
+      return renderClusterConfig(c, {
+        clusterDomain: inp.clusterDomain,
+        component: inp.component,
+        ...(inp.revision ? { revision: inp.revision } : {}),
+        ...(inp.nonVoter ? { nonVoter: true } : {}),
+        ...(inp.peerHosts ? { peers: inp.peerHosts } : {}),
+      });
     },
     renderSelfInit: renderSelfInitRequests,
     podRuntime(c, paths): PodRuntime {

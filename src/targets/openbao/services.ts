@@ -40,6 +40,12 @@ export interface ConfigInputs {
   peers: number;
   tlsDir: string;
   sealKeyPath: string;
+  /** Blue-green revision the config is for (its own config map; hashes differently). */
+  revision?: string;
+  /** Join Raft as a non-voter: a green revision until it is promoted. */
+  nonVoter?: boolean;
+  /** DNS names retry_join tries instead of the serving voters (green: blue's pods, then its own). */
+  peerHosts?: string[];
 }
 
 /** What the in-pod reload wrapper adds to the OpenBao container. */

@@ -16,14 +16,30 @@ import { validateOpenBaoDocuments } from "./validate/index.js";
 export const CONTROLLER_NAME = "openbaocluster";
 
 /**
- * What wakes the workload controller: a spec change, or an upgrade manager moving the partition it
- * steers through status (the workload controller renders the StatefulSet from it). Its other status
- * changes do not.
+ * What wakes the workload controller: a spec change, or an upgrade manager moving what it steers
+ * through status (the rolling partition, blue-green's phase and revisions; the workload controller
+ * renders the StatefulSets and the client Service from them). Its other status changes do not.
  */
 export const workloadRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   generationChanged(o, n) ||
   o?.status?.upgrade?.currentPartition !== n.status?.upgrade?.currentPartition ||
-  o?.status?.upgrade?.targetVersion !== n.status?.upgrade?.targetVersion;
+  o?.status?.upgrade?.targetVersion !== n.status?.upgrade?.targetVersion ||
+  blueGreenMoved(o, n);
+
+/**
+ * A blue-green phase or revision change: the workload renders green, pins and scales blue, points
+ * the client Service and names the serving set from these (workload/statefulsets/bluegreen.ts).
+ */
+function blueGreenMoved(o: OpenBaoCluster | undefined, n: OpenBaoCluster): boolean {
+  const a = o?.status?.blueGreen;
+  const b = n.status?.blueGreen;
+  return (
+    a?.phase !== b?.phase ||
+    a?.blueRevision !== b?.blueRevision ||
+    a?.greenRevision !== b?.greenRevision ||
+    a?.greenImage !== b?.greenImage
+  );
+}
 
 const CONFIGMAP: ResourceType = {
   group: "",

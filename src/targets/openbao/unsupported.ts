@@ -61,18 +61,17 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   workloadHardening: "unsupported",
   profile: "unsupported",
   initContainer: "unsupported",
-  // Upgrades: the rolling strategy and its pre-upgrade snapshot Job (adminops/upgrade). BlueGreen
-  // and its requests are not built: reported when set.
+  // Upgrades: both strategies, their requests and the pre-upgrade snapshot Job (adminops/upgrade).
+  // Blue-green's pre-promotion hook Job is not built: reported when set.
   upgrade: "acted",
-  "upgrade.strategy": "unsupported",
-  "upgrade.blueGreen": "unsupported",
-  "upgrade.requests.promote": "unsupported",
-  "upgrade.requests.rollback": "unsupported",
+  "upgrade.blueGreen.verification.prePromotionHook": "unsupported",
+  "upgrade.blueGreen.autoRollback.onValidationFailure": "unsupported",
   // Not built: backups and restores (the AdminOps part), break glass, image signature
   // checks, ServiceMonitors, maintenance windows.
   backup: "unsupported",
   restore: "unsupported",
-  breakGlassAck: "unsupported",
+  // Blue-green's break-glass gate reads it.
+  breakGlassAck: "acted",
   imageVerification: "unsupported",
   operatorImageVerification: "unsupported",
   observability: "unsupported",
@@ -94,8 +93,8 @@ const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "imageVerification.imagePullSecrets[].name": [""],
   "operatorImageVerification.imagePullSecrets[].name": [""],
   "unseal.credentialsSecretRef.name": [""],
-  // The rolling strategy is built; BlueGreen is what upgrade.strategy reports.
-  "upgrade.strategy": ["RollingUpdate"],
+  // Without a pre-promotion hook there is no validation to fail; the default asks for nothing.
+  "upgrade.blueGreen.autoRollback.onValidationFailure": [true],
 };
 
 // Deeper than any schema path; a hostile document nested further is not walked, only reported.

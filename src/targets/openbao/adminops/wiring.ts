@@ -9,6 +9,7 @@ import type { OpenBaoTargetConfig } from "../config.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
+import { BlueGreenUpgrade } from "./upgrade/bluegreen/manager.js";
 import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js";
 
 import type { PreUpgradeSnapshotPort } from "./upgrade/core/snapshot-port.js";
@@ -37,7 +38,7 @@ export interface AdminOpsWiring {
   stores: SnapshotStoreFactory;
   /** Replaces the pre-upgrade snapshot (adminops/upgrade/snapshot's ensurePreUpgradeSnapshot). */
   preUpgradeSnapshot?: PreUpgradeSnapshotPort;
-  /** The BlueGreen strategy, when built. */
+  /** Replaces the BlueGreen strategy (adminops/upgrade/bluegreen's BlueGreenUpgrade by default). */
   blueGreen?: StrategyHandler;
   rolling?: RollingOptions;
 }
@@ -88,7 +89,22 @@ export function setupAdminOps(
           ...opts,
           strategy: "RollingUpdate",
         })),
-    blueGreen: wiring.blueGreen,
+    blueGreen:
+      wiring.blueGreen ??
+      new BlueGreenUpgrade({
+        client: manager.client,
+        events: manager.events,
+        access: { clusterDomain: config.clusterDomain },
+        snapshot: (cluster, opts) =>
+          (
+            wiring.preUpgradeSnapshot ??
+            ((c, o) =>
+              ensurePreUpgradeSnapshot({ client: manager.client, events: manager.events, config }, c, {
+                ...o,
+                strategy: "BlueGreen",
+              }))
+          )(cluster, opts),
+      }).handle,
     rolling: wiring.rolling,
   });
   const controller = new Controller({

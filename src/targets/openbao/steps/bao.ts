@@ -1,7 +1,7 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import { BaoClient, type BaoEndpoint } from "../baoclient/client.js";
-import { refOf } from "../cluster-ref.js";
-import { API_PORT, Component, clusterNames, podHost } from "../identity.js";
+import { refOf, servingRef } from "../cluster-ref.js";
+import { API_PORT, Component, clusterNames, podHost, voterOrdinal } from "../identity.js";
 import type { ServiceContext } from "../services.js";
 import { ROOT_TOKEN_KEY } from "../workload/init/init.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../workload/statefulsets/build.js";
@@ -10,14 +10,14 @@ import type { StepDeps } from "./context.js";
 
 // How the steps reach OpenBao itself: one pod's API, trusting the cluster's CA.
 
-/** A client for voter pod `ordinal`, trusting the cluster's CA (read from the mounted server Secret). */
+/** A client for voter pod `ordinal` of the serving revision, trusting the cluster's CA (read from the mounted server Secret). */
 export async function baoForOrdinal(
   deps: Pick<StepDeps, "config" | "baoClient">,
   cluster: OpenBaoCluster,
   ctx: ServiceContext,
   ordinal: number,
 ): Promise<BaoClient> {
-  const host = podHost(refOf(cluster), ordinal, Component.Server, deps.config.clusterDomain);
+  const host = podHost(servingRef(cluster), ordinal, Component.Server, deps.config.clusterDomain);
   const tls = tlsEnabled(cluster);
   let caPem: string | undefined;
   if (tlsSecretsMounted(cluster)) {
@@ -45,10 +45,8 @@ export async function baoForPod(
   ctx: ServiceContext,
   pod: string,
 ): Promise<BaoClient> {
-  const prefix = `${clusterNames(refOf(cluster)).voterStatefulSet}-`;
-  const ordinal = pod.startsWith(prefix) ? Number(pod.slice(prefix.length)) : Number.NaN;
-  if (!Number.isInteger(ordinal) || ordinal < 0)
-    throw new Error(`Raft node ${pod} is not a voter pod of this cluster`);
+  const ordinal = voterOrdinal(servingRef(cluster), pod);
+  if (ordinal === undefined) throw new Error(`Raft node ${pod} is not a voter pod of this cluster`);
   return baoForOrdinal(deps, cluster, ctx, ordinal);
 }
 

@@ -1,6 +1,12 @@
-import { refOf } from "../cluster-ref.js";
-import { Component, clusterNames } from "../identity.js";
+import { refOf, servingRef } from "../cluster-ref.js";
+import { Component, clusterNames, revisionNames, voterConfigMapName } from "../identity.js";
 import { selfInitEnabled } from "../workload/init/init.js";
+import {
+  buildGreenStatefulSet,
+  buildServingStatefulSet,
+  greenPeerHosts,
+  greenRevision,
+} from "../workload/statefulsets/bluegreen.js";
 import {
   buildConfigMap,
   buildPodDisruptionBudget,
@@ -19,6 +25,7 @@ import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
 import { readReplicasStep } from "./read-replicas.js";
+import { retireVoterSets } from "./retire.js";
 import { voterStep } from "./voters.js";
 
 /**
@@ -31,14 +38,14 @@ export const infrastructureStep: Step = {
   async run(pass: Pass): Promise<StepOutcome> {
     const intent = await voterStep(pass);
     if ("step" in intent) return intent;
-    const configHash = await configStep(pass);
+    const configHashes = await configStep(pass);
     const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
     recordServiceChanges(pass, net.changes);
     if (!net.ready) return waitingAt("infrastructure", net.reason, net.message);
     const ident = await pass.deps.services.identity(pass.ctx, pass.cluster);
     recordServiceChanges(pass, ident.changes);
     if (!ident.ready) return waitingAt("infrastructure", ident.reason, ident.message);
-    await workloadsStep(pass, intent, configHash);
+    await workloadsStep(pass, intent, configHashes);
     const replicas = await readReplicasStep(pass);
     if (replicas) return replicas;
     if (intent.waiting) return waitingAt("infrastructure", "ScaleDownWaiting", intent.waiting);
@@ -53,23 +60,29 @@ export const infrastructureStep: Step = {
 };
 
 /** The voters' config.hcl and the self-init request file; returns the hash that rolls the pods. */
-async function configStep({ cluster, ctx, deps, writes, result }: Pass): Promise<string> {
+async function configStep(pass: Pass): Promise<ConfigHashes> {
+  const { cluster, ctx, deps, writes, result } = pass;
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));
-  const configText = deps.services.renderConfig(cluster, {
+  const serving = servingRef(cluster);
+  const common = {
     clusterDomain: deps.config.clusterDomain,
-    component: "server",
+    component: "server" as const,
     // The final voter count from the start: growing from one pod after init then changes no
     // config and rolls no pod.
     peers: Math.max(cluster.spec.replicas ?? 3, 1),
     tlsDir: PATHS.tlsDir,
     sealKeyPath: `${PATHS.unsealDir}/${UNSEAL_KEY_FILE}`,
+  };
+  const configText = deps.services.renderConfig(cluster, {
+    ...common,
+    ...(serving.revision ? { revision: serving.revision } : {}),
   });
   await applyOwned(
     ctx,
     writes,
-    buildConfigMap(cluster, configText),
-    cached(deps.configMaps, ns, names.configMap),
+    named(buildConfigMap(cluster, configText), voterConfigMapName(serving)),
+    cached(deps.configMaps, ns, voterConfigMapName(serving)),
   );
   const selfInitText = selfInitEnabled(cluster) ? deps.services.renderSelfInit(cluster) : "";
   await applyOwned(
@@ -78,11 +91,40 @@ async function configStep({ cluster, ctx, deps, writes, result }: Pass): Promise
     buildSelfInitConfigMap(cluster, selfInitText || "# no self-init requests\n", result.initialized),
     cached(deps.configMaps, ns, names.selfInitConfigMap),
   );
-  return rolloutHash(configText);
+  const out: ConfigHashes = { serving: rolloutHash(configText) };
+  // Blue-green's green revision: its own config, joining as non-voters through blue's pods.
+  const green = greenRevision(cluster);
+  if (green) {
+    const greenText = deps.services.renderConfig(cluster, {
+      ...common,
+      revision: green.revision,
+      nonVoter: true,
+      peerHosts: greenPeerHosts(cluster, green, deps.config.clusterDomain),
+    });
+    const greenMap = revisionNames(refOf(cluster), green.revision).configMap;
+    await applyOwned(
+      ctx,
+      writes,
+      named(buildConfigMap(cluster, greenText), greenMap),
+      cached(deps.configMaps, ns, greenMap),
+    );
+    out.green = rolloutHash(greenText);
+  }
+  return out;
 }
 
-/** The seal key, the reload wrapper's objects, the voter StatefulSet and its PDB. */
-async function workloadsStep(pass: Pass, intent: VoterIntent, configHash: string): Promise<void> {
+interface ConfigHashes {
+  serving: string;
+  green?: string;
+}
+
+/** `obj` under another name (a revision's config map). */
+function named(obj: Record<string, unknown>, name: string): Record<string, unknown> {
+  return { ...obj, metadata: { ...(obj["metadata"] as Record<string, unknown>), name } };
+}
+
+/** The seal key, the reload wrapper's objects, the voter StatefulSet(s) and their PDB. */
+async function workloadsStep(pass: Pass, intent: VoterIntent, hashes: ConfigHashes): Promise<void> {
   const { cluster, ctx, deps, writes } = pass;
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));
@@ -100,9 +142,7 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, configHash: string
       extra["kind"] === "ConfigMap" ? cached(deps.configMaps, ns, meta.name) : undefined,
     );
   }
-  await applyOwned(
-    ctx,
-    writes,
+  const voter = (configHash: string) =>
     buildStatefulSet(cluster, {
       component: Component.Server,
       replicas: intent.replicas,
@@ -118,9 +158,20 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, configHash: string
         currentVersion: cluster.status?.currentVersion,
         upgrade: cluster.status?.upgrade,
       }),
-    }),
+    });
+  await applyOwned(
+    ctx,
+    writes,
+    buildServingStatefulSet(cluster, voter(hashes.serving), intent.replicas),
     pass.liveVoters,
   );
+  const green = greenRevision(cluster);
+  if (green && hashes.green) {
+    const set = buildGreenStatefulSet(cluster, voter(hashes.green), green);
+    const name = revisionNames(refOf(cluster), green.revision).statefulSet;
+    await applyOwned(ctx, writes, set, cached(deps.statefulSets, ns, name));
+  }
+  await retireVoterSets(pass);
   await applyOwned(
     ctx,
     writes,

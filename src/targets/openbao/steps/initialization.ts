@@ -1,4 +1,4 @@
-import { refOf } from "../cluster-ref.js";
+import { servingRef } from "../cluster-ref.js";
 import { podName } from "../identity.js";
 import { reconcileInit, selfInitEnabled } from "../workload/init/init.js";
 import { baoForOrdinal } from "./bao.js";
@@ -18,7 +18,7 @@ export const initializationStep: Step = {
     // pod 0 through the API (self-init needs no call from the operator).
     if (!init.done && writes.dryRun && !init.failed && !selfInitEnabled(cluster))
       if (!writes.changes.some((c) => c.action === "initialize"))
-        writes.record("initialize", podName(refOf(cluster), 0));
+        writes.record("initialize", podName(servingRef(cluster), 0));
     if (!init.done)
       return {
         step: "initialization",

@@ -1,6 +1,6 @@
 import { errorMessage } from "../../../runtime/errors.js";
-import { refOf } from "../cluster-ref.js";
-import { clusterNames, podName } from "../identity.js";
+import { servingRef } from "../cluster-ref.js";
+import { podName, voterSetName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
 import type { Blocked } from "../status.js";
 import { cached } from "../workload/statefulsets/reconcile.js";
@@ -16,12 +16,13 @@ import { type Pass, waitingAt } from "./context.js";
 export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
   const { cluster, ctx, deps, writes, result } = pass;
   const ns = cluster.metadata.namespace!;
-  const names = clusterNames(refOf(cluster));
-  const liveSts = cached(deps.statefulSets, ns, names.voterStatefulSet);
+  // The serving revision's set: after a blue-green upgrade the voters are `<name>-<revision>-N`.
+  const ref = servingRef(cluster);
+  const liveSts = cached(deps.statefulSets, ns, voterSetName(ref));
   pass.liveVoters = liveSts;
   const liveReplicas = liveSts ? ((liveSts["spec"] as { replicas?: number }).replicas ?? 1) : undefined;
   const specReplicas = cluster.spec.replicas ?? 3;
-  const podNameOf = (i: number) => podName(refOf(cluster), i);
+  const podNameOf = (i: number) => podName(ref, i);
   let intent = voterIntent({
     initialized: result.initialized,
     specReplicas,

@@ -56,6 +56,12 @@ export function tlsSettings(c: TlsCluster): TlsSettings {
   };
 }
 
+/**
+ * The cluster's own voter pods by name. Deliberately not the serving revision's: every revision's
+ * pods (blue-green's `<name>-<revision>-N`) are covered by the `*.<headless>` wildcards of
+ * serviceHosts, and a name list that followed status.blueGreen would re-issue the certificate, whose
+ * hash is in the pod template, and so roll every pod in the middle of an upgrade.
+ */
 function podNames(c: TlsCluster): { names: string[]; hosts: string[] } {
   const ref = clusterRef(c);
   const names: string[] = [];

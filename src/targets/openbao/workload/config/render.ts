@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { servingRevision } from "../../cluster-ref.js";
 import { API_PORT, CLUSTER_PORT, Component, podHost } from "../../identity.js";
 import { renderAuditDevices } from "./audit.js";
 import { ConfigError } from "./errors.js";
@@ -44,7 +45,9 @@ export function clusterRef(cluster: OpenBaoCluster): { name: string; namespace: 
 /** DNS names of the voters Raft joins through. */
 export function peerHosts(cluster: OpenBaoCluster, opts: RenderOptions): string[] {
   if (opts.peers) return opts.peers;
-  const ref = clusterRef(cluster);
+  // The serving revision's pods (`<name>-<revision>-N` after a blue-green upgrade).
+  const revision = servingRevision(cluster);
+  const ref = revision ? { ...clusterRef(cluster), revision } : clusterRef(cluster);
   const replicas = specView(cluster).replicas ?? 3;
   return Array.from({ length: replicas }, (_, i) =>
     podHost(ref, i, Component.Server, opts.clusterDomain ?? "cluster.local"),

@@ -1,5 +1,6 @@
-import type { OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import { voterRefs } from "../../cluster-ref.js";
 import { type ClusterRef, Component, clusterLabels, clusterNames, podName } from "../../identity.js";
 
 /**
@@ -13,6 +14,8 @@ export interface IdentityCluster {
     /** Upstream's spec.serviceAccount; read when the schema carries it. */
     serviceAccount?: { name?: string; annotations?: Record<string, string> };
   };
+  /** status.blueGreen names the serving and the green revision's voter sets. */
+  status?: Pick<NonNullable<OpenBaoCluster["status"]>, "blueGreen">;
 }
 
 export function identityRef(c: IdentityCluster): ClusterRef {
@@ -25,11 +28,15 @@ export function serviceAccountName(c: IdentityCluster): string {
   return c.spec.serviceAccount?.name || clusterNames(identityRef(c)).serviceAccount;
 }
 
-/** Every pod the cluster runs at its full size: voters, then read replicas. */
+/**
+ * Every pod the cluster runs at its full size: voters of each live revision (the serving one and a
+ * blue-green green), then read replicas.
+ */
 export function clusterPodNames(c: IdentityCluster): string[] {
   const ref = identityRef(c);
   const out: string[] = [];
-  for (let i = 0; i < (c.spec.replicas ?? 3); i++) out.push(podName(ref, i));
+  const voterSets = voterRefs({ metadata: c.metadata, status: c.status });
+  for (const set of voterSets) for (let i = 0; i < (c.spec.replicas ?? 3); i++) out.push(podName(set, i));
   for (let i = 0; i < (c.spec.readReplicas?.replicas ?? 0); i++)
     out.push(podName(ref, i, Component.ReadReplica));
   return out;

@@ -3,7 +3,7 @@ import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import type { BaoClient } from "../../baoclient/client.js";
-import { refOf } from "../../cluster-ref.js";
+import { refOf, servingRef } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames, podName } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import type { Writes } from "../statefulsets/reconcile.js";
@@ -39,7 +39,7 @@ export function initRequest(c: OpenBaoCluster): Record<string, unknown> {
  */
 export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promise<InitOutcome> {
   const ns = cluster.metadata.namespace!;
-  const pod0 = podName(refOf(cluster), 0);
+  const pod0 = podName(servingRef(cluster), 0);
   const pod = await d.ctx.client.getOrUndefined<KubeObject>(POD, pod0, ns);
   const phase = (pod?.["status"] as { phase?: string } | undefined)?.phase;
   if (!pod || phase !== "Running") return waiting("PodNotReady", `waiting for pod ${pod0} to run`);

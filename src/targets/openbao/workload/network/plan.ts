@@ -1,4 +1,4 @@
-import type { OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import {
   API_PORT,
@@ -12,6 +12,7 @@ import {
   LABEL_OPENBAO_ACTIVE,
   podSelector,
 } from "../../identity.js";
+import { clientSelector } from "../statefulsets/bluegreen.js";
 
 /**
  * The networking objects of one cluster, built from the spec alone. Pure: which Gateway API
@@ -20,7 +21,12 @@ import {
 
 export interface NetworkCluster {
   metadata: { name?: string; namespace?: string };
-  spec: Pick<OpenBaoClusterSpec, "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls">;
+  spec: Pick<
+    OpenBaoClusterSpec,
+    "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls" | "replicas"
+  >;
+  /** status.blueGreen moves the client Service to green once green can take over. */
+  status?: Pick<NonNullable<OpenBaoCluster["status"]>, "blueGreen">;
 }
 
 export interface NetworkInputs {
@@ -97,15 +103,19 @@ function serviceSpec(
   };
 }
 
-/** The Service clients use: every ready voter (standbys forward to the active node). */
+/**
+ * The Service clients use: every ready voter (standbys forward to the active node), or during a
+ * blue-green upgrade green alone once it can take over (clientSelector).
+ */
 export function clientService(c: NetworkCluster): KubeObject {
   const ref = networkRef(c);
+  const selector = clientSelector({ metadata: c.metadata, status: c.status, spec: c.spec });
   const s = c.spec.service ?? {};
   return {
     apiVersion: "v1",
     kind: "Service",
     metadata: meta(ref, clusterNames(ref).clientService, { labels: s.labels, annotations: s.annotations }),
-    spec: serviceSpec(s.type, podSelector(ref), c, s.loadBalancerSourceRanges),
+    spec: serviceSpec(s.type, selector, c, s.loadBalancerSourceRanges),
   };
 }
 

@@ -9,13 +9,13 @@ import { POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import type { BaoEndpoint } from "../../../baoclient/client.js";
-import { refOf } from "../../../cluster-ref.js";
+import { refOf, servingRef, servingRevision } from "../../../cluster-ref.js";
 import {
-  clusterNames,
   LABEL_REVISION,
   podSelector,
   revisionNames,
   revisionSelector,
+  voterSetName,
 } from "../../../identity.js";
 import { type BaoAccess, voterClient } from "../core/observe.js";
 import {
@@ -71,7 +71,8 @@ export function stuckReason(pods: KubeObject[]): string | undefined {
 /** Raft server ids (pod names) of each side. */
 export function sideIds(cluster: OpenBaoCluster, bg: BlueGreenStatus): { blue: string[]; green: string[] } {
   const ref = refOf(cluster);
-  const blueSet = clusterNames(ref).voterStatefulSet;
+  // Blue is the serving revision: the cluster's own set, or the one a previous upgrade promoted.
+  const blueSet = voterSetName(servingRef(cluster));
   const n = (count: number | undefined, set: string) =>
     Array.from({ length: count ?? 0 }, (_, i) => `${set}-${i}`);
   return {
@@ -92,8 +93,10 @@ export function raftView(state: AutopilotState, ids: { blue: string[]; green: st
     greenDemoted: noneVote(state, green),
     leaderOnGreen: leaderIn(state, green),
     leaderOnBlue: leaderIn(state, blue),
+    // Marked for demotion (listed in non_voters) is not demoted yet: until Autopilot's next pass the
+    // server is still in `voters` and still votes, and a step-down then elects it (seen on the node).
     leaderSideFollowersVote: (blue.includes(state.leader) ? blue : green).some(
-      (id) => id !== state.leader && state.voters.includes(id) && !state.nonVoters.includes(id),
+      (id) => id !== state.leader && state.voters.includes(id),
     ),
     bluePresent: presentIds(state, blue).length,
     greenPresent: presentIds(state, green).length,
@@ -124,7 +127,12 @@ export async function observeBlueGreen(
   const list = async (labelSelector: string) =>
     (await client.list<KubeObject>(POD, { namespace: ref.namespace, labelSelector })).items;
   const greenPods = bg.greenRevision ? await list(selectorText(revisionSelector(ref, bg.greenRevision))) : [];
-  const bluePods = await list(selectorText(podSelector(ref), `!${LABEL_REVISION}`));
+  const blueRevision = servingRevision(cluster);
+  const bluePods = await list(
+    blueRevision
+      ? selectorText(revisionSelector(ref, blueRevision))
+      : selectorText(podSelector(ref), `!${LABEL_REVISION}`),
+  );
   const out: BlueGreenObservation = {
     greenReady: greenPods.filter(ready).length,
     greenFailure: stuckReason(greenPods),

@@ -127,7 +127,13 @@ function planIdle(
   requests: UpgradeRequestsStatus,
 ): Plan {
   const bg = status.blueGreen ?? {};
-  const pending = spec.version !== status.currentVersion || spec.image !== status.currentImage;
+  // Once a blue-green attempt ended, blueImage says exactly what the serving set runs; the version
+  // the workload controller observed lags behind a completed upgrade until it reads the new pods,
+  // and must not start the same upgrade a second time meanwhile.
+  const pending =
+    bg.blueImage !== undefined
+      ? spec.image !== bg.blueImage
+      : spec.version !== status.currentVersion || spec.image !== status.currentImage;
   if (!pending) return { actions: [] };
 
   // A rolled-back attempt at this version does not start again by itself: the user asks with a retry

@@ -9,8 +9,17 @@ import { POD, STATEFULSET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { BaoClient, type BaoEndpoint } from "../../../baoclient/client.js";
-import { refOf } from "../../../cluster-ref.js";
-import { API_PORT, Component, clusterNames, podHost, podSelector } from "../../../identity.js";
+import { refOf, servingRef } from "../../../cluster-ref.js";
+import {
+  API_PORT,
+  Component,
+  clusterNames,
+  podHost,
+  podName,
+  podSelector,
+  voterOrdinal,
+  voterSetName,
+} from "../../../identity.js";
 import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
 import { secretValue } from "../../../workload/statefulsets/reconcile.js";
@@ -59,7 +68,7 @@ export async function voterClient(
   cluster: OpenBaoCluster,
   ordinal: number,
 ): Promise<BaoClient> {
-  const ref = refOf(cluster);
+  const ref = servingRef(cluster);
   const host = podHost(ref, ordinal, Component.Server, access.clusterDomain);
   let caPem: string | undefined;
   if (tlsSecretsMounted(cluster)) {
@@ -107,8 +116,8 @@ export async function observeCluster(
   signal?: AbortSignal,
 ): Promise<ClusterObservation> {
   const ref = refOf(cluster);
-  const names = clusterNames(ref);
-  const sts = await client.getOrUndefined<KubeObject>(STATEFULSET, names.voterStatefulSet, ref.namespace);
+  const serving = servingRef(cluster);
+  const sts = await client.getOrUndefined<KubeObject>(STATEFULSET, voterSetName(serving), ref.namespace);
   const spec = (sts?.["spec"] ?? {}) as {
     replicas?: number;
     updateStrategy?: { rollingUpdate?: { partition?: number } };
@@ -123,7 +132,7 @@ export async function observeCluster(
   const byName = new Map(pods.map((p) => [p.metadata.name, p]));
   const voters: VoterObservation[] = await Promise.all(
     Array.from({ length: replicas }, async (_, ordinal) => {
-      const name = `${names.voterStatefulSet}-${ordinal}`;
+      const name = podName(serving, ordinal);
       const p = byName.get(name);
       const v: VoterObservation = {
         ordinal,
@@ -158,11 +167,8 @@ export async function observeCluster(
       const bao = await voterClient(client, access, cluster, v.ordinal);
       const servers = await bao.raftServers(token, signal);
       const leader = servers.find((s) => s.leader)?.node_id;
-      const prefix = `${names.voterStatefulSet}-`;
-      if (leader?.startsWith(prefix)) {
-        const n = Number(leader.slice(prefix.length));
-        if (Number.isInteger(n)) obs.leaderOrdinal = n;
-      }
+      const n = leader === undefined ? undefined : voterOrdinal(serving, leader);
+      if (n !== undefined) obs.leaderOrdinal = n;
       obs.raftHealthy = (await bao.autopilotState(token, signal)).healthy;
       break;
     } catch {
