@@ -65,3 +65,10 @@ export const STATEFULSET: ResourceType = {
   plural: "statefulsets",
   namespaced: true,
 };
+export const PERSISTENT_VOLUME_CLAIM: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "PersistentVolumeClaim",
+  plural: "persistentvolumeclaims",
+  namespaced: true,
+};

@@ -1,5 +1,5 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
-import { SECRET } from "../../runtime/builtin-types.js";
+import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../runtime/builtin-types.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
@@ -50,13 +50,6 @@ export const PDB: ResourceType = {
   version: "v1",
   kind: "PodDisruptionBudget",
   plural: "poddisruptionbudgets",
-  namespaced: true,
-};
-export const PVC: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "PersistentVolumeClaim",
-  plural: "persistentvolumeclaims",
   namespaced: true,
 };
 
@@ -257,12 +250,12 @@ export class OpenBaoClusterReconciler {
     const ns = cluster.metadata.namespace!;
     const names = clusterNames(refOf(cluster));
     if (policy === "DeletePVCs" || policy === "DeleteAll") {
-      const claims = await this.d.client.list(PVC, {
+      const claims = await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
         namespace: ns,
         labelSelector: `openbao.org/cluster=${cluster.metadata.name}`,
       });
       for (const c of claims.items)
-        await this.d.client.delete(PVC, c.metadata.name!, ns).catch((e: unknown) => {
+        await this.d.client.delete(PERSISTENT_VOLUME_CLAIM, c.metadata.name!, ns).catch((e: unknown) => {
           if (!isNotFound(e)) throw e;
         });
     }

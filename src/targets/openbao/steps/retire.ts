@@ -1,24 +1,10 @@
+import { PERSISTENT_VOLUME_CLAIM, STATEFULSET } from "../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../runtime/errors.js";
-import type { KubeObject, ResourceType } from "../../../runtime/types.js";
+import type { KubeObject } from "../../../runtime/types.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, MANAGED_BY } from "../identity.js";
 import { claimsOfSet, retiredVoterSets } from "../workload/statefulsets/bluegreen.js";
 import type { Pass } from "./context.js";
-
-const STATEFULSET: ResourceType = {
-  group: "apps",
-  version: "v1",
-  kind: "StatefulSet",
-  plural: "statefulsets",
-  namespaced: true,
-};
-const PVC: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "PersistentVolumeClaim",
-  plural: "persistentvolumeclaims",
-  namespaced: true,
-};
 
 /**
  * Deletes the voter StatefulSets a blue-green upgrade left behind, with their data claims: blue once
@@ -42,7 +28,10 @@ export async function retireVoterSets(pass: Pass): Promise<void> {
   );
   if (retired.length === 0) return;
   const claims = (
-    await ctx.client.list(PVC, { namespace: ns, labelSelector: `${LABEL_CLUSTER}=${ref.name}` })
+    await ctx.client.list(PERSISTENT_VOLUME_CLAIM, {
+      namespace: ns,
+      labelSelector: `${LABEL_CLUSTER}=${ref.name}`,
+    })
   ).items.map((c) => c.metadata.name!);
   for (const name of retired) {
     const set = owned.find((s) => s.metadata.name === name)!;
@@ -59,7 +48,7 @@ export async function retireVoterSets(pass: Pass): Promise<void> {
     // Claims outlive their StatefulSet (whenDeleted: Retain); a retired revision's data is a copy
     // of the serving one's Raft log, so it goes. Kubernetes keeps each until its pod is gone.
     for (const c of setClaims) {
-      await ctx.client.delete(PVC, c, ns).catch(ignoreNotFound);
+      await ctx.client.delete(PERSISTENT_VOLUME_CLAIM, c, ns).catch(ignoreNotFound);
       writes.record("delete", `PersistentVolumeClaim/${c}`);
     }
     ctx.log.info({ statefulSet: name, claims: setClaims.length }, "deleted a retired blue-green revision");

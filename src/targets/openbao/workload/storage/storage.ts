@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { POD } from "../../../../runtime/builtin-types.js";
+import { PERSISTENT_VOLUME_CLAIM, POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../identity.js";
@@ -13,13 +13,6 @@ const STORAGECLASS: ResourceType = {
   kind: "StorageClass",
   plural: "storageclasses",
   namespaced: false,
-};
-const PVC: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "PersistentVolumeClaim",
-  plural: "persistentvolumeclaims",
-  namespaced: true,
 };
 
 /** The volumeClaimTemplate's name: a voter pod P mounts the claim `data-P`. */
@@ -85,9 +78,9 @@ export async function checkStorage(
     const className = live.storageClassName ?? (await defaultClass(ctx));
     const sc = className ? await ctx.client.getOrUndefined(STORAGECLASS, className) : undefined;
     const selector = `${LABEL_CLUSTER}=${cluster.metadata.name},${LABEL_COMPONENT}=${Component.Server}`;
-    const claims = (await ctx.client.list(PVC, { namespace: ns, labelSelector: selector })).items.map(
-      claimView,
-    );
+    const claims = (
+      await ctx.client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns, labelSelector: selector })
+    ).items.map(claimView);
     const inspected = {
       ...base,
       className,
@@ -127,7 +120,7 @@ export async function checkStorage(
       for (const name of plan.claims) {
         writes.record("grow-volume", `PersistentVolumeClaim/${name}`);
         if (writes.dryRun) continue;
-        await ctx.client.mergePatch(PVC, name, ns, {
+        await ctx.client.mergePatch(PERSISTENT_VOLUME_CLAIM, name, ns, {
           spec: { resources: { requests: { storage: plan.size } } },
         });
       }
