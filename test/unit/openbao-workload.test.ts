@@ -259,4 +259,21 @@ describe("openbao rollout hash", () => {
     assert.notEqual(rolloutHash(three), rolloutHash(louder));
     assert.ok(!/retry_join/.test(three.replace(/^[ \t]*retry_join[ \t]*\{[\s\S]*?^[ \t]*\}[ \t]*\n?/gm, "")));
   });
+
+  it("does not restart a promoted blue-green revision whose config stops joining as a non-voter", async () => {
+    const { renderConfig } = await import("../../src/targets/openbao/workload/config/index.js");
+    const { rolloutHash } = await import("../../src/targets/openbao/workload/statefulsets/hash.js");
+    const c = cluster({ replicas: 3 });
+    const joining = renderConfig(c, {
+      revision: "abc123",
+      nonVoter: true,
+      peers: ["blue-0.x", "blue-1.x"],
+    });
+    const serving = renderConfig(c, { revision: "abc123" });
+    assert.match(joining, /retry_join_as_non_voter\s*=\s*true/);
+    assert.doesNotMatch(serving, /retry_join_as_non_voter/);
+    assert.equal(rolloutHash(joining), rolloutHash(serving));
+    const otherRevision = renderConfig(c, { revision: "def456" });
+    assert.notEqual(otherRevision, serving, "the revision is in the config");
+  });
 });
