@@ -439,6 +439,16 @@ describe("blue-green plan: break-glass", () => {
     assert.equal(p.breakGlass?.active, true);
   });
 
+  it("blue without a ready majority while no member answers for Raft enters break-glass; one pod down waits", () => {
+    const st = inPhase("RollingBack", { rollbackReason: "x" });
+    const noLeader = planBlueGreen(spec(), st, obs({ blueReady: 1, raft: undefined }), ids);
+    assert.equal(noLeader.breakGlass?.active, true);
+    assert.equal(noLeader.condition?.reason, "BreakGlassRequired");
+    const oneDown = planBlueGreen(spec(), st, obs({ blueReady: 2, raft: undefined }), ids);
+    assert.equal(oneDown.breakGlass, undefined);
+    assert.equal(phaseOf(oneDown), "RollingBack");
+  });
+
   it("halts every phase until spec.breakGlassAck equals the nonce, then resumes with a fresh count", () => {
     const glass = { active: true, nonce: "nonce-1", reason: "RollbackConsensusRepairFailed" as const };
     const st: PlanStatus = { ...exhaustedRollback(), breakGlass: glass };

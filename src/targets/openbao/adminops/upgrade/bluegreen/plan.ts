@@ -372,10 +372,10 @@ function startRollback(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed
 }
 
 function planRollingBack(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings, ids: PlanIds): Plan {
-  if (
-    exhausted(bg, s) ||
-    (obs.raft !== undefined && !obs.raft.blueQuorum && obs.blueReady * 2 <= (bg.blueReplicas ?? 0))
-  )
+  // Blue without a ready majority cannot take its votes back: no quorum within blue, or none at all
+  // (no member answers for Raft, so no leader). Waiting would not bring it back; a person must.
+  const blueMajorityDown = obs.blueReady * 2 <= (bg.blueReplicas ?? 0);
+  if (exhausted(bg, s) || (blueMajorityDown && (obs.raft === undefined || !obs.raft.blueQuorum)))
     return enterBreakGlass(bg, obs, ids);
   if (!obs.raft) return wait(bg, "rolling back: waiting to read Raft");
   const r = obs.raft;
