@@ -14,23 +14,26 @@ import {
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
 
-// The node proof of the BlueGreen strategy (issue 12): 3 voters 2.6.2 → 2.7.2 on the local node under
-// the KV load client (test/support/kv-load.ts) through the client Service: green comes up as a second
-// StatefulSet, joins Raft as non-voters, is promoted, takes leadership; blue is demoted, removed and
-// deleted with its claims; the serving set is then `<name>-<revision>`. The operator is SIGKILLed
-// while green syncs and the next process resumes from status. No acknowledged write lost.
+// The node proof of the BlueGreen strategy (issue 12), on one 3-voter cluster that starts at 2.6.2:
 //
-// Then a second upgrade from that revision to 2.8.0, an image the node does not have: green cannot
-// run, the attempt rolls back and green is deleted with its claims; the serving revision is untouched.
-//
-// Still skipped: break-glass on the node; it is covered by the phase planner's unit tests
-// (test/unit/openbao-bluegreen-plan.test.ts) and the loopback plan+executor test
-// (test/integration/openbao-bluegreen-raft.test.ts).
+// 1. Break-glass: an upgrade to 2.7.2 whose operator is killed once green votes (Promoting). While it
+//    is down, two blue pods are deleted and a ResourceQuota keeps them from coming back, and a rollback
+//    is requested. The next operator enters RollingBack, finds blue without a ready majority and Raft
+//    without a leader, and enters break-glass (nonce, reason, steps). It stays halted after blue is
+//    back, until spec.breakGlassAck echoes the nonce; then the rollback finishes and green is deleted.
+// 2. A retry request starts the upgrade again, under the KV load client (test/support/kv-load.ts)
+//    through the client Service, and the operator is SIGKILLed in every phase it is seen in; each new
+//    process resumes from status alone. Green comes up as a second StatefulSet, joins Raft as
+//    non-voters, is promoted, takes leadership; blue is demoted, removed and deleted with its claims;
+//    the serving set is then `<name>-<revision>`. No acknowledged write lost.
+// 3. A second upgrade from that revision to 2.8.0, an image the node does not have: green cannot run,
+//    the attempt rolls back and green is deleted with its claims; the serving revision is untouched.
 
 const NAME = "gbao";
 const FROM = "2.6.2";
 const TO = "2.7.2";
 const SELECTOR = `openbao.org/cluster=${NAME},openbao.org/component=server`;
+const FORWARD = ["DeployingGreen", "JoiningMesh", "Syncing", "Promoting", "DemotingBlue", "Cleanup"];
 const KV_LOAD = fileURLToPath(new URL("../support/kv-load-process.js", import.meta.url));
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -56,6 +59,40 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     JSON.parse(await ctx.kubectl(["get", "pods", "-l", SELECTOR, "-o", "json"])).items;
   const bao = (command: string, pod = `${NAME}-0`) =>
     ctx.kubectl(["exec", pod, "--", "sh", "-c", `export BAO_TOKEN=${token}; ${command}`]);
+  const killOperator = async () => {
+    if (!op) return;
+    await op.kill();
+    outputs.push(op.output());
+    op = undefined;
+  };
+  const patchSpec = (spec: Json) =>
+    ctx.kubectl(["patch", `openbaocluster/${NAME}`, "--type=merge", "-p", JSON.stringify({ spec })]);
+  /** Waits until the Raft configuration, read on `pod`, is exactly `ids`, all voting. */
+  const waitPeers = (pod: string, ids: string[]) =>
+    poll(
+      async () => {
+        const out = await bao("bao operator raft list-peers -format=json", pod).catch(() => "");
+        const servers: Json[] = out ? JSON.parse(out).data.config.servers : [];
+        const names = servers.map((s) => s.node_id as string).sort();
+        return JSON.stringify(names) === JSON.stringify([...ids].sort()) && servers.every((s) => s.voter)
+          ? true
+          : undefined;
+      },
+      600_000,
+      `Raft voters ${ids.join(", ")}`,
+      2000,
+    );
+  const phaseWatch = (onPhase: (phase: string) => void) =>
+    watches.push(
+      watchLines(
+        ctx,
+        ["get", `openbaocluster/${NAME}`, "-o", 'jsonpath={.status.blueGreen.phase}{"\\n"}'],
+        (text) => {
+          const p = text.trim();
+          if (p) onPhase(p);
+        },
+      ),
+    );
   const waitCondition = (type: string, reason: string, timeoutMs: number) =>
     poll(
       async () => {
@@ -71,6 +108,35 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     async () => {
       ctx = await nodeNamespace("obbg");
       await installOpenBaoCrd(ctx);
+      await start();
+      await ctx.apply({
+        apiVersion: "openbao.org/v1alpha1",
+        kind: "OpenBaoCluster",
+        metadata: { name: NAME },
+        spec: {
+          version: FROM,
+          replicas: 3,
+          storage: { size: "128Mi" },
+          configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+          upgrade: { strategy: "BlueGreen", blueGreen: { verification: { minSyncDuration: "10s" } } },
+        },
+      });
+      await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.initialized}=true", 900);
+      await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=3", 900);
+      await ctx.waitFor(`openbaocluster/${NAME}`, `jsonpath={.status.currentVersion}=${FROM}`, 300);
+      const secret = await ctx.getJson(`secret/${NAME}-root-token`);
+      token = Buffer.from(secret.data.token, "base64").toString("utf8");
+      await waitPeers(
+        `${NAME}-0`,
+        [0, 1, 2].map((i) => `${NAME}-${i}`),
+      );
+      await bao("bao secrets enable -path=load kv-v2");
+      await poll(
+        async () => ((await bao("bao kv put -mount=load probe v=1").catch(() => "")) ? true : undefined),
+        120_000,
+        "the KV v2 mount to accept writes",
+        1000,
+      );
     },
     { timeout: 45 * 60_000 },
   );
@@ -85,46 +151,129 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     await deleteNamespace(ctx);
   });
 
-  it(`3 voters ${FROM} → ${TO} under KV load: green takes over, blue removed, no acknowledged write lost`, {
-    timeout: 55 * 60_000,
+  it(`break-glass: a rollback after green voted, with blue's majority kept down, halts until spec.breakGlassAck`, {
+    timeout: 20 * 60_000,
   }, async () => {
-    await start();
-    await ctx.apply({
-      apiVersion: "openbao.org/v1alpha1",
-      kind: "OpenBaoCluster",
-      metadata: { name: NAME },
-      spec: {
-        version: FROM,
-        replicas: 3,
-        storage: { size: "128Mi" },
-        configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
-        // Syncing holds 20 s: the window the operator is killed in.
-        upgrade: { strategy: "BlueGreen", blueGreen: { verification: { minSyncDuration: "20s" } } },
-      },
+    // Killed as soon as green votes, so the rollback below starts from a voting phase.
+    let killedIn = "";
+    let killed: () => void = () => {};
+    const down = new Promise<void>((r) => {
+      killed = r;
     });
-    await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.initialized}=true", 900);
-    await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=3", 900);
-    await ctx.waitFor(`openbaocluster/${NAME}`, `jsonpath={.status.currentVersion}=${FROM}`, 300);
-    const secret = await ctx.getJson(`secret/${NAME}-root-token`);
-    token = Buffer.from(secret.data.token, "base64").toString("utf8");
-    await poll(
-      async () => {
-        const out = await bao("bao operator raft list-peers -format=json").catch(() => "");
-        const servers = out ? JSON.parse(out).data.config.servers : [];
-        return servers.length === 3 && servers.every((s: Json) => s.voter) ? true : undefined;
-      },
-      600_000,
-      "3 Raft voters",
-      2000,
-    );
-    await bao("bao secrets enable -path=load kv-v2");
-    await poll(
-      async () => ((await bao("bao kv put -mount=load probe v=1").catch(() => "")) ? true : undefined),
-      120_000,
-      "the KV v2 mount to accept writes",
-      1000,
+    let once = false;
+    phaseWatch((p) => {
+      if (once || !["Promoting", "DemotingBlue"].includes(p)) return;
+      once = true;
+      void killOperator().then(async () => {
+        killedIn = (await cluster()).status?.blueGreen?.phase ?? "none";
+        killed();
+      });
+    });
+    await patchSpec({ version: TO });
+    await down;
+    assert.ok(["Promoting", "DemotingBlue"].includes(killedIn), `killed in a voting phase (${killedIn})`);
+
+    // Blue loses its majority and cannot get it back: no new pod may be created in the namespace.
+    await ctx.apply({
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "no-new-pods" },
+      spec: { hard: { pods: "0" } },
+    });
+    await ctx.waitFor("resourcequota/no-new-pods", "jsonpath={.status.hard.pods}=0", 120);
+    await ctx.kubectl(["delete", "pod", `${NAME}-0`, `${NAME}-1`, "--grace-period=0", "--force", "--wait"]);
+    const blueLeft = async () =>
+      (await voterPods()).filter((p) => /^gbao-[0-9]+$/.test(p.metadata.name)).map((p) => p.metadata.name);
+    assert.deepEqual(await blueLeft(), [`${NAME}-2`], "the deleted blue pods were not recreated");
+    await patchSpec({ upgrade: { requests: { rollback: "break-glass-test" } } });
+    await start();
+
+    const entered = await waitCondition("Upgrading", "BreakGlassRequired", 600_000);
+    const glass = (await cluster()).status.breakGlass;
+    console.log(`[break-glass] ${entered.message}`);
+    assert.equal(glass.active, true);
+    assert.equal(glass.reason, "RollbackConsensusRepairFailed");
+    assert.match(glass.nonce, /^\S{8,}$/);
+    assert.ok(glass.steps.length >= 3, "recovery steps are listed");
+    assert.equal((await cluster()).status.blueGreen.phase, "RollingBack");
+    const events = await ctx.kubectl(["get", "events", "-o", "json"]);
+    assert.ok(
+      JSON.parse(events).items.some((e: Json) => e.reason === "BreakGlassRequired"),
+      "a BreakGlassRequired event",
     );
 
+    // Blue comes back; automation stays halted, pass after pass, until the nonce is acknowledged.
+    await ctx.kubectl(["delete", "resourcequota", "no-new-pods", "--wait"]);
+    await ctx.kubectl(["annotate", "statefulset", NAME, `test.openbao.org/quota-lifted=${Date.now()}`]);
+    await poll(
+      async () =>
+        (await voterPods()).filter((p) => /^gbao-[0-9]+$/.test(p.metadata.name)).length === 3
+          ? true
+          : undefined,
+      300_000,
+      "blue's pods recreated",
+      2000,
+    );
+    await ctx.waitFor(`pod/${NAME}-0`, "condition=Ready", 300);
+    await ctx.waitFor(`pod/${NAME}-1`, "condition=Ready", 300);
+    const passes = async () =>
+      metricSum(await op!.metrics(), "controller_runtime_reconcile_total", {
+        controller: "openbaocluster-adminops",
+      });
+    const from = await passes();
+    await poll(
+      async () => ((await passes()) >= from + 3 ? true : undefined),
+      120_000,
+      "three more AdminOps passes",
+      1000,
+    );
+    const halted = (await cluster()).status;
+    assert.equal(halted.breakGlass.active, true, "still halted");
+    assert.equal(halted.breakGlass.nonce, glass.nonce);
+    assert.equal(halted.blueGreen.phase, "RollingBack", "no phase moved while halted");
+
+    await patchSpec({ breakGlassAck: glass.nonce });
+    const done = await poll(
+      async () => {
+        const u = await condition("Upgrading").catch(() => undefined);
+        return u?.reason === "UpgradeRollback" && u.status === "False" ? u : undefined;
+      },
+      600_000,
+      "Upgrading False UpgradeRollback",
+      1000,
+    );
+    console.log(`[break-glass] after the acknowledgement: ${done.message}`);
+    const after = (await cluster()).status;
+    assert.equal(after.breakGlass.active, false);
+    assert.ok(after.breakGlass.acknowledgedAt, "the acknowledgement is recorded");
+    assert.equal(after.blueGreen.phase, "Idle");
+    assert.equal(after.operationLock?.holder, undefined, "the lock was released");
+    await poll(
+      async () => {
+        const sets = JSON.parse(
+          await ctx.kubectl(["get", "statefulsets", "-l", SELECTOR, "-o", "json"]),
+        ).items;
+        return sets.length === 1 && sets[0].metadata.name === NAME ? true : undefined;
+      },
+      300_000,
+      "green's StatefulSet deleted",
+      2000,
+    );
+    await waitPeers(
+      `${NAME}-0`,
+      [0, 1, 2].map((i) => `${NAME}-${i}`),
+    );
+    for (const p of await voterPods()) assert.equal(p.spec.containers[0].image, `openbao/openbao:${FROM}`);
+    assert.equal(
+      (await bao("bao kv get -mount=load -field=v probe")).trim(),
+      "1",
+      "the data written before is there",
+    );
+  });
+
+  it(`3 voters ${FROM} → ${TO} on retry, under KV load and an operator killed in every phase: green takes over, blue removed, no acknowledged write lost`, {
+    timeout: 30 * 60_000,
+  }, async () => {
     // The load client, inside the node's network, through the client Service.
     const server = await ctx.getJson(`secret/${NAME}-tls-server`);
     const caPem = Buffer.from(server.data["ca.crt"], "base64").toString("utf8");
@@ -153,56 +302,35 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       "the load client writing",
     );
 
-    // Every phase status.blueGreen passed through, as the API server reports them.
+    // Every phase status.blueGreen passed through, as the API server reports them; the operator is
+    // SIGKILLed as soon as each forward phase is seen, and the phase stored at that moment is recorded.
     const phases: string[] = [];
-    let syncing: () => void = () => {};
-    const inSync = new Promise<void>((r) => {
-      syncing = r;
+    const killedIn: string[] = [];
+    let killing = Promise.resolve();
+    phaseWatch((p) => {
+      if (phases.at(-1) === p) return;
+      phases.push(p);
+      if (!FORWARD.includes(p)) return;
+      killing = killing.then(async () => {
+        await killOperator();
+        killedIn.push((await cluster()).status?.blueGreen?.phase ?? "none");
+        await start();
+      });
     });
-    watches.push(
-      watchLines(
-        ctx,
-        ["get", `openbaocluster/${NAME}`, "-o", 'jsonpath={.status.blueGreen.phase}{"\\n"}'],
-        (text) => {
-          const p = text.trim();
-          if (p && phases.at(-1) !== p) phases.push(p);
-          if (p === "Syncing") syncing();
-        },
-      ),
-    );
 
     const started = Date.now();
-    await ctx.kubectl([
-      "patch",
-      `openbaocluster/${NAME}`,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { version: TO } }),
-    ]);
-
-    await inSync;
-    await op!.kill();
-    outputs.push(op!.output());
-    op = undefined;
-    const atKill = (await cluster()).status.blueGreen;
-    console.log(`[kill] status.blueGreen at the kill: ${JSON.stringify(atKill)}`);
-    await start();
+    await patchSpec({ upgrade: { requests: { retry: "after-break-glass" } } });
 
     await waitCondition("Upgrading", "UpgradeComplete", 1_800_000);
     const finished = Date.now();
+    await killing;
     load.kill("SIGTERM");
     await loadExited;
-    console.log(`[phases] ${phases.join(" → ")}`);
-    for (const p of [
-      "DeployingGreen",
-      "JoiningMesh",
-      "Syncing",
-      "Promoting",
-      "DemotingBlue",
-      "Cleanup",
-      "Idle",
-    ])
+    console.log(`[phases] ${phases.join(" → ")}; operator killed while status said: ${killedIn.join(", ")}`);
+    for (const p of [...FORWARD, "Idle"])
       assert.ok(phases.includes(p), `phase ${p} was passed through (${phases.join(", ")})`);
+    for (const p of FORWARD)
+      assert.ok(killedIn.includes(p), `the operator was killed in ${p} (killed in: ${killedIn.join(", ")})`);
 
     const report = kv.find((l) => l.report)?.report;
     assert.ok(report, `the load client's report (${kv.find((l) => l.error)?.error ?? "none"})`);
@@ -279,23 +407,10 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       (await voterPods()).map((p) => [p.metadata.name as string, p.metadata.uid as string]),
     );
     const phases: string[] = [];
-    watches.push(
-      watchLines(
-        ctx,
-        ["get", `openbaocluster/${NAME}`, "-o", 'jsonpath={.status.blueGreen.phase}{"\\n"}'],
-        (text) => {
-          const p = text.trim();
-          if (p && phases.at(-1) !== p) phases.push(p);
-        },
-      ),
-    );
-    await ctx.kubectl([
-      "patch",
-      `openbaocluster/${NAME}`,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { version: "2.8.0" } }),
-    ]);
+    phaseWatch((p) => {
+      if (phases.at(-1) !== p) phases.push(p);
+    });
+    await patchSpec({ version: "2.8.0" });
     // UpgradeRollback is True while the rollback runs and False once it finished.
     const c = await poll(
       async () => {
@@ -344,5 +459,4 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       [0, 1, 2].map((i) => `${serving}-${i}`),
     );
   });
-  it.skip("break-glass is entered and waits for spec.breakGlassAck", () => {});
 });
