@@ -1,11 +1,14 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { cacheRoot } from "../src/testenv/cache.js";
 import { formatDuration } from "../src/testenv/duration.js";
 import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
 import { trackChild } from "../src/testenv/processes.js";
 import { startSharedEnv } from "../src/testenv/shared.js";
+import { mergeDurations, readDurations, slowestFirst } from "../src/testenv/test-order.js";
 
 // Starts the one shared environment, runs every compiled test file against it, always tears it down.
 // Arguments, when given, replace the default test folders (e.g. a single dist/test/... file).
@@ -19,7 +22,10 @@ async function main(): Promise<number> {
   const here = dirname(fileURLToPath(import.meta.url));
   const requested = process.argv.slice(2);
   const targets = requested.length > 0 ? requested : ["unit", "integration"].map((d) => join(here, d));
-  const existing = targets.filter((t) => existsSync(t)).flatMap(testFiles);
+  const found = targets.filter((t) => existsSync(t)).flatMap(testFiles);
+  // Kept outside the clone, like the other caches: a fresh CI clone starts from the last run's timings.
+  const durationsPath = join(cacheRoot(), "test-durations.json");
+  const existing = slowestFirst(found, here, readDurations(durationsPath));
   if (existing.length === 0) {
     console.error(`no tests found in ${targets.join(", ")}`);
     return 1;
@@ -31,7 +37,7 @@ async function main(): Promise<number> {
   log(`shared environment ready in ${formatDuration(Date.now() - started)}`);
   let outcome: Outcome = { code: 1 };
   try {
-    outcome = await runTests(runtime, existing, env.variables);
+    outcome = await runTests(runtime, existing, env.variables, durationsPath, here);
   } finally {
     const stopping = Date.now();
     await env.stop();
@@ -97,14 +103,44 @@ interface Outcome {
  * Runs node's test runner, passing its TAP output through while reading the closing counts, so
  * the summary can be repeated as the very last line after the environment is torn down.
  */
-function runTests(node: string, targets: string[], variables: Record<string, string>): Promise<Outcome> {
+async function runTests(
+  node: string,
+  targets: string[],
+  variables: Record<string, string>,
+  durationsPath: string,
+  root: string,
+): Promise<Outcome> {
+  const scratch = mkdtempSync(join(tmpdir(), "test-durations-"));
+  const report = join(scratch, "durations.json");
+  try {
+    const outcome = await runNodeTest(node, targets, variables, report);
+    if (existsSync(report)) {
+      const kept = mergeDurations(durationsPath, readFileSync(report, "utf8"), root);
+      log(`timings of ${Object.keys(kept).length} test files kept in ${durationsPath}`);
+    }
+    return outcome;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function runNodeTest(
+  node: string,
+  targets: string[],
+  variables: Record<string, string>,
+  durationsReport: string,
+): Promise<Outcome> {
+  const support = join(dirname(fileURLToPath(import.meta.url)), "support");
   const child = spawn(
     node,
     [
       // Blocking stdout/stderr in the runner and, inherited, in every test file's process.
-      `--import=${pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), "support", "blocking-stdio.js")).href}`,
+      `--import=${pathToFileURL(join(support, "blocking-stdio.js")).href}`,
       "--test",
       "--test-reporter=tap",
+      "--test-reporter-destination=stdout",
+      `--test-reporter=${pathToFileURL(join(support, "file-durations-reporter.js")).href}`,
+      `--test-reporter-destination=${durationsReport}`,
       "--test-concurrency=2",
       // A test that hangs fails after this long instead of holding the run until CI's limit, and a
       // file whose tests are done exits even if a handle it leaked would keep it alive.

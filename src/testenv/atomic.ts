@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 
@@ -34,4 +35,12 @@ export async function populateAtomically(
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/** Writes a small file whole or not at all: a reader never sees half of it. */
+export function writeFileAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const scratch = `${path}.partial-${process.pid}-${randomBytes(4).toString("hex")}`;
+  writeFileSync(scratch, text);
+  renameSync(scratch, path);
 }
