@@ -33,6 +33,37 @@ const settled: PassResult = {
 const cond = (s: OpenBaoCluster["status"], type: string) => s?.conditions?.find((c) => c.type === type);
 
 describe("openbao status", () => {
+  it("the phase names the operation holding the lock once initialized: Upgrading, BackingUp; a restore reads Running", () => {
+    const locked = (operation: "Upgrade" | "Backup" | "Restore") =>
+      nextStatus(
+        cluster({
+          operationLock: {
+            operation,
+            holder: `${operation.toLowerCase()}/demo/x`,
+            acquiredAt: t0.toISOString(),
+          },
+        }),
+        settled,
+        t1,
+      );
+    assert.equal(locked("Upgrade").phase, "Upgrading");
+    assert.equal(locked("Backup").phase, "BackingUp");
+    assert.equal(locked("Restore").phase, "Running");
+    assert.equal(
+      locked("Upgrade").operationLock,
+      undefined,
+      "the lock is not copied into the workload plane",
+    );
+    assert.equal(
+      nextStatus(
+        cluster({ operationLock: { operation: "Upgrade", holder: "upgrade/demo/x" } }),
+        { ...settled, initialized: false },
+        t1,
+      ).phase,
+      "Initializing",
+    );
+  });
+
   it("a settled cluster is Running and Available, every condition at the current generation", () => {
     const s = nextStatus(cluster(), settled, t0);
     assert.equal(s.phase, "Running");

@@ -47,9 +47,17 @@ export interface PassResult {
   storage?: { expanded: boolean; reason: string; message: string } | null;
 }
 
-export function phaseOf(r: PassResult): OpenBaoClusterPhase {
+/**
+ * The summary phase. Once initialized, the operation holding the lock (written by the AdminOps plane,
+ * read here from the status the pass started from) says whether the cluster is being upgraded or
+ * backed up; a restore has no phase of its own upstream and reads Running.
+ */
+export function phaseOf(r: PassResult, prev?: OpenBaoClusterStatus): OpenBaoClusterPhase {
   if (r.blocked?.failed && r.blocked.step === "validate") return "Failed";
   if (!r.initialized) return "Initializing";
+  const operation = prev?.operationLock?.holder ? prev.operationLock.operation : undefined;
+  if (operation === "Upgrade") return "Upgrading";
+  if (operation === "Backup") return "BackingUp";
   return "Running";
 }
 
@@ -189,7 +197,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
   const next: OpenBaoClusterStatus = {
     ...prev,
     observedGeneration: g,
-    phase: phaseOf(r),
+    phase: phaseOf(r, cluster.status),
     initialized: r.initialized,
     readyReplicas: r.readyReplicas,
     conditions: list,

@@ -18,12 +18,14 @@ export const CONTROLLER_NAME = "openbaocluster";
 /**
  * What wakes the workload controller: a spec change, or an upgrade manager moving what it steers
  * through status (the rolling partition, blue-green's phase and revisions; the workload controller
- * renders the StatefulSets and the client Service from them). Its other status changes do not.
+ * renders the StatefulSets and the client Service from them), or the lock changing hands (status.phase
+ * says Upgrading or BackingUp from it). Its other status changes do not.
  */
 export const workloadRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   generationChanged(o, n) ||
   o?.status?.upgrade?.currentPartition !== n.status?.upgrade?.currentPartition ||
   o?.status?.upgrade?.targetVersion !== n.status?.upgrade?.targetVersion ||
+  o?.status?.operationLock?.holder !== n.status?.operationLock?.holder ||
   blueGreenMoved(o, n);
 
 /**
