@@ -71,11 +71,17 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
     ]);
   });
 
-  it("names backups and blue-green's pre-promotion hook (both upgrade strategies are built)", () => {
+  it("names blue-green's pre-promotion hook only (backups and both upgrade strategies are built)", () => {
     assert.deepEqual(unsupportedFields(storedSpec("backup-bluegreen.yaml")), [
-      "spec.backup",
       "spec.upgrade.blueGreen.verification.prePromotionHook",
     ]);
+    assert.deepEqual(
+      unsupportedFields({
+        backup: { schedule: "@daily", target: { bucket: "b", roleArn: "arn:aws:iam::1:role/r" } },
+      }),
+      ["spec.backup.target.roleArn"],
+    );
+    assert.deepEqual(unsupportedFields({ restore: { jwtAuthRole: "restore" } }), []);
   });
 
   it("does not count defaults, switched-off flags or empty blocks as asking", () => {
@@ -125,7 +131,7 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
       assert.deepEqual(unsupportedFields(bad), []);
     let deep: Record<string, unknown> = { x: 1 };
     for (let i = 0; i < 100_000; i++) deep = { nested: deep };
-    assert.deepEqual(unsupportedFields({ backup: deep }), ["spec.backup"]);
+    assert.deepEqual(unsupportedFields({ imageVerification: deep }), ["spec.imageVerification"]);
     assert.deepEqual(unsupportedFields({ tls: deep }), []);
     const proto = JSON.parse('{"__proto__": {"backup": 1}, "constructor": {"x": 1}}');
     assert.deepEqual(unsupportedFields(proto), ["spec.__proto__", "spec.constructor"]);

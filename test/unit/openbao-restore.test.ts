@@ -102,6 +102,24 @@ describe("restore validation", () => {
     const v = validateRestore(obs({ restore: restore({ tokenSecretRef: undefined }), cluster: c }));
     assert.deepEqual((v as { auth: unknown }).auth, { method: "jwt", role: "backup" });
   });
+
+  it("prefers the cluster's spec.restore.jwtAuthRole to its backup auth", () => {
+    const c = cluster();
+    c.spec.backup = {
+      schedule: "@daily",
+      jwtAuthRole: "backup",
+      target: { bucket: "b" },
+    } as OpenBaoCluster["spec"]["backup"];
+    c.spec.restore = { jwtAuthRole: "restorer" };
+    const v = validateRestore(obs({ restore: restore({ tokenSecretRef: undefined }), cluster: c }));
+    assert.deepEqual((v as { auth: unknown }).auth, { method: "jwt", role: "restorer" });
+    const own = validateRestore(obs({ cluster: c }));
+    assert.deepEqual(
+      (own as { auth: unknown }).auth,
+      { method: "token", secretName: "tok" },
+      "the request's own auth wins",
+    );
+  });
 });
 
 describe("restore names and status", () => {

@@ -66,10 +66,12 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   upgrade: "acted",
   "upgrade.blueGreen.verification.prePromotionHook": "unsupported",
   "upgrade.blueGreen.autoRollback.onValidationFailure": "unsupported",
-  // Not built: backups and restores (the AdminOps part), break glass, image signature
-  // checks, ServiceMonitors, maintenance windows.
-  backup: "unsupported",
-  restore: "unsupported",
+  // Scheduled and manual backups (adminops/backup); restores read spec.restore's login role.
+  backup: "acted",
+  // The executor has no web-identity login to object storage yet.
+  "backup.target.roleArn": "unsupported",
+  restore: "acted",
+  // Not built: image signature checks, ServiceMonitors, maintenance windows.
   // Blue-green's break-glass gate reads it.
   breakGlassAck: "acted",
   imageVerification: "unsupported",

@@ -11,10 +11,14 @@ import type { SnapshotHead } from "./ports.js";
 
 export type RestoreAuth = { method: "jwt"; role: string } | { method: "token"; secretName: string };
 
-/** The restore's own auth, else the cluster's backup auth (the same OpenBao policy usually serves both). */
+/**
+ * The restore's own auth, else the cluster's role for restores (spec.restore.jwtAuthRole), else the
+ * cluster's backup auth (the same OpenBao policy usually serves both).
+ */
 export function restoreAuth(r: OpenBaoRestore, c: OpenBaoCluster | undefined): RestoreAuth | undefined {
   if (r.spec.jwtAuthRole) return { method: "jwt", role: r.spec.jwtAuthRole };
   if (r.spec.tokenSecretRef?.name) return { method: "token", secretName: r.spec.tokenSecretRef.name };
+  if (c?.spec.restore?.jwtAuthRole) return { method: "jwt", role: c.spec.restore.jwtAuthRole };
   if (c?.spec.backup?.jwtAuthRole) return { method: "jwt", role: c.spec.backup.jwtAuthRole };
   if (c?.spec.backup?.tokenSecretRef?.name)
     return { method: "token", secretName: c.spec.backup.tokenSecretRef.name };
@@ -82,7 +86,7 @@ export function validateRestore(o: RestoreObservation): Verdict {
       kind: "fail",
       reason: R.CredentialsMissing,
       message:
-        "no OpenBao authentication: set spec.jwtAuthRole or spec.tokenSecretRef (or the cluster's spec.backup.jwtAuthRole / tokenSecretRef)",
+        "no OpenBao authentication: set spec.jwtAuthRole or spec.tokenSecretRef (or the cluster's spec.restore.jwtAuthRole, spec.backup.jwtAuthRole / tokenSecretRef)",
     };
   if (auth.method === "token" && !o.secretsFound.has(auth.secretName))
     return {
