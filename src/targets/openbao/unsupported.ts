@@ -61,11 +61,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   workloadHardening: "unsupported",
   profile: "unsupported",
   initContainer: "unsupported",
-  // Upgrades: both strategies, their requests and the pre-upgrade snapshot Job (adminops/upgrade).
-  // Blue-green's pre-promotion hook Job is not built: reported when set.
+  // Upgrades: both strategies, their requests, the pre-upgrade snapshot Job and blue-green's
+  // pre-promotion hook Job (adminops/upgrade).
   upgrade: "acted",
-  "upgrade.blueGreen.verification.prePromotionHook": "unsupported",
-  "upgrade.blueGreen.autoRollback.onValidationFailure": "unsupported",
   // Scheduled and manual backups (adminops/backup); restores read spec.restore's login role.
   backup: "acted",
   // The executor has no web-identity login to object storage yet.
@@ -95,8 +93,6 @@ const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "imageVerification.imagePullSecrets[].name": [""],
   "operatorImageVerification.imagePullSecrets[].name": [""],
   "unseal.credentialsSecretRef.name": [""],
-  // Without a pre-promotion hook there is no validation to fail; the default asks for nothing.
-  "upgrade.blueGreen.autoRollback.onValidationFailure": [true],
 };
 
 // Deeper than any schema path; a hostile document nested further is not walked, only reported.

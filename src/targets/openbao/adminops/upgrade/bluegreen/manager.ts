@@ -39,6 +39,7 @@ import {
 } from "../core/metrics.js";
 import { type BaoAccess, upgradeToken } from "../core/observe.js";
 import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
+import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
 import { planBlueGreen, recordStepFailure } from "./plan.js";
 import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
@@ -80,11 +81,14 @@ export class BlueGreenUpgrade {
     const token = await upgradeToken(this.d.client, cluster);
     const seen = await observeBlueGreen(this.d.client, this.d.access, cluster, bg, token, rc.signal);
     const snapshot = await this.snapshot(cluster, bg, from, rc);
+    const hookSpec = cluster.spec.upgrade?.blueGreen?.verification?.prePromotionHook;
+    const hook =
+      hookSpec && bg.phase === "Syncing" ? await observeHook(this.d.client, cluster, bg) : undefined;
     const now = this.now();
     const plan = planBlueGreen(
       specOf(cluster),
       statusOf(cluster),
-      { now, ...seen, snapshot },
+      { now, ...seen, snapshot, hook },
       {
         operationID: randomBytes(4).toString("hex"),
         greenRevision: revisionFor(cluster.spec.version, randomBytes(3).toString("hex")),
@@ -115,6 +119,8 @@ export class BlueGreenUpgrade {
     }
 
     let next = plan.blueGreen;
+    if (plan.startHook && hookSpec)
+      await startHook(this.d, cluster, bg, hookSpec, this.d.access.clusterDomain);
     const failure = plan.halted ? undefined : await this.act(plan.actions, seen, cluster, bg, token, rc);
     if (failure) next = recordStepFailure(next ?? bg, failure);
 

@@ -219,6 +219,24 @@ function failForward(
   };
 }
 
+/**
+ * The pre-promotion hook failed: green never voted, so rolling back only removes it. Held instead
+ * when autoRollback or its onValidationFailure is off (a rollback request or a new version moves on).
+ */
+function validationFailed(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings, why: string): Plan {
+  if (s.autoRollback && s.rollbackOnValidationFailure) return startRollback(bg, "Syncing", obs, why);
+  return {
+    actions: [],
+    blueGreen: bg,
+    condition: {
+      status: "False",
+      reason: Reason.UpgradeFailed,
+      message: `Syncing: ${why}; automatic rollback on validation failure is off, set spec.upgrade.requests.rollback to roll back`,
+    },
+    event: { type: "Warning", reason: Reason.UpgradeFailed, message: `Syncing: ${why}` },
+  };
+}
+
 /** Too many failed steps in this phase (the executor counts them in jobFailureCount). */
 function exhausted(bg: BlueGreenStatus, s: ResolvedSettings): boolean {
   return (bg.jobFailureCount ?? 0) >= s.maxJobFailures;
@@ -284,6 +302,19 @@ function planSyncing(
       ...wait(bg, "green caught up; holding for verification.minSyncDuration"),
       requeueAfterMs: Math.min(POLL_MS, s.minSyncMs - heldMs),
     };
+  if (s.hook) {
+    const hook = obs.hook;
+    if (!hook || hook.state === "NotStarted")
+      return { ...wait(bg, "green is in sync: running the pre-promotion hook"), startHook: true };
+    if (hook.state === "Running") return wait(bg, `pre-promotion hook Job ${hook.jobName} is running`);
+    if (hook.state === "Failed")
+      return validationFailed(
+        bg,
+        obs,
+        s,
+        `pre-promotion hook Job ${hook.jobName} ${hook.message ?? "failed"}`,
+      );
+  }
   if (bg.manualPromotionRequired) {
     const promote = newRequest(spec.requests.promote, requests.lastHandledPromote);
     if (promote === undefined)

@@ -7,6 +7,10 @@ export interface ResolvedSettings {
   maxJobFailures: number;
   autoRollback: boolean;
   rollbackOnJobFailure: boolean;
+  /** A failed pre-promotion hook rolls back (autoRollback.onValidationFailure). */
+  rollbackOnValidationFailure: boolean;
+  /** The pre-promotion hook asked for. */
+  hook: boolean;
   minSyncMs: number;
   preUpgradeSnapshot: boolean;
 }
@@ -23,6 +27,8 @@ export function resolveSettings(s: BlueGreenSettings | undefined): ResolvedSetti
     maxJobFailures: s?.maxJobFailures ?? 5,
     autoRollback: s?.autoRollback?.enabled ?? true,
     rollbackOnJobFailure: s?.autoRollback?.onJobFailure ?? true,
+    rollbackOnValidationFailure: s?.autoRollback?.onValidationFailure ?? true,
+    hook: s?.verification?.prePromotionHook !== undefined,
     minSyncMs: seconds * 1000,
     preUpgradeSnapshot: s?.preUpgradeSnapshot ?? false,
   };

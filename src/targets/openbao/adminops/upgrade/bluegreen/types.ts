@@ -44,6 +44,8 @@ export interface Observed {
   /** Blue voters that are Ready and unsealed (break-glass is judged on them). */
   blueReady: number;
   raft?: RaftView;
+  /** This attempt's pre-promotion hook Job, read while green syncs (when a hook is set). */
+  hook?: { state: "NotStarted" | "Running" | "Succeeded" | "Failed"; jobName: string; message?: string };
   /** Pre-upgrade snapshot (U2's ensurePreUpgradeSnapshot), when one is asked for. */
   snapshot?: {
     state: "NotRequested" | "Running" | "Succeeded" | "Failed";
@@ -96,6 +98,8 @@ export interface Plan {
   /** The rollback finished: the caller releases the lock and counts a rollback. */
   rolledBack?: boolean;
   requeueAfterMs?: number;
+  /** Start this attempt's pre-promotion hook Job (green is in sync and held long enough). */
+  startHook?: boolean;
   /** Break-glass holds automation: the executor neither acts nor counts this pass. */
   halted?: boolean;
 }

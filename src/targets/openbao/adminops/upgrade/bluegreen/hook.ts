@@ -1,0 +1,163 @@
+/**
+ * Blue-green's pre-promotion hook (spec.upgrade.blueGreen.verification.prePromotionHook): a Job the
+ * user's image runs once green is in sync and before it gets a vote. Its exit status decides: 0
+ * lets promotion go on, anything else (or running past timeoutSeconds) is a validation failure,
+ * which rolls back when autoRollback.onValidationFailure allows. Pure: the Job, its name, and what a
+ * finished Job means. hook-job.ts does the I/O.
+ *
+ * The Job learns where green is from its environment (BAO_ADDR: green's first pod through the
+ * headless Service; BAO_CACERT: the cluster CA when the listener uses TLS files), so a hook of
+ * `bao status` or `bao read sys/health` needs no address of its own.
+ */
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { ownerReferenceFor } from "../../../../../runtime/ownership.js";
+import type { KubeObject } from "../../../../../runtime/types.js";
+import { refOf } from "../../../cluster-ref.js";
+import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";
+import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
+import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
+
+export type HookSpec = NonNullable<NonNullable<BlueGreenSettings["verification"]>["prePromotionHook"]>;
+
+export const HOOK_CONTAINER = "hook";
+export const HOOK_DEFAULT_TIMEOUT_SECONDS = 300;
+const CA_DIR = "/var/run/openbao/ca";
+/** Finished hook Jobs stay an hour for `kubectl logs`. */
+const HOOK_JOB_TTL_SECONDS = 3600;
+
+/** Where the hook of one upgrade attempt stands, as the plan reads it. */
+export interface HookObservation {
+  state: "NotStarted" | "Running" | "Succeeded" | "Failed";
+  jobName: string;
+  message?: string;
+}
+
+/** One Job per attempt (operationID): a restarted operator finds the same Job, never a second one. */
+export function hookJobName(cluster: string, bg: BlueGreenStatus): string {
+  const attempt = bg.operationID ?? bg.greenRevision ?? "attempt";
+  const suffix = `-pre-promotion-${attempt}`.slice(0, 40);
+  return `${cluster.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
+}
+
+export function buildHookJob(
+  cluster: OpenBaoCluster,
+  bg: BlueGreenStatus,
+  hook: HookSpec,
+  clusterDomain: string,
+): KubeObject {
+  const ref = refOf(cluster);
+  const labels = clusterLabels(ref, Component.Upgrade);
+  const greenRef = { ...ref, revision: bg.greenRevision };
+  const scheme = tlsEnabled(cluster) ? "https" : "http";
+  const caSecret = tlsSecretName(cluster);
+  const env = [
+    {
+      name: "BAO_ADDR",
+      value: `${scheme}://${podHost(greenRef, 0, Component.Server, clusterDomain)}:${API_PORT}`,
+    },
+    { name: "OPENBAO_CLUSTER", value: ref.name },
+    { name: "OPENBAO_NAMESPACE", value: ref.namespace },
+    { name: "OPENBAO_GREEN_REVISION", value: bg.greenRevision ?? "" },
+    { name: "OPENBAO_GREEN_VERSION", value: bg.greenVersion ?? "" },
+    ...(caSecret ? [{ name: "BAO_CACERT", value: `${CA_DIR}/ca.crt` }] : []),
+  ];
+  const container = {
+    name: HOOK_CONTAINER,
+    image: hook.image,
+    imagePullPolicy: "IfNotPresent",
+    ...(hook.command?.length ? { command: hook.command } : {}),
+    ...(hook.args?.length ? { args: hook.args } : {}),
+    env,
+    ...(caSecret ? { volumeMounts: [{ name: "ca", mountPath: CA_DIR, readOnly: true }] } : {}),
+    terminationMessagePolicy: "File",
+    resources: { requests: { cpu: "10m", memory: "32Mi" }, limits: { memory: "256Mi" } },
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    },
+  };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: hookJobName(ref.name, bg),
+      namespace: ref.namespace,
+      labels,
+      annotations: { "openbao.org/upgrade-run-id": bg.operationID ?? "" },
+      ownerReferences: [ownerReferenceFor(cluster, true)],
+    },
+    spec: {
+      // A validation is asked once: a second try could pass a check the first one failed.
+      backoffLimit: 0,
+      activeDeadlineSeconds: hook.timeoutSeconds ?? HOOK_DEFAULT_TIMEOUT_SECONDS,
+      ttlSecondsAfterFinished: HOOK_JOB_TTL_SECONDS,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            runAsGroup: 65532,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          ...(cluster.spec.imagePullSecrets ? { imagePullSecrets: cluster.spec.imagePullSecrets } : {}),
+          containers: [container],
+          ...(caSecret
+            ? {
+                volumes: [
+                  {
+                    name: "ca",
+                    secret: { secretName: caSecret, items: [{ key: "ca.crt", path: "ca.crt" }] },
+                  },
+                ],
+              }
+            : {}),
+        },
+      },
+    },
+  };
+}
+
+interface JobCondition {
+  type: string;
+  status: string;
+  reason?: string;
+}
+interface Terminated {
+  exitCode?: number;
+  reason?: string;
+}
+
+/**
+ * What a hook Job's state means. Only the exit code and Kubernetes' own reasons are reported: the
+ * hook's output is the user's and may hold secrets, so it stays in the pod's log.
+ */
+export function hookOutcome(job: KubeObject, pods: readonly KubeObject[]): HookObservation {
+  const jobName = job.metadata.name ?? "";
+  const conds = ((job["status"] as { conditions?: JobCondition[] } | undefined)?.conditions ?? []).filter(
+    (c) => c.status === "True",
+  );
+  if (conds.some((c) => c.type === "Complete")) return { state: "Succeeded", jobName };
+  const failed = conds.find((c) => c.type === "Failed");
+  if (!failed) return { state: "Running", jobName };
+  if (failed.reason === "DeadlineExceeded")
+    return { state: "Failed", jobName, message: "did not finish within timeoutSeconds" };
+  const terminated = pods
+    .flatMap(
+      (p) =>
+        (
+          p["status"] as
+            | { containerStatuses?: { name: string; state?: { terminated?: Terminated } }[] }
+            | undefined
+        )?.containerStatuses ?? [],
+    )
+    .find((s) => s.name === HOOK_CONTAINER && s.state?.terminated)?.state?.terminated;
+  const how = terminated
+    ? `exited with status ${terminated.exitCode ?? "?"}${terminated.reason && terminated.reason !== "Error" ? ` (${terminated.reason})` : ""}`
+    : `failed (${failed.reason ?? "JobFailed"})`;
+  return { state: "Failed", jobName, message: how };
+}
