@@ -21,12 +21,15 @@ import {
 //    is requested. The next operator enters RollingBack, finds blue without a ready majority and Raft
 //    without a leader, and enters break-glass (nonce, reason, steps). It stays halted after blue is
 //    back, until spec.breakGlassAck echoes the nonce; then the rollback finishes and green is deleted.
-// 2. A retry request starts the upgrade again, under the KV load client (test/support/kv-load.ts)
+// 2. A retry request with a pre-promotion hook that exits 3: green syncs, the hook Job fails, the
+//    attempt rolls back before green ever votes.
+// 3. A retry request starts the upgrade again, with a hook that passes (`bao status` against green
+//    through the Job's BAO_ADDR/BAO_CACERT), under the KV load client (test/support/kv-load.ts)
 //    through the client Service, and the operator is SIGKILLed in every phase it is seen in; each new
 //    process resumes from status alone. Green comes up as a second StatefulSet, joins Raft as
 //    non-voters, is promoted, takes leadership; blue is demoted, removed and deleted with its claims;
 //    the serving set is then `<name>-<revision>`. No acknowledged write lost.
-// 3. A second upgrade from that revision to 2.8.0, an image the node does not have: green cannot run,
+// 4. A second upgrade from that revision to 2.8.0, an image the node does not have: green cannot run,
 //    the attempt rolls back and green is deleted with its claims; the serving revision is untouched.
 
 const NAME = "gbao";
@@ -271,6 +274,49 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     );
   });
 
+  it("a pre-promotion hook that fails rolls back before green votes", { timeout: 15 * 60_000 }, async () => {
+    const phases: string[] = [];
+    phaseWatch((p) => {
+      if (phases.at(-1) !== p) phases.push(p);
+    });
+    await patchSpec({
+      upgrade: {
+        requests: { retry: "hook-fails" },
+        blueGreen: {
+          verification: {
+            prePromotionHook: { image: `openbao/openbao:${TO}`, command: ["sh", "-c", "exit 3"] },
+          },
+        },
+      },
+    });
+    const c = await poll(
+      async () => {
+        const u = await condition("Upgrading").catch(() => undefined);
+        const st = (await cluster()).status;
+        return u?.reason === "UpgradeRollback" &&
+          u.status === "False" &&
+          st.upgradeRequests?.lastHandledRetry === "hook-fails"
+          ? u
+          : undefined;
+      },
+      600_000,
+      "the hook's failure rolled the attempt back",
+      1000,
+    );
+    console.log(`[hook] ${phases.join(" → ")}; ${c.message}`);
+    const st = (await cluster()).status;
+    assert.match(st.blueGreen.rollbackReason, /^Syncing: pre-promotion hook Job \S+ exited with status 3/);
+    assert.ok(phases.includes("Syncing") && !phases.includes("Promoting"), "green never voted");
+    const jobs = JSON.parse(await ctx.kubectl(["get", "jobs", "-o", "json"])).items as Json[];
+    const hookJobs = jobs.filter((j) => j.metadata.name.startsWith(`${NAME}-pre-promotion-`));
+    assert.equal(hookJobs.length, 1, "one hook Job for the attempt");
+    assert.ok(hookJobs[0].status.conditions.some((x: Json) => x.type === "Failed" && x.status === "True"));
+    await waitPeers(
+      `${NAME}-0`,
+      [0, 1, 2].map((i) => `${NAME}-${i}`),
+    );
+  });
+
   it(`3 voters ${FROM} → ${TO} on retry, under KV load and an operator killed in every phase: green takes over, blue removed, no acknowledged write lost`, {
     timeout: 30 * 60_000,
   }, async () => {
@@ -319,7 +365,17 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     });
 
     const started = Date.now();
-    await patchSpec({ upgrade: { requests: { retry: "after-break-glass" } } });
+    // This time the hook checks green through its own environment (BAO_ADDR, BAO_CACERT) and passes.
+    await patchSpec({
+      upgrade: {
+        requests: { retry: "after-hook-rollback" },
+        blueGreen: {
+          verification: {
+            prePromotionHook: { image: `openbao/openbao:${TO}`, command: ["sh", "-c", "bao status"] },
+          },
+        },
+      },
+    });
 
     await waitCondition("Upgrading", "UpgradeComplete", 1_800_000);
     const finished = Date.now();
@@ -391,6 +447,13 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       svc.spec.selector["openbao.org/revision"],
       revision,
       "the client Service selects the serving revision",
+    );
+    const hookJob = JSON.parse(await ctx.kubectl(["get", "jobs", "-o", "json"])).items.find(
+      (j: Json) => j.metadata.annotations?.["openbao.org/upgrade-run-id"] === c.status.blueGreen.operationID,
+    );
+    assert.ok(
+      hookJob?.status.conditions.some((x: Json) => x.type === "Complete" && x.status === "True"),
+      "the pre-promotion hook ran and passed",
     );
     const metrics = await op!.metrics();
     assert.equal(metricSum(metrics, "openbao_upgrade_success_total", { name: NAME }), 1);
