@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { trackChild } from "../../src/testenv/processes.js";
 import { type LineWatch, watchLines } from "../support/kube-watch.js";
-import { type KvLoadReport, summarizeLoad } from "../support/kv-load.js";
+import { summarizeLoad } from "../support/kv-load.js";
+import { type NodeKvLoad, startNodeKvLoad } from "../support/kv-load-node.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -37,11 +35,8 @@ const FROM = "2.6.2";
 const TO = "2.7.2";
 const SELECTOR = `openbao.org/cluster=${NAME},openbao.org/component=server`;
 const FORWARD = ["DeployingGreen", "JoiningMesh", "Syncing", "Promoting", "DemotingBlue", "Cleanup"];
-const KV_LOAD = fileURLToPath(new URL("../support/kv-load-process.js", import.meta.url));
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
-
-type KvLine = { acknowledged?: number; report?: KvLoadReport; error?: string };
 
 describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 }, () => {
   let ctx: NodeNamespace;
@@ -49,8 +44,7 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
   const outputs: string[] = [];
   const watches: LineWatch[] = [];
   let token = "";
-  let load: ChildProcess | undefined;
-  const kv: KvLine[] = [];
+  let load: NodeKvLoad | undefined;
 
   const start = async () => {
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" });
@@ -145,7 +139,7 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
   );
   after(async () => {
     for (const w of watches) w.stop();
-    if (load && load.exitCode === null) load.kill("SIGKILL");
+    load?.kill();
     if (op) {
       outputs.push(op.output());
       if (process.env["OPENBAO_TEST_DUMP"]) console.log(op.output());
@@ -321,32 +315,7 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     timeout: 30 * 60_000,
   }, async () => {
     // The load client, inside the node's network, through the client Service.
-    const server = await ctx.getJson(`secret/${NAME}-tls-server`);
-    const caPem = Buffer.from(server.data["ca.crt"], "base64").toString("utf8");
-    const argv = ctx.node.inCluster([process.execPath, KV_LOAD]);
-    load = spawn(argv[0]!, argv.slice(1), {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        KV_ADDR: `https://${NAME}.${ctx.namespace}.svc:8200`,
-        KV_MOUNT: "load",
-        KV_CA: caPem,
-        KV_TOKEN: token,
-      },
-    });
-    trackChild(load, "kv load");
-    let partial = "";
-    load.stdout!.on("data", (b: Buffer) => {
-      const parts = (partial + b.toString("utf8")).split("\n");
-      partial = parts.pop() ?? "";
-      for (const line of parts) if (line.trim()) kv.push(JSON.parse(line) as KvLine);
-    });
-    const loadExited = new Promise<void>((r) => load!.once("exit", () => r()));
-    await poll(
-      async () => ((kv.at(-1)?.acknowledged ?? 0) >= 20 ? true : undefined),
-      60_000,
-      "the load client writing",
-    );
+    load = await startNodeKvLoad(ctx, NAME, token);
 
     // Every phase status.blueGreen passed through, as the API server reports them; the operator is
     // SIGKILLed as soon as each forward phase is seen, and the phase stored at that moment is recorded.
@@ -380,16 +349,13 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     await waitCondition("Upgrading", "UpgradeComplete", 1_800_000);
     const finished = Date.now();
     await killing;
-    load.kill("SIGTERM");
-    await loadExited;
+    const report = await load.finish();
     console.log(`[phases] ${phases.join(" → ")}; operator killed while status said: ${killedIn.join(", ")}`);
     for (const p of [...FORWARD, "Idle"])
       assert.ok(phases.includes(p), `phase ${p} was passed through (${phases.join(", ")})`);
     for (const p of FORWARD)
       assert.ok(killedIn.includes(p), `the operator was killed in ${p} (killed in: ${killedIn.join(", ")})`);
 
-    const report = kv.find((l) => l.report)?.report;
-    assert.ok(report, `the load client's report (${kv.find((l) => l.error)?.error ?? "none"})`);
     console.log(`[numbers] upgrade ${Math.round((finished - started) / 1000)} s; ${summarizeLoad(report)}`);
     assert.equal(report.lostWrites, 0, `acknowledged writes lost: ${report.lostSequences.join(", ")}`);
     assert.equal(report.readsMismatched, 0, "a read returned another value");

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { trackChild } from "../../src/testenv/processes.js";
 import { type LineWatch, watchLines } from "../support/kube-watch.js";
-import { type KvLoadReport, summarizeLoad } from "../support/kv-load.js";
+import { summarizeLoad } from "../support/kv-load.js";
+import { type NodeKvLoad, startNodeKvLoad } from "../support/kv-load-node.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -24,11 +22,8 @@ const NAME = "ubao";
 const FROM = "2.6.2";
 const TO = "2.7.2";
 const SELECTOR = `openbao.org/cluster=${NAME},openbao.org/component=server`;
-const KV_LOAD = fileURLToPath(new URL("../support/kv-load-process.js", import.meta.url));
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
-
-type KvLine = { acknowledged?: number; report?: KvLoadReport; error?: string };
 
 describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator killed twice mid-roll", {
   timeout: 60 * 60_000,
@@ -38,8 +33,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
   const outputs: string[] = [];
   const watches: LineWatch[] = [];
   let token = "";
-  let load: ChildProcess | undefined;
-  const kv: KvLine[] = [];
+  let load: NodeKvLoad | undefined;
 
   const start = async () => {
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" });
@@ -75,7 +69,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
   );
   after(async () => {
     for (const w of watches) w.stop();
-    if (load && load.exitCode === null) load.kill("SIGKILL");
+    load?.kill();
     if (op) {
       outputs.push(op.output());
       if (process.env["OPENBAO_TEST_DUMP"]) console.log(op.output());
@@ -129,32 +123,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     timeout: 40 * 60_000,
   }, async () => {
     // The load client, inside the node's network, through the client Service.
-    const server = await ctx.getJson(`secret/${NAME}-tls-server`);
-    const caPem = Buffer.from(server.data["ca.crt"], "base64").toString("utf8");
-    const argv = ctx.node.inCluster([process.execPath, KV_LOAD]);
-    load = spawn(argv[0]!, argv.slice(1), {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        KV_ADDR: `https://${NAME}.${ctx.namespace}.svc:8200`,
-        KV_MOUNT: "load",
-        KV_CA: caPem,
-        KV_TOKEN: token,
-      },
-    });
-    trackChild(load, "kv load");
-    let partial = "";
-    load.stdout!.on("data", (b: Buffer) => {
-      const parts = (partial + b.toString("utf8")).split("\n");
-      partial = parts.pop() ?? "";
-      for (const line of parts) if (line.trim()) kv.push(JSON.parse(line) as KvLine);
-    });
-    const loadExited = new Promise<void>((r) => load!.once("exit", () => r()));
-    await poll(
-      async () => ((kv.at(-1)?.acknowledged ?? 0) >= 20 ? true : undefined),
-      60_000,
-      "the load client writing",
-    );
+    load = await startNodeKvLoad(ctx, NAME, token);
 
     // The pods' deletions as the API server reports them: the replacement order.
     const deletions: string[] = [];
@@ -238,8 +207,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
 
     await waitCondition("Upgrading", "UpgradeComplete", 1_200_000);
     const finished = Date.now();
-    load.kill("SIGTERM");
-    await loadExited;
+    const report = await load.finish();
 
     // Reverse ordinal order, each pod exactly once: the restarted operator did not replace pod 2 again.
     const order = deletions.map((d) => d.split(" ")[0]);
@@ -259,8 +227,6 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     assert.ok((await events("LeaderSteppedDown")).length >= 1, "a LeaderSteppedDown event");
 
     // The load stops and reads every acknowledged write back.
-    const report = kv.find((l) => l.report)?.report;
-    assert.ok(report, `the load client's report (${kv.find((l) => l.error)?.error ?? "none"})`);
     console.log(`[numbers] upgrade ${Math.round((finished - started) / 1000)} s; ${summarizeLoad(report)}`);
     console.log(
       `[numbers] outages: ${report.outages.length}, failures by kind: ${report.errors
