@@ -4,6 +4,7 @@ import { type LineWatch, watchLines } from "../support/kube-watch.js";
 import { summarizeLoad } from "../support/kv-load.js";
 import { type NodeKvLoad, startNodeKvLoad } from "../support/kv-load-node.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { clusterProbe } from "../support/openbao-node-cluster.js";
 import {
   installOpenBaoCrd,
   metricSum,
@@ -49,13 +50,11 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
   const start = async () => {
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" });
   };
-  const cluster = (): Promise<Json> => ctx.getJson(`openbaocluster/${NAME}`);
-  const condition = async (type: string): Promise<Json | undefined> =>
-    (await cluster()).status?.conditions?.find((c: Json) => c.type === type);
-  const voterPods = async (): Promise<Json[]> =>
-    JSON.parse(await ctx.kubectl(["get", "pods", "-l", SELECTOR, "-o", "json"])).items;
-  const bao = (command: string, pod = `${NAME}-0`) =>
-    ctx.kubectl(["exec", pod, "--", "sh", "-c", `export BAO_TOKEN=${token}; ${command}`]);
+  const { cluster, condition, voterPods, bao, waitCondition } = clusterProbe(
+    () => ctx,
+    NAME,
+    () => token,
+  );
   const killOperator = async () => {
     if (!op) return;
     await op.kill();
@@ -90,17 +89,6 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
         },
       ),
     );
-  const waitCondition = (type: string, reason: string, timeoutMs: number) =>
-    poll(
-      async () => {
-        const c = await condition(type).catch(() => undefined);
-        return c?.reason === reason ? c : undefined;
-      },
-      timeoutMs,
-      `${type} ${reason}`,
-      1000,
-    );
-
   before(
     async () => {
       ctx = await nodeNamespace("obbg");

@@ -4,6 +4,7 @@ import { type LineWatch, watchLines } from "../support/kube-watch.js";
 import { summarizeLoad } from "../support/kv-load.js";
 import { type NodeKvLoad, startNodeKvLoad } from "../support/kv-load-node.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { clusterProbe } from "../support/openbao-node-cluster.js";
 import {
   installOpenBaoCrd,
   metricSum,
@@ -38,27 +39,15 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
   const start = async () => {
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" });
   };
-  const cluster = (): Promise<Json> => ctx.getJson(`openbaocluster/${NAME}`);
-  const condition = async (type: string): Promise<Json | undefined> =>
-    (await cluster()).status?.conditions?.find((c: Json) => c.type === type);
-  const voterPods = async (): Promise<Json[]> =>
-    JSON.parse(await ctx.kubectl(["get", "pods", "-l", SELECTOR, "-o", "json"])).items;
+  const { cluster, voterPods, bao, waitCondition } = clusterProbe(
+    () => ctx,
+    NAME,
+    () => token,
+  );
   const uids = async () =>
     new Map((await voterPods()).map((p) => [p.metadata.name as string, p.metadata.uid as string]));
-  const bao = (command: string, pod = `${NAME}-0`) =>
-    ctx.kubectl(["exec", pod, "--", "sh", "-c", `export BAO_TOKEN=${token}; ${command}`]);
   const events = async (reason: string): Promise<Json[]> =>
     (await ctx.getJson("events.events.k8s.io")).items.filter((e: Json) => e.reason === reason);
-  const waitCondition = (type: string, reason: string, timeoutMs: number) =>
-    poll(
-      async () => {
-        const c = await condition(type).catch(() => undefined);
-        return c?.reason === reason ? c : undefined;
-      },
-      timeoutMs,
-      `${type} ${reason}`,
-      1000,
-    );
 
   before(
     async () => {
