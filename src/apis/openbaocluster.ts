@@ -1461,6 +1461,13 @@ export const UpgradeStatusSchema = Type.Object(
     lastErrorReason: Note("Reason code of the last error (upstream's field).", 253),
     lastErrorMessage: Note("Detail of the last error (upstream's field).", 4096),
     lastErrorAt: When("When the last error happened (upstream's field)."),
+    consecutiveFailures: Type.Optional(
+      Type.Integer({
+        description: "Failed steps in a row since the last step that went through; the roll fails at the limit.",
+        minimum: 0,
+        format: "int32",
+      }),
+    ),
     preUpgradeSnapshotJobName: Note("Snapshot Job taken before the upgrade.", 253),
     failure: Type.Optional(
       Type.Object(

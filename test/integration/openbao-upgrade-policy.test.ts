@@ -151,6 +151,62 @@ describe("openbao upgrade policy and requests on the real API server", () => {
   });
 });
 
+describe("openbao upgrade: failed steps are counted in status, across operator restarts", () => {
+  let client: KubeClient;
+  let ns: string;
+  const rc = { log: silentLogger(), signal: new AbortController().signal };
+  // Each pass is a new manager: what a restarted (or crash-looping) operator would run.
+  const manager = () =>
+    new UpgradeManager({
+      client,
+      events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
+      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
+      access: { clusterDomain: "cluster.local" },
+      rolling: { maxAttempts: 3 },
+    });
+  const upgrade = async () => (await client.get<OpenBaoCluster>(OPENBAOCLUSTER, "flaky", ns)).status?.upgrade;
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    ns = await freshNamespace(client, "obupf");
+    await createOpenBaoCluster(client, ns, "flaky", { version: "2.7.2", replicas: 3 });
+    await client.mergePatch(
+      OPENBAOCLUSTER,
+      "flaky",
+      ns,
+      { status: { initialized: true, currentVersion: "2.6.2" } },
+      "status",
+    );
+    // In flight, and no token anywhere: every step fails with AuthenticationRequired.
+    await writeAdminOpsConcern(client, { name: "flaky", namespace: ns }, "upgrade", () => ({
+      targetVersion: "2.7.2",
+      fromVersion: "2.6.2",
+      startedAt: "2026-12-01T10:00:00Z",
+      currentPartition: 2,
+      completedPods: [],
+    }));
+  });
+  after(async () => {
+    await client.delete(NAMESPACE, ns).catch(() => {});
+  });
+
+  it("each failed step adds one to status.upgrade.consecutiveFailures; the limit fails the roll", async () => {
+    await manager().reconcile(`${ns}/flaky`, rc);
+    let u = await upgrade();
+    assert.equal(u?.consecutiveFailures, 1);
+    assert.equal(u?.lastErrorReason, "AuthenticationRequired");
+    assert.equal(u?.failure, undefined, "one failure is retried");
+    await manager().reconcile(`${ns}/flaky`, rc);
+    assert.equal((await upgrade())?.consecutiveFailures, 2, "a new process goes on counting");
+    await manager().reconcile(`${ns}/flaky`, rc);
+    u = await upgrade();
+    assert.equal(u?.consecutiveFailures, 3);
+    assert.equal(u?.failure?.reason, "AuthenticationRequired");
+    assert.match(u?.failure?.message ?? "", /\(3 attempts\)/);
+  });
+});
+
 describe("openbao upgrade: spec.version moving while a roll is in flight", () => {
   let client: KubeClient;
   let ns: string;

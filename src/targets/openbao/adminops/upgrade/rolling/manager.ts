@@ -14,8 +14,9 @@
  * upgrade still owns; the retry resumes under the same holder. A restore that must run anyway has
  * the explicit override (OpenBaoRestore overrideOperationLock), as upstream's runbook says.
  *
- * Attempt and wait counters live in memory: after a restart they start over, which only grants a
- * stuck step one more round of retries.
+ * The count of failed steps in a row is status.upgrade.consecutiveFailures, so a restarted (or
+ * crash-looping) operator cannot retry a failing step forever. How long a pod has been waited for
+ * lives in memory: after a restart that wait starts over, which only makes the wait longer.
  */
 import { type OpenBaoCluster, OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
@@ -87,7 +88,6 @@ class StepError extends Error {
 }
 
 export class RollingUpgrade {
-  private readonly attempts = new Map<string, number>();
   private readonly waits = new Map<string, { what: string; since: number }>();
   private readonly stepDowns = new Map<string, { ordinal: number; count: number }>();
   private readonly o: Required<RollingOptions>;
@@ -183,10 +183,25 @@ export class RollingUpgrade {
     } catch (e) {
       rc.signal.throwIfAborted();
       const reason = e instanceof StepError ? e.reason : R.HealthCheckFailed;
-      return this.transient(cluster, key, reason, errorMessage(e), rc);
+      return this.transient(cluster, reason, errorMessage(e), rc);
     }
-    this.attempts.delete(key);
+    if (u.consecutiveFailures) await this.clearFailures(cluster, rc);
     return result;
+  }
+
+  /** A step went through: the next failure starts a new count. */
+  private async clearFailures(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
+    const target = cluster.status?.upgrade?.targetVersion;
+    await writeUpgrade(
+      this.d.client,
+      refOf(cluster),
+      (cur) => {
+        if (!cur || cur.targetVersion !== target || !cur.consecutiveFailures) return undefined;
+        const { consecutiveFailures: _cleared, ...rest } = cur;
+        return { upgrade: rest };
+      },
+      rc.signal,
+    );
   }
 
   private async step(
@@ -415,32 +430,33 @@ export class RollingUpgrade {
 
   private async transient(
     cluster: OpenBaoCluster,
-    key: string,
     reason: string,
     message: string,
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
-    const n = (this.attempts.get(key) ?? 0) + 1;
-    this.attempts.set(key, n);
-    if (n >= this.o.maxAttempts) return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
     const now = this.d.now();
     const target = cluster.status?.upgrade?.targetVersion;
+    // Counted on the fresh status the write starts from, so a count is never lost to a stale cache.
+    let n = (cluster.status?.upgrade?.consecutiveFailures ?? 0) + 1;
     await writeUpgrade(
       this.d.client,
       refOf(cluster),
-      (cur) =>
-        cur && cur.targetVersion === target
-          ? {
-              upgrade: {
-                ...cur,
-                lastErrorReason: reason,
-                lastErrorMessage: message.slice(0, 4096),
-                lastErrorAt: stamp(now),
-              },
-            }
-          : undefined,
+      (cur) => {
+        if (!cur || cur.targetVersion !== target) return undefined;
+        n = (cur.consecutiveFailures ?? 0) + 1;
+        return {
+          upgrade: {
+            ...cur,
+            consecutiveFailures: n,
+            lastErrorReason: reason,
+            lastErrorMessage: message.slice(0, 4096),
+            lastErrorAt: stamp(now),
+          },
+        };
+      },
       rc.signal,
     );
+    if (n >= this.o.maxAttempts) return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
     const retry = retryAfterFailure(n);
     rc.log.warn(
       { reason, err: message, attempt: n, retryInMs: retry.requeueAfterMs },
@@ -490,7 +506,6 @@ export class RollingUpgrade {
   }
 
   private forget(key: string): void {
-    this.attempts.delete(key);
     this.waits.delete(key);
     this.stepDowns.delete(key);
   }
@@ -518,6 +533,7 @@ function withoutLastError(u: UpgradeStatus): UpgradeStatus {
   delete n.lastErrorReason;
   delete n.lastErrorMessage;
   delete n.lastErrorAt;
+  delete n.consecutiveFailures;
   return n;
 }
 
