@@ -66,6 +66,8 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
   "patch openbao.org/openbaorestores": "the finalizer of a restore request; no OpenBaoRestore here",
   "patch openbao.org/openbaorestores/status": "the status of a restore request; no OpenBaoRestore here",
   "get batch/jobs": "executor Jobs are looked up by name before creation; no backup or restore here",
+  "delete apps/statefulsets":
+    "a blue-green upgrade deletes the revision that no longer serves; no upgrade here (openbao-upgrade-bluegreen.test.ts)",
   "create batch/jobs": "executor Jobs run backups and restores; none here",
   "delete core/services":
     "the read-replica Service is deleted when spec.readReplicas.service is turned off; it needs a second StatefulSet",

@@ -83,9 +83,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, update, patch]
+# delete: a blue-green upgrade deletes the revision that no longer serves (blue after Cleanup,
+# green after a rollback).
 - apiGroups: [apps]
   resources: [statefulsets]
-  verbs: [get, list, watch, create, patch]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, patch]
