@@ -1463,7 +1463,8 @@ export const UpgradeStatusSchema = Type.Object(
     lastErrorAt: When("When the last error happened (upstream's field)."),
     consecutiveFailures: Type.Optional(
       Type.Integer({
-        description: "Failed steps in a row since the last step that went through; the roll fails at the limit.",
+        description:
+          "Failed steps in a row since the last step that went through; the roll fails at the limit.",
         minimum: 0,
         format: "int32",
       }),

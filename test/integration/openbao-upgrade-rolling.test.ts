@@ -103,6 +103,46 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
       "the KV v2 mount to accept writes",
       1000,
     );
+    // The upgrade logs in with spec.upgrade.jwtAuthRole: OpenBao's JWT auth trusts the node API
+    // server's signing key, the role admits the cluster's upgrade ServiceAccount only and grants just
+    // what a roll needs. The root-token Secret is deleted, so the roll cannot have used it.
+    await bao("bao auth enable jwt");
+    const baoStdin = (cmd: string, body: string) =>
+      ctx.kubectl(["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `BAO_TOKEN=${token} ${cmd}`], body);
+    await baoStdin(
+      "bao policy write upgrade -",
+      [
+        'path "sys/step-down" { capabilities = ["update", "sudo"] }',
+        'path "sys/storage/raft/*" { capabilities = ["read", "list", "sudo"] }',
+      ].join("\n"),
+    );
+    await baoStdin(
+      "bao write auth/jwt/config -",
+      JSON.stringify({
+        jwt_validation_pubkeys: [ctx.node.serviceAccountPublicKeyPem],
+        bound_issuer: ctx.node.addresses.serviceAccountIssuer,
+      }),
+    );
+    await baoStdin(
+      "bao write auth/jwt/role/upgrade -",
+      JSON.stringify({
+        role_type: "jwt",
+        bound_audiences: ["openbao-internal"],
+        user_claim: "sub",
+        bound_subject: `system:serviceaccount:${ctx.namespace}:${NAME}-upgrade`,
+        token_policies: ["upgrade"],
+        token_ttl: "10m",
+      }),
+    );
+    await ctx.kubectl([
+      "patch",
+      `openbaocluster/${NAME}`,
+      "--type=merge",
+      "-p",
+      JSON.stringify({ spec: { upgrade: { jwtAuthRole: "upgrade" } } }),
+    ]);
+    await ctx.kubectl(["delete", "secret", `${NAME}-root-token`]);
+
     // No upgrade is pending: the StatefulSet holds no partition.
     const sts = await ctx.getJson(`statefulset/${NAME}`);
     assert.equal(sts.spec.updateStrategy.rollingUpdate?.partition ?? 0, 0);
@@ -214,6 +254,12 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     // The leader was asked to step down before its pod went.
     assert.ok(stepDowns.size >= 1, "status.upgrade.lastStepDownTime was set");
     assert.ok((await events("LeaderSteppedDown")).length >= 1, "a LeaderSteppedDown event");
+    // With the root-token Secret gone, that step-down ran on the JWT login's token.
+    assert.equal(
+      await ctx.kubectl(["get", "secret", `${NAME}-root-token`, "--ignore-not-found", "-o", "name"]),
+      "",
+    );
+    await ctx.getJson(`serviceaccount/${NAME}-upgrade`);
 
     // The load stops and reads every acknowledged write back.
     console.log(`[numbers] upgrade ${Math.round((finished - started) / 1000)} s; ${summarizeLoad(report)}`);

@@ -73,6 +73,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [""]
   resources: [serviceaccounts]
   verbs: [get, create, patch]
+# spec.upgrade.jwtAuthRole: a short-lived token of the cluster's upgrade ServiceAccount, presented
+# to OpenBao's JWT auth for step-down and the Raft reads.
+- apiGroups: [""]
+  resources: [serviceaccounts/token]
+  verbs: [create]
 # deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them.
 - apiGroups: [""]
   resources: [persistentvolumeclaims]

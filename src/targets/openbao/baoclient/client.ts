@@ -148,6 +148,31 @@ export class BaoClient {
     this.expect(r, [200, 204], "sys/storage/raft/remove-peer");
   }
 
+  /**
+   * Logs in with a Kubernetes ServiceAccount token at a JWT auth mount; returns the client token and
+   * how long it lives. Neither the JWT nor the token ever appears in an error.
+   */
+  async jwtLogin(
+    mount: string,
+    role: string,
+    jwt: string,
+    signal?: AbortSignal,
+  ): Promise<{ token: string; leaseSeconds: number }> {
+    const path = mount.replace(/^\/+|\/+$/g, "");
+    const r = await this.send("POST", `/v1/auth/${path}/login`, undefined, { role, jwt }, signal);
+    this.expect(r, [200], `auth/${path}/login (role ${JSON.stringify(role)})`);
+    const auth = isMap(r.body) && isMap(r.body["auth"]) ? r.body["auth"] : {};
+    const token = auth["client_token"];
+    if (typeof token !== "string" || token === "")
+      throw new BaoRequestError(
+        this.host,
+        r.status,
+        `${this.host}: auth/${path}/login answered without a token`,
+      );
+    const lease = auth["lease_duration"];
+    return { token, leaseSeconds: typeof lease === "number" && lease > 0 ? lease : 0 };
+  }
+
   /** Asks the active node to give up leadership (it must be sent to the active node). */
   async stepDown(token: string, signal?: AbortSignal): Promise<void> {
     const r = await this.send("PUT", "/v1/sys/step-down", token, undefined, signal);

@@ -16,6 +16,7 @@ import {
   requeueAfter,
 } from "../../../../../runtime/controller.js";
 import { deepEqual } from "../../../../../runtime/converge.js";
+import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import { refOf } from "../../../cluster-ref.js";
 import { revisionFor } from "../../../identity.js";
@@ -37,7 +38,8 @@ import {
   upgradeSuccessTotal,
   upgradeTotal,
 } from "../core/metrics.js";
-import { type BaoAccess, upgradeToken } from "../core/observe.js";
+import type { BaoAccess } from "../core/observe.js";
+import { upgradeToken } from "../core/token.js";
 import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
 import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
@@ -78,7 +80,13 @@ export class BlueGreenUpgrade {
     const from = cluster.status?.currentVersion ?? "unknown";
     const lock = upgradeLock(ref.name, from);
 
-    const token = await upgradeToken(this.d.client, cluster);
+    // A login that fails (no leader to answer it) is the same as no token: Raft is not read this
+    // pass and the plan waits, or judges blue without it (break-glass).
+    const token = await upgradeToken(this.d.client, this.d.access, cluster, rc.signal).catch((e: unknown) => {
+      rc.signal.throwIfAborted();
+      rc.log.debug({ err: errorMessage(e) }, "no OpenBao token this pass");
+      return undefined;
+    });
     const seen = await observeBlueGreen(this.d.client, this.d.access, cluster, bg, token, rc.signal);
     const snapshot = await this.snapshot(cluster, bg, from, rc);
     const hookSpec = cluster.spec.upgrade?.blueGreen?.verification?.prePromotionHook;

@@ -12,7 +12,7 @@ import {
   type ReconcileResult,
   requeueAfter,
 } from "../../../../../runtime/controller.js";
-import { isNotFound } from "../../../../../runtime/errors.js";
+import { errorMessage, isNotFound } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { Informer } from "../../../../../runtime/informer.js";
 import { splitKey } from "../../../../../runtime/types.js";
@@ -29,11 +29,12 @@ import {
   upgradeStatus,
   upgradeTotal,
 } from "./metrics.js";
-import { type BaoAccess, type ClusterObservation, observeCluster, upgradeToken } from "./observe.js";
+import { type BaoAccess, type ClusterObservation, observeCluster } from "./observe.js";
 import { compareVersions, decideVersion, type VersionDecision } from "./policy.js";
 import { checkUpgradePrerequisites } from "./prerequisites.js";
 import { noSnapshots, type PreUpgradeSnapshotPort } from "./snapshot-port.js";
 import { stamp, writeUpgrade } from "./status.js";
+import { upgradeToken } from "./token.js";
 
 /** A strategy other than rolling (blue-green), when one is wired: it runs the whole upgrade. */
 export type StrategyHandler = (cluster: OpenBaoCluster, rc: ReconcileContext) => Promise<ReconcileResult>;
@@ -119,7 +120,14 @@ export class UpgradeManager {
       );
       return done();
     }
-    const token = await upgradeToken(this.d.client, cluster);
+    let token: string | undefined;
+    let tokenProblem: string | undefined;
+    try {
+      token = await upgradeToken(this.d.client, this.d.access, cluster, rc.signal);
+    } catch (e) {
+      rc.signal.throwIfAborted();
+      tokenProblem = errorMessage(e);
+    }
     const obs = await observeCluster(this.d.client, this.d.access, cluster, token, rc.signal);
     // status.currentVersion is the workload controller's last look at pod 0; the voters' own answers
     // are fresher (right after an upgrade finished, status may still name the old version).
@@ -133,14 +141,14 @@ export class UpgradeManager {
       if (decision.kind === "refused") return this.refused(cluster, decision, rc);
       if (decision.kind === "none") return this.nothingToDo(cluster, decision, rc);
     }
-    return this.start(cluster, decision, obs, !!token, rc);
+    return this.start(cluster, decision, obs, { available: !!token, problem: tokenProblem }, rc);
   }
 
   private async start(
     cluster: OpenBaoCluster,
     decision: Extract<VersionDecision, { kind: "upgrade" }>,
     obs: ClusterObservation,
-    tokenAvailable: boolean,
+    token: { available: boolean; problem?: string },
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
@@ -150,7 +158,8 @@ export class UpgradeManager {
       initialized: cluster.status?.initialized === true,
       replicas: obs.replicas,
       voters: obs.voters,
-      tokenAvailable,
+      tokenAvailable: token.available,
+      tokenProblem: token.problem,
       lock: cluster.status?.operationLock,
       holder: id.holder,
     });

@@ -20,7 +20,6 @@ import {
   voterOrdinal,
   voterSetName,
 } from "../../../identity.js";
-import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
 import { secretValue } from "../../../workload/statefulsets/reconcile.js";
 
@@ -90,17 +89,6 @@ export async function voterClient(
     timeoutMs: access.timeoutMs ?? 5_000,
   };
   return access.baoClient ? access.baoClient(ep) : new BaoClient(ep);
-}
-
-/**
- * The token for step-down and the Raft reads: spec.upgrade.tokenSecretRef (key "token") when set,
- * otherwise the root-token Secret the workload controller stored at init. Never logged.
- */
-export async function upgradeToken(client: KubeClient, cluster: OpenBaoCluster): Promise<string | undefined> {
-  const ref = refOf(cluster);
-  const named = cluster.spec.upgrade?.tokenSecretRef?.name;
-  if (named) return secretValue({ client }, ref.namespace, named, "token");
-  return secretValue({ client }, ref.namespace, clusterNames(ref).rootTokenSecret, ROOT_TOKEN_KEY);
 }
 
 const isReady = (p: KubeObject): boolean =>

@@ -21,6 +21,8 @@ export interface UpgradeFacts {
   voters: readonly VoterFacts[];
   /** A token for OpenBao's step-down and Raft reads was found (spec.upgrade.tokenSecretRef or the root token). */
   tokenAvailable: boolean;
+  /** Why no token could be had, when a login was tried (spec.upgrade.jwtAuthRole) and failed. */
+  tokenProblem?: string;
   lock?: OperationLock;
   holder: string;
 }
@@ -54,7 +56,8 @@ export function checkUpgradePrerequisites(f: UpgradeFacts): UpgradePrerequisites
   if (!f.tokenAvailable)
     return missing(
       R.AuthenticationRequired,
-      "no OpenBao token for leader step-down: set spec.upgrade.tokenSecretRef (the root-token Secret is absent, e.g. after self-init)",
+      f.tokenProblem ??
+        "no OpenBao token for leader step-down: set spec.upgrade.jwtAuthRole or spec.upgrade.tokenSecretRef (the root-token Secret is absent, e.g. after self-init)",
     );
   if (f.lock?.holder && f.lock.holder !== f.holder)
     return missing(

@@ -40,10 +40,11 @@ import {
   upgradeStatus,
   upgradeSuccessTotal,
 } from "../core/metrics.js";
-import { type BaoAccess, observeCluster, upgradeToken, voterClient } from "../core/observe.js";
+import { type BaoAccess, observeCluster, voterClient } from "../core/observe.js";
 import { compareVersions, normalizeVersion, sameVersionText } from "../core/policy.js";
 import { markHandled, pendingRequest } from "../core/requests.js";
 import { stamp, type UpgradeStatus, writeUpgrade } from "../core/status.js";
+import { upgradeToken } from "../core/token.js";
 import { heldPartition, planRolling } from "./plan.js";
 
 export const STRATEGY = "RollingUpdate";
@@ -212,7 +213,7 @@ export class RollingUpgrade {
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
     const target = u.targetVersion ?? "";
-    const token = await upgradeToken(this.d.client, cluster);
+    const token = await upgradeToken(this.d.client, this.d.access, cluster, rc.signal);
     if (!token)
       throw new StepError(
         R.AuthenticationRequired,
@@ -281,7 +282,7 @@ export class RollingUpgrade {
             `pod ${obs.voters[step.ordinal]!.name} is still the Raft leader after ${this.o.maxStepDowns} step-downs`,
             rc,
           );
-        const token = (await upgradeToken(this.d.client, cluster))!;
+        const token = (await upgradeToken(this.d.client, this.d.access, cluster, rc.signal))!;
         try {
           const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
           await bao.stepDown(token, rc.signal);

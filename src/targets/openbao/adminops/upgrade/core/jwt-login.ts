@@ -1,0 +1,100 @@
+/**
+ * spec.upgrade.jwtAuthRole: the upgrade managers' OpenBao token from a JWT login instead of a stored
+ * token, for clusters whose root token was revoked (self-init) and that keep no long-lived token in
+ * a Secret. The operator asks the API server for a short-lived token of the cluster's upgrade
+ * ServiceAccount (`<name>-upgrade`, the one the pre-upgrade snapshot Job runs as), audience
+ * `openbao-internal` like the executor Jobs, and logs in at the `jwt` auth mount with that role, so
+ * one OpenBao role serves the snapshot Job and the step-down alike.
+ *
+ * Tokens are kept in memory until shortly before they expire: a pass every few seconds must not
+ * log in every time. Nothing here is logged; errors name the role and the HTTP status only.
+ */
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { SERVICE_ACCOUNT } from "../../../../../runtime/builtin-types.js";
+import type { KubeClient } from "../../../../../runtime/client.js";
+import { errorMessage } from "../../../../../runtime/errors.js";
+import { servingRef } from "../../../cluster-ref.js";
+import { Component } from "../../../identity.js";
+import { EXECUTOR_JWT_AUDIENCE, ensureExecutorServiceAccount } from "../../jobs/snapshot-upload.js";
+import { upgradeServiceAccount } from "../snapshot/plan.js";
+import { type BaoAccess, voterClient } from "./observe.js";
+
+const JWT_MOUNT = "jwt";
+/** How long the ServiceAccount token asked for lives (the API server's minimum is 10 minutes). */
+const SA_TOKEN_SECONDS = 600;
+/** A cached OpenBao token is dropped this long before it expires. */
+const EXPIRY_MARGIN_MS = 60_000;
+/** Without a lease from OpenBao, a token is reused this long. */
+const DEFAULT_REUSE_MS = 5 * 60_000;
+
+interface Cached {
+  token: string;
+  until: number;
+}
+const cache = new Map<string, Cached>();
+
+/** A fresh (or still valid) OpenBao token for `role`; throws with the reason when login fails. */
+export async function jwtUpgradeToken(
+  client: KubeClient,
+  access: BaoAccess,
+  cluster: OpenBaoCluster,
+  role: string,
+  signal?: AbortSignal,
+  now = Date.now(),
+): Promise<string> {
+  const ns = cluster.metadata.namespace!;
+  const key = `${cluster.metadata.uid ?? `${ns}/${cluster.metadata.name}`}/${role}`;
+  for (const [k, v] of cache) if (v.until <= now) cache.delete(k);
+  const hit = cache.get(key);
+  if (hit) return hit.token;
+
+  const sa = upgradeServiceAccount({ name: cluster.metadata.name!, namespace: ns });
+  await ensureExecutorServiceAccount(client, cluster, sa, Component.Upgrade, signal);
+  const jwt = await serviceAccountToken(client, ns, sa, signal);
+  const replicas = Math.max(cluster.status?.blueGreen?.blueReplicas ?? cluster.spec.replicas ?? 3, 1);
+  let last = "no voter answered";
+  // Any member logs in for the cluster (a standby forwards to the active node).
+  for (let ordinal = 0; ordinal < replicas; ordinal++) {
+    try {
+      const member = await voterClient(client, access, cluster, ordinal);
+      const { token, leaseSeconds } = await member.jwtLogin(JWT_MOUNT, role, jwt, signal);
+      const reuse = leaseSeconds > 0 ? leaseSeconds * 1000 - EXPIRY_MARGIN_MS : DEFAULT_REUSE_MS;
+      if (reuse > 0) cache.set(key, { token, until: now + reuse });
+      return token;
+    } catch (e) {
+      signal?.throwIfAborted();
+      last = errorMessage(e);
+    }
+  }
+  const serving = servingRef(cluster);
+  throw new Error(
+    `spec.upgrade.jwtAuthRole: JWT login as ${JSON.stringify(role)} to ${serving.name} failed: ${last}`,
+  );
+}
+
+/** A short-lived token of ServiceAccount `name` for OpenBao's audience (TokenRequest). */
+async function serviceAccountToken(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const answer = await client.request<{ status?: { token?: string } }>({
+    method: "POST",
+    path: client.resourcePath(SERVICE_ACCOUNT, namespace, name, "token"),
+    body: {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { audiences: [EXECUTOR_JWT_AUDIENCE], expirationSeconds: SA_TOKEN_SECONDS },
+    },
+    signal,
+  });
+  const token = answer.status?.token;
+  if (!token) throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} returned no token`);
+  return token;
+}
+
+/** Forgets every cached token (tests). */
+export function forgetJwtTokens(): void {
+  cache.clear();
+}

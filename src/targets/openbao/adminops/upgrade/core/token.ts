@@ -1,0 +1,28 @@
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import type { KubeClient } from "../../../../../runtime/client.js";
+import { refOf } from "../../../cluster-ref.js";
+import { clusterNames } from "../../../identity.js";
+import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
+import { secretValue } from "../../../workload/statefulsets/reconcile.js";
+import { jwtUpgradeToken } from "./jwt-login.js";
+import type { BaoAccess } from "./observe.js";
+
+/**
+ * The token for step-down and the Raft reads, in upstream's order: spec.upgrade.tokenSecretRef (key
+ * "token"), else a JWT login as spec.upgrade.jwtAuthRole, else the root-token Secret the workload
+ * controller stored at init. Undefined when none is there; a JWT login that fails throws its reason.
+ * Never logged.
+ */
+export async function upgradeToken(
+  client: KubeClient,
+  access: BaoAccess,
+  cluster: OpenBaoCluster,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  const ref = refOf(cluster);
+  const named = cluster.spec.upgrade?.tokenSecretRef?.name;
+  if (named) return secretValue({ client }, ref.namespace, named, "token");
+  const role = cluster.spec.upgrade?.jwtAuthRole?.trim();
+  if (role) return jwtUpgradeToken(client, access, cluster, role, signal);
+  return secretValue({ client }, ref.namespace, clusterNames(ref).rootTokenSecret, ROOT_TOKEN_KEY);
+}
