@@ -69,7 +69,7 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
   "delete apps/statefulsets":
     "a blue-green upgrade deletes the revision that no longer serves; no upgrade here (openbao-upgrade-bluegreen.test.ts)",
   "create core/serviceaccounts/token":
-    "spec.upgrade.jwtAuthRole logs in with the upgrade ServiceAccount's token; no upgrade here (openbao-upgrade-jwt.test.ts)",
+    "spec.upgrade.jwtAuthRole logs in with the upgrade ServiceAccount's token; no upgrade here (openbao-upgrade-rolling.test.ts rolls with it)",
   "create batch/jobs": "executor Jobs run backups and restores; none here",
   "delete core/services":
     "the read-replica Service is deleted when spec.readReplicas.service is turned off; it needs a second StatefulSet",
