@@ -29,6 +29,31 @@ function documents(file: string): ManifestDocument[] {
 const fields = (spec: unknown, name = "c") => checkClusterSpec(name, spec).map((p) => p.field);
 const base = () => ({ version: "2.4.1", storage: { size: "10Gi" } });
 
+describe("openbao validate: blue-green verification", () => {
+  const withVerification = (verification: unknown) => ({
+    ...base(),
+    upgrade: { strategy: "BlueGreen", blueGreen: { verification } },
+  });
+  it("names a minSyncDuration the planner cannot read and a hook timeout below one second", () => {
+    assert.deepEqual(
+      fields(
+        withVerification({ minSyncDuration: "30s", prePromotionHook: { image: "x:1", timeoutSeconds: 60 } }),
+      ),
+      [],
+    );
+    assert.deepEqual(fields(withVerification({ minSyncDuration: "1d" })), [
+      "spec.upgrade.blueGreen.verification.minSyncDuration",
+    ]);
+    assert.deepEqual(fields(withVerification({ minSyncDuration: "soon" })), [
+      "spec.upgrade.blueGreen.verification.minSyncDuration",
+    ]);
+    for (const t of [0, -5, 1.5, "60"])
+      assert.deepEqual(fields(withVerification({ prePromotionHook: { image: "x:1", timeoutSeconds: t } })), [
+        "spec.upgrade.blueGreen.verification.prePromotionHook.timeoutSeconds",
+      ]);
+  });
+});
+
 describe("openbao validate: values", () => {
   it("uses the schema's own patterns and group", () => {
     assert.equal(values.VERSION_PATTERN, SEMVER_PATTERN);

@@ -58,6 +58,7 @@ export function checkClusterSpec(name: string | undefined, spec: unknown): Field
   checkTls(name, spec, add);
   checkSeal(spec, add);
   checkSelfInit(spec, add);
+  checkUpgrade(spec, add);
   return problems;
 }
 
@@ -97,6 +98,25 @@ function checkImages(spec: Obj, version: string | undefined, add: Add): void {
   const plugins = spec["plugins"];
   if (Array.isArray(plugins))
     for (const [i, p] of plugins.entries()) image(at(p, "image"), `spec.plugins[${i}].image`);
+}
+
+/** Blue-green settings a Job or the planner would otherwise meet only mid-upgrade. */
+function checkUpgrade(spec: Obj, add: Add): void {
+  const bg =
+    isObject(spec["upgrade"]) && isObject(spec["upgrade"]["blueGreen"])
+      ? spec["upgrade"]["blueGreen"]
+      : undefined;
+  const v = bg && isObject(bg["verification"]) ? bg["verification"] : undefined;
+  if (!v) return;
+  const base = "spec.upgrade.blueGreen.verification";
+  const minSync = v["minSyncDuration"];
+  // Go's units only: the planner reads it as OpenBao reads its own durations (no days).
+  if (minSync !== undefined && (typeof minSync !== "string" || !isDuration(minSync) || minSync.includes("d")))
+    add(`${base}.minSyncDuration`, 'must be a duration in ns, us, ms, s, m or h, such as "30s" or "5m"');
+  const hook = v["prePromotionHook"];
+  const timeout = isObject(hook) ? hook["timeoutSeconds"] : undefined;
+  if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < 1))
+    add(`${base}.prePromotionHook.timeoutSeconds`, "must be a whole number of seconds, at least 1");
 }
 
 function checkSize(value: unknown, field: string, add: Add, required: boolean): void {
