@@ -39,7 +39,7 @@ import {
   upgradeTotal,
 } from "../core/metrics.js";
 import type { BaoAccess } from "../core/observe.js";
-import { upgradeToken } from "../core/token.js";
+import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
 import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
 import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
@@ -130,7 +130,10 @@ export class BlueGreenUpgrade {
     if (plan.startHook && hookSpec)
       await startHook(this.d, cluster, bg, hookSpec, this.d.access.clusterDomain);
     const failure = plan.halted ? undefined : await this.act(plan.actions, seen, cluster, bg, token, rc);
-    if (failure) next = recordStepFailure(next ?? bg, failure);
+    if (failure) {
+      next = recordStepFailure(next ?? bg, failure);
+      forgetUpgradeLogin(cluster);
+    }
 
     await this.write(cluster, plan, next, rc);
     // Phase changes inside one condition reason (UpgradeInProgress) get their own event.

@@ -24,8 +24,8 @@ const JWT_MOUNT = "jwt";
 const SA_TOKEN_SECONDS = 600;
 /** A cached OpenBao token is dropped this long before it expires. */
 const EXPIRY_MARGIN_MS = 60_000;
-/** Without a lease from OpenBao, a token is reused this long. */
-const DEFAULT_REUSE_MS = 5 * 60_000;
+/** The longest a token is reused, whatever its lease: a token revoked by hand is replaced soon. */
+const MAX_REUSE_MS = 5 * 60_000;
 
 interface Cached {
   token: string;
@@ -58,7 +58,8 @@ export async function jwtUpgradeToken(
     try {
       const member = await voterClient(client, access, cluster, ordinal);
       const { token, leaseSeconds } = await member.jwtLogin(JWT_MOUNT, role, jwt, signal);
-      const reuse = leaseSeconds > 0 ? leaseSeconds * 1000 - EXPIRY_MARGIN_MS : DEFAULT_REUSE_MS;
+      const reuse =
+        leaseSeconds > 0 ? Math.min(leaseSeconds * 1000 - EXPIRY_MARGIN_MS, MAX_REUSE_MS) : MAX_REUSE_MS;
       if (reuse > 0) cache.set(key, { token, until: now + reuse });
       return token;
     } catch (e) {
@@ -94,7 +95,8 @@ async function serviceAccountToken(
   return token;
 }
 
-/** Forgets every cached token (tests). */
-export function forgetJwtTokens(): void {
-  cache.clear();
+/** Forgets `cluster`'s cached tokens, so the next pass logs in again. */
+export function forgetJwtToken(cluster: OpenBaoCluster): void {
+  const prefix = `${cluster.metadata.uid ?? `${cluster.metadata.namespace}/${cluster.metadata.name}`}/`;
+  for (const k of cache.keys()) if (k.startsWith(prefix)) cache.delete(k);
 }

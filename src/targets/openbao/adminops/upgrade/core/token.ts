@@ -4,7 +4,7 @@ import { refOf } from "../../../cluster-ref.js";
 import { clusterNames } from "../../../identity.js";
 import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
 import { secretValue } from "../../../workload/statefulsets/reconcile.js";
-import { jwtUpgradeToken } from "./jwt-login.js";
+import { forgetJwtToken, jwtUpgradeToken } from "./jwt-login.js";
 import type { BaoAccess } from "./observe.js";
 
 /**
@@ -25,4 +25,13 @@ export async function upgradeToken(
   const role = cluster.spec.upgrade?.jwtAuthRole?.trim();
   if (role) return jwtUpgradeToken(client, access, cluster, role, signal);
   return secretValue({ client }, ref.namespace, clusterNames(ref).rootTokenSecret, ROOT_TOKEN_KEY);
+}
+
+/**
+ * After a failed step: the next pass logs in anew (when it logs in at all), so a token OpenBao stopped
+ * honouring (revoked, its policy changed) is not reused until it expires. One login per failed
+ * step is cheap next to the backoff between them.
+ */
+export function forgetUpgradeLogin(cluster: OpenBaoCluster): void {
+  forgetJwtToken(cluster);
 }

@@ -44,7 +44,7 @@ import { type BaoAccess, observeCluster, voterClient } from "../core/observe.js"
 import { compareVersions, normalizeVersion, sameVersionText } from "../core/policy.js";
 import { markHandled, pendingRequest } from "../core/requests.js";
 import { stamp, type UpgradeStatus, writeUpgrade } from "../core/status.js";
-import { upgradeToken } from "../core/token.js";
+import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
 import { heldPartition, planRolling } from "./plan.js";
 
 export const STRATEGY = "RollingUpdate";
@@ -183,6 +183,7 @@ export class RollingUpgrade {
       result = await this.step(cluster, u, key, rc);
     } catch (e) {
       rc.signal.throwIfAborted();
+      forgetUpgradeLogin(cluster);
       const reason = e instanceof StepError ? e.reason : R.HealthCheckFailed;
       return this.transient(cluster, reason, errorMessage(e), rc);
     }
