@@ -206,17 +206,7 @@ function failForward(
   s: ResolvedSettings,
   why: string,
 ): Plan {
-  if (s.autoRollback) return startRollback(bg, phase, obs, why);
-  return {
-    actions: [],
-    blueGreen: bg,
-    condition: {
-      status: "False",
-      reason: Reason.UpgradeFailed,
-      message: `${phase}: ${why}; automatic rollback is off, set spec.upgrade.requests.rollback to roll back`,
-    },
-    event: { type: "Warning", reason: Reason.UpgradeFailed, message: `${phase}: ${why}` },
-  };
+  return rollBackOrHold(bg, phase, obs, why, s.autoRollback ? undefined : "automatic rollback is off");
 }
 
 /**
@@ -224,16 +214,34 @@ function failForward(
  * when autoRollback or its onValidationFailure is off (a rollback request or a new version moves on).
  */
 function validationFailed(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings, why: string): Plan {
-  if (s.autoRollback && s.rollbackOnValidationFailure) return startRollback(bg, "Syncing", obs, why);
+  const allowed = s.autoRollback && s.rollbackOnValidationFailure;
+  return rollBackOrHold(
+    bg,
+    "Syncing",
+    obs,
+    why,
+    allowed ? undefined : "automatic rollback on validation failure is off",
+  );
+}
+
+/** Rolls back, or, when `heldBecause` says why it may not, holds with UpgradeFailed. */
+function rollBackOrHold(
+  bg: BlueGreenStatus,
+  phase: BlueGreenPhase,
+  obs: Observed,
+  why: string,
+  heldBecause: string | undefined,
+): Plan {
+  if (heldBecause === undefined) return startRollback(bg, phase, obs, why);
   return {
     actions: [],
     blueGreen: bg,
     condition: {
       status: "False",
       reason: Reason.UpgradeFailed,
-      message: `Syncing: ${why}; automatic rollback on validation failure is off, set spec.upgrade.requests.rollback to roll back`,
+      message: `${phase}: ${why}; ${heldBecause}, set spec.upgrade.requests.rollback to roll back`,
     },
-    event: { type: "Warning", reason: Reason.UpgradeFailed, message: `Syncing: ${why}` },
+    event: { type: "Warning", reason: Reason.UpgradeFailed, message: `${phase}: ${why}` },
   };
 }
 
