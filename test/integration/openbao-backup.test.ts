@@ -9,6 +9,7 @@ import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstor
 import { type Blackhole, startBlackhole } from "../support/blackhole.js";
 import { startCuttingProxy } from "../support/cutting-proxy.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { enableNodeJwtAuth } from "../support/node-jwt-auth.js";
 import {
   installOpenBaoCrd,
   metricSum,
@@ -263,25 +264,10 @@ describe("openbao backups on the local node", () => {
   });
 
   it("JWT login: the Job presents its projected ServiceAccount token, no token Secret", async () => {
-    // OpenBao's JWT auth checks the token against the node API server's own signing key: a pod
-    // cannot fetch the issuer's JWKS anonymously, so the key is configured, as upstream allows.
-    await bao("bao auth enable jwt");
-    const baoStdin = (cmd: string, body: unknown) =>
-      ctx.kubectl(
-        ["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `BAO_TOKEN=${rootToken} ${cmd}`],
-        JSON.stringify(body),
-      );
-    await baoStdin("bao write auth/jwt/config -", {
-      jwt_validation_pubkeys: [ctx.node.serviceAccountPublicKeyPem],
-      bound_issuer: ctx.node.addresses.serviceAccountIssuer,
-    });
-    await baoStdin("bao write auth/jwt/role/backup -", {
-      role_type: "jwt",
-      bound_audiences: ["openbao-internal"],
-      user_claim: "sub",
-      bound_subject: `system:serviceaccount:${ctx.namespace}:${NAME}-backup`,
-      token_policies: ["snapshot"],
-      token_ttl: "10m",
+    await enableNodeJwtAuth(ctx, `${NAME}-0`, rootToken, {
+      name: "backup",
+      serviceAccount: `${NAME}-backup`,
+      policies: ["snapshot"],
     });
     await ctx.kubectl([
       "patch",

@@ -6,6 +6,7 @@ import { EventRecorder } from "../../src/runtime/events.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { upgradeLock } from "../../src/targets/openbao/adminops/upgrade/core/lock.js";
 import { UpgradeManager } from "../../src/targets/openbao/adminops/upgrade/core/manager.js";
+import type { RollingOptions } from "../../src/targets/openbao/adminops/upgrade/rolling/manager.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { OperationLockStore, writeAdminOpsConcern } from "../../src/targets/openbao/opslifecycle/index.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
@@ -19,17 +20,21 @@ import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openb
 
 const EVENT = { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true };
 
+/** A new upgrade manager, as a restarted operator would run (nothing carried over but status). */
+const freshManager = (client: KubeClient, rolling?: RollingOptions) =>
+  new UpgradeManager({
+    client,
+    events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
+    clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
+    access: { clusterDomain: "cluster.local" },
+    ...(rolling ? { rolling } : {}),
+  });
+
 describe("openbao upgrade policy and requests on the real API server", () => {
   let client: KubeClient;
   let ns: string;
   const rc = { log: silentLogger(), signal: new AbortController().signal };
-  const manager = () =>
-    new UpgradeManager({
-      client,
-      events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
-      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
-      access: { clusterDomain: "cluster.local" },
-    });
+  const manager = () => freshManager(client);
   const get = (name: string) => client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, ns);
   const upgrading = async (name: string) =>
     (await get(name)).status?.conditions?.find((c) => c.type === "Upgrading");
@@ -156,14 +161,7 @@ describe("openbao upgrade: failed steps are counted in status, across operator r
   let ns: string;
   const rc = { log: silentLogger(), signal: new AbortController().signal };
   // Each pass is a new manager: what a restarted (or crash-looping) operator would run.
-  const manager = () =>
-    new UpgradeManager({
-      client,
-      events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
-      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
-      access: { clusterDomain: "cluster.local" },
-      rolling: { maxAttempts: 3 },
-    });
+  const manager = () => freshManager(client, { maxAttempts: 3 });
   const upgrade = async () => (await client.get<OpenBaoCluster>(OPENBAOCLUSTER, "flaky", ns)).status?.upgrade;
 
   before(async () => {
@@ -211,13 +209,7 @@ describe("openbao upgrade: spec.version moving while a roll is in flight", () =>
   let client: KubeClient;
   let ns: string;
   const rc = { log: silentLogger(), signal: new AbortController().signal };
-  const manager = () =>
-    new UpgradeManager({
-      client,
-      events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
-      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
-      access: { clusterDomain: "cluster.local" },
-    });
+  const manager = () => freshManager(client);
   const get = () => client.get<OpenBaoCluster>(OPENBAOCLUSTER, "moving", ns);
   const inFlight = {
     targetVersion: "2.7.2",

@@ -4,6 +4,7 @@ import { type LineWatch, watchLines } from "../support/kube-watch.js";
 import { summarizeLoad } from "../support/kv-load.js";
 import { type NodeKvLoad, startNodeKvLoad } from "../support/kv-load-node.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { enableNodeJwtAuth } from "../support/node-jwt-auth.js";
 import { clusterProbe } from "../support/openbao-node-cluster.js";
 import {
   installOpenBaoCrd,
@@ -106,34 +107,18 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     // The upgrade logs in with spec.upgrade.jwtAuthRole: OpenBao's JWT auth trusts the node API
     // server's signing key, the role admits the cluster's upgrade ServiceAccount only and grants just
     // what a roll needs. The root-token Secret is deleted, so the roll cannot have used it.
-    await bao("bao auth enable jwt");
-    const baoStdin = (cmd: string, body: string) =>
-      ctx.kubectl(["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `BAO_TOKEN=${token} ${cmd}`], body);
-    await baoStdin(
-      "bao policy write upgrade -",
+    await ctx.kubectl(
+      ["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `BAO_TOKEN=${token} bao policy write upgrade -`],
       [
         'path "sys/step-down" { capabilities = ["update", "sudo"] }',
         'path "sys/storage/raft/*" { capabilities = ["read", "list", "sudo"] }',
       ].join("\n"),
     );
-    await baoStdin(
-      "bao write auth/jwt/config -",
-      JSON.stringify({
-        jwt_validation_pubkeys: [ctx.node.serviceAccountPublicKeyPem],
-        bound_issuer: ctx.node.addresses.serviceAccountIssuer,
-      }),
-    );
-    await baoStdin(
-      "bao write auth/jwt/role/upgrade -",
-      JSON.stringify({
-        role_type: "jwt",
-        bound_audiences: ["openbao-internal"],
-        user_claim: "sub",
-        bound_subject: `system:serviceaccount:${ctx.namespace}:${NAME}-upgrade`,
-        token_policies: ["upgrade"],
-        token_ttl: "10m",
-      }),
-    );
+    await enableNodeJwtAuth(ctx, `${NAME}-0`, token, {
+      name: "upgrade",
+      serviceAccount: `${NAME}-upgrade`,
+      policies: ["upgrade"],
+    });
     await ctx.kubectl([
       "patch",
       `openbaocluster/${NAME}`,
