@@ -8,7 +8,6 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
-import type { BaoEndpoint } from "../../../baoclient/client.js";
 import { refOf, servingRef, servingRevision } from "../../../cluster-ref.js";
 import {
   LABEL_REVISION,
@@ -17,7 +16,7 @@ import {
   revisionSelector,
   voterSetName,
 } from "../../../identity.js";
-import { type BaoAccess, voterClient } from "../core/observe.js";
+import { type BaoAccess, podClient } from "../core/observe.js";
 import {
   type AutopilotState,
   allJoined,
@@ -154,27 +153,12 @@ export async function observeBlueGreen(
   return out;
 }
 
-/**
- * A RaftClient for pod `podName` (blue or green): the voter client's endpoint (CA, scheme, port)
- * with the host switched to that pod's name under the same headless Service.
- */
-async function memberClient(
+/** A RaftClient for pod `podName`, blue or green. */
+function memberClient(
   client: KubeClient,
   access: BaoAccess,
   cluster: OpenBaoCluster,
   podName: string,
 ): Promise<RaftClient> {
-  const viaBlue: BaoAccess = {
-    ...access,
-    baoClient: (ep: BaoEndpoint) => {
-      const url = new URL(ep.address);
-      const original = url.hostname;
-      url.hostname = original.replace(/^[^.]+/, podName);
-      // Every voter pod serves the one server certificate, which names blue's pods: verify green's
-      // answer against the name it was issued for.
-      return new RaftClient({ ...ep, address: url.origin, serverName: ep.serverName ?? original });
-    },
-  };
-  // Ordinal 0's endpoint is only a template: its host is replaced by podName's.
-  return (await voterClient(client, viaBlue, cluster, 0)) as RaftClient;
+  return podClient(client, access, cluster, podName, (ep) => new RaftClient(ep));
 }

@@ -13,11 +13,12 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { SERVICE_ACCOUNT } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
-import { servingRef } from "../../../cluster-ref.js";
-import { Component } from "../../../identity.js";
+import { BaoClient } from "../../../baoclient/client.js";
+import { refOf, servingRef } from "../../../cluster-ref.js";
+import { Component, revisionNames, voterSetName } from "../../../identity.js";
 import { EXECUTOR_JWT_AUDIENCE, ensureExecutorServiceAccount } from "../../jobs/snapshot-upload.js";
 import { upgradeServiceAccount } from "../snapshot/plan.js";
-import { type BaoAccess, voterClient } from "./observe.js";
+import { type BaoAccess, podClient } from "./observe.js";
 
 const JWT_MOUNT = "jwt";
 /** How long the ServiceAccount token asked for lives (the API server's minimum is 10 minutes). */
@@ -51,12 +52,17 @@ export async function jwtUpgradeToken(
   const sa = upgradeServiceAccount({ name: cluster.metadata.name!, namespace: ns });
   await ensureExecutorServiceAccount(client, cluster, sa, Component.Upgrade, signal);
   const jwt = await serviceAccountToken(client, ns, sa, signal);
-  const replicas = Math.max(cluster.status?.blueGreen?.blueReplicas ?? cluster.spec.replicas ?? 3, 1);
   let last = "no voter answered";
   // Any member logs in for the cluster (a standby forwards to the active node).
-  for (let ordinal = 0; ordinal < replicas; ordinal++) {
+  for (const pod of members(cluster)) {
     try {
-      const member = await voterClient(client, access, cluster, ordinal);
+      const member = await podClient(
+        client,
+        access,
+        cluster,
+        pod,
+        (ep) => access.baoClient?.(ep) ?? new BaoClient(ep),
+      );
       const { token, leaseSeconds } = await member.jwtLogin(JWT_MOUNT, role, jwt, signal);
       const reuse =
         leaseSeconds > 0 ? Math.min(leaseSeconds * 1000 - EXPIRY_MARGIN_MS, MAX_REUSE_MS) : MAX_REUSE_MS;
@@ -71,6 +77,22 @@ export async function jwtUpgradeToken(
   throw new Error(
     `spec.upgrade.jwtAuthRole: JWT login as ${JSON.stringify(role)} to ${serving.name} failed: ${last}`,
   );
+}
+
+/**
+ * The voter pods to try, serving revision first, then a blue-green upgrade's green revision (after
+ * Cleanup began, blue's pods are going or gone).
+ */
+function members(cluster: OpenBaoCluster): string[] {
+  const bg = cluster.status?.blueGreen;
+  const serving = voterSetName(servingRef(cluster));
+  const blue = Math.max(bg?.blueReplicas ?? cluster.spec.replicas ?? 3, 1);
+  const pods = Array.from({ length: blue }, (_, i) => `${serving}-${i}`);
+  if (bg?.greenRevision) {
+    const green = revisionNames(refOf(cluster), bg.greenRevision).statefulSet;
+    for (let i = 0; i < (bg.greenReplicas ?? 0); i++) pods.push(`${green}-${i}`);
+  }
+  return pods;
 }
 
 /** A short-lived token of ServiceAccount `name` for OpenBao's audience (TokenRequest). */

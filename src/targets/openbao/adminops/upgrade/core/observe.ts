@@ -91,6 +91,35 @@ export async function voterClient(
   return access.baoClient ? access.baoClient(ep) : new BaoClient(ep);
 }
 
+/**
+ * A client for any voter pod by name, blue-green's green ones included: the serving voter endpoint
+ * (CA, scheme, port) with the host switched to `podName` under the same headless Service. Every
+ * voter pod serves the one server certificate, so the answer is verified against the name the
+ * endpoint was made for.
+ */
+export async function podClient<T extends BaoClient>(
+  client: KubeClient,
+  access: BaoAccess,
+  cluster: OpenBaoCluster,
+  podName: string,
+  make: (ep: BaoEndpoint) => T,
+): Promise<T> {
+  let made: T | undefined;
+  const renamed: BaoAccess = {
+    ...access,
+    baoClient: (ep: BaoEndpoint) => {
+      const url = new URL(ep.address);
+      const original = url.hostname;
+      url.hostname = original.replace(/^[^.]+/, podName);
+      made = make({ ...ep, address: url.origin, serverName: ep.serverName ?? original });
+      return made;
+    },
+  };
+  // Ordinal 0's endpoint is only a template: its host is replaced by podName's.
+  await voterClient(client, renamed, cluster, 0);
+  return made!;
+}
+
 const isReady = (p: KubeObject): boolean =>
   ((p["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some(
     (c) => c.type === "Ready" && c.status === "True",
