@@ -271,13 +271,16 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
         },
       },
     });
+    // The previous attempt also ended in UpgradeRollback: wait for this attempt's own end, named by
+    // its rollback reason, not for the condition alone.
     const c = await poll(
       async () => {
         const u = await condition("Upgrading").catch(() => undefined);
-        const st = (await cluster()).status;
+        const bg = (await cluster()).status?.blueGreen;
         return u?.reason === "UpgradeRollback" &&
           u.status === "False" &&
-          st.upgradeRequests?.lastHandledRetry === "hook-fails"
+          bg?.phase === "Idle" &&
+          /pre-promotion hook/.test(bg.rollbackReason ?? "")
           ? u
           : undefined;
       },
