@@ -141,7 +141,9 @@ function runNodeTest(
       "--test-reporter-destination=stdout",
       `--test-reporter=${pathToFileURL(join(support, "file-durations-reporter.js")).href}`,
       `--test-reporter-destination=${durationsReport}`,
-      "--test-concurrency=2",
+      // Three files at once on two cores: most of a node file's time is spent waiting on pods,
+      // OpenBao and the API server, not computing, and the slowest start first.
+      "--test-concurrency=3",
       // A test that hangs fails after this long instead of holding the run until CI's limit, and a
       // file whose tests are done exits even if a handle it leaked would keep it alive.
       `--test-timeout=${TEST_TIMEOUT_MS}`,
