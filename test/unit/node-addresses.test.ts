@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MAX_NODES, nodeAddresses } from "../../src/testenv/node/addresses.js";
+import { claimOrder } from "../../src/testenv/node/registry.js";
 
 describe("node addresses", () => {
   it("gives every node number disjoint ranges and its own host names", () => {
@@ -33,5 +34,23 @@ describe("node addresses", () => {
     assert.throws(() => nodeAddresses(MAX_NODES), /node index must be an integer in 0\.\.63, got 64/);
     assert.throws(() => nodeAddresses(-1), /got -1/);
     assert.throws(() => nodeAddresses(1.5), /got 1.5/);
+  });
+});
+
+describe("node numbers: the order they are claimed in", () => {
+  it("tries the lowest numbers first and one released a moment ago last", () => {
+    assert.deepEqual(
+      claimOrder(5, () => false),
+      [0, 1, 2, 3, 4],
+    );
+    assert.deepEqual(
+      claimOrder(5, (i) => i === 0 || i === 3),
+      [1, 2, 4, 0, 3],
+    );
+    assert.deepEqual(
+      claimOrder(2, () => true),
+      [0, 1],
+      "all resting: still every number, lowest first",
+    );
   });
 });

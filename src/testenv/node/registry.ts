@@ -30,6 +30,18 @@ export interface NodeRecord {
 }
 
 const recordPath = (index: number) => join(REGISTRY_DIR, `node-${index}.json`);
+/** When a node number was last released: it is not handed out again at once (see claimNode). */
+const releasedPath = (index: number) => join(REGISTRY_DIR, `node-${index}.released`);
+/** How long a released node number rests while other numbers are free. */
+const REST_MS = 120_000;
+
+function justReleased(index: number, now: number): boolean {
+  try {
+    return now - Number(readFileSync(releasedPath(index), "utf8")) < REST_MS;
+  } catch {
+    return false;
+  }
+}
 
 function readRecord(index: number): NodeRecord | undefined {
   try {
@@ -64,7 +76,11 @@ export function liveNodes(except?: number): NodeRecord[] {
  */
 export function claimNode(dir: string): NodeAddresses {
   mkdirSync(REGISTRY_DIR, { recursive: true, mode: 0o755 });
-  for (let i = 0; i < MAX_NODES; i++) {
+  // A number released a moment ago is passed over while others are free: whoever released it may
+  // still be checking that nothing under that number is left (a cgroup root, a veth, its record),
+  // and a new node under the same number would be taken for a leftover.
+  const now = Date.now();
+  for (const i of claimOrder(MAX_NODES, (n) => justReleased(n, now))) {
     const existing = readRecord(i);
     if (existing && isAlive(existing.ownerPid)) continue;
     if (existing) teardownNodeSync(existing);
@@ -79,6 +95,12 @@ export function claimNode(dir: string): NodeAddresses {
     return nodeAddresses(i);
   }
   throw new Error(`all ${MAX_NODES} node numbers are taken by running test environments`);
+}
+
+/** Node numbers in the order they are tried: the lowest first, those released a moment ago last. */
+export function claimOrder(count: number, resting: (index: number) => boolean): number[] {
+  const all = [...Array(count).keys()];
+  return [...all.filter((i) => !resting(i)), ...all.filter(resting)];
 }
 
 export function updateRecord(record: NodeRecord): void {
@@ -152,6 +174,7 @@ export function teardownNodeSync(record: NodeRecord): string[] {
   }
   try {
     unlinkSync(recordPath(record.index));
+    writeFileSync(releasedPath(record.index), String(Date.now()));
   } catch {
     // Already released.
   }
