@@ -9,12 +9,13 @@
  * headless Service; BAO_CACERT: the cluster CA when the listener uses TLS files), so a hook of
  * `bao status` or `bao read sys/health` needs no address of its own.
  */
-import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { ownerReferenceFor } from "../../../../../runtime/ownership.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
+import { DEFAULT_TTL_SECONDS } from "../../jobs/build.js";
 import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
 
 export type HookSpec = NonNullable<NonNullable<BlueGreenSettings["verification"]>["prePromotionHook"]>;
@@ -22,8 +23,6 @@ export type HookSpec = NonNullable<NonNullable<BlueGreenSettings["verification"]
 export const HOOK_CONTAINER = "hook";
 export const HOOK_DEFAULT_TIMEOUT_SECONDS = 300;
 const CA_DIR = "/var/run/openbao/ca";
-/** Finished hook Jobs stay an hour for `kubectl logs`. */
-const HOOK_JOB_TTL_SECONDS = 3600;
 
 /** Where the hook of one upgrade attempt stands, as the plan reads it. */
 export interface HookObservation {
@@ -84,14 +83,15 @@ export function buildHookJob(
       name: hookJobName(ref.name, bg),
       namespace: ref.namespace,
       labels,
-      annotations: { "openbao.org/upgrade-run-id": bg.operationID ?? "" },
+      annotations: { [OpenBaoAnnotation.UpgradeRunID]: bg.operationID ?? "" },
       ownerReferences: [ownerReferenceFor(cluster, true)],
     },
     spec: {
       // A validation is asked once: a second try could pass a check the first one failed.
       backoffLimit: 0,
       activeDeadlineSeconds: hook.timeoutSeconds ?? HOOK_DEFAULT_TIMEOUT_SECONDS,
-      ttlSecondsAfterFinished: HOOK_JOB_TTL_SECONDS,
+      // Kept as long as the executor Jobs, for `kubectl logs`.
+      ttlSecondsAfterFinished: DEFAULT_TTL_SECONDS,
       template: {
         metadata: { labels },
         spec: {
