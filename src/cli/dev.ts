@@ -11,7 +11,7 @@ import { BAO_DEFAULT_VERSION } from "../testenv/cache.js";
 import { startControlPlane } from "../testenv/controlplane.js";
 import { handOverSignals, survivePipeLoss } from "../testenv/hooks.js";
 import { type LocalNode, startNode } from "../testenv/node/node.js";
-import { nodePrerequisites } from "../testenv/node/preflight.js";
+import { ensureNodeHost } from "../testenv/node/preflight.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/openbao.js";
 import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
@@ -105,7 +105,7 @@ export async function devCommand(args: string[]): Promise<number> {
       throw new Error("--exit-after: must be a number of seconds");
     let onNode = !values["no-node"];
     if (onNode) {
-      const missing = await nodePrerequisites();
+      const missing = await ensureNodeHost(say);
       if (missing.length > 0) {
         if (values.node || values.chart)
           throw new Error(`the local node cannot run here; missing: ${missing.join("; ")}`);

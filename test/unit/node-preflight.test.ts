@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { nodePrerequisites } from "../../src/testenv/node/preflight.js";
+import { ensureNodeHost, nodePrerequisites } from "../../src/testenv/node/preflight.js";
 
 const COMPILED_SRC = fileURLToPath(new URL("../../src", import.meta.url));
 const PACKAGE_JSON = fileURLToPath(new URL("../../../package.json", import.meta.url));
@@ -45,5 +45,12 @@ describe("node prerequisites", () => {
     const missing: string[] = JSON.parse(asNobody);
     assert.equal(missing.length, 1, missing.join("\n"));
     assert.match(missing[0]!, /^root: the node creates network and mount namespaces/);
+  });
+
+  it("as root, installs what the node needs from Debian, so nothing is missing afterwards", async (t) => {
+    if (process.getuid?.() !== 0) return t.skip("only root installs Debian packages");
+    const lines: string[] = [];
+    const missing = await ensureNodeHost((l) => lines.push(l));
+    assert.deepEqual(missing, [], `still missing after ${lines.join("; ") || "no apt-get run"}`);
   });
 });

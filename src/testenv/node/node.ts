@@ -42,7 +42,7 @@ import { BUSYBOX_IMAGE } from "./images/catalog.js";
 import { ensureNodeImages, importImages } from "./images/node-images.js";
 import { connectNode, createNamespaces, type NodeNamespaces, PRIVATE_PATHS } from "./netns.js";
 import { createNodePki, type NodePki } from "./pki.js";
-import { nodePrerequisites } from "./preflight.js";
+import { ensureNodeHost } from "./preflight.js";
 import { claimNode, type NodeRecord, teardownNodeSync, updateRecord } from "./registry.js";
 
 export interface LocalNode {
@@ -86,7 +86,7 @@ export interface NodeOptions {
  */
 export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
   const log = opts.log ?? (() => {});
-  const missing = await nodePrerequisites();
+  const missing = await ensureNodeHost(log);
   if (missing.length > 0)
     throw new Error(`cannot start the node; this machine lacks:\n- ${missing.join("\n- ")}`);
   const started = Date.now();

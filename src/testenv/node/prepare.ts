@@ -2,7 +2,7 @@ import type { Binaries } from "../binaries.js";
 import { formatDuration } from "../duration.js";
 import { ensureNodeBinaries } from "./binaries.js";
 import { ensureNodeImages } from "./images/node-images.js";
-import { nodePrerequisites } from "./preflight.js";
+import { ensureNodeHost } from "./preflight.js";
 import { NODE_SWITCH_VAR } from "./shared.js";
 
 /**
@@ -11,7 +11,7 @@ import { NODE_SWITCH_VAR } from "./shared.js";
  */
 export async function prepareNode(binaries: Binaries, log: (line: string) => void): Promise<void> {
   if (process.env[NODE_SWITCH_VAR] === "0") return;
-  const missing = await nodePrerequisites();
+  const missing = await ensureNodeHost(log);
   if (missing.length > 0) {
     log(
       `no node on this machine (tests that need one will fail saying so); it lacks:\n- ${missing.join("\n- ")}`,
