@@ -1,8 +1,8 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { ownerReferenceFor } from "../../../../runtime/ownership.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorJob, toEnvAndMounts } from "../../executor/contract.js";
 import { type ComponentName, clusterLabels } from "../../identity.js";
+import { JOB_UID, oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "./one-shot.js";
 
 /**
  * The one executor Job builder: backup, restore and (later) the pre-upgrade snapshot all run the
@@ -13,9 +13,6 @@ import { type ComponentName, clusterLabels } from "../../identity.js";
 
 /** The subcommand of the operator's CLI that runs inside the Job (after the image's entrypoint). */
 export const EXECUTOR_ARGS = ["executor"] as const;
-
-/** Finished Jobs stay this long for `kubectl logs` and the controller to read their result. */
-export const DEFAULT_TTL_SECONDS = 3600;
 
 /** V8 heap for the executor: snapshots stream through, so a small heap is enough at any size. */
 const EXECUTOR_HEAP_MB = 96;
@@ -64,48 +61,22 @@ export function buildExecutorJob(inp: ExecutorJobInput): KubeObject {
       requests: { cpu: "50m", memory: "64Mi" },
       limits: { memory: "256Mi" },
     },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      capabilities: { drop: ["ALL"] },
-    },
+    securityContext: { ...RESTRICTED_CONTAINER_SECURITY, readOnlyRootFilesystem: true },
   };
-  return {
-    apiVersion: "batch/v1",
-    kind: "Job",
-    metadata: {
-      name: inp.name,
-      namespace: c.metadata.namespace,
-      labels,
-      ...(inp.annotations ? { annotations: inp.annotations } : {}),
-      ownerReferences: [ownerReferenceFor(inp.owner ?? c, true)],
-    },
-    spec: {
-      // One attempt per window: a failed run is recorded as a failure, never retried behind the
-      // controller's back (a retry would be a second upload under the same key).
-      backoffLimit: 0,
-      ttlSecondsAfterFinished: inp.ttlSecondsAfterFinished ?? DEFAULT_TTL_SECONDS,
-      ...(inp.activeDeadlineSeconds ? { activeDeadlineSeconds: inp.activeDeadlineSeconds } : {}),
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: "Never",
-          serviceAccountName: inp.serviceAccountName,
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65532,
-            runAsGroup: 65532,
-            fsGroup: 65532,
-            seccompProfile: { type: "RuntimeDefault" },
-          },
-          ...(c.spec.imagePullSecrets ? { imagePullSecrets: c.spec.imagePullSecrets } : {}),
-          containers: [container],
-          volumes: [...volumes, { name: "tmp", emptyDir: { sizeLimit: "16Mi" } }],
-        },
-      },
-    },
-  };
+  return oneShotJob({
+    name: inp.name,
+    namespace: c.metadata.namespace!,
+    labels,
+    ...(inp.annotations ? { annotations: inp.annotations } : {}),
+    owner: inp.owner ?? c,
+    container,
+    volumes: [...volumes, { name: "tmp", emptyDir: { sizeLimit: "16Mi" } }],
+    imagePullSecrets: c.spec.imagePullSecrets,
+    serviceAccountName: inp.serviceAccountName,
+    fsGroup: JOB_UID,
+    ...(inp.ttlSecondsAfterFinished !== undefined
+      ? { ttlSecondsAfterFinished: inp.ttlSecondsAfterFinished }
+      : {}),
+    ...(inp.activeDeadlineSeconds ? { activeDeadlineSeconds: inp.activeDeadlineSeconds } : {}),
+  });
 }

@@ -10,12 +10,11 @@
  * `bao status` or `bao read sys/health` needs no address of its own.
  */
 import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { ownerReferenceFor } from "../../../../../runtime/ownership.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
-import { DEFAULT_TTL_SECONDS } from "../../jobs/build.js";
+import { oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "../../jobs/one-shot.js";
 import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
 
 export type HookSpec = NonNullable<NonNullable<BlueGreenSettings["verification"]>["prePromotionHook"]>;
@@ -70,56 +69,26 @@ export function buildHookJob(
     ...(caSecret ? { volumeMounts: [{ name: "ca", mountPath: CA_DIR, readOnly: true }] } : {}),
     terminationMessagePolicy: "File",
     resources: { requests: { cpu: "10m", memory: "32Mi" }, limits: { memory: "256Mi" } },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      runAsNonRoot: true,
-      capabilities: { drop: ["ALL"] },
-    },
+    // No read-only root: the image is the user's and may write where it likes.
+    securityContext: RESTRICTED_CONTAINER_SECURITY,
   };
-  return {
-    apiVersion: "batch/v1",
-    kind: "Job",
-    metadata: {
-      name: hookJobName(ref.name, bg),
-      namespace: ref.namespace,
-      labels,
-      annotations: { [OpenBaoAnnotation.UpgradeRunID]: bg.operationID ?? "" },
-      ownerReferences: [ownerReferenceFor(cluster, true)],
-    },
-    spec: {
-      // A validation is asked once: a second try could pass a check the first one failed.
-      backoffLimit: 0,
-      activeDeadlineSeconds: hook.timeoutSeconds ?? HOOK_DEFAULT_TIMEOUT_SECONDS,
-      // Kept as long as the executor Jobs, for `kubectl logs`.
-      ttlSecondsAfterFinished: DEFAULT_TTL_SECONDS,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: "Never",
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65532,
-            runAsGroup: 65532,
-            seccompProfile: { type: "RuntimeDefault" },
-          },
-          ...(cluster.spec.imagePullSecrets ? { imagePullSecrets: cluster.spec.imagePullSecrets } : {}),
-          containers: [container],
-          ...(caSecret
-            ? {
-                volumes: [
-                  {
-                    name: "ca",
-                    secret: { secretName: caSecret, items: [{ key: "ca.crt", path: "ca.crt" }] },
-                  },
-                ],
-              }
-            : {}),
-        },
-      },
-    },
-  };
+  return oneShotJob({
+    name: hookJobName(ref.name, bg),
+    namespace: ref.namespace,
+    labels,
+    annotations: { [OpenBaoAnnotation.UpgradeRunID]: bg.operationID ?? "" },
+    owner: cluster,
+    container,
+    ...(caSecret
+      ? {
+          volumes: [
+            { name: "ca", secret: { secretName: caSecret, items: [{ key: "ca.crt", path: "ca.crt" }] } },
+          ],
+        }
+      : {}),
+    imagePullSecrets: cluster.spec.imagePullSecrets,
+    activeDeadlineSeconds: hook.timeoutSeconds ?? HOOK_DEFAULT_TIMEOUT_SECONDS,
+  });
 }
 
 interface JobCondition {

@@ -1,0 +1,79 @@
+import { ownerReferenceFor } from "../../../../runtime/ownership.js";
+import type { KubeObject } from "../../../../runtime/types.js";
+
+/**
+ * The shape every Job the AdminOps plane starts shares (executor runs, blue-green's pre-promotion
+ * hook): one pod, one attempt, no API token, no service links, a non-root uid under the restricted
+ * Pod Security profile, owned by the object it works for. Pure. The callers add what differs: the
+ * container, its volumes, deadlines.
+ */
+
+/** Finished Jobs stay this long for `kubectl logs` and the controller to read their result. */
+export const DEFAULT_TTL_SECONDS = 3600;
+
+/** The uid and gid the Jobs' pods run as (the operator image's non-root user). */
+export const JOB_UID = 65532;
+
+/** What the restricted Pod Security profile asks of every container; callers may add to it. */
+export const RESTRICTED_CONTAINER_SECURITY = {
+  allowPrivilegeEscalation: false,
+  runAsNonRoot: true,
+  capabilities: { drop: ["ALL"] },
+} as const;
+
+export interface OneShotJobInput {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+  owner: KubeObject;
+  container: Record<string, unknown>;
+  volumes?: readonly Record<string, unknown>[];
+  imagePullSecrets?: unknown;
+  serviceAccountName?: string;
+  /** Group owning mounted volumes, for a container that writes into them. */
+  fsGroup?: number;
+  activeDeadlineSeconds?: number;
+  ttlSecondsAfterFinished?: number;
+}
+
+export function oneShotJob(inp: OneShotJobInput): KubeObject {
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: inp.name,
+      namespace: inp.namespace,
+      labels: inp.labels,
+      ...(inp.annotations ? { annotations: inp.annotations } : {}),
+      ownerReferences: [ownerReferenceFor(inp.owner, true)],
+    },
+    spec: {
+      // One attempt: a failure is the controller's to record, never retried behind its back (a
+      // retried backup would upload twice under one key; a retried hook could pass a check the
+      // first run failed).
+      backoffLimit: 0,
+      ttlSecondsAfterFinished: inp.ttlSecondsAfterFinished ?? DEFAULT_TTL_SECONDS,
+      ...(inp.activeDeadlineSeconds ? { activeDeadlineSeconds: inp.activeDeadlineSeconds } : {}),
+      template: {
+        metadata: { labels: inp.labels },
+        spec: {
+          restartPolicy: "Never",
+          ...(inp.serviceAccountName ? { serviceAccountName: inp.serviceAccountName } : {}),
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: JOB_UID,
+            runAsGroup: JOB_UID,
+            ...(inp.fsGroup !== undefined ? { fsGroup: inp.fsGroup } : {}),
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          ...(inp.imagePullSecrets ? { imagePullSecrets: inp.imagePullSecrets } : {}),
+          containers: [inp.container],
+          ...(inp.volumes?.length ? { volumes: inp.volumes } : {}),
+        },
+      },
+    },
+  };
+}
