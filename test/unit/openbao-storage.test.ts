@@ -117,6 +117,23 @@ describe("openbao storage plan", () => {
     assert.deepEqual(order, ["bao-1", "bao-0", "bao-2"]);
   });
 
+  it("keeps the active node for last while a standby's volume is still growing", () => {
+    const pods = [0, 1, 2].map((i) => pod(i));
+    // Only the leader's claim reports the condition yet; the others still grow (capacity 1Gi < 2Gi).
+    const claims = [claim(0, { fsResizePendingSince: PENDING }), claim(1), claim(2)];
+    const early = planStorage(input({ expansionAllowed: true, claims, pods, leader: "bao-0" }));
+    assert.equal(early.kind, "wait");
+    assert.match(early.kind === "wait" ? early.message : "", /active node bao-0 .*data-bao-1, data-bao-2/);
+    // A standby whose volume already shows the size does not hold it back.
+    const grownElsewhere = [claims[0]!, claim(1, { capacity: "2Gi" }), claim(2, { capacity: "2Gi" })];
+    const now = planStorage(input({ expansionAllowed: true, claims: grownElsewhere, pods, leader: "bao-0" }));
+    assert.deepEqual(now.kind === "restart" && now.pod, "bao-0");
+    // A standby alone pending is restarted at once, whatever the others do.
+    const standby = [claim(0), claim(1, { fsResizePendingSince: PENDING }), claim(2)];
+    const first = planStorage(input({ expansionAllowed: true, claims: standby, pods, leader: "bao-0" }));
+    assert.deepEqual(first.kind === "restart" && first.pod, "bao-1");
+  });
+
   it("waits while any voter is not Ready, terminating or missing", () => {
     const base = input({ expansionAllowed: true, claims: pendingClaims() });
     for (const pods of [

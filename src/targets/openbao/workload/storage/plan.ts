@@ -100,7 +100,7 @@ export function planStorage(inp: StoragePlanInput): StoragePlan {
   const pending = inp.claims.filter((c) => c.fsResizePendingSince !== undefined);
   if (pending.length > 0) {
     if (inp.pods === undefined) return { kind: "inspect" };
-    const restart = restartCandidate(inp, pending);
+    const restart = restartCandidate(inp, pending, want);
     if (restart) return restart;
   }
   const grown = inp.claims.filter((c) => (parseQuantity(c.capacity ?? "0") ?? 0) >= want).length;
@@ -115,7 +115,11 @@ export function planStorage(inp: StoragePlanInput): StoragePlan {
 }
 
 /** The next pod whose file system waits for a restart, or a wait while another voter is not Ready. */
-function restartCandidate(inp: StoragePlanInput, pending: ClaimView[]): StoragePlan | undefined {
+function restartCandidate(
+  inp: StoragePlanInput,
+  pending: ClaimView[],
+  want: number,
+): StoragePlan | undefined {
   const pods = inp.pods ?? [];
   const since = new Map(pending.map((c) => [c.name, Date.parse(c.fsResizePendingSince!)]));
   // Seconds are all either timestamp carries: a pod created in the same second as the condition
@@ -143,6 +147,27 @@ function restartCandidate(inp: StoragePlanInput, pending: ClaimView[]): StorageP
     return la - lb || ordinal(b.name) - ordinal(a.name);
   });
   const next = order[0]!;
+  // Claims finish growing one by one, so the active node's may report the condition before a
+  // standby's. Restarting it then would move leadership, and again once that standby's turn comes
+  // after it became the leader: wait while another voter's volume is still growing.
+  if (next.name === inp.leader) {
+    const growing = pods
+      .filter((p) => p.name !== next.name)
+      .map((p) => inp.claims?.find((c) => c.name === inp.claimOf(p.name)))
+      .filter(
+        (c): c is ClaimView =>
+          c !== undefined &&
+          c.fsResizePendingSince === undefined &&
+          (parseQuantity(c.capacity ?? "0") ?? 0) < want,
+      )
+      .map((c) => c.name);
+    if (growing.length > 0)
+      return {
+        kind: "wait",
+        reason: "StorageRestartRequired",
+        message: `the active node ${next.name} restarts last: waiting for the volumes still growing (${growing.sort().join(", ")})`,
+      };
+  }
   return {
     kind: "restart",
     pod: next.name,
