@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -38,14 +38,14 @@ async function main(): Promise<number> {
   let outcome: Outcome = { code: 1 };
   try {
     outcome = await runTests(runtime, existing, env.variables, durationsPath, here);
+    counted = outcome;
   } finally {
     const stopping = Date.now();
     await env.stop();
     log(`shared environment stopped in ${formatDuration(Date.now() - stopping)}`);
   }
   // The last line CI reads: the runner's own counts, after everything else was printed.
-  // A test cancelled because its suite's set-up failed did not pass: it counts as failed.
-  const failed = (outcome.failed ?? 0) + (outcome.cancelled ?? 0);
+  const failed = failedCount(outcome);
   if (outcome.passed === undefined) {
     // The runner ended without its closing counts: results were lost, so the run cannot pass.
     console.log("the test runner ended without its summary; its results are incomplete");
@@ -176,12 +176,34 @@ function runNodeTest(
   });
 }
 
+// The tests' counts once the runner gave them, and whether main came to its end.
+let counted: Outcome | undefined;
+let finished = false;
+
+// Node ends a process whose event loop emptied even while a promise is still awaited (a teardown
+// waiting for an event nothing keeps alive), with exit code 0. Such a run did not finish: it fails,
+// and still ends with the counts line CI reads.
+process.on("exit", (code) => {
+  if (finished) return;
+  writeSync(1, "the test run ended before it finished; it cannot pass\n");
+  writeSync(1, `${counted?.passed ?? 0} passed, ${Math.max(1, failedCount(counted))} failed\n`);
+  if (!code) process.exitCode = 1;
+});
+
+/** A test cancelled because its suite's set-up failed did not pass: it counts as failed. */
+function failedCount(outcome: Outcome | undefined): number {
+  return (outcome?.failed ?? 0) + (outcome?.cancelled ?? 0);
+}
+
 main().then(
   (code) => {
+    finished = true;
     process.exitCode = code;
   },
   (err: unknown) => {
+    finished = true;
     console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    console.log(`${counted?.passed ?? 0} passed, ${Math.max(1, failedCount(counted))} failed`);
     process.exitCode = 1;
   },
 );

@@ -83,7 +83,12 @@ export async function startService(opts: ServiceOptions): Promise<ServiceProcess
       if (!running) return;
       signalGroup(pid, "SIGTERM");
       const timer = setTimeout(() => signalGroup(pid, "SIGKILL"), graceMs);
+      // The child is unref'd: once the SIGKILL timer has fired, nothing would keep this process
+      // alive until the exit is noticed, and it would end in the middle of the caller's await (a
+      // test run stopping its control plane ended there, with exit code 0 and no summary).
+      const alive = setInterval(() => {}, 1000);
       await exited;
+      clearInterval(alive);
       clearTimeout(timer);
       // Grandchildren ignoring SIGTERM must not keep ports bound after stop() returns.
       signalGroup(pid, "SIGKILL");

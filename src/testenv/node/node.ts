@@ -262,14 +262,12 @@ export async function startNode(opts: NodeOptions = {}): Promise<LocalNode> {
       pids: () =>
         Object.fromEntries([...services].filter(([, s]) => s.isRunning()).map(([name, s]) => [name, s.pid])),
       async restart(component) {
-        await keepingAlive(async () => {
-          await services.get(component)?.stop(10_000);
-          if (component === "containerd") await bootContainerd();
-          else {
-            const args = kubeletArgs(dir, a, join(dir, "kubelet.json"), paths.kubeletKubeconfig);
-            await start("kubelet", bin.kubelet, args);
-          }
-        });
+        await services.get(component)?.stop(10_000);
+        if (component === "containerd") await bootContainerd();
+        else {
+          const args = kubeletArgs(dir, a, join(dir, "kubelet.json"), paths.kubeletKubeconfig);
+          await start("kubelet", bin.kubelet, args);
+        }
       },
       async stop() {
         await stopServices(services);
@@ -299,34 +297,19 @@ const STOP_ORDER = [
 ];
 
 async function stopServices(services: Map<string, ServiceProcess>): Promise<void> {
-  await keepingAlive(async () => {
-    for (const name of STOP_ORDER) {
-      const service = services.get(name);
-      if (!service?.isRunning()) continue;
-      const started = Date.now();
-      // The API server's graceful shutdown waits out its watchers; its data is thrown away anyway.
-      await service.stop(name === "kube-apiserver" ? 1000 : 5000);
-      stopTimes[name] = Date.now() - started;
-    }
-    for (const [name, service] of services) if (!STOP_ORDER.includes(name)) await service.stop(2000);
-  });
+  for (const name of STOP_ORDER) {
+    const service = services.get(name);
+    if (!service?.isRunning()) continue;
+    const started = Date.now();
+    // The API server's graceful shutdown waits out its watchers; its data is thrown away anyway.
+    await service.stop(name === "kube-apiserver" ? 1000 : 5000);
+    stopTimes[name] = Date.now() - started;
+  }
+  for (const [name, service] of services) if (!STOP_ORDER.includes(name)) await service.stop(2000);
 }
 
 /** How long each component took to stop, last time (for the teardown report). */
 export const stopTimes: Record<string, number> = {};
-
-/**
- * Services are unref'd child processes: once a stop's SIGKILL timer has fired, nothing else would
- * keep this process alive until the exit is noticed, and a caller awaiting stop() would be cut off.
- */
-async function keepingAlive<T>(work: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => {}, 1000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 async function writeRuntimeConfigs(p: NodePaths, a: NodeAddresses): Promise<void> {
   for (const sub of ["run", "cni/net.d", "cni/ipam", "containerd", "logs/pods", "kubelet"]) {
