@@ -107,10 +107,14 @@ describe("openbao backup controller: windows, the lock and results on the real A
         },
       },
     });
-    // Backdate nothing: the cluster exists from "now" on, and the clock starts before 03:00.
-    clock = new Date(Date.now());
-    clock.setUTCHours(2, 59, 0, 0);
-    clock = new Date(clock.getTime() + 24 * 3600_000);
+    // Backdate nothing: the cluster exists from "now" on, and the clock starts just before the
+    // first 03:00 after that, so no window lies between its creation and the first pass (a clock a
+    // day ahead at 02:59 found today's window due when the run started between 00:00 and 03:00).
+    const now = Date.now();
+    const next = new Date(now);
+    next.setUTCHours(3, 0, 0, 0);
+    if (next.getTime() <= now) next.setTime(next.getTime() + 24 * 3600_000);
+    clock = new Date(Math.max(now, next.getTime() - 60_000));
   });
   after(async () => {
     await client.delete(NAMESPACE, ns).catch(() => {});
