@@ -31,8 +31,8 @@ fingerprint() {
 last=$(fingerprint)
 "$@" &
 child=$!
-trap 'kill -TERM "$child" 2>/dev/null' TERM
-trap 'kill -INT "$child" 2>/dev/null' INT
+trap 'interrupted=1; kill -TERM "$child" 2>/dev/null' TERM
+trap 'interrupted=1; kill -INT "$child" 2>/dev/null' INT
 trap '' HUP
 
 if [ -n "$files" ]; then
@@ -51,12 +51,18 @@ if [ -n "$files" ]; then
   watcher=$!
 fi
 
-# wait also returns when a trapped signal arrives; the server is gone only once wait has reaped it,
-# and then it no longer answers kill -0.
+# wait also returns when a trapped signal arrives (with 128 + the signal): then wait again, since the
+# shell may already have reaped a server that ended at once, keeping its status for the next wait
+# (kill -0 no longer finds it, so it cannot tell). 127 after an interrupted wait means that wait
+# had the server's status already.
+status=
 while :; do
+  interrupted=
   wait "$child"
-  status=$?
-  kill -0 "$child" 2>/dev/null || break
+  rc=$?
+  [ "$rc" -eq 127 ] && [ -n "$status" ] && break
+  status=$rc
+  [ -n "$interrupted" ] || break
 done
 [ -n "\${watcher:-}" ] && kill "$watcher" 2>/dev/null
 exit "$status"
