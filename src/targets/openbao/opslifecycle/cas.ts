@@ -43,6 +43,14 @@ export interface CasResult<D> {
 }
 
 /**
+ * A status write that kept losing to other writers: nothing was written, and the caller's reconcile
+ * is requeued to try again (the error is not about the object's content).
+ */
+export class LostRacesError extends Error {
+  override name = "LostRacesError";
+}
+
+/**
  * `decide` gets the fresh object and returns the decision and the writer's whole plane to apply, or
  * no plane when nothing needs writing. It runs again after each lost race, so it must be pure.
  */
@@ -79,7 +87,7 @@ export async function casStatus<D>(
         throw e;
       }
       if (attempt + 1 >= max)
-        throw new Error(
+        throw new LostRacesError(
           `${ref.namespace}/${ref.name}: status write under ${opts.fieldManager} lost ${max} races in a row; will retry`,
         );
       // A short random pause keeps writers that collided from colliding again in lockstep.

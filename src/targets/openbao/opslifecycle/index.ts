@@ -4,7 +4,7 @@
  * about backups, upgrades or restores; the domain code calls it.
  */
 export * from "./adminops-plane.js";
-export { type CasOptions, type CasResult, casStatus, isFieldManagerConflict } from "./cas.js";
+export { type CasOptions, type CasResult, casStatus, isFieldManagerConflict, LostRacesError } from "./cas.js";
 export * from "./contention.js";
 export * from "./lock.js";
 export * from "./lock-store.js";

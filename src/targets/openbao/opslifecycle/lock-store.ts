@@ -9,7 +9,7 @@ import type { KubeClient } from "../../../runtime/client.js";
 import { isConflict, isInvalid } from "../../../runtime/errors.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
-import { type CasResult, casStatus } from "./cas.js";
+import { type CasResult, casStatus, LostRacesError } from "./cas.js";
 import {
   type AcquireDecision,
   type AcquireOptions,
@@ -198,7 +198,7 @@ export class OperationLockStore {
         if (!isConflict(e)) throw e;
       }
     }
-    throw new Error(
+    throw new LostRacesError(
       `${ref.namespace}/${ref.name}: releasing the operation lock lost 20 races in a row; will retry`,
     );
   }
