@@ -27,7 +27,15 @@ export interface ProcessConfig {
    * A client-side limit on each target's API requests; none unless set, as in controller-runtime
    * since v0.21 (the API server's priority and fairness limits, and its 429s are honoured).
    */
-  client: { rateLimit?: { qps: number; burst: number } };
+  client: {
+    rateLimit?: { qps: number; burst: number };
+    /** HTTP/2 to the API server (default true); false keeps HTTP/1.1 with a connection pool per lane. */
+    http2: boolean;
+    /** How a namespaced kind is watched across a target's namespaces (see ManagerOptions.watchScope). */
+    watchScope: "auto" | "namespaces" | "cluster";
+    /** From how many namespaces "auto" prefers one cluster-wide watch, when allowed (default 10). */
+    clusterWatchFrom?: number;
+  };
   /** Per-target sections, in file order: the runner's keys taken out, the rest for the target to parse. */
   targets: Map<string, TargetSection>;
 }
@@ -40,7 +48,8 @@ export interface TargetSection {
 }
 
 const ROOT_KEYS = ["leaderElection", "probes", "metrics", "client", "logLevel", "targets"] as const;
-const CLIENT_KEYS = ["qps", "burst"] as const;
+const CLIENT_KEYS = ["qps", "burst", "http2", "watchScope", "clusterWatchFrom"] as const;
+const WATCH_SCOPES = ["auto", "namespaces", "cluster"] as const;
 const LEADER_ELECTION_KEYS = ["enabled", "namespace", "leaseName"] as const;
 const PROBES_KEYS = ["port", "host", "stuckAfter"] as const;
 const METRICS_KEYS = ["port", "host", "secure", "certFile", "keyFile"] as const;
@@ -101,6 +110,28 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
 }
 
 function parseClient(c: Record<string, unknown>): ProcessConfig["client"] {
+  const http2 = asBool(c["http2"] ?? true, "client.http2");
+  const watchScope = c["watchScope"] ?? "auto";
+  if (!WATCH_SCOPES.includes(watchScope as (typeof WATCH_SCOPES)[number]))
+    throw new ConfigError(
+      "client.watchScope",
+      `must be one of ${WATCH_SCOPES.join(", ")}, got ${JSON.stringify(watchScope)}`,
+    );
+  const from = c["clusterWatchFrom"];
+  if (from !== undefined && !(typeof from === "number" && Number.isInteger(from) && from >= 1))
+    throw new ConfigError(
+      "client.clusterWatchFrom",
+      `must be a whole number of at least 1, got ${JSON.stringify(from)}`,
+    );
+  const transport = {
+    http2,
+    watchScope: watchScope as ProcessConfig["client"]["watchScope"],
+    ...(from === undefined ? {} : { clusterWatchFrom: from }),
+  };
+  return { ...transport, ...parseRateLimit(c) };
+}
+
+function parseRateLimit(c: Record<string, unknown>): Pick<ProcessConfig["client"], "rateLimit"> {
   if (c["qps"] === undefined && c["burst"] === undefined) return {};
   const qps = c["qps"];
   if (typeof qps !== "number" || !(qps > 0))

@@ -88,12 +88,15 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     const parsed = def.parseConfig(section, `targets.${name}`);
     const client = new KubeClient(loadKubeConfig(opts.kubeconfig), `platform-operator/${name}`, {
       rateLimit: config.client.rateLimit,
+      http2: config.client.http2,
     });
     const manager = new Manager({
       target: name,
       client,
       log: log.child({ target: name }),
       namespaces,
+      watchScope: config.client.watchScope,
+      clusterWatchFrom: config.client.clusterWatchFrom,
       leaderElection: config.leaderElection.enabled
         ? { namespace: config.leaderElection.namespace, leaseName: config.leaderElection.leaseName }
         : undefined,
@@ -106,7 +109,7 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
   const stuckAfterMs = config.probes.stuckAfterMs;
   probes = await startProbeServer(
     {
-      ready: () => managers.every((m) => m.ready),
+      readinessProblems: () => managers.flatMap((m) => m.readinessProblems()),
       livenessProblems: () => managers.flatMap((m) => m.livenessProblems(stuckAfterMs)),
     },
     opts.probePort ?? config.probes.port,

@@ -1,12 +1,15 @@
 import { readFileSync } from "node:fs";
-import http from "node:http";
-import https from "node:https";
-import { sleep } from "./backoff.js";
+import type { Readable } from "node:stream";
+import { exponentialDelay, sleep } from "./backoff.js";
 import { type Credentials, loadCredentials } from "./credentials/index.js";
+import type { RequestAuth } from "./credentials/types.js";
 import { ApiError } from "./errors.js";
-import { restClientDryRunRequests, restClientRequests } from "./metrics.js";
+import { Http1Transport } from "./http1-transport.js";
+import { Http2Transport } from "./http2-transport.js";
+import { restClientDryRunRequests, restClientRequests, trackTransport } from "./metrics.js";
 import { checkRateLimit, parseRetryAfter, TokenBucket, type TokenBucketOptions } from "./ratelimit.js";
 import { RestMapper } from "./restmapper.js";
+import { abortError, type Lane, type RawResponse, type Transport, TransportError } from "./transport.js";
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceType } from "./types.js";
 
 export interface ListOptions {
@@ -36,7 +39,8 @@ export interface WatchEvent {
 export interface Watch {
   /** Resolves when the server closes the stream; rejects on a transport error or an ERROR event. */
   done: Promise<void>;
-  abort(): void;
+  /** Ends the watch; `silent`: because it went quiet, so its connection is checked before reuse. */
+  abort(silent?: boolean): void;
 }
 
 export interface ApplyOptions {
@@ -59,8 +63,13 @@ interface RequestSpec {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
-  /** The request fails when the connection stays silent this long (default 60 s). */
+  /** The request fails when its connection or stream stays silent this long (default 30 s). */
   idleTimeoutMs?: number;
+  /**
+   * The whole exchange, answer and body, must end within this (default 90 s; watches have none, the
+   * idle timeout and bookmarks guard them). A caller's signal can only make it shorter.
+   */
+  deadlineMs?: number;
   accept?: string;
   /** Aborts the request wherever it is (waiting for the answer or reading it). */
   signal?: AbortSignal;
@@ -78,6 +87,12 @@ export interface ClientOptions {
   maxRetries?: number;
   /** A Retry-After longer than this is cut to it, so one answer cannot park a caller for long (default 60 s). */
   maxRetryAfterMs?: number;
+  /**
+   * HTTP/2 (default true): every watch and request multiplexed on one connection (leader election
+   * on its own), HTTP/1.1 only when the server does not offer h2. False speaks HTTP/1.1 with one
+   * connection pool per lane.
+   */
+  http2?: boolean;
 }
 
 const DEFAULT_MAX_RETRIES = 10;
@@ -87,7 +102,10 @@ const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 export const ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 export const ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
-const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+const DEFAULT_DEADLINE_MS = 90_000;
+/** Tries of an idempotent request whose connection failed (a reset, a dead stream, a lost ping). */
+const TRANSPORT_ATTEMPTS = 3;
 
 /**
  * Credentials from a kubeconfig file, or when none is named from $KUBECONFIG, the in-cluster
@@ -104,7 +122,7 @@ export function loadKubeConfig(kubeconfigPath?: string): Credentials {
  */
 export class KubeClient {
   private readonly server: URL;
-  private readonly agent: https.Agent | http.Agent;
+  private readonly transport: Transport;
   private readonly discovery = new RestMapper(this);
   private readonly limiter?: TokenBucket;
   private readonly maxRetries: number;
@@ -124,8 +142,25 @@ export class KubeClient {
       throw new Error(`client.maxRetries: must be a whole number of at least 0, got ${this.maxRetries}`);
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.server = new URL(credentials.server);
-    const AgentType = this.server.protocol === "https:" ? https.Agent : http.Agent;
-    this.agent = new AgentType({ keepAlive: true, maxSockets: 64 });
+    const secure = this.server.protocol === "https:";
+    this.transport =
+      secure && options.http2 !== false ? new Http2Transport(this.server) : new Http1Transport(secure);
+    trackTransport(this.transport);
+  }
+
+  /** "h2" or "http/1.1" once the first connection is made ("unknown" before). */
+  get protocol(): string {
+    return this.transport.protocol;
+  }
+
+  /** The streams the API server allows on one HTTP/2 connection (undefined over HTTP/1.1). */
+  streamLimit(): number | undefined {
+    return this.transport.streamLimit();
+  }
+
+  /** Open connections to the API server by pool. */
+  connections(): Record<string, number> {
+    return this.transport.connections();
   }
 
   get serverUrl(): string {
@@ -133,22 +168,21 @@ export class KubeClient {
   }
 
   /** Cached by the credentials; rotated token and certificate files are picked up there. */
-  private authOptions(): Promise<https.RequestOptions> {
+  private authOptions(): Promise<RequestAuth> {
     return this.credentials.requestAuth();
   }
 
-  private async open(spec: RequestSpec): Promise<http.IncomingMessage> {
+  private async open(spec: RequestSpec, lane: Lane, signal?: AbortSignal): Promise<RawResponse> {
     // Every request, watches included, waits for a token, as client-go's do; Lease requests do not:
     // controller-runtime gives leader election a client of its own so that a renewal never queues
     // behind a burst of applies and misses its deadline, and skipping the bucket does the same here.
-    if (this.limiter && !isLeasePath(spec.path)) await this.limiter.take();
+    if (this.limiter && lane !== "lease") await this.limiter.take();
     const auth = await this.authOptions();
     const url = new URL(spec.path, this.server);
     for (const [k, v] of Object.entries(spec.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const headers: Record<string, string | number> = {
-      ...(auth.headers as Record<string, string>),
       Accept: spec.accept ?? "application/json",
       "User-Agent": this.userAgent,
     };
@@ -156,45 +190,34 @@ export class KubeClient {
       headers["Content-Type"] = spec.contentType ?? "application/json";
       headers["Content-Length"] = Buffer.byteLength(body);
     }
-    const transport = url.protocol === "https:" ? https : http;
-    return await new Promise((resolve, reject) => {
-      const req = transport.request(
-        url,
+    try {
+      const res = await this.transport.roundTrip(
         {
           method: spec.method,
+          url,
           headers,
-          agent: this.agent,
-          ca: auth.ca,
-          cert: auth.cert,
-          key: auth.key,
-          rejectUnauthorized: auth.rejectUnauthorized,
-          servername: auth.servername,
-          signal: spec.signal,
+          body,
+          lane,
+          idleTimeoutMs: spec.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+          signal,
         },
-        (res) => {
-          restClientRequests.inc({ code: String(res.statusCode), method: spec.method, host: url.host });
-          if (url.searchParams.has("dryRun")) restClientDryRunRequests.inc({ method: spec.method });
-          resolve(res);
-        },
+        auth,
       );
-      // A dead connection must fail, not hang: an informer would otherwise stop without a word.
-      const idle = spec.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-      req.setTimeout(idle, () =>
-        req.destroy(new Error(`${spec.method} ${url.pathname}: no answer for ${idle} ms`)),
-      );
-      req.on("error", (e) => {
-        restClientRequests.inc({ code: "<error>", method: spec.method, host: url.host });
-        reject(e);
-      });
-      if (body !== undefined) req.write(body);
-      req.end();
-    });
+      restClientRequests.inc({ code: String(res.status), method: spec.method, host: url.host });
+      if (url.searchParams.has("dryRun")) restClientDryRunRequests.inc({ method: spec.method });
+      return res;
+    } catch (e) {
+      restClientRequests.inc({ code: "<error>", method: spec.method, host: url.host });
+      throw e;
+    }
   }
 
   /**
    * One API call. A 429 (priority and fairness, max-inflight) or a 5xx that carries Retry-After is
    * retried after the time the server asked for, plus a little jitter so callers told the same time
    * do not return together, at most `maxRetries` times; each retry waits for a rate-limit token too.
+   * A connection that fails under an idempotent request (a read, a server-side apply) is replaced and
+   * the request tried again with backoff; other writes fail, since they may have been applied.
    */
   async request<T = unknown>(spec: RequestSpec): Promise<T> {
     const text = await this.send(spec);
@@ -207,21 +230,38 @@ export class KubeClient {
   }
 
   private async send(spec: RequestSpec): Promise<string> {
-    for (let attempt = 0; ; attempt++) {
-      const res = await this.open(spec);
-      const text = await readBody(res);
-      const status = res.statusCode ?? 0;
-      if (status >= 200 && status < 300) return text;
-      const retryAfter =
-        status === 429 || status >= 500 ? parseRetryAfter(res.headers["retry-after"]) : undefined;
-      if (retryAfter === undefined || attempt >= this.maxRetries) {
-        const err = toApiError(status, text, `${spec.method} ${spec.path}`);
-        if (retryAfter !== undefined)
-          err.message = `${err.message} (gave up after ${attempt + 1} attempts answered with Retry-After)`;
-        throw err;
+    const lane: Lane = isLeasePath(spec.path) ? "lease" : "request";
+    const deadlineMs = spec.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const bounded = withDeadline(spec.signal, deadlineMs, `${spec.method} ${spec.path}`);
+    try {
+      for (let attempt = 0, broken = 0; ; attempt++) {
+        let res: RawResponse;
+        let text: string;
+        try {
+          res = await this.open(spec, lane, bounded.signal);
+          text = await readBody(res.body);
+        } catch (e) {
+          if (bounded.signal.aborted) throw abortError(bounded.signal);
+          if (!(e instanceof TransportError) || !isIdempotent(spec) || ++broken >= TRANSPORT_ATTEMPTS)
+            throw e;
+          await sleep(exponentialDelay(broken, 200, 2_000), bounded.signal);
+          continue;
+        }
+        const status = res.status;
+        if (status >= 200 && status < 300) return text;
+        const retryAfter =
+          status === 429 || status >= 500 ? parseRetryAfter(res.headers["retry-after"]) : undefined;
+        if (retryAfter === undefined || attempt >= this.maxRetries) {
+          const err = toApiError(status, text, `${spec.method} ${spec.path}`);
+          if (retryAfter !== undefined)
+            err.message = `${err.message} (gave up after ${attempt + 1} attempts answered with Retry-After)`;
+          throw err;
+        }
+        const wait = Math.min(retryAfter, this.maxRetryAfterMs);
+        await sleep(wait + Math.random() * Math.max(100, wait * 0.1), bounded.signal);
       }
-      const wait = Math.min(retryAfter, this.maxRetryAfterMs);
-      await sleep(wait + Math.random() * Math.max(100, wait * 0.1));
+    } finally {
+      bounded.dispose();
     }
   }
 
@@ -381,28 +421,32 @@ export class KubeClient {
    * timeout expires (done resolves) or on any error (done rejects). 410 Gone rejects with ApiError 410.
    */
   watch(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch {
-    let response: http.IncomingMessage | undefined;
+    let response: Readable | undefined;
+    let distrust: (() => void) | undefined;
     let aborted = false;
     // abort() must also end a watch whose request has not been answered yet.
     const cancel = new AbortController();
     const done = (async () => {
       const { namespace, metadataOnly, ...query } = opts;
-      const res = await this.open({
-        method: "GET",
-        path: this.resourcePath(type, namespace),
-        query: { ...query, watch: true, allowWatchBookmarks: true },
-        accept: metadataOnly ? ACCEPT_METADATA : undefined,
-        // Bookmarks keep a healthy watch talking; silence past the server's own timeout means it died.
-        idleTimeoutMs: ((opts.timeoutSeconds ?? 600) + 60) * 1000,
-        signal: cancel.signal,
-      });
-      response = res;
-      if (aborted) res.destroy();
-      const status = res.statusCode ?? 0;
-      if (status !== 200) throw toApiError(status, await readBody(res), `WATCH ${type.plural}`);
-      res.setEncoding("utf8");
+      const res = await this.open(
+        {
+          method: "GET",
+          path: this.resourcePath(type, namespace),
+          query: { ...query, watch: true, allowWatchBookmarks: true },
+          accept: metadataOnly ? ACCEPT_METADATA : undefined,
+          // Bookmarks keep a healthy watch talking; silence past the server's own timeout means it died.
+          idleTimeoutMs: ((opts.timeoutSeconds ?? 600) + 60) * 1000,
+        },
+        "watch",
+        cancel.signal,
+      );
+      response = res.body;
+      distrust = res.distrust;
+      if (aborted) res.body.destroy();
+      if (res.status !== 200) throw toApiError(res.status, await readBody(res.body), `WATCH ${type.plural}`);
+      res.body.setEncoding("utf8");
       let buffered = "";
-      for await (const chunk of res as AsyncIterable<string>) {
+      for await (const chunk of res.body as AsyncIterable<string>) {
         buffered += chunk;
         let nl = buffered.indexOf("\n");
         while (nl >= 0) {
@@ -425,8 +469,9 @@ export class KubeClient {
     });
     return {
       done,
-      abort() {
+      abort(silent = false) {
         aborted = true;
+        if (silent) distrust?.();
         cancel.abort();
         response?.destroy();
       },
@@ -439,16 +484,48 @@ export class KubeClient {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.transport.close();
   }
 }
 
 const isLeasePath = (path: string): boolean => path.startsWith("/apis/coordination.k8s.io/");
 
-async function readBody(res: http.IncomingMessage): Promise<string> {
+async function readBody(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of res) chunks.push(c as Buffer);
+  for await (const c of body) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads and server-side applies: sending them twice leaves the same state as sending them once. */
+function isIdempotent(spec: RequestSpec): boolean {
+  if (spec.method === "GET" || spec.method === "HEAD") return true;
+  return spec.method === "PATCH" && spec.contentType === "application/apply-patch+yaml";
+}
+
+/**
+ * The caller's signal, made to abort after `ms` too. Built by hand rather than with AbortSignal.any,
+ * which in some Node versions keeps every dependant of a long-lived signal alive.
+ */
+function withDeadline(
+  outer: AbortSignal | undefined,
+  ms: number,
+  what: string,
+): { signal: AbortSignal; dispose(): void } {
+  const ctl = new AbortController();
+  const onOuter = () => ctl.abort(outer!.reason);
+  if (outer?.aborted) ctl.abort(outer.reason);
+  else outer?.addEventListener("abort", onOuter, { once: true });
+  const timer = setTimeout(
+    () => ctl.abort(new TransportError(`${what}: no complete answer within ${ms} ms`)),
+    Math.max(1, ms),
+  );
+  return {
+    signal: ctl.signal,
+    dispose() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onOuter);
+    },
+  };
 }
 
 function toApiError(status: number, text: string, what: string): ApiError {

@@ -5,8 +5,11 @@ import { registry } from "./metrics.js";
 import type { MetricsAuthorizer } from "./secure-metrics.js";
 
 export interface ProbeSource {
-  /** Ready: caches synced. A target whose backend is down stays ready; probes judge the process only. */
-  ready(): boolean;
+  /**
+   * Why the process is not ready (caches not synced yet), one line each; empty when ready. A target
+   * whose backend is down stays ready: probes judge the process only.
+   */
+  readinessProblems(): string[];
   /** Why the process should be restarted (stuck informers or queues, see health.ts); empty while alive. */
   livenessProblems(): string[];
 }
@@ -70,8 +73,8 @@ export async function startProbeServer(
       return text(res, problems.length === 0 ? 200 : 500, problems.length === 0 ? "ok" : problems.join("\n"));
     }
     if (path === "/readyz") {
-      const ok = source.ready();
-      return text(res, ok ? 200 : 503, ok ? "ok" : "caches not synced");
+      const problems = source.readinessProblems();
+      return text(res, problems.length === 0 ? 200 : 503, problems.length === 0 ? "ok" : problems.join("\n"));
     }
     text(res, 404, "not found");
   };

@@ -7,9 +7,20 @@ import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
 import { slimForCache } from "./slim.js";
 import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
+/**
+ * How a namespaced kind limited to some namespaces is watched: one list+watch per namespace, or one
+ * cluster-wide list+watch whose objects outside those namespaces are dropped on arrival.
+ */
+export type WatchScope = "namespaces" | "cluster";
+
 export interface InformerOptions {
-  /** Only these namespaces are listed and watched (one list+watch each); undefined means all. */
+  /** Only these namespaces are seen; undefined means all. setNamespaces() changes them at run time. */
   namespaces?: string[];
+  /**
+   * Decides, once at start, how a namespaced kind limited to `namespaces` is watched (default: one
+   * list+watch per namespace). The manager asks the API server whether a cluster-wide watch is allowed.
+   */
+  chooseScope?: (type: ResourceType, namespaces: string[]) => Promise<WatchScope>;
   labelSelector?: string;
   fieldSelector?: string;
   /** Page size of the initial list. */
@@ -64,8 +75,18 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly scopesSynced = new Set<string>();
   private readonly syncWaiters: (() => void)[] = [];
   private abort?: AbortController;
-  private loops: Promise<void>[] = [];
-  private readonly scopes: (string | undefined)[];
+  private starting?: Promise<void>;
+  /** Set once the scope is chosen and the first loops run. */
+  private begun = false;
+  /** Loops of namespaces removed at run time, still winding down; stop() waits for them too. */
+  private readonly retired = new Set<Promise<void>>();
+  /** One list+watch loop per scope (a namespace, or "*" for the whole cluster). */
+  private readonly loops = new Map<string, Loop>();
+  /** The namespaces objects may come from; undefined means all. */
+  private namespaces?: Set<string>;
+  private mode: WatchScope = "namespaces";
+  /** Latched once every scope of the start listed, so a namespace added later cannot unready the process. */
+  private synced = false;
   // Per scope, the monotonic time of its last sign of life (a list page, a watch event or bookmark,
   // a watch the server ended on time): what liveness reads to tell a stuck loop from a quiet one.
   private readonly lastProgress = new Map<string, number>();
@@ -75,7 +96,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     readonly type: ResourceType,
     private readonly opts: InformerOptions,
   ) {
-    this.scopes = type.namespaced && opts.namespaces ? [...new Set(opts.namespaces)] : [undefined];
+    if (type.namespaced && opts.namespaces) this.namespaces = new Set(opts.namespaces);
+  }
+
+  /** How this informer watches: per namespace, or one cluster-wide watch (decided at start). */
+  get watchScope(): WatchScope {
+    return this.mode;
+  }
+
+  /** The scopes list+watch loops run for now: namespaces, or "*". */
+  get scopes(): string[] {
+    return [...this.loops.keys()];
   }
 
   /**
@@ -90,17 +121,101 @@ export class Informer<T extends KubeObject = KubeObject> {
   start(): void {
     if (this.abort) return;
     this.abort = new AbortController();
-    for (const ns of this.scopes) this.progress(ns);
-    this.loops = this.scopes.map((ns) => this.run(ns, this.abort!.signal));
+    // Liveness counts from now, also while the scope is being chosen.
+    for (const scope of this.wantedScopes()) this.progress(scope);
+    this.starting = this.begin(this.abort.signal);
+  }
+
+  private async begin(signal: AbortSignal): Promise<void> {
+    if (this.namespaces && this.opts.chooseScope) {
+      try {
+        this.mode = await this.opts.chooseScope(this.type, [...this.namespaces]);
+      } catch (e) {
+        this.opts.log.warn(
+          { err: errorMessage(e), resource: this.type.plural },
+          "could not choose how to watch; watching each namespace",
+        );
+        this.mode = "namespaces";
+      }
+      this.lastProgress.clear();
+      for (const scope of this.wantedScopes()) this.progress(scope);
+    }
+    if (signal.aborted) return;
+    this.begun = true;
+    for (const scope of this.wantedScopes()) this.startLoop(scope);
   }
 
   async stop(): Promise<void> {
     this.abort?.abort();
-    await Promise.all(this.loops);
+    await this.starting;
+    await Promise.all([...this.loops.values()].map((l) => l.done).concat([...this.retired]));
+  }
+
+  /**
+   * Changes the namespaces seen, while running: a namespace added is listed and watched (per
+   * namespace, its own loop; cluster-wide, the one watch lists again), one removed stops being
+   * watched and its objects leave the cache as deletions, so controllers hear of them.
+   */
+  setNamespaces(namespaces: string[]): void {
+    if (!this.type.namespaced) return;
+    if (!this.namespaces)
+      throw new Error(`informer ${this.type.plural}: watches every namespace; none can be set`);
+    const next = new Set(namespaces);
+    const added = [...next].filter((ns) => !this.namespaces!.has(ns));
+    const removed = [...this.namespaces].filter((ns) => !next.has(ns));
+    this.namespaces = next;
+    for (const ns of removed) {
+      const loop = this.loops.get(ns);
+      if (loop) {
+        loop.abort.abort();
+        this.loops.delete(ns);
+        this.retired.add(loop.done);
+        void loop.done.finally(() => this.retired.delete(loop.done));
+      }
+      this.lastProgress.delete(ns);
+      this.scopesSynced.delete(ns);
+      for (const obj of [...this.store.values()]) if (obj.metadata.namespace === ns) this.remove(obj);
+    }
+    // Not started, or still choosing its scope: begin() starts the loops the namespaces now call for.
+    if (!this.begun || this.abort?.signal.aborted) return;
+    if (this.mode === "cluster") {
+      if (added.length > 0) this.loops.get("*")?.relist();
+      return;
+    }
+    for (const ns of added) {
+      this.progress(ns);
+      this.startLoop(ns);
+    }
+  }
+
+  private wantedScopes(): string[] {
+    if (!this.namespaces || this.mode === "cluster") return ["*"];
+    return [...this.namespaces];
+  }
+
+  private startLoop(scope: string): void {
+    if (this.loops.has(scope) || !this.abort) return;
+    const abort = new AbortController();
+    const outer = this.abort.signal;
+    const onOuter = () => abort.abort();
+    outer.addEventListener("abort", onOuter, { once: true });
+    const loop: Loop = {
+      abort,
+      relistWanted: false,
+      relist() {
+        this.relistWanted = true;
+        this.watch?.abort();
+      },
+      done: Promise.resolve(),
+    };
+    loop.done = this.run(scope === "*" ? undefined : scope, loop).finally(() =>
+      outer.removeEventListener("abort", onOuter),
+    );
+    this.loops.set(scope, loop);
   }
 
   get hasSynced(): boolean {
-    return this.scopesSynced.size === this.scopes.length;
+    return this.synced;
   }
 
   waitForSync(): Promise<void> {
@@ -136,7 +251,16 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private progress(ns: string | undefined): void {
-    this.lastProgress.set(this.scopeName(ns), performance.now());
+    const scope = this.scopeName(ns);
+    // A loop stopping for a namespace just removed must not leave a scope behind that never moves.
+    if (scope !== "*" && this.namespaces && !this.namespaces.has(scope)) return;
+    this.lastProgress.set(scope, performance.now());
+  }
+
+  /** Whether an object belongs in this cache: a cluster-wide watch also brings other namespaces'. */
+  private inScope(obj: KubeObject): boolean {
+    if (!this.namespaces) return true;
+    return obj.metadata.namespace !== undefined && this.namespaces.has(obj.metadata.namespace);
   }
 
   /**
@@ -149,7 +273,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     return [...this.lastProgress].filter(([, at]) => now - at > thresholdMs).map(([scope]) => scope);
   }
 
-  private async run(namespace: string | undefined, signal: AbortSignal): Promise<void> {
+  private async run(namespace: string | undefined, loop: Loop): Promise<void> {
+    const signal = loop.abort.signal;
     const log = this.opts.log.child({ resource: this.type.plural, namespace: namespace ?? "(all)" });
     let resourceVersion: string | undefined;
     let failures = 0;
@@ -160,6 +285,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     const resetMs = this.opts.backoffResetMs ?? 120_000;
     while (!signal.aborted) {
       try {
+        if (loop.relistWanted) {
+          loop.relistWanted = false;
+          resourceVersion = undefined;
+        }
         if (resourceVersion === undefined) {
           if (listedBefore) informerRelists.inc({ resource: this.type.plural });
           resourceVersion = await this.relist(namespace);
@@ -187,14 +316,16 @@ export class Informer<T extends KubeObject = KubeObject> {
             silence?.refresh();
             this.progress(namespace);
             if (event.type === "BOOKMARK") return;
+            if (!this.inScope(event.object)) return;
             const obj = this.slim(event.object as T);
             if (event.type === "DELETED") this.remove(obj);
             else this.upsert(obj);
           },
         );
+        loop.watch = w;
         silence = setTimeout(() => {
           silent = true;
-          w.abort();
+          w.abort(true);
         }, silenceMs);
         const onAbort = () => w.abort();
         signal.addEventListener("abort", onAbort, { once: true });
@@ -202,10 +333,12 @@ export class Informer<T extends KubeObject = KubeObject> {
           await w.done;
           this.progress(namespace);
         } finally {
+          loop.watch = undefined;
           clearTimeout(silence);
           signal.removeEventListener("abort", onAbort);
         }
         if (signal.aborted) break;
+        if (loop.relistWanted) continue;
         if (silent) {
           // Either the path died, or the server is behind our resourceVersion: a watch cache
           // accepts a version it has not reached and then filters out everything older, bookmarks
@@ -258,6 +391,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         : await this.client.list<T>(this.type, listOpts);
       this.progress(namespace);
       for (const item of page.items) {
+        if (!this.inScope(item)) continue;
         const obj = this.slim(item);
         seen.add(objectKey(obj));
         this.upsert(obj);
@@ -274,10 +408,12 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private markSynced(namespace: string | undefined): void {
     this.scopesSynced.add(this.scopeName(namespace));
-    if (this.hasSynced) for (const w of this.syncWaiters.splice(0)) w();
+    if (!this.synced && this.wantedScopes().every((s) => this.scopesSynced.has(s))) this.synced = true;
+    if (this.synced) for (const w of this.syncWaiters.splice(0)) w();
   }
 
   private upsert(obj: T): void {
+    if (!this.inScope(obj)) return;
     const key = objectKey(obj);
     const old = this.store.get(key);
     if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
@@ -336,6 +472,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     // managedFields and kubectl's last-applied copy are dropped unless the no-write check needs them.
     return this.opts.keepManagedFields ? obj : slimForCache(obj);
   }
+}
+
+interface Loop {
+  readonly abort: AbortController;
+  /** The open watch, so a relist can be asked for at once. */
+  watch?: { abort(): void };
+  relistWanted: boolean;
+  relist(): void;
+  done: Promise<void>;
 }
 
 /**

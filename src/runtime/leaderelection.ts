@@ -57,6 +57,8 @@ export class LeaderElector {
   private observed?: { record: string; at: number };
   private leading = false;
   private renewedAt = 0;
+  /** When the API server last answered an acquire or renew attempt (monotonic); undefined before acquire(). */
+  private answeredAt?: number;
   private deadlineTimer?: NodeJS.Timeout;
   /** Ends the acquire/renew loop; release() aborts it and waits, so no renewal writes after it. */
   private readonly loopAbort = new AbortController();
@@ -90,6 +92,7 @@ export class LeaderElector {
    */
   acquire(signal: AbortSignal, onLost: () => void): Promise<boolean> {
     if (this.loop) throw new Error("leader election: acquire() called twice");
+    this.answeredAt = monotonicMs();
     const stop = AbortSignal.any([signal, this.loopAbort.signal]);
     return new Promise<boolean>((became) => {
       this.loop = this.run(stop, onLost, became).finally(() => became(false));
@@ -174,7 +177,25 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * Why this elector is stuck, for /healthz: no attempt answered by the API server for longer than
+   * the lease duration (a standby that can never take an expired Lease, a request path that hangs).
+   * Undefined while attempts are answered, before acquire() and after release().
+   */
+  stuckReason(now = monotonicMs()): string | undefined {
+    if (this.answeredAt === undefined || this.loopAbort.signal.aborted) return undefined;
+    const silent = now - this.answeredAt;
+    if (silent <= this.leaseDurationMs) return undefined;
+    return `leader election ${this.opts.name}: no acquire or renew attempt answered for ${Math.round(silent / 1000)}s (deadline ${Math.round(this.leaseDurationMs / 1000)}s)`;
+  }
+
   private async attempt(signal: AbortSignal): Promise<Attempt> {
+    const outcome = await this.attemptOnce(signal);
+    if (outcome !== "failed") this.answeredAt = monotonicMs();
+    return outcome;
+  }
+
+  private async attemptOnce(signal: AbortSignal): Promise<Attempt> {
     const { namespace, name, identity } = this.opts;
     const path = this.client.resourcePath(LEASE, namespace, name);
     try {
@@ -232,6 +253,8 @@ export class LeaderElector {
       return "leading";
     } catch (e) {
       if (this.loopAbort.signal.aborted) return "failed";
+      // A conflict or a missing Lease is the API server answering: the path works.
+      if (isConflict(e) || isNotFound(e)) this.answeredAt = monotonicMs();
       if (signal.aborted) {
         this.opts.log.warn({ lease: name }, "leader election request abandoned: no answer in time");
       } else if (!isConflict(e) && !isNotFound(e)) {

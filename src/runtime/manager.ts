@@ -1,20 +1,32 @@
 import { hostname } from "node:os";
+import { mayClusterWide } from "./access.js";
 import type { KubeClient } from "./client.js";
 import type { Controller } from "./controller.js";
 import { EventRecorder } from "./events.js";
 import { livenessProblems } from "./health.js";
-import { Informer, type InformerOptions } from "./informer.js";
+import { Informer, type InformerOptions, type WatchScope } from "./informer.js";
 import { LeaderElector } from "./leaderelection.js";
 import type { Logger } from "./log.js";
 import type { KubeObject, ResourceType } from "./types.js";
+
+const DEFAULT_CLUSTER_WATCH_FROM = 10;
 
 export interface ManagerOptions {
   /** The target this manager runs, e.g. "vault". Names the Lease (`<leaseName>-<target>`) and logs. */
   target: string;
   client: KubeClient;
   log: Logger;
-  /** Namespaces the target's informers see; undefined means all. */
+  /** Namespaces the target's informers see; undefined means all. setNamespaces() changes them. */
   namespaces?: string[];
+  /**
+   * How a namespaced kind is watched when `namespaces` is set: one watch per namespace, one
+   * cluster-wide watch filtered to them, or "auto" (default): cluster-wide once there are
+   * `clusterWatchFrom` namespaces or more and the API server allows this client to list and watch
+   * the kind everywhere, else per namespace. The choice is made per kind at start and logged.
+   */
+  watchScope?: "auto" | WatchScope;
+  /** The namespace count from which "auto" prefers one cluster-wide watch (default 10). */
+  clusterWatchFrom?: number;
   /** Leave undefined to run without leader election (tests, a single replica by choice). */
   leaderElection?: {
     namespace: string;
@@ -73,8 +85,10 @@ export class Manager {
   private informersStarted = false;
   private controllersStarted = false;
   readonly identity: string;
+  private namespaceList?: string[];
 
   constructor(private readonly opts: ManagerOptions) {
+    this.namespaceList = opts.namespaces && [...new Set(opts.namespaces)].sort();
     this.identity =
       opts.leaderElection?.identity ??
       `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
@@ -123,7 +137,8 @@ export class Manager {
     if (!inf) {
       inf = new Informer(this.opts.client, type, {
         ...opts,
-        namespaces: this.opts.namespaces,
+        namespaces: this.namespaceList,
+        chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector),
         log: this.opts.log,
       });
       this.informers.set(id, inf);
@@ -167,10 +182,78 @@ export class Manager {
     return [...this.informers.values()].every((i) => i.hasSynced);
   }
 
-  /** Why this manager is not alive (stuck informers or queues, see health.ts); empty when it is. */
+  /** One line per informer that has not listed yet; empty when ready. */
+  readinessProblems(): string[] {
+    return [...this.informers.values()]
+      .filter((i) => !i.hasSynced)
+      .map((i) => `${this.opts.target}: informer ${i.type.plural}: cache not synced yet`);
+  }
+
+  /** Why this manager is not alive (stuck informers, queues or leader election); empty when it is. */
   livenessProblems(thresholdMs: number): string[] {
     const problems = livenessProblems(this.informers.values(), this.controllers, thresholdMs);
+    const election = this.stopped ? undefined : this.elector?.stuckReason();
+    if (election) problems.push(election);
     return problems.map((p) => `${this.opts.target}: ${p}`);
+  }
+
+  /** The namespaces this target sees now; undefined means all. */
+  get namespaces(): string[] | undefined {
+    return this.namespaceList && [...this.namespaceList];
+  }
+
+  /**
+   * Changes the namespaces this target sees, without a restart: every informer starts watching the
+   * ones added and stops watching (and forgets the objects of) the ones removed. Only for a target
+   * started with a namespace list; one that sees every namespace has nothing to add.
+   */
+  setNamespaces(namespaces: string[]): void {
+    if (!this.namespaceList)
+      throw new Error(`manager ${this.opts.target}: watches every namespace; none can be set`);
+    const next = [...new Set(namespaces)].sort();
+    const before = this.namespaceList;
+    this.namespaceList = next;
+    for (const inf of this.informers.values()) inf.setNamespaces(next);
+    const added = next.filter((n) => !before.includes(n));
+    const removed = before.filter((n) => !next.includes(n));
+    if (added.length + removed.length > 0)
+      this.opts.log.info({ target: this.opts.target, added, removed }, "namespaces changed");
+  }
+
+  private async chooseScope(
+    type: ResourceType,
+    namespaces: string[],
+    selector?: string,
+  ): Promise<WatchScope> {
+    const policy = this.opts.watchScope ?? "auto";
+    let scope: WatchScope = policy === "auto" ? "namespaces" : policy;
+    let why = policy === "auto" ? "" : "configured";
+    if (policy === "auto") {
+      const from = this.opts.clusterWatchFrom ?? DEFAULT_CLUSTER_WATCH_FROM;
+      if (namespaces.length < from) why = `fewer than ${from} namespaces`;
+      else {
+        const c = this.opts.client;
+        const allowed = (await mayClusterWide(c, type, "list")) && (await mayClusterWide(c, type, "watch"));
+        scope = allowed ? "cluster" : "namespaces";
+        why = allowed
+          ? "allowed to list and watch every namespace"
+          : "not allowed to list and watch every namespace";
+      }
+    }
+    this.opts.log.info(
+      {
+        target: this.opts.target,
+        resource: type.plural,
+        labelSelector: selector,
+        namespaces: namespaces.length,
+        scope,
+        why,
+      },
+      scope === "cluster"
+        ? "one cluster-wide watch, filtered to the target's namespaces"
+        : "one watch per namespace",
+    );
+    return scope;
   }
 
   async waitForCacheSync(): Promise<void> {

@@ -83,6 +83,36 @@ export const restClientDryRunRequests = new Counter({
   registers: [registry],
 });
 
+interface CountsConnections {
+  readonly protocol: string;
+  connections(): Record<string, number>;
+}
+// Weak: a client that is dropped without close() must not be kept alive by its metrics.
+const transports = new Set<WeakRef<CountsConnections>>();
+
+/** Counts this transport's connections under rest_client_connections while it lives. */
+export function trackTransport(t: CountsConnections): void {
+  transports.add(new WeakRef(t));
+}
+
+export const restClientConnections = new Gauge({
+  name: "rest_client_connections",
+  help: "Open connections to the Kubernetes API server, by protocol (h2, http/1.1) and pool (main and lease for HTTP/2; request, watch and lease for HTTP/1.1).",
+  labelNames: ["protocol", "pool"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const ref of transports) {
+      const t = ref.deref();
+      if (!t) {
+        transports.delete(ref);
+        continue;
+      }
+      for (const [pool, n] of Object.entries(t.connections())) this.inc({ protocol: t.protocol, pool }, n);
+    }
+  },
+});
+
 export const leaderElectionMasterStatus = new Gauge({
   name: "leader_election_master_status",
   help: "1 while this process holds the named Lease, 0 otherwise.",

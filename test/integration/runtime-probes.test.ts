@@ -111,7 +111,10 @@ describe("liveness against the shared API server", () => {
     manager.add(controller);
     await manager.start();
     probes = await startProbeServer(
-      { ready: () => manager.ready, livenessProblems: () => manager.livenessProblems(4_000) },
+      {
+        readinessProblems: () => manager.readinessProblems(),
+        livenessProblems: () => manager.livenessProblems(4_000),
+      },
       0,
       "127.0.0.1",
     );

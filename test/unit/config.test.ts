@@ -98,12 +98,35 @@ describe("operator configuration: unknown keys", () => {
     );
   });
 
+  it("speaks HTTP/2 and chooses the watch scope unless told otherwise, and checks both", () => {
+    const client = { http2: false, watchScope: "cluster", clusterWatchFrom: 3 };
+    assert.deepEqual(parseProcessConfig({ targets: { vault: {} }, client }).client, client);
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { http2: "yes" } }),
+      "client.http2",
+      /true or false|boolean/,
+    );
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { watchScope: "everywhere" } }),
+      "client.watchScope",
+      /auto, namespaces, cluster/,
+    );
+    refuses(
+      () => parseProcessConfig({ targets: { vault: {} }, client: { clusterWatchFrom: 0 } }),
+      "client.clusterWatchFrom",
+      /whole number of at least 1/,
+    );
+  });
+
   it("sets no client-side rate limit unless client.qps asks for one, and checks it", () => {
-    assert.deepEqual(parseProcessConfig({ targets: { vault: {} } }).client, {});
+    const defaults = { http2: true, watchScope: "auto" };
+    assert.deepEqual(parseProcessConfig({ targets: { vault: {} } }).client, defaults);
     assert.deepEqual(parseProcessConfig({ targets: { vault: {} }, client: { qps: 20, burst: 30 } }).client, {
+      ...defaults,
       rateLimit: { qps: 20, burst: 30 },
     });
     assert.deepEqual(parseProcessConfig({ targets: { vault: {} }, client: { qps: 10 } }).client, {
+      ...defaults,
       rateLimit: { qps: 10, burst: 15 },
     });
     refuses(
