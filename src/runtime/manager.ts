@@ -197,6 +197,15 @@ export class Manager {
     return problems.map((p) => `${this.opts.target}: ${p}`);
   }
 
+  /** How each informer watches now, for logs, benchmarks and tests. */
+  informerScopes(): { resource: string; scope: WatchScope; watches: number }[] {
+    return [...this.informers.values()].map((i) => ({
+      resource: i.type.plural,
+      scope: i.watchScope,
+      watches: i.scopes.length,
+    }));
+  }
+
   /** The namespaces this target sees now; undefined means all. */
   get namespaces(): string[] | undefined {
     return this.namespaceList && [...this.namespaceList];

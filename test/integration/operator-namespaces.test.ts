@@ -159,13 +159,40 @@ describe("the operator watching many namespaces, leader election on", () => {
     });
   }
 
-  it("50 namespaces, every kind the three targets watch; a namespace added and one removed at run time", async () => {
+  it("50 namespaces watched one by one: every kind of the three targets, thousands of streams", async () => {
+    const s = await startScenario(admin, 50, "{ watchScope: namespaces }");
+    try {
+      const seconds = await assertServes(admin, s, s.namespaces.at(-1)!, "50 namespaces, one watch each");
+      const scopes = s.op.managers.flatMap((m) => m.informerScopes());
+      assert.ok(
+        scopes.every((x) => x.scope === "namespaces" && x.watches >= 1),
+        JSON.stringify(scopes),
+      );
+      const watches = scopes.reduce((n, x) => n + x.watches, 0);
+      const connections = s.op.managers.map((m) => `${m.target} ${JSON.stringify(m.client.connections())}`);
+      process.stdout.write(
+        `# 50 namespaces, one watch per namespace: ${watches} watches; Leases and 3 reconciles in ${seconds.toFixed(1)} s; connections: ${connections.join(", ")}\n`,
+      );
+      const health = await fetch(`http://127.0.0.1:${s.op.probePort}/healthz`);
+      assert.equal(health.status, 200, await health.text());
+    } finally {
+      await s.op.stop();
+    }
+  });
+
+  it("50 namespaces, one cluster-wide watch per kind; a namespace added and one removed at run time", async () => {
     const s = await startScenario(admin, 50, "{}");
     try {
       const seconds = await assertServes(admin, s, s.namespaces.at(-1)!, "50 namespaces");
+      // The test's identity may list and watch everywhere, and 50 namespaces pass "auto"'s threshold.
+      const scopes = s.op.managers.flatMap((m) => m.informerScopes());
+      assert.ok(
+        scopes.every((x) => x.watches === 1),
+        JSON.stringify(scopes),
+      );
       const connections = s.op.managers.map((m) => `${m.target} ${JSON.stringify(m.client.connections())}`);
       process.stdout.write(
-        `# 50 namespaces: Leases and 3 reconciles in ${seconds.toFixed(1)} s; connections: ${connections.join(", ")}\n`,
+        `# 50 namespaces, cluster-wide watches: Leases and 3 reconciles in ${seconds.toFixed(1)} s; connections: ${connections.join(", ")}\n`,
       );
       assert.equal((await fetch(`http://127.0.0.1:${s.op.probePort}/readyz`)).status, 200);
 
