@@ -9,7 +9,14 @@ import { Http2Transport } from "./http2-transport.js";
 import { restClientDryRunRequests, restClientRequests, trackTransport } from "./metrics.js";
 import { checkRateLimit, parseRetryAfter, TokenBucket, type TokenBucketOptions } from "./ratelimit.js";
 import { RestMapper } from "./restmapper.js";
-import { abortError, type Lane, type RawResponse, type Transport, TransportError } from "./transport.js";
+import {
+  abortError,
+  type Lane,
+  type RawResponse,
+  SilentConnectionError,
+  type Transport,
+  TransportError,
+} from "./transport.js";
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceType } from "./types.js";
 
 export interface ListOptions {
@@ -422,7 +429,6 @@ export class KubeClient {
    */
   watch(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch {
     let response: Readable | undefined;
-    let distrust: (() => void) | undefined;
     let aborted = false;
     // abort() must also end a watch whose request has not been answered yet.
     const cancel = new AbortController();
@@ -441,7 +447,6 @@ export class KubeClient {
         cancel.signal,
       );
       response = res.body;
-      distrust = res.distrust;
       if (aborted) res.body.destroy();
       if (res.status !== 200) throw toApiError(res.status, await readBody(res.body), `WATCH ${type.plural}`);
       res.body.setEncoding("utf8");
@@ -471,8 +476,9 @@ export class KubeClient {
       done,
       abort(silent = false) {
         aborted = true;
-        if (silent) distrust?.();
-        cancel.abort();
+        cancel.abort(
+          silent ? new SilentConnectionError(`WATCH ${type.plural}: silent; given up`) : undefined,
+        );
         response?.destroy();
       },
     };

@@ -8,6 +8,7 @@ import {
   type Lane,
   type RawResponse,
   type RoundTrip,
+  SilentConnectionError,
   type Transport,
   TransportError,
 } from "./transport.js";
@@ -295,8 +296,11 @@ export class Http2Transport implements Transport {
       }
       // Leader election gives a request up only when it took too long: its connection is not
       // trusted again (the next attempt, or the release, must not queue behind a dead path).
-      const onAbort = () =>
-        s.pool === "lease" ? this.drop(s, abortError(rt.signal!)) : stream.destroy(abortError(rt.signal!));
+      const onAbort = () => {
+        if (s.pool === "lease") return this.drop(s, abortError(rt.signal!));
+        if (rt.signal!.reason instanceof SilentConnectionError) this.distrust(s);
+        stream.destroy(abortError(rt.signal!));
+      };
       rt.signal?.addEventListener("abort", onAbort, { once: true });
       stream.setTimeout(rt.idleTimeoutMs, () => {
         stream.destroy(
@@ -306,12 +310,7 @@ export class Http2Transport implements Transport {
       });
       stream.once("response", (head) => {
         answered = true;
-        resolve({
-          status: Number(head[":status"] ?? 0),
-          headers: head,
-          body: stream,
-          distrust: () => this.distrust(s),
-        });
+        resolve({ status: Number(head[":status"] ?? 0), headers: head, body: stream });
       });
       stream.on("error", (e: Error) => {
         if (answered) return; // the body's reader sees it

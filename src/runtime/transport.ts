@@ -25,11 +25,6 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
-  /**
-   * The caller gave up on this answer because it went silent: the connection is checked before it
-   * carries anything else (HTTP/2), since every stream on a dead connection is silent alike.
-   */
-  distrust?(): void;
 }
 
 export interface Transport {
@@ -51,6 +46,18 @@ export class TransportError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "TransportError";
+  }
+}
+
+/**
+ * The abort reason of a caller that gives an exchange up because it went silent (a watch without a
+ * bookmark for too long): the connection is checked before it carries anything else, since every
+ * stream on a dead HTTP/2 connection is silent alike, answered or not.
+ */
+export class SilentConnectionError extends TransportError {
+  constructor(message: string) {
+    super(message);
+    this.name = "SilentConnectionError";
   }
 }
 

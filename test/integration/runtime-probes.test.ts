@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, LEASE } from "../../src/runtime/builtin-types.js";
 import { KubeClient } from "../../src/runtime/client.js";
 import { Controller } from "../../src/runtime/controller.js";
 import { type RunningServer, startMetricsServer, startProbeServer } from "../../src/runtime/http.js";
@@ -16,6 +16,7 @@ import { Manager } from "../../src/runtime/manager.js";
 import { MetricsAuthorizer } from "../../src/runtime/secure-metrics.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { redirectedCredentials } from "../support/credentials.js";
+import { HoldingProxy, serverOf } from "../support/holding-proxy.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { clientWithToken, grantClusterWide, serviceAccountToken } from "../support/rbac.js";
 
@@ -168,6 +169,84 @@ describe("liveness against the shared API server", () => {
     assert.equal((await get(`http://127.0.0.1:${probes.port}/readyz`)).status, 200);
     proxy.restore();
     await eventually(async () => (await healthz()).status === 200, 60_000, "alive again");
+  });
+});
+
+describe("liveness of leader election", () => {
+  it("goes false, naming the Lease, while a standby's attempts get no answer, and true again once they do", async () => {
+    const admin = clientFor(sharedEnv().kubeconfigPath);
+    const ns = await freshNamespace(admin, "rt-le-live");
+    // Another process holds the Lease and keeps it: this manager stays a standby that polls it.
+    const lease = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "stuck-live", namespace: ns },
+      spec: {
+        holderIdentity: "someone-else",
+        leaseDurationSeconds: 3600,
+        renewTime: new Date().toISOString().replace("Z", "000Z"),
+      },
+    };
+    await admin.create(LEASE, lease);
+    const proxy = await HoldingProxy.start(serverOf(sharedEnv().kubeconfigPath));
+    const client = clientVia(admin, `https://127.0.0.1:${proxy.port}`);
+    const manager = new Manager({
+      target: "live",
+      client,
+      log: silentLogger(),
+      namespaces: [ns],
+      leaderElection: {
+        namespace: ns,
+        leaseName: "stuck",
+        leaseDurationMs: 3_000,
+        renewDeadlineMs: 2_000,
+        retryPeriodMs: 500,
+      },
+    });
+    const probes = await startProbeServer(
+      {
+        readinessProblems: () => manager.readinessProblems(),
+        livenessProblems: () => manager.livenessProblems(60_000),
+      },
+      0,
+      "127.0.0.1",
+    );
+    const healthz = () => get(`http://127.0.0.1:${probes.port}/healthz`);
+    const starting = manager.start();
+    try {
+      await eventually(
+        async () => ((await healthz()).status === 200 ? true : undefined),
+        30_000,
+        "alive as a standby",
+      );
+      // Nothing the standby sends reaches the API server any more, on open connections or new ones.
+      proxy.hold("all");
+      const stuck = await eventually(
+        async () => {
+          const r = await healthz();
+          return r.status === 500 ? r : undefined;
+        },
+        30_000,
+        "a failing liveness probe",
+      );
+      assert.match(
+        stuck.body,
+        /live: leader election stuck-live: no acquire or renew attempt answered for \d+s \(deadline 3s\)/,
+      );
+      proxy.release();
+      await eventually(
+        async () => ((await healthz()).status === 200 ? true : undefined),
+        30_000,
+        "alive again",
+      );
+    } finally {
+      await manager.stop();
+      await starting;
+      await probes.close();
+      client.close();
+      await proxy.close();
+      admin.close();
+    }
   });
 });
 
