@@ -291,6 +291,31 @@ export const NameReference = (description: string) =>
     { description, "x-kubernetes-map-type": "atomic" } satisfies KubeOptions,
   );
 
+/**
+ * A credentials Secret by name. Upstream's samples also write a `namespace` (its CRD has none, so a
+ * strict apply there refuses them, and its controllers read the Secret in the object's own namespace
+ * only). It is accepted here so those manifests apply; `validate` and the reconciler refuse a namespace
+ * other than the object's own, since no Secret is ever read from another namespace.
+ */
+export const CredentialsReference = (description: string) =>
+  Type.Object(
+    {
+      name: Type.String({
+        description: "Name of the referenced Secret, in this object's namespace.",
+        default: "",
+        maxLength: 253,
+      }),
+      namespace: Type.Optional(
+        Type.String({
+          description:
+            "Accepted for upstream's samples; must be this object's own namespace (the only one the Secret is read from).",
+          maxLength: 63,
+        }),
+      ),
+    },
+    { description, "x-kubernetes-map-type": "atomic" } satisfies KubeOptions,
+  );
+
 /** matchLabels / matchExpressions, as metav1.LabelSelector has them. */
 const LabelSelector = (description: string) =>
   Type.Object(
@@ -546,10 +571,19 @@ export const ConfigurationSchema = Type.Object(
         {
           tlsDisable: Flag("Serve plain HTTP on the listener."),
           proxyProtocolBehavior: Type.Optional(
-            StringEnum(["use_always", "allow_any", "allow_authorized", "deny_unauthorized"] as const, {
-              description:
-                "How the listener treats the PROXY protocol header. allow_authorized and deny_unauthorized trust it only from proxyProtocolAuthorizedAddrs; allow_any is upstream's name with no OpenBao equivalent and is refused.",
-            }),
+            StringEnum(
+              [
+                "use_always",
+                "use_proxy_protocol",
+                "allow_any",
+                "allow_authorized",
+                "deny_unauthorized",
+              ] as const,
+              {
+                description:
+                  "How the listener treats the PROXY protocol header. use_proxy_protocol (the name upstream's samples use) means use_always. allow_authorized and deny_unauthorized trust it only from proxyProtocolAuthorizedAddrs; allow_any is upstream's name with no OpenBao equivalent and is refused.",
+              },
+            ),
           ),
           proxyProtocolAuthorizedAddrs: Type.Optional(
             Type.Array(Text("An IP address or CIDR of a trusted proxy.", 64), {
@@ -568,7 +602,10 @@ export const ConfigurationSchema = Type.Object(
           autoDownload: Flag("Download declared plugins that are missing."),
           autoRegister: Flag("Register declared plugins in the catalog."),
           downloadBehavior: Type.Optional(
-            StringEnum(["standard", "direct"] as const, { description: "How plugins are downloaded." }),
+            StringEnum(["standard", "direct", "fail", "continue"] as const, {
+              description:
+                "What a failed plugin download does: fail (OpenBao's default) keeps the server from starting, continue starts it without the plugin. Upstream's standard and direct, which OpenBao itself does not know, mean fail.",
+            }),
           ),
           filePermissions: Setting("File mode plugin binaries must have.", 8),
           fileUID: Type.Optional(Int64("User that must own plugin binaries.")),
@@ -1051,7 +1088,7 @@ export const UnsealSchema = Type.Object(
       ),
     ),
     kms: Type.Optional(FreeFormObject("Settings of a seal provided by a KMS plugin (OpenBao 2.6+).")),
-    credentialsSecretRef: Type.Optional(NameReference("Secret mounted for the seal's credentials.")),
+    credentialsSecretRef: Type.Optional(CredentialsReference("Secret mounted for the seal's credentials.")),
   },
   {
     description: "Auto-unseal. The operator-managed static seal when omitted.",
@@ -1086,7 +1123,7 @@ export const BackupTargetSchema = Type.Object(
       Text("Prefix inside the bucket; objects land under <prefix>/<namespace>/<cluster>/.", 1024),
     ),
     credentialsSecretRef: Type.Optional(
-      NameReference("Secret with the object store credentials, in the namespace of this object."),
+      CredentialsReference("Secret with the object store credentials, in the namespace of this object."),
     ),
     region: Type.Optional(Text("Region for S3-compatible clients.", 64, { default: "us-east-1" })),
     concurrency: Type.Optional(

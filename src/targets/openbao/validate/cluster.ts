@@ -4,6 +4,7 @@
  * self-init requests that would escape their path), and what a manifest that never met the API
  * server may still get wrong. Pure: (metadata name, spec) in, field problems out.
  */
+import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
 import { imageProblem } from "./image.js";
 import { isDuration, isHostName, isObjectName, parseQuantity, parseVersion } from "./values.js";
 
@@ -45,7 +46,12 @@ const SEAL_REQUIRED: Readonly<Record<string, readonly string[]>> = {
 export const SELF_INIT_OPERATIONS = ["create", "read", "update", "delete", "list", "patch"] as const;
 const REQUEST_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-export function checkClusterSpec(name: string | undefined, spec: unknown): FieldProblem[] {
+/** `namespace`: where the object lives, when known (a manifest checked offline may not say). */
+export function checkClusterSpec(
+  name: string | undefined,
+  spec: unknown,
+  namespace?: string,
+): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const add = (field: string, message: string) => problems.push({ field, message });
   if (!isObject(spec)) {
@@ -59,6 +65,7 @@ export function checkClusterSpec(name: string | undefined, spec: unknown): Field
   checkSeal(spec, add);
   checkSelfInit(spec, add);
   checkUpgrade(spec, add);
+  problems.push(...credentialNamespaceProblems(clusterCredentialRefs(spec), namespace));
   return problems;
 }
 
