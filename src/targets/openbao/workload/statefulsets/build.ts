@@ -139,6 +139,8 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     name: "openbao",
     image: imageOf(c),
     imagePullPolicy: "IfNotPresent",
+    // The end of the log becomes the last termination's message, which the status quotes (scrubbed).
+    terminationMessagePolicy: "FallbackToLogsOnError",
     command: inp.runtime.command,
     args: inp.runtime.args,
     env,
