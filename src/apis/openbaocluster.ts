@@ -111,6 +111,8 @@ export const OpenBaoClusterCondition = {
   OpenBaoLeader: "OpenBaoLeader",
   ReadReplicasReady: "ReadReplicasReady",
   StorageExpanded: "StorageExpanded",
+  /** Whether the Gateway API routes spec.gateway asks for are served; absent without spec.gateway. */
+  GatewayReady: "GatewayReady",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
   ProductionReady: "ProductionReady",
