@@ -269,6 +269,12 @@ const Image = (description: string) => Type.String({ description, maxLength: 512
 const TextMap = (description: string, maxLength = 65536) =>
   Type.Record(Type.String(), Type.String({ maxLength }), { description });
 const Labels = (description: string) => TextMap(description, 63);
+/**
+ * The most voters a cluster may ask for. Upstream sets no maximum (its CRD says minimum 1 only), so a
+ * typo such as `replicas: 100` made a hundred pods at once; nine voters survive four losses already.
+ */
+export const MAX_VOTERS = 9;
+
 /** A free string setting passed through to OpenBao's configuration. */
 const Setting = (description: string, maxLength = 1024) => Type.Optional(Text(description, maxLength));
 const Int32 = (description: string, extra: KubeOptions = {}) =>
@@ -1290,7 +1296,10 @@ export const OpenBaoClusterSpecSchema = Type.Object(
       }),
     ),
     replicas: Type.Optional(
-      Int32("Voters. Capped at one until the cluster is initialized.", { minimum: 1, default: 3 }),
+      Int32(
+        `Voters. Capped at one until the cluster is initialized. At least 1, as upstream; at most ${MAX_VOTERS}, this operator's bound: every Raft write waits for a majority of the voters, so more add latency and no availability worth having (read replicas scale reads).`,
+        { minimum: 1, maximum: MAX_VOTERS, default: 3 },
+      ),
     ),
     resources: Type.Optional(ResourceRequirements("Resources of each voter's OpenBao container.")),
     readReplicas: Type.Optional(

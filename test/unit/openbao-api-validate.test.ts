@@ -282,6 +282,22 @@ describe("openbao validate: OpenBaoCluster", () => {
     );
   });
 
+  it("refuses a KMS seal whose plugin spec.plugins does not declare, naming unseal.kms.name", () => {
+    const kms = { type: "kms", kms: { name: "awskms-plugin", region: "eu-west-1" } };
+    const problems = checkClusterSpec("c", { ...base(), unseal: kms });
+    assert.deepEqual(
+      problems.map((p) => p.field),
+      ["spec.unseal.kms.name"],
+    );
+    assert.match(problems[0]!.message, /spec\.plugins does not declare/);
+    const plugin = { type: "kms", name: "awskms-plugin", command: "kms-awskms", version: "v0.1.0" };
+    assert.deepEqual(checkClusterSpec("c", { ...base(), unseal: kms, plugins: [plugin] }), []);
+    // A plugin of another type with the same name does not serve a seal.
+    assert.deepEqual(fields({ ...base(), unseal: kms, plugins: [{ ...plugin, type: "secret" }] }), [
+      "spec.unseal.kms.name",
+    ]);
+  });
+
   it("names repeated objects and objects without a name, and reads List items", () => {
     const cluster = (name?: string) => ({
       apiVersion: "openbao.org/v1alpha1",

@@ -243,7 +243,27 @@ function checkSeal(spec: Obj, add: Add): void {
     for (const key of SEAL_REQUIRED[own] ?? [])
       if (typeof settings[key] !== "string" || settings[key] === "")
         add(`spec.unseal.${own}.${key}`, `is required for the ${type} seal`);
+    if (type === "kms") checkKmsPlugin(spec, settings, add);
   }
+}
+
+/**
+ * A KMS seal is served by a plugin OpenBao must have at start: one not declared in spec.plugins (type
+ * kms, the same name) leaves the server unable to unseal, crash-looping.
+ */
+function checkKmsPlugin(spec: Obj, kms: Obj, add: Add): void {
+  const name = kms["name"];
+  if (typeof name !== "string" || name === "") {
+    add("spec.unseal.kms.name", "is required: the name of the KMS plugin that serves the seal");
+    return;
+  }
+  const plugins = Array.isArray(spec["plugins"]) ? spec["plugins"] : [];
+  const declared = plugins.some((p) => isObject(p) && p["type"] === "kms" && p["name"] === name);
+  if (!declared)
+    add(
+      "spec.unseal.kms.name",
+      `names KMS plugin ${JSON.stringify(name)}, which spec.plugins does not declare (add a plugin with type kms and name ${JSON.stringify(name)})`,
+    );
 }
 
 function checkSelfInit(spec: Obj, add: Add): void {
