@@ -96,7 +96,11 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
         await deleteNamespace(ctx);
       });
 
-      it(`forms its ${replicas}-voter cluster, every voter in OpenBao's peer list`, async () => {
+      const proof =
+        run.token === "none"
+          ? "every voter unsealed and following the one same leader"
+          : "every voter in OpenBao's peer list";
+      it(`forms its ${replicas}-voter cluster, ${proof}`, async () => {
         const applied = structuredClone(doc);
         run.change(applied);
         await ctx.apply(applied);
