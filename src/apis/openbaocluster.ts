@@ -111,6 +111,8 @@ export const OpenBaoClusterCondition = {
   OpenBaoLeader: "OpenBaoLeader",
   ReadReplicasReady: "ReadReplicasReady",
   StorageExpanded: "StorageExpanded",
+  /** Whether the Gateway API routes spec.gateway asks for are served; absent without spec.gateway. */
+  GatewayReady: "GatewayReady",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
   ProductionReady: "ProductionReady",
@@ -267,6 +269,12 @@ const Image = (description: string) => Type.String({ description, maxLength: 512
 const TextMap = (description: string, maxLength = 65536) =>
   Type.Record(Type.String(), Type.String({ maxLength }), { description });
 const Labels = (description: string) => TextMap(description, 63);
+/**
+ * The most voters a cluster may ask for. Upstream sets no maximum (its CRD says minimum 1 only), so a
+ * typo such as `replicas: 100` made a hundred pods at once; nine voters survive four losses already.
+ */
+export const MAX_VOTERS = 9;
+
 /** A free string setting passed through to OpenBao's configuration. */
 const Setting = (description: string, maxLength = 1024) => Type.Optional(Text(description, maxLength));
 const Int32 = (description: string, extra: KubeOptions = {}) =>
@@ -287,6 +295,31 @@ export const NameReference = (description: string) =>
         default: "",
         maxLength: 253,
       }),
+    },
+    { description, "x-kubernetes-map-type": "atomic" } satisfies KubeOptions,
+  );
+
+/**
+ * A credentials Secret by name. Upstream's samples also write a `namespace` (its CRD has none, so a
+ * strict apply there refuses them, and its controllers read the Secret in the object's own namespace
+ * only). It is accepted here so those manifests apply; `validate` and the reconciler refuse a namespace
+ * other than the object's own, since no Secret is ever read from another namespace.
+ */
+export const CredentialsReference = (description: string) =>
+  Type.Object(
+    {
+      name: Type.String({
+        description: "Name of the referenced Secret, in this object's namespace.",
+        default: "",
+        maxLength: 253,
+      }),
+      namespace: Type.Optional(
+        Type.String({
+          description:
+            "Accepted for upstream's samples; must be this object's own namespace (the only one the Secret is read from).",
+          maxLength: 63,
+        }),
+      ),
     },
     { description, "x-kubernetes-map-type": "atomic" } satisfies KubeOptions,
   );
@@ -546,10 +579,19 @@ export const ConfigurationSchema = Type.Object(
         {
           tlsDisable: Flag("Serve plain HTTP on the listener."),
           proxyProtocolBehavior: Type.Optional(
-            StringEnum(["use_always", "allow_any", "allow_authorized", "deny_unauthorized"] as const, {
-              description:
-                "How the listener treats the PROXY protocol header. allow_authorized and deny_unauthorized trust it only from proxyProtocolAuthorizedAddrs; allow_any is upstream's name with no OpenBao equivalent and is refused.",
-            }),
+            StringEnum(
+              [
+                "use_always",
+                "use_proxy_protocol",
+                "allow_any",
+                "allow_authorized",
+                "deny_unauthorized",
+              ] as const,
+              {
+                description:
+                  "How the listener treats the PROXY protocol header. use_proxy_protocol (the name upstream's samples use) means use_always. allow_authorized and deny_unauthorized trust it only from proxyProtocolAuthorizedAddrs; allow_any is upstream's name with no OpenBao equivalent and is refused.",
+              },
+            ),
           ),
           proxyProtocolAuthorizedAddrs: Type.Optional(
             Type.Array(Text("An IP address or CIDR of a trusted proxy.", 64), {
@@ -568,7 +610,10 @@ export const ConfigurationSchema = Type.Object(
           autoDownload: Flag("Download declared plugins that are missing."),
           autoRegister: Flag("Register declared plugins in the catalog."),
           downloadBehavior: Type.Optional(
-            StringEnum(["standard", "direct"] as const, { description: "How plugins are downloaded." }),
+            StringEnum(["standard", "direct", "fail", "continue"] as const, {
+              description:
+                "What a failed plugin download does: fail (OpenBao's default) keeps the server from starting, continue starts it without the plugin. Upstream's standard and direct, which OpenBao itself does not know, mean fail.",
+            }),
           ),
           filePermissions: Setting("File mode plugin binaries must have.", 8),
           fileUID: Type.Optional(Int64("User that must own plugin binaries.")),
@@ -1051,7 +1096,7 @@ export const UnsealSchema = Type.Object(
       ),
     ),
     kms: Type.Optional(FreeFormObject("Settings of a seal provided by a KMS plugin (OpenBao 2.6+).")),
-    credentialsSecretRef: Type.Optional(NameReference("Secret mounted for the seal's credentials.")),
+    credentialsSecretRef: Type.Optional(CredentialsReference("Secret mounted for the seal's credentials.")),
   },
   {
     description: "Auto-unseal. The operator-managed static seal when omitted.",
@@ -1086,7 +1131,7 @@ export const BackupTargetSchema = Type.Object(
       Text("Prefix inside the bucket; objects land under <prefix>/<namespace>/<cluster>/.", 1024),
     ),
     credentialsSecretRef: Type.Optional(
-      NameReference("Secret with the object store credentials, in the namespace of this object."),
+      CredentialsReference("Secret with the object store credentials, in the namespace of this object."),
     ),
     region: Type.Optional(Text("Region for S3-compatible clients.", 64, { default: "us-east-1" })),
     concurrency: Type.Optional(
@@ -1251,7 +1296,10 @@ export const OpenBaoClusterSpecSchema = Type.Object(
       }),
     ),
     replicas: Type.Optional(
-      Int32("Voters. Capped at one until the cluster is initialized.", { minimum: 1, default: 3 }),
+      Int32(
+        `Voters. Capped at one until the cluster is initialized. At least 1, as upstream; at most ${MAX_VOTERS}, this operator's bound: every Raft write waits for a majority of the voters, so more add latency and no availability worth having (read replicas scale reads).`,
+        { minimum: 1, maximum: MAX_VOTERS, default: 3 },
+      ),
     ),
     resources: Type.Optional(ResourceRequirements("Resources of each voter's OpenBao container.")),
     readReplicas: Type.Optional(

@@ -218,6 +218,15 @@ const HOSTILE: Hostile[] = [
     says: "greater than or equal to 1",
   },
   {
+    name: "more voters than the documented maximum",
+    base: "minimal",
+    change: (o) => {
+      at(o, "spec")["replicas"] = 100;
+    },
+    field: "spec.replicas",
+    says: "less than or equal to 9",
+  },
+  {
     name: "a self-init request name that cannot name an HCL block",
     base: "selfinit",
     change: (o) => {

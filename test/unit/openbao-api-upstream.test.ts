@@ -153,6 +153,8 @@ const ALLOWED: Record<string, string> = {
     "upstream's CEL rule makes it required for OperatorManaged; the default only fills what it would refuse",
   "OpenBaoCluster spec cel":
     "upstream's rule requires tls.rotationPeriod in OperatorManaged mode; here it is defaulted, so the rule could never fail",
+  "OpenBaoCluster spec.replicas maximum":
+    "upstream has no maximum (replicas: 100 made 100 pods); none of its samples or docs asks for more than 9 voters, and Raft gains nothing from more",
   "OpenBaoRestore spec required":
     "a restore without spec names no cluster and no snapshot; upstream's controller fails it, this schema refuses it",
 };

@@ -249,6 +249,55 @@ describe("openbao validate: OpenBaoCluster", () => {
     );
   });
 
+  it("takes upstream's credentialsSecretRef.namespace when it is the object's own, and names it otherwise", () => {
+    const ref = { name: "creds", namespace: "team-a" };
+    const spec = {
+      ...base(),
+      backup: { schedule: "0 3 * * *", target: { bucket: "b", credentialsSecretRef: ref } },
+      unseal: { type: "transit", transit: {}, credentialsSecretRef: ref },
+    };
+    // Offline (no namespace) and in its own namespace: the reference reads the Secret where it is.
+    assert.deepEqual(
+      checkClusterSpec("c", spec).filter((p) => p.field.includes("credentials")),
+      [],
+    );
+    assert.deepEqual(
+      checkClusterSpec("c", spec, "team-a").filter((p) => p.field.includes("credentials")),
+      [],
+    );
+    const elsewhere = checkClusterSpec("c", spec, "team-b").filter((p) => p.field.includes("credentials"));
+    assert.deepEqual(
+      elsewhere.map((p) => p.field),
+      ["spec.backup.target.credentialsSecretRef.namespace", "spec.unseal.credentialsSecretRef.namespace"],
+    );
+    assert.match(elsewhere[0]!.message, /read from the object's own namespace "team-b" only/);
+    const restore = {
+      cluster: "c",
+      source: { key: "k", target: { bucket: "b", credentialsSecretRef: ref } },
+    };
+    assert.deepEqual(checkRestoreSpec(restore, "team-a"), []);
+    assert.deepEqual(
+      checkRestoreSpec(restore, "team-b").map((p) => p.field),
+      ["spec.source.target.credentialsSecretRef.namespace"],
+    );
+  });
+
+  it("refuses a KMS seal whose plugin spec.plugins does not declare, naming unseal.kms.name", () => {
+    const kms = { type: "kms", kms: { name: "awskms-plugin", region: "eu-west-1" } };
+    const problems = checkClusterSpec("c", { ...base(), unseal: kms });
+    assert.deepEqual(
+      problems.map((p) => p.field),
+      ["spec.unseal.kms.name"],
+    );
+    assert.match(problems[0]!.message, /spec\.plugins does not declare/);
+    const plugin = { type: "kms", name: "awskms-plugin", command: "kms-awskms", version: "v0.1.0" };
+    assert.deepEqual(checkClusterSpec("c", { ...base(), unseal: kms, plugins: [plugin] }), []);
+    // A plugin of another type with the same name does not serve a seal.
+    assert.deepEqual(fields({ ...base(), unseal: kms, plugins: [{ ...plugin, type: "secret" }] }), [
+      "spec.unseal.kms.name",
+    ]);
+  });
+
   it("names repeated objects and objects without a name, and reads List items", () => {
     const cluster = (name?: string) => ({
       apiVersion: "openbao.org/v1alpha1",

@@ -481,6 +481,17 @@ describe("config.hcl structure", () => {
     );
   });
 
+  it("renders upstream's plugin download behaviours as OpenBao's fail, and OpenBao's own as given", () => {
+    const behavior = (downloadBehavior: string) =>
+      /plugin_download_behavior\s*=\s*"([a-z]+)"/.exec(
+        renderConfig(cluster({ configuration: { plugin: { downloadBehavior } } })),
+      )?.[1];
+    assert.equal(behavior("direct"), "fail");
+    assert.equal(behavior("standard"), "fail");
+    assert.equal(behavior("continue"), "continue");
+    assert.equal(behavior("fail"), "fail");
+  });
+
   it("configHash is the sha256 of the text and follows every change", () => {
     const a = renderConfig(cluster());
     assert.match(configHash(a), /^[0-9a-f]{64}$/);
@@ -511,6 +522,11 @@ describe("config.hcl structure", () => {
     assert.throws(
       () => listener({ proxyProtocolBehavior: "allow_any" }),
       /configuration\.listener\.proxyProtocolBehavior: allow_any is not supported by OpenBao/,
+    );
+    // Upstream's samples write use_proxy_protocol for "always read the header": OpenBao's use_always.
+    assert.match(
+      listener({ proxyProtocolBehavior: "use_proxy_protocol" }),
+      /proxy_protocol_behavior\s*=\s*"use_always"/,
     );
     const refused = (l: Record<string, unknown>, message: string) =>
       assert.throws(

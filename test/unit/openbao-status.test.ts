@@ -108,6 +108,37 @@ describe("openbao status", () => {
     assert.equal(cond(failed, "Available")?.status, "False");
   });
 
+  it("Degraded=False gives the reason that is true: Idle when settled, Reconciling while waiting, Paused", () => {
+    const degraded = (r: Partial<PassResult>) =>
+      cond(nextStatus(cluster(), { ...settled, ...r }, t0), "Degraded");
+    assert.deepEqual(
+      [degraded({})?.status, degraded({})?.reason],
+      ["False", "Idle"],
+      "every step ran and every voter is ready",
+    );
+    assert.equal(degraded({ readyReplicas: 1 })?.reason, "Reconciling");
+    assert.match(degraded({ readyReplicas: 1 })!.message, /1\/3 voters ready/);
+    const waiting = degraded({
+      blocked: { step: "infrastructure", reason: "ScaleDownWaiting", message: "m", failed: false },
+    });
+    assert.equal(waiting?.reason, "Reconciling");
+    assert.match(waiting!.message, /infrastructure waits: ScaleDownWaiting/);
+    assert.equal(degraded({ paused: true })?.reason, "Paused");
+  });
+
+  it("a gateway without the Gateway API is a condition of its own: the cluster stays Available", () => {
+    const missing = { ready: false, reason: "GatewayAPIMissing", message: "no HTTPRoute" };
+    const s = nextStatus(cluster(), { ...settled, gateway: missing }, t0);
+    assert.equal(cond(s, "GatewayReady")?.status, "False");
+    assert.equal(cond(s, "GatewayReady")?.reason, "GatewayAPIMissing");
+    assert.equal(cond(s, "Available")?.status, "True");
+    assert.equal(cond(s, "Degraded")?.status, "False");
+    const gone = nextStatus(cluster(s), { ...settled, gateway: null }, t0);
+    assert.equal(cond(gone, "GatewayReady"), undefined, "spec.gateway removed: the condition goes");
+    const kept = nextStatus(cluster(s), settled, t0);
+    assert.equal(cond(kept, "GatewayReady")?.reason, "GatewayAPIMissing", "networking did not run: kept");
+  });
+
   it("an unchanged pass changes nothing, even later; a new leader is a change", () => {
     const first = nextStatus(cluster(), settled, t0);
     const again = nextStatus(cluster(first), settled, t1);

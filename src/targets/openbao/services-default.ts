@@ -26,7 +26,13 @@ export function defaultServices(opts: { operatorNamespace?: string } = {}): Work
         c,
         opts.operatorNamespace ? { operatorNamespace: opts.operatorNamespace } : {},
       );
-      return { ready: out.ready, reason: out.reason, message: out.message, changes: out.changes ?? [] };
+      return {
+        ready: out.ready,
+        reason: out.reason,
+        message: out.message,
+        changes: out.changes ?? [],
+        ...(out.gateway ? { gateway: out.gateway } : {}),
+      };
     },
     async identity(ctx, c) {
       const out = await reconcileIdentity(ctx, c);

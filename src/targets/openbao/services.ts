@@ -30,6 +30,11 @@ export interface StepOutcome {
   activeCertHash?: string;
   /** Objects the service wrote or deleted, or in observe-only mode would have ("Service/x would be created"). */
   changes?: string[];
+  /**
+   * Networking only: whether the Gateway API routes spec.gateway asks for are served. A concern of its
+   * own, so a missing Gateway API leaves the rest of the cluster running; undefined without spec.gateway.
+   */
+  gateway?: { ready: boolean; reason: string; message: string };
 }
 
 /** Inputs of config.hcl that are not in the spec. */

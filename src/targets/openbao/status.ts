@@ -45,6 +45,11 @@ export interface PassResult {
    * goes), undefined when the step did not run (the condition stays as it was).
    */
   storage?: { expanded: boolean; reason: string; message: string } | null;
+  /**
+   * The Gateway API routes of spec.gateway: null without them (the condition goes), undefined when
+   * networking did not run (the condition stays as it was).
+   */
+  gateway?: { ready: boolean; reason: string; message: string } | null;
 }
 
 /**
@@ -166,7 +171,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
           reason: r.blocked.reason,
           message: `${r.blocked.step}: ${r.blocked.message}`,
         }
-      : { type: C.Degraded, status: "False", reason: "Reconciling", message: "every step ran" },
+      : notDegraded(r, allReady),
   );
   if (r.readReplicas && r.readReplicas.desiredReplicas > 0) {
     const ok = r.readReplicas.readyReplicas >= r.readReplicas.desiredReplicas;
@@ -184,6 +189,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       status: r.storage.expanded ? "True" : "False",
       reason: r.storage.reason,
       message: r.storage.message,
+    });
+  if (r.gateway === null) list = removeCondition(list, C.GatewayReady);
+  else if (r.gateway)
+    put({
+      type: C.GatewayReady,
+      status: r.gateway.ready ? "True" : "False",
+      reason: r.gateway.reason,
+      message: r.gateway.message,
     });
   if (r.unsupported?.length)
     put({
@@ -211,6 +224,30 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
   return next;
 }
 
+/**
+ * Degraded=False with the reason that is true: Paused (only deletion is reconciled, as upstream says
+ * it), Reconciling while a step waits or the voters are not all Ready yet, Idle when every step ran
+ * and nothing is left to do. Upstream writes Reconciling in every case, idle or not.
+ */
+function notDegraded(r: PassResult, allReady: boolean): Omit<ConditionInput, "observedGeneration"> {
+  const base = { type: C.Degraded, status: "False" as const };
+  if (r.paused)
+    return { ...base, reason: "Paused", message: "spec.paused: nothing is reconciled but deletion" };
+  if (r.blocked)
+    return {
+      ...base,
+      reason: "Reconciling",
+      message: `nothing failed; ${r.blocked.step} waits: ${r.blocked.reason}`,
+    };
+  if (!allReady)
+    return {
+      ...base,
+      reason: "Reconciling",
+      message: `nothing failed; every step ran, ${r.readyReplicas}/${r.desiredReplicas} voters ready`,
+    };
+  return { ...base, reason: "Idle", message: "nothing failed; every step ran and nothing is left to do" };
+}
+
 /** Whether writing `next` would change anything; lastTransitionTime-only churn does not count. */
 export function statusChanged(prev: OpenBaoClusterStatus | undefined, next: OpenBaoClusterStatus): boolean {
   // Only the workload plane is compared: the other writers' fields are never in `next`.
@@ -223,14 +260,20 @@ export function statusChanged(prev: OpenBaoClusterStatus | undefined, next: Open
 export function transitions(prev: readonly Condition[] | undefined, next: readonly Condition[]): Condition[] {
   return next.filter((c) => {
     const before = prev?.find((p) => p.type === c.type);
-    return !before || before.status !== c.status || (c.status === "False" && before.reason !== c.reason);
+    // A new reason is news while the condition is bad (a different failure), not while it is good
+    // (Degraded=False going from Reconciling to Idle).
+    return !before || before.status !== c.status || (isBad(c) && before.reason !== c.reason);
   });
 }
 
+const isBad = (c: Condition): boolean =>
+  c.type === C.Degraded || c.type === C.OpenBaoSealed || c.type === "UnsupportedFields"
+    ? c.status === "True"
+    : c.status === "False";
+
 /** Warning for conditions that are bad when True (Degraded, Sealed) or when False (the others). */
 export function eventType(c: Condition): "Normal" | "Warning" {
-  const badWhenTrue = c.type === C.Degraded || c.type === C.OpenBaoSealed || c.type === "UnsupportedFields";
-  const bad = badWhenTrue ? c.status === "True" : c.status === "False";
+  const bad = isBad(c);
   // Waiting during first boot is expected, not a warning.
   if (bad && c.reason === "Initializing") return "Normal";
   return bad ? "Warning" : "Normal";

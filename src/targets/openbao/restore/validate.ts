@@ -7,6 +7,7 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import { type OpenBaoRestore, OpenBaoRestoreReason as R } from "../../../apis/openbaorestore.js";
 import { findCondition } from "../../../runtime/conditions.js";
+import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
 import type { SnapshotHead } from "./ports.js";
 
 export type RestoreAuth = { method: "jwt"; role: string } | { method: "token"; secretName: string };
@@ -93,6 +94,13 @@ export function validateRestore(o: RestoreObservation): Verdict {
       kind: "wait",
       reason: R.CredentialsMissing,
       message: `token Secret ${auth.secretName} (tokenSecretRef) does not exist in ${r.metadata.namespace}`,
+    };
+  const [elsewhere] = credentialNamespaceProblems(restoreCredentialRefs(r.spec), r.metadata.namespace);
+  if (elsewhere)
+    return {
+      kind: "fail",
+      reason: R.CredentialsMissing,
+      message: `${elsewhere.field}: ${elsewhere.message}`,
     };
   const creds = r.spec.source.target.credentialsSecretRef?.name;
   if (creds && !o.secretsFound.has(creds))

@@ -41,6 +41,7 @@ export const infrastructureStep: Step = {
     const configHashes = await configStep(pass);
     const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
     recordServiceChanges(pass, net.changes);
+    pass.result.gateway = net.gateway ?? null;
     if (!net.ready) return waitingAt("infrastructure", net.reason, net.message);
     const ident = await pass.deps.services.identity(pass.ctx, pass.cluster);
     recordServiceChanges(pass, ident.changes);

@@ -9,7 +9,7 @@ import type { Pass, Step, StepOutcome } from "./context.js";
 export const validateStep: Step = {
   name: "validate",
   async run({ cluster, result }: Pass): Promise<StepOutcome> {
-    const problems = checkClusterSpec(cluster.metadata.name, cluster.spec);
+    const problems = checkClusterSpec(cluster.metadata.name, cluster.spec, cluster.metadata.namespace);
     if (problems.length > 0)
       return {
         step: "validate",

@@ -4,6 +4,7 @@
  * self-init requests that would escape their path), and what a manifest that never met the API
  * server may still get wrong. Pure: (metadata name, spec) in, field problems out.
  */
+import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
 import { imageProblem } from "./image.js";
 import { isDuration, isHostName, isObjectName, parseQuantity, parseVersion } from "./values.js";
 
@@ -45,7 +46,12 @@ const SEAL_REQUIRED: Readonly<Record<string, readonly string[]>> = {
 export const SELF_INIT_OPERATIONS = ["create", "read", "update", "delete", "list", "patch"] as const;
 const REQUEST_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-export function checkClusterSpec(name: string | undefined, spec: unknown): FieldProblem[] {
+/** `namespace`: where the object lives, when known (a manifest checked offline may not say). */
+export function checkClusterSpec(
+  name: string | undefined,
+  spec: unknown,
+  namespace?: string,
+): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const add = (field: string, message: string) => problems.push({ field, message });
   if (!isObject(spec)) {
@@ -59,6 +65,7 @@ export function checkClusterSpec(name: string | undefined, spec: unknown): Field
   checkSeal(spec, add);
   checkSelfInit(spec, add);
   checkUpgrade(spec, add);
+  problems.push(...credentialNamespaceProblems(clusterCredentialRefs(spec), namespace));
   return problems;
 }
 
@@ -236,7 +243,27 @@ function checkSeal(spec: Obj, add: Add): void {
     for (const key of SEAL_REQUIRED[own] ?? [])
       if (typeof settings[key] !== "string" || settings[key] === "")
         add(`spec.unseal.${own}.${key}`, `is required for the ${type} seal`);
+    if (type === "kms") checkKmsPlugin(spec, settings, add);
   }
+}
+
+/**
+ * A KMS seal is served by a plugin OpenBao must have at start: one not declared in spec.plugins (type
+ * kms, the same name) leaves the server unable to unseal, crash-looping.
+ */
+function checkKmsPlugin(spec: Obj, kms: Obj, add: Add): void {
+  const name = kms["name"];
+  if (typeof name !== "string" || name === "") {
+    add("spec.unseal.kms.name", "is required: the name of the KMS plugin that serves the seal");
+    return;
+  }
+  const plugins = Array.isArray(spec["plugins"]) ? spec["plugins"] : [];
+  const declared = plugins.some((p) => isObject(p) && p["type"] === "kms" && p["name"] === name);
+  if (!declared)
+    add(
+      "spec.unseal.kms.name",
+      `names KMS plugin ${JSON.stringify(name)}, which spec.plugins does not declare (add a plugin with type kms and name ${JSON.stringify(name)})`,
+    );
 }
 
 function checkSelfInit(spec: Obj, add: Add): void {

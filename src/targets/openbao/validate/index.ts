@@ -54,7 +54,9 @@ export function validateOpenBaoDocuments(docs: Iterable<ManifestDocument>): Mani
       else seen.set(id, place);
     }
     const found =
-      doc["kind"] === "OpenBaoCluster" ? checkClusterSpec(name, doc["spec"]) : checkRestoreSpec(doc["spec"]);
+      doc["kind"] === "OpenBaoCluster"
+        ? checkClusterSpec(name, doc["spec"], namespace)
+        : checkRestoreSpec(doc["spec"], namespace);
     for (const p of found) push(p);
   }
   return problems;

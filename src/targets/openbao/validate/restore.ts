@@ -1,12 +1,13 @@
 /** Offline checks of one OpenBaoRestore spec, beyond what its CRD says. */
 import type { FieldProblem } from "./cluster.js";
+import { credentialNamespaceProblems, restoreCredentialRefs } from "./credentials.js";
 import { imageProblem } from "./image.js";
 import { isObjectName } from "./values.js";
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-export function checkRestoreSpec(spec: unknown): FieldProblem[] {
+export function checkRestoreSpec(spec: unknown, namespace?: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const add = (field: string, message: string) => problems.push({ field, message });
   if (!isObject(spec)) return [{ field: "spec", message: "is missing or not an object" }];
@@ -32,5 +33,6 @@ export function checkRestoreSpec(spec: unknown): FieldProblem[] {
     const problem = imageProblem(spec["image"]);
     if (problem) add("spec.image", problem);
   }
+  problems.push(...credentialNamespaceProblems(restoreCredentialRefs(spec), namespace));
   return problems;
 }

@@ -35,6 +35,8 @@ export interface ServiceOutcome {
   condition?: ConditionInput;
   /** sha256 of the active server certificate and key, when the operator can see them. */
   activeCertHash?: string;
+  /** Networking: the Gateway API concern, when spec.gateway is enabled. */
+  gateway?: { ready: boolean; reason: string; message: string };
   /**
    * Objects written or deleted in this pass ("Kind/name created|changed|deleted"), or, in
    * observe-only mode, that would have been. Empty on a quiet pass.

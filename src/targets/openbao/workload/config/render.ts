@@ -136,11 +136,14 @@ function renderStorage(
 /**
  * OpenBao trusts PROXY headers always (use_always) or only from listed proxies (allow_authorized
  * takes connections without one from elsewhere, deny_unauthorized refuses them). Upstream's allow_any
- * is not a behaviour OpenBao knows and would stop the server, so it is refused by name.
+ * is not a behaviour OpenBao knows and would stop the server, so it is refused by name; its samples'
+ * use_proxy_protocol is taken as use_always.
  */
 function proxyProtocol(spec: SpecView): Record<string, HclValue | undefined> {
   const listener = spec.configuration?.listener;
-  const behavior = listener?.proxyProtocolBehavior;
+  // Upstream's samples spell "always use the header" use_proxy_protocol; OpenBao calls it use_always.
+  const given = listener?.proxyProtocolBehavior;
+  const behavior = given === "use_proxy_protocol" ? "use_always" : given;
   const addrs = listener?.proxyProtocolAuthorizedAddrs;
   const addrsField = "configuration.listener.proxyProtocolAuthorizedAddrs";
   if (behavior === "allow_any")

@@ -12,7 +12,7 @@ export function renderServerSettings(spec: SpecView, paths: ConfigPaths): HclNod
   const c = spec.configuration ?? {};
   const log = c.logging ?? {};
   const plugin = c.plugin;
-  const wantsPlugins = objectList(spec.plugins, "plugins").length > 0 || plugin !== undefined;
+  const wantsPlugins = pluginDirectoryWanted(spec);
   return attrs(
     {
       ui: c.ui ?? true,
@@ -39,12 +39,29 @@ export function renderServerSettings(spec: SpecView, paths: ConfigPaths): HclNod
       plugin_directory: wantsPlugins ? paths.pluginDir : undefined,
       plugin_auto_download: plugin?.autoDownload,
       plugin_auto_register: plugin?.autoRegister,
-      plugin_download_behavior: plugin?.downloadBehavior,
+      plugin_download_behavior: downloadBehavior(plugin?.downloadBehavior),
       plugin_file_permissions: plugin?.filePermissions,
       plugin_file_uid: plugin?.fileUID,
     },
     "configuration",
   );
+}
+
+/** Whether the config names a plugin directory (and the pod must then mount one). */
+export function pluginDirectoryWanted(spec: SpecView): boolean {
+  return objectList(spec.plugins, "plugins").length > 0 || spec.configuration?.plugin !== undefined;
+}
+
+/**
+ * OpenBao knows two answers to a failed plugin download: `fail` (its default: the server does not
+ * start) and `continue` (it starts without the plugin). Upstream's schema offers `standard` and
+ * `direct` and passes them through, which OpenBao refuses at start, so neither has a behaviour there;
+ * both are taken as OpenBao's default, `fail`, the one that never starts a server missing a plugin
+ * it was told to have. OpenBao's own two values are passed as they are.
+ */
+export function downloadBehavior(given: string | undefined): string | undefined {
+  if (given === "standard" || given === "direct") return "fail";
+  return given;
 }
 
 const TELEMETRY: Record<string, string> = {

@@ -6,6 +6,7 @@ import type { BaoClient } from "../../baoclient/client.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames, podName } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
+import { podTrouble } from "../pod-trouble.js";
 import type { Writes } from "../statefulsets/reconcile.js";
 
 export const ROOT_TOKEN_KEY = "token";
@@ -42,7 +43,17 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   const pod0 = podName(servingRef(cluster), 0);
   const pod = await d.ctx.client.getOrUndefined<KubeObject>(POD, pod0, ns);
   const phase = (pod?.["status"] as { phase?: string } | undefined)?.phase;
-  if (!pod || phase !== "Running") return waiting("PodNotReady", `waiting for pod ${pod0} to run`);
+  // A container that keeps exiting says why in the pod's status; an unanswered port does not.
+  const trouble = podTrouble(pod);
+  const troubled = (): InitOutcome | undefined =>
+    trouble && {
+      done: false,
+      reason: trouble.stuck ? "PodCrashLooping" : "PodNotReady",
+      message: trouble.message,
+      failed: trouble.stuck,
+    };
+  if (!pod || phase !== "Running")
+    return troubled() ?? waiting("PodNotReady", `waiting for pod ${pod0} to run`);
   let bao: BaoClient;
   try {
     bao = await d.bao(0);
@@ -53,7 +64,7 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   try {
     health = await bao.health(d.ctx.signal);
   } catch (e) {
-    return waiting("PodNotReady", `pod ${pod0} does not answer yet: ${errorMessage(e)}`);
+    return troubled() ?? waiting("PodNotReady", `pod ${pod0} does not answer yet: ${errorMessage(e)}`);
   }
   if (selfInitEnabled(cluster)) {
     if (health.initialized && !health.sealed) return { done: true, selfInitialized: true };

@@ -85,16 +85,24 @@ export async function reconcileNetwork(
   for (const obj of desired) await applyOwned(ctx, obj, changes);
   await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, clusterNames(ref), changes);
 
+  // Routes that cannot be served are a concern of their own: the Services, the NetworkPolicy and so
+  // the pods do not wait for a Gateway API that may never be installed.
+  let gateway: ServiceOutcome["gateway"];
   if (gw.missing.length > 0) {
-    const message = `spec.gateway asks for ${gw.missing.join(", ")}, which this cluster does not serve (${GATEWAY_GROUP} CRDs missing)`;
+    const message = `spec.gateway asks for ${gw.missing.join(", ")}, which this cluster does not serve (${GATEWAY_GROUP} CRDs missing); the cluster runs without its Gateway routes`;
     ctx.events.record(ctx.owner, {
       type: "Warning",
       reason: NetworkReason.GatewayAPIMissing,
       action: "Reconcile",
       note: message,
     });
-    return { ready: false, reason: NetworkReason.GatewayAPIMissing, message, changes };
-  }
+    gateway = { ready: false, reason: NetworkReason.GatewayAPIMissing, message };
+  } else if (cluster.spec.gateway?.enabled)
+    gateway = {
+      ready: true,
+      reason: NetworkReason.Ready,
+      message: `${gw.objects.length} Gateway API objects are current`,
+    };
   if (apiServer.cidrs.length === 0) {
     const message =
       "the Kubernetes API server's address could not be found; set spec.network.apiServerCIDR or spec.network.apiServerEndpointIPs";
@@ -104,13 +112,20 @@ export async function reconcileNetwork(
       action: "Reconcile",
       note: message,
     });
-    return { ready: false, reason: NetworkReason.NetworkEgressRulesRequired, message, changes };
+    return {
+      ready: false,
+      reason: NetworkReason.NetworkEgressRulesRequired,
+      message,
+      changes,
+      ...(gateway ? { gateway } : {}),
+    };
   }
   return {
     ready: true,
     reason: NetworkReason.Ready,
     message: `${desired.length} networking objects are current`,
     changes,
+    ...(gateway ? { gateway } : {}),
   };
 }
 

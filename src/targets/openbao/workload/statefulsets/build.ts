@@ -14,7 +14,7 @@ import {
 import type { PodRuntime } from "../../services.js";
 import { configEnv } from "../config/index.js";
 import { serviceAccountName } from "../identity/plan.js";
-import { auditVolumes } from "./audit-volumes.js";
+import { writableVolumes } from "./writable-volumes.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
 export const PATHS = {
@@ -103,7 +103,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
         },
       ];
   const runtimeMounts = inp.runtime.volumeMounts.map((m) => String((m as Obj)["mountPath"]));
-  const audit = auditVolumes(c, PATHS.dataDir, [
+  const audit = writableVolumes(c, PATHS.dataDir, [
     PATHS.configDir,
     PATHS.tlsDir,
     PATHS.unsealDir,
@@ -139,6 +139,8 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     name: "openbao",
     image: imageOf(c),
     imagePullPolicy: "IfNotPresent",
+    // The end of the log becomes the last termination's message, which the status quotes (scrubbed).
+    terminationMessagePolicy: "FallbackToLogsOnError",
     command: inp.runtime.command,
     args: inp.runtime.args,
     env,

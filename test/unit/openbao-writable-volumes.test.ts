@@ -107,3 +107,58 @@ describe("openbao file audit devices get a writable folder", () => {
     );
   });
 });
+
+describe("openbao config paths outside the data volume get a writable folder", () => {
+  const volumesOf = (c: OpenBaoCluster) => {
+    const spec = (
+      buildStatefulSet(c, {
+        component: "server",
+        replicas: 1,
+        configHash: "h",
+        clusterDomain: "cluster.local",
+        runtime,
+      }) as Json
+    ).spec.template.spec;
+    const mounts = spec.containers[0].volumeMounts as Json[];
+    return Object.fromEntries(
+      mounts
+        .filter((m) => spec.volumes.find((v: Json) => v.name === m.name)?.emptyDir)
+        .map((m) => [m.mountPath, m.name]),
+    );
+  };
+
+  it("mounts the log file's, the pid file's and the plugin directory's folders (upstream's structured_config sample)", () => {
+    const c = cluster({
+      configuration: {
+        logging: { file: "/var/log/openbao/openbao.log", pidFile: "/var/run/openbao/openbao.pid" },
+        plugin: { autoDownload: true, downloadBehavior: "direct" },
+      },
+    });
+    assert.deepEqual(volumesOf(c), {
+      "/var/log/openbao": "files-0",
+      "/var/run/openbao": "files-1",
+      "/openbao/plugins": "plugins",
+    });
+  });
+
+  it("shares one folder between a log file and an audit device, and mounts nothing for the data volume", () => {
+    const c = cluster({
+      audit: [file("file", "/var/log/openbao/audit.log")],
+      configuration: { logging: { file: "/var/log/openbao/openbao.log", pidFile: "/openbao/data/bao.pid" } },
+    });
+    assert.deepEqual(volumesOf(c), { "/var/log/openbao": "audit-0" });
+  });
+
+  it("mounts a plugin directory for declared plugins and none without any", () => {
+    const plugin = {
+      type: "secret",
+      name: "x",
+      image: "ghcr.io/o/x",
+      version: "v1.0.0",
+      binaryName: "x",
+      sha256sum: "a".repeat(64),
+    };
+    assert.deepEqual(volumesOf(cluster({ plugins: [plugin] })), { "/openbao/plugins": "plugins" });
+    assert.deepEqual(volumesOf(cluster({})), {});
+  });
+});
