@@ -73,7 +73,10 @@ targets:
     seconds.toFixed(1).padStart(8),
     `+${(after.heap - before.heap).toFixed(1)}`.padStart(9),
     `+${(after.rss - before.rss).toFixed(1)}`.padStart(8),
-    (((after.heap - before.heap) * 1024) / Math.max(1, watches)).toFixed(1).padStart(13),
+    (after.heap > before.heap && scope === "namespaces"
+      ? (((after.heap - before.heap) * 1024) / watches).toFixed(1)
+      : "-"
+    ).padStart(13),
   ].join("  ");
 }
 
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
       all.push(name);
     }
     console.log("namespaces  scope       watches  connections  ready s  heap MiB  rss MiB  KiB per watch");
+    await run(cp.kubeconfigPath, all.slice(0, 1), "namespaces"); // warm-up: modules, first connections
     for (const n of [1, 10, 50, 200])
       for (const scope of ["namespaces", "cluster"] as const)
         console.log(await run(cp.kubeconfigPath, all.slice(0, n), scope));

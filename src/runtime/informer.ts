@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { exponentialDelay, sleep } from "./backoff.js";
 import type { KubeClient } from "./client.js";
 import { errorMessage, isGone, isResourceVersionTooLarge } from "./errors.js";
@@ -121,6 +122,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   start(): void {
     if (this.abort) return;
     this.abort = new AbortController();
+    // One listener per namespace loop: hundreds are expected, not a leak.
+    setMaxListeners(0, this.abort.signal);
     // Liveness counts from now, also while the scope is being chosen.
     for (const scope of this.wantedScopes()) this.progress(scope);
     this.starting = this.begin(this.abort.signal);
