@@ -294,7 +294,7 @@ async function seedPath(input: PlanInput, seed: CompiledSeed, me: string): Promi
   const pruned = seed.prune && current.exists ? prune(draft, seed, input.managedKeys) : new Set<string>();
 
   for (const [key, template] of seed.declarations) {
-    seedSimpleKey(draft, key, template, rotating, input.refs, generator);
+    await seedSimpleKey(draft, key, template, rotating, input.refs, generator);
   }
   await seedAgePair(draft, seed, rotating, generator);
   for (const [key, template] of seed.declarations) {
@@ -368,16 +368,16 @@ function prune(draft: Draft, seed: CompiledSeed, managedKeys: readonly string[] 
   return pruned;
 }
 
-function seedSimpleKey(
+async function seedSimpleKey(
   draft: Draft,
   key: string,
   template: Template,
   rotating: ReadonlySet<string>,
   refs: ReadonlyMap<string, string | undefined>,
   generator: ValueGenerator,
-): void {
+): Promise<void> {
   const exists = draft.has(key);
-  const fresh = (): string | undefined => {
+  const fresh = async (): Promise<string | undefined> => {
     switch (template.kind) {
       case "random":
         return generator.random(template.length);
@@ -385,6 +385,8 @@ function seedSimpleKey(
         return generator.hex(template.length);
       case "uuid":
         return generator.uuid();
+      case "policy":
+        return generator.policy(template.name);
       default:
         return undefined;
     }
@@ -396,8 +398,10 @@ function seedSimpleKey(
     case "random":
     case "hex":
     case "uuid":
-      if (!exists) draft.put(key, fresh()!, "add-field");
-      else if (rotating.has(key)) draft.put(key, fresh()!, "rotate-field");
+    case "policy":
+      // Asked for only when written: a quiet resync asks OpenBao's password policy nothing.
+      if (!exists) draft.put(key, (await fresh())!, "add-field");
+      else if (rotating.has(key)) draft.put(key, (await fresh())!, "rotate-field");
       return;
     case "ref": {
       // pendingRefs has already turned a missing or empty source away.

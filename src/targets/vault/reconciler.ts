@@ -23,6 +23,7 @@ import { OWNER_MARKER_KEY, ownerMarkerOf, type Plan, plan, recordedRotationToken
 import type { ReadCache } from "./read-cache.js";
 import type { RefGraph } from "./ref-graph.js";
 import { readRefValue } from "./refs.js";
+import { readRefusal, writeRefusal } from "./scope.js";
 import { conditionsFor, type Verdict } from "./status.js";
 import { UnconfirmedWrites } from "./unconfirmed-writes.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
@@ -43,6 +44,8 @@ export interface KvBackend {
   write(path: string, data: Record<string, unknown>, cas: number, signal?: AbortSignal): Promise<number>;
   writeMetadata(path: string, customMetadata: Record<string, string>, signal?: AbortSignal): Promise<void>;
   deleteAll(path: string, signal?: AbortSignal): Promise<void>;
+  /** A value from OpenBao's password policy `name` (<policy:NAME>). */
+  generatePassword?(name: string, signal?: AbortSignal): Promise<string>;
 }
 
 export interface VaultSeedReconcilerDeps {
@@ -139,6 +142,10 @@ export class VaultSeedReconciler {
       return { verdict: { ready: false, stalled: true, reason: first.reason, message } };
     }
     const seed = compiled.seed;
+    // Before anything else, the finalizer included: an application object outside its prefixes
+    // makes the controller do nothing at all for it.
+    const refusal = this.scopeRefusal(obj.metadata.namespace!, seed);
+    if (refusal) return { verdict: { ready: false, stalled: true, reason: R.Forbidden, message: refusal } };
     const policyOutcome = await this.ensureDeletionPolicy(obj, seed, signal);
     if (policyOutcome) return policyOutcome;
     const progress: Progress = {};
@@ -147,6 +154,19 @@ export class VaultSeedReconciler {
     } catch (e) {
       return { ...this.failure(e, log), ...progress };
     }
+  }
+
+  /** Why the allow-list refuses this object's path or one of its references, if it does. */
+  private scopeRefusal(namespace: string, seed: CompiledSeed): string | undefined {
+    const scopes = this.d.config.applications;
+    const write = writeRefusal(scopes, namespace, seed.path);
+    if (write) return write;
+    for (const [key, template] of seed.declarations) {
+      if (template.kind !== "ref") continue;
+      const read = readRefusal(scopes, namespace, key, template.ref.path);
+      if (read) return read;
+    }
+    return undefined;
   }
 
   /** Delete needs the target's allowDelete; then the object carries the finalizer, otherwise it does not. */
@@ -219,6 +239,7 @@ export class VaultSeedReconciler {
         }
       }
       const refs = await this.resolveRefs(seed, signal);
+      const generator = { ...this.d.generator, policy: (name: string) => this.passwordFrom(name, signal) };
       const planFor = (state: KvState) =>
         plan({
           object: identity,
@@ -227,7 +248,7 @@ export class VaultSeedReconciler {
           current: this.d.config.observeOnly ? { ...state, ageMs: undefined } : state,
           refs,
           managedKeys,
-          generator: this.d.generator,
+          generator,
           refCycle: cycle,
           claimant,
           markerOwnerExists,
@@ -260,6 +281,11 @@ export class VaultSeedReconciler {
       if (p.planAgain && attempt + 1 < MAX_REPLANS) continue;
       return this.outcomeOf(p, written.version, written.metadata);
     }
+  }
+
+  private passwordFrom(name: string, signal: AbortSignal): Promise<string> {
+    if (!this.d.kv.generatePassword) return this.d.generator.policy(name);
+    return this.d.kv.generatePassword(name, signal);
   }
 
   /** Reference sources come from this pass's reads when fresh, otherwise from one read each. */
@@ -457,7 +483,18 @@ export class VaultSeedReconciler {
           },
         };
       }
+      const refusal = writeRefusal(this.d.config.applications, obj.metadata.namespace!, path);
       try {
+        if (refusal) {
+          // The allow-list changed since the finalizer was added: the path is no longer this namespace's.
+          this.d.events.record(obj, {
+            type: "Warning",
+            reason: R.Forbidden,
+            action: "Delete",
+            note: `${path} was left in place: ${refusal}`,
+          });
+          throw new ScopeSkip();
+        }
         const current = await this.d.kv.read(path, signal);
         const me = ownerMarkerOf({ namespace: obj.metadata.namespace!, name: obj.metadata.name! });
         const owner = current.customMetadata[OWNER_MARKER_KEY];
@@ -481,7 +518,7 @@ export class VaultSeedReconciler {
           });
         }
       } catch (e) {
-        return this.failure(e, log);
+        if (!(e instanceof ScopeSkip)) return this.failure(e, log);
       }
     }
     try {
@@ -565,6 +602,9 @@ export class VaultSeedReconciler {
     this.trackReadiness(key, { ready: true, reason: R.Reconciled, message: "" });
   }
 }
+
+/** Ends the deletion attempt of a path outside the allow-list; the finalizer is removed all the same. */
+class ScopeSkip extends Error {}
 
 /** The event reason for a write: the most telling action in it. */
 function eventReason(p: Plan): string {

@@ -20,7 +20,8 @@ import { MountDirectory } from "./mounts.js";
 import { ReadCache } from "./read-cache.js";
 import { type KvBackend, VaultSeedReconciler } from "./reconciler.js";
 import { RefGraph } from "./ref-graph.js";
-import { validateDocuments } from "./validate.js";
+import { admits } from "./scope.js";
+import { type CompiledSeed, validateDocuments } from "./validate.js";
 
 export const VAULTSEED: ResourceType = {
   group: VaultSeedGroup,
@@ -69,6 +70,13 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const kv = hooks.wrapKv ? hooks.wrapKv(client) : client;
       const cacheMs = Math.min(60_000, config.resyncMs / 2);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
+      const admitted = (namespace: string, seed: CompiledSeed) =>
+        admits(
+          config.applications,
+          namespace,
+          seed.path,
+          seed.refs.map((r) => r.path),
+        );
       const controller: Controller = new Controller({
         name: CONTROLLER_NAME,
         log: manager.log,
@@ -84,9 +92,9 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         config,
         generator: createGenerator(),
         reads: new ReadCache(cacheMs),
-        refs: new RefGraph(informer),
+        refs: new RefGraph(informer, admitted),
         mounts: new MountDirectory((mount) => client.describeMount(mount), cacheMs),
-        claims: new PathClaims(informer),
+        claims: new PathClaims(informer, admitted),
         enqueue: (key) => controller.queue.add(key),
       });
       await publishCrdRevision(manager.client, manager.log);
