@@ -54,6 +54,8 @@ const SPEC_ALERTS = [
   "OhmlabBackendForbidden",
   "OhmlabWriteLoop",
   "OhmlabCRDRevisionMismatch",
+  // Not in document 003: rotate.every (issue 28) came after it.
+  "OhmlabRotationOverdue",
 ];
 const PROMQL_WORDS = new Set(["and", "or", "unless", "bool", "offset", "inf", "nan", "le", "job"]);
 

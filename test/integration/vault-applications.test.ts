@@ -110,7 +110,10 @@ describe("VaultSeed: application namespaces behind the allow-list", () => {
     const s = await kv.read(p("platform/keycloak"));
     assert.equal(s.customMetadata[OWNER_MARKER_KEY], `${platform}/keycloak`);
     assert.equal(s.data["password"], "platform-secret");
-    assert.equal((await getSeed(client, teamA, "platform")).status?.conditions?.find((c) => c.type === "Ready")?.reason, "Forbidden");
+    assert.equal(
+      (await getSeed(client, teamA, "platform")).status?.conditions?.find((c) => c.type === "Ready")?.reason,
+      "Forbidden",
+    );
   });
 
   it("adversarial names cannot leave the prefix", async () => {
@@ -126,11 +129,18 @@ describe("VaultSeed: application namespaces behind the allow-list", () => {
       await applySeed(client, seed(teamA, `hostile-${i}`, { path, data: { a: "<random:8>" } }));
     for (const i of names.keys()) await waitForReason(client, teamA, `hostile-${i}`, "Forbidden");
     // Nothing anywhere a decoding or cleaning of those names could land.
-    for (const path of [p(`apps/${teamB}/x`), p(`apps/${teamA}/x`), ...names.filter((n) => !n.includes("/../") && !n.includes("/./"))])
+    for (const path of [
+      p(`apps/${teamB}/x`),
+      p(`apps/${teamA}/x`),
+      ...names.filter((n) => !n.includes("/../") && !n.includes("/./")),
+    ])
       assert.equal((await kv.read(path)).exists, false, JSON.stringify(path));
     // The CRD itself refuses doubled and trailing slashes.
     for (const path of [p(`apps/${teamA}//x`), p(`apps/${teamA}/x/`)])
-      await assert.rejects(applySeed(client, seed(teamA, "slashes", { path, data: { a: "b" } })), /spec\.path/);
+      await assert.rejects(
+        applySeed(client, seed(teamA, "slashes", { path, data: { a: "b" } })),
+        /spec\.path/,
+      );
   });
 
   it("two namespaces racing for one path: one owns it, the other never adopts it", async () => {
@@ -161,6 +171,9 @@ describe("VaultSeed: application namespaces behind the allow-list", () => {
     const later = await kv.read(path);
     assert.equal(later.version, settled.version);
     assert.equal(later.customMetadata[OWNER_MARKER_KEY], `${winner}/race`);
-    assert.match(condition(await getSeed(client, loser, "race"), "Ready")!.message, new RegExp(`owned by ${winner}/race`));
+    assert.match(
+      condition(await getSeed(client, loser, "race"), "Ready")!.message,
+      new RegExp(`owned by ${winner}/race`),
+    );
   });
 });

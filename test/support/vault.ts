@@ -47,8 +47,6 @@ export interface TargetOptions {
   applications?: Record<string, { write: string[]; read?: string[] }>;
   /** More namespaces to watch besides `ns` (application namespaces, typically). */
   alsoWatch?: string[];
-  /** The clock the reconciler reads (periodic rotation). */
-  now?: () => Date;
 }
 
 export interface RunningTarget {

@@ -85,7 +85,10 @@ describe("application namespaces: the allow-list", () => {
     assert.equal(writeRefusal(SCOPES, "team-a", "apps/team-a/db"), undefined);
     assert.equal(writeRefusal(SCOPES, "team-b", "apps/team-b/x/y"), undefined);
     const platform = writeRefusal(SCOPES, "team-a", "secret/platforms/prod/core/keycloak");
-    assert.match(platform!, /may seed only under apps\/team-a\/: spec\.path secret\/platforms\/prod\/core\/keycloak lies outside/);
+    assert.match(
+      platform!,
+      /may seed only under apps\/team-a\/: spec\.path secret\/platforms\/prod\/core\/keycloak lies outside/,
+    );
     assert.match(writeRefusal(SCOPES, "team-a", "apps/team-b/db")!, /only under apps\/team-a\//);
     // team-b's prefix has no trailing slash and still covers only its own segment.
     assert.match(writeRefusal(SCOPES, "team-b", "apps/team-bb/x")!, /outside/);
@@ -99,7 +102,10 @@ describe("application namespaces: the allow-list", () => {
   it("lets references read the write prefixes and the read prefixes, nothing else", () => {
     assert.equal(readRefusal(SCOPES, "team-a", "k", "apps/team-a/other"), undefined);
     assert.equal(readRefusal(SCOPES, "team-a", "k", "shared/catalog/smtp"), undefined);
-    assert.match(readRefusal(SCOPES, "team-a", "db.password", "secret/platforms/prod/core/keycloak")!, /^db\.password: .*may read only under apps\/team-a\/, shared\/catalog\//);
+    assert.match(
+      readRefusal(SCOPES, "team-a", "db.password", "secret/platforms/prod/core/keycloak")!,
+      /^db\.password: .*may read only under apps\/team-a\/, shared\/catalog\//,
+    );
     assert.match(readRefusal(SCOPES, "team-b", "k", "shared/catalog/smtp")!, /only under apps\/team-b\//);
     assert.equal(readRefusal(SCOPES, "platform", "k", "anything/at/all"), undefined);
     assert.equal(admits(SCOPES, "team-a", "apps/team-a/x", ["shared/catalog/y"]), true);
@@ -110,7 +116,10 @@ describe("application namespaces: the allow-list", () => {
     assert.match(writeRefusal(SCOPES, "team-a", "apps/team-a/../team-b/x")!, /\. or \.\. segments/);
     assert.match(writeRefusal(SCOPES, "team-a", "apps/team-a//x")!, /empty segment/);
     assert.match(writeRefusal(SCOPES, "team-a", "apps/team-a/x/")!, /empty segment/);
-    assert.match(writeRefusal(SCOPES, "team-a", "apps/team-a/%2e%2e/x")!, /segment "%2e%2e" may hold only ASCII/);
+    assert.match(
+      writeRefusal(SCOPES, "team-a", "apps/team-a/%2e%2e/x")!,
+      /segment "%2e%2e" may hold only ASCII/,
+    );
     assert.match(writeRefusal(SCOPES, "team-a", "apps/te\u0430m-a/x")!, /te\\u\{430\}m-a/);
   });
 
@@ -142,7 +151,9 @@ describe("application namespaces: the allow-list", () => {
   });
 
   it("any plain path extending a prefix is admitted (the check refuses no honest path)", () => {
-    const plain = fc.stringMatching(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,11}$/).filter((s) => s !== "." && s !== "..");
+    const plain = fc
+      .stringMatching(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,11}$/)
+      .filter((s) => s !== "." && s !== "..");
     fc.assert(
       fc.property(fc.array(plain, { minLength: 1, maxLength: 4 }), (rest) => {
         assert.equal(writeRefusal(SCOPES, "team-a", `apps/team-a/${rest.join("/")}`), undefined);
@@ -164,13 +175,21 @@ describe("application namespaces: configuration", () => {
         (e: unknown) => e instanceof ConfigError && e.field === field && problem.test(e.message),
       );
     refused({ "team-a": { write: ["apps/../x/"] } }, "targets.vault.applications.team-a.write[0]", /\.\./);
-    refused({ "team-a": { write: ["apps//x"] } }, "targets.vault.applications.team-a.write[0]", /empty segment/);
+    refused(
+      { "team-a": { write: ["apps//x"] } },
+      "targets.vault.applications.team-a.write[0]",
+      /empty segment/,
+    );
     refused({ "team-a": { write: ["/"] } }, "targets.vault.applications.team-a.write[0]", /empty/);
     refused({ "team-a": { write: [] } }, "targets.vault.applications.team-a.write", /at least one prefix/);
     refused({ "team-a": { write: "apps/a/" } }, "targets.vault.applications.team-a.write", /list/);
     refused({ "team-a": { write: ["apps/a/"], wirte: [] } }, "targets.vault.applications.team-a.wirte", /./);
     refused({ Team_A: { write: ["apps/a/"] } }, "targets.vault.applications.Team_A", /namespace name/);
-    refused({ "team-a": { write: ["apps/a/"], read: ["sh%61red/"] } }, "targets.vault.applications.team-a.read[0]", /ASCII/);
+    refused(
+      { "team-a": { write: ["apps/a/"], read: ["sh%61red/"] } },
+      "targets.vault.applications.team-a.read[0]",
+      /ASCII/,
+    );
   });
 
   it("has no application namespace unless configured", () => {

@@ -121,7 +121,10 @@ function parseApplications(raw: unknown, field: string): ApplicationScopes {
     const section = asSection(value, at, APPLICATION_KEYS);
     const write = prefixList(section["write"], `${at}.write`);
     if (write.length === 0)
-      throw new ConfigError(`${at}.write`, "name at least one prefix the namespace may seed, e.g. apps/<namespace>/");
+      throw new ConfigError(
+        `${at}.write`,
+        "name at least one prefix the namespace may seed, e.g. apps/<namespace>/",
+      );
     const read = section["read"] === undefined ? [] : prefixList(section["read"], `${at}.read`);
     out.set(namespace, { write, read: [...write, ...read] });
   }
@@ -129,7 +132,8 @@ function parseApplications(raw: unknown, field: string): ApplicationScopes {
 }
 
 function prefixList(raw: unknown, field: string): string[][] {
-  if (!Array.isArray(raw)) throw new ConfigError(field, "must be a list of path prefixes, e.g. [apps/team-a/]");
+  if (!Array.isArray(raw))
+    throw new ConfigError(field, "must be a list of path prefixes, e.g. [apps/team-a/]");
   return raw.map((item, i) => {
     const parsed = parsePrefix(asString(item, `${field}[${i}]`));
     if ("problem" in parsed) throw new ConfigError(`${field}[${i}]`, parsed.problem);

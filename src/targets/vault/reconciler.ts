@@ -16,10 +16,23 @@ import type { PathClaims } from "./claims.js";
 import type { VaultTargetConfig } from "./config.js";
 import type { ValueGenerator } from "./generate.js";
 import type { KvState } from "./kv.js";
-import { lastReconcileCompleted, objectsNotReady, plannedChanges, writesTotal } from "./metrics.js";
+import {
+  lastReconcileCompleted,
+  objectsNotReady,
+  plannedChanges,
+  rotationNext,
+  writesTotal,
+} from "./metrics.js";
 import type { MountDirectory } from "./mounts.js";
 import { countByAction, PLAN_ACTIONS, summarizeChanges } from "./plan-summary.js";
-import { OWNER_MARKER_KEY, ownerMarkerOf, type Plan, plan, recordedRotationToken } from "./planner.js";
+import {
+  nextRotationAt,
+  OWNER_MARKER_KEY,
+  ownerMarkerOf,
+  type Plan,
+  plan,
+  recordedRotationToken,
+} from "./planner.js";
 import type { ReadCache } from "./read-cache.js";
 import type { RefGraph } from "./ref-graph.js";
 import { readRefValue } from "./refs.js";
@@ -74,6 +87,8 @@ interface Outcome {
   rotationToken?: string;
   /** What to do next; undefined means the quiet resync. */
   next?: "wait";
+  /** When rotate.every next rotates (ms since the epoch), as the path now records it. */
+  nextRotationMs?: number;
 }
 
 /** What a pass has already written, so that a failure after a write still reports it. */
@@ -123,14 +138,31 @@ export class VaultSeedReconciler {
     await this.writeStatus(obj, outcome, ctx.log, ctx.signal);
     lastReconcileCompleted.set({ target: TARGET }, Date.now() / 1000);
     this.trackReadiness(key, outcome.verdict);
+    this.trackRotation(obj, outcome);
     if (outcome.next === "wait") {
       const n = (this.waits.get(key) ?? 0) + 1;
       this.waits.set(key, n);
       return requeueAfter(exponentialDelay(n, WAIT_BASE_MS, WAIT_MAX_MS));
     }
     this.waits.delete(key);
-    return requeueAfter(this.d.config.resyncMs);
+    // A rotation due before the next resync is made on time, not up to a resync late.
+    const untilRotation =
+      outcome.nextRotationMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : outcome.nextRotationMs - this.now().getTime();
+    return requeueAfter(Math.max(1_000, Math.min(this.d.config.resyncMs, untilRotation)));
   };
+
+  /**
+   * The next-rotation gauge follows what the path records. A pass that failed before reading it
+   * leaves the gauge as it was, so a rotation that cannot be written shows as overdue.
+   */
+  private trackRotation(obj: VaultSeed, outcome: Outcome): void {
+    const labels = { target: TARGET, namespace: obj.metadata.namespace!, name: obj.metadata.name! };
+    if (outcome.nextRotationMs !== undefined) rotationNext.set(labels, outcome.nextRotationMs / 1000);
+    else if ((obj.spec.rotate as { every?: unknown } | undefined)?.every === undefined)
+      rotationNext.remove(labels);
+  }
 
   private async converge(obj: VaultSeed, log: Logger, signal: AbortSignal): Promise<Outcome | undefined> {
     const compiled = compileSeed(obj.spec);
@@ -252,14 +284,21 @@ export class VaultSeedReconciler {
           refCycle: cycle,
           claimant,
           markerOwnerExists,
+          now: this.now(),
         });
       const p = await planFor(current);
       if (this.d.config.observeOnly) {
         // An adoption plans the data side only once the marker is stored; observe-only stores
         // nothing, so it plans that side against the marker it would have written.
-        if (!p.planAgain || !p.customMetadata) return this.observeOnly(obj, p, current);
+        const rotation = {
+          nextRotationMs: nextRotationAt(seed, current.customMetadata, this.now().getTime()),
+        };
+        if (!p.planAgain || !p.customMetadata) return { ...this.observeOnly(obj, p, current), ...rotation };
         const after = await planFor({ ...current, customMetadata: p.customMetadata });
-        return this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current);
+        return {
+          ...this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current),
+          ...rotation,
+        };
       }
       const written = await this.apply(obj, seed.path, p, current, log, signal, progress);
       if (written === "conflict") {
@@ -279,7 +318,10 @@ export class VaultSeedReconciler {
       }
       managedKeys = p.managedKeys;
       if (p.planAgain && attempt + 1 < MAX_REPLANS) continue;
-      return this.outcomeOf(p, written.version, written.metadata);
+      return {
+        ...this.outcomeOf(p, written.version, written.metadata),
+        nextRotationMs: nextRotationAt(seed, written.metadata, this.now().getTime()),
+      };
     }
   }
 
@@ -599,6 +641,7 @@ export class VaultSeedReconciler {
     const [namespace, name] = key.split("/");
     for (const action of PLAN_ACTIONS)
       plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });
+    rotationNext.remove({ target: TARGET, namespace: namespace!, name: name! });
     this.trackReadiness(key, { ready: true, reason: R.Reconciled, message: "" });
   }
 }

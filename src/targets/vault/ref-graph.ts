@@ -1,7 +1,7 @@
 import type { Informer } from "../../runtime/informer.js";
 import type { KubeObject } from "../../runtime/types.js";
-import { analyseRefs, type RefAnalysis } from "./refs.js";
 import type { SeedAdmission } from "./claims.js";
+import { analyseRefs, type RefAnalysis } from "./refs.js";
 import { compileSeed } from "./validate.js";
 
 type Seed = KubeObject & { spec?: unknown };

@@ -94,6 +94,8 @@ export function admits(
 
 // A path is not ours to print at any length; look-alikes are shown escaped so the message tells them apart.
 function shown(text: string): string {
-  const escaped = JSON.stringify(text).slice(1, -1).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const escaped = JSON.stringify(text)
+    .slice(1, -1)
+    .replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
   return escaped.length > 80 ? `${escaped.slice(0, 80)}…` : escaped;
 }

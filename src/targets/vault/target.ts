@@ -36,6 +36,8 @@ export const CONTROLLER_NAME = "vaultseed";
 /** Test seam: replace the KV client (e.g. to act between a read and a write). */
 export interface VaultTargetHooks {
   wrapKv?: (kv: KvBackend) => KvBackend;
+  /** The clock the reconciler reads (rotate.every), so a test moves time without sleeping. */
+  now?: () => Date;
 }
 
 /** Builds the vault target; `hooks` exist for tests only. */
@@ -96,6 +98,7 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         mounts: new MountDirectory((mount) => client.describeMount(mount), cacheMs),
         claims: new PathClaims(informer, admitted),
         enqueue: (key) => controller.queue.add(key),
+        now: hooks.now,
       });
       await publishCrdRevision(manager.client, manager.log);
       // Status writes bump the resourceVersion but not the generation: they must not retrigger.

@@ -116,7 +116,9 @@ export function parseLeaf(text: string): ParsedLeaf {
       if (argument === undefined || argument === "")
         return fail("policy needs the name of an OpenBao password policy: <policy:NAME>");
       if (!POLICY_NAME.test(argument))
-        return fail("policy name may hold only letters, digits, _, . and - (at most 128), as OpenBao names it");
+        return fail(
+          "policy name may hold only letters, digits, _, . and - (at most 128), as OpenBao names it",
+        );
       return ok({ kind: "policy", name: argument });
     }
     case "age":
