@@ -127,14 +127,26 @@ describe("VaultSeed: application namespaces behind the allow-list", () => {
     ];
     for (const [i, path] of names.entries())
       await applySeed(client, seed(teamA, `hostile-${i}`, { path, data: { a: "<random:8>" } }));
-    for (const i of names.keys()) await waitForReason(client, teamA, `hostile-${i}`, "Forbidden");
+    // Dot segments are refused as an invalid path before the allow-list is asked; the others pass
+    // that check and meet the allow-list. Either way the object is Stalled and writes nothing.
+    for (const [i, path] of names.entries()) {
+      const dots = path.includes("/../") || path.includes("/./");
+      const o = await waitForReason(client, teamA, `hostile-${i}`, dots ? "InvalidSpec" : "Forbidden");
+      assert.equal(condition(o, "Stalled")?.status, "True", path);
+    }
     // Nothing anywhere a decoding or cleaning of those names could land.
     for (const path of [
       p(`apps/${teamB}/x`),
       p(`apps/${teamA}/x`),
       ...names.filter((n) => !n.includes("/../") && !n.includes("/./")),
-    ])
-      assert.equal((await kv.read(path)).exists, false, JSON.stringify(path));
+    ]) {
+      // OpenBao refuses some of these names outright (a zero-width space answers 400): nothing there either.
+      const exists = await kv.read(path).then(
+        (s) => s.exists,
+        (e: Error) => (/HTTP 400/.test(e.message) ? false : Promise.reject(e)),
+      );
+      assert.equal(exists, false, JSON.stringify(path));
+    }
     // The CRD itself refuses doubled and trailing slashes.
     for (const path of [p(`apps/${teamA}//x`), p(`apps/${teamA}/x/`)])
       await assert.rejects(

@@ -111,6 +111,29 @@ rule "charset" {
   });
 
   it("rotates once per period by the injected clock, never twice across resyncs or a restart", async () => {
+    // The API server refuses a period it cannot read, and a rotate with neither token nor period.
+    await assert.rejects(
+      applySeed(
+        client,
+        seed(ns, "bad-every", {
+          path: `secret/${ns}/bad`,
+          data: { a: "<random:8>" },
+          rotate: { every: "90d" },
+        }),
+      ),
+      /spec\.rotate\.every/,
+    );
+    await assert.rejects(
+      applySeed(
+        client,
+        seed(ns, "bad-every", {
+          path: `secret/${ns}/bad`,
+          data: { a: "<random:8>" },
+          rotate: { keys: ["a"] },
+        }),
+      ),
+      /rotate needs a token, a period \(every\), or both/,
+    );
     const path = `secret/${ns}/periodic`;
     const labels = { target: "vault", namespace: ns, name: "periodic" };
     await applySeed(
@@ -144,7 +167,11 @@ rule "charset" {
     const rotated = await eventually(
       async () => {
         const s = await suite.kv.read(path);
-        return s.version > 1 ? s : undefined;
+        // Data first, then the new start: wait for both.
+        return s.version > 1 &&
+          s.customMetadata[ROTATION_PERIOD_KEY] !== first.customMetadata[ROTATION_PERIOD_KEY]
+          ? s
+          : undefined;
       },
       30_000,
       "the periodic rotation",

@@ -145,12 +145,12 @@ export class VaultSeedReconciler {
       return requeueAfter(exponentialDelay(n, WAIT_BASE_MS, WAIT_MAX_MS));
     }
     this.waits.delete(key);
-    // A rotation due before the next resync is made on time, not up to a resync late.
+    // A rotation due before the next resync is made on time, not up to a resync late. One already
+    // past (observe-only, or a rotation that could not be stored) waits for the resync: no hot loop.
     const untilRotation =
-      outcome.nextRotationMs === undefined
-        ? Number.POSITIVE_INFINITY
-        : outcome.nextRotationMs - this.now().getTime();
-    return requeueAfter(Math.max(1_000, Math.min(this.d.config.resyncMs, untilRotation)));
+      outcome.nextRotationMs === undefined ? 0 : outcome.nextRotationMs - this.now().getTime();
+    const resync = this.d.config.resyncMs;
+    return requeueAfter(untilRotation > 0 ? Math.max(1_000, Math.min(resync, untilRotation)) : resync);
   };
 
   /**
