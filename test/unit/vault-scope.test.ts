@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import type { Informer } from "../../src/runtime/informer.js";
 import { ConfigError } from "../../src/runtime/target.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import { PathClaims } from "../../src/targets/vault/claims.js";
 import { parseVaultConfig } from "../../src/targets/vault/config.js";
+import { RefGraph } from "../../src/targets/vault/ref-graph.js";
 import {
   type ApplicationScopes,
   admits,
@@ -10,6 +14,7 @@ import {
   readRefusal,
   writeRefusal,
 } from "../../src/targets/vault/scope.js";
+import type { CompiledSeed } from "../../src/targets/vault/validate.js";
 
 const backend = { address: "https://bao:8200", auth: { developmentToken: "t" } };
 
@@ -194,5 +199,57 @@ describe("application namespaces: configuration", () => {
 
   it("has no application namespace unless configured", () => {
     assert.equal(parseVaultConfig({ backend }, "targets.vault").applications.size, 0);
+  });
+});
+
+describe("application namespaces: refused objects claim nothing and copy nothing", () => {
+  // A minimal informer: the two indexes only read list(), get() and register handlers.
+  const objects = new Map<string, KubeObject & { spec: unknown }>();
+  const informer = {
+    addHandler: () => {},
+    list: () => [...objects.values()],
+    get: (key: string) => objects.get(key),
+  } as unknown as Informer<KubeObject & { spec: unknown }>;
+  const add = (namespace: string, name: string, created: string, spec: unknown) =>
+    objects.set(`${namespace}/${name}`, {
+      apiVersion: "ohmlab.fr/v1alpha1",
+      kind: "VaultSeed",
+      metadata: { namespace, name, uid: name, creationTimestamp: created },
+      spec,
+    });
+  const admitted = (namespace: string, seed: CompiledSeed) =>
+    admits(
+      SCOPES,
+      namespace,
+      seed.path,
+      seed.refs.map((r) => r.path),
+    );
+
+  it("an older application object on a platform path does not win it", () => {
+    objects.clear();
+    add("team-a", "grab", "2026-01-01T00:00:00Z", { path: "secret/platform/db", data: { a: "<random:8>" } });
+    add("platform", "db", "2026-02-01T00:00:00Z", { path: "secret/platform/db", data: { a: "<random:8>" } });
+    assert.equal(new PathClaims(informer, admitted).claimantOf("secret/platform/db"), "platform/db");
+    // Without the allow-list, the older object would have won: the check is what decides.
+    assert.equal(new PathClaims(informer).claimantOf("secret/platform/db"), "team-a/grab");
+  });
+
+  it("an application object cannot make the platform's references look like a cycle", () => {
+    objects.clear();
+    add("platform", "x", "2026-01-01T00:00:00Z", {
+      path: "secret/platform/x",
+      data: { k: "<ref:secret/platform/y#k>" },
+    });
+    // team-a declares the source path, copying back from x: a cycle, were it admitted.
+    add("team-a", "y", "2026-01-01T00:00:00Z", {
+      path: "secret/platform/y",
+      data: { k: "<ref:secret/platform/x#k>" },
+    });
+    assert.equal(new RefGraph(informer, admitted).cycleOf("secret/platform/x"), undefined);
+    assert.deepEqual(new RefGraph(informer).cycleOf("secret/platform/x"), [
+      "secret/platform/x",
+      "secret/platform/y",
+    ]);
+    assert.deepEqual(new RefGraph(informer, admitted).dependentsOf("secret/platform/x"), []);
   });
 });

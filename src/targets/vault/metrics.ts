@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram } from "prom-client";
 import { registry } from "../../runtime/metrics.js";
 
-/** Backend requests by operation (read, write, metadata, delete, login) and outcome; never a path or value. */
+/** Backend requests by operation (read, write, metadata, delete, login, mount, policy) and outcome; never a path or value. */
 export const backendRequests = new Counter({
   name: "ohmlab_backend_requests_total",
   help: "Requests to the secret backend, by target, operation and outcome (ok, not_found, forbidden, invalid, unavailable, error).",
