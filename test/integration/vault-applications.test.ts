@@ -42,7 +42,7 @@ describe("VaultSeed: application namespaces behind the allow-list", () => {
     await kv.write(p("platform/keycloak"), { password: "platform-secret" }, 0);
     target = await startVaultTarget(client, platform, {
       resyncInterval: "1s",
-      alsoWatch: [teamA, teamB],
+      // Not in the watched list: the target adds its application namespaces itself.
       applications: {
         [teamA]: { write: [p(`apps/${teamA}/`), p("shared/")] },
         [teamB]: { write: [p(`apps/${teamB}`), p("shared/")], read: [p("catalog/")] },

@@ -108,8 +108,8 @@ export function parseVaultConfig(raw: unknown, field: string): VaultTargetConfig
 }
 
 /**
- * `applications: {<namespace>: {write: [prefix...], read: [prefix...]}}`. A namespace listed here
- * must also be watched (the section's namespaces); the chart adds it there itself.
+ * `applications: {<namespace>: {write: [prefix...], read: [prefix...]}}`. The target watches these
+ * namespaces on top of the section's namespaces (see target.ts).
  */
 function parseApplications(raw: unknown, field: string): ApplicationScopes {
   const out = new Map<string, ApplicationScope>();

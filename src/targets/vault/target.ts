@@ -71,6 +71,10 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const client = new KvClient(http, tokens);
       const kv = hooks.wrapKv ? hooks.wrapKv(client) : client;
       const cacheMs = Math.min(60_000, config.resyncMs / 2);
+      // Application namespaces are watched too, whether or not the namespace list names them.
+      const watched = manager.namespaces;
+      const unwatched = [...config.applications.keys()].filter((ns) => watched && !watched.includes(ns));
+      if (watched && unwatched.length > 0) manager.setNamespaces([...watched, ...unwatched]);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
       const admitted = (namespace: string, seed: CompiledSeed) =>
         admits(
