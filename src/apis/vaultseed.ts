@@ -34,12 +34,22 @@ export type SeedTree = Static<typeof SeedTreeSchema>;
 // should a rule ever look at them, and no real path needs more.
 export const VaultSeedRotateSchema = Type.Object(
   {
-    token: Type.String({
-      description:
-        "Generated keys are regenerated once for every distinct token; keeping the token does nothing.",
-      minLength: 1,
-      maxLength: 253,
-    }),
+    token: Type.Optional(
+      Type.String({
+        description:
+          "Generated keys are regenerated once for every distinct token; keeping the token does nothing.",
+        minLength: 1,
+        maxLength: 253,
+      }),
+    ),
+    every: Type.Optional(
+      Type.String({
+        description:
+          'Generated keys are regenerated once per period (hours, minutes or seconds, at least 1h, e.g. "2160h"); the start of the current period is recorded on the path.',
+        pattern: "^[0-9]{1,7}(h|m|s)$",
+        maxLength: 8,
+      }),
+    ),
     keys: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
         description: "Dotted key paths to regenerate. Empty or absent means every generated key.",
@@ -47,7 +57,12 @@ export const VaultSeedRotateSchema = Type.Object(
       }),
     ),
   },
-  { description: "One-shot regeneration of generated keys." },
+  {
+    description: "Regeneration of generated keys: once per token, and once per period.",
+    "x-kubernetes-validations": [
+      cel("has(self.token) || has(self.every)", "rotate needs a token, a period (every), or both"),
+    ],
+  } satisfies KubeOptions,
 );
 
 export const VaultSeedSpecSchema = Type.Object(
@@ -114,7 +129,7 @@ export const VaultSeedSchema = KindSchema(
   VaultSeedKind,
   VaultSeedSpecSchema,
   VaultSeedStatusSchema,
-  "VaultSeed declares the content of one KV v2 path: keys seeded once, references kept in sync, rotation on demand.",
+  "VaultSeed declares the content of one KV v2 path: keys seeded once, references kept in sync, rotation on demand or by period.",
 );
 export type VaultSeed = Static<typeof VaultSeedSchema>;
 

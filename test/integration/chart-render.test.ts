@@ -54,6 +54,8 @@ const SPEC_ALERTS = [
   "OhmlabBackendForbidden",
   "OhmlabWriteLoop",
   "OhmlabCRDRevisionMismatch",
+  // Not in document 003: rotate.every (issue 28) came after it.
+  "OhmlabRotationOverdue",
 ];
 const PROMQL_WORDS = new Set(["and", "or", "unless", "bool", "offset", "inf", "nan", "le", "job"]);
 
@@ -237,6 +239,40 @@ describe("the operator's Helm chart, rendered by real helm", () => {
         assert.deepEqual(c.securityContext.capabilities.drop, ["ALL"]);
       }
     }
+  });
+
+  it("watches the vault target's application namespaces with a Role each and passes their prefixes", async () => {
+    const apps = [
+      ...ALL_TARGETS,
+      "--set=targets.vault.applications.shop.write={secret/apps/shop/}",
+      "--set=targets.vault.applications.shop.read={secret/shared/smtp/}",
+      "--set=targets.vault.applications.blog.write={secret/apps/blog/}",
+    ];
+    const objs = await render(apps);
+    const roles = ofKind(objs, "Role").filter((r) => r.metadata.name === "po-vault-vault");
+    assert.deepEqual(roles.map((r) => r.metadata.namespace).sort(), ["blog", "shop", "team-a", "team-b"]);
+    const platformRole = roles.find((r) => r.metadata.namespace === "team-a")!;
+    for (const r of roles) assert.deepEqual(r.rules, platformRole.rules, "the same rules, no more");
+    const bindings = ofKind(objs, "RoleBinding").filter((b) => b.metadata.name === "po-vault-vault");
+    assert.deepEqual(bindings.map((b) => b.metadata.namespace).sort(), ["blog", "shop", "team-a", "team-b"]);
+    const vault = processConfig(objs, "po-vault").targets.vault;
+    assert.deepEqual([...vault.namespaces].sort(), ["blog", "shop", "team-a", "team-b"]);
+    assert.deepEqual(vault.applications, {
+      blog: { write: ["secret/apps/blog/"] },
+      shop: { write: ["secret/apps/shop/"], read: ["secret/shared/smtp/"] },
+    });
+    // The operator's own parser takes what the chart renders.
+    const { parseVaultConfig } = await import("../../src/targets/vault/config.js");
+    const { namespaces: _ns, ...section } = vault;
+    assert.equal(parseVaultConfig(section, "targets.vault").applications.size, 2);
+    assert.match(
+      await renderFails([...ALL_TARGETS, "--set=targets.vault.applications.team-a.write={secret/apps/a/}"]),
+      /applications\.team-a: the namespace is also in targets\.vault\.namespaces/,
+    );
+    assert.match(
+      await renderFails([...ALL_TARGETS, "--set=targets.vault.applications.shop.read={x/}"]),
+      /write/,
+    );
   });
 
   it("gives the vault target a projected token with audience vault and a ten-minute life", async () => {

@@ -244,6 +244,16 @@ const KINDS: KindUnderTest[] = [
           spec(o)["data"] = { other: "<uuid>" };
         },
       },
+      {
+        message: "rotate needs a token, a period (every), or both",
+        field: "spec.rotate",
+        bad: (o) => {
+          spec(o)["rotate"] = { keys: ["password"] };
+        },
+        good: (o) => {
+          spec(o)["rotate"] = { every: "720h", keys: ["password"] };
+        },
+      },
     ],
   },
   {

@@ -43,6 +43,10 @@ export interface TargetOptions {
   role?: string;
   /** Backend address; default: the shared dev OpenBao. */
   address?: string;
+  /** targets.vault.applications: application namespaces and their prefixes. */
+  applications?: Record<string, { write: string[]; read?: string[] }>;
+  /** More namespaces to watch besides `ns` (application namespaces, typically). */
+  alsoWatch?: string[];
 }
 
 export interface RunningTarget {
@@ -75,7 +79,8 @@ export async function setUpVaultAuth(
     { fieldManager: "test-setup" },
   );
   const policy = `path "secret/data/${ns}/*" { capabilities = ["create", "read", "update"] }
-path "secret/metadata/${ns}/*" { capabilities = ["create", "read", "update", "delete"] }`;
+path "secret/metadata/${ns}/*" { capabilities = ["create", "read", "update", "delete"] }
+path "sys/policies/password/+/generate" { capabilities = ["read"] }`;
   return configureKubernetesAuth(
     { addr: address ?? env.bao.addr, rootToken: rootToken ?? env.bao.rootToken },
     { server: env.server, caPem: env.caPem, kubeconfigPath: env.kubeconfigPath },
@@ -112,6 +117,7 @@ export async function startVaultTarget(
       observeOnly: opts.observeOnly ?? false,
       allowDelete: opts.allowDelete ?? false,
       resyncInterval: opts.resyncInterval ?? "2s",
+      ...(opts.applications ? { applications: opts.applications } : {}),
       backend: {
         address: opts.address ?? sharedEnv().bao.addr,
         allowHttp: true,
@@ -127,7 +133,12 @@ export async function startVaultTarget(
     },
     "targets.vault",
   );
-  const manager = new Manager({ target: "vault", client, log, namespaces: [ns] });
+  const manager = new Manager({
+    target: "vault",
+    client,
+    log,
+    namespaces: [ns, ...(opts.alsoWatch ?? [])],
+  });
   await def.setup(manager, config);
   await manager.start();
   return {
@@ -215,6 +226,7 @@ export function readCounter(wrap?: (kv: KvBackend) => KvBackend): {
         write: (p, d, cas) => base.write(p, d, cas),
         writeMetadata: (p, m) => base.writeMetadata(p, m),
         deleteAll: (p) => base.deleteAll(p),
+        generatePassword: (name, signal) => base.generatePassword!(name, signal),
       };
     },
   };

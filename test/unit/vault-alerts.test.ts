@@ -26,6 +26,7 @@ describe("vault alert rules", () => {
       "OhmlabControllerDown",
       "OhmlabObjectNotReady",
       "OhmlabReconcileStale",
+      "OhmlabRotationOverdue",
       "OhmlabWriteLoop",
     ]);
   });

@@ -54,7 +54,8 @@ describe("vault validate: one spec", () => {
       {
         key: "lit",
         reason: "InvalidRotation",
-        message: "rotate.keys names lit, which is not generated (only random, hex, uuid and age keys rotate)",
+        message:
+          "rotate.keys names lit, which is not generated (only random, hex, uuid, policy and age keys rotate)",
       },
     ]);
   });

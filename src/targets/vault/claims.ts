@@ -1,6 +1,9 @@
 import type { Informer } from "../../runtime/informer.js";
 import type { KubeObject } from "../../runtime/types.js";
-import { compileSeed } from "./validate.js";
+import { type CompiledSeed, compileSeed } from "./validate.js";
+
+/** Whether the allow-list lets an object of `namespace` seed its path (see scope.ts); default: yes. */
+export type SeedAdmission = (namespace: string, seed: CompiledSeed) => boolean;
 
 type Seed = KubeObject & { spec?: unknown };
 
@@ -14,7 +17,10 @@ export class PathClaims {
   private readonly byPath = new Map<string, Set<string>>();
   private readonly pathOf = new Map<string, string>();
 
-  constructor(private readonly informer: Informer<Seed>) {
+  constructor(
+    private readonly informer: Informer<Seed>,
+    private readonly admits: SeedAdmission = () => true,
+  ) {
     informer.addHandler({
       add: (o) => this.track(o),
       update: (_, n) => this.track(n),
@@ -30,8 +36,11 @@ export class PathClaims {
     let best: { key: string; created: number; uid: string } | undefined;
     for (const key of keys) {
       const o = this.informer.get(key);
-      // Objects on their way out, or whose spec cannot be seeded, claim nothing.
-      if (!o || o.metadata.deletionTimestamp || !compileSeed(o.spec).ok) continue;
+      // Objects on their way out, whose spec cannot be seeded, or that the allow-list refuses claim
+      // nothing: an application cannot keep a platform object off its own path by declaring it first.
+      if (!o || o.metadata.deletionTimestamp) continue;
+      const compiled = compileSeed(o.spec);
+      if (!compiled.ok || !this.admits(o.metadata.namespace ?? "", compiled.seed)) continue;
       const created = Date.parse(o.metadata.creationTimestamp ?? "") || Number.MAX_SAFE_INTEGER;
       const uid = o.metadata.uid ?? "";
       if (!best || created < best.created || (created === best.created && uid < best.uid)) {

@@ -8,6 +8,7 @@ import {
   rejectUnknownKeys,
 } from "../../runtime/configvalues.js";
 import { ConfigError } from "../../runtime/target.js";
+import { type ApplicationScope, type ApplicationScopes, parsePrefix } from "./scope.js";
 
 /**
  * The vault target's configuration section. The backend address and how to log in live only
@@ -20,6 +21,8 @@ export interface VaultTargetConfig {
   concurrency: number;
   /** Quiet resync period (10 minutes). */
   resyncMs: number;
+  /** Application namespaces and their prefixes; every other watched namespace is a platform one. */
+  applications: ApplicationScopes;
   backend: {
     address: string;
     caPem?: string;
@@ -37,7 +40,15 @@ export interface VaultTargetConfig {
 }
 
 // The keys each section knows; anything else is refused by name (see rejectUnknownKeys).
-const SECTION_KEYS = ["observeOnly", "allowDelete", "concurrency", "resyncInterval", "backend"] as const;
+const SECTION_KEYS = [
+  "observeOnly",
+  "allowDelete",
+  "concurrency",
+  "resyncInterval",
+  "applications",
+  "backend",
+] as const;
+const APPLICATION_KEYS = ["write", "read"] as const;
 const BACKEND_KEYS = ["address", "caFile", "allowHttp", "auth"] as const;
 const AUTH_KEYS = ["kubernetes", "developmentToken"] as const;
 const KUBERNETES_AUTH_KEYS = ["mount", "role", "audience", "tokenFile", "serviceAccount"] as const;
@@ -91,8 +102,43 @@ export function parseVaultConfig(raw: unknown, field: string): VaultTargetConfig
       root["resyncInterval"] === undefined
         ? 600_000
         : parseDuration(root["resyncInterval"], `${field}.resyncInterval`),
+    applications: parseApplications(root["applications"], `${field}.applications`),
     backend: { address, caPem, auth: parseAuth(backend["auth"], `${field}.backend.auth`) },
   };
+}
+
+/**
+ * `applications: {<namespace>: {write: [prefix...], read: [prefix...]}}`. The target watches these
+ * namespaces on top of the section's namespaces (see target.ts).
+ */
+function parseApplications(raw: unknown, field: string): ApplicationScopes {
+  const out = new Map<string, ApplicationScope>();
+  if (raw === undefined) return out;
+  for (const [namespace, value] of Object.entries(asObject(raw, field))) {
+    const at = `${field}.${namespace}`;
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
+      throw new ConfigError(at, "is not a namespace name (lowercase letters, digits and -, at most 63)");
+    const section = asSection(value, at, APPLICATION_KEYS);
+    const write = prefixList(section["write"], `${at}.write`);
+    if (write.length === 0)
+      throw new ConfigError(
+        `${at}.write`,
+        "name at least one prefix the namespace may seed, e.g. apps/<namespace>/",
+      );
+    const read = section["read"] === undefined ? [] : prefixList(section["read"], `${at}.read`);
+    out.set(namespace, { write, read: [...write, ...read] });
+  }
+  return out;
+}
+
+function prefixList(raw: unknown, field: string): string[][] {
+  if (!Array.isArray(raw))
+    throw new ConfigError(field, "must be a list of path prefixes, e.g. [apps/team-a/]");
+  return raw.map((item, i) => {
+    const parsed = parsePrefix(asString(item, `${field}[${i}]`));
+    if ("problem" in parsed) throw new ConfigError(`${field}[${i}]`, parsed.problem);
+    return parsed.segments;
+  });
 }
 
 function parseAuth(raw: unknown, field: string): VaultTargetConfig["backend"]["auth"] {

@@ -40,6 +40,8 @@ export interface ValueGenerator {
   random(length: number): string;
   hex(length: number): string;
   uuid(): string;
+  /** A value from the backend's password policy `name`; the one generator that asks the backend. */
+  policy(name: string): Promise<string>;
   agePair(): Promise<AgeKeyPair>;
   /** The recipient of an X25519 identity, or undefined when the text is not one. */
   agePublicOf(secret: string): Promise<string | undefined>;
@@ -52,6 +54,8 @@ export interface GeneratorOptions {
   /** bcrypt cost factor, 4 to 31. Tests use 4 to stay fast. */
   bcryptCost?: number;
   newAgeIdentity?: () => Promise<string>;
+  /** Asks the backend's password policy; the reconciler binds it to its KV client for each pass. */
+  policy?: (name: string) => Promise<string>;
   /** How many verified (value, hash) pairs to remember; 0 turns the memory off. */
   bcryptMatchMemory?: number;
 }
@@ -117,6 +121,11 @@ export function createGenerator(options: GeneratorOptions = {}): ValueGenerator 
     random: (length) => randomAlphanumeric(source, length),
     hex: (length) => randomHex(source, length),
     uuid: () => randomUuid(source),
+    policy:
+      options.policy ??
+      (async (name) => {
+        throw new Error(`no backend to ask for password policy ${name}`);
+      }),
     async agePair() {
       const secret = await newAgeIdentity();
       return { secret, public: await (await loadAge()).identityToRecipient(secret) };

@@ -142,6 +142,32 @@ export class KvClient {
     if (res.status !== 204 && res.status !== 200) throw failureFor(`write metadata of ${full}`, res);
   }
 
+  /**
+   * A value from OpenBao's password policy `name` (`GET sys/policies/password/<name>/generate`,
+   * answering `{data: {password}}`). A missing policy answers 404 "policy does not exist": that is
+   * the object's to fix, so it is an invalid request, not an outage.
+   */
+  async generatePassword(name: string, signal?: AbortSignal): Promise<string> {
+    const res = await this.call(
+      "policy",
+      "GET",
+      `/v1/sys/policies/password/${encodeURIComponent(name)}/generate`,
+      undefined,
+      signal,
+    );
+    if (res.status === 404 || res.status === 400)
+      throw new BackendError(
+        "invalid",
+        `password policy ${name}: OpenBao: ${baoErrors(res.body) || `HTTP ${res.status}`}`,
+        res.status,
+      );
+    if (res.status !== 200) throw failureFor(`generate from password policy ${name}`, res);
+    const password = (res.body as { data?: { password?: unknown } } | undefined)?.data?.password;
+    if (typeof password !== "string" || password === "")
+      throw new BackendError("error", `password policy ${name}: OpenBao answered without a password`);
+    return password;
+  }
+
   /** Removes the path with every version. */
   async deleteAll(full: string, signal?: AbortSignal): Promise<void> {
     const { mount, path } = splitKvPath(full);

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram } from "prom-client";
 import { registry } from "../../runtime/metrics.js";
 
-/** Backend requests by operation (read, write, metadata, delete, login) and outcome; never a path or value. */
+/** Backend requests by operation (read, write, metadata, delete, login, mount, policy) and outcome; never a path or value. */
 export const backendRequests = new Counter({
   name: "ohmlab_backend_requests_total",
   help: "Requests to the secret backend, by target, operation and outcome (ok, not_found, forbidden, invalid, unavailable, error).",
@@ -19,7 +19,7 @@ export const backendLatency = new Histogram({
 
 export const writesTotal = new Counter({
   name: "ohmlab_writes_total",
-  help: "Changes written to the secret backend, by target and action (create-path, add-field, update-field, rotate-field, prune-field, adopt, record-rotation, delete-path).",
+  help: "Changes written to the secret backend, by target and action (create-path, add-field, update-field, rotate-field, prune-field, adopt, record-rotation, start-rotation-period, delete-path).",
   labelNames: ["target", "action"] as const,
   registers: [registry],
 });
@@ -56,5 +56,12 @@ export const crdRevisionMismatch = new Gauge({
   name: "ohmlab_crd_revision_mismatch",
   help: "1 when the served CRD's schema revision differs from the one this build expects, else 0.",
   labelNames: ["target", "crd"] as const,
+  registers: [registry],
+});
+
+export const rotationNext = new Gauge({
+  name: "ohmlab_rotation_next_timestamp_seconds",
+  help: "When rotate.every next regenerates an object's keys (unix seconds); stays put while that rotation has not been written.",
+  labelNames: ["target", "namespace", "name"] as const,
   registers: [registry],
 });

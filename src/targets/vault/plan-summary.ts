@@ -10,6 +10,7 @@ export const PLAN_ACTIONS = [
   "rotate-field",
   "prune-field",
   "record-rotation",
+  "start-rotation-period",
 ] as const;
 
 export type PlanAction = (typeof PLAN_ACTIONS)[number];

@@ -16,13 +16,27 @@ import type { PathClaims } from "./claims.js";
 import type { VaultTargetConfig } from "./config.js";
 import type { ValueGenerator } from "./generate.js";
 import type { KvState } from "./kv.js";
-import { lastReconcileCompleted, objectsNotReady, plannedChanges, writesTotal } from "./metrics.js";
+import {
+  lastReconcileCompleted,
+  objectsNotReady,
+  plannedChanges,
+  rotationNext,
+  writesTotal,
+} from "./metrics.js";
 import type { MountDirectory } from "./mounts.js";
 import { countByAction, PLAN_ACTIONS, summarizeChanges } from "./plan-summary.js";
-import { OWNER_MARKER_KEY, ownerMarkerOf, type Plan, plan, recordedRotationToken } from "./planner.js";
+import {
+  nextRotationAt,
+  OWNER_MARKER_KEY,
+  ownerMarkerOf,
+  type Plan,
+  plan,
+  recordedRotationToken,
+} from "./planner.js";
 import type { ReadCache } from "./read-cache.js";
 import type { RefGraph } from "./ref-graph.js";
 import { readRefValue } from "./refs.js";
+import { readRefusal, writeRefusal } from "./scope.js";
 import { conditionsFor, type Verdict } from "./status.js";
 import { UnconfirmedWrites } from "./unconfirmed-writes.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
@@ -43,6 +57,8 @@ export interface KvBackend {
   write(path: string, data: Record<string, unknown>, cas: number, signal?: AbortSignal): Promise<number>;
   writeMetadata(path: string, customMetadata: Record<string, string>, signal?: AbortSignal): Promise<void>;
   deleteAll(path: string, signal?: AbortSignal): Promise<void>;
+  /** A value from OpenBao's password policy `name` (<policy:NAME>). */
+  generatePassword?(name: string, signal?: AbortSignal): Promise<string>;
 }
 
 export interface VaultSeedReconcilerDeps {
@@ -71,6 +87,8 @@ interface Outcome {
   rotationToken?: string;
   /** What to do next; undefined means the quiet resync. */
   next?: "wait";
+  /** When rotate.every next rotates (ms since the epoch), as the path now records it. */
+  nextRotationMs?: number;
 }
 
 /** What a pass has already written, so that a failure after a write still reports it. */
@@ -120,14 +138,31 @@ export class VaultSeedReconciler {
     await this.writeStatus(obj, outcome, ctx.log, ctx.signal);
     lastReconcileCompleted.set({ target: TARGET }, Date.now() / 1000);
     this.trackReadiness(key, outcome.verdict);
+    this.trackRotation(obj, outcome);
     if (outcome.next === "wait") {
       const n = (this.waits.get(key) ?? 0) + 1;
       this.waits.set(key, n);
       return requeueAfter(exponentialDelay(n, WAIT_BASE_MS, WAIT_MAX_MS));
     }
     this.waits.delete(key);
-    return requeueAfter(this.d.config.resyncMs);
+    // A rotation due before the next resync is made on time, not up to a resync late. One already
+    // past (observe-only, or a rotation that could not be stored) waits for the resync: no hot loop.
+    const untilRotation =
+      outcome.nextRotationMs === undefined ? 0 : outcome.nextRotationMs - this.now().getTime();
+    const resync = this.d.config.resyncMs;
+    return requeueAfter(untilRotation > 0 ? Math.max(1_000, Math.min(resync, untilRotation)) : resync);
   };
+
+  /**
+   * The next-rotation gauge follows what the path records. A pass that failed before reading it
+   * leaves the gauge as it was, so a rotation that cannot be written shows as overdue.
+   */
+  private trackRotation(obj: VaultSeed, outcome: Outcome): void {
+    const labels = { target: TARGET, namespace: obj.metadata.namespace!, name: obj.metadata.name! };
+    if (outcome.nextRotationMs !== undefined) rotationNext.set(labels, outcome.nextRotationMs / 1000);
+    else if ((obj.spec.rotate as { every?: unknown } | undefined)?.every === undefined)
+      rotationNext.remove(labels);
+  }
 
   private async converge(obj: VaultSeed, log: Logger, signal: AbortSignal): Promise<Outcome | undefined> {
     const compiled = compileSeed(obj.spec);
@@ -139,6 +174,10 @@ export class VaultSeedReconciler {
       return { verdict: { ready: false, stalled: true, reason: first.reason, message } };
     }
     const seed = compiled.seed;
+    // Before anything else, the finalizer included: an application object outside its prefixes
+    // makes the controller do nothing at all for it.
+    const refusal = this.scopeRefusal(obj.metadata.namespace!, seed);
+    if (refusal) return { verdict: { ready: false, stalled: true, reason: R.Forbidden, message: refusal } };
     const policyOutcome = await this.ensureDeletionPolicy(obj, seed, signal);
     if (policyOutcome) return policyOutcome;
     const progress: Progress = {};
@@ -147,6 +186,19 @@ export class VaultSeedReconciler {
     } catch (e) {
       return { ...this.failure(e, log), ...progress };
     }
+  }
+
+  /** Why the allow-list refuses this object's path or one of its references, if it does. */
+  private scopeRefusal(namespace: string, seed: CompiledSeed): string | undefined {
+    const scopes = this.d.config.applications;
+    const write = writeRefusal(scopes, namespace, seed.path);
+    if (write) return write;
+    for (const [key, template] of seed.declarations) {
+      if (template.kind !== "ref") continue;
+      const read = readRefusal(scopes, namespace, key, template.ref.path);
+      if (read) return read;
+    }
+    return undefined;
   }
 
   /** Delete needs the target's allowDelete; then the object carries the finalizer, otherwise it does not. */
@@ -219,6 +271,7 @@ export class VaultSeedReconciler {
         }
       }
       const refs = await this.resolveRefs(seed, signal);
+      const generator = { ...this.d.generator, policy: (name: string) => this.passwordFrom(name, signal) };
       const planFor = (state: KvState) =>
         plan({
           object: identity,
@@ -227,18 +280,25 @@ export class VaultSeedReconciler {
           current: this.d.config.observeOnly ? { ...state, ageMs: undefined } : state,
           refs,
           managedKeys,
-          generator: this.d.generator,
+          generator,
           refCycle: cycle,
           claimant,
           markerOwnerExists,
+          now: this.now(),
         });
       const p = await planFor(current);
       if (this.d.config.observeOnly) {
         // An adoption plans the data side only once the marker is stored; observe-only stores
         // nothing, so it plans that side against the marker it would have written.
-        if (!p.planAgain || !p.customMetadata) return this.observeOnly(obj, p, current);
+        const rotation = {
+          nextRotationMs: nextRotationAt(seed, current.customMetadata, this.now().getTime()),
+        };
+        if (!p.planAgain || !p.customMetadata) return { ...this.observeOnly(obj, p, current), ...rotation };
         const after = await planFor({ ...current, customMetadata: p.customMetadata });
-        return this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current);
+        return {
+          ...this.observeOnly(obj, { ...after, changes: [...p.changes, ...after.changes] }, current),
+          ...rotation,
+        };
       }
       const written = await this.apply(obj, seed.path, p, current, log, signal, progress);
       if (written === "conflict") {
@@ -258,8 +318,16 @@ export class VaultSeedReconciler {
       }
       managedKeys = p.managedKeys;
       if (p.planAgain && attempt + 1 < MAX_REPLANS) continue;
-      return this.outcomeOf(p, written.version, written.metadata);
+      return {
+        ...this.outcomeOf(p, written.version, written.metadata),
+        nextRotationMs: nextRotationAt(seed, written.metadata, this.now().getTime()),
+      };
     }
+  }
+
+  private passwordFrom(name: string, signal: AbortSignal): Promise<string> {
+    if (!this.d.kv.generatePassword) return this.d.generator.policy(name);
+    return this.d.kv.generatePassword(name, signal);
   }
 
   /** Reference sources come from this pass's reads when fresh, otherwise from one read each. */
@@ -457,7 +525,18 @@ export class VaultSeedReconciler {
           },
         };
       }
+      const refusal = writeRefusal(this.d.config.applications, obj.metadata.namespace!, path);
       try {
+        if (refusal) {
+          // The allow-list changed since the finalizer was added: the path is no longer this namespace's.
+          this.d.events.record(obj, {
+            type: "Warning",
+            reason: R.Forbidden,
+            action: "Delete",
+            note: `${path} was left in place: ${refusal}`,
+          });
+          throw new ScopeSkip();
+        }
         const current = await this.d.kv.read(path, signal);
         const me = ownerMarkerOf({ namespace: obj.metadata.namespace!, name: obj.metadata.name! });
         const owner = current.customMetadata[OWNER_MARKER_KEY];
@@ -481,7 +560,7 @@ export class VaultSeedReconciler {
           });
         }
       } catch (e) {
-        return this.failure(e, log);
+        if (!(e instanceof ScopeSkip)) return this.failure(e, log);
       }
     }
     try {
@@ -562,9 +641,13 @@ export class VaultSeedReconciler {
     const [namespace, name] = key.split("/");
     for (const action of PLAN_ACTIONS)
       plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });
+    rotationNext.remove({ target: TARGET, namespace: namespace!, name: name! });
     this.trackReadiness(key, { ready: true, reason: R.Reconciled, message: "" });
   }
 }
+
+/** Ends the deletion attempt of a path outside the allow-list; the finalizer is removed all the same. */
+class ScopeSkip extends Error {}
 
 /** The event reason for a write: the most telling action in it. */
 function eventReason(p: Plan): string {

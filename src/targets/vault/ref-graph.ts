@@ -1,5 +1,6 @@
 import type { Informer } from "../../runtime/informer.js";
 import type { KubeObject } from "../../runtime/types.js";
+import type { SeedAdmission } from "./claims.js";
 import { analyseRefs, type RefAnalysis } from "./refs.js";
 import { compileSeed } from "./validate.js";
 
@@ -13,7 +14,11 @@ export class RefGraph {
   private analysis?: RefAnalysis;
   private dependents?: Map<string, Set<string>>;
 
-  constructor(private readonly informer: Informer<Seed>) {
+  constructor(
+    private readonly informer: Informer<Seed>,
+    /** Objects the allow-list refuses are not in the graph: they neither copy nor form cycles. */
+    private readonly admits: SeedAdmission = () => true,
+  ) {
     const invalidate = () => {
       this.analysis = undefined;
       this.dependents = undefined;
@@ -30,7 +35,7 @@ export class RefGraph {
     const dependents = new Map<string, Set<string>>();
     for (const o of this.informer.list()) {
       const c = compileSeed(o.spec);
-      if (!c.ok) continue;
+      if (!c.ok || !this.admits(o.metadata.namespace ?? "", c.seed)) continue;
       const sources = [...new Set(c.seed.refs.map((r) => r.path))];
       nodes.push({ path: c.seed.path, dependsOn: sources });
       for (const s of sources) {

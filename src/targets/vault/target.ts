@@ -20,7 +20,8 @@ import { MountDirectory } from "./mounts.js";
 import { ReadCache } from "./read-cache.js";
 import { type KvBackend, VaultSeedReconciler } from "./reconciler.js";
 import { RefGraph } from "./ref-graph.js";
-import { validateDocuments } from "./validate.js";
+import { admits } from "./scope.js";
+import { type CompiledSeed, validateDocuments } from "./validate.js";
 
 export const VAULTSEED: ResourceType = {
   group: VaultSeedGroup,
@@ -35,6 +36,8 @@ export const CONTROLLER_NAME = "vaultseed";
 /** Test seam: replace the KV client (e.g. to act between a read and a write). */
 export interface VaultTargetHooks {
   wrapKv?: (kv: KvBackend) => KvBackend;
+  /** The clock the reconciler reads (rotate.every), so a test moves time without sleeping. */
+  now?: () => Date;
 }
 
 /** Builds the vault target; `hooks` exist for tests only. */
@@ -68,7 +71,18 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const client = new KvClient(http, tokens);
       const kv = hooks.wrapKv ? hooks.wrapKv(client) : client;
       const cacheMs = Math.min(60_000, config.resyncMs / 2);
+      // Application namespaces are watched too, whether or not the namespace list names them.
+      const watched = manager.namespaces;
+      const unwatched = [...config.applications.keys()].filter((ns) => watched && !watched.includes(ns));
+      if (watched && unwatched.length > 0) manager.setNamespaces([...watched, ...unwatched]);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
+      const admitted = (namespace: string, seed: CompiledSeed) =>
+        admits(
+          config.applications,
+          namespace,
+          seed.path,
+          seed.refs.map((r) => r.path),
+        );
       const controller: Controller = new Controller({
         name: CONTROLLER_NAME,
         log: manager.log,
@@ -84,10 +98,11 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         config,
         generator: createGenerator(),
         reads: new ReadCache(cacheMs),
-        refs: new RefGraph(informer),
+        refs: new RefGraph(informer, admitted),
         mounts: new MountDirectory((mount) => client.describeMount(mount), cacheMs),
-        claims: new PathClaims(informer),
+        claims: new PathClaims(informer, admitted),
         enqueue: (key) => controller.queue.add(key),
+        now: hooks.now,
       });
       await publishCrdRevision(manager.client, manager.log);
       // Status writes bump the resourceVersion but not the generation: they must not retrigger.

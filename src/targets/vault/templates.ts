@@ -39,6 +39,8 @@ export type Template =
   | { kind: "uuid" }
   | { kind: "age-secret" }
   | { kind: "age-public" }
+  /** A value from OpenBao's password policy of that name, asked for when the key is generated. */
+  | { kind: "policy"; name: string }
   | { kind: "bcrypt"; target: string }
   | { kind: "ref"; ref: RefTarget };
 
@@ -47,7 +49,7 @@ export type TemplateKind = Template["kind"];
 export type ParsedLeaf = { ok: true; template: Template } | { ok: false; message: string };
 
 const TEMPLATE_FORMS =
-  "<random:N>, <hex:N>, <uuid>, <age:secret>, <age:public>, <bcrypt:key.path>, <ref:mount/path#key.path>";
+  "<random:N>, <hex:N>, <uuid>, <policy:NAME>, <age:secret>, <age:public>, <bcrypt:key.path>, <ref:mount/path#key.path>";
 
 /** Kinds that draw fresh randomness, which are the only ones a rotation can regenerate. */
 export function isGenerated(template: Template): boolean {
@@ -55,6 +57,7 @@ export function isGenerated(template: Template): boolean {
     case "random":
     case "hex":
     case "uuid":
+    case "policy":
     case "age-secret":
     case "age-public":
       return true;
@@ -62,6 +65,9 @@ export function isGenerated(template: Template): boolean {
       return false;
   }
 }
+
+/** A name that fits one URL segment of sys/policies/password/<name>/generate as it is. */
+const POLICY_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
 function looksLikeTemplate(text: string): boolean {
   return /^<[A-Za-z]/.test(text) && text.endsWith(">");
@@ -106,6 +112,15 @@ export function parseLeaf(text: string): ParsedLeaf {
     }
     case "uuid":
       return argument === undefined ? ok({ kind: "uuid" }) : fail("uuid takes no argument: <uuid>");
+    case "policy": {
+      if (argument === undefined || argument === "")
+        return fail("policy needs the name of an OpenBao password policy: <policy:NAME>");
+      if (!POLICY_NAME.test(argument))
+        return fail(
+          "policy name may hold only letters, digits, _, . and - (at most 128), as OpenBao names it",
+        );
+      return ok({ kind: "policy", name: argument });
+    }
     case "age":
       if (argument === "secret") return ok({ kind: "age-secret" });
       if (argument === "public") return ok({ kind: "age-public" });

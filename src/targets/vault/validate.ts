@@ -19,8 +19,11 @@ export interface CompiledSeed {
   declarations: ReadonlyMap<string, Template>;
   /** Distinct reference sources, to be read before planning. */
   refs: RefTarget[];
-  /** Present only when a non-empty token is set. `keys` empty means every generated key. */
-  rotate: { token: string; keys: string[] } | undefined;
+  /**
+   * Present only when a non-empty token or a period is set. `keys` empty means every generated key;
+   * `everyMs` is the period of rotate.every.
+   */
+  rotate: { token?: string; everyMs?: number; keys: string[] } | undefined;
   prune: boolean;
   deletionPolicy: DeletionPolicy;
 }
@@ -150,11 +153,17 @@ function compileRotate(
     );
     return undefined;
   };
-  if (!isPlainObject(rotate)) return bad("spec.rotate must be a map with token and keys");
+  if (!isPlainObject(rotate)) return bad("spec.rotate must be a map with token, every and keys");
   const token = rotate.token ?? "";
   if (typeof token !== "string") return bad("spec.rotate.token must be a string");
   if (Buffer.byteLength(token) > MAX_ROTATION_TOKEN_BYTES) {
     return bad(`spec.rotate.token is longer than ${MAX_ROTATION_TOKEN_BYTES} bytes`);
+  }
+  let everyMs: number | undefined;
+  if (rotate.every !== undefined) {
+    const parsed = parseRotationPeriod(rotate.every);
+    if (typeof parsed === "string") return bad(`spec.rotate.every ${parsed}`);
+    everyMs = parsed;
   }
   const keys = rotate.keys ?? [];
   if (!Array.isArray(keys) || keys.some((key) => typeof key !== "string")) {
@@ -166,13 +175,30 @@ function compileRotate(
     if (template === undefined) bad(`rotate.keys names ${key}, which data does not declare`, key);
     else if (!isGenerated(template)) {
       bad(
-        `rotate.keys names ${key}, which is not generated (only random, hex, uuid and age keys rotate)`,
+        `rotate.keys names ${key}, which is not generated (only random, hex, uuid, policy and age keys rotate)`,
         key,
       );
     }
   }
-  if (problems.length > before || token === "") return undefined;
-  return { token, keys: [...new Set(keys as string[])].sort() };
+  if (problems.length > before || (token === "" && everyMs === undefined)) return undefined;
+  return {
+    ...(token === "" ? {} : { token }),
+    ...(everyMs === undefined ? {} : { everyMs }),
+    keys: [...new Set(keys as string[])].sort(),
+  };
+}
+
+/** The shortest rotate.every: a shorter period would rotate at nearly every resync. */
+export const MIN_ROTATION_PERIOD_MS = 3_600_000;
+const ROTATION_PERIOD = /^([0-9]{1,7})(h|m|s)$/;
+
+/** rotate.every ("2160h", "90m") in milliseconds, or what is wrong with it. */
+export function parseRotationPeriod(every: unknown): number | string {
+  const m = typeof every === "string" ? ROTATION_PERIOD.exec(every) : null;
+  if (!m) return 'must be a duration in hours, minutes or seconds, such as "2160h" (90 days)';
+  const ms = Number(m[1]) * { h: 3_600_000, m: 60_000, s: 1000 }[m[2] as "h" | "m" | "s"];
+  if (ms < MIN_ROTATION_PERIOD_MS) return "must be at least 1h";
+  return ms;
 }
 
 /** A problem always names its object: namespace/name, or the bare name when the manifest sets no namespace. */

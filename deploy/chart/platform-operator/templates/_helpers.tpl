@@ -19,7 +19,17 @@ gets Roles there and nowhere else, and ignores objects in any other namespace.
 */}}
 {{- define "po.namespaces" -}}
 {{- $v := index .root.Values.targets .target -}}
-{{- join " " ($v.namespaces | default (list .root.Release.Namespace)) -}}
+{{- $ns := $v.namespaces | default (list .root.Release.Namespace) -}}
+{{- /* The vault target's application namespaces are watched too, each with its own Role. */ -}}
+{{- if eq .target "vault" -}}
+{{- range $app, $_ := ($v.applications | default dict) -}}
+{{- if has $app $ns -}}
+{{- fail (printf "targets.vault.applications.%s: the namespace is also in targets.vault.namespaces; a namespace is either a platform one or an application one" $app) -}}
+{{- end -}}
+{{- $ns = append $ns $app -}}
+{{- end -}}
+{{- end -}}
+{{- join " " $ns -}}
 {{- end -}}
 
 {{/*

@@ -12,6 +12,12 @@ chart test compares these rules with the API server's audit log.
 {{- $cfg := deepCopy ($t.config | default dict) -}}
 {{- $_ := set $cfg "namespaces" (splitList " " (include "po.namespaces" .)) -}}
 {{- if eq .target "vault" -}}
+{{- with $t.applications -}}
+{{- if hasKey $cfg "applications" -}}
+{{- fail "targets.vault: set applications next to namespaces (targets.vault.applications), not under config" -}}
+{{- end -}}
+{{- $_ := set $cfg "applications" . -}}
+{{- end -}}
 {{- $k := dig "backend" "auth" "kubernetes" nil $cfg -}}
 {{- if and $k (not (hasKey $k "tokenFile")) (not (hasKey $k "serviceAccount")) -}}
 {{- $_ := set $k "tokenFile" (include "po.vaultTokenPath" .) -}}
