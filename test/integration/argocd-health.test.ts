@@ -1,12 +1,15 @@
 import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
 import type { GitLabCore } from "../../src/apis/gitlabcore.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
+import { argocdCmData } from "../../src/cli/argocd.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import type { Informer } from "../../src/runtime/informer.js";
@@ -31,6 +34,7 @@ import { applyWorkloadStatus } from "../../src/targets/openbao/status-apply.js";
 import { VAULTSEED } from "../../src/targets/vault/target.js";
 import { type ArgoCdLua, ensureArgoCdLua } from "../../src/testenv/argocd-lua.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { finishExecutorJob } from "../support/executor-job.js";
 import {
   applyGitLab,
@@ -60,7 +64,9 @@ import {
 // controller's own status code (nextStatus and applyWorkloadStatus for the workload plane,
 // setUpgrading and writeAdminOpsConcern for the AdminOps plane), on the real status subresource.
 
-const SCRIPTS = fileURLToPath(new URL("../../../deploy/chart/platform-operator/argocd/", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const CHART_SCRIPTS = join(ROOT, "deploy/chart/platform-operator/argocd");
+const PATCH_FILE = join(ROOT, "deploy/argocd/argocd-cm-patch.yaml");
 const HOLD = "argocd-health.test/hold";
 
 interface Health {
@@ -68,9 +74,58 @@ interface Health {
   message?: string;
 }
 
+/**
+ * The scripts as Argo CD gets them: the checked-in argocd-cm patch, merged into a real argocd-cm
+ * ConfigMap, read back, and laid out again as <group>_<Kind>/health.lua and actions/ files.
+ */
+async function scriptsFromArgoCdCm(client: KubeClient): Promise<string> {
+  const patch = parse(readFileSync(PATCH_FILE, "utf8")) as { data: Record<string, string> };
+  assert.deepEqual(
+    patch.data,
+    argocdCmData(CHART_SCRIPTS),
+    "deploy/argocd is stale: run npm run argocd:write",
+  );
+  const ns = await freshNamespace(client, "argo-cm");
+  await client.create(CONFIGMAP, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "argocd-cm", namespace: ns },
+    data: { "timeout.reconciliation": "180s" },
+  });
+  await client.mergePatch(CONFIGMAP, "argocd-cm", ns, patch);
+  const data = (await client.get<KubeObject & { data: Record<string, string> }>(CONFIGMAP, "argocd-cm", ns))
+    .data;
+  assert.equal(data["timeout.reconciliation"], "180s", "the patch keeps argocd-cm's other keys");
+  const dir = makeTempDir("argocd-cm");
+  for (const [key, text] of Object.entries(data)) {
+    const health = /^resource\.customizations\.health\.(.+)$/.exec(key)?.[1];
+    const actions = /^resource\.customizations\.actions\.(.+)$/.exec(key)?.[1];
+    if (health) {
+      mkdirSync(join(dir, health), { recursive: true });
+      writeFileSync(join(dir, health, "health.lua"), text);
+    }
+    if (actions) {
+      // The shape Argo CD's ResourceActions reads: discovery.lua and named definitions.
+      const a = parse(text) as {
+        "discovery.lua": string;
+        definitions: { name: string; "action.lua": string }[];
+      };
+      mkdirSync(join(dir, actions, "actions"), { recursive: true });
+      writeFileSync(join(dir, actions, "actions", "discovery.lua"), a["discovery.lua"]);
+      for (const d of a.definitions) {
+        mkdirSync(join(dir, actions, "actions", d.name), { recursive: true });
+        writeFileSync(join(dir, actions, "actions", d.name, "action.lua"), d["action.lua"]);
+      }
+    }
+  }
+  await client.delete(NAMESPACE, ns).catch(() => {});
+  return dir;
+}
+
 describe("Argo CD health checks and actions, in gopher-lua, on objects from the API server", () => {
   let lua: ArgoCdLua;
   let client: KubeClient;
+  let SCRIPTS = "";
   const health = async (key: string, obj: unknown): Promise<Health> =>
     (await lua.run("health", join(SCRIPTS, key, "health.lua"), obj)) as unknown as Health;
   /** Expect one status and a message matching `says` (the condition's own message, mostly). */
@@ -98,6 +153,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
   before(async () => {
     lua = await ensureArgoCdLua();
     client = clientFor(sharedEnv().kubeconfigPath);
+    SCRIPTS = await scriptsFromArgoCdCm(client);
   });
   after(() => client.close());
 
@@ -614,6 +670,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         spec: { backup: { schedule: "0 3 * * *", target: { bucket: "b" }, tokenSecretRef: { name: "t" } } },
       });
       const withBackup = await get("c");
+      assert.ok(withBackup.spec.backup, "the CRD kept spec.backup");
       const offered = await lua.run("discovery", discovery, withBackup);
       assert.equal((offered["backup-now"] as { disabled: boolean }).disabled, false);
       // Argo CD patches the live object with what the action returns; the controller reads the value.
