@@ -201,10 +201,14 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
     });
 
     it("Stalled is Degraded, and says why", async () => {
-      await applySeed(client, seed(ns, "stalled", { path: `nomount-${ns}/app`, data: { a: "v" } }));
-      const o = await waitForReason(client, ns, "stalled", "MountNotFound");
+      // Two seeds whose values reference each other: a cycle no retry resolves.
+      const a = `secret/${ns}/cycle-a`;
+      const b = `secret/${ns}/cycle-b`;
+      await applySeed(client, seed(ns, "cycle-a", { path: a, data: { k: `<ref:${b}#k>` } }));
+      await applySeed(client, seed(ns, "cycle-b", { path: b, data: { k: `<ref:${a}#k>` } }));
+      const o = await waitForReason(client, ns, "cycle-a", "RefCycle");
       assert.equal(o.status?.conditions?.find((c) => c.type === "Stalled")?.status, "True");
-      await expect(KEY, o, "Degraded", /^MountNotFound: .*mount/i);
+      await expect(KEY, o, "Degraded", /^RefCycle: .*cycle/);
     });
 
     it("observe-only (Drifted, Ready=False ObserveOnly) is Healthy, as the spec's sync waves need", async () => {
