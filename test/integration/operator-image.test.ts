@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { runCommand } from "../../src/testenv/exec.js";
 import { type WrittenImage, writeOperatorImage } from "../../src/testenv/image.js";
+import { repoRoot } from "../../src/testenv/paths.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
 
 // What `npm run image` writes, read back from the OCI layout the way a registry or a scanner reads it:
@@ -82,5 +84,66 @@ describe("the operator image (npm run image)", () => {
     const { stdout } = await runCommand("tar", ["-xOf", image.archive, "manifest.json"]);
     const docker = JSON.parse(stdout) as { Config: string }[];
     assert.equal(`sha256:${docker[0]!.Config.replace(/\.json$/, "")}`, manifest.config.digest);
+  });
+
+  it("carries its SBOM and SLSA provenance as referrers of the image manifest", async () => {
+    const index = JSON.parse(readFileSync(join(image.layout, "index.json"), "utf8")) as {
+      manifests: { digest: string; artifactType?: string }[];
+    };
+    const doc = (digest: string) => {
+      const m = JSON.parse(readFileSync(blob(digest), "utf8")) as Manifest & { subject: { digest: string } };
+      assert.equal(m.subject.digest, image.digest, "attached to this image");
+      return JSON.parse(readFileSync(blob(m.layers[0]!.digest), "utf8")) as Record<string, unknown>;
+    };
+    assert.deepEqual(
+      index.manifests.map((m) => m.artifactType ?? "image"),
+      ["image", "application/vnd.cyclonedx+json", "application/vnd.in-toto+json"],
+    );
+    const sbom = doc(image.sbom) as {
+      bomFormat: string;
+      components: { name: string; version: string; purl: string; components?: { purl: string }[] }[];
+      dependencies: { ref: string; dependsOn: string[] }[];
+    };
+    assert.equal(sbom.bomFormat, "CycloneDX");
+    const lock = JSON.parse(readFileSync(join(repoRoot(), "package-lock.json"), "utf8")) as {
+      packages: Record<string, { version: string }>;
+    };
+    const yaml = sbom.components.find((c) => c.name === "yaml");
+    assert.equal(yaml?.version, lock.packages["node_modules/yaml"]!.version);
+    assert.ok(!sbom.components.some((c) => c.name === "typescript"), "no dev dependency in the SBOM");
+    const helm = sbom.components.find((c) => c.name === "helm")!;
+    assert.ok(
+      helm.components?.some((m) => m.purl.startsWith("pkg:golang/github.com/Masterminds/semver/v3@")),
+    );
+    assert.ok(sbom.components.some((c) => c.purl.startsWith("pkg:deb/debian/libc6@")));
+    assert.ok(
+      sbom.dependencies
+        .find((d) => d.ref === "pkg:npm/platform-operator@0.1.0")
+        ?.dependsOn.includes(yaml!.purl),
+    );
+
+    const statement = doc(image.provenance) as {
+      subject: { digest: { sha256: string } }[];
+      predicateType: string;
+      predicate: {
+        buildDefinition: {
+          externalParameters: { command: string; source: { digest: { gitCommit: string } } };
+          resolvedDependencies: { name?: string; digest?: { sha256?: string } }[];
+        };
+      };
+    };
+    assert.equal(statement.predicateType, "https://slsa.dev/provenance/v1");
+    assert.equal(`sha256:${statement.subject[0]!.digest.sha256}`, image.digest);
+    const def = statement.predicate.buildDefinition;
+    assert.equal(def.externalParameters.command, "npm run image");
+    const head = (await runCommand("git", ["rev-parse", "HEAD"], { cwd: repoRoot() })).stdout.trim();
+    assert.equal(def.externalParameters.source.digest.gitCommit, head);
+    const lockDigest = createHash("sha256")
+      .update(readFileSync(join(repoRoot(), "package-lock.json")))
+      .digest("hex");
+    assert.equal(
+      def.resolvedDependencies.find((d) => d.name === "package-lock.json")?.digest?.sha256,
+      lockDigest,
+    );
   });
 });
