@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { cacheRoot } from "./cache.js";
@@ -50,13 +50,13 @@ export async function writeOperatorImage(out: string, log: (line: string) => voi
   saveDigests();
   const inputs = await imageInputs(log);
   const name = spec.tags[0]!.replace(/:[^:/]+$/, "");
-  const sbom = attachReferrer(layout, manifest, SBOM_TYPE, cycloneDxSbom(inputs, manifest.digest));
-  const provenance = attachReferrer(
-    layout,
-    manifest,
-    PROVENANCE_TYPE,
-    slsaProvenance(inputs, { name, digest: manifest.digest }, startedOn),
-  );
+  const sbomDoc = cycloneDxSbom(inputs, manifest.digest);
+  const statement = slsaProvenance(inputs, { name, digest: manifest.digest }, startedOn);
+  const sbom = attachReferrer(layout, manifest, SBOM_TYPE, sbomDoc);
+  const provenance = attachReferrer(layout, manifest, PROVENANCE_TYPE, statement);
+  // The same documents as files, for `cosign attest --predicate` once the image is in a registry.
+  writeFileSync(join(out, "sbom.cdx.json"), `${JSON.stringify(sbomDoc, null, 2)}\n`);
+  writeFileSync(join(out, "provenance.intoto.json"), `${JSON.stringify(statement, null, 2)}\n`);
   return {
     layout,
     archive,

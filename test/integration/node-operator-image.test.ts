@@ -72,7 +72,7 @@ describe("node: operator image from the working tree", () => {
       console.log("charts=" + process.env.HELM_CHARTS + " binary=" + process.env.HELM_BINARY);
       console.log(helm(["version", "--template", "helm={{.Version}}"]));
       for (const f of readdirSync(process.env.HELM_CHARTS).filter((f) => f.endsWith(".tgz"))) {
-        const version = helm(["show", "chart", process.env.HELM_CHARTS + "/" + f]).split("\n").find((l) => l.startsWith("version:"));
+        const version = helm(["show", "chart", process.env.HELM_CHARTS + "/" + f]).split(String.fromCharCode(10)).find((l) => l.startsWith("version:"));
         console.log("chart=" + f + " " + version);
       }`;
     await ctx.apply({

@@ -42,7 +42,10 @@ describe("the operator image (npm run image)", () => {
       .map(([p]) => p);
     assert.deepEqual(programs.sort(), ["/usr/local/bin/helm", "/usr/local/bin/node"]);
     for (const name of ["sh", "bash", "dash", "ash", "busybox", "apt", "apt-get", "dpkg", "env"])
-      assert.ok(![...files.keys()].some((p) => p.endsWith(`/${name}`)), `no ${name} anywhere in the image`);
+      assert.ok(
+        ![...files].some(([p, t]) => t !== "d" && p.endsWith(`/${name}`)),
+        `no program ${name} anywhere in the image`,
+      );
   });
 
   it("runs as nonroot 65532 with Node's libraries, CA certificates and time zones from Debian packages", async () => {
