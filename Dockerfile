@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
-# The operator image for people with a container engine. It is the equivalent of the image the test
-# harness writes without one (src/testenv/node/images/operator.ts): the same Node.js LTS line,
-# production node_modules only, the compiled dist/src, helm and a charts directory for the gitlab
-# target, and a non-root user (65532).
+# The operator image for people with a container engine. It is the equivalent of the image
+# `npm run image` writes without one (src/testenv/node/images/operator.ts): a distroless base (glibc,
+# libstdc++, CA certificates, time zones, user nonroot 65532; no shell, no package manager), the same
+# Node.js release, production node_modules only, the compiled dist/src, helm and a charts directory
+# for the gitlab target.
 #   docker build -t platform-operator:dev .
 #
 # GitLab's charts: the gitlab target renders the chart version a GitLabCore asks for from
@@ -16,7 +17,9 @@
 # test image bundles the fixture charts (test/fixtures/charts/gitlab) the same way, as
 # gitlab-<version>.tgz files.
 
-FROM node:24-bookworm-slim AS build
+# OPERATOR_NODE_VERSION in src/testenv/lts-node.ts.
+ARG NODE_VERSION=24.22.3
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -46,11 +49,16 @@ RUN --mount=type=secret,id=chart-keyring,required=false \
         || exit 1; \
     done && rm -f /charts/*.prov
 
-FROM node:24-bookworm-slim
-ENV NODE_ENV=production \
+# Debian 12's libc6, libgcc-s1, libstdc++6, ca-certificates, tzdata and netbase, and nonroot (65532):
+# the packages src/testenv/node/images/distroless.ts unpacks.
+FROM gcr.io/distroless/cc-debian12:nonroot
+ENV PATH=/usr/local/bin:/usr/bin:/bin \
+    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
+    NODE_ENV=production \
     HELM_BINARY=/usr/local/bin/helm \
     HELM_CHARTS=/app/charts
 WORKDIR /app
+COPY --from=build /usr/local/bin/node /usr/local/bin/node
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=helm /out/helm /usr/local/bin/helm
@@ -58,4 +66,4 @@ COPY --from=charts /charts ./charts
 COPY --from=build /src/dist/src ./dist/src
 COPY deploy ./deploy
 USER 65532:65532
-ENTRYPOINT ["node", "/app/dist/src/cli/main.js"]
+ENTRYPOINT ["/usr/local/bin/node", "/app/dist/src/cli/main.js"]

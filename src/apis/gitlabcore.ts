@@ -345,6 +345,8 @@ export const GitLabCoreDefinition: KindDefinition = {
   kind: GitLabCoreKind,
   plural: GitLabCorePlural,
   scope: "Namespaced",
+  // `kubectl get glc`; the openbao kinds keep bao/baoc and obrestore.
+  shortNames: ["glc"],
   categories: ["gitlab"],
   schema: GitLabCoreSchema,
   printerColumns: [

@@ -15,6 +15,7 @@ A Kubernetes operator for OpenBaoCluster and OpenBaoRestore (openbao.org/v1alpha
 Commands:
   run       run the controllers of the configured targets against a cluster
   crds      print (or write) the CustomResourceDefinitions
+  argocd    print (or write) the Argo CD health checks and actions, as an argocd-cm patch
   validate  check manifests offline (files, folders or stdin)
   version   print the version
   node-options  print V8 heap flags for this container's memory limit (for NODE_OPTIONS)
@@ -61,6 +62,16 @@ async function main(argv: string[]): Promise<number> {
         strict: true,
       });
       return crdsCommand(values.write, values.reference);
+    }
+    case "argocd": {
+      const { argocdCommand, argocdHelp } = await import("./argocd.js");
+      if (wantsHelp) return help(argocdHelp);
+      const { values } = parseArgs({
+        args: rest,
+        options: { scripts: { type: "string" }, write: { type: "string" } },
+        strict: true,
+      });
+      return argocdCommand(values.scripts, values.write);
     }
     case "validate": {
       const { validateCommand, validateHelp } = await import("./validate.js");

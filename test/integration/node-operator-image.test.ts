@@ -43,7 +43,12 @@ describe("node: operator image from the working tree", () => {
             name: "operator",
             image: OPERATOR_IMAGE,
             imagePullPolicy: "Never",
-            command: ["/bin/cat", `/app/dist/src/${probeName}`],
+            // No cat in a distroless image: node prints the file.
+            command: [
+              "/usr/local/bin/node",
+              "-e",
+              `process.stdout.write(require("fs").readFileSync("/app/dist/src/${probeName}"))`,
+            ],
           },
         ],
       },
@@ -55,16 +60,21 @@ describe("node: operator image from the working tree", () => {
   it("carries helm and the bundled charts, usable by the image's non-root user", async () => {
     // No securityContext: the pod runs as the image's own user, as the chart's Deployment does.
     // `helm show chart` reads each archive the way a render does (the gitlab target's helm home is
-    // a folder that does not exist, so nothing here may need one either).
-    const script = [
-      "set -e",
-      "id -u",
-      'echo "charts=$HELM_CHARTS binary=$HELM_BINARY"',
-      "HOME=/nonexistent/helm HELM_CONFIG_HOME=/nonexistent/helm/config HELM_CACHE_HOME=/nonexistent/helm/cache HELM_DATA_HOME=/nonexistent/helm/data",
-      "export HOME HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME",
-      "helm version --template 'helm={{.Version}}'; echo",
-      'for f in "$HELM_CHARTS"/*.tgz; do echo "chart=$(basename "$f") $(helm show chart "$f" | grep "^version:")"; done',
-    ].join("\n");
+    // a folder that does not exist, so nothing here may need one either). No shell in the image:
+    // node runs helm, as the gitlab target does.
+    const script = `
+      const { execFileSync } = require("child_process");
+      const { readdirSync } = require("fs");
+      const env = { ...process.env, HOME: "/nonexistent/helm", HELM_CONFIG_HOME: "/nonexistent/helm/config",
+        HELM_CACHE_HOME: "/nonexistent/helm/cache", HELM_DATA_HOME: "/nonexistent/helm/data" };
+      const helm = (args) => execFileSync(process.env.HELM_BINARY, args, { env, encoding: "utf8" });
+      console.log(process.getuid());
+      console.log("charts=" + process.env.HELM_CHARTS + " binary=" + process.env.HELM_BINARY);
+      console.log(helm(["version", "--template", "helm={{.Version}}"]));
+      for (const f of readdirSync(process.env.HELM_CHARTS).filter((f) => f.endsWith(".tgz"))) {
+        const version = helm(["show", "chart", process.env.HELM_CHARTS + "/" + f]).split(String.fromCharCode(10)).find((l) => l.startsWith("version:"));
+        console.log("chart=" + f + " " + version);
+      }`;
     await ctx.apply({
       apiVersion: "v1",
       kind: "Pod",
@@ -76,7 +86,7 @@ describe("node: operator image from the working tree", () => {
             name: "operator",
             image: OPERATOR_IMAGE,
             imagePullPolicy: "Never",
-            command: ["/bin/sh", "-c", script],
+            command: ["/usr/local/bin/node", "-e", script],
           },
         ],
       },
@@ -90,5 +100,32 @@ describe("node: operator image from the working tree", () => {
       (v) => `chart=gitlab-${v.version}.tgz version: ${v.version}`,
     );
     assert.deepEqual(lines.slice(3).sort(), expected.sort());
+  });
+
+  it("has no shell: a container started with /bin/sh does not start", async () => {
+    await ctx.apply({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "shell-probe" },
+      spec: {
+        restartPolicy: "Never",
+        containers: [
+          {
+            name: "operator",
+            image: OPERATOR_IMAGE,
+            imagePullPolicy: "Never",
+            command: ["/bin/sh", "-c", "echo reached"],
+          },
+        ],
+      },
+    });
+    // runc cannot exec a file that is not there: the container ends in StartError, never Running.
+    await ctx.waitFor("pod/shell-probe", "jsonpath={.status.phase}=Failed", 240);
+    const pod = (await ctx.getJson("pod/shell-probe")) as {
+      status: { containerStatuses: { state: { terminated?: { reason: string; message?: string } } }[] };
+    };
+    const terminated = pod.status.containerStatuses[0]!.state.terminated!;
+    assert.equal(terminated.reason, "StartError");
+    assert.match(terminated.message ?? "", /\/bin\/sh.*no such file or directory/);
   });
 });

@@ -222,9 +222,10 @@ describe("apis: kinds, names and columns", () => {
     assert.throws(() => crdFor("Nope"), /unknown kind "Nope".*VaultSeed/);
   });
 
-  it("gives OpenBao its short names and every kind its printer columns", () => {
+  it("gives OpenBao and GitLab their short names and every kind its printer columns", () => {
     assert.deepEqual(crdFor("OpenBaoCluster").spec.names.shortNames, ["bao", "baoc"]);
     assert.deepEqual(crdFor("OpenBaoRestore").spec.names.shortNames, ["obrestore"]);
+    assert.deepEqual(crdFor("GitLabCore").spec.names.shortNames, ["glc"]);
     const columns = (kind: string) =>
       (crdFor(kind).spec.versions[0].additionalPrinterColumns ?? [])
         .filter((c) => !c.priority)

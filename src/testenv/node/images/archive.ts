@@ -1,5 +1,15 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type TarEntry, TarWriter } from "./tar.js";
 
@@ -80,13 +90,9 @@ function fileDigest(path: string): string {
   return digest;
 }
 
-/**
- * Writes a docker-archive tarball (the `docker save` layout that `ctr images import` reads):
- * manifest.json, the image config, and one uncompressed tar per layer named by its digest.
- */
-export function writeDockerArchive(spec: ImageSpec, outPath: string, layerDir: string): void {
-  const layerFiles = spec.layers.map((entries) => cachedLayer(entries, layerDir));
-  const config = Buffer.from(
+/** The image config (the same bytes in a docker archive and an OCI layout, so the same image ID). */
+function configBlob(spec: ImageSpec, layerFiles: { sha256: string }[]): Buffer {
+  return Buffer.from(
     JSON.stringify({
       architecture: "amd64",
       os: "linux",
@@ -99,6 +105,15 @@ export function writeDockerArchive(spec: ImageSpec, outPath: string, layerDir: s
       })),
     }),
   );
+}
+
+/**
+ * Writes a docker-archive tarball (the `docker save` layout that `ctr images import` reads):
+ * manifest.json, the image config, and one uncompressed tar per layer named by its digest.
+ */
+export function writeDockerArchive(spec: ImageSpec, outPath: string, layerDir: string): void {
+  const layerFiles = spec.layers.map((entries) => cachedLayer(entries, layerDir));
+  const config = configBlob(spec, layerFiles);
   const configName = `${createHash("sha256").update(config).digest("hex")}.json`;
   const manifest = Buffer.from(
     JSON.stringify([
@@ -115,6 +130,58 @@ export function writeDockerArchive(spec: ImageSpec, outPath: string, layerDir: s
   out.add({ type: "file", path: "manifest.json", mode: 0o644, data: manifest });
   out.finish();
   renameSync(partial, outPath);
+}
+
+export const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
+export const OCI_INDEX = "application/vnd.oci.image.index.v1+json";
+const OCI_CONFIG = "application/vnd.oci.image.config.v1+json";
+const OCI_LAYER = "application/vnd.oci.image.layer.v1.tar";
+
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  annotations?: Record<string, string>;
+  artifactType?: string;
+}
+
+/** Writes one blob into an OCI layout's blobs/sha256/ and returns its descriptor. */
+export function writeBlob(layout: string, mediaType: string, data: Buffer): Descriptor {
+  const hex = createHash("sha256").update(data).digest("hex");
+  mkdirSync(join(layout, "blobs", "sha256"), { recursive: true });
+  writeFileSync(join(layout, "blobs", "sha256", hex), data);
+  return { mediaType, digest: `sha256:${hex}`, size: data.length };
+}
+
+/**
+ * Writes the image as an OCI image layout (oci-layout, index.json, blobs/sha256/...), the form
+ * registries, cosign and skopeo read from disk; the index names it by its first tag. Returns the
+ * manifest's descriptor: its digest is the image's identity, what a signature covers.
+ */
+export function writeOciLayout(spec: ImageSpec, layout: string, layerDir: string): Descriptor {
+  rmSync(layout, { recursive: true, force: true });
+  mkdirSync(join(layout, "blobs", "sha256"), { recursive: true });
+  const layerFiles = spec.layers.map((entries) => cachedLayer(entries, layerDir));
+  const layers: Descriptor[] = layerFiles.map((l) => {
+    copyFileSync(l.path, join(layout, "blobs", "sha256", l.sha256));
+    return { mediaType: OCI_LAYER, digest: `sha256:${l.sha256}`, size: l.size };
+  });
+  const config = writeBlob(layout, OCI_CONFIG, configBlob(spec, layerFiles));
+  const manifest = writeBlob(
+    layout,
+    OCI_MANIFEST,
+    Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config, layers })),
+  );
+  const named = {
+    ...manifest,
+    annotations: { "org.opencontainers.image.ref.name": spec.tags[0] ?? spec.name },
+  };
+  writeFileSync(join(layout, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+  writeFileSync(
+    join(layout, "index.json"),
+    JSON.stringify({ schemaVersion: 2, mediaType: OCI_INDEX, manifests: [named] }),
+  );
+  return manifest;
 }
 
 /**

@@ -10,13 +10,14 @@ import { ensureOperatorNode } from "../../lts-node.js";
 import { repoRoot } from "../../paths.js";
 
 export const OPERATOR_IMAGE = "localhost/platform-operator:dev";
-const APP_USER: ImageUser = { name: "operator", uid: 65532, gid: 65532, home: "/home/operator" };
+const APP_USER = NONROOT;
 /** Where the image keeps helm and the bundled charts; the gitlab target reads both from its environment. */
 export const IMAGE_HELM = "/usr/local/bin/helm";
 export const IMAGE_CHARTS_DIR = "/app/charts";
 
 import type { ImageSpec } from "./archive.js";
-import { baseLayer, dir, hostFile, type ImageUser, sharedLibraries } from "./rootfs.js";
+import { distrolessEntries, ensureDistrolessRoot, NONROOT } from "./distroless.js";
+import { dir, hostFile } from "./rootfs.js";
 import type { TarEntry } from "./tar.js";
 
 /** Production node_modules for the working tree's lock file, installed once per lock file. */
@@ -65,7 +66,8 @@ export function treeEntries(
 }
 
 /**
- * The operator image from the working tree: Node and its libraries, then production node_modules,
+ * The operator image from the working tree, on a distroless base (no shell, no package manager,
+ * see distroless.ts): the base with Node, then production node_modules,
  * then helm and the bundled charts (the gitlab target renders with them), then the compiled code.
  * Only the last layer changes with an edit, so a rebuild takes seconds. The bundled charts are the
  * fixture GitLab charts, packaged: the real chart is not available here (the Dockerfile says how a
@@ -79,7 +81,8 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
       `${compiled}/cli/main.js is missing: run \`npm run build\` before building the operator image`,
     );
   }
-  const [node, modules, helm, charts] = await Promise.all([
+  const [base, node, modules, helm, charts] = await Promise.all([
+    ensureDistrolessRoot(onProgress),
     ensureOperatorNode(onProgress),
     ensureProductionModules(onProgress),
     ensureHelm(onProgress),
@@ -90,7 +93,7 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
     name: "operator",
     tags: [OPERATOR_IMAGE],
     layers: [
-      [...baseLayer([APP_USER]), ...sharedLibraries(node), hostFile("/usr/local/bin/node", node)],
+      [...distrolessEntries(base, node), hostFile("/usr/local/bin/node", node)],
       [dir("/app"), ...treeEntries(modules, "/app/node_modules")],
       // helm is static (built with CGO_ENABLED=0), so it needs no libraries beside it.
       [hostFile(IMAGE_HELM, helm), ...treeEntries(charts, IMAGE_CHARTS_DIR)],
@@ -106,6 +109,7 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
       WorkingDir: "/app",
       Env: [
         "PATH=/usr/local/bin:/usr/bin:/bin",
+        "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
         "NODE_ENV=production",
         `HELM_BINARY=${IMAGE_HELM}`,
         `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
