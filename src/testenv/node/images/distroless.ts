@@ -81,7 +81,14 @@ export async function ensureDistrolessRoot(onProgress: (line: string) => void): 
       mkdirSync(debs);
       mkdirSync(root);
       // apt drops privileges to _apt for downloads; a scratch folder it cannot write is fine as root.
-      await runCommand("apt-get", ["download", ...wanted], { cwd: debs });
+      try {
+        await runCommand("apt-get", ["download", ...wanted], { cwd: debs });
+      } catch {
+        // A fresh machine may know installed packages but no place to download them from yet.
+        onProgress("apt-get download failed; refreshing the package lists once (apt-get update)");
+        await runCommand("apt-get", ["update"]);
+        await runCommand("apt-get", ["download", ...wanted], { cwd: debs });
+      }
       const packages: DebianPackage[] = [];
       const status = join(root, "var/lib/dpkg/status.d");
       mkdirSync(status, { recursive: true });
