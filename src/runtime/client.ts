@@ -18,6 +18,7 @@ import {
   TransportError,
 } from "./transport.js";
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceType } from "./types.js";
+import { withholdDetails, withholdValues } from "./withhold.js";
 
 export interface ListOptions {
   namespace?: string;
@@ -537,7 +538,12 @@ function withDeadline(
 function toApiError(status: number, text: string, what: string): ApiError {
   try {
     const s = JSON.parse(text) as { reason?: string; message?: string; details?: unknown };
-    return new ApiError(status, s.reason ?? "", s.message ?? `${what}: HTTP ${status}`, s.details);
+    return new ApiError(
+      status,
+      s.reason ?? "",
+      withholdValues(s.message ?? `${what}: HTTP ${status}`),
+      withholdDetails(s.details),
+    );
   } catch {
     return new ApiError(status, "", `${what}: HTTP ${status}`);
   }

@@ -1,19 +1,21 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { backupJobName } from "../../src/targets/openbao/adminops/backup/schedule.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
-import { trackChild } from "../../src/testenv/processes.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
-import { dryRunWrites, metricSum, storedWrites } from "../support/openbao-operator.js";
+import {
+  dryRunWrites,
+  metricSum,
+  startOpenBaoOperatorOnApi,
+  storedWrites,
+} from "../support/openbao-operator.js";
 
 // Observe-only against the real API server, with the real operator process and no node: an
 // observe-only pass needs no pod (it stops at initialization waiting for pod 0, saying init would
@@ -21,7 +23,6 @@ import { dryRunWrites, metricSum, storedWrites } from "../support/openbao-operat
 // by the operator's own client metrics, dry runs apart. The node test (openbao-observe) adds the
 // switch to a real run that initializes real pods.
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const NAME = "bao";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -47,69 +48,18 @@ const kinds: Array<[string, string, string]> = [
   ["rbac.authorization.k8s.io", "v1", "rolebindings"],
 ];
 
-interface Operator {
-  metrics(): Promise<string>;
-  stop(): Promise<void>;
-}
-
-async function startOperator(ns: string, dir: string, extra: string): Promise<Operator> {
-  const config = join(dir, `operator-${Date.now()}.yaml`);
-  writeFileSync(
-    config,
-    `leaderElection: { enabled: false }
-probes: { port: 0, host: 127.0.0.1 }
-targets:
-  openbao:
-    namespaces: [${ns}]
-    pollInterval: 1s
-    resyncInterval: 2s
-${extra}`,
-  );
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [MAIN, "run", "--config", config, "--kubeconfig", sharedEnv().kubeconfigPath],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  trackChild(child, "openbao operator");
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => {
-    out += c.toString("utf8");
-  });
-  child.stderr!.on("data", (c: Buffer) => {
-    out += c.toString("utf8");
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const port = await eventually(
-    () => {
-      if (child.exitCode !== null) throw new Error(`operator exited early:\n${out}`);
-      const m = /"probePort":(\d+)/.exec(out);
-      return m ? Number(m[1]) : undefined;
-    },
-    60_000,
-    "the operator to start",
-  );
-  return {
-    metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
-    async stop() {
-      if (child.exitCode === null) child.kill("SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 25_000))]);
-      if (child.exitCode === null) child.kill("SIGKILL");
-    },
-  };
-}
-
 describe("openbao target: observe-only on the real API server", () => {
   let client: KubeClient;
   let ns: string;
   let dir: string;
-  let op: Operator | undefined;
+  let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
     ns = await freshNamespace(client, "obo-api");
     await installOpenBaoClusterCrd(client);
     dir = mkdtempSync(join(tmpdir(), "obo-api-"));
-    op = await startOperator(ns, dir, "    observeOnly: true\n");
+    op = await startOpenBaoOperatorOnApi(sharedEnv().kubeconfigPath, ns, "    observeOnly: true\n");
   });
   after(async () => {
     await op?.stop();
@@ -250,7 +200,7 @@ describe("openbao target: observe-only on the real API server", () => {
 
   it("a normal run of the same cluster then creates the objects and drops Drifted", async () => {
     await op!.stop();
-    op = await startOperator(ns, dir, "");
+    op = await startOpenBaoOperatorOnApi(sharedEnv().kubeconfigPath, ns, "");
     const made = await eventually(
       async () => {
         const c = await cluster();

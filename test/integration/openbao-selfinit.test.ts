@@ -94,17 +94,19 @@ describe("openbao target: self-initialization on the local node", () => {
     );
     assert.ok(mounts["kv/"], `kv/ mounted: ${Object.keys(mounts).join(", ")}`);
 
-    // The request file is inert: a restart cannot replay it.
-    const cm = await poll(
+    // The request file is inert: a restart cannot replay it. It is a Secret: requests carry passwords.
+    const held = await poll(
       async () => {
-        const m = await ctx.getJson(`configmap/${NAME}-self-init`);
+        const m = await ctx.getJson(`secret/${NAME}-self-init`);
         return m.metadata.annotations?.["openbao.org/self-init"] === "consumed" ? m : undefined;
       },
       120_000,
-      "the self-init ConfigMap to be made inert",
+      "the self-init Secret to be made inert",
     );
-    assert.ok(!cm.data["self-init.hcl"].includes("initialize"), cm.data["self-init.hcl"]);
-    assert.ok(!cm.data["self-init.hcl"].includes(password));
+    const file = Buffer.from(held.data["self-init.hcl"], "base64").toString("utf8");
+    assert.ok(!file.includes("initialize"), file);
+    assert.ok(!file.includes(password));
+    assert.equal(await ctx.getJson(`configmap/${NAME}-self-init`).catch(() => undefined), undefined);
     assert.ok(!op!.output().includes(password), "a request value appears in the operator's log");
   });
 

@@ -2,13 +2,13 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { parse } from "yaml";
 import type { GitLabCore } from "../../src/apis/gitlabcore.js";
 import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
 import { findCondition } from "../../src/runtime/conditions.js";
 import { isConflict } from "../../src/runtime/errors.js";
+import { createLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
@@ -201,7 +201,8 @@ export async function startGitLabTarget(
       cb();
     },
   });
-  const log = pino({ level: "debug" }, sink);
+  // The operator's own logger, safety net included: what a deployed operator would print.
+  const log = createLogger({ level: "debug", stream: sink });
   const def = gitlabTarget({
     release: (m) =>
       typeof chartsDir === "string"

@@ -122,6 +122,65 @@ ${extra}`,
   };
 }
 
+/**
+ * The operator under test as a real process on a bare API server (no node, no pods): for what a
+ * pass stores, refuses and reports before any pod runs. `extra` is YAML appended to the openbao
+ * target's section (indented four spaces).
+ */
+export async function startOpenBaoOperatorOnApi(
+  kubeconfigPath: string,
+  namespace: string,
+  extra = "",
+): Promise<Omit<OperatorProcess, "kill">> {
+  const dir = mkdtempSync(join(tmpdir(), "openbao-op-api-"));
+  writeFileSync(
+    join(dir, "operator.yaml"),
+    `leaderElection: { enabled: false }
+probes: { port: 0, host: 127.0.0.1 }
+logLevel: debug
+targets:
+  openbao:
+    namespaces: [${namespace}]
+    pollInterval: 1s
+    resyncInterval: 2s
+${extra}`,
+  );
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [MAIN, "run", "--config", join(dir, "operator.yaml"), "--kubeconfig", kubeconfigPath],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  trackChild(child, "openbao operator");
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  child.stderr!.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const probePort = await eventually(
+    () => {
+      if (child.exitCode !== null) throw new Error(`operator exited early:\n${out}`);
+      const m = /"probePort":(\d+)/.exec(out);
+      return m ? Number(m[1]) : undefined;
+    },
+    60_000,
+    "the operator to start",
+  );
+  return {
+    output: () => out,
+    probePort,
+    metrics: async () => (await fetch(`http://127.0.0.1:${probePort}/metrics`)).text(),
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 25_000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Like eventually, but checks at most once per `everyMs` (each check here spawns processes). */
 export async function poll<T>(
   check: () => Promise<T | undefined>,

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { parse } from "yaml";
 import type { VaultSeed } from "../../src/apis/vaultseed.js";
 import { CUSTOM_RESOURCE_DEFINITION, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { findCondition } from "../../src/runtime/conditions.js";
+import { createLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { StaticToken } from "../../src/targets/vault/auth.js";
@@ -110,7 +110,8 @@ export async function startVaultTarget(
       cb();
     },
   });
-  const log = pino({ level: "debug" }, sink);
+  // The operator's own logger, safety net included: what a deployed operator would print.
+  const log = createLogger({ level: "debug", stream: sink });
   const def = vaultTarget(opts.hooks);
   const config = def.parseConfig(
     {

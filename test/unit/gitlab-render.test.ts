@@ -208,10 +208,18 @@ describe("splitManifests", () => {
 });
 
 describe("redactValues", () => {
-  it("masks every value of four characters or more, longest first, and keeps the rest of the message", () => {
+  it("masks every value of four characters or more wherever it is, longest first, and keeps the rest of the message", () => {
     const values = { global: { psql: { password: "s3cr3t-pass" }, x: ["abc", "s3cr3t"], port: 54321 } };
     const msg = "bad value s3cr3t-pass and s3cr3t at 54321 (abc)";
-    assert.equal(redactValues(msg, values), "bad value [redacted] and [redacted] at [redacted] (abc)");
+    assert.equal(redactValues(msg, values), "bad value [redacted] and [redacted] at [redacted] ([redacted])");
+  });
+  it("withholds a short value where it stands alone, without garbling words that contain it", () => {
+    const values = { global: { pin: "a1", initialRootPassword: { secret: "xyz" } }, replicas: 3 };
+    const msg = "at '/global/pin': \"a1\" does not match; got xyz, want xyz1 (line 3, a1b)";
+    assert.equal(
+      redactValues(msg, values),
+      "at '/global/pin': \"[redacted]\" does not match; got [redacted], want xyz1 (line 3, a1b)",
+    );
   });
   it("copes with hostile values (huge, deep, cyclic through arrays)", () => {
     const deep: Record<string, unknown> = {};

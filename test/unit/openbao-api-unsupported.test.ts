@@ -66,7 +66,6 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
       "spec.profile",
       "spec.securityContext",
       "spec.serviceAccount",
-      "spec.unseal.credentialsSecretRef",
       "spec.workloadHardening",
     ]);
   });

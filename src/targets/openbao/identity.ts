@@ -64,7 +64,12 @@ export function clusterNames(cluster: ClusterRef) {
     configMap: `${n}-config`,
     /** config.hcl of the read replicas: the same stanzas, joining as non-voters. */
     readReplicaConfigMap: `${n}-read-config`,
+    /** The self-init requests (they may carry passwords): a Secret, emptied once initialized. */
+    selfInitSecret: `${n}-self-init`,
+    /** Before the requests moved to a Secret they lived in a ConfigMap of this name; it is removed. */
     selfInitConfigMap: `${n}-self-init`,
+    /** Seal credentials the spec gives inline, as the environment variables OpenBao reads them from. */
+    sealCredentialsSecret: `${n}-seal-credentials`,
     caSecret: `${n}-tls-ca`,
     serverSecret: `${n}-tls-server`,
     unsealKeySecret: `${n}-unseal-key`,

@@ -40,6 +40,8 @@ export interface PassResult {
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */
   unsupported?: string[];
+  /** Spec fields holding seal credentials given inline (names only): the SecurityRisk condition. */
+  inlineCredentials?: string[];
   /**
    * Volume growth as the storage step saw it: null when no growth is asked for (the condition
    * goes), undefined when the step did not run (the condition stays as it was).
@@ -206,6 +208,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
     });
   else list = removeCondition(list, "UnsupportedFields");
+  if (r.inlineCredentials?.length)
+    put({
+      type: C.SecurityRisk,
+      status: "True",
+      reason: "InlineCredentials",
+      message: `seal credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from a Secret the operator keeps, but the spec still holds them: move them to the Secret named by spec.unseal.credentialsSecretRef`,
+    });
+  else list = removeCondition(list, C.SecurityRisk);
 
   const next: OpenBaoClusterStatus = {
     ...prev,
@@ -267,7 +277,10 @@ export function transitions(prev: readonly Condition[] | undefined, next: readon
 }
 
 const isBad = (c: Condition): boolean =>
-  c.type === C.Degraded || c.type === C.OpenBaoSealed || c.type === "UnsupportedFields"
+  c.type === C.Degraded ||
+  c.type === C.OpenBaoSealed ||
+  c.type === C.SecurityRisk ||
+  c.type === "UnsupportedFields"
     ? c.status === "True"
     : c.status === "False";
 

@@ -39,8 +39,6 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   plugins: "acted",
   unseal: "acted",
   "unseal.kms": "opaque",
-  // Nothing mounts the seal's credential Secret into the pods yet.
-  "unseal.credentialsSecretRef": "unsupported",
   audit: "acted",
   "audit[].options": "opaque",
   "audit[].httpOptions.headers": "opaque",

@@ -1,4 +1,5 @@
-const MIN_SECRET_LENGTH = 4;
+/** Below this length a value is masked where it stands as a whole token, not inside other words. */
+const SHORT = 4;
 const MASK = "[redacted]";
 
 /** Every string (and number) leaf of the values, longest first, so a longer value is masked whole. */
@@ -9,8 +10,8 @@ function leaves(values: unknown): string[] {
   while (stack.length > 0 && budget-- > 0) {
     const v = stack.pop();
     if (typeof v === "string") {
-      if (v.length >= MIN_SECRET_LENGTH) found.add(v);
-    } else if (typeof v === "number" && String(v).length >= MIN_SECRET_LENGTH) {
+      if (v.length > 0) found.add(v);
+    } else if (typeof v === "number" && String(v).length >= SHORT) {
       found.add(String(v));
     } else if (Array.isArray(v)) {
       stack.push(...v);
@@ -21,16 +22,23 @@ function leaves(values: unknown): string[] {
   return [...found].sort((a, b) => b.length - a.length);
 }
 
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
  * Masks every value of `values` that appears in `text`. Helm echoes values in schema violations
  * (pattern and enum checks quote them), in `fail`/`required` messages and in YAML errors, and the
- * free-form chart values may hold credentials, so a helm message is never shown unmasked. Values
- * shorter than four characters stay: they cannot be secrets worth the garbled message.
+ * free-form chart values may hold credentials, so a helm message is never shown unmasked. A string
+ * value of any length is withheld: one of four characters or more wherever it appears, a shorter
+ * one (a PIN, a three-letter password) where it stands alone between non-word characters, so
+ * that a value `ab` does not garble every word containing those letters. Short numbers stay: they
+ * are line numbers and counts far more often than settings.
  */
 export function redactValues(text: string, values: unknown): string {
   let out = text;
   for (const leaf of leaves(values)) {
-    if (out.includes(leaf)) out = out.split(leaf).join(MASK);
+    if (!out.includes(leaf)) continue;
+    if (leaf.length >= SHORT) out = out.split(leaf).join(MASK);
+    else out = out.replace(new RegExp(`(?<![\\w])${escapeRegExp(leaf)}(?![\\w])`, "g"), MASK);
   }
   return out;
 }

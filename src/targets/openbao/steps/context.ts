@@ -34,6 +34,11 @@ export interface Pass {
   certHash?: string;
   /** The voter StatefulSet as cached when the pass began. */
   liveVoters?: KubeObject;
+  /**
+   * Suffix of the pods' config hash naming the revision of the seal-credentials Secret ("" when
+   * the spec gives no inline credentials): a changed credential rolls the pods like a changed file.
+   */
+  sealCredentialsRevision?: string;
 }
 
 /** undefined: the next step may run. Otherwise where and why the pass stopped. */

@@ -8,9 +8,8 @@ import {
   greenRevision,
 } from "../workload/statefulsets/bluegreen.js";
 import {
-  buildConfigMap,
   buildPodDisruptionBudget,
-  buildSelfInitConfigMap,
+  buildSelfInitSecret,
   buildStatefulSet,
   CONFIG_KEY,
   PATHS,
@@ -18,9 +17,10 @@ import {
   tlsSecretName,
   UNSEAL_KEY_FILE,
 } from "../workload/statefulsets/build.js";
+import { applyConfigObject, applySealCredentials } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
 import { voterPartition } from "../workload/statefulsets/partition.js";
-import { applyOwned, cached, ensureUnsealKey } from "../workload/statefulsets/reconcile.js";
+import { applyOwned, cached, ensureUnsealKey, removeOwned } from "../workload/statefulsets/reconcile.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
@@ -79,20 +79,27 @@ async function configStep(pass: Pass): Promise<ConfigHashes> {
     ...common,
     ...(serving.revision ? { revision: serving.revision } : {}),
   });
-  await applyOwned(
-    ctx,
-    writes,
-    named(buildConfigMap(cluster, configText), voterConfigMapName(serving)),
-    cached(deps.configMaps, ns, voterConfigMapName(serving)),
-  );
+  // Inline seal credentials first: the pods read them from this Secret, and a new value must roll
+  // the pods as a new config does (its revision joins the hash; the value itself never does).
+  pass.sealCredentialsRevision = await applySealCredentials(ctx, writes, cluster);
+  await applyConfigObject(pass, configText, voterConfigMapName(serving));
   const selfInitText = selfInitEnabled(cluster) ? deps.services.renderSelfInit(cluster) : "";
   await applyOwned(
     ctx,
     writes,
-    buildSelfInitConfigMap(cluster, selfInitText || "# no self-init requests\n", result.initialized),
-    cached(deps.configMaps, ns, names.selfInitConfigMap),
+    buildSelfInitSecret(cluster, selfInitText || "# no self-init requests\n", result.initialized),
+    undefined,
   );
-  const out: ConfigHashes = { serving: rolloutHash(configText) };
+  // Before the requests moved to a Secret they sat in a ConfigMap; one left from then goes.
+  const legacy = cached(deps.configMaps, ns, names.selfInitConfigMap);
+  if (legacy)
+    await removeOwned(
+      ctx,
+      writes,
+      { apiVersion: "v1", kind: "ConfigMap", name: names.selfInitConfigMap, namespace: ns },
+      legacy,
+    );
+  const out: ConfigHashes = { serving: rolloutHash(configText) + pass.sealCredentialsRevision };
   // Blue-green's green revision: its own config, joining as non-voters through blue's pods.
   const green = greenRevision(cluster);
   if (green) {
@@ -103,13 +110,8 @@ async function configStep(pass: Pass): Promise<ConfigHashes> {
       peerHosts: greenPeerHosts(cluster, green, deps.config.clusterDomain),
     });
     const greenMap = revisionNames(refOf(cluster), green.revision).configMap;
-    await applyOwned(
-      ctx,
-      writes,
-      named(buildConfigMap(cluster, greenText), greenMap),
-      cached(deps.configMaps, ns, greenMap),
-    );
-    out.green = rolloutHash(greenText);
+    await applyConfigObject(pass, greenText, greenMap);
+    out.green = rolloutHash(greenText) + pass.sealCredentialsRevision;
   }
   return out;
 }
@@ -117,11 +119,6 @@ async function configStep(pass: Pass): Promise<ConfigHashes> {
 interface ConfigHashes {
   serving: string;
   green?: string;
-}
-
-/** `obj` under another name (a revision's config map). */
-function named(obj: Record<string, unknown>, name: string): Record<string, unknown> {
-  return { ...obj, metadata: { ...(obj["metadata"] as Record<string, unknown>), name } };
 }
 
 /** The seal key, the reload wrapper's objects, the voter StatefulSet(s) and their PDB. */

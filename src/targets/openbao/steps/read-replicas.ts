@@ -2,7 +2,6 @@ import { refOf } from "../cluster-ref.js";
 import { Component, clusterNames, podName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
 import {
-  buildConfigMap,
   buildPodDisruptionBudget,
   buildStatefulSet,
   CONFIG_KEY,
@@ -10,6 +9,7 @@ import {
   tlsSecretName,
   UNSEAL_KEY_FILE,
 } from "../workload/statefulsets/build.js";
+import { applyConfigObject } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
 import { applyOwned, cached } from "../workload/statefulsets/reconcile.js";
 import { voterIntent } from "../workload/statefulsets/scale.js";
@@ -73,12 +73,7 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
     tlsDir: PATHS.tlsDir,
     sealKeyPath: `${PATHS.unsealDir}/${UNSEAL_KEY_FILE}`,
   });
-  await applyOwned(
-    ctx,
-    writes,
-    buildConfigMap(cluster, configText, Component.ReadReplica),
-    cached(deps.configMaps, ns, names.readReplicaConfigMap),
-  );
+  await applyConfigObject(pass, configText, names.readReplicaConfigMap, Component.ReadReplica);
   const runtime = deps.services.podRuntime(cluster, {
     configFiles: [`${PATHS.configDir}/${CONFIG_KEY}`],
     tlsSecretName: tlsSecretName(cluster),
@@ -89,7 +84,7 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
     buildStatefulSet(cluster, {
       component: Component.ReadReplica,
       replicas,
-      configHash: rolloutHash(configText),
+      configHash: rolloutHash(configText) + (pass.sealCredentialsRevision ?? ""),
       certHash: pass.certHash,
       clusterDomain: deps.config.clusterDomain,
       runtime,

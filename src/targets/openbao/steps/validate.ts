@@ -1,5 +1,7 @@
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
+import { inlineSealSecrets } from "../workload/config/seal.js";
+import type { SpecView } from "../workload/config/spec-view.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 
 /**
@@ -18,6 +20,7 @@ export const validateStep: Step = {
         failed: true,
       };
     result.unsupported = unsupportedFields(cluster.spec);
+    result.inlineCredentials = inlineSealSecrets(cluster.spec as unknown as SpecView).map((f) => `spec.${f}`);
     return undefined;
   },
 };

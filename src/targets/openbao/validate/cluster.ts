@@ -4,6 +4,8 @@
  * self-init requests that would escape their path), and what a manifest that never met the API
  * server may still get wrong. Pure: (metadata name, spec) in, field problems out.
  */
+import { inlineSealSecrets } from "../workload/config/seal.js";
+import type { SpecView } from "../workload/config/spec-view.js";
 import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
 import { imageProblem } from "./image.js";
 import { isDuration, isHostName, isObjectName, parseQuantity, parseVersion } from "./values.js";
@@ -245,6 +247,14 @@ function checkSeal(spec: Obj, add: Add): void {
         add(`spec.unseal.${own}.${key}`, `is required for the ${type} seal`);
     if (type === "kms") checkKmsPlugin(spec, settings, add);
   }
+  // Anyone who may read the cluster object reads a credential written into its spec: the Hardened
+  // profile takes seal credentials only from a Secret (elsewhere they are a SecurityRisk condition).
+  if (spec["profile"] === "Hardened")
+    for (const field of inlineSealSecrets(spec as SpecView))
+      add(
+        `spec.${field}`,
+        "is a credential written into the spec, which the Hardened profile refuses: put it in the Secret named by spec.unseal.credentialsSecretRef",
+      );
 }
 
 /**

@@ -2,7 +2,14 @@
  * The seal stanza. The default is the operator-managed static key (a file mounted from the
  * unseal-key Secret), which auto-unseals every pod without an outside service. Other seal types are
  * rendered from their spec blocks with OpenBao's own setting names.
+ *
+ * Credentials never go into the rendered file when OpenBao can read them from its environment:
+ * those given inline in the spec are left out of the stanza and handed to the pods as environment
+ * variables from a Secret the operator writes (see {@link sealCredentialEnv}). Only a KMS plugin's
+ * settings have no known variables; a plugin seal with a credential-like setting keeps it in the
+ * file, and the whole file is then kept in a Secret ({@link configNeedsSecret}).
  */
+import { isSecretField } from "../../../../runtime/log.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_STATIC_KEY_ID } from "./options.js";
@@ -14,8 +21,16 @@ interface SealType {
   specField: string;
   /** Upstream camelCase name → OpenBao name; null: OpenBao has no such setting. */
   names: Record<string, string | null>;
-  /** Settings that carry secret values when given inline. */
-  secrets: string[];
+  /**
+   * Settings that carry secret values when given inline (OpenBao names), each with the environment
+   * variable OpenBao's seal reads it from when the stanza leaves it out (OpenBao's seal docs).
+   */
+  secrets: Record<string, string>;
+  /**
+   * Variables read from a user's `unseal.credentialsSecretRef` Secret, each from the key of the same
+   * name and optional, as the upstream operator wires them (the transit token comes from key `token`).
+   */
+  refEnv: Record<string, string>;
 }
 
 const HEALTH = {
@@ -43,7 +58,8 @@ export const SEAL_TYPES: Record<string, SealType> = {
       tlsSkipVerify: "tls_skip_verify",
       ...HEALTH,
     },
-    secrets: ["token"],
+    secrets: { token: "VAULT_TOKEN" },
+    refEnv: { VAULT_TOKEN: "token" },
   },
   awskms: {
     specField: "awskms",
@@ -56,7 +72,16 @@ export const SEAL_TYPES: Record<string, SealType> = {
       endpoint: "endpoint",
       ...HEALTH,
     },
-    secrets: ["secret_key", "session_token"],
+    secrets: {
+      access_key: "AWS_ACCESS_KEY_ID",
+      secret_key: "AWS_SECRET_ACCESS_KEY",
+      session_token: "AWS_SESSION_TOKEN",
+    },
+    refEnv: {
+      AWS_ACCESS_KEY_ID: "AWS_ACCESS_KEY_ID",
+      AWS_SECRET_ACCESS_KEY: "AWS_SECRET_ACCESS_KEY",
+      AWS_SESSION_TOKEN: "AWS_SESSION_TOKEN",
+    },
   },
   gcpckms: {
     specField: "gcpCloudKMS",
@@ -68,7 +93,8 @@ export const SEAL_TYPES: Record<string, SealType> = {
       cryptoKey: "crypto_key",
       ...HEALTH,
     },
-    secrets: [],
+    secrets: {},
+    refEnv: {},
   },
   azurekeyvault: {
     specField: "azureKeyVault",
@@ -82,7 +108,14 @@ export const SEAL_TYPES: Record<string, SealType> = {
       resource: "resource",
       ...HEALTH,
     },
-    secrets: ["client_secret"],
+    secrets: { client_secret: "AZURE_CLIENT_SECRET" },
+    refEnv: {
+      AZURE_TENANT_ID: "AZURE_TENANT_ID",
+      AZURE_CLIENT_ID: "AZURE_CLIENT_ID",
+      AZURE_CLIENT_SECRET: "AZURE_CLIENT_SECRET",
+      AZURE_ENVIRONMENT: "AZURE_ENVIRONMENT",
+      AZURE_AD_RESOURCE: "AZURE_AD_RESOURCE",
+    },
   },
   kmip: {
     specField: "kmip",
@@ -99,7 +132,8 @@ export const SEAL_TYPES: Record<string, SealType> = {
       tls12Ciphers: "tls12_ciphers",
       ...HEALTH,
     },
-    secrets: [],
+    secrets: {},
+    refEnv: {},
   },
   ocikms: {
     specField: "ocikms",
@@ -112,7 +146,8 @@ export const SEAL_TYPES: Record<string, SealType> = {
       compartmentID: null,
       ...HEALTH,
     },
-    secrets: [],
+    secrets: {},
+    refEnv: {},
   },
   pkcs11: {
     specField: "pkcs11",
@@ -131,7 +166,8 @@ export const SEAL_TYPES: Record<string, SealType> = {
       rsaEncryptLocal: null,
       ...HEALTH,
     },
-    secrets: ["pin"],
+    secrets: { pin: "BAO_HSM_PIN" },
+    refEnv: { BAO_HSM_PIN: "BAO_HSM_PIN" },
   },
 };
 
@@ -173,6 +209,8 @@ export function renderSeal(spec: SpecView, paths: ConfigPaths): HclBlock {
     delete given["authType"];
   }
   const settings = mapSettings(given, `unseal.${def.specField}`, def.names, `OpenBao's ${type} seal`);
+  // Credentials reach OpenBao through its environment (sealCredentialEnv), never through the file.
+  for (const name of Object.keys(def.secrets)) delete settings[name];
   return block("seal", [type], attrs({ ...settings, ...extra }, `unseal.${def.specField}`));
 }
 
@@ -201,21 +239,86 @@ function renderPluginSeal(spec: SpecView): HclBlock {
   return block("seal", [name], attrs(settings, "unseal.kms"));
 }
 
-/**
- * Spec fields whose values are secrets written into the config (seal credentials given inline).
- * When this is not empty the workload must keep the rendered config in a Secret, not a ConfigMap.
- */
-export function inlineSealSecrets(spec: SpecView): string[] {
+/** The seal type's definition, for the built-in types with a spec block. */
+function sealDef(spec: SpecView): { def: SealType; raw: Record<string, unknown> } | undefined {
   const type = sealType(spec);
   const def = Object.hasOwn(SEAL_TYPES, type) ? SEAL_TYPES[type] : undefined;
-  if (!def) return [];
+  if (!def) return undefined;
   const raw = spec.unseal?.[def.specField];
-  if (!isObject(raw)) return [];
+  return isObject(raw) ? { def, raw } : undefined;
+}
+
+const given = (v: unknown): boolean => v !== undefined && v !== null && v !== "";
+
+/**
+ * Spec fields holding credentials given inline (`unseal.transit.token`, …, and a KMS plugin's
+ * credential-like settings): the spec is readable by anyone who may read the cluster object, so
+ * these are a risk the status says out loud, and the Hardened profile refuses them.
+ */
+export function inlineSealSecrets(spec: SpecView): string[] {
+  if (sealType(spec) === "kms") return pluginSecretSettings(spec).map((k) => `unseal.kms.${k}`);
+  const found = sealDef(spec);
+  if (!found) return [];
   const out: string[] = [];
-  for (const [k, v] of Object.entries(raw)) {
-    if (v === undefined || v === "") continue;
-    const mapped = Object.hasOwn(def.names, k) ? def.names[k] : k;
-    if (mapped && def.secrets.includes(mapped)) out.push(`unseal.${def.specField}.${k}`);
+  for (const [k, v] of Object.entries(found.raw)) {
+    if (!given(v)) continue;
+    const mapped = Object.hasOwn(found.def.names, k) ? found.def.names[k] : k;
+    if (mapped && Object.hasOwn(found.def.secrets, mapped)) out.push(`unseal.${found.def.specField}.${k}`);
   }
   return out;
+}
+
+/** A KMS plugin seal's settings whose names say they carry a credential. */
+function pluginSecretSettings(spec: SpecView): string[] {
+  const raw = spec.unseal?.["kms"];
+  if (!isObject(raw)) return [];
+  return Object.entries(raw)
+    .filter(([k, v]) => k !== "name" && given(v) && isSecretField(k))
+    .map(([k]) => k);
+}
+
+/** An environment variable for the seal, with its value from a Secret the operator writes. */
+export interface SealCredential {
+  /** Variable name, also the key in the operator's seal-credentials Secret. */
+  env: string;
+  value: string;
+}
+
+/**
+ * The inline credentials as the variables OpenBao's seal reads them from. Their values go into the
+ * operator's seal-credentials Secret and reach the pods by secretKeyRef; the rendered stanza leaves
+ * the settings out (renderSeal).
+ */
+export function sealCredentialEnv(spec: SpecView): SealCredential[] {
+  const found = sealDef(spec);
+  if (!found) return [];
+  const out: SealCredential[] = [];
+  for (const [k, v] of Object.entries(found.raw)) {
+    if (!given(v)) continue;
+    const mapped = Object.hasOwn(found.def.names, k) ? found.def.names[k] : k;
+    const env = mapped && Object.hasOwn(found.def.secrets, mapped) ? found.def.secrets[mapped] : undefined;
+    if (env) out.push({ env, value: String(v) });
+  }
+  return out.sort((a, b) => a.env.localeCompare(b.env));
+}
+
+/**
+ * Variables taken from the user's `unseal.credentialsSecretRef` Secret for the seal type: variable
+ * → key in that Secret. One the spec also gives inline is left out (the inline value wins).
+ */
+export function sealRefEnv(spec: SpecView): Record<string, string> {
+  const found = sealDef(spec);
+  if (!found) return {};
+  const inline = new Set(sealCredentialEnv(spec).map((c) => c.env));
+  const out: Record<string, string> = {};
+  for (const [env, key] of Object.entries(found.def.refEnv)) if (!inline.has(env)) out[env] = key;
+  return out;
+}
+
+/**
+ * True when a credential has to stay in config.hcl (a KMS plugin's setting: OpenBao knows no
+ * variable for it), so the rendered file must be kept in a Secret rather than a ConfigMap.
+ */
+export function configNeedsSecret(spec: SpecView): boolean {
+  return sealType(spec) === "kms" && pluginSecretSettings(spec).length > 0;
 }

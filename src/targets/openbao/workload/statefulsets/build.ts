@@ -13,7 +13,10 @@ import {
 } from "../../identity.js";
 import type { PodRuntime } from "../../services.js";
 import { configEnv } from "../config/index.js";
+import { configNeedsSecret } from "../config/seal.js";
+import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
+import { sealEnv, sealVolumes } from "./seal-wiring.js";
 import { writableVolumes } from "./writable-volumes.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
@@ -89,29 +92,33 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   const labels = clusterLabels(refOf(c), inp.component);
   const scheme = tlsEnabled(c) ? "https" : "http";
   const configSources: Obj[] = isReplica
-    ? [{ configMap: { name: names.readReplicaConfigMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } }]
+    ? [configSource(c, names.readReplicaConfigMap)]
     : [
-        { configMap: { name: names.configMap, items: [{ key: CONFIG_KEY, path: CONFIG_KEY }] } },
-        // Self-init requests live in a ConfigMap of their own, made inert after initialization
-        // without touching the pod template (no rollout). Read replicas join; they never run them.
+        configSource(c, names.configMap),
+        // Self-init requests (passwords among them) live in a Secret of their own, made inert after
+        // initialization without touching the pod template (no rollout). Read replicas join; they
+        // never run them.
         {
-          configMap: {
-            name: names.selfInitConfigMap,
+          secret: {
+            name: names.selfInitSecret,
             optional: true,
             items: [{ key: SELF_INIT_KEY, path: SELF_INIT_KEY }],
           },
         },
       ];
   const runtimeMounts = inp.runtime.volumeMounts.map((m) => String((m as Obj)["mountPath"]));
+  const seal = sealVolumes(c);
   const audit = writableVolumes(c, PATHS.dataDir, [
     PATHS.configDir,
     PATHS.tlsDir,
     PATHS.unsealDir,
+    ...seal.mounts.map((m) => String(m["mountPath"])),
     ...runtimeMounts,
   ]);
   const volumes: Obj[] = [
     { name: "config", projected: { sources: configSources } },
     ...unsealVolume(c),
+    ...seal.volumes,
     ...inp.runtime.volumes,
     ...audit.volumes,
   ];
@@ -119,6 +126,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     { name: "config", mountPath: PATHS.configDir, readOnly: true },
     { name: "data", mountPath: PATHS.dataDir },
     ...(unsealVolume(c).length ? [{ name: "unseal-key", mountPath: PATHS.unsealDir, readOnly: true }] : []),
+    ...seal.mounts,
     ...inp.runtime.volumeMounts,
     ...audit.mounts,
   ];
@@ -128,6 +136,8 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...configEnv(c, { clusterDomain: inp.clusterDomain, component: inp.component }).map((e) => ({ ...e })),
     { name: "BAO_ADDR", value: `${scheme}://127.0.0.1:${API_PORT}` },
     ...(tlsSecretsMounted(c) ? [{ name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` }] : []),
+    // Seal credentials by secretKeyRef only: the pod spec names Secrets, never holds a value.
+    ...sealEnv(c),
     ...(inp.runtime.env ?? []),
   ];
   const fromSpec = storageOf(c, inp.component);
@@ -246,6 +256,35 @@ export function buildPodDisruptionBudget(c: OpenBaoCluster, component: Component
   };
 }
 
+/**
+ * True when the rendered config.hcl must be kept in a Secret: it holds a credential OpenBao can only
+ * read from the file (a KMS plugin seal's). Otherwise it holds none and is a ConfigMap.
+ */
+export const configInSecret = (c: OpenBaoCluster): boolean =>
+  configNeedsSecret(c.spec as unknown as SpecView);
+
+/** The projected-volume source of config.hcl from the object `name` (ConfigMap or Secret). */
+function configSource(c: OpenBaoCluster, name: string): Obj {
+  const items = [{ key: CONFIG_KEY, path: CONFIG_KEY }];
+  return configInSecret(c) ? { secret: { name, items } } : { configMap: { name, items } };
+}
+
+/** config.hcl as the pods mount it: a ConfigMap, or a Secret when {@link configInSecret}. */
+export function buildConfigObject(
+  c: OpenBaoCluster,
+  configText: string,
+  component: ComponentName = Component.Server,
+): Obj {
+  const map = buildConfigMap(c, configText, component);
+  if (!configInSecret(c)) return map;
+  return {
+    ...map,
+    kind: "Secret",
+    type: "Opaque",
+    data: { [CONFIG_KEY]: Buffer.from(configText, "utf8").toString("base64") },
+  };
+}
+
 export function buildConfigMap(
   c: OpenBaoCluster,
   configText: string,
@@ -264,8 +303,24 @@ export function buildConfigMap(
   };
 }
 
-/** The self-init file; `inert` replaces the requests with a comment once the cluster initialized. */
-export function buildSelfInitConfigMap(c: OpenBaoCluster, text: string, inert: boolean): Obj {
+/**
+ * The self-init file, in a Secret: its requests may carry passwords and secret IDs. `inert`
+ * replaces the requests with a comment once the cluster initialized.
+ */
+export function buildSelfInitSecret(c: OpenBaoCluster, text: string, inert: boolean): Obj {
+  const map = buildSelfInitConfigMap(c, text, inert);
+  const data = map["data"] as Record<string, string>;
+  return {
+    ...map,
+    kind: "Secret",
+    metadata: { ...(map["metadata"] as Obj), name: clusterNames(refOf(c)).selfInitSecret },
+    type: "Opaque",
+    data: { [SELF_INIT_KEY]: Buffer.from(data[SELF_INIT_KEY] ?? "", "utf8").toString("base64") },
+  };
+}
+
+/** The self-init file as a ConfigMap shape (buildSelfInitSecret keeps it in a Secret). */
+function buildSelfInitConfigMap(c: OpenBaoCluster, text: string, inert: boolean): Obj {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",

@@ -137,3 +137,27 @@ export async function secretValue(
     throw e;
   }
 }
+
+/**
+ * Deletes an object this cluster made and no longer wants (a Secret of credentials the spec stopped
+ * giving, a file that moved to another kind); anything not controlled by the cluster stays.
+ * Observe-only records the deletion instead.
+ */
+export async function removeOwned(
+  ctx: ServiceContext,
+  writes: Writes,
+  obj: { apiVersion: string; kind: string; name: string; namespace: string },
+  live?: KubeObject,
+): Promise<void> {
+  const type = await ctx.client.resources.mapping(obj.apiVersion, obj.kind);
+  const found = live ?? (await ctx.client.getOrUndefined(type, obj.name, obj.namespace));
+  const uid = ctx.owner.metadata.uid;
+  if (!found?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid)) return;
+  writes.record("delete", `${obj.kind}/${obj.name}`);
+  if (writes.dryRun) return;
+  await ctx.client
+    .delete(type, obj.name, obj.namespace, { preconditions: { uid: found.metadata.uid } })
+    .catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
+}

@@ -1,0 +1,56 @@
+/**
+ * The API server quotes the offending value in its field errors (`data.x: Invalid value: "…": …`):
+ * for a ConfigMap, a Job's env or a custom resource that value may be anything the object held,
+ * and the message travels on into logs, events and status conditions. These helpers keep the field
+ * path and the reason and withhold the value, for every kind alike.
+ */
+
+export const WITHHELD = "[value withheld]";
+
+// The reasons Kubernetes' field errors print a value after (k8s.io/apimachinery field.ErrorType).
+const WITH_VALUE = /\b(Invalid value|Unsupported value|Duplicate value|Not found): /g;
+const QUOTED = /^"(?:[^"\\]|\\.)*"/;
+
+/**
+ * `message` with the value after each `Invalid value:`, `Unsupported value:`, `Duplicate value:`
+ * and `Not found:` replaced by {@link WITHHELD}. A quoted value ends at its closing quote; any
+ * other (a number, a Go-printed map or list) at the next `": "` that starts the detail, or at the
+ * end of the line. The lists of allowed values that follow are the schema's, not the object's, and
+ * stay.
+ */
+export function withholdValues(message: string): string {
+  let out = "";
+  let from = 0;
+  WITH_VALUE.lastIndex = 0;
+  for (let m = WITH_VALUE.exec(message); m !== null; m = WITH_VALUE.exec(message)) {
+    const start = m.index + m[0].length;
+    if (start < from) continue;
+    const rest = message.slice(start);
+    const quoted = QUOTED.exec(rest);
+    let end: number;
+    if (quoted) end = start + quoted[0].length;
+    else {
+      const detail = rest.search(/: |\n/);
+      end = detail < 0 ? message.length : start + detail;
+    }
+    out += message.slice(from, start) + WITHHELD;
+    from = end;
+    WITH_VALUE.lastIndex = end;
+  }
+  return out + message.slice(from);
+}
+
+/** A Status's `details` with each cause's message withheld the same way; field and reason stay. */
+export function withholdDetails(details: unknown): unknown {
+  if (!details || typeof details !== "object") return details;
+  const d = details as { causes?: unknown };
+  if (!Array.isArray(d.causes)) return details;
+  return {
+    ...d,
+    causes: d.causes.map((c) =>
+      c && typeof c === "object" && typeof (c as { message?: unknown }).message === "string"
+        ? { ...c, message: withholdValues((c as { message: string }).message) }
+        : c,
+    ),
+  };
+}

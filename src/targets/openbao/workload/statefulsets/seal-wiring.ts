@@ -1,0 +1,66 @@
+/**
+ * How seal credentials reach the pods: always from Secrets, never from the config file. Inline
+ * credentials go into the operator's `<name>-seal-credentials` Secret and arrive as environment
+ * variables by secretKeyRef; a user's `unseal.credentialsSecretRef` Secret is mounted at
+ * {@link SEAL_CREDS_DIR} and its well-known keys are offered as variables too (optional, as upstream
+ * wires them). Pure: the cluster in, pod fragments and the Secret out.
+ */
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { refOf } from "../../cluster-ref.js";
+import { clusterLabels, clusterNames } from "../../identity.js";
+import { sealCredentialEnv, sealRefEnv, sealType } from "../config/seal.js";
+import type { SpecView } from "../config/spec-view.js";
+
+type Obj = Record<string, unknown>;
+
+/** Where the user's credentials Secret is mounted (upstream's path, which its samples name). */
+export const SEAL_CREDS_DIR = "/etc/bao/seal-creds";
+
+const view = (c: OpenBaoCluster): SpecView => c.spec as unknown as SpecView;
+const refName = (c: OpenBaoCluster): string | undefined =>
+  c.spec.unseal?.credentialsSecretRef?.name || undefined;
+
+/** The operator's Secret of inline seal credentials; undefined when the spec gives none. */
+export function buildSealCredentialsSecret(c: OpenBaoCluster): Obj | undefined {
+  const creds = sealCredentialEnv(view(c));
+  if (creds.length === 0) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: clusterNames(refOf(c)).sealCredentialsSecret,
+      namespace: c.metadata.namespace,
+      labels: clusterLabels(refOf(c)),
+    },
+    type: "Opaque",
+    data: Object.fromEntries(creds.map((k) => [k.env, Buffer.from(k.value, "utf8").toString("base64")])),
+  };
+}
+
+/** The seal's environment: every value by reference to a Secret, none inline. */
+export function sealEnv(c: OpenBaoCluster): Obj[] {
+  const own = clusterNames(refOf(c)).sealCredentialsSecret;
+  const out: Obj[] = sealCredentialEnv(view(c)).map((k) => ({
+    name: k.env,
+    valueFrom: { secretKeyRef: { name: own, key: k.env } },
+  }));
+  const ref = refName(c);
+  if (ref) {
+    for (const [env, key] of Object.entries(sealRefEnv(view(c))))
+      out.push({ name: env, valueFrom: { secretKeyRef: { name: ref, key, optional: true } } });
+    // GCP reads a credentials file, not a variable holding the key; point at the mounted one.
+    if (sealType(view(c)) === "gcpckms" && !c.spec.unseal?.gcpCloudKMS?.credentials)
+      out.push({ name: "GOOGLE_APPLICATION_CREDENTIALS", value: `${SEAL_CREDS_DIR}/credentials.json` });
+  }
+  return out.sort((a, b) => String(a["name"]).localeCompare(String(b["name"])));
+}
+
+/** The user's credentials Secret as a volume, for seal settings that name files in it. */
+export function sealVolumes(c: OpenBaoCluster): { volumes: Obj[]; mounts: Obj[] } {
+  const ref = refName(c);
+  if (!ref || sealType(view(c)) === "static") return { volumes: [], mounts: [] };
+  return {
+    volumes: [{ name: "seal-creds", secret: { secretName: ref, defaultMode: 0o440 } }],
+    mounts: [{ name: "seal-creds", mountPath: SEAL_CREDS_DIR, readOnly: true }],
+  };
+}
