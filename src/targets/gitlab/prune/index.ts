@@ -1,6 +1,7 @@
 import type { KubeClient } from "../../../runtime/client.js";
 import type { GroupKind } from "../../../runtime/ownership.js";
 import {
+  type Inventory,
   type InventoryItem,
   type InventoryKind,
   inventoryId,
@@ -10,6 +11,7 @@ import {
 } from "../../../runtime/prune.js";
 import { releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
+import { HOOK_ANNOTATION } from "../render/manifests.js";
 
 /** Kinds that hold data or keys: a render that stops producing one never deletes it. */
 export const NEVER_PRUNE: GroupKind[] = [
@@ -32,6 +34,23 @@ export function inventoryKinds(recorded: Iterable<string>): InventoryKind[] {
   return out;
 }
 
+/**
+ * The release's objects in the cluster, hooks left out: a hook a policy keeps (no policy, or
+ * before-hook-creation alone) is not part of the release, as in Helm, so a render that does not
+ * produce it among its objects must not delete it. Hooks still carry the release labels the render
+ * stamps on everything, and the owner reference.
+ */
+async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): Promise<Inventory> {
+  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
+    labelSelector: releaseSelector(opts.release),
+    namespaces: opts.namespaces,
+  });
+  return {
+    ...inventory,
+    items: inventory.items.filter((i) => i.metadata.annotations?.[HOOK_ANNOTATION] === undefined),
+  };
+}
+
 export interface PruneReleaseOptions {
   release: { name: string; namespace: string };
   /** Kinds to list: those recorded by the last pass and those of this render, so a dropped kind is seen. */
@@ -48,19 +67,13 @@ export interface PruneReleaseOptions {
  * with a uid precondition. PVCs, PVs, VolumeSnapshots and Secrets are never deleted.
  */
 export async function pruneRelease(client: KubeClient, opts: PruneReleaseOptions): Promise<PruneResult> {
-  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
-    labelSelector: releaseSelector(opts.release),
-    namespaces: opts.namespaces,
-  });
+  const inventory = await releaseInventory(client, opts);
   return prune(client, inventory, { keep: opts.keep, neverPrune: NEVER_PRUNE, signal: opts.signal });
 }
 
 /** What {@link pruneRelease} would delete, without deleting anything (observe-only). */
 export async function prunable(client: KubeClient, opts: PruneReleaseOptions): Promise<InventoryItem[]> {
-  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
-    labelSelector: releaseSelector(opts.release),
-    namespaces: opts.namespaces,
-  });
+  const inventory = await releaseInventory(client, opts);
   const never = new Set(NEVER_PRUNE.map((gk) => `${gk.group}/${gk.kind}`));
   return inventory.items.filter(
     ({ type, metadata }) =>
