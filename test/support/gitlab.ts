@@ -8,6 +8,7 @@ import type { GitLabCore } from "../../src/apis/gitlabcore.js";
 import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
 import { findCondition } from "../../src/runtime/conditions.js";
+import type { Credentials } from "../../src/runtime/credentials/types.js";
 import { isConflict } from "../../src/runtime/errors.js";
 import { Manager } from "../../src/runtime/manager.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
@@ -191,9 +192,14 @@ export async function startGitLabTarget(
   ns: string,
   chartsDir: string | ((m: Manager) => ReleaseSource),
   settings: Record<string, unknown> = {},
+  /** Who the operator authenticates as: the kubeconfig's user unless given (a ServiceAccount's token, say, for the audit log). */
+  credentials?: Credentials,
 ): Promise<RunningGitLab> {
   const helm = typeof chartsDir === "string" ? await ensureHelm() : "";
-  const client = new CountingClient(loadKubeConfig(kubeconfigPath), "gitlab-operator-under-test");
+  const client = new CountingClient(
+    credentials ?? loadKubeConfig(kubeconfigPath),
+    "gitlab-operator-under-test",
+  );
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {

@@ -3,7 +3,7 @@ import type { Manager } from "../../runtime/manager.js";
 import { ChartNotFoundError, ChartSource, chartSourceConfigFromEnv } from "./charts/index.js";
 import type { GitLabTargetConfig } from "./config.js";
 import { renders } from "./metrics.js";
-import type { ReleaseSource, VersionPolicy } from "./reconciler.js";
+import type { Capabilities, ReleaseSource, VersionPolicy } from "./reconciler.js";
 import { capabilitiesFromDiscovery, HelmRunner, RenderCache, renderChartCached } from "./render/index.js";
 import { effectiveValues } from "./values/index.js";
 import { planUpgradePath, resolveTargetVersion } from "./version/index.js";
@@ -46,6 +46,36 @@ class ChartUnavailable extends Error {
 }
 
 /**
+ * How long the cluster's capabilities are reused before discovery is asked again. A quiet pass then
+ * makes no discovery request; a group-version installed since (the Gateway API, say) is seen within
+ * this long.
+ */
+export const CAPABILITIES_TTL_MS = 5 * 60_000;
+
+/** The last answer of `load` for {@link CAPABILITIES_TTL_MS}; a failed load is not kept. */
+export class CapabilitiesCache {
+  private last?: { at: number; value: Promise<Capabilities> };
+
+  constructor(
+    private readonly load: () => Promise<Capabilities>,
+    private readonly ttlMs = CAPABILITIES_TTL_MS,
+    private readonly now = () => performance.now(),
+  ) {}
+
+  get(): Promise<Capabilities> {
+    const t = this.now();
+    if (this.last && t - this.last.at < this.ttlMs) return this.last.value;
+    const value = this.load();
+    const entry = { at: t, value };
+    this.last = entry;
+    value.catch(() => {
+      if (this.last === entry) this.last = undefined;
+    });
+    return value;
+  }
+}
+
+/**
  * Charts from HELM_CHARTS or the dynamic pull settings of the environment, rendered by the helm of
  * HELM_BINARY behind a render cache: a pass with the same chart, values and capabilities runs no helm.
  */
@@ -53,8 +83,9 @@ export function releaseSourceFromEnv(manager: Manager, env: NodeJS.ProcessEnv = 
   const helm = new HelmRunner({ binary: env["HELM_BINARY"]?.trim() || undefined });
   const source = new ChartSource(helm, chartSourceConfigFromEnv(env));
   const cache = new RenderCache();
+  const capabilities = new CapabilitiesCache(() => capabilitiesFromDiscovery(manager.client));
   return {
-    capabilities: () => capabilitiesFromDiscovery(manager.client),
+    capabilities: () => capabilities.get(),
     versions: () => source.listChartVersions(),
     async render(req, signal) {
       let chart: Awaited<ReturnType<ChartSource["resolve"]>>;

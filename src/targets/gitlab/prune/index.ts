@@ -9,7 +9,10 @@ import {
   type PruneResult,
   prune,
 } from "../../../runtime/prune.js";
-import { releaseSelector } from "../apply/plan.js";
+import { NoKindMatchError } from "../../../runtime/restmapper.js";
+import type { ResourceType } from "../../../runtime/types.js";
+import type { LiveObjects } from "../apply/live.js";
+import { releaseLabels, releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
 
@@ -41,17 +44,57 @@ export function inventoryKinds(recorded: Iterable<string>): InventoryKind[] {
  * stamps on everything, and the owner reference.
  */
 async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): Promise<Inventory> {
-  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
-    labelSelector: releaseSelector(opts.release),
-    namespaces: opts.namespaces,
-  });
+  const inventory = opts.live
+    ? await cachedInventory(client, opts.live, opts)
+    : await listInventory(client, inventoryKinds(opts.kinds), {
+        labelSelector: releaseSelector(opts.release),
+        namespaces: opts.namespaces,
+      });
   return {
     ...inventory,
     items: inventory.items.filter((i) => i.metadata.annotations?.[HOOK_ANNOTATION] === undefined),
   };
 }
 
+/** The same inventory from the release's informers: no request. */
+async function cachedInventory(
+  client: KubeClient,
+  live: LiveObjects,
+  opts: PruneReleaseOptions,
+): Promise<Inventory> {
+  const items: InventoryItem[] = [];
+  const unserved: InventoryKind[] = [];
+  const seen = new Set<string>();
+  const labels = releaseLabels(opts.release);
+  const namespaces = new Set(opts.namespaces);
+  for (const k of inventoryKinds(opts.kinds)) {
+    let type: ResourceType;
+    try {
+      type = await client.resources.mapping(k.apiVersion, k.kind);
+    } catch (e) {
+      if (e instanceof NoKindMatchError) {
+        unserved.push(k);
+        continue;
+      }
+      throw e;
+    }
+    const id = `${type.group}/${type.plural}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const cache = await live(type);
+    if (!cache) throw new Error(`no cache of ${type.plural} to prune from`);
+    for (const o of cache.list()) {
+      if (type.namespaced && !namespaces.has(o.metadata.namespace ?? "")) continue;
+      if (Object.entries(labels).some(([key, v]) => o.metadata.labels?.[key] !== v)) continue;
+      items.push({ type, metadata: o.metadata });
+    }
+  }
+  return { items, unserved };
+}
+
 export interface PruneReleaseOptions {
+  /** The release's informers: the inventory is read from them instead of listed. */
+  live?: LiveObjects;
   release: { name: string; namespace: string };
   /** Kinds to list: those recorded by the last pass and those of this render, so a dropped kind is seen. */
   kinds: Iterable<string>;
