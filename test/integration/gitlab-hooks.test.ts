@@ -277,4 +277,26 @@ describe("GitLabCore hooks as Helm runs them, on the local node", () => {
     assert.ok(await gone(CONFIGMAP, "gf-webservice", ns, client));
     await client.delete(GITLABCORE, FAILING, ns);
   });
+
+  it("a version in no source is VersionUnresolved, not ChartPullFailed (dynamic pull is off)", async () => {
+    await applyGitLab(
+      client,
+      gitlabCore(ns, "gv", {
+        version: { type: "Static", version: "12.0.0" },
+        hostname: "gitlab.example.com",
+        chart: { values: values(0) },
+      }),
+    );
+    const o = await waitForGitLab(
+      client,
+      ns,
+      "gv",
+      (g) => !!conditionOf(g, "Initialized")?.reason,
+      "a reason on Initialized",
+    );
+    const init = conditionOf(o, "Initialized");
+    assert.equal(init?.reason, "VersionUnresolved");
+    assert.match(init?.message ?? "", /^spec\.version: chart gitlab 12\.0\.0 is not in the charts directory/);
+    await client.delete(GITLABCORE, "gv", ns);
+  });
 });

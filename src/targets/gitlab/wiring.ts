@@ -40,9 +40,12 @@ export function defaultValues(gl: GitLabCore, chartVersion: string, config: GitL
   return r.values;
 }
 
-/** A chart the source cannot find is a pull failure as far as the resource is concerned. */
-class ChartUnavailable extends Error {
-  readonly reason = "ChartPullFailed";
+/**
+ * A version no source has (not in the charts directory, and no repository to pull it from) is an
+ * unresolved version, as the status table says; ChartPullFailed is for a pull that was tried.
+ */
+class VersionInNoSource extends Error {
+  readonly reason = "VersionUnresolved";
 }
 
 /**
@@ -92,7 +95,7 @@ export function releaseSourceFromEnv(manager: Manager, env: NodeJS.ProcessEnv = 
       try {
         chart = await source.resolve(req.version);
       } catch (e) {
-        if (e instanceof ChartNotFoundError) throw new ChartUnavailable(e.message);
+        if (e instanceof ChartNotFoundError) throw new VersionInNoSource(`spec.version: ${e.message}`);
         throw e;
       }
       const result = await renderChartCached(helm, cache, {
