@@ -1,5 +1,4 @@
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
@@ -16,10 +15,8 @@ import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
 import { GITLABCORE, gitlabTarget } from "../../src/targets/gitlab/target.js";
 import { releaseSourceFromEnv } from "../../src/targets/gitlab/wiring.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
-import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { eventually } from "./kube.js";
 
-const FIXTURE_CHART = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab/chart", import.meta.url));
 const GITLAB_CRD = fileURLToPath(
   new URL("../../../deploy/crds/apps.gitlab.com_gitlabcores.yaml", import.meta.url),
 );
@@ -40,32 +37,7 @@ export class CountingClient extends KubeClient {
   }
 }
 
-/**
- * A charts directory in the bundled layout (`gitlab/<version>/`) holding the fixture chart under
- * each version, with the GitLab version the fixture pairs with it as appVersion.
- */
-export function fixtureChartsDir(versions: { version: string; appVersion: string }[]): {
-  dir: string;
-  remove(): void;
-} {
-  const dir = makeTempDir("gitlab-charts");
-  for (const v of versions) {
-    const to = join(dir, "gitlab", v.version);
-    cpSync(FIXTURE_CHART, to, { recursive: true });
-    const chartYaml = readFileSync(join(to, "Chart.yaml"), "utf8")
-      .replace(/^version: .*$/m, `version: ${v.version}`)
-      .replace(/^appVersion: .*$/m, `appVersion: ${v.appVersion}`);
-    writeFileSync(join(to, "Chart.yaml"), chartYaml);
-  }
-  return { dir, remove: () => removeTempDir(dir) };
-}
-
-/** The fixture's own list of versions and the GitLab versions they deploy. */
-export function fixtureVersions(): { version: string; appVersion: string }[] {
-  const file = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab/versions.yaml", import.meta.url));
-  const doc = parse(readFileSync(file, "utf8")) as { versions: { version: string; appVersion: string }[] };
-  return doc.versions.map((v) => ({ version: String(v.version), appVersion: String(v.appVersion) }));
-}
+export { fixtureChartsDir, fixtureVersions } from "../../src/testenv/gitlab-fixture-chart.js";
 
 const looseCrd = (
   group: string,
