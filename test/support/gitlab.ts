@@ -23,10 +23,12 @@ const GITLAB_CRD = fileURLToPath(
 
 type RequestSpec = Parameters<KubeClient["request"]>[0];
 
-/** A KubeClient that counts the requests that write (anything but GET), by method. */
+/** A KubeClient that counts its requests (watches aside), and those that write (anything but GET) by method. */
 export class CountingClient extends KubeClient {
   readonly writes = new Map<string, number>();
+  requestCount = 0;
   override request<T = unknown>(spec: RequestSpec): Promise<T> {
+    this.requestCount++;
     if (spec.method !== "GET") this.writes.set(spec.method, (this.writes.get(spec.method) ?? 0) + 1);
     return super.request<T>(spec);
   }
