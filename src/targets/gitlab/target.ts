@@ -42,6 +42,21 @@ export function keysNamingConfigMap(gitlabs: readonly GitLabCore[], cm: KubeObje
     .map((g) => `${g.metadata.namespace}/${g.metadata.name}`);
 }
 
+/** How long a pass waits for a new informer of a release kind to list before going without it. */
+const LIVE_SYNC_WAIT_MS = 30_000;
+
+async function untilSynced(inf: Informer<KubeObject>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    inf.waitForSync(),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /** The GitLabCore an object of a release belongs to, by the release labels the render stamps. */
 export function releaseKeysOf(o: KubeObject): string[] {
   const name = o.metadata.labels?.[GitLabReleaseNameLabel];
@@ -62,15 +77,21 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
       const watched = new Set<Informer<KubeObject>>();
       let controller: Controller | undefined;
       const live: LiveObjects = async (type) => {
-        const inf = await manager.syncedInformer<KubeObject>(type, {
+        // A manager that stopped (or lost leadership) starts no informer it would not stop.
+        if (!manager.isLeader) return undefined;
+        const inf = manager.informer<KubeObject>(type, {
           labelSelector: GitLabReleaseNameLabel,
           keepManagedFields: true,
         });
+        inf.start();
         if (!watched.has(inf) && controller) {
           watched.add(inf);
           controller.watchMapped(inf, releaseKeysOf);
         }
-        return inf;
+        // A kind the operator may not list (RBAC) never syncs: the pass then reads and writes that
+        // kind directly, so the refusal is reported as an apply failure instead of a silent wait.
+        if (!inf.hasSynced) await untilSynced(inf, LIVE_SYNC_WAIT_MS);
+        return inf.hasSynced ? inf : undefined;
       };
       const reconciler = new GitLabCoreReconciler({
         type: GITLABCORE,

@@ -44,24 +44,24 @@ export function inventoryKinds(recorded: Iterable<string>): InventoryKind[] {
  * stamps on everything, and the owner reference.
  */
 async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): Promise<Inventory> {
-  const inventory = opts.live
-    ? await cachedInventory(client, opts.live, opts)
-    : await listInventory(client, inventoryKinds(opts.kinds), {
-        labelSelector: releaseSelector(opts.release),
-        namespaces: opts.namespaces,
-      });
+  const inventory =
+    (opts.live ? await cachedInventory(client, opts.live, opts) : undefined) ??
+    (await listInventory(client, inventoryKinds(opts.kinds), {
+      labelSelector: releaseSelector(opts.release),
+      namespaces: opts.namespaces,
+    }));
   return {
     ...inventory,
     items: inventory.items.filter((i) => i.metadata.annotations?.[HOOK_ANNOTATION] === undefined),
   };
 }
 
-/** The same inventory from the release's informers: no request. */
+/** The same inventory from the release's informers: no request. Undefined when a kind has no cache. */
 async function cachedInventory(
   client: KubeClient,
   live: LiveObjects,
   opts: PruneReleaseOptions,
-): Promise<Inventory> {
+): Promise<Inventory | undefined> {
   const items: InventoryItem[] = [];
   const unserved: InventoryKind[] = [];
   const seen = new Set<string>();
@@ -82,7 +82,7 @@ async function cachedInventory(
     if (seen.has(id)) continue;
     seen.add(id);
     const cache = await live(type);
-    if (!cache) throw new Error(`no cache of ${type.plural} to prune from`);
+    if (!cache) return undefined;
     for (const o of cache.list()) {
       if (type.namespaced && !namespaces.has(o.metadata.namespace ?? "")) continue;
       if (Object.entries(labels).some(([key, v]) => o.metadata.labels?.[key] !== v)) continue;
