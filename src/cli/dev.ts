@@ -16,9 +16,11 @@ import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../testenv/op
 import { trackChild } from "../testenv/processes.js";
 import { makeTempDir, removeTempDir } from "../testenv/tempdirs.js";
 import { CHART_NAMESPACE, CHART_RELEASE, installByChart } from "./dev-chart.js";
+import { GITLAB_HOOK_ACCOUNT, gitlabSampleForLocalNode, prepareGitLab, watchGitLab } from "./dev-gitlab.js";
 import { startOpenBaoTargetInNode, watchFormation } from "./dev-openbao.js";
 import { openBaoSampleForLocalNode } from "./dev-samples.js";
 import { readManifests } from "./manifests.js";
+import { PodSummary } from "./pod-summary.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
@@ -34,12 +36,15 @@ The local default: on this machine, with nothing else installed, it
      needs root) it says what is missing and starts only etcd + kube-apiserver on loopback,
   3. installs the CRDs and applies the samples from deploy/samples/ whose kinds a running target
      reconciles: VaultSeed (the vault target, against the dev OpenBao) and, on the local node,
-     OpenBaoCluster (the openbao target, whose pods need the node); it names the samples it leaves
-     out and why, and the changes the OpenBaoCluster sample needs on this machine (version of the
-     image on the node, no backups, operator initialization),
+     OpenBaoCluster (the openbao target, whose pods need the node) and GitLabCore (the gitlab
+     target, with the project's bundled fixture chart: not GitLab itself, but the real chart's
+     hook shapes, so its shared-secrets hooks run in Helm's order); it names the samples it leaves
+     out and why, and the changes the samples need on this machine (version of the image on the
+     node, no backups, operator initialization; a fixture chart version, no Gateway API),
   4. runs the operator in the foreground with readable logs, and prints the OpenBao cluster's
      progress as it forms (pods, initialized, Raft voters as OpenBao lists them, active leader),
-     until Ctrl-C, then stops everything.
+     the GitLabCore's (version resolved, hooks, objects applied, readiness) and a summary of the
+     node's pods when they change, until Ctrl-C, then stops everything.
 
   --no-node             only etcd + kube-apiserver on loopback: no pods run (npm start -- --no-node)
   --node                insist on the node: fail, saying what is missing, where it cannot run
@@ -72,6 +77,8 @@ const OPERATOR_NAMESPACE = "platform-operator-system";
 const IN_PROCESS_TARGETS = ["vault"];
 /** Runs inside the local node's network, where its OpenBao pods are: only with a node. */
 const NODE_TARGETS = ["openbao"];
+/** Runs in this process but needs the node: its hook Jobs and workloads are pods. */
+const IN_PROCESS_NODE_TARGETS = ["gitlab"];
 const SAMPLES = fileURLToPath(new URL("../../../deploy/samples", import.meta.url));
 
 const say = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -160,7 +167,7 @@ export async function devCommand(args: string[]): Promise<number> {
     await waitServed(client);
     say(`installed ${allKinds.length} CRDs`);
 
-    const targets = [...IN_PROCESS_TARGETS, ...(node ? NODE_TARGETS : [])];
+    const targets = [...IN_PROCESS_TARGETS, ...(node ? [...NODE_TARGETS, ...IN_PROCESS_NODE_TARGETS] : [])];
     const samples = pickSamples(values["no-samples"] === true, targets, node !== undefined);
     const namespacesOf = (kinds: string[]) =>
       samples
@@ -171,7 +178,9 @@ export async function devCommand(args: string[]): Promise<number> {
     // With no OpenBaoCluster sample (--no-samples) the target still watches a namespace of its own.
     const openbaoNamespaces = node ? [...new Set(namespacesOf(kindsOf(NODE_TARGETS)))] : [];
     if (node && openbaoNamespaces.length === 0) openbaoNamespaces.push("openbao");
-    const namespaces = new Set([...vaultNamespaces, ...openbaoNamespaces]);
+    const gitlabNamespaces = node ? [...new Set(namespacesOf(kindsOf(IN_PROCESS_NODE_TARGETS)))] : [];
+    if (node && gitlabNamespaces.length === 0) gitlabNamespaces.push("gitlab-system");
+    const namespaces = new Set([...vaultNamespaces, ...openbaoNamespaces, ...gitlabNamespaces]);
     for (const ns of namespaces)
       await client.apply(
         NAMESPACE,
@@ -205,11 +214,18 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
       },
     );
 
+    if (node) {
+      // The in-process gitlab target reads its chart source from the environment, as in a cluster.
+      const gitlab = await prepareGitLab(client, gitlabNamespaces, say);
+      Object.assign(process.env, gitlab.env);
+      cleanups.push(async () => gitlab.remove());
+    }
+
     // Removed by the exit hook too, so a crash or a dead terminal cannot leave it behind.
     const dir = makeTempDir("dev");
     cleanups.push(async () => removeTempDir(dir));
     const configPath = join(dir, "operator.yaml");
-    await writeFile(configPath, devConfig(bao.addr, vaultNamespaces));
+    await writeFile(configPath, devConfig(bao.addr, vaultNamespaces, gitlabNamespaces));
 
     const appliedAt = Date.now();
     for (const s of samples) {
@@ -237,6 +253,15 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
         namespaces: openbaoNamespaces,
       });
       cleanups.push(stopOpenBao);
+      say(`gitlab target: in this process (watching ${gitlabNamespaces.join(", ")})`);
+      for (const s of samples.filter((x) => x.kind === "GitLabCore"))
+        cleanups.push(
+          watchGitLab(
+            client,
+            { name: s.metadata.name ?? "", namespace: s.metadata.namespace ?? "default" },
+            say,
+          ),
+        );
       say(`openbao target: its own process in the node's network (watching ${openbaoNamespaces.join(", ")})`);
       for (const s of samples.filter((x) => x.kind === "OpenBaoCluster"))
         cleanups.push(
@@ -290,6 +315,11 @@ function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): Ku
         sample = local.doc;
         for (const c of local.changes) say(`${relative(process.cwd(), d.file)} on the local node: ${c}`);
       }
+      if (sample.kind === "GitLabCore") {
+        const local = gitlabSampleForLocalNode(sample);
+        sample = local.doc;
+        for (const c of local.changes) say(`${relative(process.cwd(), d.file)} on the local node: ${c}`);
+      }
       samples.push(sample);
     } else {
       const reserved = reservedTargetOf(sample.kind ?? "");
@@ -297,11 +327,13 @@ function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): Ku
       const why =
         idle && NODE_TARGETS.includes(idle) && !nodeRunning
           ? `its target "${idle}" runs OpenBao pods, which need the local node (not running)`
-          : idle
-            ? `its target "${idle}" is not part of npm start's local default yet`
-            : reserved
-              ? `its target "${reserved}" is not implemented yet`
-              : "no target serves its kind";
+          : idle && IN_PROCESS_NODE_TARGETS.includes(idle) && !nodeRunning
+            ? `its target "${idle}" runs hook Jobs and workloads in pods, which need the local node (not running)`
+            : idle
+              ? `its target "${idle}" is not part of npm start's local default yet`
+              : reserved
+                ? `its target "${reserved}" is not implemented yet`
+                : "no target serves its kind";
       say(
         `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
       );
@@ -310,26 +342,53 @@ function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): Ku
   return samples;
 }
 
-/** Prints every pod change on the node as it happens (kubectl's own watch); returns its stop. */
+/** How long the node's pods are left to settle before their summary is printed. */
+const POD_SUMMARY_MS = 2000;
+
+/** Prints the node's pods per namespace as they settle (kubectl's own watch, summarised); returns its stop. */
 function showPods(kubectl: string, kubeconfig: string): () => Promise<void> {
   const child = spawn(
     kubectl,
-    ["--kubeconfig", kubeconfig, "get", "pods", "--all-namespaces", "--watch", "--no-headers", "-o", "wide"],
+    [
+      "--kubeconfig",
+      kubeconfig,
+      "get",
+      "pods",
+      "--all-namespaces",
+      "--watch",
+      "--output-watch-events",
+      "--no-headers",
+    ],
     { stdio: ["ignore", "pipe", "ignore"] },
   );
   trackChild(child, "kubectl get pods --watch");
+  const summary = new PodSummary();
+  let timer: NodeJS.Timeout | undefined;
+  const print = () => {
+    timer = undefined;
+    for (const line of summary.flush()) say(line);
+  };
   let rest = "";
   child.stdout.on("data", (chunk: Buffer) => {
     const lines = (rest + chunk.toString("utf8")).split("\n");
     rest = lines.pop() ?? "";
-    for (const line of lines) if (line.trim()) say(`pod ${line.trim().replace(/\s+/g, " ")}`);
+    for (const line of lines) if (line.trim()) summary.observe(line);
+    timer ??= setTimeout(print, POD_SUMMARY_MS);
   });
   return async () => {
+    if (timer) clearTimeout(timer);
+    print();
     child.kill("SIGTERM");
   };
 }
 
-function devConfig(baoAddr: string, namespaces: string[]): string {
+function devConfig(baoAddr: string, namespaces: string[], gitlabNamespaces: string[]): string {
+  const gitlab = gitlabNamespaces.length
+    ? `  gitlab:
+    namespaces: [${gitlabNamespaces.join(", ")}]
+    serviceAccountName: ${GITLAB_HOOK_ACCOUNT} # the shared-secrets hook runs as it
+`
+    : "";
   return `# Written by 'platform-operator dev' for the local default.
 leaderElection:
   enabled: true
@@ -345,7 +404,7 @@ targets:
           role: ohmlab-controller
           audience: vault
           serviceAccount: { namespace: ${OPERATOR_NAMESPACE}, name: platform-operator-vault }
-`;
+${gitlab}`;
 }
 
 async function waitServed(client: KubeClient): Promise<void> {

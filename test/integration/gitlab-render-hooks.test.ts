@@ -63,7 +63,7 @@ describe("gitlab fixture chart on the node: shared-secrets hook creates Secrets,
     const preInstall = rendered.hooks.filter((h) => h.events.includes("pre-install"));
     assert.deepEqual(
       preInstall.map((h) => h.weight),
-      [-10, -10, -10, -10, -5],
+      [-5, -5, -5, -3, 0],
     );
     // Weight groups in order, each group applied together, as helm does.
     for (const weight of [...new Set(preInstall.map((h) => h.weight))]) {
@@ -83,7 +83,7 @@ describe("gitlab fixture chart on the node: shared-secrets hook creates Secrets,
 
     // before-hook-creation: the next run replaces the Job; the script keeps existing Secrets.
     const job = preInstall.find((h) => h.object.kind === "Job")!;
-    assert.deepEqual(job.deletePolicies, ["before-hook-creation"]);
+    assert.deepEqual(job.deletePolicies, ["hook-succeeded", "before-hook-creation"]);
     await ctx.kubectl(["delete", "job", job.object.metadata.name, "--wait=true"]);
     await ctx.apply(job.object as Manifest);
     await ctx.waitFor(`job/${job.object.metadata.name}`, "condition=Complete", 300);

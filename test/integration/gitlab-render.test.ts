@@ -38,6 +38,9 @@ const baseValues = {
   traefik: { install: false },
 };
 
+/** The real chart's shared-secrets hooks' policy: deleted once every hook of the event succeeded. */
+const SS_POLICY = "hook-succeeded,before-hook-creation";
+
 describe("gitlab render: real helm over the fixture charts", () => {
   let client: KubeClient;
   let ns: string;
@@ -135,7 +138,9 @@ describe("gitlab render: real helm over the fixture charts", () => {
       const crd = find(r, "CustomResourceDefinition", "backupschedules.backup.gitlab.com");
       assert.equal(!!crd, atLeast(version, "10.4.0"), `${at}: CRD template`);
       if (crd) assert.equal(crd.metadata.namespace, undefined);
-      // Hooks in helm's order, hook RBAC among them (the reconciler skips it), none among objects.
+      // Hooks in helm's order (weight, then name, then kind), hook RBAC among them (the reconciler
+      // skips it), none among objects. The chart's `test` Pod is left out by helm (--skip-tests):
+      // only `helm test` runs it.
       assert.deepEqual(
         r.hooks.map((h) => [
           h.object.kind,
@@ -145,19 +150,21 @@ describe("gitlab render: real helm over the fixture charts", () => {
           h.deletePolicies.join(","),
         ]),
         [
-          ["ServiceAccount", "gl-shared-secrets", "pre-install,pre-upgrade", -10, "before-hook-creation"],
-          ["ConfigMap", "gl-shared-secrets", "pre-install,pre-upgrade", -10, "before-hook-creation"],
-          ["Role", "gl-shared-secrets", "pre-install,pre-upgrade", -10, "before-hook-creation"],
-          ["RoleBinding", "gl-shared-secrets", "pre-install,pre-upgrade", -10, "before-hook-creation"],
-          ["Job", "gl-shared-secrets", "pre-install,pre-upgrade", -5, "before-hook-creation"],
-          ["Job", "gl-upgrade-check", "pre-upgrade", 5, "before-hook-creation,hook-succeeded"],
+          ["ConfigMap", "gl-upgrade-check", "pre-upgrade", -11, "before-hook-creation"],
+          ["Job", "gl-upgrade-check", "pre-upgrade", -10, "hook-succeeded,before-hook-creation"],
+          ["ServiceAccount", "gl-shared-secrets", "pre-install,pre-upgrade", -5, SS_POLICY],
+          ["Role", "gl-shared-secrets", "pre-install,pre-upgrade", -5, SS_POLICY],
+          ["RoleBinding", "gl-shared-secrets", "pre-install,pre-upgrade", -5, SS_POLICY],
+          ["ConfigMap", "gl-shared-secrets", "pre-install,pre-upgrade", -3, SS_POLICY],
+          ["Job", "gl-shared-secrets", "pre-install,pre-upgrade", 0, SS_POLICY],
         ],
         `${at}: hooks`,
       );
       for (const h of r.hooks) assert.equal(h.object.metadata.namespace, ns);
-      const script = String((r.hooks[1]!.object["data"] as Record<string, string>)["generate-secrets"]);
+      const script = String((r.hooks[5]!.object["data"] as Record<string, string>)["generate-secrets"]);
       assert.equal(script.includes("gl-kas-secret"), atLeast(version, "10.4.0"), `${at}: kas secret`);
       assert.ok(!r.objects.some((o) => o.metadata.annotations?.["helm.sh/hook"]));
+      assert.ok(!r.objects.concat(r.hooks.map((h) => h.object)).some((o) => o.kind === "Pod"));
     }
   });
 

@@ -144,9 +144,17 @@ describe("GitLabCore upgrades on a real cluster", () => {
       steps.some((s) => s["migrations"] === "running" && s["next"] === "10.3.4"),
       "at least one pass found 10.3.4's migrations still running and held the step",
     );
-    // Each step ran its own pre-upgrade hooks: the upgrade check twice, shared-secrets for each chart.
+    // Each step ran its own pre-upgrade hooks: the upgrade check twice (its script ConfigMap, then
+    // the Job running it), before shared-secrets, for each chart.
     const hooks = op.lines("hook started", key()).map((l) => String(l["hook"]));
-    assert.equal(hooks.filter((h) => h.endsWith("/gl-upgrade-check")).length, 2);
+    assert.equal(hooks.filter((h) => h === `Job ${ns}/gl-upgrade-check`).length, 2);
+    assert.equal(hooks.filter((h) => h === `ConfigMap ${ns}/gl-upgrade-check`).length, 2);
+    assert.ok(
+      hooks.indexOf(`Job ${ns}/gl-upgrade-check`) < hooks.lastIndexOf(`Job ${ns}/gl-shared-secrets`),
+      "the upgrade check (-10) ran before shared-secrets (0)",
+    );
+    // The check's ConfigMap says before-hook-creation only: kept after the upgrade, and not pruned.
+    assert.ok(await client.get(CONFIGMAP, "gl-upgrade-check", ns));
     // 10.4's shared-secrets generates the KAS secret its webservice needs; it is Running, so it ran first.
     assert.ok(await client.get(SECRET, "gl-kas-secret", ns));
     // The 10.4 chart's CustomResourceDefinition template is never applied.

@@ -21,7 +21,7 @@ describe("npm start -- --chart (platform-operator dev --chart)", () => {
     assert.equal(code, 0, out);
     // helm --wait returned: the Deployment's two replicas are available.
     assert.match(out, /\[dev\] deployment platform-operator-vault ready \(2\/2 available\)/);
-    assert.match(out, /\[dev\] pod platform-operator-system platform-operator-vault-\S+ 1\/1 Running/);
+    assert.match(out, /\[dev\] pods platform-operator-system: .*platform-operator-vault-\S+ Running 1\/1/);
     // The samples were seeded by the pods (their log, followed), not by a process on the host.
     assert.match(out, /wrote path .*staging-core-keycloak/);
     assert.doesNotMatch(out, /\[dev\] {2}metrics: +http:\/\/127\.0\.0\.1/, "no host operator process");

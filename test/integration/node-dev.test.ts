@@ -9,6 +9,7 @@ import { REGISTRY_DIR } from "../../src/testenv/node/registry.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const FORMED = /\[dev\] openbao openbao\/secrets formed: 3 initialized Raft voters/;
+const GITLAB_RUNNING = /\[dev\] gitlab gitlab-system\/gitlab: phase Running/;
 
 describe("npm start -- --node (platform-operator dev --node)", () => {
   it("runs the local default on a node of its own, seeds the samples, forms the sample OpenBao cluster, and cleans up", async () => {
@@ -23,11 +24,11 @@ describe("npm start -- --node (platform-operator dev --node)", () => {
     const exited = new Promise<number | null>((r) => child.once("exit", r));
     // What a user waits for: the line saying the cluster has formed. Then Ctrl-C, as they would.
     const formed = new Promise<void>((resolve) => {
-      onOutput = () => (FORMED.test(out) ? resolve() : undefined);
+      onOutput = () => (FORMED.test(out) && GITLAB_RUNNING.test(out) ? resolve() : undefined);
     });
     await Promise.race([
       formed,
-      exited.then(() => assert.fail(`dev ended before the cluster formed:\n${out}`)),
+      exited.then(() => assert.fail(`dev ended before the cluster formed and GitLab ran:\n${out}`)),
     ]);
     child.kill("SIGINT");
     const code = await exited;
@@ -35,11 +36,29 @@ describe("npm start -- --node (platform-operator dev --node)", () => {
 
     const index = /\[dev\] node (\d+): CoreDNS ready/.exec(out)?.[1];
     assert.ok(index, `the node came up:\n${out}`);
-    assert.match(out, /\[dev\] pod kube-system coredns-\S+ 1\/1 Running/);
+    assert.match(out, /\[dev\] pods kube-system: .*coredns-\S+ Running 1\/1/);
     assert.match(
       out,
-      /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster, OpenBaoRestore\)/,
+      /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster, OpenBaoRestore\); gitlab \(GitLabCore\)/,
     );
+    // The GitLabCore sample on the bundled fixture chart: its progress, its hooks in Helm's order.
+    assert.match(out, /gitlabcore\.yaml on the local node: spec\.networking left out/);
+    const gitlab = out.split("\n").filter((l) => l.startsWith("[dev] gitlab gitlab-system/gitlab: "));
+    const order = [
+      "version resolved: chart 10.4.0",
+      "hooks: ChartRendered",
+      "objects applied",
+      "phase Running",
+    ];
+    let at = -1;
+    for (const step of order) {
+      const i = gitlab.findIndex((l, j) => j > at && l.includes(step));
+      assert.ok(i > at, `gitlab progress "${step}" in order:\n${gitlab.join("\n")}`);
+      at = i;
+    }
+    // Summarised pods: a line per namespace when it settles, not one per change of any pod.
+    const podLines = out.split("\n").filter((l) => l.startsWith("[dev] pods "));
+    assert.ok(podLines.length < 40, `${podLines.length} pod lines:\n${podLines.join("\n")}`);
     // The vault target still seeds its samples against the dev OpenBao.
     assert.match(out, /wrote path .*staging-core-keycloak/);
     // The OpenBaoCluster sample, with each change the node needs named.
@@ -61,7 +80,7 @@ describe("npm start -- --node (platform-operator dev --node)", () => {
     assert.ok(firstUninitialized >= 0, `no progress line before initialization:\n${progress.join("\n")}`);
     assert.ok(done > firstUninitialized, `no formed line after it:\n${progress.join("\n")}`);
     for (const i of [0, 1, 2])
-      assert.match(out, new RegExp(`\\[dev\\] pod openbao secrets-${i} \\S+ Running`));
+      assert.match(out, new RegExp(`\\[dev\\] pods openbao: .*secrets-${i} Running`));
     assert.match(out, /\[dev\] stopped/);
     // The cluster's root token stays in its Secret: no token is printed but the dev OpenBao's own.
     const printed = out.split("\n").filter((l) => !l.includes("dev root token"));

@@ -1,5 +1,4 @@
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
@@ -7,6 +6,7 @@ import type { GitLabCore } from "../../src/apis/gitlabcore.js";
 import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
 import { findCondition } from "../../src/runtime/conditions.js";
+import type { Credentials } from "../../src/runtime/credentials/types.js";
 import { isConflict } from "../../src/runtime/errors.js";
 import { createLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
@@ -15,20 +15,20 @@ import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
 import { GITLABCORE, gitlabTarget } from "../../src/targets/gitlab/target.js";
 import { releaseSourceFromEnv } from "../../src/targets/gitlab/wiring.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
-import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { eventually } from "./kube.js";
 
-const FIXTURE_CHART = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab/chart", import.meta.url));
 const GITLAB_CRD = fileURLToPath(
   new URL("../../../deploy/crds/apps.gitlab.com_gitlabcores.yaml", import.meta.url),
 );
 
 type RequestSpec = Parameters<KubeClient["request"]>[0];
 
-/** A KubeClient that counts the requests that write (anything but GET), by method. */
+/** A KubeClient that counts its requests (watches aside), and those that write (anything but GET) by method. */
 export class CountingClient extends KubeClient {
   readonly writes = new Map<string, number>();
+  requestCount = 0;
   override request<T = unknown>(spec: RequestSpec): Promise<T> {
+    this.requestCount++;
     if (spec.method !== "GET") this.writes.set(spec.method, (this.writes.get(spec.method) ?? 0) + 1);
     return super.request<T>(spec);
   }
@@ -39,32 +39,7 @@ export class CountingClient extends KubeClient {
   }
 }
 
-/**
- * A charts directory in the bundled layout (`gitlab/<version>/`) holding the fixture chart under
- * each version, with the GitLab version the fixture pairs with it as appVersion.
- */
-export function fixtureChartsDir(versions: { version: string; appVersion: string }[]): {
-  dir: string;
-  remove(): void;
-} {
-  const dir = makeTempDir("gitlab-charts");
-  for (const v of versions) {
-    const to = join(dir, "gitlab", v.version);
-    cpSync(FIXTURE_CHART, to, { recursive: true });
-    const chartYaml = readFileSync(join(to, "Chart.yaml"), "utf8")
-      .replace(/^version: .*$/m, `version: ${v.version}`)
-      .replace(/^appVersion: .*$/m, `appVersion: ${v.appVersion}`);
-    writeFileSync(join(to, "Chart.yaml"), chartYaml);
-  }
-  return { dir, remove: () => removeTempDir(dir) };
-}
-
-/** The fixture's own list of versions and the GitLab versions they deploy. */
-export function fixtureVersions(): { version: string; appVersion: string }[] {
-  const file = fileURLToPath(new URL("../../../test/fixtures/charts/gitlab/versions.yaml", import.meta.url));
-  const doc = parse(readFileSync(file, "utf8")) as { versions: { version: string; appVersion: string }[] };
-  return doc.versions.map((v) => ({ version: String(v.version), appVersion: String(v.appVersion) }));
-}
+export { fixtureChartsDir, fixtureVersions } from "../../src/testenv/gitlab-fixture-chart.js";
 
 const looseCrd = (
   group: string,
@@ -191,9 +166,14 @@ export async function startGitLabTarget(
   ns: string,
   chartsDir: string | ((m: Manager) => ReleaseSource),
   settings: Record<string, unknown> = {},
+  /** Who the operator authenticates as: the kubeconfig's user unless given (a ServiceAccount's token, say, for the audit log). */
+  credentials?: Credentials,
 ): Promise<RunningGitLab> {
   const helm = typeof chartsDir === "string" ? await ensureHelm() : "";
-  const client = new CountingClient(loadKubeConfig(kubeconfigPath), "gitlab-operator-under-test");
+  const client = new CountingClient(
+    credentials ?? loadKubeConfig(kubeconfigPath),
+    "gitlab-operator-under-test",
+  );
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {

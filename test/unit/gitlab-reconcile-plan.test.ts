@@ -7,7 +7,14 @@ import {
   type RenderedHook,
   type RenderedObject,
 } from "../../src/targets/gitlab/apply/rendered.js";
-import { hookEventFor, hooksDue, planHooks } from "../../src/targets/gitlab/hooks/plan.js";
+import {
+  deletionsAfterFailure,
+  deletionsAfterSuccess,
+  hookEventFor,
+  hooksDue,
+  type PlannedHook,
+  planHooks,
+} from "../../src/targets/gitlab/hooks/plan.js";
 import { inventoryKinds } from "../../src/targets/gitlab/prune/index.js";
 import { gitlabVersionOf, migrationsState } from "../../src/targets/gitlab/status/version.js";
 import { workloadReadiness } from "../../src/targets/gitlab/status/workloads.js";
@@ -110,7 +117,7 @@ describe("gitlab apply plan", () => {
 });
 
 describe("gitlab hook plan", () => {
-  it("runs one event's hooks by weight, then kind, then name; RBAC never", () => {
+  it("runs one event's hooks by weight, then name, then kind (Helm's order); RBAC never", () => {
     const hooks = [
       hook(obj("batch/v1", "Job", "migrations"), 5, ["pre-upgrade"]),
       hook(
@@ -134,7 +141,8 @@ describe("gitlab hook plan", () => {
     const install = planHooks(hooks, "pre-install");
     assert.deepEqual(
       install.run.map((p) => p.hook.object.metadata.name),
-      ["shared-secrets-cfg", "shared-secrets", "a", "b"],
+      // Helm compares names before kinds: the Job "shared-secrets" sorts before "shared-secrets-cfg".
+      ["shared-secrets", "shared-secrets-cfg", "a", "b"],
     );
     assert.equal(hookEventFor(undefined), "pre-install");
     assert.equal(hookEventFor("10.3.0"), "pre-upgrade");
@@ -144,10 +152,108 @@ describe("gitlab hook plan", () => {
     );
     assert.deepEqual(plan.run[0]!.deletePolicies, ["before-hook-creation", "hook-succeeded"]);
     assert.deepEqual(
-      install.run[0]!.deletePolicies,
+      install.run[1]!.deletePolicies,
       ["before-hook-creation"],
       "Helm's default when none is given",
     );
+  });
+
+  it("sorts hooks of one weight and name by Helm's kind order, unknown kinds last and by name", () => {
+    const names = planHooks(
+      [
+        hook(obj("batch/v1", "Job", "gl-shared-secrets"), -3),
+        hook(obj("example.com/v1", "Widget", "gl-shared-secrets"), -3),
+        hook(obj("example.com/v1", "Gadget", "gl-shared-secrets"), -3),
+        hook(obj("v1", "ConfigMap", "gl-shared-secrets"), -3),
+        hook(obj("v1", "ServiceAccount", "gl-shared-secrets"), -3),
+        // Go compares bytes: "Z" (0x5a) before "a" (0x61), "-" (0x2d) before "."
+        hook(obj("v1", "ConfigMap", "gl-a"), -3),
+        hook(obj("v1", "ConfigMap", "gl-Z"), -3),
+      ],
+      "pre-install",
+    ).run.map((p) => `${p.hook.object.kind} ${p.hook.object.metadata.name}`);
+    assert.deepEqual(names, [
+      "ConfigMap gl-Z",
+      "ConfigMap gl-a",
+      "ServiceAccount gl-shared-secrets",
+      "ConfigMap gl-shared-secrets",
+      "Job gl-shared-secrets",
+      "Gadget gl-shared-secrets",
+      "Widget gl-shared-secrets",
+    ]);
+  });
+
+  it("keeps declared delete policies as Helm does; before-hook-creation only when none is declared", () => {
+    const [unknown, none] = planHooks(
+      [
+        hook(obj("v1", "ConfigMap", "a"), 0, ["pre-install"], ["keep-me"]),
+        hook(obj("v1", "ConfigMap", "b"), 0),
+      ],
+      "pre-install",
+    ).run;
+    assert.deepEqual(unknown!.deletePolicies, ["keep-me"], "an unknown policy is a policy: no default");
+    assert.deepEqual(none!.deletePolicies, ["before-hook-creation"]);
+  });
+
+  // The real GitLab chart's shared-secrets event: ServiceAccount (-5), the script ConfigMap (-3), the
+  // Job that mounts it (0), all hook-succeeded,before-hook-creation; the upgrade check's ConfigMap
+  // (-11) keeps only before-hook-creation.
+  const SS = ["hook-succeeded", "before-hook-creation"];
+  const gitlabEvent = () =>
+    planHooks(
+      [
+        hook(obj("batch/v1", "Job", "gl-shared-secrets"), 0, ["pre-upgrade"], SS),
+        hook(obj("v1", "ConfigMap", "gl-shared-secrets"), -3, ["pre-upgrade"], SS),
+        hook(obj("v1", "ServiceAccount", "gl-shared-secrets"), -5, ["pre-upgrade"], SS),
+        hook(obj("v1", "ConfigMap", "gl-upgrade-check"), -11, ["pre-upgrade"], ["before-hook-creation"]),
+        hook(obj("batch/v1", "Job", "gl-upgrade-check"), -10, ["pre-upgrade"], SS),
+        hook(obj("v1", "ConfigMap", "gl-probe"), 1, ["pre-upgrade"], ["hook-failed"]),
+        hook(obj("batch/v1", "Job", "gl-probe"), 1, ["pre-upgrade"], ["hook-failed"]),
+        hook(obj("v1", "Pod", "gl-test-runner-x1y2z"), 0, ["test"], ["hook-succeeded", "hook-failed"]),
+      ],
+      "pre-upgrade",
+    ).run;
+  const named = (hs: readonly PlannedHook[]) =>
+    hs.map((p) => `${p.hook.object.kind} ${p.hook.object.metadata.name}`);
+
+  it("deletes hook-succeeded hooks only after every hook of the event succeeded, last first", () => {
+    const run = gitlabEvent();
+    assert.deepEqual(named(run), [
+      "ConfigMap gl-upgrade-check",
+      "Job gl-upgrade-check",
+      "ServiceAccount gl-shared-secrets",
+      "ConfigMap gl-shared-secrets",
+      "Job gl-shared-secrets",
+      "ConfigMap gl-probe",
+      "Job gl-probe",
+    ]);
+    assert.deepEqual(named(deletionsAfterSuccess(run)), [
+      "Job gl-shared-secrets",
+      "ConfigMap gl-shared-secrets",
+      "ServiceAccount gl-shared-secrets",
+      "Job gl-upgrade-check",
+    ]);
+  });
+
+  it("on a failure deletes the failed hook if it says hook-failed and the earlier hook-succeeded ones", () => {
+    const run = gitlabEvent();
+    // The probe Job (hook-failed) failed: it goes, and so do the hooks that succeeded and say
+    // hook-succeeded; the probe ConfigMap (hook-failed, succeeded) and the upgrade-check ConfigMap stay.
+    assert.deepEqual(named(deletionsAfterFailure(run, 6)), [
+      "Job gl-probe",
+      "Job gl-upgrade-check",
+      "ServiceAccount gl-shared-secrets",
+      "ConfigMap gl-shared-secrets",
+      "Job gl-shared-secrets",
+    ]);
+    // The shared-secrets Job (no hook-failed) failed: it stays for inspection; what ran before it and
+    // says hook-succeeded goes; the hooks after it never ran.
+    assert.deepEqual(named(deletionsAfterFailure(run, 4)), [
+      "Job gl-upgrade-check",
+      "ServiceAccount gl-shared-secrets",
+      "ConfigMap gl-shared-secrets",
+    ]);
+    assert.deepEqual(named(deletionsAfterFailure(run, 0)), []);
   });
 
   it("runs hooks once per release: again for a new generation, a new chart, or after a failed pass", () => {

@@ -11,6 +11,7 @@ import type { Logger } from "../../runtime/log.js";
 import { StatusMemory } from "../../runtime/status-memory.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { applyPlanned } from "./apply/exec.js";
+import { AppliedMemory, type LiveObjects } from "./apply/live.js";
 import { FIELD_MANAGER, planApply, releaseSelector } from "./apply/plan.js";
 import type { Rendered } from "./apply/rendered.js";
 import { cleanUpRelease } from "./deletion/index.js";
@@ -95,6 +96,11 @@ export interface GitLabReconcilerDeps {
   /** Effective chart values for a resource and the chart version about to be rendered. */
   values: (gl: GitLabCore, chartVersion: string) => unknown;
   settings: GitLabTargetSettings;
+  /**
+   * Informers of the release's objects (a quiet pass then compares against them and asks the API
+   * nothing); without them each object is read and the inventory listed on every pass.
+   */
+  live?: LiveObjects;
   now?: () => Date;
 }
 
@@ -117,6 +123,7 @@ const JOB: ResourceType = { group: "batch", version: "v1", kind: "Job", plural: 
 export class GitLabCoreReconciler {
   private readonly statuses = new StatusMemory<GitLabCoreStatus>();
   private readonly failures = new Map<string, number>();
+  private readonly applied = new AppliedMemory();
   private readonly now: () => Date;
 
   constructor(private readonly d: GitLabReconcilerDeps) {
@@ -294,7 +301,13 @@ export class GitLabCoreReconciler {
     }
 
     // 7. Apply.
-    const report = await applyPlanned(this.d.client, obj, plan.objects, { signal, dryRun: observe });
+    const report = await applyPlanned(this.d.client, obj, plan.objects, {
+      signal,
+      dryRun: observe,
+      live: this.d.live,
+      memory: this.applied,
+      memoryKey: `${release.namespace}/${release.name}`,
+    });
     applyWrites.inc(report.applied.length);
     const recorded = new Set([...(status.renderedKinds ?? []), ...report.servedKinds]);
     if (report.unserved.length || report.failed.length) {
@@ -316,6 +329,7 @@ export class GitLabCoreReconciler {
       const would = upgradePass
         ? []
         : await prunable(this.d.client, {
+            live: this.d.live,
             release,
             kinds: recorded,
             keep: report.keep,
@@ -338,6 +352,7 @@ export class GitLabCoreReconciler {
     }
     if (!upgradePass) {
       const result = await pruneRelease(this.d.client, {
+        live: this.d.live,
         release,
         kinds: recorded,
         keep: report.keep,
@@ -429,6 +444,7 @@ export class GitLabCoreReconciler {
 
   private forget(key: string): void {
     this.statuses.forget(key);
+    this.applied.forgetAll(`${key}|`);
     this.failures.delete(key);
   }
 }

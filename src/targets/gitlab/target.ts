@@ -4,12 +4,16 @@ import {
   GitLabCoreKind,
   GitLabCorePlural,
   GitLabCoreVersion,
+  GitLabReleaseNameLabel,
+  GitLabReleaseNamespaceLabel,
 } from "../../apis/gitlabcore-names.js";
 import { CONFIGMAP } from "../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../runtime/controller.js";
+import type { Informer } from "../../runtime/informer.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import type { LiveObjects } from "./apply/live.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
 import { defaultValues, defaultVersionPolicy, releaseSourceFromEnv } from "./wiring.js";
@@ -38,6 +42,28 @@ export function keysNamingConfigMap(gitlabs: readonly GitLabCore[], cm: KubeObje
     .map((g) => `${g.metadata.namespace}/${g.metadata.name}`);
 }
 
+/** How long a pass waits for a new informer of a release kind to list before going without it. */
+const LIVE_SYNC_WAIT_MS = 30_000;
+
+async function untilSynced(inf: Informer<KubeObject>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    inf.waitForSync(),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+/** The GitLabCore an object of a release belongs to, by the release labels the render stamps. */
+export function releaseKeysOf(o: KubeObject): string[] {
+  const name = o.metadata.labels?.[GitLabReleaseNameLabel];
+  const namespace = o.metadata.labels?.[GitLabReleaseNamespaceLabel];
+  return name && namespace ? [`${namespace}/${name}`] : [];
+}
+
 export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<GitLabTargetConfig> {
   return {
     name: "gitlab",
@@ -46,6 +72,27 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
       const informer = manager.informer<GitLabCore>(GITLABCORE);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP);
       const valuesOf = hooks.values ?? defaultValues;
+      // The release's objects, watched per kind as the renders name them: what a quiet pass compares
+      // with, and an edit or deletion by hand reconciles its release at once.
+      const watched = new Set<Informer<KubeObject>>();
+      let controller: Controller | undefined;
+      const live: LiveObjects = async (type) => {
+        // A manager that stopped (or lost leadership) starts no informer it would not stop.
+        if (!manager.isLeader) return undefined;
+        const inf = manager.informer<KubeObject>(type, {
+          labelSelector: GitLabReleaseNameLabel,
+          keepManagedFields: true,
+        });
+        inf.start();
+        if (!watched.has(inf) && controller) {
+          watched.add(inf);
+          controller.watchMapped(inf, releaseKeysOf);
+        }
+        // A kind the operator may not list (RBAC) never syncs: the pass then reads and writes that
+        // kind directly, so the refusal is reported as an apply failure instead of a silent wait.
+        if (!inf.hasSynced) await untilSynced(inf, LIVE_SYNC_WAIT_MS);
+        return inf.hasSynced ? inf : undefined;
+      };
       const reconciler = new GitLabCoreReconciler({
         type: GITLABCORE,
         client: manager.client,
@@ -61,8 +108,9 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
           hookTimeoutMs: config.hookTimeoutMs,
           observeOnly: config.observeOnly,
         },
+        live,
       });
-      const controller = new Controller({
+      controller = new Controller({
         name: CONTROLLER_NAME,
         log: manager.log,
         concurrency: config.concurrency,

@@ -3,7 +3,7 @@ import type { Manager } from "../../runtime/manager.js";
 import { ChartNotFoundError, ChartSource, chartSourceConfigFromEnv } from "./charts/index.js";
 import type { GitLabTargetConfig } from "./config.js";
 import { renders } from "./metrics.js";
-import type { ReleaseSource, VersionPolicy } from "./reconciler.js";
+import type { Capabilities, ReleaseSource, VersionPolicy } from "./reconciler.js";
 import { capabilitiesFromDiscovery, HelmRunner, RenderCache, renderChartCached } from "./render/index.js";
 import { effectiveValues } from "./values/index.js";
 import { planUpgradePath, resolveTargetVersion } from "./version/index.js";
@@ -40,9 +40,42 @@ export function defaultValues(gl: GitLabCore, chartVersion: string, config: GitL
   return r.values;
 }
 
-/** A chart the source cannot find is a pull failure as far as the resource is concerned. */
-class ChartUnavailable extends Error {
-  readonly reason = "ChartPullFailed";
+/**
+ * A version no source has (not in the charts directory, and no repository to pull it from) is an
+ * unresolved version, as the status table says; ChartPullFailed is for a pull that was tried.
+ */
+class VersionInNoSource extends Error {
+  readonly reason = "VersionUnresolved";
+}
+
+/**
+ * How long the cluster's capabilities are reused before discovery is asked again. A quiet pass then
+ * makes no discovery request; a group-version installed since (the Gateway API, say) is seen within
+ * this long.
+ */
+export const CAPABILITIES_TTL_MS = 5 * 60_000;
+
+/** The last answer of `load` for {@link CAPABILITIES_TTL_MS}; a failed load is not kept. */
+export class CapabilitiesCache {
+  private last?: { at: number; value: Promise<Capabilities> };
+
+  constructor(
+    private readonly load: () => Promise<Capabilities>,
+    private readonly ttlMs = CAPABILITIES_TTL_MS,
+    private readonly now = () => performance.now(),
+  ) {}
+
+  get(): Promise<Capabilities> {
+    const t = this.now();
+    if (this.last && t - this.last.at < this.ttlMs) return this.last.value;
+    const value = this.load();
+    const entry = { at: t, value };
+    this.last = entry;
+    value.catch(() => {
+      if (this.last === entry) this.last = undefined;
+    });
+    return value;
+  }
 }
 
 /**
@@ -53,15 +86,16 @@ export function releaseSourceFromEnv(manager: Manager, env: NodeJS.ProcessEnv = 
   const helm = new HelmRunner({ binary: env["HELM_BINARY"]?.trim() || undefined });
   const source = new ChartSource(helm, chartSourceConfigFromEnv(env));
   const cache = new RenderCache();
+  const capabilities = new CapabilitiesCache(() => capabilitiesFromDiscovery(manager.client));
   return {
-    capabilities: () => capabilitiesFromDiscovery(manager.client),
+    capabilities: () => capabilities.get(),
     versions: () => source.listChartVersions(),
     async render(req, signal) {
       let chart: Awaited<ReturnType<ChartSource["resolve"]>>;
       try {
         chart = await source.resolve(req.version);
       } catch (e) {
-        if (e instanceof ChartNotFoundError) throw new ChartUnavailable(e.message);
+        if (e instanceof ChartNotFoundError) throw new VersionInNoSource(`spec.version: ${e.message}`);
         throw e;
       }
       const result = await renderChartCached(helm, cache, {

@@ -139,8 +139,10 @@ name spec.network.apiServerCIDR or apiServerEndpointIPs).
 
 {{/*
 The gitlab target: its GitLabCores, ConfigMaps it watches (versionRef), and the kinds the GitLab
-chart renders, written by server-side apply (patch), read by name (get) and, for prune, listed by
-the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for and deleted.
+chart renders, written by server-side apply (patch) and read through one informer per kind
+selecting the release label (list, watch): a quiet pass compares with that cache, prune reads its
+inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by name while they run
+(get) and deleted.
 */}}
 {{- define "po.namespacedRules.gitlab" -}}
 # Read through the informer only (list, watch); patch: the finalizer.
@@ -155,19 +157,19 @@ the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [services]
-  verbs: [get, list, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
-  verbs: [get, list, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [get, list, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
-  verbs: [get, list, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gateways, httproutes]
-  verbs: [get, list, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -192,7 +194,7 @@ the release labels and deleted. Hooks (ConfigMaps, Jobs) are applied, waited for
 {{- define "po.clusterRules.gitlab" -}}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses]
-  verbs: [get, list, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 {{- end -}}
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}

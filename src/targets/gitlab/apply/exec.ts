@@ -4,6 +4,7 @@ import { ApiError, errorMessage, isNotFound } from "../../../runtime/errors.js";
 import { setControllerReference } from "../../../runtime/ownership.js";
 import { inventoryId } from "../../../runtime/prune.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
+import { type AppliedMemory, cachedObject, intentDigest, type LiveObjects } from "./live.js";
 import { describeObject, redactedError, waitUntilGone } from "./objects.js";
 import { FIELD_MANAGER } from "./plan.js";
 import { kindKey, type RenderedObject } from "./rendered.js";
@@ -30,6 +31,12 @@ export interface ApplyOptions {
   /** Observe-only: every decision is made, nothing is stored. */
   dryRun?: boolean;
   signal?: AbortSignal;
+  /** Informers holding the release's objects; without them each object is read from the API. */
+  live?: LiveObjects;
+  /** What was applied before, so an unchanged object whose cache entry did not move costs no request. */
+  memory?: AppliedMemory;
+  /** Prefix of this release's entries in `memory`. */
+  memoryKey?: string;
 }
 
 /**
@@ -74,9 +81,19 @@ export async function applyPlanned(
     }
     served.add(key);
     const intent = withOwner(owner, rendered, type);
-    report.keep.add(inventoryId(type, intent.metadata, type.namespaced));
+    const id = inventoryId(type, intent.metadata, type.namespaced);
+    report.keep.add(id);
     try {
-      const outcome = await applyOrReplace(client, intent, type, opts);
+      const cached = cachedObject(opts.live ? await opts.live(type) : undefined, intent);
+      const digest = intentDigest(intent);
+      const memoryId = `${opts.memoryKey ?? ""}|${id}`;
+      if (cached && opts.memory?.unchanged(memoryId, digest, cached)) {
+        report.live.push(cached);
+        report.unchanged++;
+        continue;
+      }
+      const outcome = await applyOrReplace(client, intent, type, { ...opts, cached });
+      if (outcome.action !== "dry-run") opts.memory?.remember(memoryId, digest, outcome.object);
       report.live.push(outcome.object);
       if (outcome.action === "applied") report.applied.push(describeObject(intent));
       else if (outcome.action === "dry-run") report.wouldApply.push(describeObject(intent));
@@ -119,11 +136,11 @@ async function applyOrReplace(
   client: KubeClient,
   intent: KubeObject,
   type: ResourceType,
-  opts: ApplyOptions,
+  opts: ApplyOptions & { cached: KubeObject | null | undefined },
 ): Promise<{ object: KubeObject; action: "unchanged" | "applied" | "dry-run" }> {
   const applyOpts = { fieldManager: FIELD_MANAGER, force: true, dryRun: opts.dryRun };
   try {
-    return await applyIfChanged(client, intent, applyOpts);
+    return await applyIfChanged(client, intent, { ...applyOpts, live: opts.cached });
   } catch (e) {
     if (!isImmutableJob(type, e) || opts.dryRun) throw e;
     const live = await client.getOrUndefined(type, intent.metadata.name!, intent.metadata.namespace);

@@ -24,18 +24,28 @@ export function redactedError(o: KubeObject | { kind?: string }, e: unknown): st
   return errorMessage(e);
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(t);
-        reject(signal.reason ?? new Error("aborted"));
-      },
-      { once: true },
-    );
+/**
+ * Waits `ms`, or until the signal aborts. The abort listener is removed when the timer fires: a poll
+ * sleeps on one signal many times, and a listener left behind per sleep is a leak (Node warns
+ * MaxListenersExceeded once 11 pile up while a hook runs).
+ */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason ?? new Error("aborted"));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason ?? new Error("aborted"));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
 
 /** Polls every `intervalMs` until `check` answers something other than undefined, or fails after `timeoutMs`. */
 export async function poll<T>(

@@ -5,7 +5,7 @@ import { setControllerReference } from "../../../runtime/ownership.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { describeObject, poll, redactedError, waitUntilGone } from "../apply/objects.js";
 import { FIELD_MANAGER } from "../apply/plan.js";
-import type { PlannedHook } from "./plan.js";
+import { deletionsAfterFailure, deletionsAfterSuccess, hasPolicy, type PlannedHook } from "./plan.js";
 
 export interface HookRunOptions {
   /** How long one hook (a Job, a Pod) may take before the pass fails. */
@@ -21,16 +21,22 @@ export interface HookRunReport {
   ran: string[];
   /** The first hook that failed, and why (the rest did not run). */
   failed?: { hook: string; error: string };
+  /** Hooks deleted by their policy after the event ("Kind namespace/name"), in order. */
+  deleted: string[];
 }
 
 /** Thrown inside a hook run: the hook's own failure, as opposed to an API error. */
 class HookFailed extends Error {}
 
 /**
- * Runs the planned hooks one after another: each is created (an older object of its name first
- * removed under before-hook-creation), waited for when it is a Job or a Pod, and deleted as its
- * policy says. Hooks carry the owner as controller, so whatever a policy keeps goes with it, but no
- * release labels: they are not part of the release, and prune must never see them.
+ * Runs one event's planned hooks as Helm's execHook does. Each hook in turn: its previous object
+ * removed under before-hook-creation, created, waited for (a Job to completion, a Pod to success,
+ * anything else is done once created). When one fails: it is deleted if it says hook-failed, the
+ * hooks that succeeded before it are deleted if they say hook-succeeded, and the rest never run.
+ * Only when every hook succeeded are the hook-succeeded ones deleted, last first, so a ConfigMap
+ * hook that a later Job mounts is there until that Job is done. A hook with neither policy stays.
+ * Hooks carry the owner as controller, so whatever a policy keeps goes with it; prune never deletes
+ * them (they are not release objects: see prune/index.ts).
  */
 export async function runHooks(
   client: KubeClient,
@@ -38,32 +44,75 @@ export async function runHooks(
   hooks: readonly PlannedHook[],
   opts: HookRunOptions,
 ): Promise<HookRunReport> {
-  const report: HookRunReport = { ran: [] };
-  for (const planned of hooks) {
+  const report: HookRunReport = { ran: [], deleted: [] };
+  const created: (HookObject | undefined)[] = [];
+  const removeAll = async (which: readonly PlannedHook[], policy: string) => {
+    for (const planned of which) {
+      const obj = created[hooks.indexOf(planned)];
+      if (!obj) continue;
+      try {
+        await remove(client, obj, opts.signal);
+        report.deleted.push(describeObject(obj.object));
+        opts.log.info({ hook: describeObject(obj.object), policy }, "hook deleted");
+      } catch (e) {
+        if (opts.signal?.aborted) throw e;
+        opts.log.warn(
+          { hook: describeObject(obj.object), err: errorMessage(e) },
+          "could not delete the hook",
+        );
+      }
+    }
+  };
+  for (const [i, planned] of hooks.entries()) {
     opts.signal?.throwIfAborted();
-    const rendered = planned.hook.object;
-    const name = describeObject({
-      ...rendered,
-      metadata: { ...rendered.metadata, namespace: rendered.metadata.namespace ?? owner.metadata.namespace },
-    });
+    const name = describeObject(inNamespace(planned.hook.object, owner));
     if (opts.dryRun) {
       report.ran.push(name);
       continue;
     }
     try {
-      await runOne(client, owner, planned, opts);
+      const obj = await objectFor(client, owner, planned);
+      if (hasPolicy(planned, "before-hook-creation")) await remove(client, obj, opts.signal);
+      await client.apply(obj.type, obj.object, {
+        fieldManager: FIELD_MANAGER,
+        force: true,
+        signal: opts.signal,
+      });
+      created[i] = obj;
+      opts.log.info({ hook: name, weight: planned.hook.weight }, "hook started");
+      const { name: n, namespace } = obj.object.metadata;
+      await waitForHook(client, obj.type, n!, namespace, opts);
+      opts.log.info({ hook: name }, "hook completed");
       report.ran.push(name);
     } catch (e) {
       if (opts.signal?.aborted) throw e;
+      const rendered = planned.hook.object;
       const error = e instanceof HookFailed ? e.message : redactedError(rendered, e);
       report.failed = { hook: name, error };
+      // A hook that could not even be created leaves nothing to delete (Helm returns at once).
+      if (created[i]) await removeAll(deletionsAfterFailure(hooks, i), "after a failure");
       return report;
     }
   }
+  if (!opts.dryRun) await removeAll(deletionsAfterSuccess(hooks), "hook-succeeded");
   return report;
 }
 
-async function runOne(client: KubeClient, owner: KubeObject, planned: PlannedHook, opts: HookRunOptions) {
+/** A hook as created: the object sent and the resource it is of. */
+interface HookObject {
+  type: ResourceType;
+  object: KubeObject;
+}
+
+function inNamespace(rendered: KubeObject, owner: KubeObject): KubeObject {
+  return {
+    ...rendered,
+    metadata: { ...rendered.metadata, namespace: rendered.metadata.namespace ?? owner.metadata.namespace },
+  };
+}
+
+/** The object to create: in the owner's namespace unless the chart says otherwise, owned where it can be. */
+async function objectFor(client: KubeClient, owner: KubeObject, planned: PlannedHook): Promise<HookObject> {
   const rendered = planned.hook.object;
   const type = await client.resources.mapping(rendered.apiVersion, rendered.kind);
   const obj: KubeObject = { ...rendered, metadata: { ...rendered.metadata } };
@@ -71,29 +120,12 @@ async function runOne(client: KubeClient, owner: KubeObject, planned: PlannedHoo
     obj.metadata.namespace ??= owner.metadata.namespace;
     if (obj.metadata.namespace === owner.metadata.namespace) setControllerReference(owner, obj);
   } else delete obj.metadata.namespace;
-  const { name, namespace } = obj.metadata;
-  if (planned.deletePolicies.includes("before-hook-creation")) await remove(client, type, obj, opts.signal);
-  await client.apply(type, obj, { fieldManager: FIELD_MANAGER, force: true, signal: opts.signal });
-  opts.log.info({ hook: describeObject(obj), weight: planned.hook.weight }, "hook started");
-  let failure: string | undefined;
-  try {
-    await waitForHook(client, type, name!, namespace, opts);
-  } catch (e) {
-    if (opts.signal?.aborted) throw e;
-    failure = e instanceof HookFailed ? e.message : errorMessage(e);
-  }
-  const policy = failure ? "hook-failed" : "hook-succeeded";
-  if (planned.deletePolicies.includes(policy)) {
-    await remove(client, type, obj, opts.signal).catch((e: unknown) =>
-      opts.log.warn({ hook: describeObject(obj), err: errorMessage(e) }, "could not delete the hook"),
-    );
-  }
-  if (failure) throw new HookFailed(failure);
-  opts.log.info({ hook: describeObject(obj) }, "hook completed");
+  return { type, object: obj };
 }
 
 /** Deletes the object (pods of a Job too, in the background) and waits until it is gone. */
-async function remove(client: KubeClient, type: ResourceType, obj: KubeObject, signal?: AbortSignal) {
+async function remove(client: KubeClient, hook: HookObject, signal?: AbortSignal) {
+  const { type, object: obj } = hook;
   const live = await client.getOrUndefined(type, obj.metadata.name!, obj.metadata.namespace);
   if (!live?.metadata.uid) return;
   try {

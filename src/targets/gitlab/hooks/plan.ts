@@ -2,6 +2,7 @@ import { GitLabCoreCondition } from "../../../apis/gitlabcore-names.js";
 import { type Condition, findCondition } from "../../../runtime/conditions.js";
 import { excludedReason } from "../apply/plan.js";
 import type { RenderedHook } from "../apply/rendered.js";
+import { compareHooks } from "../render/manifests.js";
 
 /** The events whose hooks run before objects are applied; the reconciler runs them once per release. */
 export const PRE_APPLY_EVENTS = ["pre-install", "pre-upgrade"] as const;
@@ -15,8 +16,12 @@ export type DeletePolicy = "before-hook-creation" | "hook-succeeded" | "hook-fai
 
 export interface PlannedHook {
   hook: RenderedHook;
-  /** As Helm: no policy given means before-hook-creation, so a rerun replaces the last run's object. */
-  deletePolicies: DeletePolicy[];
+  /**
+   * The declared policies, as Helm keeps them (unknown values too: they match nothing). None
+   * declared means before-hook-creation (Helm's execHook sets it), so a rerun replaces the last
+   * run's object.
+   */
+  deletePolicies: string[];
 }
 
 export interface HookPlan {
@@ -25,31 +30,45 @@ export interface HookPlan {
   excluded: RenderedHook[];
 }
 
-const KNOWN_POLICIES: readonly string[] = ["before-hook-creation", "hook-succeeded", "hook-failed"];
-
 /**
- * The hooks of one event in the order Helm runs them: by weight, then kind, then name. RBAC and
- * CustomResourceDefinition hooks are left out.
+ * The hooks of one event in the order Helm runs them. RBAC and CustomResourceDefinition hooks are
+ * left out. `test` hooks belong to `helm test` only and never match a pre-apply event.
  */
 export function planHooks(hooks: readonly RenderedHook[], event: PreApplyEvent): HookPlan {
   const excluded: RenderedHook[] = [];
   const run: PlannedHook[] = [];
-  for (const hook of hooks) {
+  for (const hook of [...hooks].sort(compareHooks)) {
     if (!hook.events.includes(event)) continue;
     if (excludedReason(hook.object)) {
       excluded.push(hook);
       continue;
     }
-    const given = hook.deletePolicies.filter((p): p is DeletePolicy => KNOWN_POLICIES.includes(p));
-    run.push({ hook, deletePolicies: given.length ? given : ["before-hook-creation"] });
+    const declared = hook.deletePolicies;
+    run.push({ hook, deletePolicies: declared.length ? [...declared] : ["before-hook-creation"] });
   }
-  run.sort(
-    (a, b) =>
-      a.hook.weight - b.hook.weight ||
-      a.hook.object.kind.localeCompare(b.hook.object.kind) ||
-      a.hook.object.metadata.name.localeCompare(b.hook.object.metadata.name),
-  );
   return { run, excluded };
+}
+
+export const hasPolicy = (h: PlannedHook, policy: DeletePolicy): boolean => h.deletePolicies.includes(policy);
+
+/**
+ * What to delete once hook `failedAt` failed, as Helm does: that hook if it says hook-failed, then
+ * the hooks before it (all succeeded) that say hook-succeeded. Hooks after it never ran.
+ */
+export function deletionsAfterFailure(run: readonly PlannedHook[], failedAt: number): PlannedHook[] {
+  const failed = run[failedAt];
+  const out: PlannedHook[] = failed && hasPolicy(failed, "hook-failed") ? [failed] : [];
+  for (const h of run.slice(0, failedAt)) if (hasPolicy(h, "hook-succeeded")) out.push(h);
+  return out;
+}
+
+/**
+ * What to delete once every hook of the event succeeded: the hook-succeeded ones, last first (Helm
+ * walks the list backwards). Nothing is deleted while any hook of the event is still to run, so a
+ * ConfigMap hook a later Job mounts stays until that Job is done.
+ */
+export function deletionsAfterSuccess(run: readonly PlannedHook[]): PlannedHook[] {
+  return run.filter((h) => hasPolicy(h, "hook-succeeded")).reverse();
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { KubeClient } from "../../../runtime/client.js";
 import type { GroupKind } from "../../../runtime/ownership.js";
 import {
+  type Inventory,
   type InventoryItem,
   type InventoryKind,
   inventoryId,
@@ -8,8 +9,12 @@ import {
   type PruneResult,
   prune,
 } from "../../../runtime/prune.js";
-import { releaseSelector } from "../apply/plan.js";
+import { NoKindMatchError } from "../../../runtime/restmapper.js";
+import type { ResourceType } from "../../../runtime/types.js";
+import type { LiveObjects } from "../apply/live.js";
+import { releaseLabels, releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
+import { HOOK_ANNOTATION } from "../render/manifests.js";
 
 /** Kinds that hold data or keys: a render that stops producing one never deletes it. */
 export const NEVER_PRUNE: GroupKind[] = [
@@ -32,7 +37,64 @@ export function inventoryKinds(recorded: Iterable<string>): InventoryKind[] {
   return out;
 }
 
+/**
+ * The release's objects in the cluster, hooks left out: a hook a policy keeps (no policy, or
+ * before-hook-creation alone) is not part of the release, as in Helm, so a render that does not
+ * produce it among its objects must not delete it. Hooks still carry the release labels the render
+ * stamps on everything, and the owner reference.
+ */
+async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): Promise<Inventory> {
+  const inventory =
+    (opts.live ? await cachedInventory(client, opts.live, opts) : undefined) ??
+    (await listInventory(client, inventoryKinds(opts.kinds), {
+      labelSelector: releaseSelector(opts.release),
+      namespaces: opts.namespaces,
+    }));
+  return {
+    ...inventory,
+    items: inventory.items.filter((i) => i.metadata.annotations?.[HOOK_ANNOTATION] === undefined),
+  };
+}
+
+/** The same inventory from the release's informers: no request. Undefined when a kind has no cache. */
+async function cachedInventory(
+  client: KubeClient,
+  live: LiveObjects,
+  opts: PruneReleaseOptions,
+): Promise<Inventory | undefined> {
+  const items: InventoryItem[] = [];
+  const unserved: InventoryKind[] = [];
+  const seen = new Set<string>();
+  const labels = releaseLabels(opts.release);
+  const namespaces = new Set(opts.namespaces);
+  for (const k of inventoryKinds(opts.kinds)) {
+    let type: ResourceType;
+    try {
+      type = await client.resources.mapping(k.apiVersion, k.kind);
+    } catch (e) {
+      if (e instanceof NoKindMatchError) {
+        unserved.push(k);
+        continue;
+      }
+      throw e;
+    }
+    const id = `${type.group}/${type.plural}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const cache = await live(type);
+    if (!cache) return undefined;
+    for (const o of cache.list()) {
+      if (type.namespaced && !namespaces.has(o.metadata.namespace ?? "")) continue;
+      if (Object.entries(labels).some(([key, v]) => o.metadata.labels?.[key] !== v)) continue;
+      items.push({ type, metadata: o.metadata });
+    }
+  }
+  return { items, unserved };
+}
+
 export interface PruneReleaseOptions {
+  /** The release's informers: the inventory is read from them instead of listed. */
+  live?: LiveObjects;
   release: { name: string; namespace: string };
   /** Kinds to list: those recorded by the last pass and those of this render, so a dropped kind is seen. */
   kinds: Iterable<string>;
@@ -48,19 +110,13 @@ export interface PruneReleaseOptions {
  * with a uid precondition. PVCs, PVs, VolumeSnapshots and Secrets are never deleted.
  */
 export async function pruneRelease(client: KubeClient, opts: PruneReleaseOptions): Promise<PruneResult> {
-  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
-    labelSelector: releaseSelector(opts.release),
-    namespaces: opts.namespaces,
-  });
+  const inventory = await releaseInventory(client, opts);
   return prune(client, inventory, { keep: opts.keep, neverPrune: NEVER_PRUNE, signal: opts.signal });
 }
 
 /** What {@link pruneRelease} would delete, without deleting anything (observe-only). */
 export async function prunable(client: KubeClient, opts: PruneReleaseOptions): Promise<InventoryItem[]> {
-  const inventory = await listInventory(client, inventoryKinds(opts.kinds), {
-    labelSelector: releaseSelector(opts.release),
-    namespaces: opts.namespaces,
-  });
+  const inventory = await releaseInventory(client, opts);
   const never = new Set(NEVER_PRUNE.map((gk) => `${gk.group}/${gk.kind}`));
   return inventory.items.filter(
     ({ type, metadata }) =>

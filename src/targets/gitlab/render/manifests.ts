@@ -53,6 +53,36 @@ const rank = new Map(INSTALL_ORDER.map((k, i) => [k, i]));
 /** Position of a kind in helm's install order; kinds helm does not list go last. */
 export const kindRank = (kind: string): number => rank.get(kind) ?? INSTALL_ORDER.length;
 
+/**
+ * Helm's kind order for hooks (releaseutil's lessByKind): listed kinds by install order, unlisted
+ * ones after them, among themselves by kind name.
+ */
+function compareKinds(a: string, b: string): number {
+  const x = rank.get(a);
+  const y = rank.get(b);
+  if (x === undefined && y === undefined) return a < b ? -1 : a > b ? 1 : 0;
+  if (x === undefined) return 1;
+  if (y === undefined) return -1;
+  return x - y;
+}
+
+/** Go's string comparison (bytes), not the locale's: Helm compares names with `<`. */
+const compareBytes = (a: string, b: string): number =>
+  Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+
+/**
+ * The order Helm runs one event's hooks in. Helm sorts hooks stably by kind, then stably by weight
+ * and name (pkg/action/hooks.go hookByWeight), so the result is: weight, then name, then kind, then
+ * the render's order.
+ */
+export function compareHooks(a: RenderedHook, b: RenderedHook): number {
+  return (
+    a.weight - b.weight ||
+    compareBytes(a.object.metadata.name, b.object.metadata.name) ||
+    compareKinds(a.object.kind, b.object.kind)
+  );
+}
+
 // Cluster-scoped kinds a chart may render whose API the cluster may not serve yet (so discovery
 // cannot tell); discovery's answer wins for everything it knows.
 const WELL_KNOWN_CLUSTER_SCOPED = new Set([
@@ -204,6 +234,6 @@ export function splitManifests(output: string, opts: SplitOptions): SplitResult 
     }
   });
   objects.sort(compareObjects);
-  hooks.sort((a, b) => a.weight - b.weight || compareObjects(a.object, b.object));
+  hooks.sort(compareHooks);
   return { objects, hooks };
 }

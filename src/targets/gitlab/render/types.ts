@@ -33,7 +33,7 @@ export interface ChartInfo {
 export interface RenderResult {
   /** Everything but hooks, in helm's install order; CRDs included so the caller can refuse them. */
   objects: RenderedObject[];
-  /** Sorted as helm runs them: weight, then install order of the kind, then name. */
+  /** Sorted as helm runs them: weight, then name, then install order of the kind (compareHooks). */
   hooks: RenderedHook[];
   chart: ChartInfo;
 }
