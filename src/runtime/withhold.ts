@@ -10,6 +10,8 @@ export const WITHHELD = "[value withheld]";
 // The reasons Kubernetes' field errors print a value after (k8s.io/apimachinery field.ErrorType).
 const WITH_VALUE = /\b(Invalid value|Unsupported value|Duplicate value|Not found): /g;
 const QUOTED = /^"(?:[^"\\]|\\.)*"/;
+// How Go prints a value that is not a string: a number, a boolean, nil, a map, a slice or a struct.
+const GO_VALUE = /^(?:-?\d|true\b|false\b|null\b|nil\b|<nil>|map\[|\[|\{|[\w.]+\{)/;
 
 /**
  * `message` with the value after each `Invalid value:`, `Unsupported value:`, `Duplicate value:`
@@ -29,7 +31,11 @@ export function withholdValues(message: string): string {
     const quoted = QUOTED.exec(rest);
     let end: number;
     if (quoted) end = start + quoted[0].length;
-    else {
+    else if (isRuleMessage(rest)) {
+      // No value at all: the API server omits it for CEL rules (`Invalid value: <rule message>`),
+      // and what follows is the schema's own message, which names the problem.
+      continue;
+    } else {
       const detail = rest.search(/: |\n/);
       end = detail < 0 ? message.length : start + detail;
     }
@@ -38,6 +44,15 @@ export function withholdValues(message: string): string {
     WITH_VALUE.lastIndex = end;
   }
   return out + message.slice(from);
+}
+
+/**
+ * Whether the text after "Invalid value: " is a rule's message rather than a value: not printed as
+ * a Go value, followed by no `: detail`, and a phrase (values without quotes are single tokens).
+ */
+function isRuleMessage(rest: string): boolean {
+  const line = rest.split("\n", 1)[0]!;
+  return !GO_VALUE.test(line) && !line.includes(": ") && /\S\s+\S/.test(line);
 }
 
 /** A Status's `details` with each cause's message withheld the same way; field and reason stay. */

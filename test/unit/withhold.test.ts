@@ -35,6 +35,16 @@ describe("withholding values from API server errors", () => {
     assert.equal(withholdValues("spec.x: Invalid value: canary-end"), `spec.x: Invalid value: ${WITHHELD}`);
   });
 
+  it("keeps a CEL rule's message, which the API server prints with no value (kube-apiserver 1.37)", () => {
+    const cel =
+      "spec.networking: Invalid value: set at most one of envoyGatewayController, gatewayClass and gateway";
+    assert.equal(withholdValues(cel), cel);
+    assert.equal(
+      withholdValues('a: Invalid value: "s3cr3t": must be short'),
+      `a: Invalid value: ${WITHHELD}: must be short`,
+    );
+  });
+
   it("withholds each cause's message in a Status's details", () => {
     const details = {
       name: "c",
