@@ -78,11 +78,11 @@ async function main(argv: string[]): Promise<number> {
       if (wantsHelp) return help(validateHelp);
       const { positionals, values } = parseArgs({
         args: rest,
-        options: { charts: { type: "string" } },
+        options: { charts: { type: "string" }, config: { type: "string" } },
         allowPositionals: true,
         strict: true,
       });
-      return validateCommand(positionals, undefined, { charts: values.charts });
+      return validateCommand(positionals, undefined, { charts: values.charts, config: values.config });
     }
     case "run": {
       const { runHelp, startOperator } = await import("./run.js");

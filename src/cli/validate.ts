@@ -1,8 +1,8 @@
-import type { ManifestProblem } from "../runtime/target.js";
+import type { ManifestDocument, ManifestProblem } from "../runtime/target.js";
 import { formatProblem, loadManifests } from "./manifests.js";
 import { loadValidators } from "./targets.js";
 
-export const validateHelp = `Usage: platform-operator validate [--charts DIR] FILE|FOLDER|- [FILE|FOLDER|-]...
+export const validateHelp = `Usage: platform-operator validate [--charts DIR] [--config FILE] FILE|FOLDER|- [FILE|FOLDER|-]...
 
 Checks manifests offline, without a cluster: each target checks its own kinds (for VaultSeed:
 templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles; for
@@ -11,7 +11,9 @@ requests; for OpenBaoRestore: cluster, snapshot key, force; for
 GitLabCore: the schema and union rules of the definition, unknown fields, the effective chart values,
 repeated names and hostnames). With a charts directory (--charts DIR, else $HELM_CHARTS; laid out
 as gitlab-<version>.tgz or gitlab/<version>/), GitLabCore's effective values are also checked against
-the values.schema.json of the chart its version resolves to.
+the values.schema.json of the chart its version resolves to. With the operator's configuration
+(--config FILE, as given to run), VaultSeeds of the vault target's application namespaces are also
+checked against their prefixes: a path outside them, or a reference to a path they may not read.
 Reads YAML or JSON files, folders (recursively) or "-" for standard input, e.g.
 
   helm template my-release ./chart | platform-operator validate -
@@ -23,6 +25,8 @@ still checked.`;
 export interface ValidateOptions {
   /** Charts directory for GitLabCore's chart schema check. */
   charts?: string | undefined;
+  /** The operator's configuration file: the vault target's application namespaces are checked too. */
+  config?: string | undefined;
 }
 
 export async function validateCommand(
@@ -52,6 +56,8 @@ export async function validateCommand(
     const chartsDir = options.charts ?? (process.env["HELM_CHARTS"] || undefined);
     problems.push(...validateGitLabCoreDocuments(docs, { chartsDir }));
   }
+  if (options.config && docs.some((d) => (d.doc as { kind?: unknown } | null)?.kind === "VaultSeed"))
+    problems.push(...(await applicationProblems(docs, options.config)));
   for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
   if (problems.length) {
     process.stderr.write(`${problems.length} problem(s) in ${docs.length} document(s)\n`);
@@ -59,4 +65,15 @@ export async function validateCommand(
   }
   process.stderr.write(`${docs.length} document(s) checked, no problems\n`);
   return 0;
+}
+
+/** The vault target's application namespaces, read from the operator's configuration file. */
+async function applicationProblems(docs: ManifestDocument[], configPath: string): Promise<ManifestProblem[]> {
+  const { loadConfigFile } = await import("./config.js");
+  const { parseApplications } = await import("../targets/vault/config.js");
+  const { validateApplicationScopes } = await import("../targets/vault/validate.js");
+  const vault = loadConfigFile(configPath).targets.get("vault");
+  if (!vault) return [];
+  const scopes = parseApplications(vault.section["applications"], "targets.vault.applications");
+  return validateApplicationScopes(docs, scopes);
 }

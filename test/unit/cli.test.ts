@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -90,6 +90,47 @@ describe("platform-operator CLI", () => {
     const piped = cli(["validate", "-"], "a: b: c\n");
     assert.equal(piped.status, 1);
     assert.match(piped.stdout, /^<stdin>:1: document 1: YAML syntax error: /);
+  });
+
+  it("validate --config: an application namespace's VaultSeed outside its prefixes is a problem", () => {
+    const dir = makeTempDir("cli-apps");
+    const config = join(dir, "operator.yaml");
+    writeFileSync(
+      config,
+      `targets:
+  vault:
+    namespaces: [platform]
+    applications:
+      team-a: { write: [apps/team-a/], read: [shared/team-a/] }
+    backend: { address: "http://127.0.0.1:1", allowHttp: true, auth: { developmentToken: x } }
+`,
+    );
+    const seed = (ns: string, name: string, path: string, data: string) =>
+      `apiVersion: ohmlab.fr/v1alpha1
+kind: VaultSeed
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+  path: ${path}
+  data: ${data}
+`;
+    const manifests = join(dir, "seeds.yaml");
+    writeFileSync(
+      manifests,
+      [
+        seed("team-a", "ok", "apps/team-a/db", '{ a: "<random:8>", b: "<ref:shared/team-a/x#k>" }'),
+        seed("team-a", "escapes", "apps/team-b/db", '{ a: "<random:8>" }'),
+        seed("team-a", "peeks", "apps/team-a/web", '{ a: "<ref:platform/root#token>" }'),
+        seed("platform", "free", "platform/anything", '{ a: "<random:8>" }'),
+      ].join("---\n"),
+    );
+    const r = cli(["validate", "--config", config, manifests]);
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    const lines = r.stdout.trim().split("\n");
+    assert.equal(lines.length, 2, r.stdout);
+    assert.match(lines[0]!, /document 2: .*escapes: spec\.path: .*may seed only under apps\/team-a\//);
+    assert.match(lines[1]!, /document 3: .*peeks: a: .*may read only under apps\/team-a\/, shared\/team-a\//);
+    // Without the configuration nothing says which namespaces are limited: the same files pass.
+    assert.equal(cli(["validate", manifests]).status, 0);
   });
 
   it("validate: items of a List (kubectl get -o yaml) are named by their own line", () => {

@@ -111,7 +111,7 @@ export function parseVaultConfig(raw: unknown, field: string): VaultTargetConfig
  * `applications: {<namespace>: {write: [prefix...], read: [prefix...]}}`. The target watches these
  * namespaces on top of the section's namespaces (see target.ts).
  */
-function parseApplications(raw: unknown, field: string): ApplicationScopes {
+export function parseApplications(raw: unknown, field: string): ApplicationScopes {
   const out = new Map<string, ApplicationScope>();
   if (raw === undefined) return out;
   for (const [namespace, value] of Object.entries(asObject(raw, field))) {

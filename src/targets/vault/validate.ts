@@ -5,6 +5,7 @@
 import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed-names.js";
 import type { ManifestDocument, ManifestPlace, ManifestProblem } from "../../runtime/target.js";
 import { analyseRefs, parseSeedPath, type RefTarget } from "./refs.js";
+import { type ApplicationScopes, readRefusal, writeRefusal } from "./scope.js";
 import { BCRYPT_MAX_INPUT_BYTES, isGenerated, maxValueBytes, parseLeaf, type Template } from "./templates.js";
 import { flattenTree, isPlainObject } from "./tree.js";
 
@@ -264,6 +265,33 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
   problems.push(...sharedProblems(manifests, (m) => m.object, "the name", "is also declared in"));
   problems.push(...sharedProblems(manifests, (m) => m.path, "path", "is also seeded by"));
   problems.push(...cycleProblems(manifests));
+  return problems;
+}
+
+/**
+ * What the controller would refuse with Forbidden, given the target's application namespaces: an
+ * object of such a namespace seeding outside its prefixes, or referencing a path it may not read.
+ * Objects without a namespace, or of a platform namespace, are not limited.
+ */
+export function validateApplicationScopes(
+  docs: Iterable<ManifestDocument>,
+  scopes: ApplicationScopes,
+): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  for (const { place, doc } of seedDocuments(docs)) {
+    const { object } = objectName(doc);
+    const meta = isPlainObject(doc.metadata) ? doc.metadata : {};
+    const namespace = typeof meta.namespace === "string" ? meta.namespace : undefined;
+    if (namespace === undefined || !scopes.has(namespace)) continue;
+    const spec = isPlainObject(doc.spec) ? doc.spec : {};
+    if (typeof spec.path !== "string") continue;
+    const refused = writeRefusal(scopes, namespace, spec.path);
+    if (refused) problems.push({ ...place, object, key: "spec.path", message: refused });
+    for (const [key, path] of referencedPaths(spec.data, spec.path)) {
+      const unreadable = readRefusal(scopes, namespace, key, path);
+      if (unreadable) problems.push({ ...place, object, key, message: unreadable });
+    }
+  }
   return problems;
 }
 
