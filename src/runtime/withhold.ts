@@ -47,12 +47,14 @@ export function withholdValues(message: string): string {
 }
 
 /**
- * Whether the text after "Invalid value: " is a rule's message rather than a value: not printed as
- * a Go value, followed by no `: detail`, and a phrase (values without quotes are single tokens).
+ * Whether the text after "Invalid value: " is no value at all. apimachinery's field errors print a
+ * string quoted, numbers, booleans, nil and composite values the way Go does (GO_VALUE), and a
+ * fmt.Stringer (a quantity, a type) bare; a CEL rule's error omits the value and goes straight to
+ * the rule's message. So what is neither quoted nor a Go value is a message or a Stringer, and
+ * neither carries the object's data.
  */
 function isRuleMessage(rest: string): boolean {
-  const line = rest.split("\n", 1)[0]!;
-  return !GO_VALUE.test(line) && !line.includes(": ") && /\S\s+\S/.test(line);
+  return !GO_VALUE.test(rest.split("\n", 1)[0]!);
 }
 
 /** A Status's `details` with each cause's message withheld the same way; field and reason stay. */

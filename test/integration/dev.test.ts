@@ -56,7 +56,7 @@ describe("npm start (platform-operator dev)", () => {
     );
     assert.match(
       out,
-      /not applying deploy\/samples\/gitlabcore\.yaml \(GitLabCore\): its target "gitlab" is not part of npm start's local default yet/,
+      /not applying deploy\/samples\/gitlabcore\.yaml \(GitLabCore\): its target "gitlab" runs hook Jobs and workloads in pods, which need the local node \(not running\)/,
     );
     assert.match(out, /applied \d+ sample objects/);
     assert.match(out, /wrote path .*staging-core-keycloak/);

@@ -32,13 +32,16 @@ describe("withholding values from API server errors", () => {
   it("leaves messages without values as they are, and a value at the end of the text", () => {
     const plain = 'strict decoding error: unknown field "spec.foo"';
     assert.equal(withholdValues(plain), plain);
-    assert.equal(withholdValues("spec.x: Invalid value: canary-end"), `spec.x: Invalid value: ${WITHHELD}`);
+    assert.equal(withholdValues('spec.x: Invalid value: "canary-end"'), `spec.x: Invalid value: ${WITHHELD}`);
+    assert.equal(withholdValues("spec.n: Invalid value: 12345"), `spec.n: Invalid value: ${WITHHELD}`);
   });
 
   it("keeps a CEL rule's message, which the API server prints with no value (kube-apiserver 1.37)", () => {
     const cel =
       "spec.networking: Invalid value: set at most one of envoyGatewayController, gatewayClass and gateway";
     assert.equal(withholdValues(cel), cel);
+    const withColon = "spec: Invalid value: an OpenBaoRestore is immutable: create a new one instead";
+    assert.equal(withholdValues(withColon), withColon);
     assert.equal(
       withholdValues('a: Invalid value: "s3cr3t": must be short'),
       `a: Invalid value: ${WITHHELD}: must be short`,
