@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -163,7 +163,29 @@ describe("node: restarts and teardown", () => {
     before_.links = before_.links.filter((l) => !foreign(l));
     before_.routes = before_.routes.filter((l) => !foreign(l));
 
-    assert.deepEqual(nodePids(record), [], "no process in the node's namespaces or cgroups");
+    // A namespace's inode is reused once it is freed: a node starting beside this one (another test
+    // file) may get this node's old netns or mntns number. Its processes are not this node's.
+    const others = liveNodes(index);
+    const ofAnother = (pid: number) => {
+      try {
+        const net = readlinkSync(`/proc/${pid}/ns/net`);
+        const mnt = readlinkSync(`/proc/${pid}/ns/mnt`);
+        const cgroup = /platform-operator-ponode(\d+)(\/|$)/m.exec(
+          readFileSync(`/proc/${pid}/cgroup`, "utf8"),
+        );
+        if (cgroup && Number(cgroup[1]) !== index) return true;
+        return others.some(
+          (o) => (o.netns !== undefined && o.netns === net) || (o.mntns !== undefined && o.mntns === mnt),
+        );
+      } catch {
+        return true; // exited meanwhile
+      }
+    };
+    assert.deepEqual(
+      nodePids(record).filter((pid) => !ofAnother(pid)),
+      [],
+      "no process in the node's namespaces or cgroups",
+    );
     for (const pid of during)
       assert.ok(!existsSync(`/proc/${pid}`) || isZombieFree(pid, index), `pid ${pid} is gone`);
     assert.deepEqual(cgroupFolders(`/platform-operator-ponode${index}`), [], "no cgroup folder");

@@ -16,7 +16,7 @@ import { FIELD_MANAGER, planApply, releaseSelector } from "./apply/plan.js";
 import type { Rendered } from "./apply/rendered.js";
 import { cleanUpRelease } from "./deletion/index.js";
 import { runHooks } from "./hooks/exec.js";
-import { hookEventFor, hooksDue, planHooks } from "./hooks/plan.js";
+import { hookEventFor, hooksDue, planHooks, postHookEventFor } from "./hooks/plan.js";
 import { applyWrites, hooksRun, passSeconds, preflights, pruned } from "./metrics.js";
 import { dryRunPreflight } from "./preflight/exec.js";
 import { planPreflight } from "./preflight/plan.js";
@@ -277,8 +277,11 @@ export class GitLabCoreReconciler {
     const observe = this.d.settings.observeOnly === true;
     let hooksRan = false;
     const wouldHook: string[] = [];
+    // Helm runs post-install/post-upgrade hooks once the release's objects are applied; a release
+    // with some is complete only after them, so an apply that fails before them retries it whole.
+    const postHooks = planHooks(render.hooks, postHookEventFor(deployed));
     if (observe && hooksDue(status, obj.metadata.generation, render.chart.version)) {
-      for (const p of planHooks(render.hooks, hookEventFor(deployed)).run)
+      for (const p of [...planHooks(render.hooks, hookEventFor(deployed)).run, ...postHooks.run])
         wouldHook.push(`${p.hook.object.kind} ${p.hook.object.metadata.name}`);
     } else if (hooksDue(status, obj.metadata.generation, render.chart.version)) {
       const plan = planHooks(render.hooks, hookEventFor(deployed));
@@ -318,11 +321,26 @@ export class GitLabCoreReconciler {
       return fail("apply", R.ApplyFailed, parts.join("; "), {
         targetVersion: target,
         renderedKinds: [...recorded].sort(),
-        hooksRanFor: hooksRan ? render.chart.version : undefined,
+        hooksRanFor: hooksRan && postHooks.run.length === 0 ? render.chart.version : undefined,
       });
     }
     if (report.applied.length)
       log.info({ applied: report.applied.length, chart: step }, "applied the release");
+
+    // 7b. Post-apply hooks of the same release, in Helm's order, with the same deletion rules.
+    if (hooksRan && !observe && postHooks.run.length) {
+      const run = await runHooks(this.d.client, obj, postHooks.run, {
+        timeoutMs: this.d.settings.hookTimeoutMs,
+        signal,
+        log,
+      });
+      hooksRun.inc({ outcome: run.failed ? "failed" : "succeeded" }, run.ran.length + (run.failed ? 1 : 0));
+      if (run.failed)
+        return fail("hooks", R.HooksFailed, `hook ${run.failed.hook}: ${run.failed.error}`, {
+          targetVersion: target,
+          renderedKinds: [...recorded].sort(),
+        });
+    }
 
     // 8. Prune what the render no longer produces; never in the middle of an upgrade.
     if (observe) {

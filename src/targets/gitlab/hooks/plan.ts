@@ -7,10 +7,17 @@ import { compareHooks } from "../render/manifests.js";
 /** The events whose hooks run before objects are applied; the reconciler runs them once per release. */
 export const PRE_APPLY_EVENTS = ["pre-install", "pre-upgrade"] as const;
 export type PreApplyEvent = (typeof PRE_APPLY_EVENTS)[number];
+/** The events whose hooks run once the release's objects are applied, as `helm install` runs them. */
+export type PostApplyEvent = "post-install" | "post-upgrade";
+export type HookEvent = PreApplyEvent | PostApplyEvent;
 
 /** As Helm: pre-install for a release never applied, pre-upgrade once a chart version was. */
 export const hookEventFor = (deployedVersion: string | undefined): PreApplyEvent =>
   deployedVersion ? "pre-upgrade" : "pre-install";
+
+/** The event after the apply of the same release: post-install, or post-upgrade once a version was deployed. */
+export const postHookEventFor = (deployedVersion: string | undefined): PostApplyEvent =>
+  deployedVersion ? "post-upgrade" : "post-install";
 
 export type DeletePolicy = "before-hook-creation" | "hook-succeeded" | "hook-failed";
 
@@ -32,9 +39,9 @@ export interface HookPlan {
 
 /**
  * The hooks of one event in the order Helm runs them. RBAC and CustomResourceDefinition hooks are
- * left out. `test` hooks belong to `helm test` only and never match a pre-apply event.
+ * left out. `test` hooks belong to `helm test` only and never match an install or upgrade event.
  */
-export function planHooks(hooks: readonly RenderedHook[], event: PreApplyEvent): HookPlan {
+export function planHooks(hooks: readonly RenderedHook[], event: HookEvent): HookPlan {
   const excluded: RenderedHook[] = [];
   const run: PlannedHook[] = [];
   for (const hook of [...hooks].sort(compareHooks)) {
