@@ -47,6 +47,7 @@ const SA = "gl-hooks";
 const values = (probeExit: number) => ({
   "shared-secrets": { serviceAccount: { create: true, name: SA }, rbac: { create: false } },
   hookProbe: { enabled: true, exitCode: probeExit },
+  postHook: { enabled: true },
   global: { ingress: { enabled: false }, gatewayApi: { enabled: false } },
 });
 
@@ -158,7 +159,14 @@ describe("GitLabCore hooks as Helm runs them, on the local node", () => {
       `Job ${ns}/gl-shared-secrets`,
       `ConfigMap ${ns}/gl-hook-probe`,
       `Job ${ns}/gl-hook-probe`,
+      `ConfigMap ${ns}/gl-post-install`,
     ]);
+    // post-install runs once the release's objects are applied, as Helm runs it, and is kept.
+    const at = (msg: string, hook?: string) =>
+      op.lines(msg, key()).find((l) => hook === undefined || l["hook"] === hook)?.["time"] as number;
+    assert.ok(at("applied the release") <= at("hook started", `ConfigMap ${ns}/gl-post-install`));
+    assert.ok(at("hook completed", `Job ${ns}/gl-hook-probe`) <= at("applied the release"));
+    assert.ok(await client.get(CONFIGMAP, "gl-post-install", ns), "no delete policy: kept");
     // The Job really ran the script its ConfigMap holds, as the ServiceAccount the hook created.
     for (const s of ["gl-gitlab-initial-root-password", "gl-gitlab-shell-secret", "gl-rails-secret"])
       assert.ok(await client.get(SECRET, s, ns), `Secret ${s} written by the hook Job`);

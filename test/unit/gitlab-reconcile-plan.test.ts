@@ -14,6 +14,7 @@ import {
   hooksDue,
   type PlannedHook,
   planHooks,
+  postHookEventFor,
 } from "../../src/targets/gitlab/hooks/plan.js";
 import { inventoryKinds } from "../../src/targets/gitlab/prune/index.js";
 import { gitlabVersionOf, migrationsState } from "../../src/targets/gitlab/status/version.js";
@@ -146,6 +147,14 @@ describe("gitlab hook plan", () => {
     );
     assert.equal(hookEventFor(undefined), "pre-install");
     assert.equal(hookEventFor("10.3.0"), "pre-upgrade");
+    // After the apply of the same release: post-install on a first install, post-upgrade after.
+    assert.equal(postHookEventFor(undefined), "post-install");
+    assert.equal(postHookEventFor("10.3.0"), "post-upgrade");
+    assert.deepEqual(
+      planHooks(hooks, postHookEventFor(undefined)).run.map((p) => p.hook.object.metadata.name),
+      ["after"],
+    );
+    assert.deepEqual(planHooks(hooks, postHookEventFor("10.3.0")).run, [], "post-install only");
     assert.deepEqual(
       install.excluded.map((h) => h.object.kind),
       ["Role"],
