@@ -86,6 +86,7 @@ export class Manager {
   private controllersStarted = false;
   readonly identity: string;
   private namespaceList?: string[];
+  private readonly clusterWideAccess = new Map<string, Promise<boolean>>();
 
   constructor(private readonly opts: ManagerOptions) {
     this.namespaceList = opts.namespaces && [...new Set(opts.namespaces)].sort();
@@ -229,6 +230,21 @@ export class Manager {
       this.opts.log.info({ target: this.opts.target, added, removed }, "namespaces changed");
   }
 
+  /** Asked once per resource: informers of one kind with other selectors share the answer. */
+  private mayWatchEverywhere(type: ResourceType): Promise<boolean> {
+    const key = `${type.group}/${type.plural}`;
+    let answer = this.clusterWideAccess.get(key);
+    if (!answer) {
+      const c = this.opts.client;
+      answer = (async () =>
+        (await mayClusterWide(c, type, "list")) && (await mayClusterWide(c, type, "watch")))();
+      // A failed review is asked again by the next informer rather than remembered.
+      answer.catch(() => this.clusterWideAccess.delete(key));
+      this.clusterWideAccess.set(key, answer);
+    }
+    return answer;
+  }
+
   private async chooseScope(
     type: ResourceType,
     namespaces: string[],
@@ -241,8 +257,7 @@ export class Manager {
       const from = this.opts.clusterWatchFrom ?? DEFAULT_CLUSTER_WATCH_FROM;
       if (namespaces.length < from) why = `fewer than ${from} namespaces`;
       else {
-        const c = this.opts.client;
-        const allowed = (await mayClusterWide(c, type, "list")) && (await mayClusterWide(c, type, "watch"));
+        const allowed = await this.mayWatchEverywhere(type);
         scope = allowed ? "cluster" : "namespaces";
         why = allowed
           ? "allowed to list and watch every namespace"

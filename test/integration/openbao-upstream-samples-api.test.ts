@@ -1,15 +1,11 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { parse } from "yaml";
-import { CUSTOM_RESOURCE_DEFINITION } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { ApiError } from "../../src/runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { clientFor, freshNamespace } from "../support/kube.js";
+import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import { type Json, upstreamDocuments, upstreamSamplesMissing } from "../support/upstream-samples.js";
 
 // Part (a) of the proof that upstream openbao-operator's manifests work here: every OpenBaoCluster
@@ -17,8 +13,6 @@ import { type Json, upstreamDocuments, upstreamSamplesMissing } from "../support
 // generated CRDs under strict field validation (a server-side dry-run, as `kubectl apply
 // --server-side --dry-run=server --validate=strict` sends it), and nothing it sets is pruned.
 
-const root = fileURLToPath(new URL("../../../", import.meta.url));
-const CRDS = ["openbao.org_openbaoclusters.yaml", "openbao.org_openbaorestores.yaml"];
 const CLUSTER: ResourceType = {
   group: "openbao.org",
   version: "v1alpha1",
@@ -59,21 +53,8 @@ describe("upstream openbao-operator samples on the real API server, strict field
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
-    for (const file of CRDS) {
-      const crd = parse(readFileSync(join(root, "deploy", "crds", file), "utf8")) as KubeObject;
-      await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
-    }
-    await eventually(
-      async () => {
-        client.resources.refresh();
-        const served = await Promise.all(
-          [CLUSTER, RESTORE].map((t) => client.resources.find(`${t.group}/${t.version}`, t.kind)),
-        );
-        return served.every(Boolean) || undefined;
-      },
-      120_000,
-      "the OpenBao CRDs to be served",
-    );
+    // The target's CRDs as the chart ships them (deploy/crds is generated from the same schemas).
+    await installOpenBaoClusterCrd(client);
     ns = await freshNamespace(client, "upstream-samples");
   });
   after(() => client?.close());
