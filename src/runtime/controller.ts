@@ -2,17 +2,57 @@ import { jitter } from "./backoff.js";
 import { errorMessage } from "./errors.js";
 import type { Informer } from "./informer.js";
 import type { Logger } from "./log.js";
-import { activeWorkers, reconcileErrors, reconcileTime, reconcileTotal } from "./metrics.js";
+import {
+  activeWorkers,
+  reconcileErrors,
+  reconcileTerminalErrors,
+  reconcileTime,
+  reconcileTotal,
+} from "./metrics.js";
 import { groupOf } from "./ownership.js";
 import type { TokenBucketOptions } from "./ratelimit.js";
 import { type KubeObject, objectKey, type ResourceType } from "./types.js";
 import { WorkQueue } from "./workqueue.js";
 
-/** What happens after a reconcile: nothing until the next change, or another pass after a delay. */
-export type ReconcileResult = undefined | { requeueAfterMs: number };
+/**
+ * What happens after a reconcile, the way controller-runtime separates a Result from an error:
+ * - `done()`: nothing until the next change;
+ * - `requeueAfter(ms)`: another pass after a delay (a resync, or waiting on progress);
+ * - `retry(reason)`: the pass failed and said so (usually in status): counted as an error and
+ *   retried with per-key backoff that grows until a pass succeeds, like a thrown error but with
+ *   the slower failure schedule, since such failures rarely clear in milliseconds;
+ * - `terminal(reason)`: the pass failed in a way only a change to the object can fix (an invalid
+ *   spec): counted as an error and not retried; the next change enqueues the key again.
+ */
+export type ReconcileResult =
+  | undefined
+  | { requeueAfterMs: number }
+  | { retryReason: string }
+  | { terminalReason: string };
 
 export const done = (): ReconcileResult => undefined;
 export const requeueAfter = (ms: number): ReconcileResult => ({ requeueAfterMs: ms });
+export const retry = (reason: string): ReconcileResult => ({ retryReason: reason });
+export const terminal = (reason: string): ReconcileResult => ({ terminalReason: reason });
+
+/**
+ * The result of a pass made of two halves: a failure wins (it must be counted and backed off),
+ * a retry over a terminal one; otherwise the sooner requeue, so both halves get their next look.
+ */
+export function combineResults(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
+  if (!a) return b;
+  if (!b) return a;
+  for (const kind of ["retryReason", "terminalReason"] as const) {
+    if (kind in a) return a;
+    if (kind in b) return b;
+  }
+  const ms = (r: ReconcileResult) => (r && "requeueAfterMs" in r ? r.requeueAfterMs : Infinity);
+  return ms(a) <= ms(b) ? a : b;
+}
+
+/** Default backoff of `retry` results: 5 s doubling to 5 minutes. */
+export const FAILURE_BASE_DELAY_MS = 5_000;
+export const FAILURE_MAX_DELAY_MS = 300_000;
 
 export interface ReconcileContext {
   log: Logger;
@@ -23,7 +63,11 @@ export interface ReconcileContext {
   signal: AbortSignal;
 }
 
-/** A thrown error is retried with the queue's per-key exponential backoff. */
+/**
+ * A thrown error is retried with the queue's per-key exponential backoff; a returned `retry` with
+ * the slower failure backoff. Both count towards the same per-key failure history, which only a
+ * pass that neither throws nor fails clears.
+ */
 export type ReconcileFn = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult>;
 
 export interface ControllerOptions {
@@ -32,8 +76,12 @@ export interface ControllerOptions {
   log: Logger;
   /** Keys reconciled at the same time (never the same key twice). Default 1. */
   concurrency?: number;
+  /** Backoff of thrown errors (controller-runtime's 5 ms doubling to 1000 s by default). */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Backoff of `retry` results (default 5 s doubling to 5 minutes). */
+  failureBaseDelayMs?: number;
+  failureMaxDelayMs?: number;
   /** Fraction of jitter added to requeue-after delays. Default 0.1. */
   requeueJitter?: number;
   /** Overall limit on retries after errors, over all keys (default 10 qps, burst 100). */
@@ -68,6 +116,7 @@ export class Controller {
     });
     activeWorkers.set({ controller: opts.name }, 0);
     reconcileErrors.inc({ controller: opts.name }, 0);
+    reconcileTerminalErrors.inc({ controller: opts.name }, 0);
   }
 
   get name(): string {
@@ -171,6 +220,41 @@ export class Controller {
     }
   }
 
+  /** Counts a returned result and schedules what it asks for. */
+  private settle(key: string, result: ReconcileResult, log: Logger): void {
+    const name = this.opts.name;
+    if (result && "retryReason" in result) {
+      reconcileTotal.inc({ controller: name, result: "error" });
+      reconcileErrors.inc({ controller: name });
+      const delay = this.queue.whenRateLimited(key, {
+        baseDelayMs: this.opts.failureBaseDelayMs ?? FAILURE_BASE_DELAY_MS,
+        maxDelayMs: this.opts.failureMaxDelayMs ?? FAILURE_MAX_DELAY_MS,
+      });
+      this.queue.addAfter(key, delay);
+      log.debug(
+        { reason: result.retryReason, retryInMs: delay },
+        "reconciled; failed, retrying with backoff",
+      );
+      return;
+    }
+    this.queue.forget(key);
+    if (result && "terminalReason" in result) {
+      reconcileTotal.inc({ controller: name, result: "error" });
+      reconcileErrors.inc({ controller: name });
+      reconcileTerminalErrors.inc({ controller: name });
+      log.debug({ reason: result.terminalReason }, "reconciled; failed until the object changes");
+      return;
+    }
+    if (result && result.requeueAfterMs > 0) {
+      reconcileTotal.inc({ controller: name, result: "requeue_after" });
+      this.queue.addAfter(key, jitter(result.requeueAfterMs, this.opts.requeueJitter ?? 0.1));
+    } else {
+      reconcileTotal.inc({ controller: name, result: "success" });
+    }
+    // One line per finished pass (debug): what tests wait on to know an object was really processed.
+    log.debug({ requeueAfterMs: result?.requeueAfterMs }, "reconciled");
+  }
+
   private async runOne(key: string): Promise<void> {
     const name = this.opts.name;
     const log = this.opts.log.child({ controller: name, object: key });
@@ -178,15 +262,7 @@ export class Controller {
     activeWorkers.inc({ controller: name });
     try {
       const result = await this.opts.reconcile(key, { log, signal: this.abort.signal });
-      this.queue.forget(key);
-      if (result && result.requeueAfterMs > 0) {
-        reconcileTotal.inc({ controller: name, result: "requeue_after" });
-        this.queue.addAfter(key, jitter(result.requeueAfterMs, this.opts.requeueJitter ?? 0.1));
-      } else {
-        reconcileTotal.inc({ controller: name, result: "success" });
-      }
-      // One line per finished pass (debug): what tests wait on to know an object was really processed.
-      log.debug({ requeueAfterMs: result?.requeueAfterMs }, "reconciled");
+      this.settle(key, result, log);
     } catch (e) {
       if (this.abort.signal.aborted) {
         // Cut short by shutdown or lost leadership: not a failure, and nothing to retry here.

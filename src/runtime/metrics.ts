@@ -21,6 +21,13 @@ export const reconcileErrors = new Counter({
   registers: [registry],
 });
 
+export const reconcileTerminalErrors = new Counter({
+  name: "controller_runtime_terminal_reconcile_errors_total",
+  help: "Reconciles that failed in a way only a change to the object can fix, per controller.",
+  labelNames: ["controller"] as const,
+  registers: [registry],
+});
+
 export const reconcileTime = new Histogram({
   name: "controller_runtime_reconcile_time_seconds",
   help: "Time spent in one reconcile, per controller.",

@@ -139,12 +139,18 @@ export class WorkQueue {
     this.addAfter(key, this.whenRateLimited(key));
   }
 
-  /** The delay addRateLimited uses; counts one failure of the key and takes one overall token. */
-  whenRateLimited(key: string): number {
+  /**
+   * The delay addRateLimited uses; counts one failure of the key and takes one overall token.
+   * `schedule` replaces the queue's own base and cap (a reported failure backs off in seconds, a
+   * thrown one in milliseconds) while sharing the key's one failure count.
+   */
+  whenRateLimited(key: string, schedule?: { baseDelayMs: number; maxDelayMs: number }): number {
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
     workqueueRetries.inc({ name: this.opts.name });
-    return Math.max(exponentialDelay(n, this.baseDelayMs, this.maxDelayMs), this.bucket.reserve());
+    const base = schedule?.baseDelayMs ?? this.baseDelayMs;
+    const max = schedule?.maxDelayMs ?? this.maxDelayMs;
+    return Math.max(exponentialDelay(n, base, max), this.bucket.reserve());
   }
 
   /** Clears the failure history: the next failure starts again at the base delay. */

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { GitLabCoreStatus } from "../../src/apis/gitlabcore.js";
 import { findCondition } from "../../src/runtime/conditions.js";
+import { sameStatus } from "../../src/runtime/status.js";
 import { parseGitLabConfig } from "../../src/targets/gitlab/config.js";
-import { sameStatus } from "../../src/targets/gitlab/reconciler.js";
 import { type PassOutcome, planStatus } from "../../src/targets/gitlab/status/plan.js";
 
 const t0 = new Date("2026-01-01T00:00:00Z");

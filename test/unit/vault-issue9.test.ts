@@ -1,8 +1,6 @@
 // Issue 9: the pure parts of the fixes (planner rules, mount verdicts, status freshness, validate).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { VaultSeed } from "../../src/apis/vaultseed.js";
-import { isOlder, StatusMemory } from "../../src/runtime/status-memory.js";
 import { createGenerator, deterministicRandom } from "../../src/targets/vault/generate.js";
 import { judgeMount, MountDirectory } from "../../src/targets/vault/mounts.js";
 import {
@@ -170,47 +168,6 @@ describe("issue 9: mounts", () => {
     now = 2000;
     await dir.check("secret/a");
     assert.equal(asked, 2);
-  });
-});
-
-describe("issue 9: status freshness", () => {
-  const obj = (rv: string, keys?: string[], uid = "u1"): VaultSeed =>
-    ({
-      apiVersion: "ohmlab.fr/v1alpha1",
-      kind: "VaultSeed",
-      metadata: { name: "x", namespace: "ns", uid, resourceVersion: rv },
-      spec: { path: "a/b", data: {} },
-      status: keys ? { managedKeys: keys } : undefined,
-    }) as VaultSeed;
-
-  it("a cached copy older than the status this controller wrote gets that status", () => {
-    const memory = new StatusMemory<VaultSeed["status"]>();
-    memory.remember("ns/x", obj("20", ["a", "b"]));
-    assert.deepEqual(memory.freshest("ns/x", obj("19")).status?.managedKeys, ["a", "b"]);
-    assert.deepEqual(
-      memory.freshest("ns/x", obj("21", ["a"])).status?.managedKeys,
-      ["a"],
-      "a newer cache wins",
-    );
-    assert.equal(
-      memory.freshest("ns/x", obj("19")).status,
-      undefined,
-      "once caught up, the memory is dropped",
-    );
-    memory.remember("ns/x", obj("30", ["a"]));
-    assert.equal(
-      memory.freshest("ns/x", obj("5", undefined, "u2")).status,
-      undefined,
-      "another object of that name",
-    );
-  });
-
-  it("compares resourceVersions as integers, and calls nothing else older", () => {
-    assert.equal(isOlder("9", "10"), true);
-    assert.equal(isOlder("10", "9"), false);
-    assert.equal(isOlder("10", "10"), false);
-    assert.equal(isOlder("abc", "10"), false);
-    assert.equal(isOlder(undefined, "10"), false);
   });
 });
 

@@ -1,14 +1,18 @@
 import type { GitLabCore, GitLabCoreStatus, GitLabVersion } from "../../apis/gitlabcore.js";
 import { GitLabCoreFinalizer, GitLabCoreReason as R } from "../../apis/gitlabcore-names.js";
-import { exponentialDelay } from "../../runtime/backoff.js";
 import type { KubeClient } from "../../runtime/client.js";
-import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
+import {
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+  retry,
+} from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
-import { StatusMemory } from "../../runtime/status-memory.js";
+import { StatusWriter } from "../../runtime/status.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { applyPlanned } from "./apply/exec.js";
 import { AppliedMemory, type LiveObjects } from "./apply/live.js";
@@ -104,8 +108,6 @@ export interface GitLabReconcilerDeps {
   now?: () => Date;
 }
 
-const FAILURE_BASE_MS = 5_000;
-const FAILURE_MAX_MS = 300_000;
 /** A type that follows the repository retries a failed resolution this often. */
 const TRACKING_RETRY_MS = 600_000;
 
@@ -121,13 +123,17 @@ const JOB: ResourceType = { group: "batch", version: "v1", kind: "Job", plural: 
  * report readiness, prune what the render dropped. A pass over unchanged inputs writes nothing.
  */
 export class GitLabCoreReconciler {
-  private readonly statuses = new StatusMemory<GitLabCoreStatus>();
-  private readonly failures = new Map<string, number>();
+  private readonly statuses: StatusWriter<GitLabCoreStatus>;
   private readonly applied = new AppliedMemory();
   private readonly now: () => Date;
 
   constructor(private readonly d: GitLabReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
+    this.statuses = new StatusWriter<GitLabCoreStatus>({
+      client: d.client,
+      type: d.type,
+      fieldManager: FIELD_MANAGER,
+    });
     d.informer.addHandler({ delete: (o) => this.forget(`${o.metadata.namespace}/${o.metadata.name}`) });
   }
 
@@ -151,23 +157,20 @@ export class GitLabCoreReconciler {
     const pass = await this.converge(obj, ctx.log, ctx.signal);
     passSeconds.observe({ outcome: pass.outcome.kind }, (performance.now() - started) / 1000);
     await this.writeStatus(obj, pass.outcome, ctx.log, ctx.signal);
-    return requeueAfter(this.delayFor(key, pass));
+    return this.next(pass);
   };
 
-  private delayFor(key: string, pass: Pass): number {
-    if (pass.next !== "retry") this.failures.delete(key);
+  /** A failed pass backs off in the runtime (5 s doubling to 5 minutes), counted as an error. */
+  private next(pass: Pass): ReconcileResult {
     switch (pass.next) {
       case "resync":
-        return this.d.settings.requeueMs;
+        return requeueAfter(this.d.settings.requeueMs);
       case "step":
-        return this.d.settings.stepRequeueMs;
+        return requeueAfter(this.d.settings.stepRequeueMs);
       case "tracking-retry":
-        return TRACKING_RETRY_MS;
-      case "retry": {
-        const n = (this.failures.get(key) ?? 0) + 1;
-        this.failures.set(key, n);
-        return exponentialDelay(n, FAILURE_BASE_MS, FAILURE_MAX_MS);
-      }
+        return requeueAfter(TRACKING_RETRY_MS);
+      case "retry":
+        return retry(pass.outcome.kind === "failed" ? pass.outcome.reason : pass.outcome.kind);
     }
   }
 
@@ -438,23 +441,15 @@ export class GitLabCoreReconciler {
     signal: AbortSignal,
   ): Promise<void> {
     const { status, events } = planStatus(obj.status, obj.metadata.generation, outcome, this.now());
-    if (sameStatus(obj.status, status)) return;
-    for (const e of events)
-      this.d.events.record(obj, { type: e.type, reason: e.reason, action: "Reconcile", note: e.note });
     try {
-      const written = await this.d.client.applyStatus<GitLabCore>(
-        this.d.type,
-        {
-          apiVersion: obj.apiVersion,
-          kind: obj.kind,
-          metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
-          status,
+      await this.statuses.write(obj, status, {
+        signal,
+        onChange: () => {
+          for (const e of events)
+            this.d.events.record(obj, { type: e.type, reason: e.reason, action: "Reconcile", note: e.note });
         },
-        { fieldManager: FIELD_MANAGER, force: true, signal },
-      );
-      this.statuses.remember(`${obj.metadata.namespace}/${obj.metadata.name}`, written);
+      });
     } catch (e) {
-      if (isNotFound(e)) return;
       log.warn({ err: errorMessage(e) }, "could not write status");
       throw e;
     }
@@ -463,28 +458,10 @@ export class GitLabCoreReconciler {
   private forget(key: string): void {
     this.statuses.forget(key);
     this.applied.forgetAll(`${key}|`);
-    this.failures.delete(key);
   }
 }
 
 function reasonOf(e: unknown, fallback: string): string {
   const r = (e as ReasonedError | undefined)?.reason;
   return typeof r === "string" && r ? r : fallback;
-}
-
-/** Deep equality of two statuses, key order aside. */
-export function sameStatus(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>)
-            .filter(([, y]) => y !== undefined)
-            .sort(([p], [q]) => p.localeCompare(q)),
-        )
-      : x,
-  );
 }

@@ -1,12 +1,20 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../runtime/builtin-types.js";
 import type { KubeClient } from "../../runtime/client.js";
-import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+  retry,
+  terminal,
+} from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
+import type { StatusWriter } from "../../runtime/status.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
 import { plannedBackup } from "./adminops/backup/observe.js";
 import { OPENBAOCLUSTER, refOf, servingRef } from "./cluster-ref.js";
@@ -26,15 +34,8 @@ import {
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import type { ServiceContext } from "./services.js";
-import {
-  type Blocked,
-  eventType,
-  nextStatus,
-  type PassResult,
-  statusChanged,
-  transitions,
-} from "./status.js";
-import { applyWorkloadStatus } from "./status-apply.js";
+import { type Blocked, eventType, nextStatus, type PassResult, transitions } from "./status.js";
+import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
 import { cached, Writes } from "./workload/statefulsets/reconcile.js";
@@ -75,21 +76,23 @@ interface StatefulSetStatus {
  */
 export class OpenBaoClusterReconciler {
   private readonly now: () => Date;
-  /** Last status written per key: the informer may still hold the older copy on the next pass. */
-  private readonly written = new Map<string, OpenBaoClusterStatus>();
+  /** Writes the workload plane only when it changed; knows what it wrote before the cache does. */
+  private readonly status: StatusWriter<OpenBaoClusterStatus>;
 
   constructor(private readonly d: ReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
+    this.status = workloadStatusWriter(d.client);
   }
 
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
-    const cluster = this.d.clusters.get(key);
+    const cached = this.d.clusters.get(key);
     const { namespace = "", name } = splitKey(key);
-    if (!cluster) {
+    if (!cached) {
       forgetClusterMetrics(namespace, name);
-      this.written.delete(key);
+      this.status.forget(key);
       return done();
     }
+    const cluster = this.status.freshest(key, cached);
     const started = performance.now();
     try {
       return await this.pass(cluster, rc);
@@ -164,6 +167,12 @@ export class OpenBaoClusterReconciler {
       );
     await this.writeStatus(cluster, result, writes, rc);
 
+    // A failed step backs off in the runtime (and counts as an error there); an invalid spec waits
+    // for the object to change. A step that waits on progress looks again at the poll interval.
+    if (result.blocked?.failed)
+      return result.blocked.step === "validate"
+        ? terminal(result.blocked.reason)
+        : retry(result.blocked.reason);
     const settled = !result.blocked && result.initialized && result.readyReplicas >= result.desiredReplicas;
     return requeueAfter(settled || result.paused ? this.d.config.resyncMs : this.d.config.pollMs);
   }
@@ -198,7 +207,6 @@ export class OpenBaoClusterReconciler {
     writes: Writes,
     rc: ReconcileContext,
   ): Promise<void> {
-    const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
     const labels = { namespace: cluster.metadata.namespace!, name: cluster.metadata.name! };
     const prev = cluster.status;
     const next = nextStatus(cluster, r, this.now());
@@ -219,24 +227,19 @@ export class OpenBaoClusterReconciler {
     clusterReplicas.set(labels, r.desiredReplicas);
     clusterReadyReplicas.set(labels, r.readyReplicas);
     clusterInitialized.set(labels, r.initialized ? 1 : 0);
-    if (!statusChanged(prev, next)) return;
-    const last = this.written.get(key);
-    if (last && !statusChanged(last, next)) return;
-    for (const c of transitions(prev?.conditions, next.conditions ?? []))
-      this.d.events.record(cluster, {
-        type: eventType(c),
-        reason: c.reason,
-        action: "Reconcile",
-        note: `${c.type}: ${c.message}`,
-      });
-    try {
-      await applyWorkloadStatus(this.d.client, cluster, next, rc.signal);
-      this.written.set(key, next);
-      rc.log.debug({ phase: next.phase, readyReplicas: next.readyReplicas }, "status written");
-    } catch (e) {
-      if (isNotFound(e)) return;
-      throw e;
-    }
+    const written = await this.status.write(cluster, next, {
+      signal: rc.signal,
+      onChange: () => {
+        for (const c of transitions(prev?.conditions, next.conditions ?? []))
+          this.d.events.record(cluster, {
+            type: eventType(c),
+            reason: c.reason,
+            action: "Reconcile",
+            note: `${c.type}: ${c.message}`,
+          });
+      },
+    });
+    if (written) rc.log.debug({ phase: next.phase, readyReplicas: next.readyReplicas }, "status written");
   }
 
   /**
@@ -268,7 +271,7 @@ export class OpenBaoClusterReconciler {
     rc.log.info({ deletionPolicy: policy }, "openbao cluster deleted; finalizer removed");
     await removeFinalizer(this.d.client, OPENBAOCLUSTER, cluster, CLUSTER_FINALIZER, rc.signal);
     forgetClusterMetrics(ns, cluster.metadata.name!);
-    this.written.delete(`${ns}/${cluster.metadata.name}`);
+    this.status.forget(`${ns}/${cluster.metadata.name}`);
     return done();
   }
 }

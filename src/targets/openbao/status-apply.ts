@@ -1,27 +1,29 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import type { KubeClient } from "../../runtime/client.js";
+import { StatusWriter } from "../../runtime/status.js";
 import { OPENBAOCLUSTER } from "./cluster-ref.js";
-import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
+import { WORKLOAD_FIELD_MANAGER, workloadPlaneOf } from "./opslifecycle/planes.js";
 
 /**
- * The workload controller's status write: its plane only (nextStatus leaves the AdminOps plane and
- * the lock out), forced, since it is the only writer of those fields and works from the informer's
- * copy. The tests of the planes call this same function next to the other writers.
+ * The workload controller's status writer: its plane only (nextStatus leaves the AdminOps plane
+ * and the lock out), forced, since it is the only writer of those fields. Compared on that plane,
+ * so another writer's fields never make a write look due.
  */
+export function workloadStatusWriter(client: KubeClient): StatusWriter<OpenBaoClusterStatus> {
+  return new StatusWriter<OpenBaoClusterStatus>({
+    client,
+    type: OPENBAOCLUSTER,
+    fieldManager: WORKLOAD_FIELD_MANAGER,
+    plane: workloadPlaneOf,
+  });
+}
+
+/** One unconditional write of the workload plane; the tests of the planes call it next to the other writers. */
 export function applyWorkloadStatus(
   client: KubeClient,
   cluster: Pick<OpenBaoCluster, "apiVersion" | "kind" | "metadata">,
   next: OpenBaoClusterStatus,
   signal?: AbortSignal,
 ): Promise<OpenBaoCluster> {
-  return client.applyStatus<OpenBaoCluster>(
-    OPENBAOCLUSTER,
-    {
-      apiVersion: cluster.apiVersion,
-      kind: cluster.kind,
-      metadata: { name: cluster.metadata.name, namespace: cluster.metadata.namespace },
-      status: next,
-    },
-    { fieldManager: WORKLOAD_FIELD_MANAGER, force: true, signal },
-  );
+  return workloadStatusWriter(client).apply(cluster as OpenBaoCluster, next, signal);
 }

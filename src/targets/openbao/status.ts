@@ -8,10 +8,9 @@ import {
   type Condition,
   type ConditionInput,
   removeCondition,
-  sameConditions,
   setCondition,
 } from "../../runtime/conditions.js";
-import { deepEqual } from "../../runtime/converge.js";
+import { sameStatus } from "../../runtime/status.js";
 import { workloadPlaneOf } from "./opslifecycle/planes.js";
 
 /** Where a pass stopped, if it did: a step that is not ready blocks every later one. */
@@ -261,9 +260,7 @@ function notDegraded(r: PassResult, allReady: boolean): Omit<ConditionInput, "ob
 /** Whether writing `next` would change anything; lastTransitionTime-only churn does not count. */
 export function statusChanged(prev: OpenBaoClusterStatus | undefined, next: OpenBaoClusterStatus): boolean {
   // Only the workload plane is compared: the other writers' fields are never in `next`.
-  const { conditions: a, ...restA } = workloadPlaneOf(prev);
-  const { conditions: b, ...restB } = next;
-  return !sameConditions(a, b) || !deepEqual(restA, restB);
+  return !sameStatus(workloadPlaneOf(prev), next);
 }
 
 /** Conditions whose status moved (or appeared): each becomes one event. */

@@ -86,6 +86,10 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         log: manager.log,
         concurrency: config.concurrency,
         reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
+        // A failed step is often OpenBao not answering yet: first look again at the poll interval,
+        // then back off to the resync. Pods going Ready wake the cluster sooner either way.
+        failureBaseDelayMs: config.pollMs,
+        failureMaxDelayMs: Math.max(config.pollMs, config.resyncMs),
       });
       controller.watchPrimary(clusters, workloadRelevant);
       // Pods going Ready move the StatefulSet's status: that wakes the cluster that owns it.

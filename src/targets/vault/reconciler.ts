@@ -1,15 +1,19 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R } from "../../apis/vaultseed-names.js";
-import { exponentialDelay } from "../../runtime/backoff.js";
 import type { KubeClient } from "../../runtime/client.js";
-import { findCondition, sameConditions } from "../../runtime/conditions.js";
-import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
+import { findCondition } from "../../runtime/conditions.js";
+import {
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+  retry,
+} from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
-import { StatusMemory } from "../../runtime/status-memory.js";
+import { StatusWriter } from "../../runtime/status.js";
 import type { ResourceType } from "../../runtime/types.js";
 import { BackendError } from "./backend-errors.js";
 import type { PathClaims } from "./claims.js";
@@ -46,9 +50,6 @@ export const FIELD_MANAGER = "vaultseed-controller";
 const TARGET = "vault";
 /** A plan that hits a compare-and-set conflict is made again at most this many times per reconcile. */
 const MAX_REPLANS = 5;
-/** Waiting states (RefPending, backend down) retry from 5 s, doubling, to 5 minutes. */
-const WAIT_BASE_MS = 5_000;
-const WAIT_MAX_MS = 300_000;
 const READY_MESSAGE = "the path holds what is declared";
 
 /** The KV operations the reconciler uses; KvClient implements them. `signal` aborts the request. */
@@ -105,14 +106,19 @@ const MAX_ERROR_MESSAGE = 300;
  * finds nothing to change writes nothing, neither to OpenBao nor to the API server.
  */
 export class VaultSeedReconciler {
-  private readonly waits = new Map<string, number>();
   private readonly notReady = new Map<string, string>();
-  private readonly statuses = new StatusMemory<VaultSeed["status"]>();
+  private readonly statuses: StatusWriter<VaultSeed["status"]>;
   private readonly unconfirmed = new UnconfirmedWrites();
   private readonly now: () => Date;
 
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
+    this.statuses = new StatusWriter<VaultSeed["status"]>({
+      client: d.client,
+      type: d.type,
+      fieldManager: FIELD_MANAGER,
+      plane: statusPlane,
+    });
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
     // A written status is dropped at the object's next reconcile once the cache holds it (see
     // StatusMemory.freshest), or here when the object goes.
@@ -139,12 +145,8 @@ export class VaultSeedReconciler {
     lastReconcileCompleted.set({ target: TARGET }, Date.now() / 1000);
     this.trackReadiness(key, outcome.verdict);
     this.trackRotation(obj, outcome);
-    if (outcome.next === "wait") {
-      const n = (this.waits.get(key) ?? 0) + 1;
-      this.waits.set(key, n);
-      return requeueAfter(exponentialDelay(n, WAIT_BASE_MS, WAIT_MAX_MS));
-    }
-    this.waits.delete(key);
+    // Waiting on the backend or on another object backs off in the runtime (5 s doubling to 5 minutes).
+    if (outcome.next === "wait") return retry(outcome.verdict.reason);
     // A rotation due before the next resync is made on time, not up to a resync late. One already
     // past (observe-only, or a rotation that could not be stored) waits for the resync: no hot loop.
     const untilRotation =
@@ -588,36 +590,21 @@ export class VaultSeedReconciler {
       rotationToken: o.rotationToken ?? prev.rotationToken,
     };
     for (const k of Object.keys(status)) if (status[k] === undefined) delete status[k];
-    const unchanged =
-      prev.observedGeneration === status["observedGeneration"] &&
-      sameConditions(prev.conditions, conditions) &&
-      JSON.stringify(prev.managedKeys ?? null) === JSON.stringify(status["managedKeys"] ?? null) &&
-      prev.kvVersion === status["kvVersion"] &&
-      prev.rotationToken === status["rotationToken"];
-    if (unchanged) return;
     const before = findCondition(prev.conditions, "Ready");
-    if (!o.verdict.ready && (before?.reason !== o.verdict.reason || before?.status !== "False")) {
-      this.d.events.record(obj, {
-        type: "Warning",
-        reason: o.verdict.reason,
-        action: "Reconcile",
-        note: o.verdict.message,
-      });
-    }
     try {
-      const written = await this.d.client.applyStatus<VaultSeed>(
-        this.d.type,
-        {
-          apiVersion: obj.apiVersion,
-          kind: obj.kind,
-          metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
-          status,
+      await this.statuses.write(obj, status as VaultSeed["status"], {
+        signal,
+        onChange: () => {
+          if (!o.verdict.ready && (before?.reason !== o.verdict.reason || before?.status !== "False"))
+            this.d.events.record(obj, {
+              type: "Warning",
+              reason: o.verdict.reason,
+              action: "Reconcile",
+              note: o.verdict.message,
+            });
         },
-        { fieldManager: FIELD_MANAGER, force: true, signal },
-      );
-      this.statuses.remember(`${obj.metadata.namespace}/${obj.metadata.name}`, written);
+      });
     } catch (e) {
-      if (isNotFound(e)) return;
       log.warn({ err: errorMessage(e) }, "could not write status");
       throw e;
     }
@@ -635,7 +622,6 @@ export class VaultSeedReconciler {
   }
 
   private forget(key: string): void {
-    this.waits.delete(key);
     this.statuses.forget(key);
     this.unconfirmed.forget(key);
     const [namespace, name] = key.split("/");
@@ -644,6 +630,12 @@ export class VaultSeedReconciler {
     rotationNext.remove({ target: TARGET, namespace: namespace!, name: name! });
     this.trackReadiness(key, { ready: true, reason: R.Reconciled, message: "" });
   }
+}
+
+/** The fields of a VaultSeed's status this controller writes; the comparison looks at these only. */
+function statusPlane(s: VaultSeed["status"]): unknown {
+  const { observedGeneration, conditions, managedKeys, kvVersion, rotationToken } = s ?? {};
+  return { observedGeneration, conditions, managedKeys, kvVersion, rotationToken };
 }
 
 /** Ends the deletion attempt of a path outside the allow-list; the finalizer is removed all the same. */

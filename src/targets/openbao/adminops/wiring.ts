@@ -1,6 +1,11 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
-import { Controller, type Predicate, type ReconcileResult } from "../../../runtime/controller.js";
+import {
+  Controller,
+  combineResults,
+  type Predicate,
+  type ReconcileResult,
+} from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
 import type { KubeObject } from "../../../runtime/types.js";
@@ -41,13 +46,6 @@ export interface AdminOpsWiring {
   /** Replaces the BlueGreen strategy (adminops/upgrade/bluegreen's BlueGreenUpgrade by default). */
   blueGreen?: StrategyHandler;
   rolling?: RollingOptions;
-}
-
-/** The sooner of two "what next" answers: both halves of the pass get their next look. */
-function sooner(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
-  if (!a) return b;
-  if (!b) return a;
-  return a.requeueAfterMs <= b.requeueAfterMs ? a : b;
 }
 
 /**
@@ -125,7 +123,7 @@ export function setupAdminOps(
       }
       const backup = await backups.reconcile(key, ctx);
       if (failed) throw failed.error;
-      return sooner(upgrade, backup);
+      return combineResults(upgrade, backup);
     },
   });
   controller.watchPrimary(clusters, adminOpsRelevant);

@@ -26,7 +26,7 @@ import type { EventInput, EventRecorder } from "../../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
-import { StatusMemory } from "../../../runtime/status-memory.js";
+import { StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
@@ -54,7 +54,7 @@ export interface RestoreReconcilerDeps {
 const DEFAULT_POLL_MS = 15_000;
 
 export class RestoreReconciler {
-  private readonly memory = new StatusMemory<OpenBaoRestoreStatus>();
+  private readonly memory: StatusWriter<OpenBaoRestoreStatus>;
   private readonly lock: OperationLockStore;
   private readonly now: () => Date;
   private readonly pollMs: number;
@@ -62,6 +62,11 @@ export class RestoreReconciler {
   constructor(private readonly d: RestoreReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     this.lock = new OperationLockStore(d.client, { now: this.now });
+    this.memory = new StatusWriter<OpenBaoRestoreStatus>({
+      client: d.client,
+      type: OPENBAORESTORE,
+      fieldManager: RESTORE_FIELD_MANAGER,
+    });
     this.pollMs = d.pollMs ?? DEFAULT_POLL_MS;
   }
 
@@ -84,16 +89,15 @@ export class RestoreReconciler {
     };
     const phase = r.status?.phase ?? "Pending";
     if (isTerminal(phase)) return this.releaseLock(r, rc);
-    if (phase === "Running") return this.observe(key, r, rc);
-    return this.validate(key, r, rc);
+    if (phase === "Running") return this.observe(r, rc);
+    return this.validate(r, rc);
   }
 
-  private async validate(key: string, r0: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+  private async validate(r0: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
     let r = r0;
     const ns = r.metadata.namespace!;
     if ((r.status?.phase ?? "Pending") === "Pending")
       r = await this.write(
-        key,
         r,
         validating(r, this.now(), "Validating", "checking target, snapshot and credentials"),
         rc,
@@ -115,10 +119,10 @@ export class RestoreReconciler {
     }
     const v = validateRestore({ ...obs, snapshot });
     if (v.kind === "fail")
-      return this.finish(key, r, failed(r, this.now(), v.reason, v.message), { reason: v.reason }, rc);
+      return this.finish(r, failed(r, this.now(), v.reason, v.message), { reason: v.reason }, rc);
     if (v.kind === "wait") {
       const before = r.status;
-      r = await this.write(key, r, validating(r, this.now(), v.reason, v.message), rc);
+      r = await this.write(r, validating(r, this.now(), v.reason, v.message), rc);
       if (!deepEqual(before?.message, r.status?.message))
         this.event(r, { type: "Warning", reason: v.reason, action: "Validate", note: v.message });
       return requeueAfter(this.pollMs);
@@ -151,7 +155,7 @@ export class RestoreReconciler {
       } else {
         const c = contention(got.heldBy, id);
         const before = r.status?.message;
-        r = await this.write(key, r, lockWait(r, this.now(), c.message), rc);
+        r = await this.write(r, lockWait(r, this.now(), c.message), rc);
         if (before !== r.status?.message)
           this.event(r, { type: c.eventType, reason: c.reason, action: "TakeLock", note: c.message });
         return requeueAfter(c.requeueAfterMs);
@@ -163,7 +167,6 @@ export class RestoreReconciler {
     let job = await this.d.client.getOrUndefined(JOB, jobName, ns);
     if (job && !ownedBy(job, r))
       return this.finish(
-        key,
         r,
         failed(
           r,
@@ -181,13 +184,7 @@ export class RestoreReconciler {
       } catch (e) {
         // A request the builder cannot turn into a Job (e.g. no executor image anywhere) never will.
         const msg = errorMessage(e);
-        return this.finish(
-          key,
-          r,
-          failed(r, this.now(), "InvalidRequest", msg),
-          { reason: "InvalidRequest" },
-          rc,
-        );
+        return this.finish(r, failed(r, this.now(), "InvalidRequest", msg), { reason: "InvalidRequest" }, rc);
       }
       await this.d.jobs.prepare?.(r, cluster!, rc.signal);
       try {
@@ -202,16 +199,11 @@ export class RestoreReconciler {
         if (!isConflict(e)) throw e;
       }
     }
-    await this.write(
-      key,
-      r,
-      running(r, this.now(), { jobName, size: v.size, overridden, forced: v.forced }),
-      rc,
-    );
+    await this.write(r, running(r, this.now(), { jobName, size: v.size, overridden, forced: v.forced }), rc);
     return requeueAfter(this.pollMs);
   }
 
-  private async observe(key: string, r: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+  private async observe(r: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
     const ns = r.metadata.namespace!;
     const jobName = r.status?.jobName ?? restoreJobName(r);
     // Renewal keeps the lock's audit fields current; a holder change here means another restore
@@ -228,7 +220,6 @@ export class RestoreReconciler {
     const job = await this.d.client.getOrUndefined(JOB, jobName, ns);
     if (!job)
       return this.finish(
-        key,
         r,
         failed(r, this.now(), "JobMissing", `restore Job ${jobName} is gone before reporting a result`),
         { reason: "JobMissing" },
@@ -247,9 +238,8 @@ export class RestoreReconciler {
           ? (this.now().getTime() - startedMs) / 1000
           : undefined;
     if (outcome.state === "succeeded")
-      return this.finish(key, r, completed(r, this.now(), outcome.size), { durationS }, rc);
+      return this.finish(r, completed(r, this.now(), outcome.size), { durationS }, rc);
     return this.finish(
-      key,
       r,
       failed(r, this.now(), outcome.reason, outcome.message),
       { reason: outcome.reason, durationS },
@@ -259,13 +249,12 @@ export class RestoreReconciler {
 
   /** Records the terminal phase once (status, event, metrics), then releases the lock. */
   private async finish(
-    key: string,
     r: OpenBaoRestore,
     next: OpenBaoRestoreStatus,
     m: { reason?: string; durationS?: number },
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
-    const written = await this.write(key, r, next, rc);
+    const written = await this.write(r, next, rc);
     const labels = { namespace: r.metadata.namespace!, cluster: r.spec.cluster };
     restoreTotal.inc(labels);
     if (next.phase === "Completed") restoreSuccessTotal.inc(labels);
@@ -300,23 +289,12 @@ export class RestoreReconciler {
   }
 
   private async write(
-    key: string,
     r: OpenBaoRestore,
     next: OpenBaoRestoreStatus,
     rc: ReconcileContext,
   ): Promise<OpenBaoRestore> {
-    if (deepEqual(r.status ?? {}, next)) return r;
-    const written = await this.d.client.applyStatus<OpenBaoRestore>(
-      OPENBAORESTORE,
-      {
-        apiVersion: RESTORE_API_VERSION,
-        kind: OpenBaoRestoreKind,
-        metadata: { name: r.metadata.name, namespace: r.metadata.namespace },
-        status: next,
-      },
-      { fieldManager: RESTORE_FIELD_MANAGER, force: true, signal: rc.signal },
-    );
-    this.memory.remember(key, written);
+    const written = await this.memory.write(r, next, { signal: rc.signal });
+    if (!written) return r;
     rc.log.debug({ phase: next.phase }, "restore status written");
     return { ...r, metadata: written.metadata, status: written.status };
   }
