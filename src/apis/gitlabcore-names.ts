@@ -39,6 +39,7 @@ export const GitLabCoreReason = {
   // refused by the API server, so the step was not started.
   PreflightFailed: "PreflightFailed",
   UpgradeComplete: "UpgradeComplete",
+  CleanupFailed: "CleanupFailed",
 } as const;
 export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
 

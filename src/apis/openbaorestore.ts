@@ -56,6 +56,12 @@ export const OpenBaoRestoreReason = {
   RestoreSucceeded: "RestoreSucceeded",
   RestoreFailed: "RestoreFailed",
   RestoreExecutorImageVerificationFailed: "RestoreExecutorImageVerificationFailed",
+  Acquired: "Acquired",
+  InProgress: "InProgress",
+  InvalidRequest: "InvalidRequest",
+  JobConflict: "JobConflict",
+  JobMissing: "JobMissing",
+  Validating: "Validating",
 } as const;
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 

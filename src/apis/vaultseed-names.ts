@@ -38,6 +38,7 @@ export const VaultSeedReason = {
   AdoptionPending: "AdoptionPending",
   /** Stalled: the object could not be handled at all; the message says why. */
   ReconcileFailed: "ReconcileFailed",
+  Deleted: "Deleted",
 } as const;
 export type VaultSeedReasonType = (typeof VaultSeedReason)[keyof typeof VaultSeedReason];
 

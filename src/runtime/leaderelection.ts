@@ -21,6 +21,8 @@ export interface LeaderElectionOptions {
   /** Pause between attempts (default 2 s). */
   retryPeriodMs?: number;
   log: Logger;
+  /** The wall clock of the Lease's acquire and renew times (timing itself is monotonic). */
+  now?: () => Date;
 }
 
 interface LeaseSpec {
@@ -66,6 +68,7 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private readonly now: () => Date;
 
   constructor(
     private readonly client: KubeClient,
@@ -74,6 +77,7 @@ export class LeaderElector {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    this.now = opts.now ?? (() => new Date());
     if (this.renewDeadlineMs >= this.leaseDurationMs)
       throw new Error("leader election: renewDeadlineMs must be shorter than leaseDurationMs");
     if (this.retryPeriodMs >= this.renewDeadlineMs)
@@ -205,7 +209,7 @@ export class LeaderElector {
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
-      const now = new Date();
+      const now = this.now();
       const durationSeconds = Math.round(this.leaseDurationMs / 1000);
       if (!current) {
         await this.client.request({
@@ -290,7 +294,7 @@ export class LeaderElector {
             ...current.spec,
             holderIdentity: null,
             leaseDurationSeconds: 1,
-            renewTime: microTime(new Date()),
+            renewTime: microTime(this.now()),
           },
         },
         signal,

@@ -18,6 +18,9 @@ import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openb
 // test (openbao-upgrade-rolling.test.ts) rolls a cluster with it; this file pins down the login:
 // which ServiceAccount, which audience, the order of the token sources, reuse, and the failure text.
 
+/** The wall clock the upgrade controller injects. */
+const clock = () => new Date();
+
 describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
   let client: KubeClient;
   let ns: string;
@@ -69,7 +72,7 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
 
   it("logs in as the cluster's upgrade ServiceAccount, creates it owned by the cluster, and reuses the token", async () => {
     const c = await cluster("bao", { jwtAuthRole: "upgrade" });
-    const token = await upgradeToken(client, access(), c);
+    const token = await upgradeToken(client, access(), c, clock);
     assert.ok(token);
     const self = (await baoCall(bao.addr, token, "GET", "auth/token/lookup-self")) as {
       data: { policies: string[]; meta?: Record<string, string> };
@@ -79,15 +82,15 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
     assert.equal(sa.metadata.ownerReferences?.[0]?.uid, c.metadata.uid);
     assert.equal((sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken, false);
 
-    assert.equal(await upgradeToken(client, access(), c), token, "reused while it lives");
+    assert.equal(await upgradeToken(client, access(), c, clock), token, "reused while it lives");
     forgetUpgradeLogin(c);
-    const again = await upgradeToken(client, access(), c);
+    const again = await upgradeToken(client, access(), c, clock);
     assert.ok(again && again !== token, "a new login after a failed step");
   });
 
   it("a role OpenBao refuses fails with the role and OpenBao's answer, never a token", async () => {
     const c = await cluster("other", { jwtAuthRole: "nope" });
-    await assert.rejects(upgradeToken(client, access(), c), (e: Error) => {
+    await assert.rejects(upgradeToken(client, access(), c, clock), (e: Error) => {
       assert.match(e.message, /^spec\.upgrade\.jwtAuthRole: JWT login as "nope" to other failed: .*HTTP 400/);
       assert.doesNotMatch(e.message, /eyJ/, "no JWT in the message");
       return true;
@@ -102,7 +105,7 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
       stringData: { token: "from-secret" },
     } as KubeObject);
     const both = await cluster("both", { jwtAuthRole: "nope", tokenSecretRef: { name: "mine" } });
-    assert.equal(await upgradeToken(client, access(), both), "from-secret");
+    assert.equal(await upgradeToken(client, access(), both, clock), "from-secret");
     await client.create(SECRET, {
       apiVersion: "v1",
       kind: "Secret",
@@ -110,6 +113,6 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
       stringData: { token: "root" },
     } as KubeObject);
     const plain: OpenBaoCluster = await cluster("plain", {});
-    assert.equal(await upgradeToken(client, access(), plain), "root");
+    assert.equal(await upgradeToken(client, access(), plain, clock), "root");
   });
 });

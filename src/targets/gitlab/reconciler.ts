@@ -423,7 +423,7 @@ export class GitLabCoreReconciler {
     for (const f of report.failed)
       this.d.events.record(obj, {
         type: "Warning",
-        reason: "CleanupFailed",
+        reason: R.CleanupFailed,
         action: "Delete",
         note: `${f.object}: ${f.error}`,
       });

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../runtime/builtin-types.js";
 import type { KubeClient } from "../../runtime/client.js";
 import {
@@ -148,7 +149,10 @@ export class OpenBaoClusterReconciler {
         rc.log.warn({ step, err: errorMessage(e) }, "openbao cluster step failed");
         result.blocked = {
           step,
-          reason: step === "initialization" ? "InitializationFailed" : "ReconcileError",
+          reason:
+            step === "initialization"
+              ? OpenBaoClusterReason.InitializationFailed
+              : OpenBaoClusterReason.ReconcileError,
           message: errorMessage(e),
           failed: true,
         };

@@ -2,6 +2,7 @@ import {
   OpenBaoClusterCondition as C,
   type OpenBaoCluster,
   type OpenBaoClusterPhase,
+  OpenBaoClusterReason,
   type OpenBaoClusterStatus,
 } from "../../apis/openbaocluster.js";
 import {
@@ -93,7 +94,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       ? {
           type: C.OpenBaoInitialized,
           status: "True",
-          reason: r.selfInitialized ? "SelfInitialized" : "Initialized",
+          reason: r.selfInitialized ? OpenBaoClusterReason.SelfInitialized : OpenBaoClusterReason.Initialized,
           message: r.selfInitialized
             ? "OpenBao initialized itself from spec.selfInit.requests"
             : // Not "the token is in the Secret": OpenBao found initialized without one (an init
@@ -114,7 +115,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
     put({
       type: C.OpenBaoSealed,
       status: r.sealed ? "True" : "False",
-      reason: r.sealed ? "Sealed" : "Unsealed",
+      reason: r.sealed ? OpenBaoClusterReason.Sealed : OpenBaoClusterReason.Unsealed,
       message: r.sealed ? "OpenBao answers as sealed" : "OpenBao is unsealed",
     });
   if (r.initialized)
@@ -123,13 +124,13 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
         ? {
             type: C.OpenBaoLeader,
             status: "True",
-            reason: "LeaderFound",
+            reason: OpenBaoClusterReason.LeaderFound,
             message: `${r.activeLeader} is active`,
           }
         : {
             type: C.OpenBaoLeader,
             status: "False",
-            reason: "LeaderUnknown",
+            reason: OpenBaoClusterReason.LeaderUnknown,
             message: "no active node reported",
           },
     );
@@ -139,14 +140,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       ? {
           type: C.Available,
           status: allReady ? "True" : "False",
-          reason: "Paused",
+          reason: OpenBaoClusterReason.Paused,
           message: "spec.paused: only deletion is reconciled",
         }
       : allReady && !r.blocked
         ? {
             type: C.Available,
             status: "True",
-            reason: "AllReplicasReady",
+            reason: OpenBaoClusterReason.AllReplicasReady,
             message: `${r.readyReplicas}/${r.desiredReplicas} voters ready`,
           }
         : {
@@ -179,7 +180,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
     put({
       type: C.ReadReplicasReady,
       status: ok ? "True" : "False",
-      reason: ok ? "AllReplicasReady" : "NotReady",
+      reason: ok ? OpenBaoClusterReason.AllReplicasReady : OpenBaoClusterReason.NotReady,
       message: `${r.readReplicas.readyReplicas}/${r.readReplicas.desiredReplicas} read replicas ready`,
     });
   } else list = removeCondition(list, C.ReadReplicasReady);
@@ -203,7 +204,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
     put({
       type: "UnsupportedFields",
       status: "True",
-      reason: "NotSupported",
+      reason: OpenBaoClusterReason.NotSupported,
       message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
     });
   else list = removeCondition(list, "UnsupportedFields");
@@ -211,7 +212,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
     put({
       type: C.SecurityRisk,
       status: "True",
-      reason: "InlineCredentials",
+      reason: OpenBaoClusterReason.InlineCredentials,
       message: `seal credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from a Secret the operator keeps, but the spec still holds them: move them to the Secret named by spec.unseal.credentialsSecretRef`,
     });
   else list = removeCondition(list, C.SecurityRisk);
@@ -241,20 +242,28 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
 function notDegraded(r: PassResult, allReady: boolean): Omit<ConditionInput, "observedGeneration"> {
   const base = { type: C.Degraded, status: "False" as const };
   if (r.paused)
-    return { ...base, reason: "Paused", message: "spec.paused: nothing is reconciled but deletion" };
+    return {
+      ...base,
+      reason: OpenBaoClusterReason.Paused,
+      message: "spec.paused: nothing is reconciled but deletion",
+    };
   if (r.blocked)
     return {
       ...base,
-      reason: "Reconciling",
+      reason: OpenBaoClusterReason.Reconciling,
       message: `nothing failed; ${r.blocked.step} waits: ${r.blocked.reason}`,
     };
   if (!allReady)
     return {
       ...base,
-      reason: "Reconciling",
+      reason: OpenBaoClusterReason.Reconciling,
       message: `nothing failed; every step ran, ${r.readyReplicas}/${r.desiredReplicas} voters ready`,
     };
-  return { ...base, reason: "Idle", message: "nothing failed; every step ran and nothing is left to do" };
+  return {
+    ...base,
+    reason: OpenBaoClusterReason.Idle,
+    message: "nothing failed; every step ran and nothing is left to do",
+  };
 }
 
 /** Whether writing `next` would change anything; lastTransitionTime-only churn does not count. */
@@ -285,6 +294,6 @@ const isBad = (c: Condition): boolean =>
 export function eventType(c: Condition): "Normal" | "Warning" {
   const bad = isBad(c);
   // Waiting during first boot is expected, not a warning.
-  if (bad && c.reason === "Initializing") return "Normal";
+  if (bad && c.reason === OpenBaoClusterReason.Initializing) return "Normal";
   return bad ? "Warning" : "Normal";
 }

@@ -199,7 +199,7 @@ function noWrites(input: PlanInput, outcome: PlanOutcome, changes: PlanChange[] 
 export async function plan(input: PlanInput): Promise<Plan> {
   const compiled = compileSeed(input.spec);
   if (!compiled.ok) {
-    const reason = compiled.problems.some((p) => p.reason === "InvalidSpec")
+    const reason = compiled.problems.some((p) => p.reason === VaultSeedReason.InvalidSpec)
       ? Reason.InvalidSpec
       : Reason.InvalidRotation;
     return noWrites(input, {

@@ -142,7 +142,7 @@ export class VaultSeedReconciler {
       : await this.converge(obj, ctx.log, ctx.signal);
     if (!outcome) return undefined;
     await this.writeStatus(obj, outcome, ctx.log, ctx.signal);
-    lastReconcileCompleted.set({ target: TARGET }, Date.now() / 1000);
+    lastReconcileCompleted.set({ target: TARGET }, this.now().getTime() / 1000);
     this.trackReadiness(key, outcome.verdict);
     this.trackRotation(obj, outcome);
     // Waiting on the backend or on another object backs off in the runtime (5 s doubling to 5 minutes).
@@ -549,7 +549,7 @@ export class VaultSeedReconciler {
           log.info({ path }, "deleted path");
           this.d.events.record(obj, {
             type: "Normal",
-            reason: "Deleted",
+            reason: R.Deleted,
             action: "Delete",
             note: `deleted ${path} with every version`,
           });

@@ -1,3 +1,4 @@
+import { VaultSeedReason } from "../../apis/vaultseed-names.js";
 // Checking VaultSeed specs: one spec on its own (compileSeed, which the planner uses too, so the
 // controller and `validate` can never disagree), and a set of manifests together (validateDocuments,
 // which adds what only shows across objects: shared paths, repeated names, reference cycles).
@@ -31,7 +32,7 @@ export interface CompiledSeed {
 
 export interface SpecProblem {
   key?: string;
-  reason: "InvalidSpec" | "InvalidRotation";
+  reason: typeof VaultSeedReason.InvalidSpec | typeof VaultSeedReason.InvalidRotation;
   message: string;
 }
 
@@ -41,11 +42,13 @@ export function compileSeed(spec: unknown): CompileResult {
   const problems: SpecProblem[] = [];
   const invalid = (message: string, key?: string): void => {
     problems.push(
-      key === undefined ? { reason: "InvalidSpec", message } : { key, reason: "InvalidSpec", message },
+      key === undefined
+        ? { reason: VaultSeedReason.InvalidSpec, message }
+        : { key, reason: VaultSeedReason.InvalidSpec, message },
     );
   };
   if (!isPlainObject(spec))
-    return { ok: false, problems: [{ reason: "InvalidSpec", message: "spec is missing" }] };
+    return { ok: false, problems: [{ reason: VaultSeedReason.InvalidSpec, message: "spec is missing" }] };
 
   const path = typeof spec.path === "string" ? spec.path : undefined;
   if (path === undefined) invalid("spec.path is missing");
@@ -149,8 +152,8 @@ function compileRotate(
   const bad = (message: string, key?: string): undefined => {
     problems.push(
       key === undefined
-        ? { reason: "InvalidRotation", message }
-        : { key, reason: "InvalidRotation", message },
+        ? { reason: VaultSeedReason.InvalidRotation, message }
+        : { key, reason: VaultSeedReason.InvalidRotation, message },
     );
     return undefined;
   };

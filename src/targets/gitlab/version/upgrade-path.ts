@@ -1,3 +1,4 @@
+import { GitLabCoreReason } from "../../../apis/gitlabcore-names.js";
 // The chart versions an upgrade steps through. GitLab upgrades one minor at a time, so every minor
 // between the deployed one and the target is a step, run with the newest patch of that minor (whose
 // hooks and migrations then run in turn); the last step is the target itself. A major is left only
@@ -24,7 +25,10 @@ export type UpgradePath =
     }
   | {
       ok: false;
-      reason: "MissingIntermediateChart" | "DowngradeRefused" | "VersionUnresolved";
+      reason:
+        | typeof GitLabCoreReason.MissingIntermediateChart
+        | typeof GitLabCoreReason.DowngradeRefused
+        | typeof GitLabCoreReason.VersionUnresolved;
       error: string;
       /** The minors no chart is available for, as `10.3`. */
       missing: string[];
@@ -36,7 +40,7 @@ export function planUpgradePath(from: string, to: string, available: readonly st
   if (!start || !end)
     return {
       ok: false,
-      reason: "VersionUnresolved",
+      reason: GitLabCoreReason.VersionUnresolved,
       error: `${!start ? "deployed" : "target"} version is not a semantic version`,
       missing: [],
     };
@@ -44,7 +48,7 @@ export function planUpgradePath(from: string, to: string, available: readonly st
   if (lessThan(end, start))
     return {
       ok: false,
-      reason: "DowngradeRefused",
+      reason: GitLabCoreReason.DowngradeRefused,
       error: `${end} is below the deployed chart version ${start}; downgrades are refused`,
       missing: [],
     };
@@ -57,7 +61,7 @@ export function planUpgradePath(from: string, to: string, available: readonly st
   if (!between || between.length > MAX_STEPS)
     return {
       ok: false,
-      reason: "VersionUnresolved",
+      reason: GitLabCoreReason.VersionUnresolved,
       error: `${start} to ${end} is more than ${MAX_STEPS} minor steps`,
       missing: [],
     };
@@ -70,7 +74,7 @@ export function planUpgradePath(from: string, to: string, available: readonly st
   if (missing.length > 0)
     return {
       ok: false,
-      reason: "MissingIntermediateChart",
+      reason: GitLabCoreReason.MissingIntermediateChart,
       error: `no chart for minor${missing.length > 1 ? "s" : ""} ${missing.join(", ")} between ${start} and ${end}: an upgrade steps one minor at a time`,
       missing,
     };

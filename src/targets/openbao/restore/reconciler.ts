@@ -1,3 +1,4 @@
+import { OpenBaoRestoreReason } from "../../../apis/openbaorestore.js";
 /**
  * The OpenBaoRestore controller's pass. A restore is a state machine persisted in its status:
  * Pending → Validating → Running → Completed | Failed. Every step is idempotent and keyed by the
@@ -99,7 +100,12 @@ export class RestoreReconciler {
     if ((r.status?.phase ?? "Pending") === "Pending")
       r = await this.write(
         r,
-        validating(r, this.now(), "Validating", "checking target, snapshot and credentials"),
+        validating(
+          r,
+          this.now(),
+          OpenBaoRestoreReason.Validating,
+          "checking target, snapshot and credentials",
+        ),
         rc,
       );
     const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
@@ -174,7 +180,7 @@ export class RestoreReconciler {
           "JobConflict",
           `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
         ),
-        { reason: "JobConflict" },
+        { reason: OpenBaoRestoreReason.JobConflict },
         rc,
       );
     if (!job) {
@@ -184,14 +190,19 @@ export class RestoreReconciler {
       } catch (e) {
         // A request the builder cannot turn into a Job (e.g. no executor image anywhere) never will.
         const msg = errorMessage(e);
-        return this.finish(r, failed(r, this.now(), "InvalidRequest", msg), { reason: "InvalidRequest" }, rc);
+        return this.finish(
+          r,
+          failed(r, this.now(), OpenBaoRestoreReason.InvalidRequest, msg),
+          { reason: OpenBaoRestoreReason.InvalidRequest },
+          rc,
+        );
       }
       await this.d.jobs.prepare?.(r, cluster!, rc.signal);
       try {
         job = await this.d.client.create(JOB, intent);
         this.event(r, {
           type: "Normal",
-          reason: "JobCreated",
+          reason: OpenBaoRestoreReason.JobCreated,
           action: "CreateJob",
           note: `restore Job ${jobName} created`,
         });
@@ -221,8 +232,13 @@ export class RestoreReconciler {
     if (!job)
       return this.finish(
         r,
-        failed(r, this.now(), "JobMissing", `restore Job ${jobName} is gone before reporting a result`),
-        { reason: "JobMissing" },
+        failed(
+          r,
+          this.now(),
+          OpenBaoRestoreReason.JobMissing,
+          `restore Job ${jobName} is gone before reporting a result`,
+        ),
+        { reason: OpenBaoRestoreReason.JobMissing },
         rc,
       );
     let outcome: RestoreJobOutcome = this.d.jobs.outcome(job, []);
@@ -262,7 +278,10 @@ export class RestoreReconciler {
     if (m.durationS !== undefined) restoreDuration.observe(labels, m.durationS);
     this.event(written, {
       type: next.phase === "Completed" ? "Normal" : "Warning",
-      reason: next.phase === "Completed" ? "RestoreSucceeded" : "RestoreFailed",
+      reason:
+        next.phase === "Completed"
+          ? OpenBaoRestoreReason.RestoreSucceeded
+          : OpenBaoRestoreReason.RestoreFailed,
       action: "Restore",
       note: next.message ?? "",
     });

@@ -6,6 +6,7 @@ import {
   OpenBaoRestoreCondition as C,
   type OpenBaoRestore,
   type OpenBaoRestorePhase,
+  OpenBaoRestoreReason,
   type OpenBaoRestoreStatus,
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore.js";
@@ -84,13 +85,13 @@ export function running(r: OpenBaoRestore, now: Date, inp: RunningInput): OpenBa
     {
       type: C.LockAcquired,
       status: "True",
-      reason: "Acquired",
+      reason: OpenBaoRestoreReason.Acquired,
       message: "the cluster's operation lock is held by this restore",
     },
     {
       type: C.RestoreComplete,
       status: "False",
-      reason: "InProgress",
+      reason: OpenBaoRestoreReason.InProgress,
       message: `restore Job ${inp.jobName} is running`,
     },
   ];

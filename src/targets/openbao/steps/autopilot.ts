@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { refOf } from "../cluster-ref.js";
 import { clusterNames } from "../identity.js";
@@ -26,7 +27,7 @@ export const autopilotStep: Step = {
         if (!writes.dryRun)
           ctx.events.record(cluster, {
             type: "Normal",
-            reason: "AutopilotConfigured",
+            reason: OpenBaoClusterReason.AutopilotConfigured,
             action: "Configure",
             note: `Raft Autopilot settings applied: ${changed.join(", ")}`,
           });

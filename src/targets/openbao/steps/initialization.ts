@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { servingRef } from "../cluster-ref.js";
 import { podName } from "../identity.js";
 import { reconcileInit, selfInitEnabled } from "../workload/init/init.js";
@@ -31,7 +32,7 @@ export const initializationStep: Step = {
     if (init.recovered)
       ctx.events.record(cluster, {
         type: "Normal",
-        reason: "InitializationRecovered",
+        reason: OpenBaoClusterReason.InitializationRecovered,
         action: "Initialize",
         note: "OpenBao was already initialized by this operator; status recorded, nothing initialized again",
       });

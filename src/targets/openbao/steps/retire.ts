@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, STATEFULSET } from "../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";
@@ -54,7 +55,7 @@ export async function retireVoterSets(pass: Pass): Promise<void> {
     ctx.log.info({ statefulSet: name, claims: setClaims.length }, "deleted a retired blue-green revision");
     ctx.events.record(cluster, {
       type: "Normal",
-      reason: "RevisionRetired",
+      reason: OpenBaoClusterReason.RevisionRetired,
       action: "Delete",
       note: `deleted StatefulSet ${name} and ${setClaims.length} data claim(s): its revision no longer serves`,
     });

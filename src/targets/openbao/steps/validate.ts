@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
 import { inlineSealSecrets } from "../workload/config/seal.js";
@@ -15,7 +16,7 @@ export const validateStep: Step = {
     if (problems.length > 0)
       return {
         step: "validate",
-        reason: "InvalidSpec",
+        reason: OpenBaoClusterReason.InvalidSpec,
         message: problems.map((p) => `${p.field}: ${p.message}`).join("; "),
         failed: true,
       };

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { servingRef } from "../cluster-ref.js";
 import { podName, voterSetName } from "../identity.js";
@@ -72,7 +73,7 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
     ctx.log.info({ peer: id }, "removed Raft peer before shrinking the voter StatefulSet");
     ctx.events.record(cluster, {
       type: "Normal",
-      reason: "RaftPeerRemoved",
+      reason: OpenBaoClusterReason.RaftPeerRemoved,
       action: "ScaleDown",
       note: `removed Raft peer ${id} before its pod goes`,
     });

@@ -2,6 +2,7 @@ import {
   OpenBaoClusterCondition as C,
   OpenBaoAnnotation,
   type OpenBaoCluster,
+  OpenBaoClusterReason,
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster.js";
 import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
@@ -322,7 +323,7 @@ export class BackupReconciler {
         jobName,
         {
           state: "failed",
-          reason: "JobMissing",
+          reason: OpenBaoClusterReason.JobMissing,
           message: `Job ${jobName} is gone and its result was never read`,
         },
         undefined,

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorResult, parseResult } from "../../executor/contract.js";
 
@@ -62,7 +63,8 @@ export function jobOutcome(job: KubeObject, pods: readonly KubeObject[]): JobOut
   const why = failedCond?.reason ?? "JobFailed";
   return {
     state: "failed",
-    reason: why === "DeadlineExceeded" ? "DeadlineExceeded" : "Interrupted",
+    reason:
+      why === "DeadlineExceeded" ? OpenBaoClusterReason.DeadlineExceeded : OpenBaoClusterReason.Interrupted,
     message: `Job failed (${why}) before the executor reported a result${failedCond?.message ? `: ${failedCond.message}` : ""}`,
   };
 }

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
@@ -163,7 +164,7 @@ async function operatorManaged(
     );
     announce({
       type: "Normal",
-      reason: "CAIssued",
+      reason: OpenBaoClusterReason.CAIssued,
       action: "IssueCertificate",
       note: `new CA in Secret ${settings.caSecretName}: ${caPlan.reason}`,
     });
@@ -197,7 +198,7 @@ async function operatorManaged(
     );
     announce({
       type: "Normal",
-      reason: "CertificateIssued",
+      reason: OpenBaoClusterReason.CertificateIssued,
       action: "IssueCertificate",
       note: `new server certificate in Secret ${settings.serverSecretName}: ${leafPlan.reason}`,
     });

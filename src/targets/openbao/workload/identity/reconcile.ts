@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   type IdentityCluster,
@@ -28,7 +29,7 @@ export async function reconcileIdentity(
   return {
     changes,
     ready: true,
-    reason: "Ready",
+    reason: OpenBaoClusterReason.Ready,
     message: `ServiceAccount ${serviceAccountName(cluster)} and its service-registration Role are current`,
   };
 }

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
@@ -48,7 +49,7 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   const troubled = (): InitOutcome | undefined =>
     trouble && {
       done: false,
-      reason: trouble.stuck ? "PodCrashLooping" : "PodNotReady",
+      reason: trouble.stuck ? OpenBaoClusterReason.PodCrashLooping : OpenBaoClusterReason.PodNotReady,
       message: trouble.message,
       failed: trouble.stuck,
     };
@@ -84,7 +85,7 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
     if (!token)
       d.ctx.events.record(cluster, {
         type: "Warning",
-        reason: "RootTokenMissing",
+        reason: OpenBaoClusterReason.RootTokenMissing,
         action: "Initialize",
         note: `OpenBao on ${pod0} is already initialized but Secret ${names.rootTokenSecret} does not exist: Raft peer removal and Autopilot need a token and will wait`,
       });
@@ -100,7 +101,7 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   d.ctx.log.info({ pod: pod0 }, "initialized OpenBao; root token stored in the root-token Secret");
   d.ctx.events.record(cluster, {
     type: "Normal",
-    reason: "Initialized",
+    reason: OpenBaoClusterReason.Initialized,
     action: "Initialize",
     note: `initialized OpenBao on ${pod0}; the root token is in Secret ${clusterNames(refOf(cluster)).rootTokenSecret}`,
   });

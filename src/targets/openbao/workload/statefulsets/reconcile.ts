@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { applyIfChanged } from "../../../../runtime/apply.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
 import { applyWouldBeNoop } from "../../../../runtime/converge.js";
@@ -111,7 +112,7 @@ export async function ensureUnsealKey(
     writes.record("create", `Secret/${name}`);
     ctx.events.record(cluster, {
       type: "Normal",
-      reason: "UnsealKeyCreated",
+      reason: OpenBaoClusterReason.UnsealKeyCreated,
       action: "Create",
       note: `created the static seal key Secret ${name}`,
     });

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { parseQuantity } from "../../../../runtime/quantity.js";
 
 /**
@@ -68,14 +69,14 @@ export function planStorage(inp: StoragePlanInput): StoragePlan {
   if (inp.specClass && inp.templateClass && inp.specClass !== inp.templateClass)
     return {
       kind: "refuse",
-      reason: "StorageClassChangeNotSupported",
+      reason: OpenBaoClusterReason.StorageClassChangeNotSupported,
       message: `spec.storage.storageClassName ${inp.specClass} differs from the volumes' class ${inp.templateClass}; a claim cannot move to another class`,
     };
   const want = parseQuantity(inp.specSize);
   if (want === undefined)
     return {
       kind: "refuse",
-      reason: "StorageInvalidSize",
+      reason: OpenBaoClusterReason.StorageInvalidSize,
       message: `spec.storage.size ${inp.specSize} is not a quantity`,
     };
   const have = inp.templateSize === undefined ? undefined : parseQuantity(inp.templateSize);
@@ -83,7 +84,7 @@ export function planStorage(inp: StoragePlanInput): StoragePlan {
   if (want < have)
     return {
       kind: "refuse",
-      reason: "StorageShrinkNotSupported",
+      reason: OpenBaoClusterReason.StorageShrinkNotSupported,
       message: `spec.storage.size ${inp.specSize} is smaller than the volumes' ${inp.templateSize}; volumes cannot shrink`,
     };
   if (want === have) return { kind: "none" };
@@ -91,7 +92,7 @@ export function planStorage(inp: StoragePlanInput): StoragePlan {
   if (!inp.expansionAllowed)
     return {
       kind: "refuse",
-      reason: "StorageResizeNotSupported",
+      reason: OpenBaoClusterReason.StorageResizeNotSupported,
       message: `spec.storage.size ${inp.specSize} is larger than ${inp.templateSize}, but StorageClass ${inp.className ?? "(default)"} does not allow volume expansion`,
     };
   const small = inp.claims.filter((c) => (parseQuantity(c.request ?? "0") ?? 0) < want).map((c) => c.name);
@@ -134,7 +135,7 @@ function restartCandidate(
   if (notReady.length > 0 || missing > 0)
     return {
       kind: "wait",
-      reason: "StorageRestartRequired",
+      reason: OpenBaoClusterReason.StorageRestartRequired,
       message: `${stale.length} pod(s) must restart so their file systems grow; waiting for every voter to be Ready first (${
         notReady.length > 0 ? `not ready: ${notReady.sort().join(", ")}` : `${missing} missing`
       })`,
@@ -164,7 +165,7 @@ function restartCandidate(
     if (growing.length > 0)
       return {
         kind: "wait",
-        reason: "StorageRestartRequired",
+        reason: OpenBaoClusterReason.StorageRestartRequired,
         message: `the active node ${next.name} restarts last: waiting for the volumes still growing (${growing.sort().join(", ")})`,
       };
   }

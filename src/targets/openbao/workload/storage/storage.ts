@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
@@ -103,7 +104,9 @@ export async function checkStorage(
       return {
         state: {
           expanded: plan.expanded,
-          reason: plan.expanded ? "StorageExpanded" : "StorageExpanding",
+          reason: plan.expanded
+            ? OpenBaoClusterReason.StorageExpanded
+            : OpenBaoClusterReason.StorageExpanding,
           message: plan.message,
         },
       };
@@ -128,12 +131,12 @@ export async function checkStorage(
       if (!writes.dryRun)
         ctx.events.record(cluster, {
           type: "Normal",
-          reason: "StorageExpanding",
+          reason: OpenBaoClusterReason.StorageExpanding,
           action: "Resize",
           note: message,
         });
       // The file systems may still need their pods restarted: a later pass sees the conditions.
-      return { state: { expanded: false, reason: "StorageExpanding", message } };
+      return { state: { expanded: false, reason: OpenBaoClusterReason.StorageExpanding, message } };
     }
     case "restart":
       writes.record("delete", `Pod/${plan.pod}`);
@@ -147,14 +150,22 @@ export async function checkStorage(
         ctx.log.info({ pod: plan.pod }, "restarted a voter so its volume's file system grows");
         ctx.events.record(cluster, {
           type: "Normal",
-          reason: "StorageRestartRequired",
+          reason: OpenBaoClusterReason.StorageRestartRequired,
           action: "Restart",
           note: plan.message,
         });
       }
       return {
-        blocked: { reason: "StorageRestartRequired", message: plan.message, failed: false },
-        state: { expanded: false, reason: "StorageRestartRequired", message: plan.message },
+        blocked: {
+          reason: OpenBaoClusterReason.StorageRestartRequired,
+          message: plan.message,
+          failed: false,
+        },
+        state: {
+          expanded: false,
+          reason: OpenBaoClusterReason.StorageRestartRequired,
+          message: plan.message,
+        },
       };
   }
 }

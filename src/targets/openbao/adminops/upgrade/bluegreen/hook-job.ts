@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster.js";
 import { JOB, POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";
@@ -42,7 +43,7 @@ export async function startHook(
   }
   deps.events.record(cluster, {
     type: "Normal",
-    reason: "PrePromotionHookStarted",
+    reason: OpenBaoClusterReason.PrePromotionHookStarted,
     action: "Upgrade",
     note: `Job ${job.metadata.name} validates green (${bg.greenRevision}) before promotion`,
   });

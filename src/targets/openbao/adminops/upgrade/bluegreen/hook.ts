@@ -9,7 +9,11 @@
  * headless Service; BAO_CACERT: the cluster CA when the listener uses TLS files), so a hook of
  * `bao status` or `bao read sys/health` needs no address of its own.
  */
-import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import {
+  OpenBaoAnnotation,
+  type OpenBaoCluster,
+  OpenBaoClusterReason,
+} from "../../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";
@@ -113,7 +117,7 @@ export function hookOutcome(job: KubeObject, pods: readonly KubeObject[]): HookO
   if (conds.some((c) => c.type === "Complete")) return { state: "Succeeded", jobName };
   const failed = conds.find((c) => c.type === "Failed");
   if (!failed) return { state: "Running", jobName };
-  if (failed.reason === "DeadlineExceeded")
+  if (failed.reason === OpenBaoClusterReason.DeadlineExceeded)
     return { state: "Failed", jobName, message: "did not finish within timeoutSeconds" };
   const terminated = pods
     .flatMap(
@@ -126,7 +130,7 @@ export function hookOutcome(job: KubeObject, pods: readonly KubeObject[]): HookO
     )
     .find((s) => s.name === HOOK_CONTAINER && s.state?.terminated)?.state?.terminated;
   const how = terminated
-    ? `exited with status ${terminated.exitCode ?? "?"}${terminated.reason && terminated.reason !== "Error" ? ` (${terminated.reason})` : ""}`
+    ? `exited with status ${terminated.exitCode ?? "?"}${terminated.reason && terminated.reason !== OpenBaoClusterReason.Error ? ` (${terminated.reason})` : ""}`
     : `failed (${failed.reason ?? "JobFailed"})`;
   return { state: "Failed", jobName, message: how };
 }

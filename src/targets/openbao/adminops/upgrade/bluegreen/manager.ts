@@ -82,11 +82,13 @@ export class BlueGreenUpgrade {
 
     // A login that fails (no leader to answer it) is the same as no token: Raft is not read this
     // pass and the plan waits, or judges blue without it (break-glass).
-    const token = await upgradeToken(this.d.client, this.d.access, cluster, rc.signal).catch((e: unknown) => {
-      rc.signal.throwIfAborted();
-      rc.log.debug({ err: errorMessage(e) }, "no OpenBao token this pass");
-      return undefined;
-    });
+    const token = await upgradeToken(this.d.client, this.d.access, cluster, this.now, rc.signal).catch(
+      (e: unknown) => {
+        rc.signal.throwIfAborted();
+        rc.log.debug({ err: errorMessage(e) }, "no OpenBao token this pass");
+        return undefined;
+      },
+    );
     const seen = await observeBlueGreen(this.d.client, this.d.access, cluster, bg, token, rc.signal);
     const snapshot = await this.snapshot(cluster, bg, from, rc);
     const hookSpec = cluster.spec.upgrade?.blueGreen?.verification?.prePromotionHook;

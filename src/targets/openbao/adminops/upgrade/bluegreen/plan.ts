@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason as Reason } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason, OpenBaoClusterReason as Reason } from "../../../../../apis/openbaocluster.js";
 import { type ResolvedSettings, resolveSettings } from "./settings.js";
 import type {
   BlueGreenPhase,
@@ -469,7 +469,7 @@ function enterBreakGlass(bg: BlueGreenStatus, obs: Observed, ids: PlanIds): Plan
     `${bg.jobFailureCount ?? 0} failed steps; last: ${bg.lastJobFailure ?? "none"}); automation is halted`;
   const glass: BreakGlassStatus = {
     active: true,
-    reason: "RollbackConsensusRepairFailed",
+    reason: OpenBaoClusterReason.RollbackConsensusRepairFailed,
     message,
     nonce: ids.nonce,
     enteredAt: at(obs),

@@ -40,8 +40,9 @@ export async function jwtUpgradeToken(
   access: BaoAccess,
   cluster: OpenBaoCluster,
   role: string,
+  /** Wall-clock milliseconds of the injected clock: how long a cached token is still reused. */
+  now: number,
   signal?: AbortSignal,
-  now = Date.now(),
 ): Promise<string> {
   const ns = cluster.metadata.namespace!;
   const key = `${cluster.metadata.uid ?? `${ns}/${cluster.metadata.name}`}/${role}`;

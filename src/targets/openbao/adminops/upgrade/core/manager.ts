@@ -123,7 +123,7 @@ export class UpgradeManager {
     let token: string | undefined;
     let tokenProblem: string | undefined;
     try {
-      token = await upgradeToken(this.d.client, this.d.access, cluster, rc.signal);
+      token = await upgradeToken(this.d.client, this.d.access, cluster, this.now, rc.signal);
     } catch (e) {
       rc.signal.throwIfAborted();
       tokenProblem = errorMessage(e);

@@ -5,6 +5,7 @@
  * the managers testable and the wiring the only place that knows the implementation.
  */
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster.js";
 
 export interface SnapshotOutcome {
   state: "NotRequested" | "Running" | "Succeeded" | "Failed";
@@ -29,7 +30,7 @@ export const noSnapshots: PreUpgradeSnapshotPort = async (cluster) =>
   cluster.spec.upgrade?.preUpgradeSnapshot
     ? {
         state: "Failed",
-        reason: "PreUpgradeBackupFailed",
+        reason: OpenBaoClusterReason.PreUpgradeBackupFailed,
         message:
           "spec.upgrade.preUpgradeSnapshot is set but this operator build has no pre-upgrade snapshot module",
       }

@@ -17,13 +17,14 @@ export async function upgradeToken(
   client: KubeClient,
   access: BaoAccess,
   cluster: OpenBaoCluster,
+  now: () => Date,
   signal?: AbortSignal,
 ): Promise<string | undefined> {
   const ref = refOf(cluster);
   const named = cluster.spec.upgrade?.tokenSecretRef?.name;
   if (named) return secretValue({ client }, ref.namespace, named, "token");
   const role = cluster.spec.upgrade?.jwtAuthRole?.trim();
-  if (role) return jwtUpgradeToken(client, access, cluster, role, signal);
+  if (role) return jwtUpgradeToken(client, access, cluster, role, now().getTime(), signal);
   return secretValue({ client }, ref.namespace, clusterNames(ref).rootTokenSecret, ROOT_TOKEN_KEY);
 }
 

@@ -214,7 +214,7 @@ export class RollingUpgrade {
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
     const target = u.targetVersion ?? "";
-    const token = await upgradeToken(this.d.client, this.d.access, cluster, rc.signal);
+    const token = await upgradeToken(this.d.client, this.d.access, cluster, this.d.now, rc.signal);
     if (!token)
       throw new StepError(
         R.AuthenticationRequired,
@@ -283,7 +283,7 @@ export class RollingUpgrade {
             `pod ${obs.voters[step.ordinal]!.name} is still the Raft leader after ${this.o.maxStepDowns} step-downs`,
             rc,
           );
-        const token = (await upgradeToken(this.d.client, this.d.access, cluster, rc.signal))!;
+        const token = (await upgradeToken(this.d.client, this.d.access, cluster, this.d.now, rc.signal))!;
         try {
           const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
           await bao.stepDown(token, rc.signal);
