@@ -231,10 +231,8 @@ export class Controller {
         maxDelayMs: this.opts.failureMaxDelayMs ?? FAILURE_MAX_DELAY_MS,
       });
       this.queue.addAfter(key, delay);
-      log.debug(
-        { reason: result.retryReason, retryInMs: delay },
-        "reconciled; failed, retrying with backoff",
-      );
+      // The same "reconciled" line as every finished pass (tests and operators count passes by it).
+      log.debug({ result: "retry", reason: result.retryReason, retryInMs: delay }, "reconciled");
       return;
     }
     this.queue.forget(key);
@@ -242,7 +240,7 @@ export class Controller {
       reconcileTotal.inc({ controller: name, result: "error" });
       reconcileErrors.inc({ controller: name });
       reconcileTerminalErrors.inc({ controller: name });
-      log.debug({ reason: result.terminalReason }, "reconciled; failed until the object changes");
+      log.debug({ result: "terminal", reason: result.terminalReason }, "reconciled");
       return;
     }
     if (result && result.requeueAfterMs > 0) {
