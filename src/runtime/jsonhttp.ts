@@ -22,7 +22,7 @@ export interface JsonHttpOptions {
   /** An exchange fails once its connection stays silent this long (default 15 s). */
   idleTimeoutMs?: number;
   /** An exchange fails once it has taken this long in all, however busy; no limit when absent. */
-  timeoutMs?: number;
+  deadlineMs?: number;
   /** Keeps connections open and shares at most this many; a fresh connection per exchange when absent. */
   maxSockets?: number;
   /** The largest answer read (default 32 MiB): a bigger one fails rather than fill the memory. */
@@ -39,7 +39,7 @@ export interface JsonRequest {
   signal?: AbortSignal;
   /** This exchange's own idle timeout and total limit, in place of the client's. */
   idleTimeoutMs?: number;
-  timeoutMs?: number;
+  deadlineMs?: number;
 }
 
 export interface JsonResponse {
@@ -110,7 +110,7 @@ export class JsonHttp {
       headers["content-length"] = String(payload.length);
     }
     const idleMs = r.idleTimeoutMs ?? this.opts.idleTimeoutMs ?? DEFAULT_IDLE_MS;
-    const totalMs = r.timeoutMs ?? this.opts.timeoutMs;
+    const deadlineMs = r.deadlineMs ?? this.opts.deadlineMs;
     const maxBody = this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
     const options: https.RequestOptions = {
       method: r.method,
@@ -172,8 +172,11 @@ export class JsonHttp {
       });
       req.setTimeout(idleMs);
       req.on("timeout", () => end("timeout", `timed out (silent for ${idleMs} ms)`));
-      if (totalMs !== undefined)
-        deadline = setTimeout(() => end("timeout", `timed out (no answer within ${totalMs} ms)`), totalMs);
+      if (deadlineMs !== undefined)
+        deadline = setTimeout(
+          () => end("timeout", `timed out (no answer within ${deadlineMs} ms)`),
+          deadlineMs,
+        );
       req.on("error", fail);
       req.end(payload);
     });

@@ -139,7 +139,7 @@ describe("JsonHttp over plain HTTP", () => {
     const http = new JsonHttp({ address: `http://127.0.0.1:${s.port}`, idleTimeoutMs: 10_000 });
     try {
       await failsWith(
-        http.request({ method: "GET", path: "/trickle", timeoutMs: 500 }),
+        http.request({ method: "GET", path: "/trickle", deadlineMs: 500 }),
         "timeout",
         /no answer within 500 ms/,
       );
