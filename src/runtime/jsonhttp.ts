@@ -100,7 +100,8 @@ export class JsonHttp {
    * there is no answer, or with the abort reason when `signal` ends it.
    */
   request(r: JsonRequest): Promise<JsonResponse> {
-    // Resolved the way a browser would (dot segments removed, unsafe characters escaped).
+    // Resolved the way a browser would (dot segments removed, unsafe characters escaped); the host
+    // stays the client's own even for a path that names another ("//host:port/…").
     const url = new URL(r.path, this.base);
     const what = `${this.host}: ${r.method} ${url.pathname}`;
     const payload = r.body === undefined ? undefined : Buffer.from(JSON.stringify(r.body));
@@ -114,8 +115,8 @@ export class JsonHttp {
     const maxBody = this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
     const options: https.RequestOptions = {
       method: r.method,
-      host: url.hostname,
-      port: url.port || (this.secure ? 443 : 80),
+      host: this.base.hostname,
+      port: this.base.port || (this.secure ? 443 : 80),
       path: url.pathname + url.search,
       headers,
       agent: this.agent,

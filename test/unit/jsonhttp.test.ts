@@ -86,6 +86,22 @@ describe("JsonHttp over plain HTTP", () => {
     }
   });
 
+  it("sends every path to its own server, one that names another too", async () => {
+    const seen: string[] = [];
+    const s = await serve((req, res) => {
+      seen.push(req.url ?? "");
+      res.end("{}");
+    });
+    const http = new JsonHttp({ address: `http://127.0.0.1:${s.port}` });
+    try {
+      await http.request({ method: "GET", path: "//127.0.0.1:1/v1/x" });
+      await http.request({ method: "GET", path: "/v1/a/../b" });
+      assert.deepEqual(seen, ["/v1/x", "/v1/b"]);
+    } finally {
+      s.close();
+    }
+  });
+
   it("answers a body that is empty or not JSON as undefined, with its status", async () => {
     const s = await serve((req, res) => {
       res.writeHead(req.url === "/empty" ? 204 : 502);
