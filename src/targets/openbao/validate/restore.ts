@@ -1,5 +1,4 @@
 /** Offline checks of one OpenBaoRestore spec, beyond what its CRD says. */
-
 import { credentialNamespaceProblems, restoreCredentialRefs } from "./credentials.js";
 import type { FieldProblem } from "./field-problem.js";
 import { imageProblem } from "./image.js";
