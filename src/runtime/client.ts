@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
+import type { RequestSpec } from "./api-request.js";
 import { exponentialDelay, sleep } from "./backoff.js";
 import { type Credentials, loadCredentials } from "./credentials/index.js";
 import type { RequestAuth } from "./credentials/types.js";
@@ -63,24 +64,6 @@ export interface ApplyOptions {
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: "Foreground" | "Background" | "Orphan";
-}
-
-interface RequestSpec {
-  method: string;
-  path: string;
-  query?: Record<string, string | number | boolean | undefined>;
-  body?: unknown;
-  contentType?: string;
-  /** The request fails when its connection or stream stays silent this long (default 30 s). */
-  idleTimeoutMs?: number;
-  /**
-   * The whole exchange, answer and body, must end within this (default 90 s; watches have none, the
-   * idle timeout and bookmarks guard them). A caller's signal can only make it shorter.
-   */
-  deadlineMs?: number;
-  accept?: string;
-  /** Aborts the request wherever it is (waiting for the answer or reading it). */
-  signal?: AbortSignal;
 }
 
 /** How hard the client may press the API server. */

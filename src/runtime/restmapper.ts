@@ -1,4 +1,4 @@
-import type { KubeClient } from "./client.js";
+import type { ApiRequester } from "./api-request.js";
 import { ApiError, errorMessage } from "./errors.js";
 import type { ResourceType } from "./types.js";
 
@@ -48,7 +48,7 @@ type KindTable = Map<string, ResourceType>;
 export class RestMapper {
   private readonly tables = new Map<string, Promise<KindTable>>();
 
-  constructor(private readonly client: KubeClient) {}
+  constructor(private readonly client: ApiRequester) {}
 
   /** Forgets everything learnt, so the next lookups ask the server again. */
   refresh(): void {

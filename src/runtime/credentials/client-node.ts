@@ -1,6 +1,6 @@
 import type https from "node:https";
 import { dirname, isAbsolute, resolve } from "node:path";
-import type { Kubeconfig } from "./kubeconfig.js";
+import type { Kubeconfig } from "./kubeconfig-model.js";
 import type { Credentials, RequestAuth } from "./types.js";
 
 /**

@@ -8,12 +8,12 @@ import type { Credentials } from "./types.js";
 export { type InClusterOptions, inClusterCredentials, SERVICE_ACCOUNT_DIR } from "./in-cluster.js";
 export {
   credentialsFromKubeconfig,
-  type Kubeconfig,
   type KubeconfigOptions,
   kubeconfigFromDocument,
   mergeDocument,
   readKubeconfigFiles,
 } from "./kubeconfig.js";
+export type { Kubeconfig } from "./kubeconfig-model.js";
 export type { Credentials, RequestAuth } from "./types.js";
 
 /**

@@ -3,27 +3,11 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { parse } from "yaml";
 import { ClientNodeCredentials } from "./client-node.js";
 import { FileCredentials, type Source } from "./file-credentials.js";
+import type { KubeconfigEntry as Entry, Kubeconfig } from "./kubeconfig-model.js";
 import type { Credentials } from "./types.js";
 import { WatchedFile } from "./watched-file.js";
 
 type Fields = Record<string, unknown>;
-
-/** One kubeconfig entry (cluster, user or context) with the file it came from. */
-interface Entry {
-  kind: "cluster" | "user" | "context";
-  name: string;
-  fields: Fields;
-  file: string;
-}
-
-/** Kubeconfig files merged the way kubectl merges $KUBECONFIG: the first file to name a thing wins. */
-export interface Kubeconfig {
-  files: string[];
-  clusters: Map<string, Entry>;
-  users: Map<string, Entry>;
-  contexts: Map<string, Entry>;
-  currentContext?: string;
-}
 
 export interface KubeconfigOptions {
   /** Use this context instead of current-context. */

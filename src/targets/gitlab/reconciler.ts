@@ -1,5 +1,6 @@
 import type { GitLabCore, GitLabCoreStatus, GitLabVersion } from "../../apis/gitlabcore.js";
 import { GitLabCoreFinalizer, GitLabCoreReason as R } from "../../apis/gitlabcore-names.js";
+import { JOB } from "../../runtime/builtin-types.js";
 import type { KubeClient } from "../../runtime/client.js";
 import {
   type ReconcileContext,
@@ -115,8 +116,6 @@ interface Pass {
   outcome: PassOutcome;
   next: "resync" | "step" | "retry" | "tracking-retry";
 }
-
-const JOB: ResourceType = { group: "batch", version: "v1", kind: "Job", plural: "jobs", namespaced: true };
 
 /**
  * One GitLabCore: resolve the version, render, run the hooks once per release, apply every object,

@@ -1,5 +1,4 @@
-import http from "node:http";
-import https from "node:https";
+import { JsonHttp, JsonHttpError } from "../../runtime/jsonhttp.js";
 import { BackendError } from "./backend-errors.js";
 import { backendLatency, backendRequests } from "./metrics.js";
 
@@ -30,20 +29,20 @@ const CONNECTION_ERRORS = new Set([
 ]);
 
 /**
- * HTTP to OpenBao/Vault with a keep-alive agent. Every request is counted by operation and
+ * HTTP to OpenBao/Vault over kept-alive connections. Every request is counted by operation and
  * outcome. Error messages carry OpenBao's own error strings (which name no values) but never
  * the request body.
  */
 export class BaoHttp {
-  private readonly url: URL;
-  private readonly agent: http.Agent;
+  private readonly http: JsonHttp;
 
   constructor(private readonly opts: BaoHttpOptions) {
-    this.url = new URL(opts.address);
-    this.agent =
-      this.url.protocol === "https:"
-        ? new https.Agent({ keepAlive: true, maxSockets: 32, ca: opts.caPem })
-        : new http.Agent({ keepAlive: true, maxSockets: 32 });
+    this.http = new JsonHttp({
+      address: opts.address,
+      caPem: opts.caPem,
+      idleTimeoutMs: opts.timeoutMs ?? 15_000,
+      maxSockets: 32,
+    });
   }
 
   async request(
@@ -57,19 +56,24 @@ export class BaoHttp {
     const started = performance.now();
     let outcome = "error";
     try {
-      const res = await this.send(method, path, token, body, signal);
+      const res = await this.http.request({
+        method,
+        path,
+        body,
+        headers: token ? { "X-Vault-Token": token } : {},
+        signal,
+      });
       outcome = outcomeOf(res.status);
-      return res;
+      return { status: res.status, body: res.body, date: res.headers.date };
     } catch (e) {
       // An abort (shutdown, lost leadership) is passed on as it is, not as "backend unavailable":
       // the reconcile must end, not report the backend down and write a status.
       if (signal?.aborted) throw e;
-      const code = (e as NodeJS.ErrnoException).code ?? "";
-      if (CONNECTION_ERRORS.has(code) || e instanceof TimeoutError) {
+      if (e instanceof JsonHttpError && (e.failure === "timeout" || CONNECTION_ERRORS.has(e.code ?? ""))) {
         outcome = "unavailable";
         throw new BackendError(
           "unavailable",
-          `OpenBao at ${this.url.host} is unreachable (${code || "timeout"})`,
+          `OpenBao at ${this.http.host} is unreachable (${e.code ?? "timeout"})`,
         );
       }
       throw e;
@@ -79,54 +83,10 @@ export class BaoHttp {
     }
   }
 
-  private send(
-    method: string,
-    path: string,
-    token: string | undefined,
-    body?: unknown,
-    signal?: AbortSignal,
-  ): Promise<BaoResponse> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string | number> = { Accept: "application/json" };
-    if (token) headers["X-Vault-Token"] = token;
-    if (payload !== undefined) {
-      headers["Content-Type"] = "application/json";
-      headers["Content-Length"] = Buffer.byteLength(payload);
-    }
-    const transport = this.url.protocol === "https:" ? https : http;
-    return new Promise((resolve, reject) => {
-      const req = transport.request(
-        new URL(path, this.url),
-        { method, headers, agent: this.agent, signal },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("error", reject);
-          res.on("end", () => {
-            const text = Buffer.concat(chunks).toString("utf8");
-            let parsed: unknown;
-            try {
-              parsed = text ? JSON.parse(text) : undefined;
-            } catch {
-              parsed = undefined;
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed, date: res.headers.date });
-          });
-        },
-      );
-      req.setTimeout(this.opts.timeoutMs ?? 15_000, () => req.destroy(new TimeoutError()));
-      req.on("error", reject);
-      if (payload !== undefined) req.write(payload);
-      req.end();
-    });
-  }
-
   close(): void {
-    this.agent.destroy();
+    this.http.close();
   }
 }
-
-class TimeoutError extends Error {}
 
 function outcomeOf(status: number): string {
   if (status >= 200 && status < 300) return "ok";

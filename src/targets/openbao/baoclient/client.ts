@@ -1,5 +1,4 @@
-import http from "node:http";
-import https from "node:https";
+import { JsonHttp, JsonHttpError } from "../../../runtime/jsonhttp.js";
 
 /**
  * A small client for the few OpenBao system endpoints the workload controller needs (health, init,
@@ -62,14 +61,20 @@ const isMap = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 export class BaoClient {
-  private readonly url: URL;
+  private readonly http: JsonHttp;
 
-  constructor(private readonly ep: BaoEndpoint) {
-    this.url = new URL(ep.address);
+  constructor(ep: BaoEndpoint) {
+    // A connection per request: the client talks to one pod for a few calls and is dropped.
+    this.http = new JsonHttp({
+      address: ep.address,
+      caPem: ep.caPem,
+      serverName: ep.serverName,
+      idleTimeoutMs: ep.timeoutMs ?? 10_000,
+    });
   }
 
   get host(): string {
-    return this.url.host;
+    return this.http.host;
   }
 
   /** Health with every state answered as 200, so the body is always read. */
@@ -229,66 +234,28 @@ export class BaoClient {
     );
   }
 
-  protected send(
+  protected async send(
     method: string,
     path: string,
     token: string | undefined,
     body: unknown,
     signal?: AbortSignal,
-    timeoutMs = this.ep.timeoutMs ?? 10_000,
+    timeoutMs?: number,
   ): Promise<Raw> {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (token) headers["x-vault-token"] = token;
-    if (payload) {
-      headers["content-type"] = "application/json";
-      headers["content-length"] = String(payload.length);
-    }
-    const secure = this.url.protocol === "https:";
-    const options: https.RequestOptions = {
-      method,
-      host: this.url.hostname,
-      port: this.url.port || (secure ? 443 : 80),
-      path,
-      headers,
-      signal,
-      timeout: timeoutMs,
-      agent: false,
-    };
-    if (secure) {
-      options.ca = this.ep.caPem;
-      options.servername = this.ep.serverName ?? this.url.hostname;
-    }
-    const what = `${this.host}: ${method} ${path.split("?")[0]}`;
-    return new Promise<Raw>((resolve, reject) => {
-      const req = (secure ? https : http).request(options, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("error", (e) => reject(new BaoRequestError(this.host, undefined, `${what}: ${e.message}`)));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
+    try {
+      const r = await this.http.request({
+        method,
+        path,
+        body,
+        headers: token ? { "x-vault-token": token } : {},
+        signal,
+        idleTimeoutMs: timeoutMs,
       });
-      req.on("timeout", () => req.destroy(new Error("timed out")));
-      req.on("error", (e) => {
-        if (signal?.aborted) reject(e);
-        else
-          reject(
-            new BaoRequestError(
-              this.host,
-              undefined,
-              `${what}: ${(e as NodeJS.ErrnoException).code ?? e.message}`,
-            ),
-          );
-      });
-      req.end(payload);
-    });
+      return { status: r.status, body: r.body };
+    } catch (e) {
+      // The transport's message names the host, method and path only; an abort passes as it is.
+      if (e instanceof JsonHttpError) throw new BaoRequestError(this.host, undefined, e.message);
+      throw e;
+    }
   }
 }

@@ -56,7 +56,7 @@ export interface ExecutorStore {
   gcsProject?: string;
   /**
    * Secret (spec.backup.target.credentialsSecretRef) mounted whole as a folder. The executor looks
-   * for the files named in CredentialFiles; missing files mean "no static credentials".
+   * for the files named in CredentialFiles (objectstore/credentials.ts); missing files mean "no static credentials".
    */
   credentialsSecretName?: string;
 }
@@ -76,23 +76,6 @@ export interface ExecutorJob {
   /** Restore only: use snapshot-force (a snapshot from another cluster, or the restore's `force`). */
   force?: boolean;
 }
-
-/** File names the executor reads from the mounted credentials Secret, per provider. */
-export const CredentialFiles = {
-  s3: {
-    accessKeyId: "accessKeyId",
-    secretAccessKey: "secretAccessKey",
-    sessionToken: "sessionToken",
-    caCert: "ca.crt",
-  },
-  azure: {
-    accountKey: "accountKey",
-    sasToken: "sasToken",
-    connectionString: "connectionString",
-    caCert: "ca.crt",
-  },
-  gcs: { serviceAccountJson: "credentials.json", caCert: "ca.crt" },
-} as const;
 
 /** Where the executor finds its files inside the pod. */
 export const ExecutorPaths = {

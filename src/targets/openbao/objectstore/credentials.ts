@@ -1,7 +1,27 @@
-import { CredentialFiles } from "../executor/contract.js";
 import type { ObjectStoreConfig, StoreCredentials } from "./types.js";
 
 type Provider = ObjectStoreConfig["provider"];
+
+/**
+ * The file names of the credentials Secret, per provider: the keys a user puts in the Secret, the
+ * files the executor finds where it is mounted, and the keys the controller reads. Part of the
+ * executor's contract, kept here beside the one reading of them.
+ */
+export const CredentialFiles = {
+  s3: {
+    accessKeyId: "accessKeyId",
+    secretAccessKey: "secretAccessKey",
+    sessionToken: "sessionToken",
+    caCert: "ca.crt",
+  },
+  azure: {
+    accountKey: "accountKey",
+    sasToken: "sasToken",
+    connectionString: "connectionString",
+    caCert: "ca.crt",
+  },
+  gcs: { serviceAccountJson: "credentials.json", caCert: "ca.crt" },
+} as const;
 
 /** Every file name of the credentials Secret a provider reads. */
 export function credentialFileNames(provider: Provider): string[] {

@@ -7,14 +7,9 @@
 import { inlineSealSecrets } from "../workload/config/seal.js";
 import type { SpecView } from "../workload/config/spec-view.js";
 import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
+import type { FieldProblem } from "./field-problem.js";
 import { imageProblem } from "./image.js";
 import { isDuration, isHostName, isObjectName, parseQuantity, parseVersion } from "./values.js";
-
-export interface FieldProblem {
-  /** Dotted path from the object's root, e.g. `spec.tls.acme.domain`. */
-  field: string;
-  message: string;
-}
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -4,7 +4,7 @@
  * Secret is read only there, so a namespace that names another one would silently read a different
  * Secret than the manifest means: it is refused, naming the field; the object's own namespace is fine.
  */
-import type { FieldProblem } from "./cluster.js";
+import type { FieldProblem } from "./field-problem.js";
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);

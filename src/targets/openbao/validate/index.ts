@@ -4,7 +4,8 @@
  * each other on apply). Other kinds' documents are left to their targets.
  */
 import type { ManifestDocument, ManifestPlace, ManifestProblem } from "../../../runtime/target.js";
-import { checkClusterSpec, type FieldProblem } from "./cluster.js";
+import { checkClusterSpec } from "./cluster.js";
+import type { FieldProblem } from "./field-problem.js";
 import { checkRestoreSpec } from "./restore.js";
 
 /** The API group, spelled here so `validate` does not load the kinds' schemas (a unit test holds it to theirs). */

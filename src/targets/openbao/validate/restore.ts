@@ -1,6 +1,6 @@
 /** Offline checks of one OpenBaoRestore spec, beyond what its CRD says. */
-import type { FieldProblem } from "./cluster.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "./credentials.js";
+import type { FieldProblem } from "./field-problem.js";
 import { imageProblem } from "./image.js";
 import { isObjectName } from "./values.js";
 

@@ -4,17 +4,26 @@
  * no credential is left behind in an object nobody mounts any more.
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import type { Informer } from "../../../../runtime/informer.js";
+import type { KubeObject } from "../../../../runtime/types.js";
 import { refOf } from "../../cluster-ref.js";
 import { Component, type ComponentName, clusterNames } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
-import type { Pass } from "../../steps/context.js";
 import { buildConfigObject, configInSecret } from "./build.js";
 import { applyOwned, cached, removeOwned, type Writes } from "./reconcile.js";
 import { buildSealCredentialsSecret } from "./seal-wiring.js";
 
+/** What of a step's pass the config objects use; the workload imports no step (steps/ import it). */
+export interface ConfigObjectsPass {
+  cluster: OpenBaoCluster;
+  ctx: ServiceContext;
+  deps: { configMaps: Informer<KubeObject> };
+  writes: Writes;
+}
+
 /** config.hcl under `name`, in the kind configInSecret asks for; the other kind of that name goes. */
 export async function applyConfigObject(
-  pass: Pick<Pass, "cluster" | "ctx" | "deps" | "writes">,
+  pass: ConfigObjectsPass,
   text: string,
   name: string,
   component: ComponentName = Component.Server,
