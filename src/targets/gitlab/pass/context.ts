@@ -1,0 +1,78 @@
+import type { GitLabCore, GitLabCoreStatus } from "../../../apis/gitlabcore.js";
+import type { Logger } from "../../../runtime/log.js";
+import type { ApplyReport } from "../apply/exec.js";
+import type { AppliedMemory } from "../apply/live.js";
+import type { planApply } from "../apply/plan.js";
+import type { Rendered } from "../apply/rendered.js";
+import type { planHooks } from "../hooks/plan.js";
+import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
+import type { PassOutcome } from "../status/plan.js";
+import type { MigrationsState } from "../status/version.js";
+
+/** What a pass ends with: the outcome status reports, and when to look again. */
+export interface Pass {
+  outcome: PassOutcome;
+  next: "resync" | "step" | "retry" | "tracking-retry";
+}
+
+export type FailedStage = "version" | "chart" | "render" | "preflight" | "hooks" | "apply";
+
+/**
+ * One GitLabCore pass as it goes: each stage reads what the earlier ones found and adds its own.
+ * Fields are set by the stage named beside them; a later stage may rely on them.
+ */
+export interface PassState {
+  readonly obj: GitLabCore;
+  readonly status: GitLabCoreStatus;
+  readonly release: { name: string; namespace: string };
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  readonly observe: boolean;
+  readonly deps: GitLabReconcilerDeps;
+  readonly applied: AppliedMemory;
+  /** version */
+  capabilities?: Capabilities;
+  available?: string[];
+  target?: string;
+  /** step: the chart this pass applies (the target, or the next minor on the way). */
+  step?: string;
+  migrations?: MigrationsState;
+  upgradePass?: boolean;
+  /** render */
+  render?: Rendered;
+  plan?: ReturnType<typeof planApply>;
+  /** hooks: evaluated once per pass. */
+  hooksDue?: boolean;
+  hooksRan: boolean;
+  wouldHook: string[];
+  postHooks?: ReturnType<typeof planHooks>;
+  /** apply */
+  report?: ApplyReport;
+  recorded?: Set<string>;
+}
+
+/** A stage either lets the pass go on (undefined) or ends it with what it found. */
+export interface Stage {
+  name: string;
+  run(p: PassState): Promise<Pass | undefined>;
+}
+
+/** The pass ends failed at `stage`; a version that follows the repository is retried slowly. */
+export function fail(
+  p: PassState,
+  stage: FailedStage,
+  reason: string,
+  message: string,
+  extra: Partial<Extract<PassOutcome, { kind: "failed" }>> = {},
+): Pass {
+  return {
+    outcome: { kind: "failed", stage, reason, message, ...extra },
+    next: stage === "version" && p.obj.spec.version.type !== "Static" ? "tracking-retry" : "retry",
+  };
+}
+
+/** The reason a release source attached to its error, or the stage's own. */
+export function reasonOf(e: unknown, fallback: string): string {
+  const r = (e as { reason?: unknown } | undefined)?.reason;
+  return typeof r === "string" && r ? r : fallback;
+}

@@ -1,0 +1,52 @@
+import type { GitLabCore } from "../../../apis/gitlabcore.js";
+import type { Logger } from "../../../runtime/log.js";
+import type { AppliedMemory } from "../apply/live.js";
+import type { GitLabReconcilerDeps } from "../ports.js";
+import { applyRelease } from "./apply.js";
+import type { Pass, PassState, Stage } from "./context.js";
+import { postHooks, preHooks } from "./hooks.js";
+import { pruneAndReport } from "./prune.js";
+import { preflight, renderChart } from "./render.js";
+import { chooseStep, resolveVersion } from "./version.js";
+
+export type { Pass } from "./context.js";
+
+/**
+ * A GitLabCore pass, in order: resolve the version → choose the chart step → render → preflight
+ * an upgrade step → pre hooks once per release → apply → post hooks → prune and report. The first
+ * stage that ends the pass (a failure, or the last one) gives its outcome.
+ */
+export const GITLAB_STAGES: readonly Stage[] = [
+  resolveVersion,
+  chooseStep,
+  renderChart,
+  preflight,
+  preHooks,
+  applyRelease,
+  postHooks,
+  pruneAndReport,
+];
+
+export async function runPass(
+  obj: GitLabCore,
+  input: { deps: GitLabReconcilerDeps; applied: AppliedMemory; log: Logger; signal: AbortSignal },
+  stages: readonly Stage[] = GITLAB_STAGES,
+): Promise<Pass> {
+  const p: PassState = {
+    obj,
+    status: obj.status ?? {},
+    release: { name: obj.metadata.name!, namespace: obj.metadata.namespace! },
+    log: input.log,
+    signal: input.signal,
+    observe: input.deps.settings.observeOnly === true,
+    deps: input.deps,
+    applied: input.applied,
+    hooksRan: false,
+    wouldHook: [],
+  };
+  for (const stage of stages) {
+    const ended = await stage.run(p);
+    if (ended) return ended;
+  }
+  throw new Error(`gitlab pass: the last stage (${stages.at(-1)?.name}) must end the pass`);
+}

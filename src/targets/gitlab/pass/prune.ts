@@ -1,0 +1,73 @@
+import { pruned } from "../metrics.js";
+import { prunable, pruneRelease } from "../prune/index.js";
+import { gitlabVersionOf } from "../status/version.js";
+import { workloadReadiness } from "../status/workloads.js";
+import type { Pass, PassState, Stage } from "./context.js";
+
+/**
+ * What the render no longer produces is deleted, never in the middle of an upgrade; observe-only
+ * lists it instead. Ends every pass that got this far with what it did.
+ */
+export const pruneAndReport: Stage = {
+  name: "prune",
+  async run(p) {
+    return p.observe ? observed(p) : applied(p);
+  },
+};
+
+async function observed(p: PassState): Promise<Pass> {
+  const would = p.upgradePass
+    ? []
+    : await prunable(p.deps.client, {
+        live: p.deps.live,
+        release: p.release,
+        kinds: p.recorded!,
+        keep: p.report!.keep,
+        namespaces: [p.release.namespace],
+      });
+  return {
+    outcome: {
+      kind: "observed",
+      targetVersion: p.target!,
+      chartVersion: p.step!,
+      wouldHook: p.wouldHook,
+      wouldApply: p.report!.wouldApply,
+      wouldPrune: would.map(
+        (i) => `${i.type.kind} ${i.metadata.namespace ? `${i.metadata.namespace}/` : ""}${i.metadata.name}`,
+      ),
+    },
+    next: "resync",
+  };
+}
+
+async function applied(p: PassState): Promise<Pass> {
+  if (!p.upgradePass) {
+    const result = await pruneRelease(p.deps.client, {
+      live: p.deps.live,
+      release: p.release,
+      kinds: p.recorded!,
+      keep: p.report!.keep,
+      namespaces: [p.release.namespace],
+      signal: p.signal,
+    });
+    pruned.inc(result.deleted.length);
+    if (result.deleted.length)
+      p.log.info({ pruned: result.deleted.map((i) => `${i.type.kind} ${i.metadata.name}`) }, "pruned");
+    for (const f of result.failed) p.log.warn({ object: f.item.metadata.name, err: f.error }, "prune failed");
+  }
+  const stepping = p.step !== p.target;
+  return {
+    outcome: {
+      kind: "applied",
+      targetVersion: p.target!,
+      chartVersion: p.step!,
+      gitlabVersion: gitlabVersionOf(p.render!),
+      hooksRan: p.hooksRan,
+      renderedKinds: p.report!.servedKinds,
+      workloads: workloadReadiness(p.report!.live),
+      stepping,
+      migrations: p.migrations,
+    },
+    next: stepping || p.migrations === "running" ? "step" : "resync",
+  };
+}

@@ -1,0 +1,92 @@
+import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import { JOB } from "../../../runtime/builtin-types.js";
+import { errorMessage } from "../../../runtime/errors.js";
+import { releaseSelector } from "../apply/plan.js";
+import { migrationsState, TARGET_VERSION_LABEL } from "../status/version.js";
+import { fail, type PassState, reasonOf, type Stage } from "./context.js";
+
+/**
+ * What the cluster serves, the chart versions there are, and the version the object resolves to
+ * (a versionRef read from its ConfigMap). A discovery failure is transient: thrown, and retried
+ * with the runtime's backoff.
+ */
+export const resolveVersion: Stage = {
+  name: "version",
+  async run(p) {
+    const { deps, signal, release } = p;
+    const spec = p.obj.spec;
+    p.capabilities = await deps.release.capabilities(signal);
+    try {
+      p.available = await deps.release.versions(signal);
+    } catch (e) {
+      return fail(p, "chart", reasonOf(e, R.ChartPullFailed), errorMessage(e));
+    }
+    let versionRefValue: string | undefined;
+    const ref = spec.version.versionRef;
+    if (ref) {
+      const cm = deps.configMaps.get(`${release.namespace}/${ref.name}`);
+      const data = (cm as { data?: Record<string, string> } | undefined)?.data;
+      if (!cm)
+        return fail(
+          p,
+          "version",
+          R.VersionUnresolved,
+          `spec.version.versionRef: ConfigMap ${ref.name} not found`,
+        );
+      if (typeof data?.[ref.key] !== "string")
+        return fail(
+          p,
+          "version",
+          R.VersionUnresolved,
+          `spec.version.versionRef: ConfigMap ${ref.name} has no key ${ref.key}`,
+        );
+      versionRefValue = data[ref.key];
+    }
+    const resolved = deps.versions.resolve({
+      spec: spec.version,
+      available: p.available,
+      deployed: p.status.version,
+      versionRefValue,
+    });
+    if ("error" in resolved) return fail(p, "version", resolved.reason, resolved.error);
+    p.target = resolved.version;
+    return undefined;
+  },
+};
+
+/**
+ * Which chart this pass applies: the target, or the next minor on the way to it; the deployed one
+ * again while the previous step's batched migrations run or failed.
+ */
+export const chooseStep: Stage = {
+  name: "step",
+  async run(p) {
+    const target = p.target!;
+    const deployed = p.status.version;
+    p.step = target;
+    if (deployed && deployed !== target) {
+      if (!p.obj.spec.upgrade?.skipBatchedMigrationCheck && p.status.gitlabVersion)
+        p.migrations = await migrationsOf(p, p.status.gitlabVersion);
+      if (p.migrations === "running" || p.migrations === "failed") p.step = deployed;
+      else {
+        const path = p.deps.versions.path(deployed, target, p.available!);
+        if ("error" in path) return fail(p, "version", path.reason, path.error, { targetVersion: target });
+        p.step = path.steps[0] ?? target;
+      }
+      p.log.info(
+        { deployed, target, migrations: p.migrations ?? "not checked", next: p.step },
+        "upgrade step",
+      );
+    }
+    p.upgradePass = deployed !== undefined && p.step !== deployed;
+    return undefined;
+  },
+};
+
+async function migrationsOf(p: PassState, gitlabVersion: string) {
+  const list = await p.deps.client.list(JOB, {
+    namespace: p.release.namespace,
+    labelSelector: `${releaseSelector(p.release)},${TARGET_VERSION_LABEL}=${gitlabVersion}`,
+  });
+  return migrationsState(list.items as { status?: { conditions?: { type: string; status: string }[] } }[]);
+}
