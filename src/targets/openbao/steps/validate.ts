@@ -1,6 +1,6 @@
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
-import { inlineSealSecrets } from "../workload/config/seal.js";
+import { inlineCredentials } from "../workload/config/secret-config.js";
 import type { SpecView } from "../workload/config/spec-view.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 
@@ -20,7 +20,7 @@ export const validateStep: Step = {
         failed: true,
       };
     result.unsupported = unsupportedFields(cluster.spec);
-    result.inlineCredentials = inlineSealSecrets(cluster.spec as unknown as SpecView).map((f) => `spec.${f}`);
+    result.inlineCredentials = inlineCredentials(cluster.spec as unknown as SpecView).map((f) => `spec.${f}`);
     return undefined;
   },
 };
