@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
+import type { KubeObject } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
@@ -93,6 +95,19 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
       "the operation lock released",
       2000,
     );
+  // Server-side apply: kubectl's client-side apply would copy the values into the Secret's
+  // last-applied-configuration annotation, a leak of the test's own making.
+  const secret = (name: string, data: Record<string, string>) =>
+    client.apply(
+      SECRET,
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: ctx.namespace },
+        stringData: data,
+      } as KubeObject,
+      { fieldManager: "test-user", force: true },
+    );
   const tokenWith = async (policy: string, rules: string[]): Promise<string> => {
     await ctx.kubectl(
       ["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `BAO_TOKEN=${rootToken} bao policy write ${policy} -`],
@@ -104,37 +119,30 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
   it(`3 voters at ${FROM}, initialized by the operator: its root token and seal key are canaries`, {
     timeout: 30 * 60_000,
   }, async () => {
-    await ctx.apply(
-      {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "s3-creds" },
-        stringData: { ...S3_TEST_CREDENTIALS },
-      },
-      {
-        apiVersion: "openbao.org/v1alpha1",
-        kind: "OpenBaoCluster",
-        metadata: { name: NAME },
-        spec: {
-          version: FROM,
-          replicas: 3,
-          storage: { size: "128Mi" },
-          configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
-          backup: {
-            schedule: "0 0 1 1 *",
-            tokenSecretRef: { name: "backup-token" },
-            target: {
-              provider: "s3",
-              endpoint: s3!.endpoint,
-              bucket: BUCKET,
-              pathPrefix: "leak",
-              usePathStyle: true,
-              credentialsSecretRef: { name: "s3-creds" },
-            },
+    await secret("s3-creds", { ...S3_TEST_CREDENTIALS });
+    await ctx.apply({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: NAME },
+      spec: {
+        version: FROM,
+        replicas: 3,
+        storage: { size: "128Mi" },
+        configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+        backup: {
+          schedule: "0 0 1 1 *",
+          tokenSecretRef: { name: "backup-token" },
+          target: {
+            provider: "s3",
+            endpoint: s3!.endpoint,
+            bucket: BUCKET,
+            pathPrefix: "leak",
+            usePathStyle: true,
+            credentialsSecretRef: { name: "s3-creds" },
           },
         },
       },
-    );
+    });
     await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.initialized}=true", 900);
     await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=3", 900);
     rootToken = await secretValue(`${NAME}-root-token`, "token");
@@ -167,26 +175,9 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
     canaries["upgrade token"] = upgradeToken;
     // A token OpenBao never issued: the backup that presents it fails.
     canaries["refused token"] = `s.canary-refused-${Date.now().toString(36)}`;
-    await ctx.apply(
-      {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "backup-token" },
-        stringData: { token: backupToken },
-      },
-      {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "upgrade-token" },
-        stringData: { token: upgradeToken },
-      },
-      {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "refused-token" },
-        stringData: { token: canaries["refused token"]! },
-      },
-    );
+    await secret("backup-token", { token: backupToken });
+    await secret("upgrade-token", { token: upgradeToken });
+    await secret("refused-token", { token: canaries["refused token"]! });
   });
 
   let firstKey = "";
