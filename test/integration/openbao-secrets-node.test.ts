@@ -20,7 +20,8 @@ import {
 
 // The canary test on the real local node, for what only running pods produce: the root token and
 // the unseal key from the operator's own initialization, and the executor Jobs (a backup, a backup
-// refused for its token, the pre-upgrade snapshot of a rolling upgrade 2.6.2 → 2.7.2, a restore).
+// refused for its token, the pre-upgrade snapshot of a rolling upgrade 2.6.2 → 2.7.2, a restore
+// refused for its token, a restore).
 // Every secret value (generated, or given in a Secret) is a canary; once the cluster has been
 // through all of it, each is searched for byte for byte in events, ConfigMaps, labels and
 // annotations, workload and Job specs, every pod's log (OpenBao's and the executors'), the custom
@@ -231,16 +232,14 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
     await lockReleased();
   });
 
-  it("a restore Job from the first backup, with the root token by reference", {
-    timeout: 20 * 60_000,
-  }, async () => {
-    await ctx.apply({
+  const restore = (name: string, tokenSecret: string) =>
+    ctx.apply({
       apiVersion: "openbao.org/v1alpha1",
       kind: "OpenBaoRestore",
-      metadata: { name: "r1" },
+      metadata: { name },
       spec: {
         cluster: NAME,
-        tokenSecretRef: { name: `${NAME}-root-token` },
+        tokenSecretRef: { name: tokenSecret },
         force: true,
         source: {
           key: firstKey,
@@ -254,6 +253,14 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
         },
       },
     });
+
+  it("a restore Job whose token OpenBao refuses fails; one with the root token by reference completes", {
+    timeout: 20 * 60_000,
+  }, async () => {
+    await restore("r0", "refused-token");
+    await ctx.waitFor("openbaorestore/r0", "jsonpath={.status.phase}=Failed", 900);
+    await lockReleased();
+    await restore("r1", `${NAME}-root-token`);
     await ctx.waitFor("openbaorestore/r1", "jsonpath={.status.phase}=Completed", 900);
     await lockReleased();
   });
@@ -263,9 +270,9 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
     const podSpecs = await search.addNamespace(client, ctx.namespace, [OPENBAOCLUSTER, OPENBAORESTORE]);
     const pods = JSON.parse(await ctx.kubectl(["get", "pods", "-o", "json"])).items as Json[];
     const executorPods = pods.filter((p) => p.metadata.labels?.["batch.kubernetes.io/job-name"]);
-    // Backup b1 and b2, the pre-upgrade snapshot, the restore: each ran in a pod of its own.
+    // Backups b1 and b2, the pre-upgrade snapshot, restores r0 and r1: each ran in a pod of its own.
     assert.ok(
-      executorPods.length >= 4,
+      executorPods.length >= 5,
       `executor pods: ${executorPods.map((p) => p.metadata.name).join(", ")}`,
     );
     for (const p of pods) {
@@ -283,6 +290,7 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
     // The sample holds what it should: the Jobs' specs, the failure recorded in the status.
     assert.ok(search.text("Job/").includes("OPENBAO_EXECUTOR_OPERATION"), "the executor Jobs are searched");
     assert.match(search.text("OpenBaoCluster/"), /lastFailureReason/);
+    assert.match(search.text("OpenBaoRestore/r0"), /RestoreFailed/);
     const envChecked = assertEnvFromSecretsOnly(podSpecs, Object.values(canaries));
     assert.ok(envChecked > 0);
     const report = search.assertNone(Object.values(canaries), "openbao on the node");
