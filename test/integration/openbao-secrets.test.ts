@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { SECRET } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
@@ -301,6 +301,18 @@ describe("openbao target: no secret value outside a Secret", () => {
       async () => ((await client.getOrUndefined(SECRET, "azure-seal-credentials", ns)) ? undefined : true),
       120_000,
       "the azure credentials Secret removed",
+    );
+    // A plugin without environment: config.hcl moves back to a ConfigMap, the Secret copy goes.
+    const pluginSpec = ((await client.get(OPENBAOCLUSTER, "pluginenv", ns)) as Json)["spec"].plugins;
+    await apply("pluginenv", { plugins: pluginSpec.map(({ env: _env, ...p }: Json) => p) });
+    await eventually(
+      async () =>
+        (await client.getOrUndefined(CONFIGMAP, "pluginenv-config", ns)) &&
+        !(await client.getOrUndefined(SECRET, "pluginenv-config", ns))
+          ? true
+          : undefined,
+      120_000,
+      "pluginenv's config.hcl back in a ConfigMap, its Secret removed",
     );
 
     // Several more passes, so resyncs add their logs and events to the sample.
