@@ -212,7 +212,7 @@ export class KubeClient {
    */
   async request<T = unknown>(spec: RequestSpec): Promise<T> {
     const text = await this.send(spec);
-    return (text ? JSON.parse(text) : undefined) as T;
+    return (text ? parseAnswer(text, `${spec.method} ${spec.path}`) : undefined) as T;
   }
 
   /** The body as text, for the few endpoints that do not answer JSON (e.g. /metrics). */
@@ -442,11 +442,8 @@ export class KubeClient {
           const line = buffered.slice(0, nl).trim();
           buffered = buffered.slice(nl + 1);
           if (line) {
-            const event = JSON.parse(line) as WatchEvent;
-            if (event.type === "ERROR") {
-              const s = event.object as unknown as { code?: number; reason?: string; message?: string };
-              throw new ApiError(s.code ?? 500, s.reason ?? "", s.message ?? "watch error");
-            }
+            const event = parseAnswer(line, `WATCH ${type.plural}`) as WatchEvent;
+            if (event.type === "ERROR") throw watchErrorOf(event.object, `WATCH ${type.plural}`);
             onEvent(event);
           }
           nl = buffered.indexOf("\n");
@@ -529,6 +526,41 @@ function toApiError(status: number, text: string, what: string): ApiError {
     );
   } catch {
     return new ApiError(status, "", `${what}: HTTP ${status}`);
+  }
+}
+
+/**
+ * A Status that arrives as a watch ERROR event is the same failure a request would have answered,
+ * and its message quotes values the same way: withheld alike, details kept for callers that branch
+ * on a cause (ResourceVersionTooLarge).
+ */
+function watchErrorOf(object: unknown, what: string): ApiError {
+  const s = (object && typeof object === "object" ? object : {}) as {
+    code?: unknown;
+    reason?: unknown;
+    message?: unknown;
+    details?: unknown;
+  };
+  return new ApiError(
+    typeof s.code === "number" ? s.code : 500,
+    typeof s.reason === "string" ? s.reason : "",
+    withholdValues(typeof s.message === "string" ? s.message : `${what}: watch error`),
+    withholdDetails(s.details),
+  );
+}
+
+/**
+ * JSON.parse's own error quotes the text around the fault (V8: `Unexpected token 's', "s.xyz"...`),
+ * and an answer cut short may be a Secret or a ConfigMap: the error names where, never what.
+ */
+function parseAnswer(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const at = /position (\d+)/.exec(e instanceof Error ? e.message : "")?.[1];
+    throw new Error(
+      `${what}: the answer is not valid JSON${at === undefined ? "" : ` (at character ${at})`} (${text.length} bytes, content withheld)`,
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { SECRET } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
@@ -55,6 +55,8 @@ describe("openbao target: no secret value outside a Secret", () => {
     backupToken: canary("backup-token"),
     upgradeToken: canary("upgrade-token"),
     refToken: canary("ref-transit-token"),
+    pluginToken: canary("plugin-env-token"),
+    pluginDsn: canary("plugin-env-dsn-password"),
   };
 
   const apply = (name: string, spec: Json) =>
@@ -191,6 +193,20 @@ describe("openbao target: no secret value outside a Secret", () => {
         credentialsSecretRef: { name: "transit-ref" },
       },
     });
+    // A plugin's environment: OpenBao reads it only from config.hcl, which therefore is a Secret.
+    await apply("pluginenv", {
+      plugins: [
+        {
+          type: "secret",
+          name: "example",
+          version: "v1.0.0",
+          binaryName: "openbao-plugin-example",
+          image: "ghcr.io/example/openbao-plugin-example:v1.0.0",
+          sha256sum: "b".repeat(64),
+          env: [`API_TOKEN=${c.pluginToken}`, `DATABASE_URL=postgres://app:${c.pluginDsn}@db:5432/app`],
+        },
+      ],
+    });
     // Refused: the Hardened profile takes no inline credential.
     await apply("hardened", { profile: "Hardened", unseal: transit(c.hardened) });
     // The operator-managed static seal: its generated key is a canary too.
@@ -209,6 +225,17 @@ describe("openbao target: no secret value outside a Secret", () => {
       assert.match(risk["message"], /spec\.unseal\./);
     }
     assert.equal(await condition("byref", "SecurityRisk"), undefined, "a referenced Secret is no risk");
+    const pluginRisk = await eventually(
+      async () => {
+        const x = await condition("pluginenv", "SecurityRisk");
+        return x?.status === "True" ? x : undefined;
+      },
+      120_000,
+      "SecurityRisk on pluginenv",
+    );
+    // Named by its field; the DSN's variable says nothing secret, so only the token is named.
+    assert.match(pluginRisk["message"], /spec\.plugins\[0\]\.env\[0\]/);
+    assert.doesNotMatch(pluginRisk["message"], /env\[1\]/);
     const refused = await eventually(
       async () => {
         const x = await condition("hardened", "Degraded");
@@ -229,6 +256,8 @@ describe("openbao target: no secret value outside a Secret", () => {
     });
     assert.ok((await written("transit-self-init", "transit"))["self-init.hcl"]?.includes(c.userpass));
     assert.ok((await written("plugin-config", "plugin"))["config.hcl"]?.includes(c.pluginPin));
+    const pluginEnvConfig = (await written("pluginenv-config", "pluginenv"))["config.hcl"] ?? "";
+    assert.ok(pluginEnvConfig.includes(c.pluginToken) && pluginEnvConfig.includes(c.pluginDsn));
     await written("static-unseal-key", "static");
     // As stored (base64): the form a leak of the object would carry.
     const staticKey = String(((await client.get(SECRET, "static-unseal-key", ns)) as Json)["data"].key);
@@ -272,6 +301,18 @@ describe("openbao target: no secret value outside a Secret", () => {
       async () => ((await client.getOrUndefined(SECRET, "azure-seal-credentials", ns)) ? undefined : true),
       120_000,
       "the azure credentials Secret removed",
+    );
+    // A plugin without environment: config.hcl moves back to a ConfigMap, the Secret copy goes.
+    const pluginSpec = ((await client.get(OPENBAOCLUSTER, "pluginenv", ns)) as Json)["spec"].plugins;
+    await apply("pluginenv", { plugins: pluginSpec.map(({ env: _env, ...p }: Json) => p) });
+    await eventually(
+      async () =>
+        (await client.getOrUndefined(CONFIGMAP, "pluginenv-config", ns)) &&
+        !(await client.getOrUndefined(SECRET, "pluginenv-config", ns))
+          ? true
+          : undefined,
+      120_000,
+      "pluginenv's config.hcl back in a ConfigMap, its Secret removed",
     );
 
     // Several more passes, so resyncs add their logs and events to the sample.

@@ -117,6 +117,29 @@ describe("blue-green workload: the green StatefulSet", () => {
     );
   });
 
+  it("mounts green's config Secret when config.hcl must be a Secret (a plugin's environment)", () => {
+    const withEnv = cluster("DeployingGreen");
+    (withEnv.spec as Json)["plugins"] = [
+      {
+        type: "secret",
+        name: "example",
+        image: "ghcr.io/example/plugin",
+        version: "1.0.0",
+        binaryName: "plugin",
+        sha256sum: "c".repeat(64),
+        env: ["API_TOKEN=x"],
+      },
+    ];
+    const blueSet = voter(withEnv);
+    const greenSet: Json = buildGreenStatefulSet(withEnv, blueSet, greenRevision(withEnv)!);
+    const sourcesOf = (s: Json): Json[] =>
+      s.spec.template.spec.volumes.find((v: Json) => v.name === "config").projected.sources;
+    assert.equal(sourcesOf(blueSet)[0].secret.name, "demo-config");
+    const greenNames = sourcesOf(greenSet).map((s: Json) => s.secret?.name ?? s.configMap?.name);
+    assert.ok(greenNames.includes("demo-config-2-7-2-op1"), greenNames.join(","));
+    assert.ok(!greenNames.includes("demo-config"), "green must not run the voters' config");
+  });
+
   it("green's config joins as a non-voter; the voters' does not", () => {
     const text = renderConfig(c, { clusterDomain: "cluster.local", revision: "2-7-2-op1", nonVoter: true });
     assert.match(text, /retry_join_as_non_voter\s*=\s*true/);

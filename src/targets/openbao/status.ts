@@ -40,7 +40,7 @@ export interface PassResult {
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */
   unsupported?: string[];
-  /** Spec fields holding seal credentials given inline (names only): the SecurityRisk condition. */
+  /** Spec fields holding credentials given inline (seal, plugin env; names only): the SecurityRisk condition. */
   inlineCredentials?: string[];
   /**
    * Volume growth as the storage step saw it: null when no growth is asked for (the condition
@@ -213,7 +213,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       type: C.SecurityRisk,
       status: "True",
       reason: OpenBaoClusterReason.InlineCredentials,
-      message: `seal credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from a Secret the operator keeps, but the spec still holds them: move them to the Secret named by spec.unseal.credentialsSecretRef`,
+      message: `credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from Secrets the operator keeps, but the spec still holds them: move seal credentials to the Secret named by spec.unseal.credentialsSecretRef, and configure a plugin's through its config endpoint with a self-init request`,
     });
   else list = removeCondition(list, C.SecurityRisk);
 

@@ -96,8 +96,14 @@ export async function login(
     body: JSON.stringify({ role: auth.role, jwt }),
   });
   if (res.statusCode !== 200) throw await failure(res, `jwt login with role "${auth.role}" at auth/${mount}`);
-  const body = JSON.parse(await readSmall(res)) as { auth?: { client_token?: string } };
-  const token = body.auth?.client_token;
+  let body: { auth?: { client_token?: string } };
+  try {
+    body = JSON.parse(await readSmall(res)) as typeof body;
+  } catch {
+    // JSON.parse's message quotes the text near the fault, and this text carries the client token.
+    throw new BaoError(200, `jwt login with role "${auth.role}": the answer is not valid JSON`);
+  }
+  const token = body?.auth?.client_token;
   if (!token) throw new BaoError(200, `jwt login with role "${auth.role}": the answer has no client token`);
   return token;
 }

@@ -1,7 +1,7 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
-import { inlineSealSecrets } from "../workload/config/seal.js";
+import { inlineCredentials } from "../workload/config/secret-config.js";
 import type { SpecView } from "../workload/config/spec-view.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 
@@ -21,7 +21,7 @@ export const validateStep: Step = {
         failed: true,
       };
     result.unsupported = unsupportedFields(cluster.spec);
-    result.inlineCredentials = inlineSealSecrets(cluster.spec as unknown as SpecView).map((f) => `spec.${f}`);
+    result.inlineCredentials = inlineCredentials(cluster.spec as unknown as SpecView).map((f) => `spec.${f}`);
     return undefined;
   },
 };

@@ -4,7 +4,7 @@
  * self-init requests that would escape their path), and what a manifest that never met the API
  * server may still get wrong. Pure: (metadata name, spec) in, field problems out.
  */
-import { inlineSealSecrets } from "../workload/config/seal.js";
+import { inlineCredentials } from "../workload/config/secret-config.js";
 import type { SpecView } from "../workload/config/spec-view.js";
 import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
 import type { FieldProblem } from "./field-problem.js";
@@ -60,6 +60,7 @@ export function checkClusterSpec(
   checkStorage(spec, add);
   checkTls(name, spec, add);
   checkSeal(spec, add);
+  checkInlineCredentials(spec, add);
   checkSelfInit(spec, add);
   checkUpgrade(spec, add);
   problems.push(...credentialNamespaceProblems(clusterCredentialRefs(spec), namespace));
@@ -210,6 +211,21 @@ function checkAcme(acme: unknown, add: Add): void {
       add(`spec.tls.acme.domains[${i}]`, `${JSON.stringify(d)} is not a DNS name`);
 }
 
+/**
+ * Anyone who may read the cluster object reads a credential written into its spec: the Hardened
+ * profile takes credentials only from Secrets (elsewhere they are a SecurityRisk condition).
+ */
+function checkInlineCredentials(spec: Obj, add: Add): void {
+  if (spec["profile"] !== "Hardened") return;
+  for (const field of inlineCredentials(spec as SpecView))
+    add(
+      `spec.${field}`,
+      field.startsWith("plugins[")
+        ? "is a credential written into the spec, which the Hardened profile refuses: configure the plugin's credential through its config endpoint with a self-init request (kept in a Secret)"
+        : "is a credential written into the spec, which the Hardened profile refuses: put it in the Secret named by spec.unseal.credentialsSecretRef",
+    );
+}
+
 function checkSeal(spec: Obj, add: Add): void {
   const unseal = spec["unseal"];
   if (unseal === undefined || unseal === null) return;
@@ -242,14 +258,6 @@ function checkSeal(spec: Obj, add: Add): void {
         add(`spec.unseal.${own}.${key}`, `is required for the ${type} seal`);
     if (type === "kms") checkKmsPlugin(spec, settings, add);
   }
-  // Anyone who may read the cluster object reads a credential written into its spec: the Hardened
-  // profile takes seal credentials only from a Secret (elsewhere they are a SecurityRisk condition).
-  if (spec["profile"] === "Hardened")
-    for (const field of inlineSealSecrets(spec as SpecView))
-      add(
-        `spec.${field}`,
-        "is a credential written into the spec, which the Hardened profile refuses: put it in the Secret named by spec.unseal.credentialsSecretRef",
-      );
 }
 
 /**

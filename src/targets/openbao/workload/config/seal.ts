@@ -7,7 +7,7 @@
  * those given inline in the spec are left out of the stanza and handed to the pods as environment
  * variables from a Secret the operator writes (see {@link sealCredentialEnv}). Only a KMS plugin's
  * settings have no known variables; a plugin seal with a credential-like setting keeps it in the
- * file, and the whole file is then kept in a Secret ({@link configNeedsSecret}).
+ * file, and the whole file is then kept in a Secret ({@link sealKeepsCredentialInFile}).
  */
 import { isSecretField } from "../../../../runtime/log.js";
 import { ConfigError } from "./errors.js";
@@ -316,9 +316,9 @@ export function sealRefEnv(spec: SpecView): Record<string, string> {
 }
 
 /**
- * True when a credential has to stay in config.hcl (a KMS plugin's setting: OpenBao knows no
- * variable for it), so the rendered file must be kept in a Secret rather than a ConfigMap.
+ * True when a seal credential has to stay in config.hcl (a KMS plugin's setting: OpenBao knows no
+ * variable for it), so the rendered file must be kept in a Secret (see secret-config.ts).
  */
-export function configNeedsSecret(spec: SpecView): boolean {
+export function sealKeepsCredentialInFile(spec: SpecView): boolean {
   return sealType(spec) === "kms" && pluginSecretSettings(spec).length > 0;
 }

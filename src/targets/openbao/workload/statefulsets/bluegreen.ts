@@ -192,7 +192,10 @@ export function claimsOfSet(set: string, claims: readonly string[]): string[] {
   return claims.filter((n) => n.startsWith(prefix) && /^(0|[1-9][0-9]*)$/.test(n.slice(prefix.length)));
 }
 
-/** The projected config volume with the voter config map swapped for the revision's. */
+/**
+ * The projected config volume with the voters' config.hcl swapped for the revision's, in whichever
+ * kind it is kept (a ConfigMap, or a Secret of the same name when it holds a credential).
+ */
 function revisionConfigVolume(c: BlueGreenView, v: Obj, configMap: string): Obj {
   const voterMap = clusterNames(refOf(c)).configMap;
   const projected = v["projected"] as { sources: Obj[] };
@@ -201,8 +204,11 @@ function revisionConfigVolume(c: BlueGreenView, v: Obj, configMap: string): Obj 
     projected: {
       ...projected,
       sources: projected.sources.map((s) => {
-        const cm = s["configMap"] as Obj | undefined;
-        return cm?.["name"] === voterMap ? { configMap: { ...cm, name: configMap } } : s;
+        for (const kind of ["configMap", "secret"] as const) {
+          const src = s[kind] as Obj | undefined;
+          if (src?.["name"] === voterMap) return { [kind]: { ...src, name: configMap } };
+        }
+        return s;
       }),
     },
   };

@@ -13,7 +13,7 @@ import {
 } from "../../identity.js";
 import type { PodRuntime } from "../../services.js";
 import { configEnv } from "../config/index.js";
-import { configNeedsSecret } from "../config/seal.js";
+import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
@@ -257,8 +257,9 @@ export function buildPodDisruptionBudget(c: OpenBaoCluster, component: Component
 }
 
 /**
- * True when the rendered config.hcl must be kept in a Secret: it holds a credential OpenBao can only
- * read from the file (a KMS plugin seal's). Otherwise it holds none and is a ConfigMap.
+ * True when the rendered config.hcl must be kept in a Secret: it holds a value OpenBao can only read
+ * from the file and that may be secret (a KMS plugin seal's credential, a plugin's environment).
+ * Otherwise it holds none and is a ConfigMap.
  */
 export const configInSecret = (c: OpenBaoCluster): boolean =>
   configNeedsSecret(c.spec as unknown as SpecView);

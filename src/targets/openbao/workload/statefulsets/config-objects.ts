@@ -40,11 +40,12 @@ export async function applyConfigObject(
       await removeOwned(ctx, writes, { apiVersion: "v1", kind: "ConfigMap", name, namespace: ns }, map);
     return;
   }
-  await applyOwned(ctx, writes, intent, cached(deps.configMaps, ns, name));
-  // A KMS plugin seal may once have kept the file (with its credential) in a Secret: only such a
-  // cluster is asked, so that the common case costs no request.
-  if (cluster.spec.unseal?.type === "kms")
-    await removeOwned(ctx, writes, { apiVersion: "v1", kind: "Secret", name, namespace: ns });
+  const live = cached(deps.configMaps, ns, name);
+  await applyOwned(ctx, writes, intent, live);
+  // The file may have been kept in a Secret until now (a KMS plugin seal's credential, a plugin's
+  // environment, since removed from the spec): that copy goes when the ConfigMap is (re)created, the
+  // moment the file moves, so that a steady cluster costs no request.
+  if (!live) await removeOwned(ctx, writes, { apiVersion: "v1", kind: "Secret", name, namespace: ns });
 }
 
 /**
