@@ -1,3 +1,17 @@
+/** What one step of the roll decided on: the cluster as observed, and when. */
+interface StepContext {
+  cluster: OpenBaoCluster;
+  u: UpgradeStatus;
+  key: string;
+  obs: Awaited<ReturnType<typeof observeCluster>>;
+  now: Date;
+  /** The partition held when the step was planned. */
+  P: number;
+  target: string;
+  ref: ReturnType<typeof refOf>;
+  rc: ReconcileContext;
+}
+
 /**
  * The rolling upgrade in flight: one bounded step per pass, planned by plan.ts from status.upgrade
  * and a fresh observation. The StatefulSet itself is never written here: the workload controller
@@ -45,7 +59,7 @@ import { compareVersions, normalizeVersion, sameVersionText } from "../core/poli
 import { markHandled, pendingRequest } from "../core/requests.js";
 import { stamp, type UpgradeStatus, writeUpgrade } from "../core/status.js";
 import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
-import { heldPartition, planRolling } from "./plan.js";
+import { heldPartition, planRolling, type RollingStep } from "./plan.js";
 
 export const STRATEGY = "RollingUpdate";
 
@@ -225,129 +239,158 @@ export class RollingUpgrade {
     const step = planRolling({ upgrade: u, obs, now, stepDownSettleMs: this.o.stepDownSettleMs });
     const P = heldPartition(u, obs.replicas);
     if (step.kind !== "wait") this.waits.delete(key);
+    const at: StepContext = { cluster, u, key, obs, now, P, target, ref, rc };
     switch (step.kind) {
-      case "wait": {
-        const what = `${P}/${step.ordinal ?? "-"}`;
-        const w = this.waits.get(key);
-        const since = w?.what === what ? w.since : now.getTime();
-        this.waits.set(key, { what, since });
-        if (now.getTime() - since > this.o.waitTimeoutMs)
-          return this.fail(
-            cluster,
-            R.UpgradeFailed,
-            `${step.message} for more than ${Math.round(this.o.waitTimeoutMs / 60_000)} minutes`,
-            rc,
-          );
-        await this.condition(
-          cluster,
-          "True",
-          UpgradeReason.InProgress,
-          `${progress(u, obs.replicas)}: ${step.message}`,
-          rc,
-        );
-        return requeueAfter(this.o.waitPollMs);
-      }
-      case "complete-pod": {
-        const w = await writeUpgrade(
-          this.d.client,
-          ref,
-          (cur) =>
-            cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === step.ordinal
-              ? {
-                  upgrade: {
-                    ...withoutLastError(cur),
-                    completedPods: [...new Set([...(cur.completedPods ?? []), step.ordinal])].sort(
-                      (a, b) => b - a,
-                    ),
-                  },
-                }
-              : undefined,
-          rc.signal,
-        );
-        if (w.wrote)
-          this.d.events.record(cluster, {
-            type: "Normal",
-            reason: RollingEvent.PodUpgraded,
-            action: "Upgrade",
-            note: `pod ${obs.voters[step.ordinal]!.name} runs ${target}, is Ready and unsealed; Raft is healthy`,
-          });
-        return requeueAfter(1);
-      }
-      case "step-down": {
-        const sd = this.stepDowns.get(key);
-        const count = sd?.ordinal === step.ordinal ? sd.count + 1 : 1;
-        if (count > this.o.maxStepDowns)
-          return this.fail(
-            cluster,
-            R.StepDownTimeout,
-            `pod ${obs.voters[step.ordinal]!.name} is still the Raft leader after ${this.o.maxStepDowns} step-downs`,
-            rc,
-          );
-        const token = (await upgradeToken(this.d.client, this.d.access, cluster, this.d.now, rc.signal))!;
-        try {
-          const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
-          await bao.stepDown(token, rc.signal);
-        } catch (e) {
-          rc.signal.throwIfAborted();
-          throw new StepError(
-            R.StepDownFailed,
-            `step-down of ${obs.voters[step.ordinal]!.name}: ${errorMessage(e)}`,
-          );
-        }
-        this.stepDowns.set(key, { ordinal: step.ordinal, count });
-        await writeUpgrade(
-          this.d.client,
-          ref,
-          (cur) =>
-            cur && cur.targetVersion === target
-              ? { upgrade: { ...cur, lastStepDownTime: stamp(now) } }
-              : undefined,
-          rc.signal,
-        );
-        this.d.events.record(cluster, {
-          type: "Normal",
-          reason: RollingEvent.StepDown,
-          action: "Upgrade",
-          note: `asked the leader ${obs.voters[step.ordinal]!.name} to step down before its pod is replaced`,
-        });
-        await this.condition(
-          cluster,
-          "True",
-          UpgradeReason.InProgress,
-          `${progress(u, obs.replicas)}: leader ${obs.voters[step.ordinal]!.name} stepping down`,
-          rc,
-        );
-        return requeueAfter(2_000);
-      }
-      case "lower-partition": {
-        const w = await writeUpgrade(
-          this.d.client,
-          ref,
-          (cur) =>
-            cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === P
-              ? { upgrade: { ...withoutLastError(cur), currentPartition: step.to } }
-              : undefined,
-          rc.signal,
-        );
-        if (w.wrote)
-          this.d.events.record(cluster, {
-            type: "Normal",
-            reason: RollingEvent.PartitionLowered,
-            action: "Upgrade",
-            note: `partition ${P} → ${step.to}: pod ${obs.voters[step.to]!.name} is replaced with ${target}`,
-          });
-        await this.condition(
-          cluster,
-          "True",
-          UpgradeReason.InProgress,
-          `${progress({ ...u, currentPartition: step.to }, obs.replicas)}: replacing pod ${obs.voters[step.to]!.name}`,
-          rc,
-        );
-        return requeueAfter(this.o.waitPollMs);
-      }
+      case "wait":
+        return this.waitFor(at, step);
+      case "complete-pod":
+        return this.completePod(at, step);
+      case "step-down":
+        return this.stepDown(at, step);
+      case "lower-partition":
+        return this.lowerPartition(at, step);
       case "finalize":
         return this.finalize(cluster, u, rc);
     }
+  }
+
+  private async waitFor(
+    at: StepContext,
+    step: Extract<RollingStep, { kind: "wait" }>,
+  ): Promise<ReconcileResult> {
+    const { cluster, u, key, obs, now, P, rc } = at;
+    const what = `${P}/${step.ordinal ?? "-"}`;
+    const w = this.waits.get(key);
+    const since = w?.what === what ? w.since : now.getTime();
+    this.waits.set(key, { what, since });
+    if (now.getTime() - since > this.o.waitTimeoutMs)
+      return this.fail(
+        cluster,
+        R.UpgradeFailed,
+        `${step.message} for more than ${Math.round(this.o.waitTimeoutMs / 60_000)} minutes`,
+        rc,
+      );
+    await this.condition(
+      cluster,
+      "True",
+      UpgradeReason.InProgress,
+      `${progress(u, obs.replicas)}: ${step.message}`,
+      rc,
+    );
+    return requeueAfter(this.o.waitPollMs);
+  }
+
+  private async completePod(
+    at: StepContext,
+    step: Extract<RollingStep, { kind: "complete-pod" }>,
+  ): Promise<ReconcileResult> {
+    const { cluster, obs, target, ref, rc } = at;
+    const w = await writeUpgrade(
+      this.d.client,
+      ref,
+      (cur) =>
+        cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === step.ordinal
+          ? {
+              upgrade: {
+                ...withoutLastError(cur),
+                completedPods: [...new Set([...(cur.completedPods ?? []), step.ordinal])].sort(
+                  (a, b) => b - a,
+                ),
+              },
+            }
+          : undefined,
+      rc.signal,
+    );
+    if (w.wrote)
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: RollingEvent.PodUpgraded,
+        action: "Upgrade",
+        note: `pod ${obs.voters[step.ordinal]!.name} runs ${target}, is Ready and unsealed; Raft is healthy`,
+      });
+    return requeueAfter(1);
+  }
+
+  private async stepDown(
+    at: StepContext,
+    step: Extract<RollingStep, { kind: "step-down" }>,
+  ): Promise<ReconcileResult> {
+    const { cluster, u, key, obs, now, target, ref, rc } = at;
+    const sd = this.stepDowns.get(key);
+    const count = sd?.ordinal === step.ordinal ? sd.count + 1 : 1;
+    if (count > this.o.maxStepDowns)
+      return this.fail(
+        cluster,
+        R.StepDownTimeout,
+        `pod ${obs.voters[step.ordinal]!.name} is still the Raft leader after ${this.o.maxStepDowns} step-downs`,
+        rc,
+      );
+    const token = (await upgradeToken(this.d.client, this.d.access, cluster, this.d.now, rc.signal))!;
+    try {
+      const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
+      await bao.stepDown(token, rc.signal);
+    } catch (e) {
+      rc.signal.throwIfAborted();
+      throw new StepError(
+        R.StepDownFailed,
+        `step-down of ${obs.voters[step.ordinal]!.name}: ${errorMessage(e)}`,
+      );
+    }
+    this.stepDowns.set(key, { ordinal: step.ordinal, count });
+    await writeUpgrade(
+      this.d.client,
+      ref,
+      (cur) =>
+        cur && cur.targetVersion === target
+          ? { upgrade: { ...cur, lastStepDownTime: stamp(now) } }
+          : undefined,
+      rc.signal,
+    );
+    this.d.events.record(cluster, {
+      type: "Normal",
+      reason: RollingEvent.StepDown,
+      action: "Upgrade",
+      note: `asked the leader ${obs.voters[step.ordinal]!.name} to step down before its pod is replaced`,
+    });
+    await this.condition(
+      cluster,
+      "True",
+      UpgradeReason.InProgress,
+      `${progress(u, obs.replicas)}: leader ${obs.voters[step.ordinal]!.name} stepping down`,
+      rc,
+    );
+    return requeueAfter(2_000);
+  }
+
+  private async lowerPartition(
+    at: StepContext,
+    step: Extract<RollingStep, { kind: "lower-partition" }>,
+  ): Promise<ReconcileResult> {
+    const { cluster, u, obs, P, target, ref, rc } = at;
+    const w = await writeUpgrade(
+      this.d.client,
+      ref,
+      (cur) =>
+        cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === P
+          ? { upgrade: { ...withoutLastError(cur), currentPartition: step.to } }
+          : undefined,
+      rc.signal,
+    );
+    if (w.wrote)
+      this.d.events.record(cluster, {
+        type: "Normal",
+        reason: RollingEvent.PartitionLowered,
+        action: "Upgrade",
+        note: `partition ${P} → ${step.to}: pod ${obs.voters[step.to]!.name} is replaced with ${target}`,
+      });
+    await this.condition(
+      cluster,
+      "True",
+      UpgradeReason.InProgress,
+      `${progress({ ...u, currentPartition: step.to }, obs.replicas)}: replacing pod ${obs.voters[step.to]!.name}`,
+      rc,
+    );
+    return requeueAfter(this.o.waitPollMs);
   }
 
   private async finalize(
