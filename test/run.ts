@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { cacheRoot } from "../src/testenv/cache.js";
 import { formatDuration } from "../src/testenv/duration.js";
@@ -10,7 +10,8 @@ import { trackChild } from "../src/testenv/processes.js";
 import { startSharedEnv } from "../src/testenv/shared.js";
 import { mergeDurations, readDurations, slowestFirst } from "../src/testenv/test-order.js";
 
-// Starts the one shared environment, runs every compiled test file against it, always tears it down.
+// Starts the one shared environment (not for unit files alone), runs every compiled test file against
+// it, always tears it down.
 // Arguments, when given, replace the default test folders (e.g. a single dist/test/... file).
 
 const log = (line: string) => console.log(`[testenv] ${line}`);
@@ -33,8 +34,11 @@ async function main(): Promise<number> {
 
   const runtime = await testRuntime();
   const started = Date.now();
-  const env = await startSharedEnv(log);
-  log(`shared environment ready in ${formatDuration(Date.now() - started)}`);
+  // Unit tests need no API server or node: a run of unit files only starts (and builds) nothing.
+  const unitOnly = existing.every((f) => resolve(f).startsWith(join(here, "unit")));
+  const env = unitOnly ? { variables: {}, stop: async () => {} } : await startSharedEnv(log);
+  if (unitOnly) log("unit tests only: no shared environment");
+  else log(`shared environment ready in ${formatDuration(Date.now() - started)}`);
   let outcome: Outcome = { code: 1 };
   try {
     outcome = await runTests(runtime, existing, env.variables, durationsPath, here);
