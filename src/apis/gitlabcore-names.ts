@@ -51,3 +51,9 @@ export type GitLabCorePhase = (typeof GitLabCorePhases)[number];
 
 export const Editions = ["ce", "ee"] as const;
 export type GitLabEdition = (typeof Editions)[number];
+
+/** The controller and the field managers that write GitLabCore objects and their release. */
+export const GitLabCoreManagers = {
+  controller: "gitlabcore",
+  fieldManager: "gitlabcore-controller",
+} as const;

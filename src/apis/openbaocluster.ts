@@ -1707,3 +1707,15 @@ export const OpenBaoClusterDefinition: KindDefinition = {
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
 };
+
+/**
+ * The controllers of OpenBaoCluster and the field manager of each concern that writes it: the
+ * workload plane, the operation lock, the AdminOps plane and the objects AdminOps creates.
+ */
+export const OpenBaoClusterManagers = {
+  controller: "openbaocluster",
+  adminOpsController: "openbaocluster-adminops",
+  workload: "platform-operator-openbao",
+  lock: "platform-operator-openbao-lock",
+  adminOps: "platform-operator-openbao-adminops",
+} as const;

@@ -176,3 +176,9 @@ export const OpenBaoRestoreDefinition: KindDefinition = {
     { name: "Message", type: "string", jsonPath: ".status.message", priority: 1 },
   ],
 };
+
+/** The controller and the field manager that write OpenBaoRestore objects. */
+export const OpenBaoRestoreManagers = {
+  controller: "openbaorestore",
+  fieldManager: "platform-operator-openbao-restore",
+} as const;

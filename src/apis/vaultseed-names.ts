@@ -44,3 +44,9 @@ export type VaultSeedReasonType = (typeof VaultSeedReason)[keyof typeof VaultSee
 
 export const DeletionPolicies = ["Retain", "Delete"] as const;
 export type VaultSeedDeletionPolicy = (typeof DeletionPolicies)[number];
+
+/** The controller and the field manager that write VaultSeed objects. */
+export const VaultSeedManagers = {
+  controller: "vaultseed",
+  fieldManager: "vaultseed-controller",
+} as const;

@@ -2,6 +2,7 @@ import type { GitLabCore } from "../../apis/gitlabcore.js";
 import {
   GitLabCoreGroup,
   GitLabCoreKind,
+  GitLabCoreManagers,
   GitLabCorePlural,
   GitLabCoreVersion,
   GitLabReleaseNameLabel,
@@ -26,7 +27,7 @@ export const GITLABCORE: ResourceType = {
   namespaced: true,
 };
 
-export const CONTROLLER_NAME = "gitlabcore";
+export const CONTROLLER_NAME = GitLabCoreManagers.controller;
 
 /** Test seams: another chart source, version policy or values (the defaults are the real ones). */
 export interface GitLabTargetHooks {

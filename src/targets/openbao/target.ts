@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../apis/openbaocluster.js";
 import { STATEFULSET } from "../../runtime/builtin-types.js";
 import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
@@ -13,7 +14,7 @@ import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 
-export const CONTROLLER_NAME = "openbaocluster";
+export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
 
 /**
  * What wakes the workload controller: a spec change, or an upgrade manager moving what it steers

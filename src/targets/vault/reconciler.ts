@@ -1,5 +1,5 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
-import { VaultSeedReason as R } from "../../apis/vaultseed-names.js";
+import { VaultSeedReason as R, VaultSeedManagers } from "../../apis/vaultseed-names.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { findCondition } from "../../runtime/conditions.js";
 import {
@@ -46,7 +46,7 @@ import { UnconfirmedWrites } from "./unconfirmed-writes.js";
 import { type CompiledSeed, compileSeed } from "./validate.js";
 
 export const FINALIZER = "ohmlab.fr/vaultseed-delete";
-export const FIELD_MANAGER = "vaultseed-controller";
+export const FIELD_MANAGER = VaultSeedManagers.fieldManager;
 const TARGET = "vault";
 /** A plan that hits a compare-and-set conflict is made again at most this many times per reconcile. */
 const MAX_REPLANS = 5;

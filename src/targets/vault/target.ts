@@ -2,6 +2,7 @@ import type { VaultSeed } from "../../apis/vaultseed.js";
 import {
   VaultSeedGroup,
   VaultSeedKind,
+  VaultSeedManagers,
   VaultSeedPlural,
   VaultSeedVersion,
 } from "../../apis/vaultseed-names.js";
@@ -31,7 +32,7 @@ export const VAULTSEED: ResourceType = {
   namespaced: true,
 };
 
-export const CONTROLLER_NAME = "vaultseed";
+export const CONTROLLER_NAME = VaultSeedManagers.controller;
 
 /** Test seam: replace the KV client (e.g. to act between a read and a write). */
 export interface VaultTargetHooks {

@@ -1,10 +1,14 @@
-import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore-names.js";
+import {
+  GitLabCoreManagers,
+  GitLabReleaseNameLabel,
+  GitLabReleaseNamespaceLabel,
+} from "../../../apis/gitlabcore-names.js";
 import { groupOf } from "../../../runtime/ownership.js";
 import { kindRank } from "../render/manifests.js";
 import { kindKey, type RenderedObject } from "./rendered.js";
 
 /** Every object and status the reconciler writes is owned by this field manager. */
-export const FIELD_MANAGER = "gitlabcore-controller";
+export const FIELD_MANAGER = GitLabCoreManagers.fieldManager;
 
 const RBAC_GROUP = "rbac.authorization.k8s.io";
 

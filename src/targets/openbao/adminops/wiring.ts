@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../../apis/openbaocluster.js";
 import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
 import {
   Controller,
@@ -21,7 +22,7 @@ import type { PreUpgradeSnapshotPort } from "./upgrade/core/snapshot-port.js";
 import type { RollingOptions } from "./upgrade/rolling/manager.js";
 import { ensurePreUpgradeSnapshot } from "./upgrade/snapshot/index.js";
 
-export const ADMINOPS_CONTROLLER_NAME = "openbaocluster-adminops";
+export const ADMINOPS_CONTROLLER_NAME = OpenBaoClusterManagers.adminOpsController;
 
 /**
  * What wakes the AdminOps controller: a spec change (spec.version, a request), a new trigger

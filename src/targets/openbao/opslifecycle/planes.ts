@@ -4,15 +4,19 @@
  * applied a copy of another plane would co-own those fields (and, with force, take them), so a stale
  * copy could overwrite a newer value and a field could never be removed by its real owner.
  */
-import { OpenBaoClusterCondition, type OpenBaoClusterStatus } from "../../../apis/openbaocluster.js";
+import {
+  OpenBaoClusterCondition,
+  OpenBaoClusterManagers,
+  type OpenBaoClusterStatus,
+} from "../../../apis/openbaocluster.js";
 import type { Condition } from "../../../runtime/conditions.js";
 
 /** The workload controller (src/targets/openbao/status.ts); unchanged name so existing ownership stays. */
-export const WORKLOAD_FIELD_MANAGER = "platform-operator-openbao";
+export const WORKLOAD_FIELD_MANAGER = OpenBaoClusterManagers.workload;
 /** status.operationLock and nothing else. */
-export const LOCK_FIELD_MANAGER = "platform-operator-openbao-lock";
+export const LOCK_FIELD_MANAGER = OpenBaoClusterManagers.lock;
 /** The AdminOps plane: backup and upgrade state and the AdminOps conditions. */
-export const ADMINOPS_FIELD_MANAGER = "platform-operator-openbao-adminops";
+export const ADMINOPS_FIELD_MANAGER = OpenBaoClusterManagers.adminOps;
 
 /** Top-level status fields of the AdminOps plane (conditions are split by type, below). */
 export const ADMINOPS_FIELDS = [

@@ -1,5 +1,9 @@
 import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster.js";
-import { OpenBaoRestoreKind, OpenBaoRestorePlural } from "../../../apis/openbaorestore.js";
+import {
+  OpenBaoRestoreKind,
+  OpenBaoRestoreManagers,
+  OpenBaoRestorePlural,
+} from "../../../apis/openbaorestore.js";
 import type { ResourceType } from "../../../runtime/types.js";
 
 export const OPENBAORESTORE: ResourceType = {
@@ -12,6 +16,6 @@ export const OPENBAORESTORE: ResourceType = {
 export const RESTORE_API_VERSION = OpenBaoApiVersion;
 
 /** The restore controller's field manager for OpenBaoRestore.status and the Jobs it creates. */
-export const RESTORE_FIELD_MANAGER = "platform-operator-openbao-restore";
+export const RESTORE_FIELD_MANAGER = OpenBaoRestoreManagers.fieldManager;
 /** Upstream's finalizer: the lock is released before a deleted request goes away. */
 export const RESTORE_FINALIZER = "openbao.org/openbaorestore-finalizer";

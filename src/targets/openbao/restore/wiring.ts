@@ -1,4 +1,5 @@
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreManagers } from "../../../apis/openbaorestore.js";
 import { JOB } from "../../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../../runtime/controller.js";
 import type { Manager } from "../../../runtime/manager.js";
@@ -9,7 +10,7 @@ import type { RestoreJobs, SnapshotProbe } from "./ports.js";
 import { RestoreReconciler } from "./reconciler.js";
 import { OPENBAORESTORE } from "./types.js";
 
-export const RESTORE_CONTROLLER_NAME = "openbaorestore";
+export const RESTORE_CONTROLLER_NAME = OpenBaoRestoreManagers.controller;
 
 export interface RestorePorts {
   probe: SnapshotProbe;

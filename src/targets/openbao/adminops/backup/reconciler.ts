@@ -2,6 +2,7 @@ import {
   OpenBaoClusterCondition as C,
   OpenBaoAnnotation,
   type OpenBaoCluster,
+  OpenBaoClusterManagers,
   OpenBaoClusterReason,
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster.js";
@@ -54,7 +55,7 @@ import { selectForDeletion } from "./retention.js";
 import { backupJobName, backupKeyPrefix, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
 
 /** Field manager of the objects this controller creates (Jobs, the backup ServiceAccount). */
-export const ADMINOPS_OBJECTS_MANAGER = "platform-operator-openbao-adminops";
+export const ADMINOPS_OBJECTS_MANAGER = OpenBaoClusterManagers.adminOps;
 /** Audience of the projected token the backup Job presents to OpenBao's JWT auth (upstream's). */
 export const BACKUP_JWT_AUDIENCE = "openbao-internal";
 /** While a Job runs: the Job watch wakes the controller; this only bounds a missed event. */

@@ -1,4 +1,5 @@
 import type { BackupTarget, OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../../../apis/openbaocluster.js";
 import { SERVICE_ACCOUNT } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { refOf } from "../../cluster-ref.js";
@@ -13,7 +14,7 @@ import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js"
  */
 
 /** Field manager of the objects the AdminOps flows create (Jobs, their ServiceAccounts). */
-export const ADMINOPS_OBJECTS_MANAGER = "platform-operator-openbao-adminops";
+export const ADMINOPS_OBJECTS_MANAGER = OpenBaoClusterManagers.adminOps;
 /** Audience of the projected token a snapshot Job presents to OpenBao's JWT auth (upstream's). */
 export const EXECUTOR_JWT_AUDIENCE = "openbao-internal";
 
