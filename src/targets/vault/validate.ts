@@ -202,6 +202,45 @@ export function parseRotationPeriod(every: unknown): number | string {
   return ms;
 }
 
+/**
+ * OpenBao's listener refuses a JSON request body with more strings (keys and string values) than
+ * max_request_json_strings, 1000 by default since 2.4.1 (the fix of CVE-2025-59043). The limit is
+ * the server's configuration, which a manifest cannot know: past it, a warning, not an error.
+ */
+export const OPENBAO_DEFAULT_MAX_JSON_STRINGS = 1000;
+
+/** The strings of the KV write that would store `data`: every key at every level and every string value. */
+export function kvWriteStrings(data: unknown): number {
+  // {"options":{"cas":N},"data":{...}}: three keys of the envelope.
+  let count = 3;
+  const walk = (node: unknown, depth: number): void => {
+    if (depth > 64) return; // deeper trees are refused by compileSeed already
+    if (typeof node === "string") count++;
+    else if (Array.isArray(node)) for (const item of node) walk(item, depth + 1);
+    else if (isPlainObject(node))
+      for (const value of Object.values(node)) {
+        count++;
+        walk(value, depth + 1);
+      }
+  };
+  walk(data, 0);
+  return count;
+}
+
+/** What the backend may refuse though the spec is valid; each a warning. */
+export function seedWarnings(spec: unknown): SpecProblem[] {
+  if (!isPlainObject(spec)) return [];
+  const strings = kvWriteStrings(spec.data);
+  if (strings <= OPENBAO_DEFAULT_MAX_JSON_STRINGS) return [];
+  return [
+    {
+      reason: "InvalidSpec",
+      key: "spec.data",
+      message: `one write of this path carries ${strings} strings (keys and values); OpenBao refuses more than ${OPENBAO_DEFAULT_MAX_JSON_STRINGS} per request unless its listener's max_request_json_strings is raised`,
+    },
+  ];
+}
+
 /** A problem always names its object: namespace/name, or the bare name when the manifest sets no namespace. */
 export type ValidationProblem = ManifestProblem & { object: string };
 
@@ -258,6 +297,8 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
         );
       }
     }
+    for (const w of seedWarnings(doc.spec))
+      problems.push({ ...place, object, key: w.key!, message: w.message, severity: "warning" });
     const spec = isPlainObject(doc.spec) ? doc.spec : {};
     const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
     manifests.push({ place, object, path, refs: referencedPaths(spec.data, path) });
