@@ -13,6 +13,7 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import { gitLabCoreVerdict } from "./admission.js";
 import type { LiveObjects } from "./apply/live.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
@@ -71,6 +72,12 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
     async setup(manager: Manager, config: GitLabTargetConfig) {
       const informer = manager.informer<GitLabCore>(GITLABCORE);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP);
+      manager.admission.register(GitLabCoreGroup, GitLabCoreKind, (request) =>
+        gitLabCoreVerdict(request, {
+          chartsDir: process.env["HELM_CHARTS"]?.trim() || undefined,
+          managerServiceAccount: config.serviceAccountName,
+        }),
+      );
       const valuesOf = hooks.values ?? defaultValues;
       // The release's objects, watched per kind as the renders name them: what a quiet pass compares
       // with, and an edit or deletion by hand reconciles its release at once.

@@ -6,6 +6,7 @@ import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
+import { openBaoVerdict } from "./admission.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
@@ -65,6 +66,8 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         services ??
         (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
       const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      for (const kind of ["OpenBaoCluster", "OpenBaoRestore"])
+        manager.admission.register(OPENBAOCLUSTER.group, kind, openBaoVerdict);
       // Children are cached with their managedFields so an unchanged intent costs no request.
       const owned = { labelSelector: LABEL_CLUSTER, keepManagedFields: true };
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);

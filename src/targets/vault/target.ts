@@ -9,6 +9,7 @@ import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { ResourceType } from "../../runtime/types.js";
+import { vaultSeedVerdict } from "./admission.js";
 import { jwtFromFile, jwtFromTokenRequest, KubernetesAuth, StaticToken, type TokenSource } from "./auth.js";
 import { BaoHttp } from "./bao-http.js";
 import { PathClaims } from "./claims.js";
@@ -76,6 +77,9 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const unwatched = [...config.applications.keys()].filter((ns) => watched && !watched.includes(ns));
       if (watched && unwatched.length > 0) manager.setNamespaces([...watched, ...unwatched]);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
+      manager.admission.register(VaultSeedGroup, VaultSeedKind, (request) =>
+        vaultSeedVerdict(request, () => informer.list()),
+      );
       const admitted = (namespace: string, seed: CompiledSeed) =>
         admits(
           config.applications,

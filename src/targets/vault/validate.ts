@@ -310,6 +310,34 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
 }
 
 /**
+ * What only shows against the other objects (a path another object seeds, a reference cycle
+ * through the subject), with validateDocuments' own words, for the subject alone. The others are
+ * read for their path and references only, so a cache of thousands costs no compile per request.
+ */
+export function crossObjectProblems(
+  subject: ManifestDocument,
+  others: Iterable<ManifestDocument>,
+): ValidationProblem[] {
+  const manifests: SeedManifest[] = [];
+  let own: SeedManifest | undefined;
+  for (const d of [subject, ...others]) {
+    const { doc, ...place } = d;
+    if (!isVaultSeed(doc)) continue;
+    const spec = isPlainObject(doc.spec) ? doc.spec : {};
+    const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
+    const m = { place, object: objectName(doc).object, path, refs: referencedPaths(spec.data, path) };
+    own ??= m;
+    manifests.push(m);
+  }
+  if (!own) return [];
+  const mine = (p: ValidationProblem) => p.file === own.place.file && p.object === own.object;
+  return [
+    ...sharedProblems(manifests, (m) => m.path, "path", "is also seeded by").filter(mine),
+    ...cycleProblems(manifests).filter(mine),
+  ];
+}
+
+/**
  * What the controller would refuse with Forbidden, given the target's application namespaces: an
  * object of such a namespace seeding outside its prefixes, or referencing a path it may not read.
  * Objects without a namespace, or of a platform namespace, are not limited.
