@@ -13,7 +13,6 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
-import { gitLabCoreVerdict } from "./admission.js";
 import type { LiveObjects } from "./apply/live.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
@@ -72,8 +71,9 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
     async setup(manager: Manager, config: GitLabTargetConfig) {
       const informer = manager.informer<GitLabCore>(GITLABCORE);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP);
-      manager.admission.register(GitLabCoreGroup, GitLabCoreKind, (request) =>
-        gitLabCoreVerdict(request, {
+      // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
+      manager.admission.register(GitLabCoreGroup, GitLabCoreKind, async (request) =>
+        (await import("./admission.js")).gitLabCoreVerdict(request, {
           chartsDir: process.env["HELM_CHARTS"]?.trim() || undefined,
           managerServiceAccount: config.serviceAccountName,
         }),

@@ -6,7 +6,6 @@ import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
-import { openBaoVerdict } from "./admission.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
@@ -66,8 +65,11 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         services ??
         (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
       const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
       for (const kind of ["OpenBaoCluster", "OpenBaoRestore"])
-        manager.admission.register(OPENBAOCLUSTER.group, kind, openBaoVerdict);
+        manager.admission.register(OPENBAOCLUSTER.group, kind, async (request) =>
+          (await import("./admission.js")).openBaoVerdict(request),
+        );
       // Children are cached with their managedFields so an unchanged intent costs no request.
       const owned = { labelSelector: LABEL_CLUSTER, keepManagedFields: true };
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);

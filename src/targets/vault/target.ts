@@ -9,7 +9,6 @@ import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import type { ResourceType } from "../../runtime/types.js";
-import { vaultSeedVerdict } from "./admission.js";
 import { jwtFromFile, jwtFromTokenRequest, KubernetesAuth, StaticToken, type TokenSource } from "./auth.js";
 import { BaoHttp } from "./bao-http.js";
 import { PathClaims } from "./claims.js";
@@ -77,8 +76,9 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const unwatched = [...config.applications.keys()].filter((ns) => watched && !watched.includes(ns));
       if (watched && unwatched.length > 0) manager.setNamespaces([...watched, ...unwatched]);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
-      manager.admission.register(VaultSeedGroup, VaultSeedKind, (request) =>
-        vaultSeedVerdict(request, () => informer.list()),
+      // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
+      manager.admission.register(VaultSeedGroup, VaultSeedKind, async (request) =>
+        (await import("./admission.js")).vaultSeedVerdict(request, () => informer.list()),
       );
       const admitted = (namespace: string, seed: CompiledSeed) =>
         admits(
