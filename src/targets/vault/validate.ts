@@ -309,6 +309,21 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
   return problems;
 }
 
+// An informer's objects are replaced, never changed, on update: what one says about its path and
+// references is read once per object, not once per admission request.
+const outlines = new WeakMap<object, Omit<SeedManifest, "place">>();
+
+function seedOutline(doc: Record<string, unknown>): Omit<SeedManifest, "place"> {
+  let outline = outlines.get(doc);
+  if (!outline) {
+    const spec = isPlainObject(doc.spec) ? doc.spec : {};
+    const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
+    outline = { object: objectName(doc).object, path, refs: referencedPaths(spec.data, path) };
+    outlines.set(doc, outline);
+  }
+  return outline;
+}
+
 /**
  * What only shows against the other objects (a path another object seeds, a reference cycle
  * through the subject), with validateDocuments' own words, for the subject alone. The others are
@@ -318,22 +333,34 @@ export function crossObjectProblems(
   subject: ManifestDocument,
   others: Iterable<ManifestDocument>,
 ): ValidationProblem[] {
-  const manifests: SeedManifest[] = [];
-  let own: SeedManifest | undefined;
-  for (const d of [subject, ...others]) {
-    const { doc, ...place } = d;
+  const { doc: subjectDoc, ...subjectPlace } = subject;
+  if (!isVaultSeed(subjectDoc)) return [];
+  const own: SeedManifest = { place: subjectPlace, ...seedOutline(subjectDoc) };
+  const byPath = new Map<string, SeedManifest[]>();
+  for (const { doc, ...place } of others) {
     if (!isVaultSeed(doc)) continue;
-    const spec = isPlainObject(doc.spec) ? doc.spec : {};
-    const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
-    const m = { place, object: objectName(doc).object, path, refs: referencedPaths(spec.data, path) };
-    own ??= m;
-    manifests.push(m);
+    const m = { place, ...seedOutline(doc) };
+    if (m.path !== undefined) byPath.set(m.path, [...(byPath.get(m.path) ?? []), m]);
   }
-  if (!own) return [];
   const mine = (p: ValidationProblem) => p.file === own.place.file && p.object === own.object;
+  const samePath = own.path === undefined ? [] : (byPath.get(own.path) ?? []);
+  // A cycle through the subject runs only through paths its references reach: the rest of the
+  // cache is not looked at, so a request costs what its own references touch.
+  const reachable = [own];
+  const seen = new Set(own.path === undefined ? [] : [own.path]);
+  const next = [...own.refs.values()];
+  while (next.length > 0) {
+    const path = next.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const m of byPath.get(path) ?? []) {
+      reachable.push(m);
+      next.push(...m.refs.values());
+    }
+  }
   return [
-    ...sharedProblems(manifests, (m) => m.path, "path", "is also seeded by").filter(mine),
-    ...cycleProblems(manifests).filter(mine),
+    ...sharedProblems([own, ...samePath], (m) => m.path, "path", "is also seeded by").filter(mine),
+    ...cycleProblems(reachable).filter(mine),
   ];
 }
 
