@@ -22,6 +22,8 @@ export interface ProcessConfig {
   probes: { port: number; host: string; stuckAfterMs: number };
   /** A separate /metrics server; with `secure`, callers need a token allowed to `get` /metrics. */
   metrics?: { port: number; host: string; secure: boolean; certFile?: string; keyFile?: string };
+  /** The validating admission webhook of the targets' kinds (HTTPS on its own port). */
+  webhook?: WebhookConfig;
   logLevel: string;
   /**
    * A client-side limit on each target's API requests; none unless set, as in controller-runtime
@@ -47,7 +49,40 @@ export interface TargetSection {
   section: Record<string, unknown>;
 }
 
-const ROOT_KEYS = ["leaderElection", "probes", "metrics", "client", "logLevel", "targets"] as const;
+const ROOT_KEYS = [
+  "leaderElection",
+  "probes",
+  "metrics",
+  "webhook",
+  "client",
+  "logLevel",
+  "targets",
+] as const;
+const WEBHOOK_KEYS = [
+  "port",
+  "host",
+  "observeOnly",
+  "configurationName",
+  "secretNamespace",
+  "secretName",
+  "names",
+  "certFile",
+  "keyFile",
+  "renewCheckEvery",
+] as const;
+
+export interface WebhookConfig {
+  port: number;
+  host: string;
+  observeOnly: boolean;
+  /** The ValidatingWebhookConfiguration whose caBundle the operator keeps (own certificates only). */
+  configurationName?: string;
+  /** Own certificates: the Secret holding the CA and leaf, and the names the leaf is for. */
+  secret?: { namespace: string; name: string; names: string[] };
+  /** cert-manager's (or any) certificate, mounted as files; re-read on renewCheckEvery. */
+  files?: { certFile: string; keyFile: string };
+  renewCheckEveryMs: number;
+}
 const CLIENT_KEYS = ["qps", "burst", "http2", "watchScope", "clusterWatchFrom"] as const;
 const WATCH_SCOPES = ["auto", "namespaces", "cluster"] as const;
 const LEADER_ELECTION_KEYS = ["enabled", "namespace", "leaseName"] as const;
@@ -103,6 +138,9 @@ export function parseProcessConfig(raw: unknown): ProcessConfig {
           : asDuration(probes["stuckAfter"], "probes.stuckAfter"),
     },
     metrics: metrics && parseMetrics(metrics),
+    ...(root["webhook"] === undefined
+      ? {}
+      : { webhook: parseWebhook(asSection(root["webhook"], "webhook", WEBHOOK_KEYS)) }),
     logLevel: asString(root["logLevel"] ?? "info", "logLevel"),
     client: parseClient(client),
     targets: new Map(Object.entries(targets).map(([name, raw]) => [name, targetSection(raw, name)])),
@@ -171,4 +209,50 @@ function targetSection(raw: unknown, name: string): TargetSection {
     namespaces: namespaces === undefined ? undefined : asStringList(namespaces, `${field}.namespaces`),
     section,
   };
+}
+
+function parseWebhook(w: Record<string, unknown>): WebhookConfig {
+  const out: WebhookConfig = {
+    port: asPort(w["port"] ?? 9443, "webhook.port"),
+    host: asString(w["host"] ?? "0.0.0.0", "webhook.host"),
+    observeOnly: asBool(w["observeOnly"] ?? false, "webhook.observeOnly"),
+    renewCheckEveryMs:
+      w["renewCheckEvery"] === undefined
+        ? 3_600_000
+        : asDuration(w["renewCheckEvery"], "webhook.renewCheckEvery"),
+  };
+  if (w["configurationName"] !== undefined)
+    out.configurationName = asString(w["configurationName"], "webhook.configurationName");
+  const files = w["certFile"] !== undefined || w["keyFile"] !== undefined;
+  if (files) {
+    if (w["certFile"] === undefined || w["keyFile"] === undefined)
+      throw new ConfigError("webhook", "set certFile and keyFile together, or neither");
+    if (w["secretName"] !== undefined)
+      throw new ConfigError(
+        "webhook",
+        "certFile/keyFile (a mounted certificate) and secretName (the operator's own) exclude each other",
+      );
+    out.files = {
+      certFile: asString(w["certFile"], "webhook.certFile"),
+      keyFile: asString(w["keyFile"], "webhook.keyFile"),
+    };
+    return out;
+  }
+  if (w["secretName"] === undefined || w["secretNamespace"] === undefined)
+    throw new ConfigError(
+      "webhook",
+      "name the certificate: secretName and secretNamespace (the operator issues its own), or certFile and keyFile",
+    );
+  const names = asStringList(w["names"] ?? [], "webhook.names");
+  if (names.length === 0)
+    throw new ConfigError(
+      "webhook.names",
+      "list the names the API server dials (the Service's DNS names, or 127.0.0.1)",
+    );
+  out.secret = {
+    namespace: asString(w["secretNamespace"], "webhook.secretNamespace"),
+    name: asString(w["secretName"], "webhook.secretName"),
+    names,
+  };
+  return out;
 }

@@ -25,15 +25,23 @@ export function loadManifests(
   const out: LoadedManifests = { docs: [], problems: [] };
   for (const source of sources) {
     if (source === "-") {
-      parseText(stdin(), STDIN, out);
+      const text = stdin();
+      if (text.includes("\u0000") || text.includes("\ufffd"))
+        out.problems.push({ file: STDIN, message: "is not text (binary content): not YAML or JSON" });
+      else parseText(text, STDIN, out);
       continue;
     }
     for (const file of expand(source, out.problems)) {
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(file, "utf8");
+        bytes = readFileSync(file);
       } catch (e) {
         out.problems.push({ file, message: `cannot read: ${(e as Error).message}` });
+        continue;
+      }
+      const text = asText(bytes);
+      if (text === undefined) {
+        out.problems.push({ file, message: "is not a text file (binary content): not YAML or JSON" });
         continue;
       }
       parseText(text, file, out);
@@ -47,6 +55,19 @@ export function readManifests(sources: string[]): ManifestDocument[] {
   const { docs, problems } = loadManifests(sources);
   if (problems.length > 0) throw new ManifestParseError(formatProblem(problems[0]!));
   return docs;
+}
+
+/**
+ * The file's text, or undefined for binary content: bytes that are not UTF-8, or a NUL, which no
+ * YAML or JSON manifest has. The YAML parser would otherwise read much binary data as one string.
+ */
+function asText(bytes: Buffer): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 export class ManifestParseError extends Error {}
@@ -116,5 +137,6 @@ export function formatProblem(p: ManifestProblem): string {
     .filter(Boolean)
     .join(": ");
   // A multi-line message (a YAML error's picture of the line) stays readable under its first line.
-  return `${where}: ${p.message.replace(/\n/g, "\n    ")}`;
+  const severity = p.severity === "warning" ? "warning: " : "";
+  return `${where}: ${severity}${p.message.replace(/\n/g, "\n    ")}`;
 }

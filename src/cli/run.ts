@@ -6,6 +6,7 @@ import { Manager } from "../runtime/manager.js";
 import { MetricsAuthorizer } from "../runtime/secure-metrics.js";
 import type { TargetDefinition } from "../runtime/target.js";
 import { ConfigError } from "../runtime/target.js";
+import { Webhook } from "../runtime/webhook.js";
 import { loadConfigFile } from "./config.js";
 import { loadTarget } from "./targets.js";
 
@@ -27,6 +28,8 @@ export interface RunningOperator {
   probePort: number;
   /** The port of the separate metrics server, when the config has a metrics section. */
   metricsPort?: number;
+  /** The running webhook, when the config has a webhook section. */
+  webhook?: Webhook;
   stop(): Promise<void>;
 }
 
@@ -36,6 +39,8 @@ export interface RunOptions {
   targets?: string[];
   /** Overrides the probe port of the file (0 picks a free one). */
   probePort?: number;
+  /** Overrides webhook.port of the file (0 picks a free one). */
+  webhookPort?: number;
   /** Overrides metrics.port of the file (0 picks a free one). */
   metricsPort?: number;
   /** Where JSON log lines go (stdout by default). */
@@ -59,9 +64,14 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
   const setups: { def: TargetDefinition; manager: Manager }[] = [];
   let metrics: RunningServer | undefined;
   let metricsClient: KubeClient | undefined;
+  let webhook: Webhook | undefined;
+  let webhookClient: KubeClient | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = () => {
     stopping ??= (async () => {
+      // The webhook goes first: a stopped target's kinds must not be admitted unchecked.
+      await webhook?.stop();
+      webhookClient?.close();
       await Promise.all(setups.map((s) => s.manager.stop()));
       await Promise.all(setups.map((s) => s.def.close?.()));
       for (const s of setups) s.manager.client.close();
@@ -106,10 +116,38 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     setups.push({ def, manager });
   }
   const managers = setups.map((s) => s.manager);
+  if (config.webhook) {
+    const w = config.webhook;
+    webhookClient = new KubeClient(loadKubeConfig(opts.kubeconfig), "platform-operator/webhook");
+    webhook = new Webhook({
+      port: opts.webhookPort ?? w.port,
+      host: w.host,
+      observeOnly: w.observeOnly,
+      checkEveryMs: w.renewCheckEveryMs,
+      certificate: w.files
+        ? { kind: "files", ...w.files }
+        : {
+            kind: "secret",
+            namespace: w.secret!.namespace,
+            secretName: w.secret!.name,
+            names: w.secret!.names,
+            webhookConfiguration: w.configurationName,
+          },
+      client: webhookClient,
+      log: log.child({ component: "webhook" }),
+      // Looked up per request: a kind is checked only while its target's manager runs.
+      checkFor: (group, kind) =>
+        managers.find((m) => m.running && m.admission.find(group, kind))?.admission.find(group, kind),
+    });
+    await webhook.start();
+  }
   const stuckAfterMs = config.probes.stuckAfterMs;
   probes = await startProbeServer(
     {
-      readinessProblems: () => managers.flatMap((m) => m.readinessProblems()),
+      readinessProblems: () => [
+        ...managers.flatMap((m) => m.readinessProblems()),
+        ...(webhook?.readinessProblems() ?? []),
+      ],
       livenessProblems: () => managers.flatMap((m) => m.livenessProblems(stuckAfterMs)),
     },
     opts.probePort ?? config.probes.port,
@@ -149,6 +187,7 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     managers,
     probePort: probes.port,
     metricsPort: metrics?.port,
+    ...(webhook ? { webhook } : {}),
     stop: stopAll,
   };
 }

@@ -48,25 +48,69 @@ export async function validateCommand(
       file: args.map((a) => (a === "-" ? "<stdin>" : a)).join(" "),
       message: "no YAML or JSON documents found",
     });
-  for (const check of await loadValidators()) problems.push(...check(docs));
+  const shapes = await shapeProblems(docs);
+  const targetProblems: ManifestProblem[] = [];
+  for (const check of await loadValidators()) targetProblems.push(...check(docs));
   // GitLabCore is dispatched by kind: its check takes the charts directory, and its modules (the
   // JSON-schema validator, the public suffix list) load only when there is one to check.
   if (docs.some((d) => (d.doc as { kind?: unknown } | null)?.kind === "GitLabCore")) {
     const { validateGitLabCoreDocuments } = await import("../targets/gitlab/validate.js");
     const chartsDir = options.charts ?? (process.env["HELM_CHARTS"] || undefined);
-    problems.push(...validateGitLabCoreDocuments(docs, { chartsDir }));
+    targetProblems.push(...validateGitLabCoreDocuments(docs, { chartsDir }));
   }
   if (options.config && docs.some((d) => (d.doc as { kind?: unknown } | null)?.kind === "VaultSeed"))
-    problems.push(...(await applicationProblems(docs, options.config)));
+    targetProblems.push(...(await applicationProblems(docs, options.config)));
+  problems.push(...withoutRepeats(shapes, targetProblems), ...targetProblems);
   for (const p of problems) process.stdout.write(`${formatProblem(p)}\n`);
-  if (problems.length) {
-    process.stderr.write(`${problems.length} problem(s) in ${docs.length} document(s)\n`);
+  const errors = problems.filter((p) => p.severity !== "warning").length;
+  const warnings = problems.length - errors;
+  const warned = warnings > 0 ? `, ${warnings} warning(s)` : "";
+  if (errors > 0) {
+    process.stderr.write(`${errors} problem(s)${warned} in ${docs.length} document(s)\n`);
     return 1;
   }
-  process.stderr.write(`${docs.length} document(s) checked, no problems\n`);
+  process.stderr.write(`${docs.length} document(s) checked, no problems${warned}\n`);
   return 0;
 }
 
+/** Each document against what every Kubernetes object is and, for our kinds, their CRD's schema. */
+async function shapeProblems(docs: ManifestDocument[]): Promise<ManifestProblem[]> {
+  const { documentShape } = await import("../apis/object-check.js");
+  const problems: ManifestProblem[] = [];
+  for (const d of docs) {
+    const { errors } = documentShape(d.doc);
+    const object = objectLabel(d.doc);
+    for (const e of errors)
+      problems.push({
+        file: d.file,
+        document: d.document,
+        line: d.line,
+        ...(object ? { object } : {}),
+        ...(e.path ? { key: e.path } : {}),
+        message: e.message,
+      });
+  }
+  return problems;
+}
+
+function objectLabel(doc: unknown): string | undefined {
+  const meta = (doc as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  if (typeof meta?.name !== "string") return undefined;
+  return typeof meta.namespace === "string" ? `${meta.namespace}/${meta.name}` : meta.name;
+}
+
+// A field the schema check reported and a target's own check reported again, in its own words
+// (which know the kind: "is not a semantic version such as 2.4.1"), is one problem: the schema
+// check's line is dropped. Its lines about other fields stay.
+function withoutRepeats(shapes: ManifestProblem[], problems: ManifestProblem[]): ManifestProblem[] {
+  const place = (p: ManifestProblem) => `${p.file}\u0000${p.document}\u0000${p.line}`;
+  const reported = new Map<string, string[]>();
+  for (const p of problems) {
+    const field = p.key ?? /^((?:spec|metadata|apiVersion|kind)[\w.[\]-]*)/.exec(p.message)?.[1];
+    if (field) reported.set(place(p), [...(reported.get(place(p)) ?? []), field]);
+  }
+  return shapes.filter((s) => !s.key || !reported.get(place(s))?.includes(s.key));
+}
 /** The vault target's application namespaces, read from the operator's configuration file. */
 async function applicationProblems(docs: ManifestDocument[], configPath: string): Promise<ManifestProblem[]> {
   const { loadConfigFile } = await import("./config.js");

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { mayClusterWide } from "./access.js";
+import { AdmissionChecks } from "./admission.js";
 import type { KubeClient } from "./client.js";
 import type { Controller } from "./controller.js";
 import { EventRecorder } from "./events.js";
@@ -76,6 +77,8 @@ async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
  */
 export class Manager {
   readonly events: EventRecorder;
+  /** The admission checks of the target's kinds, which the process's webhook calls while it runs. */
+  readonly admission = new AdmissionChecks();
   private readonly informers = new Map<string, Informer<KubeObject>>();
   private readonly controllers: Controller[] = [];
   private readonly elector?: LeaderElector;
@@ -179,6 +182,11 @@ export class Manager {
   }
 
   /** Ready once every informer has listed: reconciles then see a complete cache. */
+  /** Until stop(): while the target runs (as leader or standby), its admission checks answer. */
+  get running(): boolean {
+    return !this.stopped;
+  }
+
   get ready(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced);
   }

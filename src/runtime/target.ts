@@ -15,6 +15,11 @@ export interface ManifestProblem extends ManifestPlace {
   object?: string;
   key?: string;
   message: string;
+  /**
+   * "warning": what the object may meet later (a backend's limit, a check that could not run) but
+   * that does not make it invalid; `validate` prints it and still exits 0.
+   */
+  severity?: "warning";
 }
 
 /** One parsed YAML/JSON document and where it came from. */

@@ -419,6 +419,71 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.equal(ofKind(await render([]), "NetworkPolicy").length, 0, "off by default");
   });
 
+  it("webhook: per process a Service, a ValidatingWebhookConfiguration of its kinds only, RBAC by name", async () => {
+    assert.equal(ofKind(await render([]), "ValidatingWebhookConfiguration").length, 0, "off by default");
+    const objs = await render([
+      ...ALL_TARGETS,
+      "--set=webhook.enabled=true",
+      "--set=networkPolicy.enabled=true",
+      "--set=networkPolicy.apiServer.cidrs={10.0.0.1/32}",
+    ]);
+    const vwcs = ofKind(objs, "ValidatingWebhookConfiguration");
+    const byName = new Map(vwcs.map((v) => [v.metadata.name, v]));
+    const vault = byName.get("po-vault")!;
+    assert.deepEqual(
+      vault.webhooks.map((w: Obj) => [w.name, w.rules[0].apiGroups, w.rules[0].resources]),
+      [["vault.ohmlab.fr", ["ohmlab.fr"], ["vaultseeds"]]],
+    );
+    const openbao = byName.get("po-openbao")!.webhooks[0];
+    assert.deepEqual(openbao.rules[0].resources, ["openbaoclusters", "openbaorestores"]);
+    assert.deepEqual(byName.get("po-gitlab")!.webhooks[0].rules[0].resources, ["gitlabcores"]);
+    for (const w of vwcs.flatMap((v) => v.webhooks as Obj[])) {
+      assert.equal(w.failurePolicy, "Fail");
+      assert.equal(w.sideEffects, "None");
+      assert.equal(w.matchPolicy, "Equivalent");
+      assert.ok(w.timeoutSeconds <= 10);
+      assert.deepEqual(w.rules[0].operations, ["CREATE", "UPDATE"]);
+      assert.equal(w.clientConfig.service.path, "/validate");
+    }
+    const svc = ofKind(objs, "Service").find((s) => s.metadata.name === "po-vault-webhook")!;
+    assert.deepEqual(svc.spec.ports, [{ name: "webhook", port: 443, targetPort: "webhook" }]);
+    const cluster = ofKind(objs, "ClusterRole").find((c) => c.metadata.name === "ops-po-vault-webhook")!;
+    assert.deepEqual(cluster.rules, [
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["validatingwebhookconfigurations"],
+        resourceNames: ["po-vault"],
+        verbs: ["get", "patch"],
+      },
+    ]);
+    const secrets = ofKind(objs, "Role").find((r) => r.metadata.name === "po-vault-webhook")!;
+    assert.deepEqual(secrets.rules[1].resourceNames, ["po-vault-webhook-tls"]);
+    const config = processConfig(objs, "po-vault") as { webhook: Obj };
+    assert.equal(config.webhook.configurationName, "po-vault");
+    assert.deepEqual(config.webhook.names, [
+      "po-vault-webhook.ops.svc",
+      "po-vault-webhook.ops.svc.cluster.local",
+    ]);
+    const np = ofKind(objs, "NetworkPolicy").find((n) => n.metadata.name === "po-vault")!;
+    const ingress = np.spec.ingress.find((i: Obj) => i.ports[0].port === 9443);
+    assert.deepEqual(ingress.from, [{ ipBlock: { cidr: "10.0.0.1/32" } }]);
+
+    const withCm = await render(["--set=webhook.enabled=true", "--set=webhook.certManager.enabled=true"]);
+    const cert = ofKind(withCm, "Certificate")[0]!;
+    assert.equal(cert.spec.secretName, "po-vault-webhook-tls");
+    assert.equal(
+      ofKind(withCm, "ValidatingWebhookConfiguration")[0]!.metadata.annotations[
+        "cert-manager.io/inject-ca-from"
+      ],
+      "ops/po-vault-webhook",
+    );
+    assert.equal(
+      (processConfig(withCm, "po-vault") as { webhook: Obj }).webhook.certFile,
+      "/etc/platform-operator/webhook-tls/tls.crt",
+    );
+    assert.equal(ofKind(withCm, "ClusterRole").filter((c) => c.metadata.name.endsWith("-webhook")).length, 0);
+  });
+
   it("refuses values the schema does not know, naming them", async () => {
     const msg = await renderFails(["--set=replica=3"]);
     assert.match(msg, /replica/);

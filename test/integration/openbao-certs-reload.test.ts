@@ -6,6 +6,7 @@ import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { applyAny } from "../../src/runtime/apply.js";
 import { SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
+import { createCertificateAuthority, issueServerCertificate } from "../../src/runtime/pki/x509.js";
 import { type ClusterRef, clusterNames } from "../../src/targets/openbao/identity.js";
 import {
   reloadPodPieces,
@@ -16,10 +17,6 @@ import {
 import { certificateHash } from "../../src/targets/openbao/workload/certs/plan.js";
 import { reconcileCertificates } from "../../src/targets/openbao/workload/certs/reconcile.js";
 import { secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
-import {
-  createCertificateAuthority,
-  issueServerCertificate,
-} from "../../src/targets/openbao/workload/certs/x509.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { clientFor, eventually } from "../support/kube.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";

@@ -5,13 +5,10 @@ import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EVENTS_V1 } from "../../src/runtime/events.js";
+import { createCertificateAuthority, issueServerCertificate } from "../../src/runtime/pki/x509.js";
 import { certificateHash } from "../../src/targets/openbao/workload/certs/plan.js";
 import { reconcileCertificates } from "../../src/targets/openbao/workload/certs/reconcile.js";
 import { secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
-import {
-  createCertificateAuthority,
-  issueServerCertificate,
-} from "../../src/targets/openbao/workload/certs/x509.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
 import {

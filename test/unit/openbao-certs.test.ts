@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { createCertificateAuthority, ipBytes, issueServerCertificate } from "../../src/runtime/pki/x509.js";
 import { parseDurationMs } from "../../src/targets/openbao/workload/certs/duration.js";
 import { sanKey, sanKeys } from "../../src/targets/openbao/workload/certs/pem.js";
 import {
@@ -20,11 +21,6 @@ import {
   tlsSettings,
 } from "../../src/targets/openbao/workload/certs/plan.js";
 import { validateServerMaterial } from "../../src/targets/openbao/workload/certs/validate.js";
-import {
-  createCertificateAuthority,
-  ipBytes,
-  issueServerCertificate,
-} from "../../src/targets/openbao/workload/certs/x509.js";
 
 const HOUR = 3_600_000;
 const cluster = (spec: TlsCluster["spec"] = {}): TlsCluster => ({

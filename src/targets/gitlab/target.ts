@@ -72,6 +72,13 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
     async setup(manager: Manager, config: GitLabTargetConfig) {
       const informer = manager.informer<GitLabCore>(GITLABCORE);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP);
+      // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
+      manager.admission.register(GitLabCoreGroup, GitLabCoreKind, async (request) =>
+        (await import("./admission.js")).gitLabCoreVerdict(request, {
+          chartsDir: process.env["HELM_CHARTS"]?.trim() || undefined,
+          managerServiceAccount: config.serviceAccountName,
+        }),
+      );
       const valuesOf = hooks.values ?? defaultValues;
       // The release's objects, watched per kind as the renders name them: what a quiet pass compares
       // with, and an edit or deletion by hand reconciles its release at once.

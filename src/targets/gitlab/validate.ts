@@ -21,18 +21,26 @@ import { effectiveValues } from "./values/index.js";
 import { isMap } from "./values/merge.js";
 import { checkAgainstChartSchema } from "./values/schema-check.js";
 import { resolveTargetVersion } from "./version/resolve.js";
-import { canonical } from "./version/versions.js";
+import { canonical, lessThan } from "./version/versions.js";
 
 export interface GitLabValidateOptions {
   /** A charts directory in the operator's layout (HELM_CHARTS): enables the chart schema check. */
   chartsDir?: string | undefined;
   /** The operator's ServiceAccount, as the reconciler would derive values with it. */
   managerServiceAccount?: string | undefined;
+  /** The deployed chart version (status.version): a version below it is a refused downgrade. */
+  deployed?: string | undefined;
+  /**
+   * The chart the version resolves to is not in the charts directory: an error offline (the
+   * directory is all there is), a warning at admission (the reconciler may still pull it).
+   */
+  missingChart?: "error" | "warning";
 }
 
 export interface FieldProblem {
   field?: string;
   message: string;
+  severity?: "warning";
 }
 
 export const isGitLabCoreDocument = (doc: unknown): boolean =>
@@ -75,9 +83,20 @@ function valuesProblems(obj: GitLabCore, options: GitLabValidateOptions): FieldP
   const available = options.chartsDir ? chartVersionsIn(options.chartsDir) : [];
   let chartVersion: string | undefined;
   const v = obj.spec.version;
-  if (v.type === "Static" && v.version !== undefined) chartVersion = canonical(v.version);
-  else if (v.type !== "Static" && options.chartsDir) {
-    const r = resolveTargetVersion({ spec: v, available, sourceName: `the charts in ${options.chartsDir}` });
+  if (v.type === "Static" && v.version !== undefined) {
+    chartVersion = canonical(v.version);
+    if (chartVersion && options.deployed && lessThan(chartVersion, options.deployed))
+      problems.push({
+        field: "spec.version.version",
+        message: `${chartVersion} is below the deployed chart version ${options.deployed}; downgrades are refused`,
+      });
+  } else if (v.type !== "Static" && options.chartsDir) {
+    const r = resolveTargetVersion({
+      spec: v,
+      available,
+      deployed: options.deployed,
+      sourceName: `the charts in ${options.chartsDir}`,
+    });
     if (r.ok) chartVersion = r.version;
     else problems.push({ field: r.field, message: r.error });
   }
@@ -96,7 +115,13 @@ function valuesProblems(obj: GitLabCore, options: GitLabValidateOptions): FieldP
   }
   if (options.chartsDir && chartVersion) {
     const chart = readChart(options.chartsDir, chartVersion);
-    if (!chart.ok) problems.push({ field: "spec.version", message: chart.error });
+    if (!chart.ok)
+      problems.push({
+        field: "spec.version",
+        ...(options.missingChart === "warning"
+          ? { message: `${chart.error}: the values are not checked against its schema`, severity: "warning" }
+          : { message: chart.error }),
+      });
     else problems.push(...checkAgainstChartSchema(chart.chart, result.values, result.layers));
   }
   return problems;
@@ -158,7 +183,15 @@ export function validateGitLabCoreDocuments(
     if (name === undefined) problems.push({ ...place, object, key: "metadata.name", message: "is missing" });
     for (const p of validateGitLabCore(doc, options))
       problems.push(
-        p.field ? { ...place, object, key: p.field, message: p.message } : { ...place, object, ...p },
+        p.field
+          ? {
+              ...place,
+              object,
+              key: p.field,
+              message: p.message,
+              ...(p.severity ? { severity: p.severity } : {}),
+            }
+          : { ...place, object, ...p },
       );
     const spec = isMap(doc["spec"]) ? doc["spec"] : {};
     seen.push({

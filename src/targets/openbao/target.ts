@@ -66,6 +66,11 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         services ??
         (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
       const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
+      for (const kind of ["OpenBaoCluster", "OpenBaoRestore"])
+        manager.admission.register(OPENBAOCLUSTER.group, kind, async (request) =>
+          (await import("./admission.js")).openBaoVerdict(request),
+        );
       // Children are cached with their managedFields so an unchanged intent costs no request.
       const owned = { labelSelector: LABEL_CLUSTER, keepManagedFields: true };
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);

@@ -77,6 +77,10 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const unwatched = [...config.applications.keys()].filter((ns) => watched && !watched.includes(ns));
       if (watched && unwatched.length > 0) manager.setNamespaces([...watched, ...unwatched]);
       const informer = manager.informer<VaultSeed>(VAULTSEED);
+      // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
+      manager.admission.register(VaultSeedGroup, VaultSeedKind, async (request) =>
+        (await import("./admission.js")).vaultSeedVerdict(request, () => informer.list()),
+      );
       const admitted = (namespace: string, seed: CompiledSeed) =>
         admits(
           config.applications,

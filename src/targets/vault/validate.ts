@@ -205,6 +205,45 @@ export function parseRotationPeriod(every: unknown): number | string {
   return ms;
 }
 
+/**
+ * OpenBao's listener refuses a JSON request body with more strings (keys and string values) than
+ * max_request_json_strings, 1000 by default since 2.4.1 (the fix of CVE-2025-59043). The limit is
+ * the server's configuration, which a manifest cannot know: past it, a warning, not an error.
+ */
+export const OPENBAO_DEFAULT_MAX_JSON_STRINGS = 1000;
+
+/** The strings of the KV write that would store `data`: every key at every level and every string value. */
+export function kvWriteStrings(data: unknown): number {
+  // {"options":{"cas":N},"data":{...}}: three keys of the envelope.
+  let count = 3;
+  const walk = (node: unknown, depth: number): void => {
+    if (depth > 64) return; // deeper trees are refused by compileSeed already
+    if (typeof node === "string") count++;
+    else if (Array.isArray(node)) for (const item of node) walk(item, depth + 1);
+    else if (isPlainObject(node))
+      for (const value of Object.values(node)) {
+        count++;
+        walk(value, depth + 1);
+      }
+  };
+  walk(data, 0);
+  return count;
+}
+
+/** What the backend may refuse though the spec is valid; each a warning. */
+export function seedWarnings(spec: unknown): SpecProblem[] {
+  if (!isPlainObject(spec)) return [];
+  const strings = kvWriteStrings(spec.data);
+  if (strings <= OPENBAO_DEFAULT_MAX_JSON_STRINGS) return [];
+  return [
+    {
+      reason: "InvalidSpec",
+      key: "spec.data",
+      message: `one write of this path carries ${strings} strings (keys and values); OpenBao refuses more than ${OPENBAO_DEFAULT_MAX_JSON_STRINGS} per request unless its listener's max_request_json_strings is raised`,
+    },
+  ];
+}
+
 /** A problem always names its object: namespace/name, or the bare name when the manifest sets no namespace. */
 export type ValidationProblem = ManifestProblem & { object: string };
 
@@ -261,6 +300,8 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
         );
       }
     }
+    for (const w of seedWarnings(doc.spec))
+      problems.push({ ...place, object, key: w.key!, message: w.message, severity: "warning" });
     const spec = isPlainObject(doc.spec) ? doc.spec : {};
     const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
     manifests.push({ place, object, path, refs: referencedPaths(spec.data, path) });
@@ -269,6 +310,61 @@ export function validateDocuments(docs: Iterable<ManifestDocument>): ValidationP
   problems.push(...sharedProblems(manifests, (m) => m.path, "path", "is also seeded by"));
   problems.push(...cycleProblems(manifests));
   return problems;
+}
+
+// An informer's objects are replaced, never changed, on update: what one says about its path and
+// references is read once per object, not once per admission request.
+const outlines = new WeakMap<object, Omit<SeedManifest, "place">>();
+
+function seedOutline(doc: Record<string, unknown>): Omit<SeedManifest, "place"> {
+  let outline = outlines.get(doc);
+  if (!outline) {
+    const spec = isPlainObject(doc.spec) ? doc.spec : {};
+    const path = typeof spec.path === "string" && parseSeedPath(spec.path).ok ? spec.path : undefined;
+    outline = { object: objectName(doc).object, path, refs: referencedPaths(spec.data, path) };
+    outlines.set(doc, outline);
+  }
+  return outline;
+}
+
+/**
+ * What only shows against the other objects (a path another object seeds, a reference cycle
+ * through the subject), with validateDocuments' own words, for the subject alone. The others are
+ * read for their path and references only, so a cache of thousands costs no compile per request.
+ */
+export function crossObjectProblems(
+  subject: ManifestDocument,
+  others: Iterable<ManifestDocument>,
+): ValidationProblem[] {
+  const { doc: subjectDoc, ...subjectPlace } = subject;
+  if (!isVaultSeed(subjectDoc)) return [];
+  const own: SeedManifest = { place: subjectPlace, ...seedOutline(subjectDoc) };
+  const byPath = new Map<string, SeedManifest[]>();
+  for (const { doc, ...place } of others) {
+    if (!isVaultSeed(doc)) continue;
+    const m = { place, ...seedOutline(doc) };
+    if (m.path !== undefined) byPath.set(m.path, [...(byPath.get(m.path) ?? []), m]);
+  }
+  const mine = (p: ValidationProblem) => p.file === own.place.file && p.object === own.object;
+  const samePath = own.path === undefined ? [] : (byPath.get(own.path) ?? []);
+  // A cycle through the subject runs only through paths its references reach: the rest of the
+  // cache is not looked at, so a request costs what its own references touch.
+  const reachable = [own];
+  const seen = new Set(own.path === undefined ? [] : [own.path]);
+  const next = [...own.refs.values()];
+  while (next.length > 0) {
+    const path = next.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const m of byPath.get(path) ?? []) {
+      reachable.push(m);
+      next.push(...m.refs.values());
+    }
+  }
+  return [
+    ...sharedProblems([own, ...samePath], (m) => m.path, "path", "is also seeded by").filter(mine),
+    ...cycleProblems(reachable).filter(mine),
+  ];
 }
 
 /**

@@ -1,6 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
-import { ipBytes } from "./x509.js";
+import { ipBytes } from "../../../../runtime/pki/x509.js";
 
 /** Splits PEM text into its CERTIFICATE blocks; anything else (keys, comments) is skipped. Pure. */
 export function certificateBlocks(pem: string): string[] {

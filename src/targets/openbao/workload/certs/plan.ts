@@ -1,10 +1,10 @@
 import { createHash, createPrivateKey, type X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import type { OpenBaoClusterSpec, TLSMode } from "../../../../apis/openbaocluster.js";
+import type { KeyPairPem } from "../../../../runtime/pki/x509.js";
 import { type ClusterRef, Component, clusterNames, podHost, podName, serviceHosts } from "../../identity.js";
 import { parseDurationMs } from "./duration.js";
 import { parseCertificates, sanKey, sanKeys } from "./pem.js";
-import type { KeyPairPem } from "./x509.js";
 
 /**
  * What the certificate service should do, decided from the spec, the Secrets as they are and the

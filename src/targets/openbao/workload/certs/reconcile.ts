@@ -1,6 +1,7 @@
 import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../../runtime/errors.js";
+import { createCertificateAuthority, issueServerCertificate } from "../../../../runtime/pki/x509.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
@@ -19,7 +20,6 @@ import {
 } from "./plan.js";
 import { caSecretIntent, secretText, serverSecretIntent } from "./secrets.js";
 import { validateServerMaterial } from "./validate.js";
-import { createCertificateAuthority, issueServerCertificate } from "./x509.js";
 
 /** Condition type and reasons this service reports (upstream's names where they exist). */
 export const TLS_READY = "TLSReady";

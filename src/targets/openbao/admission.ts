@@ -1,0 +1,26 @@
+/**
+ * The webhook's decision on an OpenBaoCluster or OpenBaoRestore: the CRD's schema, then the
+ * offline checks `validate` runs (seal blocks OpenBao would refuse, self-init requests, the
+ * version and image pair, a restore's cluster and snapshot): what the CRD's CEL rules cannot say.
+ */
+import { documentShape } from "../../apis/object-check.js";
+import type { AdmissionProblem, AdmissionRequest, AdmissionVerdict } from "../../runtime/admission.js";
+import { checkClusterSpec } from "./validate/cluster.js";
+import { checkRestoreSpec } from "./validate/restore.js";
+
+export function openBaoVerdict(request: AdmissionRequest): AdmissionVerdict {
+  if (request.operation === "DELETE") return { errors: [], warnings: [] };
+  const object = request.object as { spec?: unknown } | undefined;
+  const schema: AdmissionProblem[] = documentShape(object).errors.map((e) => ({
+    field: e.path || undefined,
+    message: e.message,
+  }));
+  const own: AdmissionProblem[] = (
+    request.kind.kind === "OpenBaoCluster"
+      ? checkClusterSpec(request.name, object?.spec, request.namespace)
+      : checkRestoreSpec(object?.spec, request.namespace)
+  ).map((p) => ({ field: p.field, message: p.message }));
+  // The kind's own words win over the schema's for the same field.
+  const fields = new Set(own.map((p) => p.field));
+  return { errors: [...schema.filter((p) => !p.field || !fields.has(p.field)), ...own], warnings: [] };
+}
