@@ -78,7 +78,10 @@ const allowed: Record<string, (to: string) => boolean> = {
  * a file at the target's root not named here is in the bottom room.
  */
 const OPENBAO_ROOMS: { holds: string[]; why: string }[] = [
-  { holds: ["target.ts", "reconciler.ts", "services-default.ts"], why: "the wiring builds the controllers" },
+  {
+    holds: ["target.ts", "reconciler.ts", "services-default.ts", "admission.ts"],
+    why: "the wiring builds the controllers and the admission checks",
+  },
   { holds: ["restore/"], why: "a restore runs the backup's executor Job with its defaults" },
   { holds: ["adminops/"], why: "backups and upgrades drive the workload and its pods' OpenBao" },
   { holds: ["steps/"], why: "the workload pass in order, each step calling the workload's services" },

@@ -237,7 +237,7 @@ export function seedWarnings(spec: unknown): SpecProblem[] {
   if (strings <= OPENBAO_DEFAULT_MAX_JSON_STRINGS) return [];
   return [
     {
-      reason: "InvalidSpec",
+      reason: VaultSeedReason.InvalidSpec,
       key: "spec.data",
       message: `one write of this path carries ${strings} strings (keys and values); OpenBao refuses more than ${OPENBAO_DEFAULT_MAX_JSON_STRINGS} per request unless its listener's max_request_json_strings is raised`,
     },
