@@ -244,6 +244,29 @@ export class Informer<T extends KubeObject = KubeObject> {
     return [...(this.ownerIndex.get(ownerIndexKey(owner)) ?? [])];
   }
 
+  /** The label selector every cached object matches (what the list+watch asked for). */
+  get labelSelector(): string | undefined {
+    return this.opts.labelSelector;
+  }
+
+  get fieldSelector(): string | undefined {
+    return this.opts.fieldSelector;
+  }
+
+  /** Whether cached objects keep their managedFields (so an apply can be decided without a request). */
+  get keepsManagedFields(): boolean {
+    return this.opts.keepManagedFields === true;
+  }
+
+  /**
+   * Whether every object of this namespace (undefined: of all namespaces) that the selectors match
+   * is in this cache. A cluster-scoped kind has no namespace and is always covered.
+   */
+  covers(namespace: string | undefined): boolean {
+    if (!this.type.namespaced || !this.namespaces) return true;
+    return namespace !== undefined && this.namespaces.has(namespace);
+  }
+
   /** Whether this cache holds PartialObjectMetadata rather than whole objects. */
   get metadataOnly(): boolean {
     return this.opts.metadataOnly === true;

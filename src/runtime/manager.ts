@@ -1,5 +1,7 @@
 import { hostname } from "node:os";
-import { mayClusterWide } from "./access.js";
+import { mayClusterWide, mayInNamespace } from "./access.js";
+import { CUSTOM_RESOURCE_DEFINITION } from "./builtin-types.js";
+import { CachedReader } from "./cached-reader.js";
 import type { KubeClient } from "./client.js";
 import type { Controller } from "./controller.js";
 import { EventRecorder } from "./events.js";
@@ -50,6 +52,15 @@ export interface ManagerOptions {
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 20_000;
 
+/** How a target asks the manager for an informer. */
+export interface ManagedInformerOptions extends Partial<Omit<InformerOptions, "log" | "namespaces">> {
+  /**
+   * Watch these namespaces, whatever the target's are (e.g. `default`, for the API server's own
+   * Service); setNamespaces() leaves such an informer alone.
+   */
+  fixedNamespaces?: string[];
+}
+
 /** Resolves true when `p` settles within `ms`, false otherwise; never rejects. */
 async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -87,6 +98,10 @@ export class Manager {
   readonly identity: string;
   private namespaceList?: string[];
   private readonly clusterWideAccess = new Map<string, Promise<boolean>>();
+  private readonly fixedScope = new Set<Informer<KubeObject>>();
+  private stopKeepingMisses?: () => void;
+  /** Reads served from this manager's informers (a live read only for kinds none covers). */
+  readonly reader: CachedReader;
 
   constructor(private readonly opts: ManagerOptions) {
     this.namespaceList = opts.namespaces && [...new Set(opts.namespaces)].sort();
@@ -106,6 +121,7 @@ export class Manager {
       });
     }
     this.events = new EventRecorder(opts.client, `platform-operator/${opts.target}`, this.identity, opts.log);
+    this.reader = new CachedReader(opts.client, () => this.informers.values(), opts.log);
   }
 
   get target(): string {
@@ -128,20 +144,20 @@ export class Manager {
    * The shared informer for a type (and selector, and cache mode); created on first use, restricted
    * to the target's namespaces. One asked for after the manager started is started at once.
    */
-  informer<T extends KubeObject>(
-    type: ResourceType,
-    opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
-  ): Informer<T> {
+  informer<T extends KubeObject>(type: ResourceType, opts: ManagedInformerOptions = {}): Informer<T> {
     const mode = `${opts.metadataOnly ? "m" : ""}${opts.keepManagedFields ? "f" : ""}`;
-    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}`;
+    const { fixedNamespaces, ...rest } = opts;
+    const fixed = fixedNamespaces && [...new Set(fixedNamespaces)].sort();
+    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}@${fixed?.join(",") ?? ""}`;
     let inf = this.informers.get(id);
     if (!inf) {
       inf = new Informer(this.opts.client, type, {
-        ...opts,
-        namespaces: this.namespaceList,
-        chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector),
+        ...rest,
+        namespaces: fixed ?? this.namespaceList,
+        ...(fixed ? {} : { chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector) }),
         log: this.opts.log,
       });
+      if (fixed) this.fixedScope.add(inf);
       this.informers.set(id, inf);
       if (this.informersStarted && !this.stopped) inf.start();
     }
@@ -154,7 +170,7 @@ export class Manager {
    */
   async syncedInformer<T extends KubeObject>(
     type: ResourceType,
-    opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
+    opts: ManagedInformerOptions = {},
   ): Promise<Informer<T>> {
     if (this.stopped) throw new Error(`manager ${this.opts.target}: stopped; no new informers`);
     const inf = this.informer<T>(type, opts);
@@ -170,6 +186,71 @@ export class Manager {
     opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
   ): Promise<Informer<T>> {
     return this.syncedInformer<T>(await this.opts.client.resources.mapping(apiVersion, kind), opts);
+  }
+
+  /**
+   * An informer for reads the target makes every pass outside what its RBAC surely grants (another
+   * namespace, a cluster-scoped kind): created only when the API server says this client may list
+   * and watch there, so a refused watch never holds readiness back. Otherwise undefined, logged:
+   * those reads stay live (and handle their own refusal).
+   */
+  async informerIfAllowed<T extends KubeObject>(
+    type: ResourceType,
+    opts: ManagedInformerOptions & { name?: string } = {},
+  ): Promise<Informer<T> | undefined> {
+    const { name, ...rest } = opts;
+    const where = type.namespaced ? (opts.fixedNamespaces ?? this.namespaceList) : undefined;
+    const may = async (verb: string) =>
+      where
+        ? (await Promise.all(where.map((ns) => mayInNamespace(this.opts.client, type, verb, ns, name)))).every(
+            Boolean,
+          )
+        : mayClusterWide(this.opts.client, type, verb);
+    let allowed = false;
+    try {
+      allowed = (await may("list")) && (await may("watch"));
+    } catch (e) {
+      this.opts.log.warn({ resource: type.plural, err: String(e) }, "could not ask whether a watch is allowed");
+    }
+    if (!allowed) {
+      this.opts.log.info(
+        { target: this.opts.target, resource: type.plural, namespaces: where ?? "(cluster)" },
+        "not allowed to list and watch: these reads go to the API server each time",
+      );
+      return undefined;
+    }
+    return this.informer<T>(type, rest);
+  }
+
+  /**
+   * Keeps discovery's answers "this kind is not served" until a CustomResourceDefinition appears,
+   * changes or goes (a metadata-only watch of them), so a per-pass question such as "is the Gateway
+   * API installed?" costs no request. Without the right to watch CRDs, discovery is asked as before.
+   */
+  async watchDiscovery(): Promise<void> {
+    if (this.stopKeepingMisses) return;
+    const inf = await this.informerIfAllowed<KubeObject>(CUSTOM_RESOURCE_DEFINITION, { metadataOnly: true });
+    if (!inf) return;
+    const mapper = this.opts.client.resources;
+    let keeping = false;
+    const changed = () => {
+      if (keeping) mapper.refresh();
+    };
+    inf.addHandler({
+      add: changed,
+      update: (old, obj) => {
+        if (old.metadata.generation !== obj.metadata.generation) changed();
+      },
+      delete: changed,
+    });
+    this.stopKeepingMisses = () => {};
+    void inf.waitForSync().then(() => {
+      if (this.stopped) return;
+      keeping = true;
+      // Whatever was found missing before the list completed is asked again once.
+      mapper.refresh();
+      this.stopKeepingMisses = mapper.keepMisses();
+    });
   }
 
   /** Adds a controller; one added while the controllers already run starts at once. */
@@ -223,7 +304,7 @@ export class Manager {
     const next = [...new Set(namespaces)].sort();
     const before = this.namespaceList;
     this.namespaceList = next;
-    for (const inf of this.informers.values()) inf.setNamespaces(next);
+    for (const inf of this.informers.values()) if (!this.fixedScope.has(inf)) inf.setNamespaces(next);
     const added = next.filter((n) => !before.includes(n));
     const removed = before.filter((n) => !next.includes(n));
     if (added.length + removed.length > 0)
@@ -332,5 +413,7 @@ export class Manager {
     await within(this.events.flush(), left() - releaseBudget);
     await this.elector?.release(Math.max(1, left()));
     await within(Promise.all([...this.informers.values()].map((i) => i.stop())), left());
+    this.stopKeepingMisses?.();
+    this.reader.close();
   }
 }

@@ -1,5 +1,6 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../runtime/builtin-types.js";
+import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
@@ -37,7 +38,7 @@ import {
 import { applyWorkloadStatus } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
-import { cached, Writes } from "./workload/statefulsets/reconcile.js";
+import { cached, Writes } from "./apply.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
@@ -55,6 +56,8 @@ export const PDB: ResourceType = {
 
 export interface ReconcilerDeps extends StepDeps {
   client: KubeClient;
+  /** Reads from the manager's informers (live only for kinds not watched). */
+  reader: Pick<CachedReader, "get" | "list">;
   events: EventRecorder;
   log: Logger;
   clusters: Informer<OpenBaoCluster>;
@@ -102,6 +105,7 @@ export class OpenBaoClusterReconciler {
     const observeOnly = this.d.config.observeOnly;
     return {
       client: this.d.client,
+      reader: this.d.reader,
       owner: cluster,
       fieldManager: FIELD_MANAGER,
       log: rc.log,

@@ -6,7 +6,7 @@ import type { OpenBaoTargetConfig } from "../config.js";
 import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { Blocked, PassResult } from "../status.js";
 import { driftOfChange } from "../workload/service-context.js";
-import type { Writes } from "../workload/statefulsets/reconcile.js";
+import type { Writes } from "../apply.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
 export interface StepDeps {

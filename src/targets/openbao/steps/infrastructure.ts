@@ -20,7 +20,8 @@ import {
 import { applyConfigObject, applySealCredentials } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
 import { voterPartition } from "../workload/statefulsets/partition.js";
-import { applyOwned, cached, ensureUnsealKey, removeOwned } from "../workload/statefulsets/reconcile.js";
+import { applyOwned, cached, removeOwned } from "../apply.js";
+import { ensureUnsealKey } from "../workload/config/unseal-key.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";

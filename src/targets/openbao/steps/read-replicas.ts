@@ -11,7 +11,7 @@ import {
 } from "../workload/statefulsets/build.js";
 import { applyConfigObject } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
-import { applyOwned, cached } from "../workload/statefulsets/reconcile.js";
+import { applyOwned, cached } from "../apply.js";
 import { voterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { baoForPod, raftPeers } from "./bao.js";

@@ -7,7 +7,7 @@ import { refOf, servingRef } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames, podName } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import { podTrouble } from "../pod-trouble.js";
-import type { Writes } from "../statefulsets/reconcile.js";
+import type { Writes } from "../../apply.js";
 
 export const ROOT_TOKEN_KEY = "token";
 

@@ -21,7 +21,8 @@ import {
   voterSetName,
 } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
-import { secretValue } from "../../../workload/statefulsets/reconcile.js";
+import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
+import { secretValue } from "../../../../../runtime/secrets.js";
 
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
 export const REVISION_LABEL = "controller-revision-hash";
@@ -55,6 +56,8 @@ export interface ClusterObservation {
 
 export interface BaoAccess {
   clusterDomain: string;
+  /** Where Secrets are read (the manager's cached reader); live reads when unset. */
+  reader?: Pick<CachedReader, "get">;
   /** Replaces the client (tests); the real one by default. */
   baoClient?: (ep: BaoEndpoint) => BaoClient;
   timeoutMs?: number;
@@ -74,9 +77,9 @@ export async function voterClient(
     const names = clusterNames(ref);
     const server = tlsSecretName(cluster) ?? names.serverSecret;
     caPem =
-      (await secretValue({ client }, ref.namespace, server, "ca.crt")) ??
+      (await secretValue(access.reader ?? liveReader(client), ref.namespace, server, "ca.crt")) ??
       (await secretValue(
-        { client },
+        access.reader ?? liveReader(client),
         ref.namespace,
         cluster.spec.tls?.caSecretName ?? names.caSecret,
         "ca.crt",
