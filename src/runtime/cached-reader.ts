@@ -129,7 +129,9 @@ export class CachedReader {
   /** Whether a synced cache answers reads of this kind in this namespace (tests, logs). */
   watches(type: ResourceType, namespace?: string, opts: GetOptions = {}): boolean {
     const ns = type.namespaced ? namespace : undefined;
-    return this.cacheFor(type, ns, (c) => c.labelSelector === undefined || this.labelsMatch(c, opts)) !== undefined;
+    return (
+      this.cacheFor(type, ns, (c) => c.labelSelector === undefined || this.labelsMatch(c, opts)) !== undefined
+    );
   }
 
   private cacheFor(
@@ -167,7 +169,11 @@ export class CachedReader {
   private remember(w: WriteNotice): void {
     const key = `${typeId(w.type)}|${w.namespace === undefined ? w.name : `${w.namespace}/${w.name}`}`;
     const rv = w.object?.metadata?.resourceVersion;
-    this.pending.set(key, { deleted: w.deleted === true, at: this.now(), ...(rv ? { resourceVersion: rv } : {}) });
+    this.pending.set(key, {
+      deleted: w.deleted === true,
+      at: this.now(),
+      ...(rv ? { resourceVersion: rv } : {}),
+    });
   }
 
   /** Whether a write of ours to `key` is newer than what the cache holds; forgets writes it shows. */
@@ -209,7 +215,8 @@ export class CachedReader {
 /** Reads with no cache at all, for code run outside a manager (one-shot commands, tests of one call). */
 export function liveReader(client: KubeClient): Pick<CachedReader, "get" | "list"> {
   return {
-    get: (type, name, namespace) => client.getOrUndefined(type, name, type.namespaced ? namespace : undefined),
+    get: (type, name, namespace) =>
+      client.getOrUndefined(type, name, type.namespaced ? namespace : undefined),
     list: async (type, query = {}) => {
       const { managedFields: _, ...rest } = query;
       return (await client.list(type, rest)).items as never;

@@ -57,7 +57,10 @@ export function parseLabelSelector(selector: string | undefined): Requirement[] 
 }
 
 /** Whether labels satisfy every requirement (an absent label is "not equal" and "not in"). */
-export function matchesLabels(reqs: readonly Requirement[], labels: Record<string, string> | undefined): boolean {
+export function matchesLabels(
+  reqs: readonly Requirement[],
+  labels: Record<string, string> | undefined,
+): boolean {
   const l = labels ?? {};
   return reqs.every((r) => {
     const has = Object.hasOwn(l, r.key);
@@ -73,7 +76,8 @@ export function matchesLabels(reqs: readonly Requirement[], labels: Record<strin
         return !has || !r.values.includes(v!);
       case "exists":
         return has;
-      case "!exists":
+      // "!exists"
+      default:
         return !has;
     }
   });

@@ -154,7 +154,9 @@ export class Manager {
       inf = new Informer(this.opts.client, type, {
         ...rest,
         namespaces: fixed ?? this.namespaceList,
-        ...(fixed ? {} : { chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector) }),
+        ...(fixed
+          ? {}
+          : { chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector) }),
         log: this.opts.log,
       });
       if (fixed) this.fixedScope.add(inf);
@@ -202,15 +204,18 @@ export class Manager {
     const where = type.namespaced ? (opts.fixedNamespaces ?? this.namespaceList) : undefined;
     const may = async (verb: string) =>
       where
-        ? (await Promise.all(where.map((ns) => mayInNamespace(this.opts.client, type, verb, ns, name)))).every(
-            Boolean,
-          )
+        ? (
+            await Promise.all(where.map((ns) => mayInNamespace(this.opts.client, type, verb, ns, name)))
+          ).every(Boolean)
         : mayClusterWide(this.opts.client, type, verb);
     let allowed = false;
     try {
       allowed = (await may("list")) && (await may("watch"));
     } catch (e) {
-      this.opts.log.warn({ resource: type.plural, err: String(e) }, "could not ask whether a watch is allowed");
+      this.opts.log.warn(
+        { resource: type.plural, err: String(e) },
+        "could not ask whether a watch is allowed",
+      );
     }
     if (!allowed) {
       this.opts.log.info(

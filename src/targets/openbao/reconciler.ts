@@ -10,6 +10,7 @@ import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
 import { plannedBackup } from "./adminops/backup/observe.js";
+import { cached, Writes } from "./apply.js";
 import { OPENBAOCLUSTER, refOf, servingRef } from "./cluster-ref.js";
 import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
 import { CLUSTER_FINALIZER, clusterNames, voterSetName } from "./identity.js";
@@ -38,7 +39,6 @@ import {
 import { applyWorkloadStatus } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
-import { cached, Writes } from "./apply.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 

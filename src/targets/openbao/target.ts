@@ -1,5 +1,11 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
-import { PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE_ACCOUNT, STATEFULSET } from "../../runtime/builtin-types.js";
+import {
+  PERSISTENT_VOLUME_CLAIM,
+  POD,
+  SECRET,
+  SERVICE_ACCOUNT,
+  STATEFULSET,
+} from "../../runtime/builtin-types.js";
 import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";

@@ -1,9 +1,9 @@
 import { errorMessage } from "../../../runtime/errors.js";
+import { secretValue } from "../../../runtime/secrets.js";
 import { refOf } from "../cluster-ref.js";
 import { clusterNames } from "../identity.js";
 import { reconcileAutopilot } from "../workload/autopilot/autopilot.js";
 import { ROOT_TOKEN_KEY, selfInitEnabled } from "../workload/init/init.js";
-import { secretValue } from "../../../runtime/secrets.js";
 import { baoForOrdinal } from "./bao.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 
@@ -16,7 +16,12 @@ export const autopilotStep: Step = {
   async run({ cluster, ctx, deps, writes, result }: Pass): Promise<StepOutcome> {
     if (selfInitEnabled(cluster) || result.selfInitialized) return undefined;
     const names = clusterNames(refOf(cluster));
-    const token = await secretValue(ctx.reader, cluster.metadata.namespace!, names.rootTokenSecret, ROOT_TOKEN_KEY);
+    const token = await secretValue(
+      ctx.reader,
+      cluster.metadata.namespace!,
+      names.rootTokenSecret,
+      ROOT_TOKEN_KEY,
+    );
     if (!token) return undefined;
     const bao = await baoForOrdinal(deps, cluster, ctx, 0);
     try {

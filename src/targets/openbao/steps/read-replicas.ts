@@ -1,3 +1,4 @@
+import { applyOwned, cached } from "../apply.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, clusterNames, podName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
@@ -11,7 +12,6 @@ import {
 } from "../workload/statefulsets/build.js";
 import { applyConfigObject } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
-import { applyOwned, cached } from "../apply.js";
 import { voterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { baoForPod, raftPeers } from "./bao.js";

@@ -2,12 +2,12 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import type { Writes } from "../../apply.js";
 import type { BaoClient } from "../../baoclient/client.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames, podName } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import { podTrouble } from "../pod-trouble.js";
-import type { Writes } from "../../apply.js";
 
 export const ROOT_TOKEN_KEY = "token";
 

@@ -4,12 +4,12 @@
  * no credential is left behind in an object nobody mounts any more.
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { applyOwned, cached, removeOwned, type Writes } from "../../apply.js";
 import { refOf } from "../../cluster-ref.js";
 import { Component, type ComponentName, clusterNames } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import type { Pass } from "../../steps/context.js";
 import { buildConfigObject, configInSecret } from "./build.js";
-import { applyOwned, cached, removeOwned, type Writes } from "../../apply.js";
 import { buildSealCredentialsSecret } from "./seal-wiring.js";
 
 /** config.hcl under `name`, in the kind configInSecret asks for; the other kind of that name goes. */

@@ -2,9 +2,9 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import type { Writes } from "../../apply.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
-import type { Writes } from "../../apply.js";
 import { type ClaimView, FS_RESIZE_PENDING, type PodView, planStorage } from "./plan.js";
 
 const STORAGECLASS: ResourceType = {
@@ -187,7 +187,6 @@ function podView(p: KubeObject): PodView {
 
 async function defaultClass(ctx: ServiceContext): Promise<string | undefined> {
   const all = await ctx.reader.list(STORAGECLASS);
-  return all.find(
-    (s) => s.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true",
-  )?.metadata.name;
+  return all.find((s) => s.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true")
+    ?.metadata.name;
 }

@@ -6,7 +6,9 @@
 
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { POD, STATEFULSET } from "../../../../../runtime/builtin-types.js";
+import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
+import { secretValue } from "../../../../../runtime/secrets.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { BaoClient, type BaoEndpoint } from "../../../baoclient/client.js";
 import { refOf, servingRef } from "../../../cluster-ref.js";
@@ -21,8 +23,6 @@ import {
   voterSetName,
 } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
-import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
-import { secretValue } from "../../../../../runtime/secrets.js";
 
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
 export const REVISION_LABEL = "controller-revision-hash";
