@@ -21,35 +21,3 @@ export async function mayClusterWide(client: KubeClient, type: ResourceType, ver
   });
   return review.status?.allowed === true;
 }
-
-/**
- * Whether this client may `verb` the type in one namespace (and, with `name`, that one object:
- * RBAC's resourceNames also limit a list or watch that selects `metadata.name`).
- */
-export async function mayInNamespace(
-  client: KubeClient,
-  type: ResourceType,
-  verb: string,
-  namespace: string,
-  name?: string,
-): Promise<boolean> {
-  const review = await client.request<AccessReview>({
-    method: "POST",
-    path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-    body: {
-      apiVersion: "authorization.k8s.io/v1",
-      kind: "SelfSubjectAccessReview",
-      spec: {
-        resourceAttributes: {
-          verb,
-          group: type.group,
-          version: type.version,
-          resource: type.plural,
-          namespace,
-          ...(name ? { name } : {}),
-        },
-      },
-    },
-  });
-  return review.status?.allowed === true;
-}

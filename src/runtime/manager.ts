@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { mayClusterWide, mayInNamespace } from "./access.js";
+import { mayClusterWide } from "./access.js";
 import { CUSTOM_RESOURCE_DEFINITION } from "./builtin-types.js";
 import { CachedReader } from "./cached-reader.js";
 import type { KubeClient } from "./client.js";
@@ -191,51 +191,14 @@ export class Manager {
   }
 
   /**
-   * An informer for reads the target makes every pass outside what its RBAC surely grants (another
-   * namespace, a cluster-scoped kind): created only when the API server says this client may list
-   * and watch there, so a refused watch never holds readiness back. Otherwise undefined, logged:
-   * those reads stay live (and handle their own refusal).
-   */
-  async informerIfAllowed<T extends KubeObject>(
-    type: ResourceType,
-    opts: ManagedInformerOptions & { name?: string } = {},
-  ): Promise<Informer<T> | undefined> {
-    const { name, ...rest } = opts;
-    const where = type.namespaced ? (opts.fixedNamespaces ?? this.namespaceList) : undefined;
-    const may = async (verb: string) =>
-      where
-        ? (
-            await Promise.all(where.map((ns) => mayInNamespace(this.opts.client, type, verb, ns, name)))
-          ).every(Boolean)
-        : mayClusterWide(this.opts.client, type, verb);
-    let allowed = false;
-    try {
-      allowed = (await may("list")) && (await may("watch"));
-    } catch (e) {
-      this.opts.log.warn(
-        { resource: type.plural, err: String(e) },
-        "could not ask whether a watch is allowed",
-      );
-    }
-    if (!allowed) {
-      this.opts.log.info(
-        { target: this.opts.target, resource: type.plural, namespaces: where ?? "(cluster)" },
-        "not allowed to list and watch: these reads go to the API server each time",
-      );
-      return undefined;
-    }
-    return this.informer<T>(type, rest);
-  }
-
-  /**
    * Keeps discovery's answers "this kind is not served" until a CustomResourceDefinition appears,
    * changes or goes (a metadata-only watch of them), so a per-pass question such as "is the Gateway
-   * API installed?" costs no request. Without the right to watch CRDs, discovery is asked as before.
+   * API installed?" costs no request. Without the right to watch CRDs (the watch is optional),
+   * discovery is asked as before.
    */
-  async watchDiscovery(): Promise<void> {
+  watchDiscovery(): void {
     if (this.stopKeepingMisses) return;
-    const inf = await this.informerIfAllowed<KubeObject>(CUSTOM_RESOURCE_DEFINITION, { metadataOnly: true });
-    if (!inf) return;
+    const inf = this.informer<KubeObject>(CUSTOM_RESOURCE_DEFINITION, { metadataOnly: true, optional: true });
     const mapper = this.opts.client.resources;
     let keeping = false;
     const changed = () => {
@@ -266,19 +229,24 @@ export class Manager {
 
   /** Ready once every informer has listed: reconciles then see a complete cache. */
   get ready(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced);
+    return this.required().every((i) => i.hasSynced);
+  }
+
+  /** The informers readiness and liveness wait on: optional ones may be refused and never sync. */
+  private required(): Informer<KubeObject>[] {
+    return [...this.informers.values()].filter((i) => !i.optional);
   }
 
   /** One line per informer that has not listed yet; empty when ready. */
   readinessProblems(): string[] {
-    return [...this.informers.values()]
+    return this.required()
       .filter((i) => !i.hasSynced)
       .map((i) => `${this.opts.target}: informer ${i.type.plural}: cache not synced yet`);
   }
 
   /** Why this manager is not alive (stuck informers, queues or leader election); empty when it is. */
   livenessProblems(thresholdMs: number): string[] {
-    const problems = livenessProblems(this.informers.values(), this.controllers, thresholdMs);
+    const problems = livenessProblems(this.required(), this.controllers, thresholdMs);
     const election = this.stopped ? undefined : this.elector?.stuckReason();
     if (election) problems.push(election);
     return problems.map((p) => `${this.opts.target}: ${p}`);
@@ -367,7 +335,7 @@ export class Manager {
   }
 
   async waitForCacheSync(): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+    await Promise.all(this.required().map((i) => i.waitForSync()));
   }
 
   /** Starts informers, waits for leadership (if configured), then starts controllers. Returns once they run. */

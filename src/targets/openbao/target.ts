@@ -71,12 +71,12 @@ const kind = (group: string, kind: string, plural: string, namespaced = true): R
  * names: TLS, seal credentials, tokens), the cluster's other children (kept with managedFields so
  * an unchanged one is not written), its pods and claims; outside the namespaces, the API server's
  * own Service and EndpointSlices in `default` and the StorageClasses where RBAC allows watching
- * them, and the CRDs, so "is the Gateway API served?" is answered from discovery's memory.
+ * them (optional informers), and the CRDs, so "is the Gateway API served?" is answered from discovery's memory.
  */
-async function watchWhatAPassReads(
+function watchWhatAPassReads(
   manager: Manager,
   owned: { labelSelector: string; keepManagedFields: boolean },
-): Promise<void> {
+): void {
   manager.informer(SECRET, { keepManagedFields: true });
   for (const t of [
     kind("", "Service", "services"),
@@ -89,19 +89,19 @@ async function watchWhatAPassReads(
     manager.informer(t, owned);
   manager.informer(POD, { labelSelector: LABEL_CLUSTER });
   manager.informer(PERSISTENT_VOLUME_CLAIM, { labelSelector: LABEL_CLUSTER });
-  await Promise.all([
-    manager.informerIfAllowed(kind("", "Service", "services"), {
-      fixedNamespaces: ["default"],
-      fieldSelector: "metadata.name=kubernetes",
-      name: "kubernetes",
-    }),
-    manager.informerIfAllowed(kind("discovery.k8s.io", "EndpointSlice", "endpointslices"), {
-      fixedNamespaces: ["default"],
-      labelSelector: "kubernetes.io/service-name=kubernetes",
-    }),
-    manager.informerIfAllowed(kind("storage.k8s.io", "StorageClass", "storageclasses", false)),
-    manager.watchDiscovery(),
-  ]);
+  // Optional: a namespace-scoped install may not be allowed these; its reads then stay live.
+  manager.informer(kind("", "Service", "services"), {
+    fixedNamespaces: ["default"],
+    fieldSelector: "metadata.name=kubernetes",
+    optional: true,
+  });
+  manager.informer(kind("discovery.k8s.io", "EndpointSlice", "endpointslices"), {
+    fixedNamespaces: ["default"],
+    labelSelector: "kubernetes.io/service-name=kubernetes",
+    optional: true,
+  });
+  manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
+  manager.watchDiscovery();
 }
 
 /**
@@ -123,7 +123,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
-      await watchWhatAPassReads(manager, owned);
+      watchWhatAPassReads(manager, owned);
       const reconciler = new OpenBaoClusterReconciler({
         client: manager.client,
         reader: manager.reader,
