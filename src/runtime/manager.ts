@@ -100,6 +100,7 @@ export class Manager {
   private readonly clusterWideAccess = new Map<string, Promise<boolean>>();
   private readonly fixedScope = new Set<Informer<KubeObject>>();
   private stopKeepingMisses?: () => void;
+  private readonly discoveryTimers = new Set<NodeJS.Timeout>();
   /** Reads served from this manager's informers (a live read only for kinds none covers). */
   readonly reader: CachedReader;
 
@@ -202,15 +203,21 @@ export class Manager {
     const mapper = this.opts.client.resources;
     let keeping = false;
     const changed = () => {
-      if (keeping) mapper.refresh();
+      if (!keeping) return;
+      mapper.refresh();
+      // A new CRD's kind is served moments after its event (once Established): asked about in
+      // between, it would be remembered missing, so discovery is forgotten once more shortly after.
+      for (const ms of [2_000, 10_000]) {
+        const t = setTimeout(() => {
+          this.discoveryTimers.delete(t);
+          if (!this.stopped) mapper.refresh();
+        }, ms);
+        t.unref();
+        this.discoveryTimers.add(t);
+      }
     };
-    inf.addHandler({
-      add: changed,
-      update: (old, obj) => {
-        if (old.metadata.generation !== obj.metadata.generation) changed();
-      },
-      delete: changed,
-    });
+    // Every change counts: a status update is how a CRD becomes Established (served).
+    inf.addHandler({ add: changed, update: changed, delete: changed });
     this.stopKeepingMisses = () => {};
     void inf.waitForSync().then(() => {
       if (this.stopped) return;
@@ -387,6 +394,7 @@ export class Manager {
     await this.elector?.release(Math.max(1, left()));
     await within(Promise.all([...this.informers.values()].map((i) => i.stop())), left());
     this.stopKeepingMisses?.();
+    for (const t of this.discoveryTimers) clearTimeout(t);
     this.reader.close();
   }
 }

@@ -42,10 +42,7 @@ describe("openbao target: a quiet pass sends no request", () => {
     fwd = await ApiForwarder.start(sharedEnv().kubeconfigPath, {});
     client = fwd.client();
     manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [ns] });
-    const config = parseOpenBaoConfig(
-      { namespaces: [ns], pollInterval: "1s", resyncInterval: "1s" },
-      "targets.openbao",
-    );
+    const config = parseOpenBaoConfig({ pollInterval: "1s", resyncInterval: "1s" }, "targets.openbao");
     await openbaoTarget().setup(manager, config);
     await manager.start();
   });

@@ -71,6 +71,7 @@ export function setupAdminOps(
   const statefulSets = manager.informer<KubeObject>(STATEFULSET, { labelSelector: LABEL_CLUSTER });
   const backups = new BackupReconciler({
     client: manager.client,
+    reader: manager.reader,
     events: manager.events,
     log: manager.log,
     config,
@@ -79,6 +80,7 @@ export function setupAdminOps(
   });
   const upgrades = new UpgradeManager({
     client: manager.client,
+    reader: manager.reader,
     events: manager.events,
     clusters,
     access: { clusterDomain: config.clusterDomain },
