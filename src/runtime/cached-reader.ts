@@ -169,11 +169,15 @@ export class CachedReader {
   private remember(w: WriteNotice): void {
     const key = `${typeId(w.type)}|${w.namespace === undefined ? w.name : `${w.namespace}/${w.name}`}`;
     const rv = w.object?.metadata?.resourceVersion;
-    this.pending.set(key, {
-      deleted: w.deleted === true,
-      at: this.now(),
-      ...(rv ? { resourceVersion: rv } : {}),
-    });
+    const now = this.now();
+    // Re-inserted so the map stays in write order: expired entries are then all at its start, and a
+    // manager whose target never reads through the reader keeps only the last minute of writes.
+    this.pending.delete(key);
+    this.pending.set(key, { deleted: w.deleted === true, at: now, ...(rv ? { resourceVersion: rv } : {}) });
+    for (const [k, p] of this.pending) {
+      if (now - p.at <= this.memoryMs) break;
+      this.pending.delete(k);
+    }
   }
 
   /** Whether a write of ours to `key` is newer than what the cache holds; forgets writes it shows. */

@@ -83,7 +83,7 @@ export function setupAdminOps(
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: { clusterDomain: config.clusterDomain },
+    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
     snapshot:
       wiring.preUpgradeSnapshot ??
       ((cluster, opts) =>
@@ -96,7 +96,7 @@ export function setupAdminOps(
       new BlueGreenUpgrade({
         client: manager.client,
         events: manager.events,
-        access: { clusterDomain: config.clusterDomain },
+        access: { clusterDomain: config.clusterDomain, reader: manager.reader },
         snapshot: (cluster, opts) =>
           (
             wiring.preUpgradeSnapshot ??
