@@ -67,6 +67,16 @@ export interface DeleteOptions {
 }
 
 /** How hard the client may press the API server. */
+/** A write this client made and the server accepted (dry runs are not writes). */
+export interface WriteNotice {
+  type: ResourceType;
+  namespace?: string;
+  name: string;
+  /** What the server answered: the object as written (absent for a delete). */
+  object?: KubeObject;
+  deleted?: boolean;
+}
+
 export interface ClientOptions {
   /**
    * Client-side token bucket for every request, watches included. None by default, as in
@@ -118,6 +128,7 @@ export class KubeClient {
   private readonly limiter?: TokenBucket;
   private readonly maxRetries: number;
   private readonly maxRetryAfterMs: number;
+  private readonly writeListeners = new Set<(w: WriteNotice) => void>();
 
   constructor(
     readonly credentials: Credentials,
@@ -307,12 +318,53 @@ export class KubeClient {
     return list;
   }
 
+  /**
+   * Tells `listener` of every write this client makes, once the server accepted it: a cache can
+   * then serve this process's own writes although its watch has not delivered them yet. Returns
+   * the function that stops the notices.
+   */
+  onWrite(listener: (w: WriteNotice) => void): () => void {
+    this.writeListeners.add(listener);
+    return () => this.writeListeners.delete(listener);
+  }
+
+  private async wrote<T>(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string | undefined,
+    write: Promise<T>,
+    deleted = false,
+  ): Promise<T> {
+    const answer = await write;
+    const object = deleted ? undefined : (answer as KubeObject | undefined);
+    const notice: WriteNotice = {
+      type,
+      name: name ?? object?.metadata?.name ?? "",
+      ...(namespace !== undefined && type.namespaced ? { namespace } : {}),
+      ...(object?.metadata ? { object } : {}),
+      ...(deleted ? { deleted } : {}),
+    };
+    for (const l of this.writeListeners) {
+      try {
+        l(notice);
+      } catch {
+        // A listener's failure is its own; the write succeeded.
+      }
+    }
+    return answer;
+  }
+
   create<T extends KubeObject = KubeObject>(type: ResourceType, obj: KubeObject): Promise<T> {
-    return this.request<T>({
-      method: "POST",
-      path: this.resourcePath(type, obj.metadata.namespace),
-      body: obj,
-    });
+    return this.wrote(
+      type,
+      obj.metadata.namespace,
+      obj.metadata.name,
+      this.request<T>({
+        method: "POST",
+        path: this.resourcePath(type, obj.metadata.namespace),
+        body: obj,
+      }),
+    );
   }
 
   /**
@@ -343,7 +395,7 @@ export class KubeClient {
     subresource?: string,
   ): Promise<T> {
     const body = { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(type), kind: obj.kind ?? type.kind };
-    return this.request<T>({
+    const sent = this.request<T>({
       method: "PATCH",
       path: this.resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource),
       query: {
@@ -355,6 +407,7 @@ export class KubeClient {
       contentType: "application/apply-patch+yaml",
       signal: opts.signal,
     });
+    return opts.dryRun ? sent : this.wrote(type, obj.metadata.namespace, obj.metadata.name, sent);
   }
 
   /** JSON merge patch, for the few writes that are not whole intents (e.g. dropping one finalizer). */
@@ -365,12 +418,17 @@ export class KubeClient {
     patch: unknown,
     subresource?: string,
   ): Promise<T> {
-    return this.request<T>({
-      method: "PATCH",
-      path: this.resourcePath(type, namespace, name, subresource),
-      body: patch,
-      contentType: "application/merge-patch+json",
-    });
+    return this.wrote(
+      type,
+      namespace,
+      name,
+      this.request<T>({
+        method: "PATCH",
+        path: this.resourcePath(type, namespace, name, subresource),
+        body: patch,
+        contentType: "application/merge-patch+json",
+      }),
+    );
   }
 
   /** JSON patch; used with a `test` op to make a change conditional on what was read. */
@@ -380,12 +438,17 @@ export class KubeClient {
     namespace: string | undefined,
     ops: unknown[],
   ): Promise<T> {
-    return this.request<T>({
-      method: "PATCH",
-      path: this.resourcePath(type, namespace, name),
-      body: ops,
-      contentType: "application/json-patch+json",
-    });
+    return this.wrote(
+      type,
+      namespace,
+      name,
+      this.request<T>({
+        method: "PATCH",
+        path: this.resourcePath(type, namespace, name),
+        body: ops,
+        contentType: "application/json-patch+json",
+      }),
+    );
   }
 
   replace<T extends KubeObject = KubeObject>(
@@ -393,18 +456,29 @@ export class KubeClient {
     obj: KubeObject,
     subresource?: string,
   ): Promise<T> {
-    return this.request<T>({
-      method: "PUT",
-      path: this.resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource),
-      body: obj,
-    });
+    return this.wrote(
+      type,
+      obj.metadata.namespace,
+      obj.metadata.name,
+      this.request<T>({
+        method: "PUT",
+        path: this.resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource),
+        body: obj,
+      }),
+    );
   }
 
   delete(type: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<unknown> {
     const body: Record<string, unknown> = { apiVersion: "v1", kind: "DeleteOptions" };
     if (opts.preconditions) body["preconditions"] = opts.preconditions;
     if (opts.propagationPolicy) body["propagationPolicy"] = opts.propagationPolicy;
-    return this.request({ method: "DELETE", path: this.resourcePath(type, namespace, name), body });
+    return this.wrote(
+      type,
+      namespace,
+      name,
+      this.request({ method: "DELETE", path: this.resourcePath(type, namespace, name), body }),
+      true,
+    );
   }
 
   /**

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { exponentialDelay, sleep } from "./backoff.js";
 import type { KubeClient } from "./client.js";
-import { errorMessage, isGone, isResourceVersionTooLarge } from "./errors.js";
+import { errorMessage, isForbidden, isGone, isResourceVersionTooLarge } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
 import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
@@ -47,6 +47,11 @@ export interface InformerOptions {
   metadataOnly?: boolean;
   /** Keep metadata.managedFields, for callers that compare an intent with the live object's fields. */
   keepManagedFields?: boolean;
+  /**
+   * A cache read from only where RBAC allows it: a refused (403) list or watch stops this informer
+   * (logged once), and it never holds readiness or liveness back; readers then ask the API server.
+   */
+  optional?: boolean;
   log: Logger;
 }
 
@@ -91,6 +96,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   // Per scope, the monotonic time of its last sign of life (a list page, a watch event or bookmark,
   // a watch the server ended on time): what liveness reads to tell a stuck loop from a quiet one.
   private readonly lastProgress = new Map<string, number>();
+  private readonly refusedScopes = new Set<string>();
 
   constructor(
     private readonly client: KubeClient,
@@ -244,6 +250,39 @@ export class Informer<T extends KubeObject = KubeObject> {
     return [...(this.ownerIndex.get(ownerIndexKey(owner)) ?? [])];
   }
 
+  /** The label selector every cached object matches (what the list+watch asked for). */
+  get labelSelector(): string | undefined {
+    return this.opts.labelSelector;
+  }
+
+  get fieldSelector(): string | undefined {
+    return this.opts.fieldSelector;
+  }
+
+  /** Whether cached objects keep their managedFields (so an apply can be decided without a request). */
+  get keepsManagedFields(): boolean {
+    return this.opts.keepManagedFields === true;
+  }
+
+  /**
+   * Whether every object of this namespace (undefined: of all namespaces) that the selectors match
+   * is in this cache. A cluster-scoped kind has no namespace and is always covered.
+   */
+  covers(namespace: string | undefined): boolean {
+    if (!this.type.namespaced || !this.namespaces) return true;
+    return namespace !== undefined && this.namespaces.has(namespace);
+  }
+
+  /** Whether this informer may be refused without harm (see InformerOptions.optional). */
+  get optional(): boolean {
+    return this.opts.optional === true;
+  }
+
+  /** Scopes whose list or watch was refused (optional informers only); they are not watched. */
+  get refused(): string[] {
+    return [...this.refusedScopes];
+  }
+
   /** Whether this cache holds PartialObjectMetadata rather than whole objects. */
   get metadataOnly(): boolean {
     return this.opts.metadataOnly === true;
@@ -354,6 +393,14 @@ export class Informer<T extends KubeObject = KubeObject> {
           throw new Error(`watch closed after ${Math.round(lasted)} ms with no event`);
       } catch (e) {
         if (signal.aborted) break;
+        if (this.opts.optional && isForbidden(e)) {
+          this.refusedScopes.add(this.scopeName(namespace));
+          log.info(
+            { err: errorMessage(e) },
+            "not allowed to list and watch: reads of these go to the API server",
+          );
+          break;
+        }
         if (isGone(e)) {
           log.info("watch history expired (410 Gone); listing again");
           resourceVersion = undefined;

@@ -1,6 +1,8 @@
 import { hostname } from "node:os";
 import { mayClusterWide } from "./access.js";
 import { AdmissionChecks } from "./admission.js";
+import { CUSTOM_RESOURCE_DEFINITION } from "./builtin-types.js";
+import { CachedReader } from "./cached-reader.js";
 import type { KubeClient } from "./client.js";
 import type { Controller } from "./controller.js";
 import { EventRecorder } from "./events.js";
@@ -51,6 +53,15 @@ export interface ManagerOptions {
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 20_000;
 
+/** How a target asks the manager for an informer. */
+export interface ManagedInformerOptions extends Partial<Omit<InformerOptions, "log" | "namespaces">> {
+  /**
+   * Watch these namespaces, whatever the target's are (e.g. `default`, for the API server's own
+   * Service); setNamespaces() leaves such an informer alone.
+   */
+  fixedNamespaces?: string[];
+}
+
 /** Resolves true when `p` settles within `ms`, false otherwise; never rejects. */
 async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -90,6 +101,11 @@ export class Manager {
   readonly identity: string;
   private namespaceList?: string[];
   private readonly clusterWideAccess = new Map<string, Promise<boolean>>();
+  private readonly fixedScope = new Set<Informer<KubeObject>>();
+  private stopKeepingMisses?: () => void;
+  private readonly discoveryTimers = new Set<NodeJS.Timeout>();
+  /** Reads served from this manager's informers (a live read only for kinds none covers). */
+  readonly reader: CachedReader;
 
   constructor(private readonly opts: ManagerOptions) {
     this.namespaceList = opts.namespaces && [...new Set(opts.namespaces)].sort();
@@ -109,6 +125,7 @@ export class Manager {
       });
     }
     this.events = new EventRecorder(opts.client, `platform-operator/${opts.target}`, this.identity, opts.log);
+    this.reader = new CachedReader(opts.client, () => this.informers.values(), opts.log);
   }
 
   get target(): string {
@@ -131,20 +148,22 @@ export class Manager {
    * The shared informer for a type (and selector, and cache mode); created on first use, restricted
    * to the target's namespaces. One asked for after the manager started is started at once.
    */
-  informer<T extends KubeObject>(
-    type: ResourceType,
-    opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
-  ): Informer<T> {
+  informer<T extends KubeObject>(type: ResourceType, opts: ManagedInformerOptions = {}): Informer<T> {
     const mode = `${opts.metadataOnly ? "m" : ""}${opts.keepManagedFields ? "f" : ""}`;
-    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}`;
+    const { fixedNamespaces, ...rest } = opts;
+    const fixed = fixedNamespaces && [...new Set(fixedNamespaces)].sort();
+    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}@${fixed?.join(",") ?? ""}`;
     let inf = this.informers.get(id);
     if (!inf) {
       inf = new Informer(this.opts.client, type, {
-        ...opts,
-        namespaces: this.namespaceList,
-        chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector),
+        ...rest,
+        namespaces: fixed ?? this.namespaceList,
+        ...(fixed
+          ? {}
+          : { chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector) }),
         log: this.opts.log,
       });
+      if (fixed) this.fixedScope.add(inf);
       this.informers.set(id, inf);
       if (this.informersStarted && !this.stopped) inf.start();
     }
@@ -157,7 +176,7 @@ export class Manager {
    */
   async syncedInformer<T extends KubeObject>(
     type: ResourceType,
-    opts: Partial<Omit<InformerOptions, "log" | "namespaces">> = {},
+    opts: ManagedInformerOptions = {},
   ): Promise<Informer<T>> {
     if (this.stopped) throw new Error(`manager ${this.opts.target}: stopped; no new informers`);
     const inf = this.informer<T>(type, opts);
@@ -175,6 +194,43 @@ export class Manager {
     return this.syncedInformer<T>(await this.opts.client.resources.mapping(apiVersion, kind), opts);
   }
 
+  /**
+   * Keeps discovery's answers "this kind is not served" until a CustomResourceDefinition appears,
+   * changes or goes (a metadata-only watch of them), so a per-pass question such as "is the Gateway
+   * API installed?" costs no request. Without the right to watch CRDs (the watch is optional),
+   * discovery is asked as before.
+   */
+  watchDiscovery(): void {
+    if (this.stopKeepingMisses) return;
+    const inf = this.informer<KubeObject>(CUSTOM_RESOURCE_DEFINITION, { metadataOnly: true, optional: true });
+    const mapper = this.opts.client.resources;
+    let keeping = false;
+    const changed = () => {
+      if (!keeping) return;
+      mapper.refresh();
+      // A new CRD's kind is served moments after its event (once Established): asked about in
+      // between, it would be remembered missing, so discovery is forgotten once more shortly after.
+      for (const ms of [2_000, 10_000]) {
+        const t = setTimeout(() => {
+          this.discoveryTimers.delete(t);
+          if (!this.stopped) mapper.refresh();
+        }, ms);
+        t.unref();
+        this.discoveryTimers.add(t);
+      }
+    };
+    // Every change counts: a status update is how a CRD becomes Established (served).
+    inf.addHandler({ add: changed, update: changed, delete: changed });
+    this.stopKeepingMisses = () => {};
+    void inf.waitForSync().then(() => {
+      if (this.stopped) return;
+      keeping = true;
+      // Whatever was found missing before the list completed is asked again once.
+      mapper.refresh();
+      this.stopKeepingMisses = mapper.keepMisses();
+    });
+  }
+
   /** Adds a controller; one added while the controllers already run starts at once. */
   add(controller: Controller): void {
     this.controllers.push(controller);
@@ -188,19 +244,24 @@ export class Manager {
   }
 
   get ready(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced);
+    return this.required().every((i) => i.hasSynced);
+  }
+
+  /** The informers readiness and liveness wait on: optional ones may be refused and never sync. */
+  private required(): Informer<KubeObject>[] {
+    return [...this.informers.values()].filter((i) => !i.optional);
   }
 
   /** One line per informer that has not listed yet; empty when ready. */
   readinessProblems(): string[] {
-    return [...this.informers.values()]
+    return this.required()
       .filter((i) => !i.hasSynced)
       .map((i) => `${this.opts.target}: informer ${i.type.plural}: cache not synced yet`);
   }
 
   /** Why this manager is not alive (stuck informers, queues or leader election); empty when it is. */
   livenessProblems(thresholdMs: number): string[] {
-    const problems = livenessProblems(this.informers.values(), this.controllers, thresholdMs);
+    const problems = livenessProblems(this.required(), this.controllers, thresholdMs);
     const election = this.stopped ? undefined : this.elector?.stuckReason();
     if (election) problems.push(election);
     return problems.map((p) => `${this.opts.target}: ${p}`);
@@ -231,7 +292,7 @@ export class Manager {
     const next = [...new Set(namespaces)].sort();
     const before = this.namespaceList;
     this.namespaceList = next;
-    for (const inf of this.informers.values()) inf.setNamespaces(next);
+    for (const inf of this.informers.values()) if (!this.fixedScope.has(inf)) inf.setNamespaces(next);
     const added = next.filter((n) => !before.includes(n));
     const removed = before.filter((n) => !next.includes(n));
     if (added.length + removed.length > 0)
@@ -289,7 +350,7 @@ export class Manager {
   }
 
   async waitForCacheSync(): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+    await Promise.all(this.required().map((i) => i.waitForSync()));
   }
 
   /** Starts informers, waits for leadership (if configured), then starts controllers. Returns once they run. */
@@ -340,5 +401,8 @@ export class Manager {
     await within(this.events.flush(), left() - releaseBudget);
     await this.elector?.release(Math.max(1, left()));
     await within(Promise.all([...this.informers.values()].map((i) => i.stop())), left());
+    this.stopKeepingMisses?.();
+    for (const t of this.discoveryTimers) clearTimeout(t);
+    this.reader.close();
   }
 }

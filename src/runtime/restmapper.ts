@@ -47,16 +47,47 @@ type KindTable = Map<string, ResourceType>;
  */
 export class RestMapper {
   private readonly tables = new Map<string, Promise<KindTable>>();
+  /** "apiVersion|kind" found not served, kept only while something watches for new kinds. */
+  private readonly misses = new Set<string>();
+  private missWatchers = 0;
+  /** Bumped by refresh(): a lookup that began before it must not remember its (older) miss. */
+  private generation = 0;
 
   constructor(private readonly client: ApiRequester) {}
 
   /** Forgets everything learnt, so the next lookups ask the server again. */
   refresh(): void {
     this.tables.clear();
+    this.misses.clear();
+    this.generation++;
+  }
+
+  /**
+   * Called by whoever watches CustomResourceDefinitions and calls refresh() when one appears,
+   * changes or goes: until the returned function is called, a kind found not served is remembered
+   * as such instead of asked about again on every lookup.
+   */
+  keepMisses(): () => void {
+    this.missWatchers++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (--this.missWatchers === 0) this.misses.clear();
+    };
   }
 
   /** The resource for apiVersion + kind, or undefined when the server does not serve it. */
   async find(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
+    const id = `${apiVersion}|${kind}`;
+    if (this.missWatchers > 0 && this.misses.has(id)) return undefined;
+    const generation = this.generation;
+    const found = await this.lookup(apiVersion, kind);
+    if (!found && this.missWatchers > 0 && generation === this.generation) this.misses.add(id);
+    return found;
+  }
+
+  private async lookup(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
     const cached = this.tables.get(apiVersion);
     if (cached) {
       // A failed load throws here (and load has already forgotten it, so the next call asks again).

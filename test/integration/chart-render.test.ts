@@ -211,7 +211,7 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     const inDefault = roles.find((r) => r.metadata.namespace === "default")!;
     for (const rule of inDefault.rules as Rule[]) {
       assert.deepEqual(
-        rule.verbs.filter((v) => !["get", "list"].includes(v)),
+        rule.verbs.filter((v) => !["get", "list", "watch"].includes(v)),
         [],
         "read-only",
       );

@@ -1,6 +1,7 @@
 import { crdFor, OpenBaoApiVersion, OpenBaoClusterKind, OpenBaoRestoreKind } from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { applyAny } from "../../src/runtime/apply.js";
+import { liveReader } from "../../src/runtime/cached-reader.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import { silentLogger } from "../../src/runtime/log.js";
@@ -62,6 +63,8 @@ export function serviceContext(
   const recorder = new EventRecorder(client, "platform-operator/openbao", "test", log);
   return {
     client,
+    // Every read is live here: these tests drive one service against the API server, no informers.
+    reader: liveReader(client),
     owner: owner as unknown as KubeObject,
     fieldManager,
     log,

@@ -1,6 +1,7 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import { OpenBaoClusterReason } from "../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../runtime/builtin-types.js";
+import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
 import {
   done,
@@ -18,6 +19,7 @@ import type { Logger } from "../../runtime/log.js";
 import type { StatusWriter } from "../../runtime/status.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
 import { plannedBackup } from "./adminops/backup/observe.js";
+import { cached, Writes } from "./apply.js";
 import { OPENBAOCLUSTER, refOf, servingRef } from "./cluster-ref.js";
 import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
 import { CLUSTER_FINALIZER, clusterNames, voterSetName } from "./identity.js";
@@ -39,7 +41,6 @@ import { type Blocked, eventType, nextStatus, type PassResult, transitions } fro
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
-import { cached, Writes } from "./workload/statefulsets/reconcile.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
@@ -57,6 +58,8 @@ export const PDB: ResourceType = {
 
 export interface ReconcilerDeps extends StepDeps {
   client: KubeClient;
+  /** Reads from the manager's informers (live only for kinds not watched). */
+  reader: Pick<CachedReader, "get" | "list">;
   events: EventRecorder;
   log: Logger;
   clusters: Informer<OpenBaoCluster>;
@@ -106,6 +109,7 @@ export class OpenBaoClusterReconciler {
     const observeOnly = this.d.config.observeOnly;
     return {
       client: this.d.client,
+      reader: this.d.reader,
       owner: cluster,
       fieldManager: FIELD_MANAGER,
       log: rc.log,

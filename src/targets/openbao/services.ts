@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import type { Logger } from "../../runtime/log.js";
@@ -10,6 +11,8 @@ import type { Logger } from "../../runtime/log.js";
  */
 export interface ServiceContext {
   client: KubeClient;
+  /** Reads of objects, from the informers' caches where they are watched (writes go to `client`). */
+  reader: Pick<CachedReader, "get" | "list">;
   /** The cluster as read from the API server: the controller reference of every child. */
   owner: OpenBaoCluster;
   fieldManager: string;

@@ -1,6 +1,12 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
 import { OpenBaoClusterManagers } from "../../apis/openbaocluster.js";
-import { STATEFULSET } from "../../runtime/builtin-types.js";
+import {
+  PERSISTENT_VOLUME_CLAIM,
+  POD,
+  SECRET,
+  SERVICE_ACCOUNT,
+  STATEFULSET,
+} from "../../runtime/builtin-types.js";
 import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
@@ -52,6 +58,53 @@ const CONFIGMAP: ResourceType = {
   namespaced: true,
 };
 
+const kind = (group: string, kind: string, plural: string, namespaced = true): ResourceType => ({
+  group,
+  version: "v1",
+  kind,
+  plural,
+  namespaced,
+});
+
+/**
+ * Informers for everything a pass reads, so the manager's reader answers from them and a quiet
+ * pass sends no request: every Secret of the namespaces (the cluster's own and the ones a spec
+ * names: TLS, seal credentials, tokens), the cluster's other children (kept with managedFields so
+ * an unchanged one is not written), its pods and claims; outside the namespaces, the API server's
+ * own Service and EndpointSlices in `default` and the StorageClasses where RBAC allows watching
+ * them (optional informers), and the CRDs, so "is the Gateway API served?" is answered from discovery's memory.
+ */
+function watchWhatAPassReads(
+  manager: Manager,
+  owned: { labelSelector: string; keepManagedFields: boolean },
+): void {
+  manager.informer(SECRET, { keepManagedFields: true });
+  for (const t of [
+    kind("", "Service", "services"),
+    kind("networking.k8s.io", "NetworkPolicy", "networkpolicies"),
+    kind("networking.k8s.io", "Ingress", "ingresses"),
+    SERVICE_ACCOUNT,
+    kind("rbac.authorization.k8s.io", "Role", "roles"),
+    kind("rbac.authorization.k8s.io", "RoleBinding", "rolebindings"),
+  ])
+    manager.informer(t, owned);
+  manager.informer(POD, { labelSelector: LABEL_CLUSTER });
+  manager.informer(PERSISTENT_VOLUME_CLAIM, { labelSelector: LABEL_CLUSTER });
+  // Optional: a namespace-scoped install may not be allowed these; its reads then stay live.
+  manager.informer(kind("", "Service", "services"), {
+    fixedNamespaces: ["default"],
+    fieldSelector: "metadata.name=kubernetes",
+    optional: true,
+  });
+  manager.informer(kind("discovery.k8s.io", "EndpointSlice", "endpointslices"), {
+    fixedNamespaces: ["default"],
+    labelSelector: "kubernetes.io/service-name=kubernetes",
+    optional: true,
+  });
+  manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
+  manager.watchDiscovery();
+}
+
 /**
  * The openbao target: the OpenBaoCluster workload controller. `services` replaces the certificate,
  * configuration, networking and identity services (tests); by default the real ones are loaded.
@@ -76,8 +129,10 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
+      watchWhatAPassReads(manager, owned);
       const reconciler = new OpenBaoClusterReconciler({
         client: manager.client,
+        reader: manager.reader,
         events: manager.events,
         log: manager.log,
         config,

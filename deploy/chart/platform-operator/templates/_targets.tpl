@@ -66,19 +66,20 @@ or by name (get); garbage collection removes them with their cluster, so most ki
   resources: [jobs]
   verbs: [get, list, watch, create]
 # The seal key is created once (create, never rewritten); the root token and TLS Secrets are
-# applied; deletionPolicy DeleteAll deletes the seal key and root token.
+# applied; deletionPolicy DeleteAll deletes the seal key and root token. Read through an informer
+# (list, watch); get only for a Secret this process just wrote and its watch has not shown yet.
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [services]
-  verbs: [get, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [""]
   resources: [serviceaccounts]
-  verbs: [get, create, patch]
+  verbs: [get, list, watch, create, patch]
 # spec.upgrade.jwtAuthRole: a short-lived token of the cluster's upgrade ServiceAccount, presented
 # to OpenBao's JWT auth for step-down and the Raft reads.
 - apiGroups: [""]
@@ -87,7 +88,7 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 # deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them.
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
-  verbs: [get, list, patch, delete]
+  verbs: [get, list, watch, patch, delete]
 # get: pod 0's phase before init; list: an executor Job's pod, for its result; list and watch: the
 # voter pods an upgrade waits on. update and patch are never called by the operator: RBAC lets it
 # write the pods' own Role (get, update, patch on its pods) only if it holds those verbs itself.
@@ -104,13 +105,13 @@ or by name (get); garbage collection removes them with their cluster, so most ki
   verbs: [get, list, watch, create, patch]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
-  verbs: [get, create, patch]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [networking.k8s.io]
   resources: [ingresses]
-  verbs: [get, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
-  verbs: [get, create, patch]
+  verbs: [get, list, watch, create, patch]
 # spec.gateway: routes and backend trust on an existing Gateway. Where the Gateway API is served,
 # every pass also looks for a route this cluster made and no longer wants (get), so it is granted
 # even to clusters without spec.gateway (the audit saw the get refused without it).
@@ -131,10 +132,10 @@ name spec.network.apiServerCIDR or apiServerEndpointIPs).
 - apiGroups: [""]
   resources: [services]
   resourceNames: [kubernetes]
-  verbs: [get]
+  verbs: [get, list, watch]
 - apiGroups: [discovery.k8s.io]
   resources: [endpointslices]
-  verbs: [list]
+  verbs: [list, watch]
 {{- end -}}
 
 {{/*
@@ -175,7 +176,7 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
   verbs: [create, patch]
 {{- end -}}
 
-{{/* Cluster-scoped rules: each target reads only its own CRDs, by name. */}}
+{{/* Cluster-scoped rules: vault reads its own CRD by name; openbao watches CRDs' metadata only. */}}
 {{- define "po.clusterRules.vault" -}}
 - apiGroups: [apiextensions.k8s.io]
   resources: [customresourcedefinitions]
@@ -183,11 +184,17 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
   verbs: [get]
 {{- end -}}
 
-{{/* The openbao target reads no CRD; a StorageClass only when a cluster asks for more storage. */}}
+{{/* The openbao target: StorageClasses (read when a cluster asks for more storage) from an
+informer, and the CRDs' metadata so discovery's answers are refreshed only when one changes. */}}
 {{- define "po.clusterRules.openbao" -}}
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses]
-  verbs: [get, list]
+  verbs: [get, list, watch]
+# Discovery's "not served" answers (is the Gateway API installed?) are kept until a CRD appears or
+# goes: a metadata-only watch of them.
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [list, watch]
 {{- end -}}
 
 {{/* The gitlab target reads no CRD; the GatewayClass its chart renders is cluster-scoped. */}}

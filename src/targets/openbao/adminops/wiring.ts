@@ -70,6 +70,7 @@ export function setupAdminOps(
   const statefulSets = manager.informer<KubeObject>(STATEFULSET, { labelSelector: LABEL_CLUSTER });
   const backups = new BackupReconciler({
     client: manager.client,
+    reader: manager.reader,
     events: manager.events,
     log: manager.log,
     config,
@@ -78,9 +79,10 @@ export function setupAdminOps(
   });
   const upgrades = new UpgradeManager({
     client: manager.client,
+    reader: manager.reader,
     events: manager.events,
     clusters,
-    access: { clusterDomain: config.clusterDomain },
+    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
     snapshot:
       wiring.preUpgradeSnapshot ??
       ((cluster, opts) =>
@@ -93,7 +95,7 @@ export function setupAdminOps(
       new BlueGreenUpgrade({
         client: manager.client,
         events: manager.events,
-        access: { clusterDomain: config.clusterDomain },
+        access: { clusterDomain: config.clusterDomain, reader: manager.reader },
         snapshot: (cluster, opts) =>
           (
             wiring.preUpgradeSnapshot ??

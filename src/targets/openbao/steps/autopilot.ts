@@ -1,10 +1,10 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { secretValue } from "../../../runtime/secrets.js";
 import { refOf } from "../cluster-ref.js";
 import { clusterNames } from "../identity.js";
 import { reconcileAutopilot } from "../workload/autopilot/autopilot.js";
 import { ROOT_TOKEN_KEY, selfInitEnabled } from "../workload/init/init.js";
-import { secretValue } from "../workload/statefulsets/reconcile.js";
 import { baoForOrdinal } from "./bao.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 
@@ -17,7 +17,12 @@ export const autopilotStep: Step = {
   async run({ cluster, ctx, deps, writes, result }: Pass): Promise<StepOutcome> {
     if (selfInitEnabled(cluster) || result.selfInitialized) return undefined;
     const names = clusterNames(refOf(cluster));
-    const token = await secretValue(ctx, cluster.metadata.namespace!, names.rootTokenSecret, ROOT_TOKEN_KEY);
+    const token = await secretValue(
+      ctx.reader,
+      cluster.metadata.namespace!,
+      names.rootTokenSecret,
+      ROOT_TOKEN_KEY,
+    );
     if (!token) return undefined;
     const bao = await baoForOrdinal(deps, cluster, ctx, 0);
     try {

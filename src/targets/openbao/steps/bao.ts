@@ -1,11 +1,11 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { secretValue } from "../../../runtime/secrets.js";
 import { BaoClient, type BaoEndpoint } from "../baoclient/client.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { API_PORT, Component, clusterNames, podHost, voterOrdinal } from "../identity.js";
 import type { ServiceContext } from "../services.js";
 import { ROOT_TOKEN_KEY } from "../workload/init/init.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../workload/statefulsets/build.js";
-import { secretValue } from "../workload/statefulsets/reconcile.js";
 import type { StepDeps } from "./context.js";
 
 // How the steps reach OpenBao itself: one pod's API, trusting the cluster's CA.
@@ -25,9 +25,9 @@ export async function baoForOrdinal(
     const ns = cluster.metadata.namespace!;
     const server = tlsSecretName(cluster) ?? names.serverSecret;
     caPem =
-      (await secretValue(ctx, ns, server, "ca.crt")) ??
-      (await secretValue(ctx, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "ca.crt")) ??
-      (await secretValue(ctx, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "tls.crt"));
+      (await secretValue(ctx.reader, ns, server, "ca.crt")) ??
+      (await secretValue(ctx.reader, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "ca.crt")) ??
+      (await secretValue(ctx.reader, ns, cluster.spec.tls?.caSecretName ?? names.caSecret, "tls.crt"));
     if (!caPem) throw new Error(`no CA certificate yet: Secret ${server} has no ca.crt`);
   }
   const ep: BaoEndpoint = {
@@ -63,7 +63,12 @@ export async function raftPeers(
   ctx: ServiceContext,
 ): Promise<RaftView | undefined> {
   const names = clusterNames(refOf(cluster));
-  const token = await secretValue(ctx, cluster.metadata.namespace!, names.rootTokenSecret, ROOT_TOKEN_KEY);
+  const token = await secretValue(
+    ctx.reader,
+    cluster.metadata.namespace!,
+    names.rootTokenSecret,
+    ROOT_TOKEN_KEY,
+  );
   if (!token) return undefined;
   // Ask a pod that stays: the departing ones may be gone already.
   const bao = await baoForOrdinal(deps, cluster, ctx, 0);

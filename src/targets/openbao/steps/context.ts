@@ -1,12 +1,12 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import type { Writes } from "../apply.js";
 import type { BaoClient, BaoEndpoint } from "../baoclient/client.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { Blocked, PassResult } from "../status.js";
 import { driftOfChange } from "../workload/service-context.js";
-import type { Writes } from "../workload/statefulsets/reconcile.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
 export interface StepDeps {

@@ -1,5 +1,7 @@
+import { applyOwned, cached, removeOwned } from "../apply.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { Component, clusterNames, revisionNames, voterConfigMapName } from "../identity.js";
+import { ensureUnsealKey, UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { selfInitEnabled } from "../workload/init/init.js";
 import {
   buildGreenStatefulSet,
@@ -15,12 +17,10 @@ import {
   PATHS,
   SELF_INIT_KEY,
   tlsSecretName,
-  UNSEAL_KEY_FILE,
 } from "../workload/statefulsets/build.js";
 import { applyConfigObject, applySealCredentials } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
 import { voterPartition } from "../workload/statefulsets/partition.js";
-import { applyOwned, cached, ensureUnsealKey, removeOwned } from "../workload/statefulsets/reconcile.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";

@@ -1,17 +1,17 @@
+import { applyOwned, cached } from "../apply.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, clusterNames, podName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
+import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import {
   buildPodDisruptionBudget,
   buildStatefulSet,
   CONFIG_KEY,
   PATHS,
   tlsSecretName,
-  UNSEAL_KEY_FILE,
 } from "../workload/statefulsets/build.js";
 import { applyConfigObject } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
-import { applyOwned, cached } from "../workload/statefulsets/reconcile.js";
 import { voterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { baoForPod, raftPeers } from "./bao.js";

@@ -29,11 +29,11 @@ export async function retireVoterSets(pass: Pass): Promise<void> {
   );
   if (retired.length === 0) return;
   const claims = (
-    await ctx.client.list(PERSISTENT_VOLUME_CLAIM, {
+    await ctx.reader.list(PERSISTENT_VOLUME_CLAIM, {
       namespace: ns,
       labelSelector: `${LABEL_CLUSTER}=${ref.name}`,
     })
-  ).items.map((c) => c.metadata.name!);
+  ).map((c) => c.metadata.name!);
   for (const name of retired) {
     const set = owned.find((s) => s.metadata.name === name)!;
     const setClaims = claimsOfSet(name, claims);

@@ -1,10 +1,10 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { cached } from "../apply.js";
 import { servingRef } from "../cluster-ref.js";
 import { podName, voterSetName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
 import type { Blocked } from "../status.js";
-import { cached } from "../workload/statefulsets/reconcile.js";
 import { type VoterIntent, voterIntent } from "../workload/statefulsets/scale.js";
 import { baoForPod, raftPeers } from "./bao.js";
 import { type Pass, waitingAt } from "./context.js";

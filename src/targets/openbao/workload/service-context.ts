@@ -1,4 +1,5 @@
 import { applyIfChanged } from "../../../runtime/apply.js";
+import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { ConditionInput } from "../../../runtime/conditions.js";
 import type { EventInput } from "../../../runtime/events.js";
@@ -13,6 +14,8 @@ import type { DriftChange } from "../drift.js";
  */
 export interface ServiceContext {
   client: KubeClient;
+  /** Reads of objects, from the informers' caches where they are watched (writes go to `client`). */
+  reader: Pick<CachedReader, "get" | "list">;
   /** The OpenBaoCluster as read from the API server (uid set): the controller of every object made. */
   owner: KubeObject;
   /** Server-side apply field manager of this service. */
@@ -57,15 +60,20 @@ export async function applyOwned(
   live?: KubeObject | null,
 ): Promise<KubeObject> {
   let known = live;
-  if (ctx.observeOnly && known === undefined) {
+  if (known === undefined) {
+    // From a cache that keeps managedFields when the kind is watched: an unchanged object costs no request.
     const type = await ctx.client.resources.mapping(intent.apiVersion ?? "v1", intent.kind ?? "");
-    known = (await ctx.client.getOrUndefined(type, intent.metadata.name!, intent.metadata.namespace)) ?? null;
+    known =
+      (await ctx.reader.get(type, intent.metadata.name!, intent.metadata.namespace, {
+        managedFields: true,
+        ...(intent.metadata.labels ? { labels: intent.metadata.labels } : {}),
+      })) ?? null;
   }
   const out = await applyIfChanged(ctx.client, setControllerReference(ctx.owner, intent), {
     fieldManager: ctx.fieldManager,
     force: true,
     ...(ctx.observeOnly ? { dryRun: true } : {}),
-    ...(known !== undefined ? { live: known } : {}),
+    live: known,
   });
   if (out.action === "dry-run")
     changes.push(`${intent.kind}/${intent.metadata.name} would be ${known ? "updated" : "created"}`);

@@ -7,6 +7,7 @@ import {
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster.js";
 import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
+import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { type Condition, setCondition } from "../../../../runtime/conditions.js";
 import {
@@ -15,7 +16,7 @@ import {
   type ReconcileResult,
   requeueAfter,
 } from "../../../../runtime/controller.js";
-import { ApiError, errorMessage, isNotFound } from "../../../../runtime/errors.js";
+import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { Logger } from "../../../../runtime/log.js";
@@ -87,6 +88,12 @@ export interface BackupReconcilerDeps {
   config: OpenBaoTargetConfig;
   /** Only asked whether the cluster still exists; decisions use a fresh read. */
   clusters: Pick<Informer<OpenBaoCluster>, "get">;
+  /**
+   * Where the fresh read comes from: the manager's reader serves the cache unless this process
+   * wrote the cluster since and the cache has not shown that write yet (then it asks the API
+   * server). Live reads when unset.
+   */
+  reader?: Pick<CachedReader, "get">;
   stores: SnapshotStoreFactory;
   now?: () => Date;
 }
@@ -123,13 +130,13 @@ export class BackupReconciler {
     if (cached.metadata.deletionTimestamp) return done();
     // Decisions about Jobs and the lock are made on a fresh read: the cache may not hold our own
     // last write yet, and acting on it could launch a second Job.
-    let cluster: OpenBaoCluster;
-    try {
-      cluster = await this.d.client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, namespace);
-    } catch (e) {
-      if (isNotFound(e)) return done();
-      throw e;
-    }
+    const fresh = await (this.d.reader ?? liveReader(this.d.client)).get<OpenBaoCluster>(
+      OPENBAOCLUSTER,
+      name,
+      namespace,
+    );
+    if (!fresh) return done();
+    const cluster = fresh;
     const ref = refOf(cluster);
     const backup = cluster.status?.backup ?? {};
 

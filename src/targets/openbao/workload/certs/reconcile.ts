@@ -70,7 +70,7 @@ async function readSecret(
   namespace: string,
   name: string,
 ): Promise<KubeObject | undefined> {
-  return ctx.client.getOrUndefined(SECRET, name, namespace);
+  return ctx.reader.get(SECRET, name, namespace);
 }
 
 async function external(

@@ -3,12 +3,12 @@ import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import type { Writes } from "../../apply.js";
 import type { BaoClient } from "../../baoclient/client.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
-import { clusterLabels, clusterNames, podName } from "../../identity.js";
+import { clusterLabels, clusterNames, LABEL_CLUSTER, podName } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import { podTrouble } from "../pod-trouble.js";
-import type { Writes } from "../statefulsets/reconcile.js";
 
 export const ROOT_TOKEN_KEY = "token";
 
@@ -42,7 +42,10 @@ export function initRequest(c: OpenBaoCluster): Record<string, unknown> {
 export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promise<InitOutcome> {
   const ns = cluster.metadata.namespace!;
   const pod0 = podName(servingRef(cluster), 0);
-  const pod = await d.ctx.client.getOrUndefined<KubeObject>(POD, pod0, ns);
+  // The voter pods carry the cluster's label: the reader's label-selected pod cache answers.
+  const pod = await d.ctx.reader.get<KubeObject>(POD, pod0, ns, {
+    labels: { [LABEL_CLUSTER]: cluster.metadata.name! },
+  });
   const phase = (pod?.["status"] as { phase?: string } | undefined)?.phase;
   // A container that keeps exiting says why in the pod's status; an unanswered port does not.
   const trouble = podTrouble(pod);
@@ -77,11 +80,7 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   if (health.initialized) {
     // Recovery: this operator initialized it before, but the status write did not land.
     const names = clusterNames(refOf(cluster));
-    const token = await d.ctx.client.getOrUndefined(
-      SECRET,
-      names.rootTokenSecret,
-      cluster.metadata.namespace!,
-    );
+    const token = await d.ctx.reader.get(SECRET, names.rootTokenSecret, cluster.metadata.namespace!);
     if (!token)
       d.ctx.events.record(cluster, {
         type: "Warning",

@@ -1,7 +1,7 @@
 import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
 import { groupOf, isControlledBy } from "../../../../runtime/ownership.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
-import { clusterNames } from "../../identity.js";
+import { clusterNames, LABEL_CLUSTER } from "../../identity.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   activeService,
@@ -150,14 +150,14 @@ async function servedGatewayKinds(ctx: ServiceContext): Promise<NetworkInputs["g
 async function observeApiServer(ctx: ServiceContext) {
   const observed = { serviceIPs: [] as string[], endpointIPs: [] as string[], ports: [] as number[] };
   try {
-    const svc = await ctx.client.get(SERVICE, "kubernetes", "default");
-    const spec = svc["spec"] as { clusterIPs?: string[]; clusterIP?: string } | undefined;
+    const svc = await ctx.reader.get(SERVICE, "kubernetes", "default");
+    const spec = svc?.["spec"] as { clusterIPs?: string[]; clusterIP?: string } | undefined;
     observed.serviceIPs = spec?.clusterIPs ?? (spec?.clusterIP ? [spec.clusterIP] : []);
-    const slices = await ctx.client.list(ENDPOINT_SLICE, {
+    const slices = await ctx.reader.list(ENDPOINT_SLICE, {
       namespace: "default",
       labelSelector: "kubernetes.io/service-name=kubernetes",
     });
-    for (const s of slices.items) {
+    for (const s of slices) {
       const endpoints = (s["endpoints"] ?? []) as { addresses?: string[] }[];
       for (const e of endpoints) observed.endpointIPs.push(...(e.addresses ?? []));
       for (const p of (s["ports"] ?? []) as { port?: number }[])
@@ -205,7 +205,10 @@ async function removeUnwanted(
   for (const c of candidates) {
     if (wanted.has(`${c.kind}/${c.name}`)) continue;
     const type = await ctx.client.resources.mapping(c.apiVersion, c.kind);
-    const live = await ctx.client.getOrUndefined(type, c.name, namespace);
+    // Objects this cluster made carry its labels: a cache that selects by them answers "absent" too.
+    const live = await ctx.reader.get(type, c.name, namespace, {
+      labels: { [LABEL_CLUSTER]: ctx.owner.metadata.name ?? "" },
+    });
     if (!live || !isControlledBy(live, owner)) continue;
     if (ctx.observeOnly) {
       changes.push(`${c.kind}/${c.name} would be deleted`);

@@ -26,7 +26,6 @@ export const PATHS = {
   unsealDir: "/openbao/unseal",
   dataDir: "/openbao/data",
 } as const;
-export const UNSEAL_KEY_FILE = "key";
 export const CONFIG_KEY = "config.hcl";
 export const SELF_INIT_KEY = "self-init.hcl";
 

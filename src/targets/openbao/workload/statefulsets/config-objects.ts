@@ -6,11 +6,11 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import { applyOwned, cached, removeOwned, type Writes } from "../../apply.js";
 import { refOf } from "../../cluster-ref.js";
 import { Component, type ComponentName, clusterNames } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
 import { buildConfigObject, configInSecret } from "./build.js";
-import { applyOwned, cached, removeOwned, type Writes } from "./reconcile.js";
 import { buildSealCredentialsSecret } from "./seal-wiring.js";
 
 /** What of a step's pass the config objects use; the workload imports no step (steps/ import it). */

@@ -3,9 +3,9 @@ import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
 import { PERSISTENT_VOLUME_CLAIM, POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import type { Writes } from "../../apply.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
-import type { Writes } from "../statefulsets/reconcile.js";
 import { type ClaimView, FS_RESIZE_PENDING, type PodView, planStorage } from "./plan.js";
 
 const STORAGECLASS: ResourceType = {
@@ -77,11 +77,11 @@ export async function checkStorage(
   let plan = planStorage(base);
   if (plan.kind === "inspect") {
     const className = live.storageClassName ?? (await defaultClass(ctx));
-    const sc = className ? await ctx.client.getOrUndefined(STORAGECLASS, className) : undefined;
+    const sc = className ? await ctx.reader.get(STORAGECLASS, className) : undefined;
     const selector = `${LABEL_CLUSTER}=${cluster.metadata.name},${LABEL_COMPONENT}=${Component.Server}`;
     const claims = (
-      await ctx.client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns, labelSelector: selector })
-    ).items.map(claimView);
+      await ctx.reader.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns, labelSelector: selector })
+    ).map(claimView);
     const inspected = {
       ...base,
       className,
@@ -90,9 +90,7 @@ export async function checkStorage(
     };
     plan = planStorage(inspected);
     if (plan.kind === "inspect") {
-      const pods = (await ctx.client.list(POD, { namespace: ns, labelSelector: selector })).items.map(
-        podView,
-      );
+      const pods = (await ctx.reader.list(POD, { namespace: ns, labelSelector: selector })).map(podView);
       plan = planStorage({ ...inspected, pods });
     }
   }
@@ -199,8 +197,7 @@ function podView(p: KubeObject): PodView {
 }
 
 async function defaultClass(ctx: ServiceContext): Promise<string | undefined> {
-  const all = await ctx.client.list(STORAGECLASS);
-  return all.items.find(
-    (s) => s.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true",
-  )?.metadata.name;
+  const all = await ctx.reader.list(STORAGECLASS);
+  return all.find((s) => s.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true")
+    ?.metadata.name;
 }

@@ -4,7 +4,9 @@
  * pre-upgrade snapshot), starts it, and hands an upgrade in flight to its strategy. Each pass reads
  * the cluster fresh; everything it needs to resume is in status (status.upgrade, the lock).
  */
+
 import { OpenBaoClusterCondition as C, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import {
   done,
@@ -12,7 +14,7 @@ import {
   type ReconcileResult,
   requeueAfter,
 } from "../../../../../runtime/controller.js";
-import { errorMessage, isNotFound } from "../../../../../runtime/errors.js";
+import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { Informer } from "../../../../../runtime/informer.js";
 import { splitKey } from "../../../../../runtime/types.js";
@@ -44,6 +46,8 @@ export interface UpgradeManagerDeps {
   events: EventRecorder;
   /** Only asked whether the cluster still exists; decisions use a fresh read. */
   clusters: Pick<Informer<OpenBaoCluster>, "get">;
+  /** Where the fresh read comes from (see BackupReconcilerDeps.reader); live reads when unset. */
+  reader?: Pick<CachedReader, "get">;
   access: BaoAccess;
   snapshot?: PreUpgradeSnapshotPort;
   /** BlueGreen, when built; without it a BlueGreen upgrade is left alone (reported unsupported). */
@@ -85,13 +89,13 @@ export class UpgradeManager {
       return done();
     }
     if (cached.metadata.deletionTimestamp) return done();
-    let cluster: OpenBaoCluster;
-    try {
-      cluster = await this.d.client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, namespace);
-    } catch (e) {
-      if (isNotFound(e)) return done();
-      throw e;
-    }
+    const fresh = await (this.d.reader ?? liveReader(this.d.client)).get<OpenBaoCluster>(
+      OPENBAOCLUSTER,
+      name,
+      namespace,
+    );
+    if (!fresh) return done();
+    const cluster = fresh;
     if (cluster.metadata.deletionTimestamp) return done();
     // An upgrade in flight finishes with the strategy it started with; a strategy change waits.
     if (cluster.status?.upgrade) return this.rolling.advance(cluster, rc);

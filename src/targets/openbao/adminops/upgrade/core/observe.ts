@@ -6,7 +6,9 @@
 
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { POD, STATEFULSET } from "../../../../../runtime/builtin-types.js";
+import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
+import { secretValue } from "../../../../../runtime/secrets.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { BaoClient, type BaoEndpoint } from "../../../baoclient/client.js";
 import { refOf, servingRef } from "../../../cluster-ref.js";
@@ -21,7 +23,6 @@ import {
   voterSetName,
 } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
-import { secretValue } from "../../../workload/statefulsets/reconcile.js";
 
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
 export const REVISION_LABEL = "controller-revision-hash";
@@ -55,6 +56,8 @@ export interface ClusterObservation {
 
 export interface BaoAccess {
   clusterDomain: string;
+  /** Where Secrets are read (the manager's cached reader); live reads when unset. */
+  reader?: Pick<CachedReader, "get">;
   /** Replaces the client (tests); the real one by default. */
   baoClient?: (ep: BaoEndpoint) => BaoClient;
   timeoutMs?: number;
@@ -74,9 +77,9 @@ export async function voterClient(
     const names = clusterNames(ref);
     const server = tlsSecretName(cluster) ?? names.serverSecret;
     caPem =
-      (await secretValue({ client }, ref.namespace, server, "ca.crt")) ??
+      (await secretValue(access.reader ?? liveReader(client), ref.namespace, server, "ca.crt")) ??
       (await secretValue(
-        { client },
+        access.reader ?? liveReader(client),
         ref.namespace,
         cluster.spec.tls?.caSecretName ?? names.caSecret,
         "ca.crt",

@@ -1,9 +1,10 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
+import { secretValue } from "../../../../../runtime/secrets.js";
 import { refOf } from "../../../cluster-ref.js";
 import { clusterNames } from "../../../identity.js";
 import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
-import { secretValue } from "../../../workload/statefulsets/reconcile.js";
 import { forgetJwtToken, jwtUpgradeToken } from "./jwt-login.js";
 import type { BaoAccess } from "./observe.js";
 
@@ -22,10 +23,15 @@ export async function upgradeToken(
 ): Promise<string | undefined> {
   const ref = refOf(cluster);
   const named = cluster.spec.upgrade?.tokenSecretRef?.name;
-  if (named) return secretValue({ client }, ref.namespace, named, "token");
+  if (named) return secretValue(access.reader ?? liveReader(client), ref.namespace, named, "token");
   const role = cluster.spec.upgrade?.jwtAuthRole?.trim();
   if (role) return jwtUpgradeToken(client, access, cluster, role, now().getTime(), signal);
-  return secretValue({ client }, ref.namespace, clusterNames(ref).rootTokenSecret, ROOT_TOKEN_KEY);
+  return secretValue(
+    access.reader ?? liveReader(client),
+    ref.namespace,
+    clusterNames(ref).rootTokenSecret,
+    ROOT_TOKEN_KEY,
+  );
 }
 
 /**
