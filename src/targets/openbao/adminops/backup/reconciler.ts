@@ -9,14 +9,12 @@ import {
 import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { type Condition, setCondition } from "../../../../runtime/conditions.js";
 import {
   done,
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
 } from "../../../../runtime/controller.js";
-import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { Logger } from "../../../../runtime/log.js";
@@ -24,26 +22,15 @@ import { type KubeObject, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
-import { type ClusterRef, Component } from "../../identity.js";
-import {
-  backupHolder,
-  contention,
-  type LockIdentity,
-  OperationLockStore,
-  writeAdminOpsConcern,
-} from "../../opslifecycle/index.js";
+import { backupHolder, contention, type LockIdentity, OperationLockStore } from "../../opslifecycle/index.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
-import { buildExecutorJob } from "../jobs/build.js";
-import {
-  ensureExecutorServiceAccount,
-  executorAuth,
-  snapshotUploadContract,
-} from "../jobs/snapshot-upload.js";
+import { runRetention } from "./apply-retention.js";
+import { BackupEvent } from "./events.js";
+import { backupServiceAccount, ensureBackupJob } from "./job.js";
 import {
   backupDuration,
   backupFailureTotal,
   backupLastSuccess,
-  backupRetentionDeleted,
   backupSize,
   backupSuccessTotal,
   backupTotal,
@@ -52,8 +39,8 @@ import {
 import type { SnapshotStoreFactory } from "./ports.js";
 import { BackupReason, checkPrerequisites } from "./prerequisites.js";
 import { type BackupStatus, jobOutcome, recordOutcome } from "./result.js";
-import { selectForDeletion } from "./retention.js";
-import { backupJobName, backupKeyPrefix, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
+import { backupJobName, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
+import { setBackingUp, writeBackup } from "./status-writes.js";
 
 /** Field manager of the objects this controller creates (Jobs, the backup ServiceAccount). */
 export const ADMINOPS_OBJECTS_MANAGER = OpenBaoClusterManagers.adminOps;
@@ -63,23 +50,13 @@ export const BACKUP_JWT_AUDIENCE = "openbao-internal";
 const RUNNING_POLL_MS = 30_000;
 /** A missing prerequisite is looked at again after this (Secrets are not watched). */
 const PREREQ_POLL_MS = 30_000;
-/**
- * Retention runs before the lock is released, so it is bounded: an object store that accepts
- * connections and never answers (the SDKs set no request timeout) would otherwise hold the lock
- * forever. Listing and deleting a cluster's snapshots takes a few requests.
- */
-export const RETENTION_TIMEOUT_MS = 60_000;
+
+export { RETENTION_TIMEOUT_MS } from "./apply-retention.js";
+
 /** Longest sleep until the next window; long sleeps are cut so a clock jump is noticed. */
 const MAX_SLEEP_MS = 15 * 60_000;
 
-export const BackupEvent = {
-  JobCreated: "BackupJobCreated",
-  Succeeded: BackupReason.BackupSucceeded,
-  Failed: BackupReason.BackupFailed,
-  ManualTriggerAccepted: "BackupManualTriggerAccepted",
-  RetentionApplied: "BackupRetentionApplied",
-  RetentionFailed: "BackupRetentionFailed",
-} as const;
+export { BackupEvent };
 
 export interface BackupReconcilerDeps {
   client: KubeClient;
@@ -98,8 +75,7 @@ export interface BackupReconcilerDeps {
   now?: () => Date;
 }
 
-/** The ServiceAccount backup Jobs run as; its projected token is what a JWT role binds. */
-export const backupServiceAccount = (cluster: ClusterRef): string => `${cluster.name}-backup`;
+export { backupServiceAccount };
 
 /**
  * The backup half of the AdminOps path. Each pass reads the cluster fresh and moves one step:
@@ -162,7 +138,7 @@ export class BackupReconciler {
     }
     const next = decision.next ? stamp(decision.next) : undefined;
     if (next !== backup.nextScheduledBackup)
-      await this.writeBackup(ref, (b) => withField(b, "nextScheduledBackup", next), rc);
+      await writeBackup(this.d.client, ref, (b) => withField(b, "nextScheduledBackup", next), rc);
     if (!decision.due) {
       // The last attempt's outcome (BackupSucceeded / BackupFailed) stays the condition until the
       // next attempt: the pass right after recording it would otherwise hide a failure behind Idle
@@ -234,7 +210,8 @@ export class BackupReconciler {
       time: due.window,
       id: shortHash(jobName),
     });
-    await this.writeBackup(
+    await writeBackup(
+      this.d.client,
       ref,
       (b) => {
         const n: BackupStatus = {
@@ -256,45 +233,9 @@ export class BackupReconciler {
         action: "Backup",
         note: `manual backup requested through ${TriggerBackupAnnotation}; Job ${jobName}`,
       });
-    await this.ensureJob(cluster, jobName, key, image!, rc);
+    await ensureBackupJob(this.d, cluster, jobName, key, image!, rc);
     await this.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
     return requeueAfter(RUNNING_POLL_MS);
-  }
-
-  private async ensureJob(
-    cluster: OpenBaoCluster,
-    jobName: string,
-    key: string,
-    image: string,
-    rc: ReconcileContext,
-  ): Promise<void> {
-    const ref = refOf(cluster);
-    const spec = cluster.spec.backup!;
-    const sa = backupServiceAccount(ref);
-    await ensureExecutorServiceAccount(this.d.client, cluster, sa, Component.Backup, rc.signal);
-    // Prerequisites made sure one of the two is set.
-    const contract = snapshotUploadContract(cluster, spec.target, key, executorAuth(spec)!);
-    const job = buildExecutorJob({
-      cluster,
-      name: jobName,
-      component: Component.Backup,
-      image,
-      contract,
-      serviceAccountName: sa,
-      annotations: { [OpenBaoAnnotation.BackupKey]: key },
-    });
-    try {
-      await this.d.client.create(JOB, job);
-      this.d.events.record(cluster, {
-        type: "Normal",
-        reason: BackupEvent.JobCreated,
-        action: "Backup",
-        note: `Job ${jobName} streams a Raft snapshot to ${key}`,
-      });
-    } catch (e) {
-      // Same window, same name: the Job of this attempt exists already (a pass resumed after a crash).
-      if (!(e instanceof ApiError && e.code === 409)) throw e;
-    }
   }
 
   // ---------------------------------------------------------------- an attempt in flight
@@ -322,7 +263,7 @@ export class BackupReconciler {
         });
         const image = cluster.spec.backup.image ?? this.d.config.executorImage;
         if (image) {
-          await this.ensureJob(cluster, jobName, key, image, rc);
+          await ensureBackupJob(this.d, cluster, jobName, key, image, rc);
           return requeueAfter(RUNNING_POLL_MS);
         }
       }
@@ -385,7 +326,8 @@ export class BackupReconciler {
     let after: BackupStatus | undefined;
     // Recorded once: the write that records the result also clears jobName, and it only happens while
     // jobName still names this Job (a repeated pass sees no Job in flight and records nothing).
-    const w = await this.writeBackup(
+    const w = await writeBackup(
+      this.d.client,
       ref,
       (b) => {
         if (b?.jobName !== jobName) return b;
@@ -434,7 +376,7 @@ export class BackupReconciler {
         );
       }
     }
-    await this.retention(w, rc);
+    await runRetention({ ...this.d, now: this.now }, w, rc);
     await this.locks.release(ref, id, rc.signal);
     return requeueAfter(1);
   }
@@ -444,87 +386,12 @@ export class BackupReconciler {
     const lock = cluster.status?.operationLock;
     const ref = refOf(cluster);
     if (lock?.operation !== "Backup" || !lock.holder?.startsWith(backupHolder(ref.name, ""))) return;
-    await this.retention(cluster, rc);
+    await runRetention({ ...this.d, now: this.now }, cluster, rc);
     await this.locks.release(ref, { operation: "Backup", holder: lock.holder }, rc.signal);
   }
 
-  // ---------------------------------------------------------------- retention
-
-  /**
-   * After terminal processing and only with a recorded success as guard (see retention.ts for why it
-   * runs here). A failure is an event and a log line; it never fails the backup or keeps the lock.
-   */
-  private async retention(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
-    const spec = cluster.spec.backup;
-    const b = cluster.status?.backup;
-    const policy = spec?.retention;
-    if (!spec || !policy || !b?.lastBackupTime || !b.lastBackupKey) return;
-    if (!(policy.maxCount && policy.maxCount > 0) && !policy.maxAge) return;
-    const deadline = AbortSignal.any([rc.signal, AbortSignal.timeout(RETENTION_TIMEOUT_MS)]);
-    try {
-      await bounded(
-        this.applyRetention(cluster, deadline),
-        deadline,
-        `retention did not finish within ${RETENTION_TIMEOUT_MS / 1000} s (the object store does not answer)`,
-      );
-    } catch (e) {
-      if (rc.signal.aborted) throw e;
-      rc.log.warn({ err: errorMessage(e) }, "backup retention failed");
-      this.d.events.record(cluster, {
-        type: "Warning",
-        reason: BackupEvent.RetentionFailed,
-        action: "Retention",
-        note: `retention failed: ${errorMessage(e)}`.slice(0, 1000),
-      });
-    }
-  }
-
-  private async applyRetention(cluster: OpenBaoCluster, signal: AbortSignal): Promise<void> {
-    const spec = cluster.spec.backup!;
-    const b = cluster.status!.backup!;
-    const policy = spec.retention!;
-    const ref = refOf(cluster);
-    const credsName = spec.target.credentialsSecretRef?.name;
-    let creds: Record<string, Buffer> | undefined;
-    if (credsName) {
-      const s = await this.d.client.get<KubeObject>(SECRET, credsName, ref.namespace);
-      const data = (s["data"] ?? {}) as Record<string, string>;
-      creds = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64")]));
-    }
-    const store = await this.d.stores(spec.target, creds);
-    const prefix = backupKeyPrefix(spec.target.pathPrefix, ref.namespace, ref.name);
-    const objects = await store.list(prefix, signal);
-    const doomed = selectForDeletion({ objects, policy, now: this.now(), lastSuccessKey: b.lastBackupKey! });
-    for (const k of doomed) {
-      signal.throwIfAborted();
-      await store.delete(k, signal);
-    }
-    if (doomed.length) {
-      backupRetentionDeleted.inc({ namespace: ref.namespace, name: ref.name }, doomed.length);
-      this.d.events.record(cluster, {
-        type: "Normal",
-        reason: BackupEvent.RetentionApplied,
-        action: "Retention",
-        note: `deleted ${doomed.length} snapshot(s) past spec.backup.retention; ${objects.length - doomed.length} kept`,
-      });
-    }
-  }
-
-  // ---------------------------------------------------------------- status
-
-  private async writeBackup(
-    ref: ClusterRef,
-    change: (b: BackupStatus) => BackupStatus,
-    rc: ReconcileContext,
-  ): Promise<OpenBaoCluster> {
-    const r = await writeAdminOpsConcern(this.d.client, ref, "backup", (cur) => change(cur ?? {}), {
-      signal: rc.signal,
-    });
-    return r.cluster;
-  }
-
-  /** The BackingUp condition; an event only when its reason moves (no event per pass). */
-  private async condition(
+  /** The BackingUp condition (see status-writes.ts). */
+  private condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",
     reason: string,
@@ -532,35 +399,7 @@ export class BackupReconciler {
     rc: ReconcileContext,
     eventType: "Normal" | "Warning" = "Normal",
   ): Promise<void> {
-    const before = cluster.status?.conditions?.find((c) => c.type === C.BackingUp);
-    if (before?.status === status && before.reason === reason && before.message === message) return;
-    const now = this.now();
-    await writeAdminOpsConcern(
-      this.d.client,
-      refOf(cluster),
-      "conditions",
-      (cur) =>
-        setCondition(
-          (cur ?? []) as Condition[],
-          {
-            type: C.BackingUp,
-            status,
-            reason,
-            message,
-            observedGeneration: cluster.metadata.generation,
-          },
-          now,
-        ),
-      { signal: rc.signal },
-    );
-    if (
-      before?.reason !== reason &&
-      reason !== BackupReason.Idle &&
-      reason !== BackupReason.BackupInProgress &&
-      reason !== BackupReason.BackupSucceeded &&
-      reason !== BackupReason.BackupFailed
-    )
-      this.d.events.record(cluster, { type: eventType, reason, action: "Backup", note: message });
+    return setBackingUp({ ...this.d, now: this.now }, cluster, { status, reason, message }, rc, eventType);
   }
 
   private sleepUntil(next: Date | undefined): ReconcileResult {
@@ -568,16 +407,6 @@ export class BackupReconciler {
     const ms = next.getTime() - this.now().getTime();
     return requeueAfter(Math.min(Math.max(ms + 250, 1000), MAX_SLEEP_MS));
   }
-}
-
-/** Settles with `work`, or rejects with `message` once `signal` aborts (the work may go on, unused). */
-function bounded<T>(work: Promise<T>, signal: AbortSignal, message: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error(message));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 function stamp(d: Date): string {

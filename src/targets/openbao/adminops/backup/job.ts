@@ -1,0 +1,59 @@
+import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { JOB } from "../../../../runtime/builtin-types.js";
+import type { KubeClient } from "../../../../runtime/client.js";
+import type { ReconcileContext } from "../../../../runtime/controller.js";
+import { ApiError } from "../../../../runtime/errors.js";
+import type { EventRecorder } from "../../../../runtime/events.js";
+import { refOf } from "../../cluster-ref.js";
+import { type ClusterRef, Component } from "../../identity.js";
+import { buildExecutorJob } from "../jobs/build.js";
+import {
+  ensureExecutorServiceAccount,
+  executorAuth,
+  snapshotUploadContract,
+} from "../jobs/snapshot-upload.js";
+import { BackupEvent } from "./events.js";
+
+/** The ServiceAccount backup Jobs run as; its projected token is what a JWT role binds. */
+export const backupServiceAccount = (cluster: ClusterRef): string => `${cluster.name}-backup`;
+
+/**
+ * The attempt's executor Job (and the ServiceAccount it runs as), created once: the name is the
+ * attempt's, so a pass that resumes after a crash finds the Job it created and makes no second.
+ */
+export async function ensureBackupJob(
+  d: { client: KubeClient; events: EventRecorder },
+  cluster: OpenBaoCluster,
+  jobName: string,
+  key: string,
+  image: string,
+  rc: ReconcileContext,
+): Promise<void> {
+  const ref = refOf(cluster);
+  const spec = cluster.spec.backup!;
+  const sa = backupServiceAccount(ref);
+  await ensureExecutorServiceAccount(d.client, cluster, sa, Component.Backup, rc.signal);
+  // Prerequisites made sure one of the two is set.
+  const contract = snapshotUploadContract(cluster, spec.target, key, executorAuth(spec)!);
+  const job = buildExecutorJob({
+    cluster,
+    name: jobName,
+    component: Component.Backup,
+    image,
+    contract,
+    serviceAccountName: sa,
+    annotations: { [OpenBaoAnnotation.BackupKey]: key },
+  });
+  try {
+    await d.client.create(JOB, job);
+    d.events.record(cluster, {
+      type: "Normal",
+      reason: BackupEvent.JobCreated,
+      action: "Backup",
+      note: `Job ${jobName} streams a Raft snapshot to ${key}`,
+    });
+  } catch (e) {
+    // Same window, same name: the Job of this attempt exists already (a pass resumed after a crash).
+    if (!(e instanceof ApiError && e.code === 409)) throw e;
+  }
+}
