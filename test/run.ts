@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { cacheRoot } from "../src/testenv/cache.js";
@@ -8,6 +7,7 @@ import { formatDuration } from "../src/testenv/duration.js";
 import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
 import { trackChild } from "../src/testenv/processes.js";
 import { startSharedEnv } from "../src/testenv/shared.js";
+import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
 import { mergeDurations, readDurations, slowestFirst } from "../src/testenv/test-order.js";
 
 // Starts the one shared environment (not for unit files alone), runs every compiled test file against
@@ -114,7 +114,8 @@ async function runTests(
   durationsPath: string,
   root: string,
 ): Promise<Outcome> {
-  const scratch = mkdtempSync(join(tmpdir(), "test-durations-"));
+  // Owned by the process: removed by the cleanups even when Ctrl-C ends the run before `finally`.
+  const scratch = makeTempDir("test-durations");
   const report = join(scratch, "durations.json");
   try {
     const outcome = await runNodeTest(node, targets, variables, report);
@@ -124,7 +125,7 @@ async function runTests(
     }
     return outcome;
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    removeTempDir(scratch);
   }
 }
 
@@ -189,8 +190,12 @@ let finished = false;
 // and still ends with the counts line CI reads.
 process.on("exit", (code) => {
   if (finished) return;
-  writeSync(1, "the test run ended before it finished; it cannot pass\n");
-  writeSync(1, `${counted?.passed ?? 0} passed, ${Math.max(1, failedCount(counted))} failed\n`);
+  try {
+    writeSync(1, "the test run ended before it finished; it cannot pass\n");
+    writeSync(1, `${counted?.passed ?? 0} passed, ${Math.max(1, failedCount(counted))} failed\n`);
+  } catch {
+    // Nobody reads the output any more (EPIPE): the exit code still says it.
+  }
   if (!code) process.exitCode = 1;
 });
 

@@ -73,6 +73,9 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
       "rbac.authorization.k8s.io/roles",
       "rbac.authorization.k8s.io/rolebindings",
       "storage.k8s.io/storageclasses",
+      "apps/statefulsets",
+      "core/configmaps",
+      "policy/poddisruptionbudgets",
     ].map((r) => [`get ${r}`, CACHE_MISS_ONLY]),
   ),
   "update core/pods":

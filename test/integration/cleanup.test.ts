@@ -41,7 +41,8 @@ describe("the test runner leaves no temp folders behind", () => {
   it("when Ctrl-C arrives while the pipe is gone", async () => {
     const tmp = makeTempDir("runner-sigint");
     const { child, exited, stderr } = startRunner(tmp);
-    // Once the shared environment has made its first folder, the reader goes and Ctrl-C follows.
+    // Once the runner has made its first folder (a unit file alone: its timings scratch), the reader
+    // goes and Ctrl-C follows.
     await eventually(
       () => (leftIn(tmp).length > 0 ? true : undefined),
       60_000,
