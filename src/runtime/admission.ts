@@ -3,6 +3,7 @@
  * answer it expects, and a registry where each target puts the check of each of its kinds. The
  * checks themselves are the targets' own (the same functions `validate` and the controllers call).
  */
+import { deepEqual } from "./converge.js";
 
 /** The part of an AdmissionReview's request the checks read. */
 export interface AdmissionRequest {
@@ -74,6 +75,32 @@ function nameIn(object: unknown): string | undefined {
 }
 
 const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+
+/**
+ * What an update may keep: Kubernetes ratchets CRD validation (a field left as stored is not
+ * re-judged), and so does this. An object being deleted is admitted (its finalizers must be able to
+ * go, whatever its spec says), and an update that leaves `spec` as stored (a label, an annotation, a
+ * finalizer: what controllers write) turns the refusals of `spec` into warnings, so an object
+ * stored before a check existed, or before it got stricter, is not frozen. Metadata is judged as sent.
+ */
+export function ratchet(request: AdmissionRequest, verdict: AdmissionVerdict): AdmissionVerdict {
+  if (request.operation !== "UPDATE" || verdict.errors.length === 0) return verdict;
+  const deleting = [request.object, request.oldObject].some(
+    (o) => (o as { metadata?: { deletionTimestamp?: unknown } } | null)?.metadata?.deletionTimestamp,
+  );
+  const specUnchanged = deepEqual(specOf(request.object), specOf(request.oldObject));
+  if (!deleting && !specUnchanged) return verdict;
+  const kept: AdmissionProblem[] = [];
+  const warnings = [...verdict.warnings];
+  const why = deleting ? "admitted while the object is being deleted" : "admitted: spec is unchanged";
+  for (const p of verdict.errors) {
+    if (deleting || !p.field?.startsWith("metadata")) warnings.push(`${describeProblem(p)} (${why})`);
+    else kept.push(p);
+  }
+  return { errors: kept, warnings };
+}
+
+const specOf = (o: unknown) => (o as { spec?: unknown } | null)?.spec;
 
 export interface ReviewOptions {
   /** Refusals become warnings: what would be refused is shown and admitted (rolling a webhook out). */

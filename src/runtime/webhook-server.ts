@@ -12,6 +12,7 @@ import {
   type AdmissionRequest,
   parseReview,
   type ReviewOptions,
+  ratchet,
   reviewResponse,
 } from "./admission.js";
 import type { Logger } from "./log.js";
@@ -112,7 +113,7 @@ export class WebhookServer {
         {},
       );
     try {
-      return reviewResponse(request, await check(request), options);
+      return reviewResponse(request, ratchet(request, await check(request)), options);
     } catch (e) {
       // No object's content may crash the process: a check that throws refuses, and says why.
       this.opts.log.error({ kind: request.kind.kind, err: (e as Error).message }, "admission check failed");

@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { stringify } from "yaml";
-import { type AdmissionRequest, parseReview, reviewResponse } from "../../src/runtime/admission.js";
+import { type AdmissionRequest, parseReview, ratchet, reviewResponse } from "../../src/runtime/admission.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { gitLabCoreVerdict } from "../../src/targets/gitlab/admission.js";
 import { openBaoVerdict } from "../../src/targets/openbao/admission.js";
 import { vaultSeedVerdict } from "../../src/targets/vault/admission.js";
+import { parseApplications } from "../../src/targets/vault/config.js";
 
 type Obj = Record<string, unknown>;
 const seed = (name: string, spec: Obj): KubeObject => ({
@@ -98,6 +99,45 @@ describe("admission: VaultSeed", () => {
       () => cache,
     );
     assert.deepEqual(self.errors, []);
+  });
+
+  it("an application namespace's prefixes refuse with the controller's words; refused objects claim no path", () => {
+    const scopes = parseApplications({ apps: { write: ["apps/team"], read: ["shared"] } }, "applications");
+    const inApps = (name: string, spec: Obj): KubeObject => ({
+      ...seed(name, spec),
+      metadata: { name, namespace: "apps" },
+    });
+    const outside = vaultSeedVerdict(
+      request(VS, inApps("a", { path: "k/a", data: { x: "1" } })),
+      () => [],
+      scopes,
+    );
+    assert.deepEqual(fieldsOf(outside), [
+      "spec.path: namespace apps is an application namespace and may seed only under apps/team/: spec.path k/a lies outside its prefixes; nothing was written",
+    ]);
+    const reads = vaultSeedVerdict(
+      request(VS, inApps("b", { path: "apps/team/b", data: { x: "<ref:k/c#x>" } })),
+      () => [],
+      scopes,
+    );
+    assert.match(
+      fieldsOf(reads).join("\n"),
+      /^spec.data.x: namespace apps is an application namespace and its references may read only under apps\/team\/, shared\/; k\/c is outside them/,
+    );
+    // Inside its prefix it is admitted; an object the allow-list refuses holds no path against it.
+    const squatter = inApps("squat", { path: "k/other", data: { y: "1" } });
+    const fine = vaultSeedVerdict(
+      request(VS, seed("c", { path: "k/other", data: { x: "1" } })),
+      () => [squatter],
+      scopes,
+    );
+    assert.deepEqual(fine.errors, []);
+    // Without scopes the same object would hold the path.
+    assert.equal(
+      vaultSeedVerdict(request(VS, seed("c", { path: "k/other", data: { x: "1" } })), () => [squatter]).errors
+        .length,
+      1,
+    );
   });
 
   it("a write past OpenBao's default string limit is a warning, not a refusal", () => {
@@ -242,6 +282,36 @@ describe("admission: the AdmissionReview", () => {
       "VaultSeed ns/a: w",
       "VaultSeed ns/a: would be refused (observe-only): spec.path: is required",
     ]);
+  });
+
+  it("ratchets updates: a deleting object and an unchanged spec are admitted with warnings; a changed spec or bad metadata is not", () => {
+    assert.ok(typeof req !== "string");
+    const bad = { errors: [{ field: "spec.path", message: "is required" }], warnings: [] };
+    const stored = { metadata: { name: "a" }, spec: { data: { x: "1" }, list: [1, 2] } };
+    const update = (object: unknown, oldObject: unknown): AdmissionRequest => ({
+      ...req,
+      operation: "UPDATE",
+      object,
+      oldObject,
+    });
+    // A finalizer added by a controller: spec as stored (keys in another order).
+    const labelled = { metadata: { name: "a", finalizers: ["f"] }, spec: { list: [1, 2], data: { x: "1" } } };
+    const kept = ratchet(update(labelled, stored), bad);
+    assert.deepEqual(kept.errors, []);
+    assert.deepEqual(kept.warnings, ["spec.path: is required (admitted: spec is unchanged)"]);
+    // The spec changed: judged in full.
+    const changed = { ...labelled, spec: { data: { x: "2" }, list: [1, 2] } };
+    assert.deepEqual(ratchet(update(changed, stored), bad), bad);
+    const reordered = { ...labelled, spec: { data: { x: "1" }, list: [2, 1] } };
+    assert.deepEqual(ratchet(update(reordered, stored), bad), bad, "list order is content");
+    // Being deleted: even a changed spec (a finalizer's removal must never be refused).
+    const deleting = { metadata: { name: "a", deletionTimestamp: "2026-01-01T00:00:00Z" }, spec: {} };
+    assert.deepEqual(ratchet(update(deleting, { ...stored, metadata: deleting.metadata }), bad).errors, []);
+    // Metadata is judged as sent, spec unchanged or not.
+    const meta = { errors: [{ field: "metadata.name", message: "too long" }], warnings: [] };
+    assert.deepEqual(ratchet(update(labelled, stored), meta), meta);
+    // A create is never ratcheted.
+    assert.deepEqual(ratchet({ ...req, operation: "CREATE", object: stored }, bad), bad);
   });
 
   it("a body that is not an AdmissionReview v1 is named", () => {

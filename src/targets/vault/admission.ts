@@ -2,14 +2,16 @@
  * The webhook's decision on a VaultSeed: what `validate` says of one object (its CRD's schema, then
  * compileSeed, the function the reconciler plans with), `path` immutable on update, and what needs
  * the other objects, read from the target's informer cache: a path another object seeds, a
- * reference cycle through this one. The same functions as `validate`, so the same words.
+ * reference cycle through this one, and an application namespace's prefixes (the controller's
+ * refusal, as `validate --config` gives it). The same functions as `validate`, so the same words.
  */
 import { documentShape } from "../../apis/object-check.js";
 import type { AdmissionProblem, AdmissionRequest, AdmissionVerdict } from "../../runtime/admission.js";
 import type { ManifestDocument } from "../../runtime/target.js";
 import type { KubeObject } from "../../runtime/types.js";
+import type { ApplicationScopes } from "./scope.js";
 import { isPlainObject } from "./tree.js";
-import { compileSeed, crossObjectProblems, seedWarnings } from "./validate.js";
+import { compileSeed, crossObjectProblems, seedWarnings, validateApplicationScopes } from "./validate.js";
 
 const SUBJECT = "this request";
 const CACHED = "in the cluster";
@@ -33,6 +35,7 @@ export function merged(schema: AdmissionProblem[], own: AdmissionProblem[]): Adm
 export function vaultSeedVerdict(
   request: AdmissionRequest,
   cached: () => Iterable<KubeObject>,
+  scopes: ApplicationScopes = new Map(),
 ): AdmissionVerdict {
   if (request.operation === "DELETE") return { errors: [], warnings: [] };
   const object = request.object;
@@ -52,11 +55,15 @@ export function vaultSeedVerdict(
     });
   const subject: ManifestDocument = { file: SUBJECT, doc: object };
   const ns = request.namespace ?? "";
+  for (const p of validateApplicationScopes([subject], scopes)) own.push(asField(p.key, p.message));
   const others: ManifestDocument[] = [];
   for (const o of cached()) {
     // The object itself, as stored before this update, is not another object.
     if ((o.metadata.namespace ?? "") === ns && o.metadata.name === request.name) continue;
-    others.push({ file: CACHED, doc: o });
+    const other: ManifestDocument = { file: CACHED, doc: o };
+    // An object its application namespace may not have claims no path, as in the controller.
+    if (validateApplicationScopes([other], scopes).length > 0) continue;
+    others.push(other);
   }
   for (const p of crossObjectProblems(subject, others)) own.push({ field: p.key, message: p.message });
   return {

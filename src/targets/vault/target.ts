@@ -79,7 +79,11 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const informer = manager.informer<VaultSeed>(VAULTSEED);
       // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
       manager.admission.register(VaultSeedGroup, VaultSeedKind, async (request) =>
-        (await import("./admission.js")).vaultSeedVerdict(request, () => informer.list()),
+        (await import("./admission.js")).vaultSeedVerdict(
+          request,
+          () => informer.list(),
+          config.applications,
+        ),
       );
       const admitted = (namespace: string, seed: CompiledSeed) =>
         admits(
