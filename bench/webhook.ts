@@ -7,13 +7,16 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE } from "../src/runtime/builtin-types.js";
+import {
+  CUSTOM_RESOURCE_DEFINITION,
+  NAMESPACE,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+} from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import { createLogger } from "../src/runtime/log.js";
 import { Manager } from "../src/runtime/manager.js";
 import type { KubeObject } from "../src/runtime/types.js";
 import { Webhook } from "../src/runtime/webhook.js";
-import { VALIDATING_WEBHOOK_CONFIGURATION } from "../src/runtime/webhook-certs.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 
 const VAULTSEED = {

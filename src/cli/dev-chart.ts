@@ -117,6 +117,9 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     // The image is the one the node imported from this working tree's dist/, never pulled.
     "--set",
     "image.pullPolicy=Never",
+    // Its admission webhook too (own CA, caBundle patched by the operator): the samples go through it.
+    "--set",
+    "webhook.enabled=true",
     "--wait",
     "--timeout",
     "5m",

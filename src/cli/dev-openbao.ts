@@ -22,6 +22,8 @@ export async function startOpenBaoTargetInNode(opts: {
   dir: string;
   operatorNamespace: string;
   namespaces: string[];
+  /** More top-level sections of its operator.yaml (its webhook). */
+  extraConfig?: string;
 }): Promise<() => Promise<void>> {
   const configPath = join(opts.dir, "operator-openbao.yaml");
   await writeFile(
@@ -31,7 +33,7 @@ leaderElection:
   enabled: true
   namespace: ${opts.operatorNamespace}
 probes: { port: 0, host: 127.0.0.1 }
-targets:
+${opts.extraConfig ?? ""}targets:
   openbao:
     namespaces: [${opts.namespaces.join(", ")}]
 `,

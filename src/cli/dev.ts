@@ -19,6 +19,13 @@ import { CHART_NAMESPACE, CHART_RELEASE, installByChart } from "./dev-chart.js";
 import { GITLAB_HOOK_ACCOUNT, gitlabSampleForLocalNode, prepareGitLab, watchGitLab } from "./dev-gitlab.js";
 import { startOpenBaoTargetInNode, watchFormation } from "./dev-openbao.js";
 import { openBaoSampleForLocalNode } from "./dev-samples.js";
+import {
+  createWebhookConfiguration,
+  type DevWebhook,
+  freePort,
+  waitForCaBundles,
+  webhookSection,
+} from "./dev-webhook.js";
 import { readManifests } from "./manifests.js";
 import { PodSummary } from "./pod-summary.js";
 import { prettyLines } from "./pretty-log.js";
@@ -79,6 +86,8 @@ const IN_PROCESS_TARGETS = ["vault"];
 const NODE_TARGETS = ["openbao"];
 /** Runs in this process but needs the node: its hook Jobs and workloads are pods. */
 const IN_PROCESS_NODE_TARGETS = ["gitlab"];
+/** The openbao process's webhook port on the node's address (the node's own components use others). */
+const NODE_WEBHOOK_PORT = 9443;
 const SAMPLES = fileURLToPath(new URL("../../../deploy/samples", import.meta.url));
 
 const say = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -225,15 +234,27 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
     const dir = makeTempDir("dev");
     cleanups.push(async () => removeTempDir(dir));
     const configPath = join(dir, "operator.yaml");
-    await writeFile(configPath, devConfig(bao.addr, vaultNamespaces, gitlabNamespaces));
-
-    const appliedAt = Date.now();
-    for (const s of samples) {
-      const type = await client.resources.find(s.apiVersion ?? "", s.kind ?? "");
-      if (!type) throw new Error(`sample ${s.kind}/${s.metadata.name}: kind not served`);
-      await client.apply(type, s, { fieldManager: "platform-operator-dev" });
-    }
-    if (samples.length) say(`applied ${samples.length} sample objects from deploy/samples/`);
+    // Each process serves the admission webhook of its kinds; the API server dials the host process
+    // at the host's end of the node's link (or loopback without a node), the openbao one at the node.
+    const hostIp = node ? node.addresses.hostIp : "127.0.0.1";
+    const hostHook: DevWebhook = {
+      name: "platform-operator-dev",
+      host: hostIp,
+      port: await freePort(hostIp),
+      targets: [...IN_PROCESS_TARGETS, ...(node ? IN_PROCESS_NODE_TARGETS : [])],
+    };
+    const nodeHook: DevWebhook | undefined = node && {
+      name: "platform-operator-dev-openbao",
+      host: node.addresses.nodeIp,
+      port: NODE_WEBHOOK_PORT,
+      targets: NODE_TARGETS,
+    };
+    const hooks = nodeHook ? [hostHook, nodeHook] : [hostHook];
+    for (const h of hooks) await createWebhookConfiguration(client, h);
+    await writeFile(
+      configPath,
+      devConfig(bao.addr, vaultNamespaces, gitlabNamespaces) + webhookSection(hostHook, OPERATOR_NAMESPACE),
+    );
 
     const pretty = prettyLines();
     pretty.pipe(process.stdout);
@@ -251,8 +272,27 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
         dir,
         operatorNamespace: OPERATOR_NAMESPACE,
         namespaces: openbaoNamespaces,
+        extraConfig: nodeHook && webhookSection(nodeHook, OPERATOR_NAMESPACE),
       });
       cleanups.push(stopOpenBao);
+    }
+    await waitForCaBundles(
+      client,
+      hooks.map((h) => h.name),
+      60_000,
+    );
+    for (const h of hooks)
+      say(
+        `admission webhook of ${h.targets.join(", ")}: https://${h.host}:${h.port}/validate (failurePolicy Fail)`,
+      );
+    const appliedAt = Date.now();
+    for (const s of samples) {
+      const type = await client.resources.find(s.apiVersion ?? "", s.kind ?? "");
+      if (!type) throw new Error(`sample ${s.kind}/${s.metadata.name}: kind not served`);
+      await untilWebhookCalled(() => client.apply(type, s, { fieldManager: "platform-operator-dev" }));
+    }
+    if (samples.length) say(`applied ${samples.length} sample objects from deploy/samples/`);
+    if (node) {
       say(`gitlab target: in this process (watching ${gitlabNamespaces.join(", ")})`);
       for (const s of samples.filter((x) => x.kind === "GitLabCore"))
         cleanups.push(
@@ -289,6 +329,24 @@ path "ohmlab/metadata/platforms/+/+/*" { capabilities = ["create", "read", "upda
   } finally {
     await cleanup();
     say("stopped");
+  }
+}
+
+/**
+ * The API server takes up a webhook configuration's new caBundle a moment after it is written
+ * (its informer); until then calling the webhook fails TLS and the write is refused. Such a refusal
+ * is retried for a while; the webhook's own refusals, and any other error, are not.
+ */
+async function untilWebhookCalled<T>(write: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await write();
+    } catch (e) {
+      const uncalled = /failed calling webhook/.test((e as Error).message);
+      if (!uncalled || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 }
 

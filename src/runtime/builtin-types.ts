@@ -51,6 +51,13 @@ export const SECRET: ResourceType = {
   plural: "secrets",
   namespaced: true,
 };
+export const VALIDATING_WEBHOOK_CONFIGURATION: ResourceType = {
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind: "ValidatingWebhookConfiguration",
+  plural: "validatingwebhookconfigurations",
+  namespaced: false,
+};
 export const JOB: ResourceType = {
   group: "batch",
   version: "v1",

@@ -6,21 +6,13 @@
  * does, with the old CA left in the bundle while leaves it signed may still be served.
  */
 import { X509Certificate } from "node:crypto";
-import { SECRET } from "./builtin-types.js";
+import { SECRET, VALIDATING_WEBHOOK_CONFIGURATION } from "./builtin-types.js";
 import type { KubeClient } from "./client.js";
 import { isConflict, isNotFound } from "./errors.js";
 import type { Logger } from "./log.js";
 import { createCertificateAuthority, issueServerCertificate } from "./pki/x509.js";
-import type { KubeObject, ResourceType } from "./types.js";
+import type { KubeObject } from "./types.js";
 import type { ServingCertificate } from "./webhook-server.js";
-
-export const VALIDATING_WEBHOOK_CONFIGURATION: ResourceType = {
-  group: "admissionregistration.k8s.io",
-  version: "v1",
-  kind: "ValidatingWebhookConfiguration",
-  plural: "validatingwebhookconfigurations",
-  namespaced: false,
-};
 
 const DAY = 86_400_000;
 export const DEFAULT_CA_VALIDITY_MS = 3650 * DAY;

@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
+import { VAULTSEED } from "../../src/targets/vault/target.js";
+import { seed } from "../support/vault.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -78,6 +81,49 @@ describe("npm start (platform-operator dev)", () => {
     assert.notEqual(code, 0);
     assert.match(output(), /--chart installs the operator on the local node: it cannot go with --no-node/);
     assert.doesNotMatch(output(), /starting the local control plane/);
+  });
+
+  it("serves its admission webhook: the API server refuses a bad VaultSeed naming the field and admits a good one", async () => {
+    const { child, output, exited } = startDev(["--no-samples"]);
+    const ready = new Promise<void>((resolve) => {
+      const check = () => (/\[dev\] Ctrl-C stops/.test(output()) ? resolve() : undefined);
+      child.stderr!.on("data", check);
+      child.stdout!.on("data", check);
+    });
+    await Promise.race([ready, exited.then(() => assert.fail(`dev ended early:\n${output()}`))]);
+    assert.match(
+      output(),
+      /\[dev\] admission webhook of vault: https:\/\/127\.0\.0\.1:\d+\/validate \(failurePolicy Fail\)/,
+    );
+    const kubeconfig = /\[dev\] {2}kubeconfig: +(\S+)/.exec(output())?.[1];
+    assert.ok(kubeconfig, output());
+    const client = new KubeClient(loadKubeConfig(kubeconfig), "dev-test");
+    const ns = "platform-operator-system";
+    try {
+      // The CA is in the configuration before `ready`; the API server takes it up a moment later
+      // (until then it cannot call the webhook, and says so): the first answer of the webhook counts.
+      const bad = seed(ns, "bad", { path: "platforms/a/b/bad", data: { "a.b": "<random:8>" } });
+      const deadline = Date.now() + 30_000;
+      let refused = "";
+      do {
+        refused = await client.create(VAULTSEED, bad).then(
+          () => "admitted",
+          (e: Error) => e.message,
+        );
+      } while (/failed calling webhook/.test(refused) && Date.now() < deadline);
+      assert.match(
+        refused,
+        /admission webhook .* denied the request: VaultSeed platform-operator-system\/bad is invalid: spec\.data/,
+      );
+      await client.create(
+        VAULTSEED,
+        seed(ns, "good", { path: "platforms/a/b/good", data: { a: "<random:8>" } }),
+      );
+    } finally {
+      client.close();
+      child.kill("SIGINT");
+    }
+    assert.equal(await exited, 0, output());
   });
 
   it("still stops cleanly and removes its folders when the reader of its output is gone (Ctrl-C on a pipe)", async () => {
