@@ -95,7 +95,7 @@ describe("npm start (platform-operator dev)", () => {
       output(),
       /\[dev\] admission webhook of vault: https:\/\/127\.0\.0\.1:\d+\/validate \(failurePolicy Fail\)/,
     );
-    const kubeconfig = /\[dev\] {2}kubeconfig: +(\S+)/.exec(output())?.[1];
+    const kubeconfig = /\[dev\] +kubeconfig: +(\S+)/.exec(output())?.[1];
     assert.ok(kubeconfig, output());
     const client = new KubeClient(loadKubeConfig(kubeconfig), "dev-test");
     const ns = "platform-operator-system";
