@@ -200,7 +200,15 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
       },
     },
   };
-  const args = ["--set-json", `targets=${JSON.stringify(values.targets)}`, "--set", "image.pullPolicy=Never"];
+  const args = [
+    "--set-json",
+    `targets=${JSON.stringify(values.targets)}`,
+    "--set",
+    "image.pullPolicy=Never",
+    // Every object of our kinds below goes through the processes' admission webhooks.
+    "--set",
+    "webhook.enabled=true",
+  ];
   const out = await helmRun(["template", RELEASE, CHART, ...args]);
   rendered = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
   await helmRun(["install", RELEASE, CHART, ...args, "--wait", "--timeout", "5m"]);
@@ -509,6 +517,146 @@ describe("the gitlab target through the installed chart", () => {
       classes.map((c) => c.metadata.name),
       [],
     );
+  });
+});
+
+/** The API server's refusal of `objects` (kubectl's stderr), or undefined when it admitted them. */
+const refusalOf = async (ns: NodeNamespace, ...objects: Obj[]): Promise<string | undefined> =>
+  ns.apply(...objects).then(
+    () => undefined,
+    (e: Error) => e.message,
+  );
+
+describe("admission through the installed chart: the API server calls each process's webhook", () => {
+  it("refuses bad objects of every kind naming the field, and a path another object holds; good ones are admitted", async () => {
+    // Each ValidatingWebhookConfiguration got its process's CA (the chart ships it without one).
+    for (const process of [PROCESS, BAO_PROCESS, GL_PROCESS]) {
+      const vwc = JSON.parse(
+        await rel.kubectl(["get", "validatingwebhookconfiguration", process, "-o", "json"]),
+      );
+      for (const w of vwc.webhooks as Obj[])
+        assert.match(
+          Buffer.from(w.clientConfig.caBundle ?? "", "base64").toString(),
+          /BEGIN CERTIFICATE/,
+          `${process}: ${w.name} has the operator's CA`,
+        );
+    }
+    const seedOf = (name: string, spec: Obj) => ({
+      apiVersion: "ohmlab.fr/v1alpha1",
+      kind: "VaultSeed",
+      metadata: { name, namespace: seeds.namespace },
+      spec,
+    });
+    // rotate.keys names a key data does not declare: the CRD's schema admits it, the webhook does not.
+    const bad = await refusalOf(
+      seeds,
+      seedOf("bad", {
+        path: "secret/allowed/bad",
+        data: { a: "<random:8>" },
+        rotate: { token: "t", keys: ["nope"] },
+      }),
+    );
+    assert.match(
+      bad ?? "admitted",
+      new RegExp(
+        `admission webhook "vault\\.ohmlab\\.fr" denied the request: VaultSeed ${seeds.namespace}/bad is invalid: .*rotate\\.keys names nope`,
+      ),
+    );
+    assert.equal(
+      await refusalOf(seeds, seedOf("holder", { path: "secret/allowed/held", data: { a: "x" } })),
+      undefined,
+    );
+    // The second object on a path: refused once the process's cache holds the first (its watch).
+    let twin: string | undefined;
+    await waitUntil(
+      async () => {
+        twin = await refusalOf(seeds, seedOf("twin", { path: "secret/allowed/held", data: { b: "y" } }));
+        if (twin === undefined) await seeds.kubectl(["delete", "vaultseed", "twin", "--wait=false"]);
+        return twin !== undefined;
+      },
+      { what: "the second VaultSeed on a path to be refused", timeoutMs: 30_000 },
+    );
+    assert.match(twin!, /path secret\/allowed\/held is also seeded by .*\/holder/);
+    await seeds.kubectl(["delete", "vaultseed", "holder", "--timeout=120s"]);
+
+    // A seal block of another seal type: OpenBao would refuse the config; the webhook names the field.
+    const sealed = await refusalOf(baos, {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: "badseal", namespace: baos.namespace },
+      spec: {
+        version: BAO_DEFAULT_VERSION,
+        replicas: 1,
+        storage: { size: "128Mi" },
+        unseal: { type: "transit", awskms: { region: "eu-west-1", kmsKeyID: "alias/bao" } },
+      },
+    });
+    assert.match(
+      sealed ?? "admitted",
+      /admission webhook "openbao\.openbao\.org" denied the request: OpenBaoCluster .*\/badseal is invalid: .*spec\.unseal\.awskms: belongs to unseal\.type awskms/,
+    );
+
+    // Values the bundled chart's values.schema.json refuses (edition is ce or ee): named with the field.
+    const values = await refusalOf(gls, {
+      apiVersion: "apps.gitlab.com/v2alpha1",
+      kind: "GitLabCore",
+      metadata: { name: "badvalues", namespace: gls.namespace },
+      spec: {
+        version: { type: "Static", version: "10.3.0" },
+        hostname: "gitlab.example.com",
+        chart: { values: { global: { edition: "xe" } } },
+      },
+    });
+    assert.match(
+      values ?? "admitted",
+      /admission webhook "gitlab\.apps\.gitlab\.com" denied the request: GitLabCore .*\/badvalues is invalid: .*global\.edition/,
+    );
+  });
+
+  it("with a process stopped, writes of its kinds fail closed and other writes still succeed", async () => {
+    const scale = (replicas: number) =>
+      rel.kubectl(["scale", `deployment/${PROCESS}`, `--replicas=${replicas}`]);
+    await scale(0);
+    try {
+      await waitUntil(async () => (await podsOf(PROCESS)).length === 0, {
+        what: `the pods of ${PROCESS} to be gone`,
+        timeoutMs: 120_000,
+      });
+      const seed = {
+        apiVersion: "ohmlab.fr/v1alpha1",
+        kind: "VaultSeed",
+        metadata: { name: "unchecked", namespace: seeds.namespace },
+        spec: { path: "secret/allowed/unchecked", data: { a: "x" } },
+      };
+      assert.match(
+        (await refusalOf(seeds, seed)) ?? "admitted",
+        /failed calling webhook "vault\.ohmlab\.fr"/,
+      );
+      const map = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "still-written", namespace: seeds.namespace },
+      };
+      assert.equal(await refusalOf(seeds, map), undefined, "a ConfigMap is never sent to the webhook");
+      // The other processes' kinds are theirs: still checked and admitted.
+      assert.match(
+        (await refusalOf(baos, {
+          apiVersion: "openbao.org/v1alpha1",
+          kind: "OpenBaoCluster",
+          metadata: { name: "badseal", namespace: baos.namespace },
+          spec: {
+            version: BAO_DEFAULT_VERSION,
+            replicas: 1,
+            storage: { size: "128Mi" },
+            unseal: { type: "transit" },
+          },
+        })) ?? "admitted",
+        /denied the request: OpenBaoCluster .*spec\.unseal\.transit: is required/,
+      );
+    } finally {
+      await scale(2);
+      await rel.kubectl(["rollout", "status", `deployment/${PROCESS}`, "--timeout=180s"]);
+    }
   });
 });
 
