@@ -35,9 +35,9 @@ const BAO = "bao";
  * run has on the shared 2-core machine (3 voters and their Raft join are openbao-workload.test.ts's). */
 const VOTERS = 1;
 
-/** Each process's webhook Role: its serving Secret is replaced only to renew the leaf (a third of a year left). */
+/** Each process's webhook Role: its serving Secret is replaced only to renew the leaf (90 days, renewed with 30 left). */
 const WEBHOOK_RENEWAL_ONLY =
-  "the webhook's serving Secret is updated only when its leaf is renewed, months after issue; webhook-admission.test.ts renews one";
+  "the webhook's serving Secret is updated only when its leaf is renewed, 60 days after issue; webhook-admission.test.ts renews one";
 /** As for openbao: what the gitlab target is granted for paths no scenario here reaches. */
 const PRUNE_ONLY = "prune deletes what a new render no longer produces; no render here drops one";
 /** The runtime patches an Event only to count a repeat of the same event (series); the vault scenario proves that path. */
