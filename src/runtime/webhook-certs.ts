@@ -152,7 +152,7 @@ export class WebhookCertificates {
       // The resourceVersion makes this a compare-and-swap: a replica that renewed in between wins.
       await client.replace(SECRET, { ...secret, data });
     }
-    this.opts.log.info({ secret: `${namespace}/${secretName}` }, "webhook serving certificate issued");
+    this.opts.log.info({ secretName: `${namespace}/${secretName}` }, "webhook serving certificate issued");
   }
 
   private async patchBundle(): Promise<void> {
