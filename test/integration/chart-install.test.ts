@@ -532,6 +532,18 @@ const refusalOf = async (ns: NodeNamespace, ...objects: Obj[]): Promise<string |
     (e: Error) => e.message,
   );
 
+const kmsSealWithoutPlugin = (): Obj => ({
+  apiVersion: "openbao.org/v1alpha1",
+  kind: "OpenBaoCluster",
+  metadata: { name: "badseal", namespace: baos.namespace },
+  spec: {
+    version: BAO_DEFAULT_VERSION,
+    replicas: 1,
+    storage: { size: "128Mi" },
+    unseal: { type: "kms", kms: { name: "cloudhsm" } },
+  },
+});
+
 describe("admission through the installed chart: the API server calls each process's webhook", () => {
   it("refuses bad objects of every kind naming the field, and a path another object holds; good ones are admitted", async () => {
     // Each ValidatingWebhookConfiguration got its process's CA (the chart ships it without one).
@@ -584,21 +596,12 @@ describe("admission through the installed chart: the API server calls each proce
     assert.match(twin!, /path secret\/allowed\/held is also seeded by .*\/holder/);
     await seeds.kubectl(["delete", "vaultseed", "holder", "--timeout=120s"]);
 
-    // A seal block of another seal type: OpenBao would refuse the config; the webhook names the field.
-    const sealed = await refusalOf(baos, {
-      apiVersion: "openbao.org/v1alpha1",
-      kind: "OpenBaoCluster",
-      metadata: { name: "badseal", namespace: baos.namespace },
-      spec: {
-        version: BAO_DEFAULT_VERSION,
-        replicas: 1,
-        storage: { size: "128Mi" },
-        unseal: { type: "transit", awskms: { region: "eu-west-1", kmsKeyID: "alias/bao" } },
-      },
-    });
+    // A KMS seal whose plugin spec.plugins does not declare: the CRD's CEL rules cannot see it, and
+    // OpenBao would crash-loop, unable to unseal; the webhook names the field.
+    const sealed = await refusalOf(baos, kmsSealWithoutPlugin());
     assert.match(
       sealed ?? "admitted",
-      /admission webhook "openbao\.openbao\.org" denied the request: OpenBaoCluster .*\/badseal is invalid: .*spec\.unseal\.awskms: belongs to unseal\.type awskms/,
+      /admission webhook "openbao\.openbao\.org" denied the request: OpenBaoCluster .*\/badseal is invalid: spec\.unseal\.kms\.name: names KMS plugin "cloudhsm", which spec\.plugins does not declare/,
     );
 
     // Values the bundled chart's values.schema.json refuses (edition is ce or ee): named with the field.
@@ -645,18 +648,8 @@ describe("admission through the installed chart: the API server calls each proce
       assert.equal(await refusalOf(seeds, map), undefined, "a ConfigMap is never sent to the webhook");
       // The other processes' kinds are theirs: still checked and admitted.
       assert.match(
-        (await refusalOf(baos, {
-          apiVersion: "openbao.org/v1alpha1",
-          kind: "OpenBaoCluster",
-          metadata: { name: "badseal", namespace: baos.namespace },
-          spec: {
-            version: BAO_DEFAULT_VERSION,
-            replicas: 1,
-            storage: { size: "128Mi" },
-            unseal: { type: "transit" },
-          },
-        })) ?? "admitted",
-        /denied the request: OpenBaoCluster .*spec\.unseal\.transit: is required/,
+        (await refusalOf(baos, kmsSealWithoutPlugin())) ?? "admitted",
+        /denied the request: OpenBaoCluster .*spec\.unseal\.kms\.name: names KMS plugin/,
       );
     } finally {
       await scale(2);
