@@ -41,6 +41,15 @@ describe("npm start -- --node (platform-operator dev --node)", () => {
       out,
       /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster, OpenBaoRestore\); gitlab \(GitLabCore\)/,
     );
+    // Each process serves its kinds' admission webhook, and the samples were admitted through them.
+    assert.match(
+      out,
+      /\[dev\] admission webhook of vault, gitlab: https:\/\/10\.250\.0\.\d+:\d+\/validate \(failurePolicy Fail\)/,
+    );
+    assert.match(
+      out,
+      /\[dev\] admission webhook of openbao: https:\/\/10\.250\.0\.\d+:9443\/validate \(failurePolicy Fail\)/,
+    );
     // The GitLabCore sample on the bundled fixture chart: its progress, its hooks in Helm's order.
     assert.match(out, /gitlabcore\.yaml on the local node: spec\.networking left out/);
     const gitlab = out.split("\n").filter((l) => l.startsWith("[dev] gitlab gitlab-system/gitlab: "));
