@@ -255,6 +255,17 @@ describe("rolling plan", () => {
     assert.equal(plan(u, obs(voters, { leaderOrdinal: undefined })).kind, "wait");
   });
 
+  it("a single voter is replaced as the leader: stepping down would only re-elect it", () => {
+    const lone = obs([voter(0, "old", "2.6.2")], { replicas: 1, leaderOrdinal: 0 });
+    assert.deepEqual(plan(up({ currentPartition: 1 }), lone), { kind: "lower-partition", to: 0 });
+    // Two voters: the other can lead, so the leader still steps down first.
+    const two = obs([voter(0, "old", "2.6.2"), voter(1, "new", "2.7.2")], { replicas: 2, leaderOrdinal: 0 });
+    assert.deepEqual(plan(up({ currentPartition: 1, completedPods: [1] }), two), {
+      kind: "step-down",
+      ordinal: 0,
+    });
+  });
+
   it("a replaced pod that falls over again stops the next step", () => {
     const voters = [allOld[0]!, allOld[1]!, voter(2, "new", "2.7.2", { ready: false })];
     const s = plan(up({ currentPartition: 2, completedPods: [2] }), obs(voters, { leaderOrdinal: 0 }));

@@ -6,7 +6,8 @@
  * at a time, from replicas-1 down to 0:
  *
  *   pod P replaced (new revision, Ready, unsealed, target version, Autopilot healthy) → P completed
- *   next ordinal N = P-1 is the leader → step it down first (and wait for another leader)
+ *   next ordinal N = P-1 is the leader → step it down first (and wait for another leader), unless
+ *     no other voter could lead (a single voter): then it is replaced as it is
  *   otherwise → lower the partition to N (the StatefulSet controller replaces pod N)
  *   no ordinal left → finalize once revisions and every voter converged
  *
@@ -128,7 +129,10 @@ export function planRolling(inp: RollingPlanInput): RollingStep {
     };
   if (obs.leaderOrdinal === undefined)
     return { kind: "wait", reason: R.LeaderUnknown, message: "no Raft leader is known right now" };
-  if (obs.leaderOrdinal === next) {
+  // A lone voter has no one to hand leadership to: asking it to step down only re-elects it, and
+  // the roll would never move on. It is replaced as the leader (the outage a single voter implies).
+  const successors = obs.voters.filter((v) => v.ordinal !== next && v.ready && v.sealed === false);
+  if (obs.leaderOrdinal === next && successors.length > 0) {
     const last = u.lastStepDownTime ? Date.parse(u.lastStepDownTime) : Number.NaN;
     if (Number.isFinite(last) && inp.now.getTime() - last < inp.stepDownSettleMs)
       return {
