@@ -31,6 +31,16 @@ function startDev(args: string[]): {
   return { child, output: () => out, exited };
 }
 
+/** Until dev says it is ready (its Ctrl-C line); fails if it ends first. */
+async function untilReady(dev: ReturnType<typeof startDev>): Promise<void> {
+  const ready = new Promise<void>((resolve) => {
+    const check = () => (/\[dev\] Ctrl-C stops/.test(dev.output()) ? resolve() : undefined);
+    dev.child.stderr!.on("data", check);
+    dev.child.stdout!.on("data", check);
+  });
+  await Promise.race([ready, dev.exited.then(() => assert.fail(`dev ended early:\n${dev.output()}`))]);
+}
+
 /** Temp folders still on disk that the process `pid` created. */
 function foldersLeftBy(pid: number): string[] {
   return readdirSync(tmpdir())
@@ -85,12 +95,7 @@ describe("npm start (platform-operator dev)", () => {
 
   it("serves its admission webhook: the API server refuses a bad VaultSeed naming the field and admits a good one", async () => {
     const { child, output, exited } = startDev(["--no-samples"]);
-    const ready = new Promise<void>((resolve) => {
-      const check = () => (/\[dev\] Ctrl-C stops/.test(output()) ? resolve() : undefined);
-      child.stderr!.on("data", check);
-      child.stdout!.on("data", check);
-    });
-    await Promise.race([ready, exited.then(() => assert.fail(`dev ended early:\n${output()}`))]);
+    await untilReady({ child, output, exited });
     assert.match(
       output(),
       /\[dev\] admission webhook of vault: https:\/\/127\.0\.0\.1:\d+\/validate \(failurePolicy Fail\)/,
@@ -128,12 +133,7 @@ describe("npm start (platform-operator dev)", () => {
 
   it("still stops cleanly and removes its folders when the reader of its output is gone (Ctrl-C on a pipe)", async () => {
     const { child, output, exited } = startDev(["--no-samples"]);
-    const ready = new Promise<void>((resolve) => {
-      const check = () => (/\[dev\] Ctrl-C stops/.test(output()) ? resolve() : undefined);
-      child.stderr!.on("data", check);
-      child.stdout!.on("data", check);
-    });
-    await Promise.race([ready, exited.then(() => assert.fail(`dev ended early:\n${output()}`))]);
+    await untilReady({ child, output, exited });
     // As `npm start | tee log` when Ctrl-C ends tee first: every later write meets EPIPE.
     child.stdout!.destroy();
     child.stderr!.destroy();
