@@ -29,15 +29,15 @@ import { allKinds } from "../src/apis/index.js";
 import { formed, OPENBAO_CLUSTER, observeFormation, votersOf } from "../src/cli/openbao-formation.js";
 import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
+import { asDuration } from "../src/runtime/configvalues.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { BaoClient, type RaftServer } from "../src/targets/openbao/baoclient/client.js";
 import { BAO_DEFAULT_VERSION } from "../src/testenv/cache.js";
 import { type LocalNode, startNode } from "../src/testenv/node/node.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
-import { asDuration } from "../src/runtime/configvalues.js";
 import { apiWrites, metricSum } from "../test/support/openbao-operator.js";
-import { memoryMiB, type OperatorInNode, startOperatorInNode } from "./operator-in-node.js";
 import { type QuietWindow, quietTable, quietWindow } from "./openbao-quiet.js";
+import { memoryMiB, type OperatorInNode, startOperatorInNode } from "./operator-in-node.js";
 
 const QUIET = Number(process.env["BENCH_QUIET_PASSES"] ?? 5);
 const RESYNC = process.env["BENCH_RESYNC"] ?? "5s";
