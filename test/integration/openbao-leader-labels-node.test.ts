@@ -196,7 +196,7 @@ describe("openbao target: the leader from OpenBao's pod labels, no OpenBao poll"
     );
     const afterDelete = await op.metrics();
     process.stdout.write(
-      `# leader pod deleted: status.activeLeader ${next} → ${third} in ${((performance.now() - deleted) / 1000).toFixed(1)} s, ${baoRequests(afterDelete) - baoRequests(afterStepDown)} OpenBao requests (pod 0 asked while a label is missing)\n`,
+      `# leader pod deleted: status.activeLeader ${next} → ${third} in ${((performance.now() - deleted) / 1000).toFixed(1)} s, ${baoRequests(afterDelete) - baoRequests(afterStepDown)} OpenBao requests (${notAutopilot(afterDelete) - notAutopilot(afterStepDown)} besides Autopilot checks: pod 0 asked while the labels did not tell)\n`,
     );
     await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=3", 300);
     assert.deepEqual(await labelledActive(), [(await cluster()).status.activeLeader]);
