@@ -14,26 +14,43 @@
  * 3. Quiet passes: once settled, the operator's API writes per reconcile (its own client metrics,
  *    every method but GET), as openbao-workload.test.ts counts them.
  * 4. The operator's memory: VmHWM (peak) and VmRSS (steady, after the quiet passes) from /proc.
+ * 5. Quiet windows: a new operator process on its default intervals (as it would run in a cluster)
+ *    takes over the formed cluster, then more clusters; once settled, each window measures its CPU
+ *    seconds, API requests by method and OpenBao requests over BENCH_QUIET_WINDOW (5m), for each
+ *    cluster count of BENCH_QUIET_CLUSTERS (1,5), next to its RSS (bench/openbao-quiet.ts).
  *
  * BENCH_QUIET_PASSES (5) sets how many quiet passes are counted; BENCH_RESYNC (5s) the operator's
- * resyncInterval, which paces them (its pollInterval stays the default, 3 s).
+ * resyncInterval, which paces them (its pollInterval stays the default, 3 s). BENCH_QUIET_RESYNC
+ * sets the quiet windows' resyncInterval (the default, 1m, when unset); BENCH_QUIET_REPLICAS (3)
+ * the voters of the clusters added for the windows; BENCH_SKIP_HAND=1 leaves out step 1.
  */
 import { randomBytes } from "node:crypto";
 import { allKinds } from "../src/apis/index.js";
 import { formed, OPENBAO_CLUSTER, observeFormation, votersOf } from "../src/cli/openbao-formation.js";
 import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
+import { asDuration } from "../src/runtime/configvalues.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { BaoClient, type RaftServer } from "../src/targets/openbao/baoclient/client.js";
 import { BAO_DEFAULT_VERSION } from "../src/testenv/cache.js";
 import { type LocalNode, startNode } from "../src/testenv/node/node.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
 import { apiWrites, metricSum } from "../test/support/openbao-operator.js";
-import { memoryMiB, startOperatorInNode } from "./operator-in-node.js";
+import { type QuietWindow, quietTable, quietWindow } from "./openbao-quiet.js";
+import { memoryMiB, type OperatorInNode, startOperatorInNode } from "./operator-in-node.js";
 
 const QUIET = Number(process.env["BENCH_QUIET_PASSES"] ?? 5);
 const RESYNC = process.env["BENCH_RESYNC"] ?? "5s";
 const REPLICAS = 3;
+const WINDOW_MS = asDuration(process.env["BENCH_QUIET_WINDOW"] ?? "5m", "BENCH_QUIET_WINDOW");
+const QUIET_CLUSTERS = (process.env["BENCH_QUIET_CLUSTERS"] ?? "1,5")
+  .split(",")
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0)
+  .sort((a, b) => a - b);
+const QUIET_RESYNC = process.env["BENCH_QUIET_RESYNC"];
+const QUIET_REPLICAS = Number(process.env["BENCH_QUIET_REPLICAS"] ?? REPLICAS);
+const SKIP_HAND = process.env["BENCH_SKIP_HAND"] === "1";
 
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -283,6 +300,7 @@ async function withOperator(node: LocalNode, client: KubeClient) {
     const passes = reconciles(end) - reconciles(start);
     const writes = apiWrites(end) - apiWrites(start);
     return {
+      namespace: ns,
       initialized: initialized ?? formedMs,
       ready: ready ?? formedMs,
       formedMs,
@@ -292,6 +310,80 @@ async function withOperator(node: LocalNode, client: KubeClient) {
       peak: memoryMiB(op.pid, "VmHWM"),
       steady: memoryMiB(op.pid, "VmRSS"),
     };
+  } finally {
+    await op.stop();
+    removeTempDir(dir);
+  }
+}
+
+// --- 5. Quiet windows ---------------------------------------------------------------------------
+
+async function createCluster(client: KubeClient, ns: string, replicas: number): Promise<void> {
+  await client.create(OPENBAO_CLUSTER, {
+    apiVersion: "openbao.org/v1alpha1",
+    kind: "OpenBaoCluster",
+    metadata: { name: "bao", namespace: ns },
+    spec: { version: BAO_DEFAULT_VERSION, replicas, storage: { size: "128Mi" } },
+  });
+}
+
+/** Every cluster passed once under this process, then no API write for 15 s. */
+async function settled(op: OperatorInNode, clusters: number): Promise<void> {
+  let writes = -1;
+  let since = performance.now();
+  await until(
+    `${clusters} cluster(s) to settle`,
+    async () => {
+      const m = await op.metrics();
+      const w = apiWrites(m);
+      if (w !== writes) {
+        writes = w;
+        since = performance.now();
+        return undefined;
+      }
+      const passes = metricSum(m, "controller_runtime_reconcile_total", { controller: "openbaocluster" });
+      return passes >= clusters && performance.now() - since >= 15_000 ? true : undefined;
+    },
+    600_000,
+    2000,
+  );
+}
+
+async function quietWindows(node: LocalNode, client: KubeClient, firstNs: string): Promise<QuietWindow[]> {
+  const most = QUIET_CLUSTERS.at(-1) ?? 1;
+  const namespaces = [firstNs];
+  while (namespaces.length < most) namespaces.push(await freshNamespace(client, "bench-quiet"));
+  const dir = makeTempDir("bench-openbao-quiet");
+  const section: Record<string, string> = QUIET_RESYNC ? { resyncInterval: QUIET_RESYNC } : {};
+  const op = await startOperatorInNode(node, namespaces, dir, section, "openbao operator (bench, quiet)");
+  try {
+    const windows: QuietWindow[] = [];
+    let have = 1;
+    for (const n of QUIET_CLUSTERS) {
+      const replicas = (i: number) => (i === 0 ? REPLICAS : QUIET_REPLICAS);
+      for (; have < n; have++) await createCluster(client, namespaces[have]!, QUIET_REPLICAS);
+      say(`quiet: waiting for ${n} formed cluster(s)...`);
+      await until(
+        `${n} formed cluster(s)`,
+        async () => {
+          for (let i = 0; i < n; i++) {
+            const f = await observeFormation(
+              client,
+              { name: "bao", namespace: namespaces[i]! },
+              { withPeers: true },
+            );
+            if (!formed(f) || votersOf(f) !== replicas(i)) return undefined;
+          }
+          return true;
+        },
+        1_800_000,
+        2000,
+      );
+      await settled(op, n);
+      say(`quiet: measuring ${n} cluster(s) for ${seconds(WINDOW_MS)}...`);
+      windows.push(await quietWindow(op, n, WINDOW_MS));
+    }
+    return windows;
   } finally {
     await op.stop();
     removeTempDir(dir);
@@ -317,15 +409,16 @@ try {
     30_000,
     200,
   );
-  const hand = await byHand(client);
+  const hand = SKIP_HAND ? undefined : await byHand(client);
   const op = await withOperator(node, client);
+  const windows = await quietWindows(node, client, op.namespace);
   client.close();
 
   const rows: [string, string, string][] = [
-    ["pod 0's API answering", seconds(hand.answered), "-"],
-    ["initialized", seconds(hand.initialized), seconds(op.initialized)],
+    ["pod 0's API answering", hand ? seconds(hand.answered) : "-", "-"],
+    ["initialized", hand ? seconds(hand.initialized) : "-", seconds(op.initialized)],
     ["3 voter pods ready", "-", seconds(op.ready)],
-    ["3 Raft voters (OpenBao's list)", seconds(hand.formedMs), seconds(op.formedMs)],
+    ["3 Raft voters (OpenBao's list)", hand ? seconds(hand.formedMs) : "-", seconds(op.formedMs)],
   ];
   const header: [string, string, string] = ["from create/apply to", "OpenBao by hand", "operator"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -337,13 +430,14 @@ try {
   out(line(header));
   out(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
   for (const r of rows) out(line(r));
-  out(`operator overhead to 3 Raft voters: ${seconds(op.formedMs - hand.formedMs)}`);
+  if (hand) out(`operator overhead to 3 Raft voters: ${seconds(op.formedMs - hand.formedMs)}`);
   out(
     `API writes per quiet pass: ${(op.writes / Math.max(1, op.passes)).toFixed(2)} (${op.writes} in ${op.passes} passes, resyncInterval ${RESYNC})`,
   );
   out(
     `operator RSS: peak ${op.peak.toFixed(0)} MiB (VmHWM; ${op.peakDuringFormation.toFixed(0)} MiB by the time the cluster formed), steady ${op.steady.toFixed(0)} MiB (VmRSS after the quiet passes)`,
   );
+  for (const l of quietTable(windows, QUIET_RESYNC ?? "1m (default)")) out(l);
 } finally {
   const left = await node.stop();
   if (left.length) say(`node teardown left: ${left.join("; ")}`);

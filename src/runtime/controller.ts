@@ -170,15 +170,22 @@ export class Controller {
   /**
    * Any other kind: `map` names the primary keys a change concerns (e.g. every GitLabCore that names
    * a ConfigMap). On update both the old and the new object are mapped, so a key that stops
-   * matching hears about it too.
+   * matching hears about it too. `predicate`, when given, decides which updates count (adds and
+   * deletes always do).
    */
-  watchMapped<T extends KubeObject>(informer: Informer<T>, map: (o: T) => Iterable<string>): this {
+  watchMapped<T extends KubeObject>(
+    informer: Informer<T>,
+    map: (o: T) => Iterable<string>,
+    predicate?: Predicate<T>,
+  ): this {
     const enqueue = (...objs: T[]) => {
       for (const o of objs) for (const k of map(o)) this.queue.add(k);
     };
     informer.addHandler({
       add: (o) => enqueue(o),
-      update: (o, n) => enqueue(o, n),
+      update: (o, n) => {
+        if (!predicate || predicate(o, n)) enqueue(o, n);
+      },
       delete: (o) => enqueue(o),
     });
     return this;

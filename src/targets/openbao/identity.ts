@@ -13,8 +13,17 @@ export const LABEL_COMPONENT = "openbao.org/component";
 /** Revision of a blue-green generation; set on pods of the StatefulSet of that revision. */
 export const LABEL_REVISION = "openbao.org/revision";
 
-/** Set on pods by OpenBao's own Kubernetes service registration: "true" on the active node. */
+/**
+ * Set on pods by OpenBao's own Kubernetes service registration (`service_registration
+ * "kubernetes"`), each "true" or "false": the pod patches them on itself as its state changes.
+ * The active one is "true" on the active node only; the version label holds the running version
+ * with characters other than letters, digits, '-', '_' and '.' replaced by '-'.
+ */
 export const LABEL_OPENBAO_ACTIVE = "openbao-active";
+export const LABEL_OPENBAO_SEALED = "openbao-sealed";
+export const LABEL_OPENBAO_INITIALIZED = "openbao-initialized";
+export const LABEL_OPENBAO_PERF_STANDBY = "openbao-perf-standby";
+export const LABEL_OPENBAO_VERSION = "openbao-version";
 
 export const ANNOTATION_CONFIG_HASH = "openbao.org/config-hash";
 export const ANNOTATION_TLS_CERT_HASH = "openbao.org/tls-cert-hash";

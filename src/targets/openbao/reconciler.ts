@@ -1,6 +1,6 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import { OpenBaoClusterReason } from "../../apis/openbaocluster.js";
-import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../runtime/builtin-types.js";
+import { PERSISTENT_VOLUME_CLAIM, POD, SECRET } from "../../runtime/builtin-types.js";
 import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
 import {
@@ -22,7 +22,15 @@ import { plannedBackup } from "./adminops/backup/observe.js";
 import { cached, Writes } from "./apply.js";
 import { OPENBAOCLUSTER, refOf, servingRef } from "./cluster-ref.js";
 import { countDrift, DRIFT_ACTIONS, summarizeDrift } from "./drift.js";
-import { CLUSTER_FINALIZER, clusterNames, voterSetName } from "./identity.js";
+import {
+  CLUSTER_FINALIZER,
+  Component,
+  clusterNames,
+  LABEL_CLUSTER,
+  LABEL_COMPONENT,
+  podName,
+  voterSetName,
+} from "./identity.js";
 import {
   clusterInitialized,
   clusterPhase,
@@ -41,6 +49,8 @@ import { type Blocked, eventType, nextStatus, type PassResult, transitions } fro
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
+import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
+import { registeredState } from "./workload/registration/state.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
@@ -83,7 +93,11 @@ export class OpenBaoClusterReconciler {
   /** Writes the workload plane only when it changed; knows what it wrote before the cache does. */
   private readonly status: StatusWriter<OpenBaoClusterStatus>;
 
-  constructor(private readonly d: ReconcilerDeps) {
+  private readonly d: ReconcilerDeps;
+
+  constructor(deps: ReconcilerDeps) {
+    this.d = { ...deps, autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks() };
+    const d = this.d;
     this.now = d.now ?? (() => new Date());
     this.status = workloadStatusWriter(d.client);
   }
@@ -94,6 +108,7 @@ export class OpenBaoClusterReconciler {
     if (!cached) {
       forgetClusterMetrics(namespace, name);
       this.status.forget(key);
+      this.d.autopilotChecks?.forget(key);
       return done();
     }
     const cluster = this.status.freshest(key, cached);
@@ -185,16 +200,32 @@ export class OpenBaoClusterReconciler {
     return requeueAfter(settled || result.paused ? this.d.config.resyncMs : this.d.config.pollMs);
   }
 
-  /** Ready replicas from the StatefulSet; seal state, version and the active node from OpenBao. */
+  /**
+   * Ready replicas from the StatefulSet; seal state, version and the active node from the labels
+   * OpenBao's service registration keeps on its pods (workload/registration), read from the pod
+   * cache. OpenBao's API is asked only where the labels do not tell (an image or a pod without the
+   * registration, two pods saying active), through pod 0 as before.
+   */
   private async observe(cluster: OpenBaoCluster, result: PassResult, rc: ReconcileContext): Promise<void> {
     const ns = cluster.metadata.namespace!;
     const sts = cached(this.d.statefulSets, ns, voterSetName(servingRef(cluster)));
     const st = (sts?.["status"] ?? {}) as StatefulSetStatus;
     result.readyReplicas = st.readyReplicas ?? 0;
     if (!result.initialized || result.readyReplicas === 0) return;
-    const ctx = this.context(cluster, rc);
+    const pods = await this.d.reader.list(POD, {
+      namespace: ns,
+      labelSelector: `${LABEL_CLUSTER}=${cluster.metadata.name},${LABEL_COMPONENT}=${Component.Server}`,
+    });
+    const labels = registeredState(pods, podName(servingRef(cluster), 0));
+    if (labels.pod0) {
+      result.sealed = labels.pod0.sealed;
+      result.currentVersion = labels.pod0.version ?? cluster.status?.currentVersion;
+    }
+    if (labels.activeLeader !== undefined) result.activeLeader = labels.activeLeader;
+    if (labels.gaps.length === 0) return;
+    rc.log.debug({ gaps: labels.gaps }, "OpenBao's pod labels do not tell everything; asking pod 0's API");
     try {
-      const bao = await baoForOrdinal(this.d, cluster, ctx, 0);
+      const bao = await baoForOrdinal(this.d, cluster, this.context(cluster, rc), 0);
       const health = await bao.health(rc.signal);
       result.sealed = health.sealed;
       if (health.version) result.currentVersion = health.version;
@@ -203,9 +234,9 @@ export class OpenBaoClusterReconciler {
     } catch (e) {
       if (rc.signal.aborted) throw e;
       rc.log.debug({ err: errorMessage(e) }, "could not observe OpenBao through pod 0");
-      // Keep what was known; pod 0 may be restarting.
-      result.activeLeader = cluster.status?.activeLeader;
-      result.currentVersion = cluster.status?.currentVersion;
+      // Keep what was known (or what the labels told); pod 0 may be restarting.
+      result.activeLeader ??= cluster.status?.activeLeader;
+      result.currentVersion ??= cluster.status?.currentVersion;
     }
   }
 

@@ -14,11 +14,12 @@ import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
-import { LABEL_CLUSTER } from "./identity.js";
+import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
+import { registrationMoved } from "./workload/registration/state.js";
 
 export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
 
@@ -88,6 +89,7 @@ function watchWhatAPassReads(
     kind("rbac.authorization.k8s.io", "RoleBinding", "rolebindings"),
   ])
     manager.informer(t, owned);
+  // Pods: OpenBao labels its own with its active/sealed/initialized state (service registration).
   manager.informer(POD, { labelSelector: LABEL_CLUSTER });
   manager.informer(PERSISTENT_VOLUME_CLAIM, { labelSelector: LABEL_CLUSTER });
   // Optional: a namespace-scoped install may not be allowed these; its reads then stay live.
@@ -103,6 +105,15 @@ function watchWhatAPassReads(
   });
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
+}
+
+/** The key of the cluster a voter pod (any revision) belongs to; read replicas and Job pods wake nothing. */
+function serverPodCluster(pod: KubeObject): string[] {
+  const l = pod.metadata.labels ?? {};
+  const cluster = l[LABEL_CLUSTER];
+  return cluster && l[LABEL_COMPONENT] === Component.Server && pod.metadata.namespace
+    ? [`${pod.metadata.namespace}/${cluster}`]
+    : [];
 }
 
 /**
@@ -157,6 +168,13 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       controller.watchOwned(statefulSets, OPENBAOCLUSTER);
       controller.watchOwned(configMaps, OPENBAOCLUSTER);
       controller.watchOwned(pdbs, OPENBAOCLUSTER);
+      // A server pod OpenBao relabels (it became active or standby, sealed or unsealed) or that
+      // starts to go wakes its cluster: leader and seal state reach status without a poll.
+      controller.watchMapped(
+        manager.informer<KubeObject>(POD, { labelSelector: LABEL_CLUSTER }),
+        serverPodCluster,
+        registrationMoved,
+      );
       manager.add(controller);
       // Backups and restores start Jobs and take the operation lock; they have no dry-run mode yet,
       // so observe-only (which promises no writes) leaves them out and says so.

@@ -1,4 +1,6 @@
+import { Counter } from "prom-client";
 import { JsonHttp, JsonHttpError } from "../../../runtime/jsonhttp.js";
+import { registry } from "../../../runtime/metrics.js";
 
 /**
  * A small client for the few OpenBao system endpoints the workload controller needs (health, init,
@@ -56,6 +58,24 @@ export interface Raw {
 }
 
 const INIT_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * Every request this process sends to an OpenBao API, by method and endpoint (the path without its
+ * query, a login's mount folded to `*` so the label set stays small): what a quiet pass costs
+ * OpenBao, counted where the request is made.
+ */
+export const baoRequests = new Counter({
+  name: "openbao_api_requests_total",
+  help: "Requests sent to OpenBao's API (any pod), by method and endpoint; a request that got no answer counts too.",
+  labelNames: ["method", "endpoint"] as const,
+  registers: [registry],
+});
+
+/** The path without its query; a login under any auth mount is one label. */
+export function endpointLabel(path: string): string {
+  const bare = path.split("?")[0] ?? path;
+  return bare.startsWith("/v1/auth/") ? "/v1/auth/*/login" : bare;
+}
 
 const isMap = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -242,6 +262,7 @@ export class BaoClient {
     signal?: AbortSignal,
     timeoutMs?: number,
   ): Promise<Raw> {
+    baoRequests.inc({ method, endpoint: endpointLabel(path) });
     try {
       const r = await this.http.request({
         method,

@@ -6,6 +6,7 @@ import type { BaoClient, BaoEndpoint } from "../baoclient/client.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { Blocked, PassResult } from "../status.js";
+import type { AutopilotChecks } from "../workload/autopilot/autopilot.js";
 import { driftOfChange } from "../workload/service-context.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
@@ -15,6 +16,8 @@ export interface StepDeps {
   statefulSets: Informer<KubeObject>;
   configMaps: Informer<KubeObject>;
   pdbs: Informer<KubeObject>;
+  /** Which clusters' Autopilot settings are known to be as wanted (the reconciler keeps one). */
+  autopilotChecks?: AutopilotChecks;
   /** Test seam: how a pod's OpenBao is reached. */
   baoClient?: (ep: BaoEndpoint) => BaoClient;
 }

@@ -58,3 +58,29 @@ export async function reconcileAutopilot(
   if (diff.length > 0 && !dryRun) await bao.setAutopilotConfig(token, want, signal);
   return diff;
 }
+
+/**
+ * What the Autopilot settings were last found (or made) right under: the cluster's uid, the wanted
+ * settings and the active node. A pass whose stamp matches asks OpenBao nothing; a new spec, a new
+ * leader (after a restore the settings are the snapshot's) or a new process checks once more.
+ */
+export function autopilotStamp(c: OpenBaoCluster): string {
+  return `${c.metadata.uid ?? ""}|${JSON.stringify(desiredAutopilot(c))}|${c.status?.activeLeader ?? ""}`;
+}
+
+/** Per cluster key, the stamp under which its Autopilot settings were last seen as wanted. */
+export class AutopilotChecks {
+  private readonly seen = new Map<string, string>();
+
+  current(key: string, stamp: string): boolean {
+    return this.seen.get(key) === stamp;
+  }
+
+  remember(key: string, stamp: string): void {
+    this.seen.set(key, stamp);
+  }
+
+  forget(key: string): void {
+    this.seen.delete(key);
+  }
+}

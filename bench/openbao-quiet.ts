@@ -1,0 +1,124 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { metricSum } from "../test/support/openbao-operator.js";
+import { memoryMiB, type OperatorInNode } from "./operator-in-node.js";
+
+// The quiet window of bench:openbao: what a settled operator costs while nothing changes — CPU
+// seconds of its process, its API requests by HTTP method (watches are GETs, counted with them) and
+// its OpenBao requests, read from /proc and from its own /metrics before and after the window.
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+let ticksPerSecond: number | undefined;
+/** User + system CPU seconds of `pid` so far (fields 14 and 15 of /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
+export interface QuietWindow {
+  clusters: number;
+  seconds: number;
+  cpuSeconds: number;
+  apiByMethod: Record<string, number>;
+  baoRequests: number;
+  /** OpenBao requests by "METHOD endpoint", only those that happened. */
+  baoByEndpoint: Record<string, number>;
+  reconciles: number;
+  rssMiB: number;
+}
+
+/** Sums of openbao_api_requests_total per method and endpoint. */
+function baoSamples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("openbao_api_requests_total{")) continue;
+    const method = /method="([^"]*)"/.exec(line)?.[1] ?? "?";
+    const endpoint = /endpoint="([^"]*)"/.exec(line)?.[1] ?? "?";
+    const key = `${method} ${endpoint}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
+  }
+  return out;
+}
+
+const reconciles = (m: string) =>
+  metricSum(m, "controller_runtime_reconcile_total", { controller: "openbaocluster" });
+
+/** Measures `op` over `ms` of doing nothing but waiting. */
+export async function quietWindow(op: OperatorInNode, clusters: number, ms: number): Promise<QuietWindow> {
+  const before = await op.metrics();
+  const cpu0 = cpuSeconds(op.pid);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const after = await op.metrics();
+  const cpu1 = cpuSeconds(op.pid);
+  const seconds = (performance.now() - t0) / 1000;
+  const apiByMethod: Record<string, number> = {};
+  for (const method of METHODS)
+    apiByMethod[method] =
+      metricSum(after, "rest_client_requests_total", { method }) -
+      metricSum(before, "rest_client_requests_total", { method });
+  const b0 = baoSamples(before);
+  const baoByEndpoint: Record<string, number> = {};
+  let baoRequests = 0;
+  for (const [k, v] of baoSamples(after)) {
+    const d = v - (b0.get(k) ?? 0);
+    if (d > 0) baoByEndpoint[k] = d;
+    baoRequests += d;
+  }
+  return {
+    clusters,
+    seconds,
+    cpuSeconds: cpu1 - cpu0,
+    apiByMethod,
+    baoRequests,
+    baoByEndpoint,
+    reconciles: reconciles(after) - reconciles(before),
+    rssMiB: memoryMiB(op.pid, "VmRSS"),
+  };
+}
+
+/** The windows as a table, one row per cluster count. */
+export function quietTable(windows: QuietWindow[], resync: string): string[] {
+  const header = [
+    "clusters",
+    "window",
+    "CPU s",
+    "API requests (by method)",
+    "OpenBao requests",
+    "passes",
+    "RSS MiB",
+  ];
+  const rows = windows.map((w) => {
+    const api = METHODS.filter((m) => w.apiByMethod[m]).map((m) => `${m} ${w.apiByMethod[m]}`);
+    const total = Object.values(w.apiByMethod).reduce((a, b) => a + b, 0);
+    return [
+      String(w.clusters),
+      `${w.seconds.toFixed(0)} s`,
+      w.cpuSeconds.toFixed(2),
+      `${total}${api.length ? ` (${api.join(", ")})` : ""}`,
+      String(w.baoRequests),
+      String(w.reconciles),
+      w.rssMiB.toFixed(1),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  const out = [
+    `\nQuiet window (settled clusters, nothing changing; resyncInterval ${resync}):`,
+    line(header),
+    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+    ...rows.map(line),
+  ];
+  for (const w of windows)
+    if (w.baoRequests)
+      out.push(
+        `OpenBao requests with ${w.clusters} cluster(s): ${Object.entries(w.baoByEndpoint)
+          .map(([k, v]) => `${k} ×${v}`)
+          .join(", ")}`,
+      );
+  return out;
+}
