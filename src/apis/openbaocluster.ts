@@ -74,7 +74,11 @@ export const OpenBaoFinalizer = {
 
 /** Metric names upstream exports; a metric with the same meaning uses the same name here. */
 export const OpenBaoMetric = {
+  BackupConsecutiveFailures: "openbao_backup_consecutive_failures",
   BackupDurationSeconds: "openbao_backup_duration_seconds",
+  BackupInProgress: "openbao_backup_in_progress",
+  BackupLastDurationSeconds: "openbao_backup_last_duration_seconds",
+  BackupLastSizeBytes: "openbao_backup_last_size_bytes",
   BackupFailureTotal: "openbao_backup_failure_total",
   BackupLastSuccessTimestamp: "openbao_backup_last_success_timestamp",
   BackupSizeBytes: "openbao_backup_size_bytes",
@@ -92,10 +96,19 @@ export const OpenBaoMetric = {
   RestoreFailureTotal: "openbao_restore_failure_total",
   RestoreSuccessTotal: "openbao_restore_success_total",
   RestoreTotal: "openbao_restore_total",
+  TlsCertExpiryTimestamp: "openbao_tls_cert_expiry_timestamp",
+  TlsRotationTotal: "openbao_tls_rotation_total",
   UpgradeDurationSeconds: "openbao_upgrade_duration_seconds",
   UpgradeFailureTotal: "openbao_upgrade_failure_total",
+  UpgradeInProgress: "openbao_upgrade_in_progress",
+  UpgradePartition: "openbao_upgrade_partition",
+  UpgradePodDurationSeconds: "openbao_upgrade_pod_duration_seconds",
+  UpgradePodsCompleted: "openbao_upgrade_pods_completed",
+  UpgradePodsTotal: "openbao_upgrade_pods_total",
   UpgradeRollbackTotal: "openbao_upgrade_rollback_total",
   UpgradeStatus: "openbao_upgrade_status",
+  UpgradeStepDownFailuresTotal: "openbao_upgrade_stepdown_failures_total",
+  UpgradeStepDownTotal: "openbao_upgrade_stepdown_total",
   UpgradeSuccessTotal: "openbao_upgrade_success_total",
   UpgradeTotal: "openbao_upgrade_total",
 } as const;

@@ -216,6 +216,15 @@ describe("openbao backups on the local node", () => {
     const m = await op!.metrics();
     assert.equal(metricSum(m, "openbao_backup_success_total", { name: NAME }), 1);
     assert.equal(metricSum(m, "openbao_backup_size_bytes", { name: NAME }), b.lastBackupSize);
+    // Upstream's gauges of the last attempt.
+    assert.equal(metricSum(m, "openbao_backup_last_size_bytes", { name: NAME }), b.lastBackupSize);
+    assert.equal(metricSum(m, "openbao_backup_consecutive_failures", { name: NAME }), 0);
+    assert.equal(metricSum(m, "openbao_backup_in_progress", { name: NAME }), 0);
+    assert.ok(metricSum(m, "openbao_backup_last_duration_seconds", { name: NAME }) > 0, b.lastBackupDuration);
+    assert.equal(
+      metricSum(m, "openbao_backup_last_success_timestamp", { name: NAME }),
+      Math.floor(Date.parse(b.lastBackupTime) / 1000),
+    );
   });
 
   it("the same trigger twice and the operator killed mid-backup: still one Job, no stolen lock", async () => {
@@ -320,7 +329,10 @@ describe("openbao backups on the local node", () => {
     const key = job.metadata.annotations["openbao.org/backup-key"];
     assert.equal(await bucket.head(key), undefined, `${key} must not exist`);
     assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 4);
-    assert.ok(metricSum(await op!.metrics(), "openbao_backup_failure_total", { name: NAME }) >= 1);
+    const m = await op!.metrics();
+    assert.ok(metricSum(m, "openbao_backup_failure_total", { name: NAME }) >= 1);
+    assert.equal(metricSum(m, "openbao_backup_consecutive_failures", { name: NAME }), 1);
+    assert.equal(metricSum(m, "openbao_backup_in_progress", { name: NAME }), 0);
     assert.equal((await condition("BackingUp"))?.reason, "BackupFailed");
     await patchTarget({ endpoint: s3.endpoint });
   });
@@ -373,6 +385,7 @@ describe("openbao backups on the local node", () => {
     );
     await jobPodReady(jobName);
     assert.match(await lockHolder(), new RegExp(`^backup/${NAME}/${jobName}$`));
+    assert.equal(metricSum(await op!.metrics(), "openbao_backup_in_progress", { name: NAME }), 1);
     await ctx.kubectl(["delete", "pod", "-l", `batch.kubernetes.io/job-name=${jobName}`, "--wait=false"]);
     const b = await settled(
       (x) =>

@@ -6,6 +6,7 @@ import { SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EVENTS_V1 } from "../../src/runtime/events.js";
 import { createCertificateAuthority, issueServerCertificate } from "../../src/runtime/pki/x509.js";
+import { tlsCertExpiry, tlsRotations } from "../../src/targets/openbao/workload/certs/metrics.js";
 import { certificateHash } from "../../src/targets/openbao/workload/certs/plan.js";
 import { reconcileCertificates } from "../../src/targets/openbao/workload/certs/reconcile.js";
 import { secretText } from "../../src/targets/openbao/workload/certs/secrets.js";
@@ -39,6 +40,21 @@ describe("openbao certificate service on the real API server", () => {
     await client.delete(NAMESPACE, ns).catch(() => {});
     client.close();
   });
+
+  /** Upstream's TLS metrics for one cluster: expiry by type, and certificates issued. */
+  const tlsMetrics = async (name: string) => {
+    const expiry = (await tlsCertExpiry.get()).values.filter(
+      (v) => v.labels.namespace === ns && v.labels.name === name,
+    );
+    const issued = (await tlsRotations.get()).values.find(
+      (v) => v.labels.namespace === ns && v.labels.name === name,
+    );
+    return {
+      expiry: Object.fromEntries(expiry.map((v) => [String(v.labels.type), v.value])),
+      issued: issued?.value ?? 0,
+    };
+  };
+  const notAfter = (pem: string) => Math.floor(Date.parse(new X509Certificate(pem).validTo) / 1000);
 
   const versions = async (...names: string[]) =>
     Promise.all(names.map((n) => client.get(SECRET, n, ns).then((s) => s.metadata.resourceVersion)));
@@ -78,6 +94,11 @@ describe("openbao certificate service on the real API server", () => {
     ])
       assert.notEqual(leaf.checkHost(host), undefined, host);
 
+    assert.deepEqual(await tlsMetrics("managed"), {
+      expiry: { OperatorManaged: notAfter(secretText(server, "tls.crt")!) },
+      issued: 1,
+    });
+
     const quiet = await versions("managed-tls-ca", "managed-tls-server");
     clock = new Date(clock.getTime() + 47 * HOUR);
     const second = await reconcileCertificates(ctx, cluster);
@@ -97,6 +118,11 @@ describe("openbao certificate service on the real API server", () => {
     assert.equal(secretText(ca2, "tls.crt"), secretText(ca, "tls.crt"), "the CA stays");
     assert.notEqual(secretText(server2, "tls.crt"), secretText(server, "tls.crt"));
     assert.ok(new X509Certificate(secretText(server2, "tls.crt")!).verify(caCert.publicKey));
+    // The quiet pass issued nothing; the rotation is counted and the expiry follows the new leaf.
+    assert.deepEqual(await tlsMetrics("managed"), {
+      expiry: { OperatorManaged: notAfter(secretText(server2, "tls.crt")!) },
+      issued: 2,
+    });
 
     // A new extra SAN is a new certificate at once.
     const wider = {
@@ -183,6 +209,8 @@ describe("openbao certificate service on the real API server", () => {
     const ready = await reconcileCertificates(ctx, cluster);
     assert.equal(ready.ready, true, ready.message);
     assert.equal(ready.activeCertHash, certificateHash(good.certPem, good.keyPem));
+    // The user's certificate: its expiry under type External, nothing counted as issued by us.
+    assert.deepEqual(await tlsMetrics("ext"), { expiry: { External: notAfter(good.certPem) }, issued: 0 });
 
     await ctx.recorder.flush();
     const reasons = ((await client.list(EVENTS_V1, { namespace: ns })).items as Any[])

@@ -200,6 +200,23 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
       "pod 2 recorded as upgraded",
       1000,
     );
+    // Mid-roll, upstream's progress metrics: in progress, 3 pods, pod 2's replacement timed.
+    const mid = await poll(
+      async () => {
+        const m = await op!.metrics();
+        return metricSum(m, "openbao_upgrade_pods_completed", { name: NAME }) >= 1 ? m : undefined;
+      },
+      60_000,
+      "openbao_upgrade_pods_completed to count pod 2",
+    );
+    assert.equal(metricSum(mid, "openbao_upgrade_in_progress", { name: NAME }), 1);
+    assert.equal(metricSum(mid, "openbao_upgrade_status", { name: NAME }), 1);
+    assert.equal(metricSum(mid, "openbao_upgrade_pods_total", { name: NAME }), 3);
+    assert.ok(metricSum(mid, "openbao_upgrade_partition", { name: NAME }) <= 2);
+    assert.equal(
+      metricSum(mid, "openbao_upgrade_pod_duration_seconds_count", { name: NAME, pod: `${NAME}-2` }),
+      1,
+    );
     const atKill = await cluster();
     await op!.kill();
     outputs.push(op!.output());
@@ -274,6 +291,12 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     const metrics = await op!.metrics();
     // The earlier processes died before the end: only the last one counted the success.
     assert.equal(metricSum(metrics, "openbao_upgrade_success_total", { name: NAME }), 1);
+    // Upstream's progress metrics at the end: status 2 (succeeded), every pod done, partition 0.
+    assert.equal(metricSum(metrics, "openbao_upgrade_status", { name: NAME }), 2);
+    assert.equal(metricSum(metrics, "openbao_upgrade_in_progress", { name: NAME }), 0);
+    assert.equal(metricSum(metrics, "openbao_upgrade_pods_completed", { name: NAME }), 3);
+    assert.equal(metricSum(metrics, "openbao_upgrade_pods_total", { name: NAME }), 3);
+    assert.equal(metricSum(metrics, "openbao_upgrade_partition", { name: NAME }), 0);
     const sts = await ctx.getJson(`statefulset/${NAME}`);
     assert.equal(sts.status.currentRevision, sts.status.updateRevision);
   });

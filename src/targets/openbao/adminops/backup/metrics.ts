@@ -57,7 +57,62 @@ export const backupRetentionDeleted = new Counter({
   registers: [registry],
 });
 
+// Upstream's gauges of the last attempt, which its alerts read ("backups failing in a row").
+// Set from status.backup on every pass, so they are right again right after a restart.
+
+export const backupConsecutiveFailures = new Gauge({
+  name: M.BackupConsecutiveFailures,
+  help: "Backups that failed in a row since the last success (status.backup.consecutiveFailures).",
+  labelNames,
+  registers: [registry],
+});
+
+export const backupInProgress = new Gauge({
+  name: M.BackupInProgress,
+  help: "1 while a backup Job of the cluster runs, else 0.",
+  labelNames,
+  registers: [registry],
+});
+
+export const backupLastDuration = new Gauge({
+  name: M.BackupLastDurationSeconds,
+  help: "Seconds the last successful backup took (status.backup.lastBackupDuration).",
+  labelNames,
+  registers: [registry],
+});
+
+export const backupLastSize = new Gauge({
+  name: M.BackupLastSizeBytes,
+  help: "Bytes in the last successful snapshot (status.backup.lastBackupSize).",
+  labelNames,
+  registers: [registry],
+});
+
+/** The gauges above as status.backup says; a cluster without spec.backup has none. */
+export function showBackupStatus(
+  labels: { namespace: string; name: string },
+  backup:
+    | { jobName?: string; consecutiveFailures?: number; lastBackupSize?: number; lastBackupDuration?: string }
+    | undefined,
+  lastDurationSeconds: number | undefined,
+): void {
+  backupConsecutiveFailures.set(labels, backup?.consecutiveFailures ?? 0);
+  backupInProgress.set(labels, backup?.jobName ? 1 : 0);
+  if (backup?.lastBackupSize !== undefined) {
+    backupLastSize.set(labels, backup.lastBackupSize);
+    backupSize.set(labels, backup.lastBackupSize);
+  }
+  if (lastDurationSeconds !== undefined) backupLastDuration.set(labels, lastDurationSeconds);
+}
+
 export function forgetBackupMetrics(namespace: string, name: string): void {
-  backupSize.remove({ namespace, name });
-  backupLastSuccess.remove({ namespace, name });
+  for (const g of [
+    backupSize,
+    backupLastSuccess,
+    backupConsecutiveFailures,
+    backupInProgress,
+    backupLastDuration,
+    backupLastSize,
+  ])
+    g.remove({ namespace, name });
 }

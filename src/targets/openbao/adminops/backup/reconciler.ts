@@ -23,6 +23,7 @@ import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
 import { backupHolder, contention, type LockIdentity, OperationLockStore } from "../../opslifecycle/index.js";
+import { parseDurationMs } from "../../workload/certs/duration.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
 import { runRetention } from "./apply-retention.js";
 import { BackupEvent } from "./events.js";
@@ -30,11 +31,13 @@ import { backupServiceAccount, ensureBackupJob } from "./job.js";
 import {
   backupDuration,
   backupFailureTotal,
+  backupInProgress,
   backupLastSuccess,
   backupSize,
   backupSuccessTotal,
   backupTotal,
   forgetBackupMetrics,
+  showBackupStatus,
 } from "./metrics.js";
 import type { SnapshotStoreFactory } from "./ports.js";
 import { BackupReason, checkPrerequisites } from "./prerequisites.js";
@@ -115,6 +118,7 @@ export class BackupReconciler {
     const cluster = fresh;
     const ref = refOf(cluster);
     const backup = cluster.status?.backup ?? {};
+    if (cluster.spec.backup || cluster.status?.backup) showBackup(ref, backup);
 
     if (backup.jobName) return this.inFlight(cluster, backup.jobName, rc);
     await this.releaseStaleLock(cluster, rc);
@@ -226,6 +230,7 @@ export class BackupReconciler {
       },
       rc,
     );
+    backupInProgress.set({ namespace: ref.namespace, name: ref.name }, 1);
     if (due.kind === "manual")
       this.d.events.record(cluster, {
         type: "Normal",
@@ -338,6 +343,7 @@ export class BackupReconciler {
       rc,
     );
     if (recorded && after) {
+      showBackup(ref, after);
       backupTotal.inc(labels);
       if (outcome.state === "succeeded") {
         backupSuccessTotal.inc(labels);
@@ -428,4 +434,22 @@ function withField<K extends keyof BackupStatus>(
   if (v === undefined) delete n[k];
   else n[k] = v;
   return n;
+}
+
+/** The backup gauges from status.backup (the last duration parsed back from its Go-style text). */
+function showBackup(ref: { namespace: string; name: string }, backup: BackupStatus): void {
+  let seconds: number | undefined;
+  try {
+    seconds = backup.lastBackupDuration
+      ? parseDurationMs(backup.lastBackupDuration, "lastBackupDuration") / 1000
+      : undefined;
+  } catch {
+    seconds = undefined; // written by someone else in another form: the gauge waits for the next backup
+  }
+  showBackupStatus({ namespace: ref.namespace, name: ref.name }, backup, seconds);
+  if (backup.lastBackupTime) {
+    const t = Date.parse(backup.lastBackupTime);
+    if (Number.isFinite(t))
+      backupLastSuccess.set({ namespace: ref.namespace, name: ref.name }, Math.floor(t / 1000));
+  }
 }

@@ -4,6 +4,7 @@ import { errorMessage } from "../../../../runtime/errors.js";
 import { createCertificateAuthority, issueServerCertificate } from "../../../../runtime/pki/x509.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
+import { hideCertificateExpiry, showCertificateExpiry, tlsRotations } from "./metrics.js";
 import {
   caValidityMs,
   certificateHash,
@@ -57,6 +58,7 @@ export async function reconcileCertificates(
   } catch (e) {
     return outcome(false, TlsReason.InvalidSpec, errorMessage(e));
   }
+  if (!settings.enabled || settings.mode === "ACME") hideCertificateExpiry(clusterRef(cluster));
   if (!settings.enabled)
     return outcome(true, TlsReason.Disabled, "TLS is disabled (spec.tls.enabled: false)");
   if (settings.mode === "ACME")
@@ -112,6 +114,7 @@ async function external(
     warn(ctx, TlsReason.Invalid, message);
     return outcome(false, TlsReason.Invalid, message);
   }
+  showCertificateExpiry(ref, "External", certPem);
   return outcome(
     true,
     TlsReason.Ready,
@@ -196,6 +199,7 @@ async function operatorManaged(
       { reason: leafPlan.reason, secret: settings.serverSecretName },
       "issuing a new OpenBao server certificate",
     );
+    if (!ctx.observeOnly) tlsRotations.inc({ namespace: ref.namespace, name: ref.name });
     announce({
       type: "Normal",
       reason: OpenBaoClusterReason.CertificateIssued,
@@ -206,6 +210,7 @@ async function operatorManaged(
   await apply(serverSecretIntent(ref, settings.serverSecretName, leaf), leafLive);
   // Observe-only wrote nothing: the active leaf is still the stored one.
   const active = ctx.observeOnly ? storedLeaf : leaf;
+  showCertificateExpiry(ref, "OperatorManaged", active?.certPem);
   return {
     ...outcome(
       true,

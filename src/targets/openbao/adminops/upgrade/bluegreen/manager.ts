@@ -209,7 +209,7 @@ export class BlueGreenUpgrade {
     }
     if (plan.completed) {
       upgradeSuccessTotal.inc({ ...labels, strategy: STRATEGY });
-      upgradeStatus.set(labels, UpgradeStatusValue.Idle);
+      upgradeStatus.set(labels, UpgradeStatusValue.Succeeded);
     }
     if (plan.rolledBack || plan.breakGlass?.active) {
       upgradeFailureTotal.inc({

@@ -258,7 +258,11 @@ export class UpgradeManager {
     const ref = refOf(cluster);
     await this.releaseStaleLock(cluster, rc);
     const cond = cluster.status?.conditions?.find((c) => c.type === C.Upgrading);
-    upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Idle);
+    // 2 while the last upgrade's condition says it completed, 0 for a cluster that never upgraded.
+    upgradeStatus.set(
+      { namespace: ref.namespace, name: ref.name },
+      cond?.reason === UpgradeReason.Complete ? UpgradeStatusValue.Succeeded : UpgradeStatusValue.None,
+    );
     // No condition yet: a cluster that never upgraded gets no write (quiet passes stay quiet).
     if (!cond || cond.reason === UpgradeReason.Complete) return done();
     if (cond.status === "True")

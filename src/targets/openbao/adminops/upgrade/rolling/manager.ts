@@ -48,10 +48,15 @@ import { parseVersion } from "../../../validate/values.js";
 import { setUpgrading, UpgradeReason } from "../core/condition.js";
 import { upgradeLock } from "../core/lock.js";
 import {
+  endRollingProgress,
+  showRollingProgress,
   UpgradeStatusValue,
   upgradeDuration,
   upgradeFailureTotal,
+  upgradePodDuration,
   upgradeStatus,
+  upgradeStepDownFailures,
+  upgradeStepDowns,
   upgradeSuccessTotal,
 } from "../core/metrics.js";
 import { type BaoAccess, observeCluster, voterClient } from "../core/observe.js";
@@ -105,6 +110,8 @@ class StepError extends Error {
 export class RollingUpgrade {
   private readonly waits = new Map<string, { what: string; since: number }>();
   private readonly stepDowns = new Map<string, { ordinal: number; count: number }>();
+  /** When the partition was lowered to each cluster's pod being replaced (pod_duration_seconds). */
+  private readonly replacing = new Map<string, { ordinal: number; since: number }>();
   private readonly o: Required<RollingOptions>;
 
   constructor(private readonly d: RollingDeps) {
@@ -238,6 +245,10 @@ export class RollingUpgrade {
     const now = this.d.now();
     const step = planRolling({ upgrade: u, obs, now, stepDownSettleMs: this.o.stepDownSettleMs });
     const P = heldPartition(u, obs.replicas);
+    showRollingProgress(
+      { namespace: ref.namespace, name: ref.name },
+      { completed: (u.completedPods ?? []).length, total: obs.replicas, partition: P },
+    );
     if (step.kind !== "wait") this.waits.delete(key);
     const at: StepContext = { cluster, u, key, obs, now, P, target, ref, rc };
     switch (step.kind) {
@@ -301,6 +312,15 @@ export class RollingUpgrade {
           : undefined,
       rc.signal,
     );
+    const labels = { namespace: ref.namespace, name: ref.name };
+    const started = this.replacing.get(at.key);
+    if (w.wrote && started?.ordinal === step.ordinal) {
+      upgradePodDuration.observe(
+        { ...labels, pod: obs.voters[step.ordinal]!.name },
+        Math.max(0, (this.d.now().getTime() - started.since) / 1000),
+      );
+      this.replacing.delete(at.key);
+    }
     if (w.wrote)
       this.d.events.record(cluster, {
         type: "Normal",
@@ -326,11 +346,14 @@ export class RollingUpgrade {
         rc,
       );
     const token = (await upgradeToken(this.d.client, this.d.access, cluster, this.d.now, rc.signal))!;
+    const labels = { namespace: ref.namespace, name: ref.name };
+    upgradeStepDowns.inc(labels);
     try {
       const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
       await bao.stepDown(token, rc.signal);
     } catch (e) {
       rc.signal.throwIfAborted();
+      upgradeStepDownFailures.inc(labels);
       throw new StepError(
         R.StepDownFailed,
         `step-down of ${obs.voters[step.ordinal]!.name}: ${errorMessage(e)}`,
@@ -376,6 +399,13 @@ export class RollingUpgrade {
           : undefined,
       rc.signal,
     );
+    if (w.wrote) {
+      this.replacing.set(at.key, { ordinal: step.to, since: this.d.now().getTime() });
+      showRollingProgress(
+        { namespace: ref.namespace, name: ref.name },
+        { completed: (u.completedPods ?? []).length, total: obs.replicas, partition: step.to },
+      );
+    }
     if (w.wrote)
       this.d.events.record(cluster, {
         type: "Normal",
@@ -422,7 +452,8 @@ export class RollingUpgrade {
       rc,
     );
     await this.d.locks.release(ref, upgradeLock(ref.name, u.fromVersion ?? ""), rc.signal);
-    upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Idle);
+    upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Succeeded);
+    endRollingProgress({ namespace: ref.namespace, name: ref.name }, { total: cluster.spec.replicas ?? 3 });
     this.forget(`${ref.namespace}/${ref.name}`);
     return requeueAfter(1);
   }
@@ -437,6 +468,7 @@ export class RollingUpgrade {
     const retry = pendingRequest(cluster.spec, cluster.status?.upgradeRequests, "retry");
     if (retry === undefined) {
       upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Failed);
+      endRollingProgress({ namespace: ref.namespace, name: ref.name }, undefined);
       await this.condition(
         cluster,
         "False",
@@ -539,6 +571,7 @@ export class RollingUpgrade {
     if (w.wrote)
       upgradeFailureTotal.inc({ namespace: ref.namespace, name: ref.name, strategy: STRATEGY, reason });
     upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Failed);
+    endRollingProgress({ namespace: ref.namespace, name: ref.name }, undefined);
     this.forget(`${ref.namespace}/${ref.name}`);
     await this.condition(
       cluster,
@@ -553,6 +586,7 @@ export class RollingUpgrade {
   private forget(key: string): void {
     this.waits.delete(key);
     this.stepDowns.delete(key);
+    this.replacing.delete(key);
   }
 
   private async condition(
