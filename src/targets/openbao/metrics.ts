@@ -1,7 +1,6 @@
 import { Counter, Gauge, Histogram } from "prom-client";
 import { registry } from "../../runtime/metrics.js";
 import { DRIFT_ACTIONS } from "./drift.js";
-import { forgetCertificateMetrics } from "./workload/certs/metrics.js";
 
 // Upstream's metric names, so existing dashboards and alerts keep working.
 
@@ -63,7 +62,6 @@ export function forgetClusterMetrics(namespace: string, name: string): void {
   clusterReadyReplicas.remove({ namespace, name });
   clusterInitialized.remove({ namespace, name });
   for (const action of DRIFT_ACTIONS) plannedChanges.remove({ namespace, name, action });
-  forgetCertificateMetrics(namespace, name);
 }
 
 export const plannedChanges = new Gauge({

@@ -50,6 +50,7 @@ import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
 import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
+import { forgetCertificateMetrics } from "./workload/certs/metrics.js";
 import { registeredState } from "./workload/registration/state.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
@@ -107,6 +108,7 @@ export class OpenBaoClusterReconciler {
     const { namespace = "", name } = splitKey(key);
     if (!cached) {
       forgetClusterMetrics(namespace, name);
+      forgetCertificateMetrics(namespace, name);
       this.status.forget(key);
       this.d.autopilotChecks?.forget(key);
       return done();
@@ -310,6 +312,7 @@ export class OpenBaoClusterReconciler {
     rc.log.info({ deletionPolicy: policy }, "openbao cluster deleted; finalizer removed");
     await removeFinalizer(this.d.client, OPENBAOCLUSTER, cluster, CLUSTER_FINALIZER, rc.signal);
     forgetClusterMetrics(ns, cluster.metadata.name!);
+    forgetCertificateMetrics(ns, cluster.metadata.name!);
     this.status.forget(`${ns}/${cluster.metadata.name}`);
     return done();
   }
