@@ -149,8 +149,11 @@ function checkObject(schema: JSONSchemaProps, v: Obj, path: string, out: FieldEr
     out.push({ path, message: `must have at least ${schema.minProperties} fields` });
   if (schema.maxProperties !== undefined && count > schema.maxProperties)
     out.push({ path, message: `must have at most ${schema.maxProperties} fields` });
+  // The API server defaults before it validates: a required field with a default is never missing
+  // (upstream's `tokenSecretRef: {}` is `{name: ""}` by the time `required` is checked).
   for (const name of schema.required ?? [])
-    if (v[name] === undefined) out.push({ path: join(path, name), message: "is required" });
+    if (v[name] === undefined && schema.properties?.[name]?.default === undefined)
+      out.push({ path: join(path, name), message: "is required" });
   const preserves = schema["x-kubernetes-preserve-unknown-fields"] === true;
   for (const [key, child] of Object.entries(v)) {
     const sub = schema.properties?.[key] ?? schema.additionalProperties;

@@ -147,6 +147,35 @@ describe("structural schema check", () => {
     );
   });
 
+  it("a required field with a default is filled by the API server first: upstream's empty references pass", () => {
+    // Upstream writes Secret references as corev1.LocalObjectReference: `name` defaults to "".
+    const spec = {
+      version: "2.7.2",
+      replicas: 3,
+      storage: { size: "1Gi" },
+      imagePullSecrets: [{}],
+      unseal: {
+        type: "transit",
+        transit: { address: "https://bao.example.org:8200", keyName: "k", mountPath: "transit" },
+        credentialsSecretRef: {},
+      },
+      backup: {
+        schedule: "0 * * * *",
+        tokenSecretRef: {},
+        target: { endpoint: "https://s3.example.org", bucket: "b", credentialsSecretRef: {} },
+      },
+      upgrade: { tokenSecretRef: {} },
+    };
+    const doc = { apiVersion: "openbao.org/v1alpha1", kind: "OpenBaoCluster", metadata: { name: "e" }, spec };
+    assert.deepEqual(documentShape(doc).errors, []);
+    // A required field without a default is still missing.
+    const { storage: _storage, ...withoutStorage } = spec;
+    assert.deepEqual(
+      documentShape({ ...doc, spec: withoutStorage }).errors.map((e) => e.path),
+      ["spec.storage"],
+    );
+  });
+
   it("a kind of the same name in another group is not ours", () => {
     assert.deepEqual(
       documentShape({ apiVersion: "other.io/v1", kind: "VaultSeed", metadata: {} }).errors,
