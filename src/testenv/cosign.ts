@@ -30,25 +30,26 @@ export function ensureCosign(onProgress: (line: string) => void = () => {}): Pro
 }
 
 /** A port nothing listens on: any request cosign would send beyond loopback fails at once. */
-const DEAD_PROXY = "http://127.0.0.1:9";
+export const DEAD_PROXY = "http://127.0.0.1:9";
 
 /**
  * The environment for a cosign that cannot reach anything but loopback: every proxy variable names a
  * dead port (Go sends loopback requests direct, everything else through the proxy), its home, TUF
  * root and docker config are private folders under `home`, so no Sigstore trust root, cached
- * credential or public-good service is read or asked. `password` encrypts the private key.
+ * credential or public-good service is read or asked. `password` encrypts the private key; `proxy`
+ * may be a loopback listener of the caller's that counts what tried to leave.
  */
-export function offlineCosignEnv(home: string, password: string): NodeJS.ProcessEnv {
+export function offlineCosignEnv(home: string, password: string, proxy = DEAD_PROXY): NodeJS.ProcessEnv {
   for (const d of ["tuf", "docker"]) mkdirSync(join(home, d), { recursive: true });
   return {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
     HOME: home,
     TUF_ROOT: join(home, "tuf"),
     DOCKER_CONFIG: join(home, "docker"),
-    HTTPS_PROXY: DEAD_PROXY,
-    HTTP_PROXY: DEAD_PROXY,
-    https_proxy: DEAD_PROXY,
-    http_proxy: DEAD_PROXY,
+    HTTPS_PROXY: proxy,
+    HTTP_PROXY: proxy,
+    https_proxy: proxy,
+    http_proxy: proxy,
     NO_PROXY: "127.0.0.1,localhost",
     no_proxy: "127.0.0.1,localhost",
     COSIGN_PASSWORD: password,
