@@ -41,20 +41,28 @@ export function debianMirror(): string {
   } catch {
     // No sources.list.d: the main file alone, or the default.
   }
-  for (const file of files) {
-    let text = "";
+  const texts = files.map((file) => {
     try {
-      text = readFileSync(file, "utf8");
+      return readFileSync(file, "utf8");
     } catch {
-      continue;
+      return "";
     }
+  });
+  return mirrorInSources(texts) ?? DEFAULT_MIRROR;
+}
+
+/** The first Debian archive URI in apt source files, one-line ("deb [opts] URI ...") or deb822 ("URIs:"). */
+export function mirrorInSources(texts: string[]): string | undefined {
+  for (const text of texts) {
     for (const line of text.split("\n")) {
-      // One-line form "deb [options] URI suite ..." and deb822's "URIs: URI ...".
-      const uri = /^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)/.exec(line)?.[1] ?? /^\s*URIs:\s*(\S+)/i.exec(line)?.[1];
-      if (uri && /^https?:\/\/.+\/debian\/?$/.test(uri)) return uri.replace(/\/+$/, "");
+      if (/^\s*#/.test(line)) continue;
+      const uris =
+        /^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)/.exec(line)?.[1] ?? /^\s*URIs:\s*(.+)$/i.exec(line)?.[1] ?? "";
+      for (const uri of uris.trim().split(/\s+/))
+        if (/^https?:\/\/.+\/debian\/?$/.test(uri)) return uri.replace(/\/+$/, "");
     }
   }
-  return DEFAULT_MIRROR;
+  return undefined;
 }
 
 export function debianProgramDir(p: DebianProgram): string {
