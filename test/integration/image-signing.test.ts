@@ -69,7 +69,7 @@ describe("signing the operator image with cosign (offline, on a loopback registr
 
   after(async () => {
     await registry?.stop();
-    await new Promise((resolve) => proxy?.close(resolve));
+    if (proxy) await new Promise((resolve) => proxy.close(resolve));
   });
 
   it("signs the image digest and verifies the signature by digest and by tag", async () => {
