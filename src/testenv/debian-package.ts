@@ -78,11 +78,11 @@ export async function ensureDebianProgram(
   const binary = join(dir, "root", p.binary);
   if (await exists(binary)) return binary;
   const url = `${debianMirror()}/${p.pool}`;
-  onProgress(`fetching ${p.package} ${p.version} (Debian ${p.release}) from ${url}`);
-  const started = Date.now();
   await populateAtomically(
     dir,
     async (scratch) => {
+      onProgress(`fetching ${p.package} ${p.version} (Debian ${p.release}) from ${url}`);
+      const started = Date.now();
       const res = await fetch(url, { signal: AbortSignal.timeout(300_000) });
       if (!res.ok) {
         throw new Error(
@@ -102,9 +102,9 @@ export async function ensureDebianProgram(
       // Where it came from, for whoever wonders; the package's copyright stays in root/usr/share/doc.
       writeFileSync(join(scratch, "source"), `${url}\nsha256:${p.sha256}\n`);
       rmSync(file);
+      onProgress(`unpacked ${p.package} ${p.version} in ${formatDuration(Date.now() - started)}`);
     },
     { onWait: (pid) => onProgress(`waiting for process ${pid}, which is fetching ${p.package}`) },
   );
-  onProgress(`${p.package} ${p.version} ready in ${formatDuration(Date.now() - started)}`);
   return binary;
 }
