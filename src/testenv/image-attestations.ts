@@ -176,6 +176,14 @@ export function cycloneDxSbom(inputs: ImageInputs, imageDigest: string): Record<
   };
 }
 
+/**
+ * RFC 3339 to the second: cosign's slsaprovenance1 attestation decodes the predicate into Go's
+ * time.Time and encodes it again, which would turn "...00.120Z" into "...00.12Z".
+ */
+function wholeSeconds(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
 export function slsaProvenance(
   inputs: ImageInputs,
   image: { name: string; digest: string },
@@ -214,8 +222,8 @@ export function slsaProvenance(
         builder: { id: "https://github.com/platform-operator/platform-operator/npm-run-image" },
         metadata: {
           invocationId: randomUUID(),
-          startedOn: startedOn.toISOString(),
-          finishedOn: new Date().toISOString(),
+          startedOn: wholeSeconds(startedOn),
+          finishedOn: wholeSeconds(new Date()),
         },
       },
     },

@@ -1,10 +1,12 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Binaries, ensureBinaries } from "./binaries.js";
+import { ensureCosign } from "./cosign.js";
 import { formatDuration } from "./duration.js";
 import { ensureGpg } from "./gpg.js";
 import { ensureHelm } from "./helm.js";
 import { prepareNode } from "./node/prepare.js";
+import { ensureOciRegistry } from "./oci-registry.js";
 import { ensureOpenssl } from "./openssl.js";
 import { type Progress, progressOn } from "./progress.js";
 
@@ -16,6 +18,9 @@ export async function prepareTestEnv(log: (line: string) => void, progress?: Pro
   // charts with a key gpg makes.
   await ensureHelm(log);
   await ensureGpg(log);
+  // The image-signing test signs the image with cosign in a registry of its own on loopback.
+  await ensureCosign(log);
+  await ensureOciRegistry(log);
   await prepareNode(binaries, log);
   return binaries;
 }
@@ -31,6 +36,8 @@ async function main(): Promise<void> {
   log(`etcd                    ${binaries.etcd}`);
   for (const [version, path] of Object.entries(binaries.bao)) log(`bao ${version.padEnd(19)} ${path}`);
   log(`helm                    ${await ensureHelm()}`);
+  log(`cosign                  ${await ensureCosign()}`);
+  log(`docker-registry         ${await ensureOciRegistry()}`);
   log(`ready in ${formatDuration(Date.now() - started)}`);
 }
 
