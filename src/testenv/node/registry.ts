@@ -133,7 +133,10 @@ const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuf
  */
 export function teardownNodeSync(record: NodeRecord): string[] {
   const a = nodeAddresses(record.index);
-  for (let round = 0; round < 100; round++) {
+  // A killed process can take seconds to finish exiting on a loaded machine (a shim or kubelet with
+  // many threads and mappings): keep killing and looking for up to 20 s, not a fixed few rounds.
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
     const pids = nodePids(record);
     if (pids.length === 0) break;
     for (const pid of pids) {
