@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { OpenBaoClusterManagers } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../../apis/openbaocluster-names.js";
 import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
 import {
   Controller,
