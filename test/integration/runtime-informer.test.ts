@@ -96,6 +96,37 @@ describe("informer against the shared API server", () => {
     assert.deepEqual(inf.keysOwnedBy({ ...id, group: "other.dev" }), [], "the group is part of the key");
     assert.equal(inf.get(`${ns}/child`)!.metadata.managedFields, undefined);
   });
+
+  it("a target's pruning drops what it names, from the list and from watch events, and keeps metadata", async () => {
+    await client.apply(CONFIGMAP, cm(other, "listed", { big: "x".repeat(1000), kept: "1" }), {
+      fieldManager: "t",
+    });
+    const pruned = new Informer(client, CONFIGMAP, {
+      namespaces: [other],
+      log: silentLogger(),
+      prune: {
+        name: "no-big",
+        apply(o) {
+          delete (o["data"] as Record<string, string>)["big"];
+          return o;
+        },
+      },
+    });
+    pruned.start();
+    try {
+      await pruned.waitForSync();
+      assert.equal(pruned.prunedBy, "no-big");
+      const listed = pruned.get(`${other}/listed`)!;
+      assert.deepEqual(listed["data"], { kept: "1" });
+      assert.ok(listed.metadata.resourceVersion && listed.metadata.uid, "metadata is whole");
+      await client.apply(CONFIGMAP, cm(other, "watched", { big: "y", kept: "2" }), { fieldManager: "t" });
+      const watched = await eventually(() => pruned.get(`${other}/watched`));
+      assert.deepEqual(watched["data"], { kept: "2" });
+      assert.equal(watched.kind, "ConfigMap");
+    } finally {
+      await pruned.stop();
+    }
+  });
 });
 
 /**
