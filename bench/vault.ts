@@ -72,7 +72,7 @@ const sum = (m: Map<string, number>, prefix: string, filter: (k: string) => bool
   [...m].filter(([k]) => k.startsWith(prefix) && filter(k)).reduce((a, [, v]) => a + v, 0);
 
 /** VmHWM is the process's peak resident set so far, VmRSS its resident set now. */
-function rssMiB(pid: number, field: "VmHWM" | "VmRSS" = "VmHWM"): number {
+function rssMiB(pid: number, field: "VmHWM" | "VmRSS" | "RssFile" = "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
 }
@@ -254,6 +254,9 @@ targets:
   const t1 = performance.now();
   await waitReady(port);
   const readyRss = currentRssMiB(op.pid!);
+  // The part of the resident set that is the node binary's own pages (code, read-only data), the
+  // same for any program node runs: the rest is the operator's.
+  const readyFileRss = rssMiB(op.pid!, "RssFile");
   await waitFor(
     "the first seed",
     async () => {
@@ -339,6 +342,7 @@ targets:
     changedObjects,
     peakRss: Math.max(seedRss, quietRss),
     readyRss,
+    readyFileRss,
     seedRss,
     afterSeedRss,
     quietRss,
@@ -430,7 +434,7 @@ try {
   const mib = (v: number) => `${v.toFixed(0)} MiB`;
   const memHeader = [
     "objects",
-    "RSS ready (idle)",
+    "RSS ready, idle (of it file-backed)",
     "peak RSS, first seed",
     "RSS after seed",
     "peak RSS, quiet pass",
@@ -438,7 +442,7 @@ try {
   ];
   const memRows = rows.map((r) => [
     r.n.toLocaleString("en-US"),
-    mib(r.readyRss),
+    `${mib(r.readyRss)} (${mib(r.readyFileRss)})`,
     mib(r.seedRss),
     mib(r.afterSeedRss),
     mib(r.quietRss),
