@@ -8,6 +8,8 @@
  * operator), RSS after the first seed, and the peak RSS (VmHWM) of the seeding and the quiet process.
  * After the seed (its peak already read), a heap snapshot of the operator is attributed by
  * `heap-summary` to print the informer cache's share of the heap next to the RSS;
+ * The operator runs on the node that runs the bench (`npm run bench:vault` uses the machine's; the
+ * image's is in the cache: `node-24.*-linux-x64/bin/node dist/bench/vault.js`).
  * BENCH_HEAP_SNAPSHOTS=0 skips it, =1 also writes one after the quiet pass (`npm run heap:summary FILE`).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -40,7 +42,11 @@ const HEAP_SUMMARY = fileURLToPath(new URL("./heap-summary.js", import.meta.url)
 // BENCH_MEMORY_LIMIT=256 runs the operator with the flags `platform-operator node-options` prints in
 // a container with a 256 MiB limit; unset, node's defaults for this host apply.
 const memoryLimitMiB = Number(process.env["BENCH_MEMORY_LIMIT"] ?? 0);
-const heapFlags = memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : [];
+// BENCH_NODE_FLAGS adds node flags after those (a later V8 flag wins), to compare settings.
+const heapFlags = [
+  ...(memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : []),
+  ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean),
+];
 
 /** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
 function seedSpec(ns: string, i: number): Record<string, unknown> {
