@@ -79,6 +79,17 @@ process.stdout.write(vaultTarget().name);`,
     assert.equal(out, "vault");
   });
 
+  it("the run path and the targets do not load node's bundled undici (fetch, WebSocket)", async () => {
+    // On Node 24 an ESM import of node:http loads it through the http.WebSocket getter (~12 MiB).
+    const out = await withBlocked(
+      [],
+      `await import(${JSON.stringify(dist("cli/run.js"))});
+for (const t of ["vault/target.js", "openbao/target.js", "gitlab/target.js"]) await import(${JSON.stringify(dist("targets/"))} + "/" + t);
+process.stdout.write(process.moduleLoadList.filter((m) => m.includes("undici")).join(",") || "none");`,
+    );
+    assert.equal(out, "none");
+  });
+
   it("the blocking itself works (the check above can fail)", async () => {
     await assert.rejects(
       withBlocked(["@sinclair/typebox"], `await import(${JSON.stringify(dist("apis/index.js"))});`),
