@@ -72,8 +72,11 @@ targets:
     namespaces: [${namespaces.join(", ")}]
 ${extra}`,
   );
+  // BENCH_OPERATOR_NODE_FLAGS: node flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
+  const flags = (process.env["BENCH_OPERATOR_NODE_FLAGS"] ?? "").split(" ").filter(Boolean);
   const argv = node.inCluster([
     process.execPath,
+    ...flags,
     MAIN,
     "run",
     "--config",

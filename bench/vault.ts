@@ -6,10 +6,13 @@
  * counted by OpenBao's own file audit device, writes to OpenBao and to the API server, and the
  * operator's memory: RSS once ready (caches synced, before any work; with 0 objects this is the idle
  * operator), RSS after the first seed, and the peak RSS (VmHWM) of the seeding and the quiet process.
- * BENCH_HEAP_SNAPSHOTS=1 also writes a heap snapshot of the operator after the seed and after the
- * quiet pass (`npm run heap:summary FILE` attributes it).
+ * After the seed (its peak already read), a heap snapshot of the operator is attributed by
+ * `heap-summary` to print the informer cache's share of the heap next to the RSS;
+ * The operator runs on the node that runs the bench (`npm run bench:vault` uses the machine's; the
+ * image's is in the cache: `node-24.*-linux-x64/bin/node dist/bench/vault.js`).
+ * BENCH_HEAP_SNAPSHOTS=0 skips it, =1 also writes one after the quiet pass (`npm run heap:summary FILE`).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,10 +37,16 @@ const CRD_FILE = fileURLToPath(new URL("../../deploy/crds/ohmlab.fr_vaultseeds.y
 const say = (l: string) => process.stderr.write(`[bench] ${l}\n`);
 const sizes = (process.env["BENCH_SIZES"] ?? "0,1000,10000").split(",").map(Number);
 const heapSnapshots = process.env["BENCH_HEAP_SNAPSHOTS"] === "1";
+const seedSnapshot = process.env["BENCH_HEAP_SNAPSHOTS"] !== "0";
+const HEAP_SUMMARY = fileURLToPath(new URL("./heap-summary.js", import.meta.url));
 // BENCH_MEMORY_LIMIT=256 runs the operator with the flags `platform-operator node-options` prints in
 // a container with a 256 MiB limit; unset, node's defaults for this host apply.
 const memoryLimitMiB = Number(process.env["BENCH_MEMORY_LIMIT"] ?? 0);
-const heapFlags = memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : [];
+// BENCH_NODE_FLAGS adds node flags after those (a later V8 flag wins), to compare settings.
+const heapFlags = [
+  ...(memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : []),
+  ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean),
+];
 
 /** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
 function seedSpec(ns: string, i: number): Record<string, unknown> {
@@ -69,7 +78,7 @@ const sum = (m: Map<string, number>, prefix: string, filter: (k: string) => bool
   [...m].filter(([k]) => k.startsWith(prefix) && filter(k)).reduce((a, [, v]) => a + v, 0);
 
 /** VmHWM is the process's peak resident set so far, VmRSS its resident set now. */
-function rssMiB(pid: number, field: "VmHWM" | "VmRSS" = "VmHWM"): number {
+function rssMiB(pid: number, field: "VmHWM" | "VmRSS" | "RssFile" = "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
 }
@@ -125,7 +134,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 }
 
 /** Asks the operator for a heap snapshot (--heapsnapshot-signal) and waits until it is written. */
-async function heapSnapshot(child: ChildProcess, port: number, dir: string, label: string): Promise<void> {
+async function heapSnapshot(child: ChildProcess, port: number, dir: string, label: string): Promise<string> {
   const before = new Set(readdirSync(dir));
   child.kill("SIGUSR2");
   let file: string | undefined;
@@ -150,10 +159,33 @@ async function heapSnapshot(child: ChildProcess, port: number, dir: string, labe
   );
   renameSync(join(dir, file!), join(dir, `${label}.heapsnapshot`));
   say(`heap snapshot: ${join(dir, `${label}.heapsnapshot`)}`);
+  return join(dir, `${label}.heapsnapshot`);
+}
+
+interface HeapShare {
+  /** What the heap snapshot reaches in all, MiB. */
+  reachable: number;
+  /** Retained by the informers' stores (the cached objects) and their owner index, MiB. */
+  informer: number;
+}
+
+/** The informer caches' retained share of a heap snapshot, from `heap-summary` (a process of its own). */
+function heapShare(file: string, n: number): HeapShare {
+  const out = execFileSync(process.execPath, ["--max-old-space-size=4096", HEAP_SUMMARY, file, String(n)], {
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const mibOf = (re: RegExp) => Number(re.exec(out)?.[1] ?? Number.NaN);
+  return {
+    reachable: mibOf(/([\d.]+) MiB reachable/),
+    informer:
+      mibOf(/informer cache: objects[^:]*: ([\d.]+) MiB/) +
+      (mibOf(/informer cache: owner index: ([\d.]+) MiB/) || 0),
+  };
 }
 
 function startOperator(configPath: string, kubeconfig: string, cwd: string): ChildProcess {
-  const flags = [...heapFlags, ...(heapSnapshots ? ["--heapsnapshot-signal=SIGUSR2"] : [])];
+  const flags = [...heapFlags, ...(heapSnapshots || seedSnapshot ? ["--heapsnapshot-signal=SIGUSR2"] : [])];
   const args = [...flags, MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig];
   const child = spawn(process.execPath, args, {
     cwd,
@@ -228,6 +260,9 @@ targets:
   const t1 = performance.now();
   await waitReady(port);
   const readyRss = currentRssMiB(op.pid!);
+  // The part of the resident set that is the node binary's own pages (code, read-only data), the
+  // same for any program node runs: the rest is the operator's.
+  const readyFileRss = rssMiB(op.pid!, "RssFile");
   await waitFor(
     "the first seed",
     async () => {
@@ -253,7 +288,8 @@ targets:
   ).length;
   const seedRss = peakRssMiB(op.pid!);
   const afterSeedRss = currentRssMiB(op.pid!);
-  if (heapSnapshots) await heapSnapshot(op, port, dir, `seed-${n}`);
+  const heap =
+    heapSnapshots || seedSnapshot ? heapShare(await heapSnapshot(op, port, dir, `seed-${n}`), n) : undefined;
   await stopOperator(op);
 
   // Quiet pass: a fresh process reconciles every object once; nothing should be written anywhere.
@@ -312,9 +348,11 @@ targets:
     changedObjects,
     peakRss: Math.max(seedRss, quietRss),
     readyRss,
+    readyFileRss,
     seedRss,
     afterSeedRss,
     quietRss,
+    heap,
   };
 }
 
@@ -402,17 +440,19 @@ try {
   const mib = (v: number) => `${v.toFixed(0)} MiB`;
   const memHeader = [
     "objects",
-    "RSS ready (idle)",
+    "RSS ready, idle (of it file-backed)",
     "peak RSS, first seed",
     "RSS after seed",
     "peak RSS, quiet pass",
+    "heap after seed (informer cache)",
   ];
   const memRows = rows.map((r) => [
     r.n.toLocaleString("en-US"),
-    mib(r.readyRss),
+    `${mib(r.readyRss)} (${mib(r.readyFileRss)})`,
     mib(r.seedRss),
     mib(r.afterSeedRss),
     mib(r.quietRss),
+    r.heap ? `${r.heap.reachable.toFixed(1)} MiB (${r.heap.informer.toFixed(1)} MiB)` : "-",
   ]);
   const memWidths = memHeader.map((h, i) => Math.max(h.length, ...memRows.map((row) => row[i]!.length)));
   const memLine = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(memWidths[i]!)).join(" | ")} |`;

@@ -22,275 +22,26 @@ import {
 } from "./common.js";
 import type { KindDefinition } from "./crd.js";
 
-export const OpenBaoGroup = "openbao.org";
-export const OpenBaoVersion = "v1alpha1";
-export const OpenBaoApiVersion = `${OpenBaoGroup}/${OpenBaoVersion}` as const;
-export const OpenBaoClusterKind = "OpenBaoCluster";
-export const OpenBaoClusterPlural = "openbaoclusters";
+export * from "./openbaocluster-names.js";
 
-/** Annotation whose new value asks for one manual backup. */
-export const TriggerBackupAnnotation = "openbao.org/trigger-backup";
-
-/**
- * Annotations and labels under upstream's names. `cluster`, `component` and `revision` are labels on
- * the objects the operator creates; the finalizer names appear here because upstream also lists them
- * among its keys.
- */
-export const OpenBaoAnnotation = {
-  BackupKey: "openbao.org/backup-key",
-  BackupType: "openbao.org/backup-type",
-  Cluster: "openbao.org/cluster",
-  Component: "openbao.org/component",
-  ConfigHash: "openbao.org/config-hash",
-  ForceRollback: "openbao.org/force-rollback",
-  LastDevelopmentWarning: "openbao.org/last-development-warning",
-  LastProfileNotSetWarning: "openbao.org/last-profile-not-set-warning",
-  LastRootTokenWarning: "openbao.org/last-root-token-warning",
-  LastStaticUnsealWarning: "openbao.org/last-static-unseal-warning",
-  Maintenance: "openbao.org/maintenance",
-  MaintenanceAllowed: "openbao.org/maintenance-allowed",
-  OpenBaoClusterFinalizer: "openbao.org/openbaocluster-finalizer",
-  OpenBaoRestoreFinalizer: "openbao.org/openbaorestore-finalizer",
-  RestartAt: "openbao.org/restart-at",
-  Revision: "openbao.org/revision",
-  SnapshotPhase: "openbao.org/snapshot-phase",
-  TLSCertHash: "openbao.org/tls-cert-hash",
-  TriggerBackup: "openbao.org/trigger-backup",
-  UpgradeAction: "openbao.org/upgrade-action",
-  UpgradeRunID: "openbao.org/upgrade-run-id",
-} as const;
-
-/** The labels among them: every object the operator creates for a cluster carries these. */
-export const OpenBaoLabel = {
-  Cluster: OpenBaoAnnotation.Cluster,
-  Component: OpenBaoAnnotation.Component,
-  Revision: OpenBaoAnnotation.Revision,
-} as const;
-
-export const OpenBaoFinalizer = {
-  Cluster: "openbao.org/openbaocluster-finalizer",
-  Restore: "openbao.org/openbaorestore-finalizer",
-} as const;
-
-/** Metric names upstream exports; a metric with the same meaning uses the same name here. */
-export const OpenBaoMetric = {
-  BackupConsecutiveFailures: "openbao_backup_consecutive_failures",
-  BackupDurationSeconds: "openbao_backup_duration_seconds",
-  BackupInProgress: "openbao_backup_in_progress",
-  BackupLastDurationSeconds: "openbao_backup_last_duration_seconds",
-  BackupLastSizeBytes: "openbao_backup_last_size_bytes",
-  BackupFailureTotal: "openbao_backup_failure_total",
-  BackupLastSuccessTimestamp: "openbao_backup_last_success_timestamp",
-  BackupSizeBytes: "openbao_backup_size_bytes",
-  BackupSuccessTotal: "openbao_backup_success_total",
-  BackupTotal: "openbao_backup_total",
-  ClusterPhase: "openbao_cluster_phase",
-  ClusterReadyReplicas: "openbao_cluster_ready_replicas",
-  ClusterReplicas: "openbao_cluster_replicas",
-  DriftCorrectedTotal: "openbao_drift_corrected_total",
-  DriftDetectedTotal: "openbao_drift_detected_total",
-  DriftLastDetectedTimestamp: "openbao_drift_last_detected_timestamp",
-  ReconcileDurationSeconds: "openbao_reconcile_duration_seconds",
-  ReconcileErrorsTotal: "openbao_reconcile_errors_total",
-  RestoreDurationSeconds: "openbao_restore_duration_seconds",
-  RestoreFailureTotal: "openbao_restore_failure_total",
-  RestoreSuccessTotal: "openbao_restore_success_total",
-  RestoreTotal: "openbao_restore_total",
-  TlsCertExpiryTimestamp: "openbao_tls_cert_expiry_timestamp",
-  TlsRotationTotal: "openbao_tls_rotation_total",
-  UpgradeDurationSeconds: "openbao_upgrade_duration_seconds",
-  UpgradeFailureTotal: "openbao_upgrade_failure_total",
-  UpgradeInProgress: "openbao_upgrade_in_progress",
-  UpgradePartition: "openbao_upgrade_partition",
-  UpgradePodDurationSeconds: "openbao_upgrade_pod_duration_seconds",
-  UpgradePodsCompleted: "openbao_upgrade_pods_completed",
-  UpgradePodsTotal: "openbao_upgrade_pods_total",
-  UpgradeRollbackTotal: "openbao_upgrade_rollback_total",
-  UpgradeStatus: "openbao_upgrade_status",
-  UpgradeStepDownFailuresTotal: "openbao_upgrade_stepdown_failures_total",
-  UpgradeStepDownTotal: "openbao_upgrade_stepdown_total",
-  UpgradeSuccessTotal: "openbao_upgrade_success_total",
-  UpgradeTotal: "openbao_upgrade_total",
-} as const;
-
-export const OpenBaoClusterCondition = {
-  Available: "Available",
-  Degraded: "Degraded",
-  TLSReady: "TLSReady",
-  Upgrading: "Upgrading",
-  BackingUp: "BackingUp",
-  OpenBaoInitialized: "OpenBaoInitialized",
-  OpenBaoSealed: "OpenBaoSealed",
-  OpenBaoLeader: "OpenBaoLeader",
-  ReadReplicasReady: "ReadReplicasReady",
-  StorageExpanded: "StorageExpanded",
-  /** Whether the Gateway API routes spec.gateway asks for are served; absent without spec.gateway. */
-  GatewayReady: "GatewayReady",
-  /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
-  UnsupportedFields: "UnsupportedFields",
-  ProductionReady: "ProductionReady",
-  EtcdEncryptionWarning: "EtcdEncryptionWarning",
-  SecurityRisk: "SecurityRisk",
-  NodeSecurityCapabilityMismatch: "NodeSecurityCapabilityMismatch",
-} as const;
-export type OpenBaoClusterConditionType =
-  (typeof OpenBaoClusterCondition)[keyof typeof OpenBaoClusterCondition];
-
-export const OpenBaoClusterReason = {
-  Reconciled: "Reconciled",
-  Paused: "Paused",
-  InvalidSpec: "InvalidSpec",
-  WaitingForTLS: "WaitingForTLS",
-  WaitingForPods: "WaitingForPods",
-  Initializing: "Initializing",
-  Initialized: "Initialized",
-  Sealed: "Sealed",
-  Unsealed: "Unsealed",
-  LeaderElected: "LeaderElected",
-  NoLeader: "NoLeader",
-  OperationLockHeld: "OperationLockHeld",
-  UpgradeInProgress: "UpgradeInProgress",
-  UpgradeComplete: "UpgradeComplete",
-  UpgradeFailed: "UpgradeFailed",
-  PreUpgradeBackupFailed: "PreUpgradeBackupFailed",
-  BackupInProgress: "BackupInProgress",
-  BackupSucceeded: "BackupSucceeded",
-  BackupFailed: "BackupFailed",
-  BreakGlass: "BreakGlass",
-  StorageExpanding: "StorageExpanding",
-  StorageShrinkRefused: "StorageShrinkRefused",
-  FieldsNotSupported: "FieldsNotSupported",
-  AllFieldsSupported: "AllFieldsSupported",
-  // Upstream's reasons, so one situation reads the same on both operators.
-  ACMEDomainNotResolvable: "ACMEDomainNotResolvable",
-  ACMEGatewayNotConfiguredForPassthrough: "ACMEGatewayNotConfiguredForPassthrough",
-  AdmissionPoliciesNotReady: "AdmissionPoliciesNotReady",
-  AdmissionPoliciesReady: "AdmissionPoliciesReady",
-  AllReplicasReady: "AllReplicasReady",
-  AuthenticationRequired: "AuthenticationRequired",
-  BackupExecutorImageVerificationFailed: "BackupExecutorImageVerificationFailed",
-  BlueGreenImageVerificationFailed: "BlueGreenImageVerificationFailed",
-  BlueGreenSnapshotImageVerificationFailed: "BlueGreenSnapshotImageVerificationFailed",
-  BreakGlassRequired: "BreakGlassRequired",
-  ClusterNotReady: "ClusterNotReady",
-  DevelopmentProfile: "DevelopmentProfile",
-  Disabled: "Disabled",
-  DowngradeBlocked: "DowngradeBlocked",
-  Error: "Error",
-  EtcdEncryptionUnknown: "EtcdEncryptionUnknown",
-  GatewayAPIMissing: "GatewayAPIMissing",
-  HealthCheckFailed: "HealthCheckFailed",
-  Idle: "Idle",
-  ImageVerificationFailed: "ImageVerificationFailed",
-  InProgress: "InProgress",
-  InitContainerImageVerificationFailed: "InitContainerImageVerificationFailed",
-  InvalidVersion: "InvalidVersion",
-  LeaderFound: "LeaderFound",
-  LeaderUnknown: "LeaderUnknown",
-  MultipleLeaders: "MultipleLeaders",
-  NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
-  NoBackupToken: "NoBackupToken",
-  NoReplicasReady: "NoReplicasReady",
-  NoUpgradeNeeded: "NoUpgradeNeeded",
-  NotReady: "NotReady",
-  OperationLockOverridden: "OperationLockOverridden",
-  OperatorManagedTLS: "OperatorManagedTLS",
-  PodNotReady: "PodNotReady",
-  PreUpgradeBackupImageVerificationFailed: "PreUpgradeBackupImageVerificationFailed",
-  PrerequisitesMissing: "PrerequisitesMissing",
-  PrerequisitesReady: "PrerequisitesReady",
-  ProductionNotReady: "ProductionNotReady",
-  ProductionReady: "ProductionReady",
-  ProfileNotSet: "ProfileNotSet",
-  QuorumLost: "QuorumLost",
-  Ready: "Ready",
-  Reconciling: "Reconciling",
-  RestoreExecutorImageVerificationFailed: "RestoreExecutorImageVerificationFailed",
-  RestoreFailed: "RestoreFailed",
-  RestoreSucceeded: "RestoreSucceeded",
-  RollbackFailed: "RollbackFailed",
-  RootTokenStored: "RootTokenStored",
-  SecurityViolation: "SecurityViolation",
-  StaticUnsealInUse: "StaticUnsealInUse",
-  StepDownFailed: "StepDownFailed",
-  StepDownTimeout: "StepDownTimeout",
-  StorageClassChangeNotSupported: "StorageClassChangeNotSupported",
-  StorageInvalidSize: "StorageInvalidSize",
-  StorageResizeNotSupported: "StorageResizeNotSupported",
-  StorageRestartRequired: "StorageRestartRequired",
-  StorageShrinkNotSupported: "StorageShrinkNotSupported",
-  TLSSecretInvalid: "TLSSecretInvalid",
-  TLSSecretMissing: "TLSSecretMissing",
-  Unknown: "Unknown",
-  UpgradeExecutorImageVerificationFailed: "UpgradeExecutorImageVerificationFailed",
-  UpgradePaused: "UpgradePaused",
-  UpgradeRollback: "UpgradeRollback",
-  UpgradeStarted: "UpgradeStarted",
-  VersionMismatch: "VersionMismatch",
-  AutopilotConfigured: "AutopilotConfigured",
-  CAIssued: "CAIssued",
-  CertificateIssued: "CertificateIssued",
-  DeadlineExceeded: "DeadlineExceeded",
-  InitializationFailed: "InitializationFailed",
-  InitializationRecovered: "InitializationRecovered",
-  InlineCredentials: "InlineCredentials",
-  Interrupted: "Interrupted",
-  JobMissing: "JobMissing",
-  NotSupported: "NotSupported",
-  PodCrashLooping: "PodCrashLooping",
-  PrePromotionHookStarted: "PrePromotionHookStarted",
-  RaftPeerRemoved: "RaftPeerRemoved",
-  ReconcileError: "ReconcileError",
-  RevisionRetired: "RevisionRetired",
-  RollbackConsensusRepairFailed: "RollbackConsensusRepairFailed",
-  RootTokenMissing: "RootTokenMissing",
-  SelfInitialized: "SelfInitialized",
-  StorageExpanded: "StorageExpanded",
-  UnsealKeyCreated: "UnsealKeyCreated",
-} as const;
-export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
-
-export const ClusterPhases = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
-export type OpenBaoClusterPhase = (typeof ClusterPhases)[number];
-export const TLSModes = ["OperatorManaged", "External", "ACME"] as const;
-export type TLSMode = (typeof TLSModes)[number];
-export const UpgradeStrategies = ["RollingUpdate", "BlueGreen"] as const;
-export type UpgradeStrategy = (typeof UpgradeStrategies)[number];
-export const ClusterOperations = ["Upgrade", "Backup", "Restore"] as const;
-export type ClusterOperation = (typeof ClusterOperations)[number];
-export const BackupProviders = ["s3", "gcs", "azure"] as const;
-export type BackupProvider = (typeof BackupProviders)[number];
-export const ClusterDeletionPolicies = ["Retain", "DeletePVCs", "DeleteAll"] as const;
-export type ClusterDeletionPolicy = (typeof ClusterDeletionPolicies)[number];
-/** Blue-green progress, in order; a failure leaves the forward path for RollingBack → RollbackCleanup. */
-export const BlueGreenPhases = [
-  "Idle",
-  "DeployingGreen",
-  "JoiningMesh",
-  "Syncing",
-  "Promoting",
-  "DemotingBlue",
-  "Cleanup",
-  "RollingBack",
-  "RollbackCleanup",
-] as const;
-export type BlueGreenPhase = (typeof BlueGreenPhases)[number];
-export const UnsealTypes = [
-  "static",
-  "transit",
-  "awskms",
-  "gcpckms",
-  "azurekeyvault",
-  "kmip",
-  "ocikms",
-  "pkcs11",
-  "kms",
-] as const;
-export type UnsealType = (typeof UnsealTypes)[number];
-
-/** A semantic version, optionally with a leading v, as OpenBao releases are numbered. */
-export const SEMVER_PATTERN =
-  "^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$";
+import {
+  BackupProviders,
+  BlueGreenPhases,
+  ClusterDeletionPolicies,
+  ClusterOperations,
+  ClusterPhases,
+  MAX_VOTERS,
+  OpenBaoApiVersion,
+  OpenBaoClusterKind,
+  OpenBaoClusterPlural,
+  OpenBaoGroup,
+  OpenBaoVersion,
+  SEMVER_PATTERN,
+  TLSModes,
+  type UnsealType,
+  UnsealTypes,
+  UpgradeStrategies,
+} from "./openbaocluster-names.js";
 
 const Text = (description: string, maxLength = 253, extra: KubeOptions = {}) =>
   Type.String({ description, maxLength, ...extra });
@@ -302,11 +53,6 @@ const Image = (description: string) => Type.String({ description, maxLength: 512
 const TextMap = (description: string, maxLength = 65536) =>
   Type.Record(Type.String(), Type.String({ maxLength }), { description });
 const Labels = (description: string) => TextMap(description, 63);
-/**
- * The most voters a cluster may ask for. Upstream sets no maximum (its CRD says minimum 1 only), so a
- * typo such as `replicas: 100` made a hundred pods at once; nine voters survive four losses already.
- */
-export const MAX_VOTERS = 9;
 
 /** A free string setting passed through to OpenBao's configuration. */
 const Setting = (description: string, maxLength = 1024) => Type.Optional(Text(description, maxLength));
@@ -1720,15 +1466,3 @@ export const OpenBaoClusterDefinition: KindDefinition = {
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
 };
-
-/**
- * The controllers of OpenBaoCluster and the field manager of each concern that writes it: the
- * workload plane, the operation lock, the AdminOps plane and the objects AdminOps creates.
- */
-export const OpenBaoClusterManagers = {
-  controller: "openbaocluster",
-  adminOpsController: "openbaocluster-adminops",
-  workload: "platform-operator-openbao",
-  lock: "platform-operator-openbao-lock",
-  adminOps: "platform-operator-openbao-adminops",
-} as const;

@@ -21,49 +21,9 @@ import {
   OpenBaoVersion,
 } from "./openbaocluster.js";
 
-export const OpenBaoRestoreKind = "OpenBaoRestore";
-export const OpenBaoRestorePlural = "openbaorestores";
+export * from "./openbaorestore-names.js";
 
-export const RestorePhases = ["Pending", "Validating", "Running", "Completed", "Failed"] as const;
-export type OpenBaoRestorePhase = (typeof RestorePhases)[number];
-
-export const OpenBaoRestoreCondition = {
-  Validated: "Validated",
-  LockAcquired: "LockAcquired",
-  OperationLockOverridden: "OperationLockOverridden",
-  Complete: "Complete",
-  // Upstream's condition types.
-  RestoreComplete: "RestoreComplete",
-  OperationLockOverride: "OperationLockOverride",
-  Provisioned: "Provisioned",
-} as const;
-export type OpenBaoRestoreConditionType =
-  (typeof OpenBaoRestoreCondition)[keyof typeof OpenBaoRestoreCondition];
-
-export const OpenBaoRestoreReason = {
-  ClusterNotFound: "ClusterNotFound",
-  ClusterNotInitialized: "ClusterNotInitialized",
-  ClusterUnhealthy: "ClusterUnhealthy",
-  SnapshotNotFound: "SnapshotNotFound",
-  CredentialsMissing: "CredentialsMissing",
-  OperationLockHeld: "OperationLockHeld",
-  OperationLockOverridden: "OperationLockOverridden",
-  ValidationSucceeded: "ValidationSucceeded",
-  JobCreated: "JobCreated",
-  JobSucceeded: "JobSucceeded",
-  JobFailed: "JobFailed",
-  // Upstream's reasons for a restore's outcome.
-  RestoreSucceeded: "RestoreSucceeded",
-  RestoreFailed: "RestoreFailed",
-  RestoreExecutorImageVerificationFailed: "RestoreExecutorImageVerificationFailed",
-  Acquired: "Acquired",
-  InProgress: "InProgress",
-  InvalidRequest: "InvalidRequest",
-  JobConflict: "JobConflict",
-  JobMissing: "JobMissing",
-  Validating: "Validating",
-} as const;
-export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
+import { OpenBaoRestoreKind, OpenBaoRestorePlural, RestorePhases } from "./openbaorestore-names.js";
 
 export const RestoreSourceSchema = Type.Object(
   {
@@ -176,9 +136,3 @@ export const OpenBaoRestoreDefinition: KindDefinition = {
     { name: "Message", type: "string", jsonPath: ".status.message", priority: 1 },
   ],
 };
-
-/** The controller and the field manager that write OpenBaoRestore objects. */
-export const OpenBaoRestoreManagers = {
-  controller: "openbaorestore",
-  fieldManager: "platform-operator-openbao-restore",
-} as const;

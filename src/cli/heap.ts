@@ -29,10 +29,10 @@ export function containerMemoryLimit(root = "/sys/fs/cgroup"): number | undefine
  * V8 heap flags for a container memory limit. Node derives its default heap limit from the memory it
  * sees (the host's, or the cgroup's) and lets the heap grow to about all of it, leaving nothing for
  * what lives outside the heap: under a limit the process can be OOM-killed before V8 feels any
- * pressure to collect. What the operator needs beyond its heap is about 60 MiB (the node binary, code,
- * TLS and socket buffers), so the old space gets three quarters of what is left and the young
- * generation shrinks with small limits (Node's default semi-space is 16 MiB, three of which are
- * resident at once).
+ * pressure to collect. What the operator needs beyond its heap is about 60 MiB (on Node 24 the node
+ * binary's own pages are ~47 MiB of it once the run path is loaded; then code, TLS and socket
+ * buffers), so the old space gets three quarters of what is left and the young generation shrinks
+ * with small limits (Node 24 lets it grow to 64 MiB, two 32 MiB semi-spaces, on a large host).
  */
 export function heapFlagsFor(limitBytes: number): string[] {
   const limit = Math.floor(limitBytes / MiB);

@@ -1,7 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { registry } from "./metrics.js";
+import { http } from "./node-http.js";
 import type { MetricsAuthorizer } from "./secure-metrics.js";
 
 export interface ProbeSource {
@@ -78,7 +79,7 @@ export async function startProbeServer(
     }
     text(res, 404, "not found");
   };
-  return listen(createServer(handler), port, host);
+  return listen(http.createServer(handler), port, host);
 }
 
 export interface MetricsServerOptions {
@@ -104,6 +105,6 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Ru
   };
   const server = opts.tls
     ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
-    : createServer(handler);
+    : http.createServer(handler);
   return listen(server as Server, opts.port, opts.host);
 }

@@ -1,6 +1,7 @@
-import http from "node:http";
+import type * as Http from "node:http";
 import https from "node:https";
 import type { RequestAuth } from "./credentials/types.js";
+import { http } from "./node-http.js";
 import {
   abortError,
   type Lane,
@@ -26,7 +27,7 @@ const LEASE_SOCKETS = 2;
  */
 export class Http1Transport implements Transport {
   readonly protocol = "http/1.1";
-  private readonly agents: Record<Lane, http.Agent>;
+  private readonly agents: Record<Lane, Http.Agent>;
 
   constructor(secure: boolean) {
     const Agent = secure ? https.Agent : http.Agent;
@@ -72,7 +73,7 @@ export class Http1Transport implements Transport {
   }
 
   connections(): Record<string, number> {
-    const count = (a: http.Agent) =>
+    const count = (a: Http.Agent) =>
       [...Object.values(a.sockets), ...Object.values(a.freeSockets)].reduce(
         (n, list) => n + (list?.length ?? 0),
         0,

@@ -14,6 +14,19 @@ import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceT
  */
 export type WatchScope = "namespaces" | "cluster";
 
+/**
+ * What a target's readers never look at in one kind, dropped before the object is cached: declared
+ * by the target that asks for the informer (the runtime knows no kind's fields). Named, because
+ * informers of one type that prune differently are different caches. `apply` may change the object
+ * in place and must keep metadata whole (keys, resourceVersion, owners and labels are what the
+ * cache, the reader and server-side apply rely on); what it drops is gone for every read through
+ * the manager's reader, so a target declares only fields none of its code reads from a cache.
+ */
+export interface CachePruning {
+  readonly name: string;
+  apply(obj: KubeObject): KubeObject;
+}
+
 export interface InformerOptions {
   /** Only these namespaces are seen; undefined means all. setNamespaces() changes them at run time. */
   namespaces?: string[];
@@ -47,6 +60,8 @@ export interface InformerOptions {
   metadataOnly?: boolean;
   /** Keep metadata.managedFields, for callers that compare an intent with the live object's fields. */
   keepManagedFields?: boolean;
+  /** Fields of this kind the target never reads, dropped on the way in (see CachePruning). */
+  prune?: CachePruning;
   /**
    * A cache read from only where RBAC allows it: a refused (403) list or watch stops this informer
    * (logged once), and it never holds readiness or liveness back; readers then ask the API server.
@@ -72,10 +87,13 @@ export interface InformerHandler<T extends KubeObject> {
  * a server behind our resourceVersion), which also relists.
  * The failure count starts over only after a healthy period, so a watch that flaps keeps its
  * delay. The loop only ends when the informer is stopped. managedFields are dropped on the way in because no
- * reconciler reads them and they roughly double an object's size.
+ * reconciler reads them and they roughly double an object's size (unless keepManagedFields), and so
+ * is whatever the target's pruning of the kind names.
  */
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
+  /** Whether the target's pruning has thrown once (said once, then quietly skipped per object). */
+  private pruneFailed = false;
   private readonly ownerIndex = new Map<string, Set<string>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private readonly scopesSynced = new Set<string>();
@@ -257,6 +275,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get fieldSelector(): string | undefined {
     return this.opts.fieldSelector;
+  }
+
+  /** The name of the pruning cached objects went through, if any. */
+  get prunedBy(): string | undefined {
+    return this.opts.prune?.name;
   }
 
   /** Whether cached objects keep their managedFields (so an apply can be decided without a request). */
@@ -520,7 +543,22 @@ export class Informer<T extends KubeObject = KubeObject> {
       obj.kind = this.type.kind;
     }
     // managedFields and kubectl's last-applied copy are dropped unless the no-write check needs them.
-    return this.opts.keepManagedFields ? obj : slimForCache(obj);
+    if (!this.opts.keepManagedFields) obj = slimForCache(obj);
+    if (!this.opts.prune || this.opts.metadataOnly) return obj;
+    try {
+      return this.opts.prune.apply(obj) as T;
+    } catch (e) {
+      // An object the pruning did not expect (a field missing, another type) is cached as it is:
+      // a throw here would fail the list and relist forever, stalling every object of the kind.
+      if (!this.pruneFailed) {
+        this.pruneFailed = true;
+        this.opts.log.warn(
+          { resource: this.type.plural, pruning: this.opts.prune.name, err: (e as Error).message },
+          "cache pruning failed on an object; it and any other such object are cached unpruned",
+        );
+      }
+      return obj;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
-import http from "node:http";
+import type * as Http from "node:http";
 import https from "node:https";
+import { http } from "./node-http.js";
 import { abortError } from "./transport.js";
 
 /**
@@ -46,7 +47,7 @@ export interface JsonResponse {
   status: number;
   /** The parsed answer; undefined when it is empty or not JSON (the caller judges by the status). */
   body: unknown;
-  headers: http.IncomingHttpHeaders;
+  headers: Http.IncomingHttpHeaders;
 }
 
 /** Why an exchange got no answer: the connection failed, a timeout ended it, or the answer was too big. */
@@ -71,7 +72,7 @@ export class JsonHttp {
   private readonly base: URL;
   private readonly secure: boolean;
   private readonly tls: { ca?: string; cert?: string; key?: string; servername?: string };
-  private readonly agent: http.Agent | false;
+  private readonly agent: Http.Agent | false;
 
   constructor(private readonly opts: JsonHttpOptions) {
     this.base = new URL(opts.address);

@@ -149,7 +149,7 @@ export class Manager {
    * to the target's namespaces. One asked for after the manager started is started at once.
    */
   informer<T extends KubeObject>(type: ResourceType, opts: ManagedInformerOptions = {}): Informer<T> {
-    const mode = `${opts.metadataOnly ? "m" : ""}${opts.keepManagedFields ? "f" : ""}`;
+    const mode = `${opts.metadataOnly ? "m" : ""}${opts.keepManagedFields ? "f" : ""}${opts.prune ? `-${opts.prune.name}` : ""}`;
     const { fixedNamespaces, ...rest } = opts;
     const fixed = fixedNamespaces && [...new Set(fixedNamespaces)].sort();
     const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}@${fixed?.join(",") ?? ""}`;

@@ -5,7 +5,14 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
  * its series apart by the `controller` label, the way controller-runtime does.
  */
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
+/**
+ * The event-loop lag histogram samples with a timer of this period. prom-client's default, 10 ms,
+ * wakes an idle process a hundred times a second: measured on Node 24, 7 ms of CPU per second,
+ * nearly all of what a quiet operator spends. Once a second still catches a loop blocked for long
+ * (the sample due during the block comes late by it) and costs next to nothing.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 1000;
+collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 
 export const reconcileTotal = new Counter({
   name: "controller_runtime_reconcile_total",

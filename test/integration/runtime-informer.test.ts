@@ -96,6 +96,47 @@ describe("informer against the shared API server", () => {
     assert.deepEqual(inf.keysOwnedBy({ ...id, group: "other.dev" }), [], "the group is part of the key");
     assert.equal(inf.get(`${ns}/child`)!.metadata.managedFields, undefined);
   });
+
+  it("a target's pruning drops what it names, from the list and from watch events, and keeps metadata; one it cannot prune is cached whole", async () => {
+    await client.apply(CONFIGMAP, cm(other, "listed", { big: "x".repeat(1000), kept: "1" }), {
+      fieldManager: "t",
+    });
+    // No data at all: the pruning below throws on it. That must not fail the list (which would
+    // relist forever and never sync, as the first version of this test found).
+    await client.apply(
+      CONFIGMAP,
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bare", namespace: other } },
+      {
+        fieldManager: "t",
+      },
+    );
+    const pruned = new Informer(client, CONFIGMAP, {
+      namespaces: [other],
+      log: silentLogger(),
+      prune: {
+        name: "no-big",
+        apply(o) {
+          delete (o["data"] as Record<string, string>)["big"];
+          return o;
+        },
+      },
+    });
+    pruned.start();
+    try {
+      await pruned.waitForSync();
+      assert.equal(pruned.prunedBy, "no-big");
+      const listed = pruned.get(`${other}/listed`)!;
+      assert.deepEqual(listed["data"], { kept: "1" });
+      assert.equal(pruned.get(`${other}/bare`)?.metadata.name, "bare", "cached unpruned");
+      assert.ok(listed.metadata.resourceVersion && listed.metadata.uid, "metadata is whole");
+      await client.apply(CONFIGMAP, cm(other, "watched", { big: "y", kept: "2" }), { fieldManager: "t" });
+      const watched = await eventually(() => pruned.get(`${other}/watched`));
+      assert.deepEqual(watched["data"], { kept: "2" });
+      assert.equal(watched.kind, "ConfigMap");
+    } finally {
+      await pruned.stop();
+    }
+  });
 });
 
 /**

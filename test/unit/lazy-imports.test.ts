@@ -27,6 +27,16 @@ ${code}`;
   return stdout.trim();
 }
 
+/** A resolve hook refusing any module under another target's folder than `own`. */
+function otherTargets(own: string): string {
+  return `export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  const m = /\\/dist\\/src\\/targets\\/([a-z]+)\\//.exec(r.url);
+  if (m && m[1] !== ${JSON.stringify(own)}) throw new Error("blocked import of " + r.url);
+  return r;
+}`;
+}
+
 describe("what the run path does not load", () => {
   it("the operator's run path and the vault target load neither @kubernetes/client-node nor TypeBox", async () => {
     const out = await withBlocked(
@@ -46,6 +56,38 @@ process.stdout.write(String(typeof vaultTarget) + " " + (await expectedRevision(
 process.stdout.write(gitlabTarget().name);`,
     );
     assert.equal(out, "gitlab");
+  });
+
+  it("the openbao target loads no TypeBox and no other target: it takes its names from the *-names modules", async () => {
+    const out = await withBlocked(
+      ["@kubernetes/client-node", "@sinclair/typebox", "age-encryption"],
+      `register("data:text/javascript," + encodeURIComponent(${JSON.stringify(otherTargets("openbao"))}));
+const { openbaoTarget } = await import(${JSON.stringify(dist("targets/openbao/target.js"))});
+process.stdout.write(openbaoTarget().name);`,
+    );
+    assert.equal(out, "openbao");
+  });
+
+  it("the vault target loads no other target's modules", async () => {
+    const out = await withBlocked(
+      ["@kubernetes/client-node"],
+      `register("data:text/javascript," + encodeURIComponent(${JSON.stringify(otherTargets("vault"))}));
+await import(${JSON.stringify(dist("cli/run.js"))});
+const { vaultTarget } = await import(${JSON.stringify(dist("targets/vault/target.js"))});
+process.stdout.write(vaultTarget().name);`,
+    );
+    assert.equal(out, "vault");
+  });
+
+  it("the run path and the targets do not load node's bundled undici (fetch, WebSocket)", async () => {
+    // On Node 24 an ESM import of node:http loads it through the http.WebSocket getter (~12 MiB).
+    const out = await withBlocked(
+      [],
+      `await import(${JSON.stringify(dist("cli/run.js"))});
+for (const t of ["vault/target.js", "openbao/target.js", "gitlab/target.js"]) await import(${JSON.stringify(dist("targets/"))} + "/" + t);
+process.stdout.write(process.moduleLoadList.filter((m) => m.includes("undici")).join(",") || "none");`,
+    );
+    assert.equal(out, "none");
   });
 
   it("the blocking itself works (the check above can fail)", async () => {

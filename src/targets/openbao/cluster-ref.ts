@@ -1,10 +1,10 @@
+import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
 import {
-  type OpenBaoCluster,
   OpenBaoClusterKind,
   OpenBaoClusterPlural,
   OpenBaoGroup,
   OpenBaoVersion,
-} from "../../apis/openbaocluster.js";
+} from "../../apis/openbaocluster-names.js";
 import type { ResourceType } from "../../runtime/types.js";
 import type { ClusterRef } from "./identity.js";
 

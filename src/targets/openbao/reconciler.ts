@@ -1,5 +1,5 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../apis/openbaocluster-names.js";
 import { PERSISTENT_VOLUME_CLAIM, POD, SECRET } from "../../runtime/builtin-types.js";
 import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";

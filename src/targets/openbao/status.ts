@@ -1,10 +1,5 @@
-import {
-  OpenBaoClusterCondition as C,
-  type OpenBaoCluster,
-  type OpenBaoClusterPhase,
-  OpenBaoClusterReason,
-  type OpenBaoClusterStatus,
-} from "../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OpenBaoClusterPhase, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
+import { OpenBaoClusterCondition as C, OpenBaoClusterReason } from "../../apis/openbaocluster-names.js";
 import {
   type Condition,
   type ConditionInput,

@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
-import { OpenBaoClusterManagers } from "../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../apis/openbaocluster-names.js";
 import {
   PERSISTENT_VOLUME_CLAIM,
   POD,
@@ -15,6 +15,7 @@ import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "./identity.js";
+import { POD_PRUNING } from "./pod-cache.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
@@ -90,7 +91,7 @@ function watchWhatAPassReads(
   ])
     manager.informer(t, owned);
   // Pods: OpenBao labels its own with its active/sealed/initialized state (service registration).
-  manager.informer(POD, { labelSelector: LABEL_CLUSTER });
+  manager.informer(POD, { labelSelector: LABEL_CLUSTER, prune: POD_PRUNING });
   manager.informer(PERSISTENT_VOLUME_CLAIM, { labelSelector: LABEL_CLUSTER });
   // Optional: a namespace-scoped install may not be allowed these; its reads then stay live.
   manager.informer(kind("", "Service", "services"), {
@@ -171,7 +172,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       // A server pod OpenBao relabels (it became active or standby, sealed or unsealed) or that
       // starts to go wakes its cluster: leader and seal state reach status without a poll.
       controller.watchMapped(
-        manager.informer<KubeObject>(POD, { labelSelector: LABEL_CLUSTER }),
+        manager.informer<KubeObject>(POD, { labelSelector: LABEL_CLUSTER, prune: POD_PRUNING }),
         serverPodCluster,
         registrationMoved,
       );

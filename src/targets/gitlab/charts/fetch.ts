@@ -1,6 +1,6 @@
-import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
+import { http } from "../../../runtime/node-http.js";
 import { ChartPullError } from "./errors.js";
 
 export interface FetchOptions {

@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { OpenBaoClusterManagers } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../../apis/openbaocluster-names.js";
 import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
 import {
   Controller,
@@ -13,6 +13,7 @@ import type { KubeObject } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
+import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
 import { BlueGreenUpgrade } from "./upgrade/bluegreen/manager.js";
@@ -66,6 +67,7 @@ export function setupAdminOps(
   // changes are what end each wait.
   const pods = manager.informer<KubeObject>(POD, {
     labelSelector: `${LABEL_CLUSTER},${LABEL_COMPONENT}=${Component.Server}`,
+    prune: POD_PRUNING,
   });
   const statefulSets = manager.informer<KubeObject>(STATEFULSET, { labelSelector: LABEL_CLUSTER });
   const backups = new BackupReconciler({

@@ -3,10 +3,11 @@
  * in both directions and the cluster's CA file is honoured without a global agent.
  */
 import { readFile } from "node:fs/promises";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { http } from "../../../runtime/node-http.js";
 import type { ExecutorAuth } from "./contract.js";
 
 export interface BaoConnection {
@@ -43,7 +44,7 @@ export function send(
     headers["content-type"] = "application/json";
     headers["content-length"] = String(Buffer.byteLength(opts.body));
   } else if (opts.length !== undefined) headers["content-length"] = String(opts.length);
-  const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const request = url.protocol === "https:" ? httpsRequest : http.request;
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers, ca: conn.ca, signal: opts.signal }, resolve);
     req.once("error", (err) => reject(new BaoError(undefined, `${method} /v1/${path}: ${err.message}`)));

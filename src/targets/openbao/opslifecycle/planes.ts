@@ -4,11 +4,9 @@
  * applied a copy of another plane would co-own those fields (and, with force, take them), so a stale
  * copy could overwrite a newer value and a field could never be removed by its real owner.
  */
-import {
-  OpenBaoClusterCondition,
-  OpenBaoClusterManagers,
-  type OpenBaoClusterStatus,
-} from "../../../apis/openbaocluster.js";
+
+import type { OpenBaoClusterStatus } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterCondition, OpenBaoClusterManagers } from "../../../apis/openbaocluster-names.js";
 import type { Condition } from "../../../runtime/conditions.js";
 
 /** The workload controller (src/targets/openbao/status.ts); unchanged name so existing ownership stays. */

@@ -1,5 +1,5 @@
 import { Counter, Histogram } from "prom-client";
-import { OpenBaoMetric as M } from "../../../apis/openbaocluster.js";
+import { OpenBaoMetric as M } from "../../../apis/openbaocluster-names.js";
 import { registry } from "../../../runtime/metrics.js";
 
 // Upstream's restore metric names. Counted once, in the pass that writes the terminal phase.

@@ -1,4 +1,4 @@
-import { OpenBaoRestoreReason } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
 /**
  * The OpenBaoRestore controller's pass. A restore is a state machine persisted in its status:
  * Pending → Validating → Running → Completed | Failed. Every step is idempotent and keyed by the
@@ -8,11 +8,8 @@ import { OpenBaoRestoreReason } from "../../../apis/openbaorestore.js";
  */
 
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import {
-  type OpenBaoRestore,
-  OpenBaoRestoreKind,
-  type OpenBaoRestoreStatus,
-} from "../../../apis/openbaorestore.js";
+import type { OpenBaoRestore, OpenBaoRestoreStatus } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreKind } from "../../../apis/openbaorestore-names.js";
 import { JOB, POD, SECRET } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import {

@@ -2,14 +2,17 @@
  * OpenBaoRestore status transitions, pure. One function per thing that happens; each returns the
  * whole next status (the restore controller is its only writer).
  */
+
+import type {
+  OpenBaoRestore,
+  OpenBaoRestorePhase,
+  OpenBaoRestoreStatus,
+} from "../../../apis/openbaorestore.js";
 import {
   OpenBaoRestoreCondition as C,
-  type OpenBaoRestore,
-  type OpenBaoRestorePhase,
   OpenBaoRestoreReason,
-  type OpenBaoRestoreStatus,
   OpenBaoRestoreReason as R,
-} from "../../../apis/openbaorestore.js";
+} from "../../../apis/openbaorestore-names.js";
 import { type Condition, type ConditionInput, setCondition } from "../../../runtime/conditions.js";
 import { REASON_LOCK_HELD, REASON_LOCK_OVERRIDDEN } from "../opslifecycle/contention.js";
 

@@ -1,9 +1,9 @@
-import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster.js";
+import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster-names.js";
 import {
   OpenBaoRestoreKind,
   OpenBaoRestoreManagers,
   OpenBaoRestorePlural,
-} from "../../../apis/openbaorestore.js";
+} from "../../../apis/openbaorestore-names.js";
 import type { ResourceType } from "../../../runtime/types.js";
 
 export const OPENBAORESTORE: ResourceType = {

@@ -5,7 +5,8 @@
  * the lock is decided separately (lock state needs explicit overrideOperationLock).
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { type OpenBaoRestore, OpenBaoRestoreReason as R } from "../../../apis/openbaorestore.js";
+import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreReason as R } from "../../../apis/openbaorestore-names.js";
 import { findCondition } from "../../../runtime/conditions.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
 import type { SnapshotHead } from "./ports.js";

@@ -1,5 +1,5 @@
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
-import { OpenBaoRestoreManagers } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreManagers } from "../../../apis/openbaorestore-names.js";
 import { JOB } from "../../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../../runtime/controller.js";
 import type { Manager } from "../../../runtime/manager.js";

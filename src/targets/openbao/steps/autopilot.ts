@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { secretValue } from "../../../runtime/secrets.js";
 import { refOf } from "../cluster-ref.js";

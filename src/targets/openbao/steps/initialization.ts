@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { servingRef } from "../cluster-ref.js";
 import { podName } from "../identity.js";
 import { reconcileInit, selfInitEnabled } from "../workload/init/init.js";

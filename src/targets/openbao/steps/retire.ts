@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { PERSISTENT_VOLUME_CLAIM, STATEFULSET } from "../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";

@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
 import { inlineCredentials } from "../workload/config/secret-config.js";

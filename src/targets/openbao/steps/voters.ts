@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { cached } from "../apply.js";
 import { servingRef } from "../cluster-ref.js";

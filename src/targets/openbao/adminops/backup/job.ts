@@ -1,4 +1,5 @@
-import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { OpenBaoAnnotation } from "../../../../apis/openbaocluster-names.js";
 import { JOB } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import type { ReconcileContext } from "../../../../runtime/controller.js";

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
-import { OpenBaoMetric as M } from "../../../../apis/openbaocluster.js";
+import { OpenBaoMetric as M } from "../../../../apis/openbaocluster-names.js";
 import { registry } from "../../../../runtime/metrics.js";
 
 // Upstream's backup metric names, so its dashboards and alerts keep working. Counted once per

@@ -1,4 +1,5 @@
-import { type OpenBaoCluster, TriggerBackupAnnotation } from "../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { TriggerBackupAnnotation } from "../../../../apis/openbaocluster-names.js";
 import type { DriftChange } from "../../drift.js";
 import { backupJobName, decide, ScheduleError } from "./schedule.js";
 

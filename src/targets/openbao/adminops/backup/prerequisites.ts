@@ -1,8 +1,5 @@
-import {
-  type OpenBaoCluster,
-  type OperationLock,
-  OpenBaoClusterReason as R,
-} from "../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster, OperationLock } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
 
 /**
  * What must hold before a backup Job is created. Pure: the caller observes (Secrets present, lock

@@ -1,11 +1,11 @@
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
   OpenBaoAnnotation,
-  type OpenBaoCluster,
   OpenBaoClusterManagers,
   OpenBaoClusterReason,
   TriggerBackupAnnotation,
-} from "../../../../apis/openbaocluster.js";
+} from "../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";

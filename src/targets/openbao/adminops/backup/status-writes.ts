@@ -1,4 +1,5 @@
-import { OpenBaoClusterCondition as C, type OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterCondition as C } from "../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { type Condition, setCondition } from "../../../../runtime/conditions.js";
 import type { ReconcileContext } from "../../../../runtime/controller.js";

@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorResult, parseResult } from "../../executor/contract.js";
 

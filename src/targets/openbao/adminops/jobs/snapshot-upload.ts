@@ -1,5 +1,5 @@
 import type { BackupTarget, OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterManagers } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterManagers } from "../../../../apis/openbaocluster-names.js";
 import { SERVICE_ACCOUNT } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { refOf } from "../../cluster-ref.js";

@@ -1,6 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { Counter, Gauge } from "prom-client";
-import { OpenBaoMetric as M } from "../../../../apis/openbaocluster.js";
+import { OpenBaoMetric as M } from "../../../../apis/openbaocluster-names.js";
 import { registry } from "../../../../runtime/metrics.js";
 
 // Upstream's TLS metric names and labels, so its certificate-expiry alerts keep working.

@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../../runtime/errors.js";
 import { createCertificateAuthority, issueServerCertificate } from "../../../../runtime/pki/x509.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError } from "../../../../runtime/errors.js";
 import type { Writes } from "../../apply.js";

@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   type IdentityCluster,

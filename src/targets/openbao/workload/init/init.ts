@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";

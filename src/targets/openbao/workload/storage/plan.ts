@@ -1,4 +1,4 @@
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import { parseQuantity } from "../../../../runtime/quantity.js";
 
 /**

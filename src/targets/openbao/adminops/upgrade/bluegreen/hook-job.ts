@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";

@@ -9,11 +9,9 @@
  * headless Service; BAO_CACERT: the cluster CA when the listener uses TLS files), so a hook of
  * `bao status` or `bao read sys/health` needs no address of its own.
  */
-import {
-  OpenBaoAnnotation,
-  type OpenBaoCluster,
-  OpenBaoClusterReason,
-} from "../../../../../apis/openbaocluster.js";
+
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";

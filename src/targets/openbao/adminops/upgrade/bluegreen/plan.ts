@@ -1,4 +1,7 @@
-import { OpenBaoClusterReason, OpenBaoClusterReason as Reason } from "../../../../../apis/openbaocluster.js";
+import {
+  OpenBaoClusterReason,
+  OpenBaoClusterReason as Reason,
+} from "../../../../../apis/openbaocluster-names.js";
 import { type ResolvedSettings, resolveSettings } from "./settings.js";
 import type {
   BlueGreenPhase,

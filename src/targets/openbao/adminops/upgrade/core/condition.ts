@@ -3,11 +3,12 @@
  * (one fresh read, one conditional apply); an event is recorded only when the reason moves, so a
  * pass that waits says nothing new.
  */
+
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
-  type OpenBaoCluster,
   OpenBaoClusterReason as R,
-} from "../../../../../apis/openbaocluster.js";
+} from "../../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { type Condition, setCondition } from "../../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";

@@ -5,7 +5,8 @@
  * the cluster fresh; everything it needs to resume is in status (status.upgrade, the lock).
  */
 
-import { OpenBaoClusterCondition as C, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterCondition as C } from "../../../../../apis/openbaocluster-names.js";
 import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import {

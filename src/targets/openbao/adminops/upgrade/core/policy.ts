@@ -3,7 +3,7 @@
  * do, and may it start. Each refusal has upstream's reason and a message naming the field; nothing
  * here reads the cluster, so the same answer comes from a unit test and from the controller.
  */
-import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 import { imageProblem } from "../../../validate/image.js";
 import { parseVersion, type Version } from "../../../validate/values.js";
 

@@ -4,7 +4,9 @@
  * reason and a message naming what is missing, never a value. The optional pre-upgrade snapshot is
  * checked after these (it is a Job, so it has states of its own; see snapshot-port.ts).
  */
-import { type OperationLock, OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster.js";
+
+import type { OperationLock } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 
 export interface VoterFacts {
   ordinal: number;

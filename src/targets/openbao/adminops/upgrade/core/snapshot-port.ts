@@ -5,7 +5,7 @@
  * the managers testable and the wiring the only place that knows the implementation.
  */
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 
 export interface SnapshotOutcome {
   state: "NotRequested" | "Running" | "Succeeded" | "Failed";

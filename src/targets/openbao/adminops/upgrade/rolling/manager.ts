@@ -12,6 +12,7 @@ interface StepContext {
   rc: ReconcileContext;
 }
 
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 /**
  * The rolling upgrade in flight: one bounded step per pass, planned by plan.ts from status.upgrade
  * and a fresh observation. The StatefulSet itself is never written here: the workload controller
@@ -32,7 +33,7 @@ interface StepContext {
  * crash-looping) operator cannot retry a failing step forever. How long a pod has been waited for
  * lives in memory: after a restart that wait starts over, which only makes the wait longer.
  */
-import { type OpenBaoCluster, OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import {
   done,

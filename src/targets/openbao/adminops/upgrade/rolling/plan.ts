@@ -14,7 +14,9 @@
  * A pod that is not there yet is waiting, never failing; how long waiting may last is the
  * manager's business.
  */
-import { type OpenBaoClusterStatus, OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster.js";
+
+import type { OpenBaoClusterStatus } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 import type { ClusterObservation, VoterObservation } from "../core/observe.js";
 import { sameVersionText } from "../core/policy.js";
 

@@ -1,4 +1,5 @@
-import { OpenBaoAnnotation, type OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoAnnotation } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";

@@ -1,9 +1,6 @@
 import { createHash } from "node:crypto";
-import {
-  type BackupTarget,
-  type OpenBaoCluster,
-  OpenBaoClusterReason as R,
-} from "../../../../../apis/openbaocluster.js";
+import type { BackupTarget, OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 import type { ExecutorAuth } from "../../../executor/contract.js";
 import type { ClusterRef } from "../../../identity.js";
 import { executorAuth } from "../../jobs/snapshot-upload.js";

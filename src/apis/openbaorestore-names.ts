@@ -1,0 +1,53 @@
+/**
+ * OpenBaoRestore's names and the constants its controller uses, without the schema (see
+ * `openbaocluster-names.ts`); `openbaorestore.ts` re-exports all of it.
+ */
+export const OpenBaoRestoreKind = "OpenBaoRestore";
+export const OpenBaoRestorePlural = "openbaorestores";
+
+export const RestorePhases = ["Pending", "Validating", "Running", "Completed", "Failed"] as const;
+export type OpenBaoRestorePhase = (typeof RestorePhases)[number];
+
+export const OpenBaoRestoreCondition = {
+  Validated: "Validated",
+  LockAcquired: "LockAcquired",
+  OperationLockOverridden: "OperationLockOverridden",
+  Complete: "Complete",
+  // Upstream's condition types.
+  RestoreComplete: "RestoreComplete",
+  OperationLockOverride: "OperationLockOverride",
+  Provisioned: "Provisioned",
+} as const;
+export type OpenBaoRestoreConditionType =
+  (typeof OpenBaoRestoreCondition)[keyof typeof OpenBaoRestoreCondition];
+
+export const OpenBaoRestoreReason = {
+  ClusterNotFound: "ClusterNotFound",
+  ClusterNotInitialized: "ClusterNotInitialized",
+  ClusterUnhealthy: "ClusterUnhealthy",
+  SnapshotNotFound: "SnapshotNotFound",
+  CredentialsMissing: "CredentialsMissing",
+  OperationLockHeld: "OperationLockHeld",
+  OperationLockOverridden: "OperationLockOverridden",
+  ValidationSucceeded: "ValidationSucceeded",
+  JobCreated: "JobCreated",
+  JobSucceeded: "JobSucceeded",
+  JobFailed: "JobFailed",
+  // Upstream's reasons for a restore's outcome.
+  RestoreSucceeded: "RestoreSucceeded",
+  RestoreFailed: "RestoreFailed",
+  RestoreExecutorImageVerificationFailed: "RestoreExecutorImageVerificationFailed",
+  Acquired: "Acquired",
+  InProgress: "InProgress",
+  InvalidRequest: "InvalidRequest",
+  JobConflict: "JobConflict",
+  JobMissing: "JobMissing",
+  Validating: "Validating",
+} as const;
+export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
+
+/** The controller and the field manager that write OpenBaoRestore objects. */
+export const OpenBaoRestoreManagers = {
+  controller: "openbaorestore",
+  fieldManager: "platform-operator-openbao-restore",
+} as const;
