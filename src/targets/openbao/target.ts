@@ -19,6 +19,7 @@ import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
+import { GATEWAY_GROUP, GATEWAY_VERSIONS } from "./workload/network/reconcile.js";
 import { registrationMoved } from "./workload/registration/state.js";
 
 export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
@@ -74,6 +75,8 @@ const kind = (group: string, kind: string, plural: string, namespaced = true): R
  * an unchanged one is not written), its pods and claims; outside the namespaces, the API server's
  * own Service and EndpointSlices in `default` and the StorageClasses where RBAC allows watching
  * them (optional informers), and the CRDs, so "is the Gateway API served?" is answered from discovery's memory.
+ * The Gateway API route kinds are watched (the cluster's own, by label) wherever and whenever they
+ * are served: a pass looks for a route it no longer wants on every pass.
  */
 function watchWhatAPassReads(
   manager: Manager,
@@ -105,6 +108,8 @@ function watchWhatAPassReads(
   });
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
+  for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
+    manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
 }
 
 /** The key of the cluster a voter pod (any revision) belongs to; read replicas and Job pods wake nothing. */

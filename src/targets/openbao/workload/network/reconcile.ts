@@ -23,9 +23,13 @@ export const NetworkReason = {
   NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
 } as const;
 
-const GATEWAY_GROUP = "gateway.networking.k8s.io";
-/** Versions tried newest first: BackendTLSPolicy reached v1 late, TLSRoute is still alpha. */
-const GATEWAY_VERSIONS = {
+export const GATEWAY_GROUP = "gateway.networking.k8s.io";
+/**
+ * The Gateway API kinds a cluster's routes use, versions tried newest first: BackendTLSPolicy
+ * reached v1 late, TLSRoute is still alpha. The target watches the same versions (target.ts), so
+ * a cached route is in the version the pass writes.
+ */
+export const GATEWAY_VERSIONS = {
   httpRoute: { kind: "HTTPRoute", versions: ["v1", "v1beta1"] },
   tlsRoute: { kind: "TLSRoute", versions: ["v1alpha3", "v1alpha2"] },
   backendTLSPolicy: { kind: "BackendTLSPolicy", versions: ["v1", "v1alpha3"] },
