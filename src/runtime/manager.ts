@@ -345,11 +345,12 @@ export class Manager {
   }
 
   /** How each informer watches now, for logs, benchmarks and tests. */
-  informerScopes(): { resource: string; scope: WatchScope; watches: number }[] {
+  informerScopes(): { resource: string; scope: WatchScope; watches: number; synced: boolean }[] {
     return [...this.informers.values()].map((i) => ({
       resource: i.type.plural,
       scope: i.watchScope,
       watches: i.scopes.length,
+      synced: i.hasSynced,
     }));
   }
 
