@@ -14,7 +14,7 @@ import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
-import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "./identity.js";
+import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
@@ -110,15 +110,6 @@ function watchWhatAPassReads(
   manager.watchDiscovery();
   for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
     manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
-}
-
-/** The key of the cluster a voter pod (any revision) belongs to; read replicas and Job pods wake nothing. */
-function serverPodCluster(pod: KubeObject): string[] {
-  const l = pod.metadata.labels ?? {};
-  const cluster = l[LABEL_CLUSTER];
-  return cluster && l[LABEL_COMPONENT] === Component.Server && pod.metadata.namespace
-    ? [`${pod.metadata.namespace}/${cluster}`]
-    : [];
 }
 
 /**
