@@ -208,7 +208,9 @@ async function removeUnwanted(
   };
   for (const c of candidates) {
     if (wanted.has(`${c.kind}/${c.name}`)) continue;
-    const type = await ctx.client.resources.mapping(c.apiVersion, c.kind);
+    // A kind whose CRD went since it was found served has nothing left to delete.
+    const type = await ctx.client.resources.find(c.apiVersion, c.kind);
+    if (!type) continue;
     // Objects this cluster made carry its labels: a cache that selects by them answers "absent" too.
     const live = await ctx.reader.get(type, c.name, namespace, {
       labels: { [LABEL_CLUSTER]: ctx.owner.metadata.name ?? "" },
