@@ -275,17 +275,25 @@ export class Manager {
     this.crdInformer = inf;
     const mapper = this.opts.client.resources;
     let keeping = false;
-    const changed = () => {
+    // A CRD is named <plural>.<group> and serves only that group: the others' answers are kept.
+    const forget = (crd: KubeObject) => {
+      const name = crd.metadata.name ?? "";
+      const dot = name.indexOf(".");
+      if (dot < 0) mapper.refresh();
+      else mapper.forgetGroup(name.slice(dot + 1));
+    };
+    const changed = (crd: KubeObject) => {
       if (!keeping) return;
-      mapper.refresh();
+      forget(crd);
       this.checkServed();
-      // A new CRD's kind is served moments after its event (once Established): asked about in
-      // between, it would be remembered missing, so discovery is forgotten once more shortly after.
-      for (const ms of [2_000, 10_000]) {
+      // A new CRD's kind is served moments after its event (once Established), and a deleted one's
+      // goes moments after its (later on a loaded server): asked about in between, the answer
+      // would be kept, so its group is forgotten a few more times after.
+      for (const ms of [2_000, 10_000, 30_000]) {
         const t = setTimeout(() => {
           this.discoveryTimers.delete(t);
           if (!this.stopped) {
-            mapper.refresh();
+            forget(crd);
             this.checkServed();
           }
           this.settleIfIdle();
@@ -295,7 +303,7 @@ export class Manager {
       }
     };
     // Every change counts: a status update is how a CRD becomes Established (served).
-    inf.addHandler({ add: changed, update: changed, delete: changed });
+    inf.addHandler({ add: changed, update: (_old, crd) => changed(crd), delete: changed });
     this.stopKeepingMisses = () => {};
     void inf.waitForSync().then(() => {
       if (this.stopped) return;
