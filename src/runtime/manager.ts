@@ -11,6 +11,7 @@ import { Informer, type InformerOptions, type WatchScope } from "./informer.js";
 import { LeaderElector } from "./leaderelection.js";
 import type { Logger } from "./log.js";
 import type { KubeObject, ResourceType } from "./types.js";
+import { InformerWhenServed, type OptionalKind } from "./when-served.js";
 
 const DEFAULT_CLUSTER_WATCH_FROM = 10;
 
@@ -104,6 +105,13 @@ export class Manager {
   private readonly fixedScope = new Set<Informer<KubeObject>>();
   private stopKeepingMisses?: () => void;
   private readonly discoveryTimers = new Set<NodeJS.Timeout>();
+  private readonly whenServed: InformerWhenServed[] = [];
+  /** Informers retired while running (their kind went); stop() waits for them too. */
+  private readonly retiring = new Set<Promise<void>>();
+  /** Checks of optional kinds under way, and who waits for discovery to settle. */
+  private discoveryChecks = 0;
+  private crdInformer?: Informer<KubeObject>;
+  private readonly settleWaiters: (() => void)[] = [];
   /** Reads served from this manager's informers (a live read only for kinds none covers). */
   readonly reader: CachedReader;
 
@@ -195,6 +203,67 @@ export class Manager {
   }
 
   /**
+   * An informer for a kind that may not be served (a CRD installed later, or never): started once
+   * discovery finds one of `kind.versions` served (the first), moved when that changes, stopped
+   * and forgotten when the kind goes. Optional (a refusal stops it, it never holds readiness), and
+   * while none runs the reader reads the kind live. Discovery is looked at again whenever a CRD
+   * changes (see watchDiscovery, which this turns on).
+   */
+  informerWhenServed(kind: OptionalKind, opts: Omit<ManagedInformerOptions, "optional"> = {}): void {
+    this.watchDiscovery();
+    const w = new InformerWhenServed(kind, {
+      find: (apiVersion, k) => this.opts.client.resources.find(apiVersion, k),
+      start: (type) => this.informer(type, { ...opts, optional: true }),
+      retire: (inf) => this.retire(inf),
+      stopped: () => this.stopped,
+      log: this.opts.log.child({ target: this.opts.target }),
+    });
+    this.whenServed.push(w);
+    if (this.informersStarted && !this.stopped) this.checkServed([w]);
+  }
+
+  /**
+   * Resolves once discovery has nothing left to look at: no check of an optional kind under way and
+   * no later look scheduled after a CRD change (tests, benchmarks: what follows sends no discovery
+   * request of its own).
+   */
+  discoverySettled(): Promise<void> {
+    if (this.discoveryIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.settleWaiters.push(resolve));
+  }
+
+  private discoveryIdle(): boolean {
+    // The CRD watch's first list is a look at discovery too (unless the watch was refused).
+    if (this.stopped) return true;
+    const crds = this.crdInformer;
+    const listing = crds !== undefined && !crds.hasSynced && crds.refused.length === 0;
+    return !listing && this.discoveryChecks === 0 && this.discoveryTimers.size === 0;
+  }
+
+  private settleIfIdle(): void {
+    if (this.discoveryIdle()) for (const w of this.settleWaiters.splice(0)) w();
+  }
+
+  private checkServed(which: InformerWhenServed[] = this.whenServed): void {
+    for (const w of which) {
+      this.discoveryChecks++;
+      void w.check().finally(() => {
+        this.discoveryChecks--;
+        this.settleIfIdle();
+      });
+    }
+  }
+
+  /** Stops an informer and takes it out of this manager: the reader no longer answers from it. */
+  private retire(inf: Informer<KubeObject>): void {
+    for (const [id, i] of this.informers) if (i === inf) this.informers.delete(id);
+    this.fixedScope.delete(inf);
+    const done = inf.stop();
+    this.retiring.add(done);
+    void done.finally(() => this.retiring.delete(done));
+  }
+
+  /**
    * Keeps discovery's answers "this kind is not served" until a CustomResourceDefinition appears,
    * changes or goes (a metadata-only watch of them), so a per-pass question such as "is the Gateway
    * API installed?" costs no request. Without the right to watch CRDs (the watch is optional),
@@ -203,24 +272,38 @@ export class Manager {
   watchDiscovery(): void {
     if (this.stopKeepingMisses) return;
     const inf = this.informer<KubeObject>(CUSTOM_RESOURCE_DEFINITION, { metadataOnly: true, optional: true });
+    this.crdInformer = inf;
     const mapper = this.opts.client.resources;
     let keeping = false;
-    const changed = () => {
+    // A CRD is named <plural>.<group> and serves only that group: the others' answers are kept.
+    const forget = (crd: KubeObject) => {
+      const name = crd.metadata.name ?? "";
+      const dot = name.indexOf(".");
+      if (dot < 0) mapper.refresh();
+      else mapper.forgetGroup(name.slice(dot + 1));
+    };
+    const changed = (crd: KubeObject) => {
       if (!keeping) return;
-      mapper.refresh();
-      // A new CRD's kind is served moments after its event (once Established): asked about in
-      // between, it would be remembered missing, so discovery is forgotten once more shortly after.
-      for (const ms of [2_000, 10_000]) {
+      forget(crd);
+      this.checkServed();
+      // A new CRD's kind is served moments after its event (once Established), and a deleted one's
+      // goes moments after its (later on a loaded server): asked about in between, the answer
+      // would be kept, so its group is forgotten a few more times after.
+      for (const ms of [2_000, 10_000, 30_000]) {
         const t = setTimeout(() => {
           this.discoveryTimers.delete(t);
-          if (!this.stopped) mapper.refresh();
+          if (!this.stopped) {
+            forget(crd);
+            this.checkServed();
+          }
+          this.settleIfIdle();
         }, ms);
         t.unref();
         this.discoveryTimers.add(t);
       }
     };
     // Every change counts: a status update is how a CRD becomes Established (served).
-    inf.addHandler({ add: changed, update: changed, delete: changed });
+    inf.addHandler({ add: changed, update: (_old, crd) => changed(crd), delete: changed });
     this.stopKeepingMisses = () => {};
     void inf.waitForSync().then(() => {
       if (this.stopped) return;
@@ -228,6 +311,8 @@ export class Manager {
       // Whatever was found missing before the list completed is asked again once.
       mapper.refresh();
       this.stopKeepingMisses = mapper.keepMisses();
+      this.checkServed();
+      this.settleIfIdle();
     });
   }
 
@@ -268,11 +353,12 @@ export class Manager {
   }
 
   /** How each informer watches now, for logs, benchmarks and tests. */
-  informerScopes(): { resource: string; scope: WatchScope; watches: number }[] {
+  informerScopes(): { resource: string; scope: WatchScope; watches: number; synced: boolean }[] {
     return [...this.informers.values()].map((i) => ({
       resource: i.type.plural,
       scope: i.watchScope,
       watches: i.scopes.length,
+      synced: i.hasSynced,
     }));
   }
 
@@ -357,6 +443,8 @@ export class Manager {
   async start(): Promise<void> {
     this.informersStarted = true;
     for (const i of this.informers.values()) i.start();
+    // Looked at once now, also for a process not allowed to watch CRDs (then only now).
+    this.checkServed();
     if (this.elector) {
       this.leading = this.elector.acquire(this.abort.signal, () => this.lostLeadership());
       if (!(await this.leading)) return;
@@ -400,9 +488,14 @@ export class Manager {
     }
     await within(this.events.flush(), left() - releaseBudget);
     await this.elector?.release(Math.max(1, left()));
-    await within(Promise.all([...this.informers.values()].map((i) => i.stop())), left());
+    await within(
+      Promise.all([...this.informers.values()].map((i) => i.stop()).concat([...this.retiring])),
+      left(),
+    );
     this.stopKeepingMisses?.();
     for (const t of this.discoveryTimers) clearTimeout(t);
+    this.discoveryTimers.clear();
+    this.settleIfIdle();
     this.reader.close();
   }
 }

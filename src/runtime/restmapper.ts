@@ -63,6 +63,19 @@ export class RestMapper {
   }
 
   /**
+   * Forgets what was learnt about one API group only (its group-versions and its kinds found
+   * missing): a CustomResourceDefinition that appears, changes or goes alters its own group and no
+   * other, so the other groups' answers stay and cost no request.
+   */
+  forgetGroup(group: string): void {
+    const ofGroup = (apiVersion: string) =>
+      group === "" ? !apiVersion.includes("/") : apiVersion.startsWith(`${group}/`);
+    for (const apiVersion of [...this.tables.keys()]) if (ofGroup(apiVersion)) this.tables.delete(apiVersion);
+    for (const id of [...this.misses]) if (ofGroup(id.slice(0, id.indexOf("|")))) this.misses.delete(id);
+    this.generation++;
+  }
+
+  /**
    * Called by whoever watches CustomResourceDefinitions and calls refresh() when one appears,
    * changes or goes: until the returned function is called, a kind found not served is remembered
    * as such instead of asked about again on every lookup.
@@ -80,11 +93,19 @@ export class RestMapper {
   /** The resource for apiVersion + kind, or undefined when the server does not serve it. */
   async find(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
     const id = `${apiVersion}|${kind}`;
-    if (this.missWatchers > 0 && this.misses.has(id)) return undefined;
-    const generation = this.generation;
-    const found = await this.lookup(apiVersion, kind);
-    if (!found && this.missWatchers > 0 && generation === this.generation) this.misses.add(id);
-    return found;
+    // A few tries: CRDs changing without pause must not keep one lookup going.
+    for (let attempt = 1; ; attempt++) {
+      if (this.missWatchers > 0 && this.misses.has(id)) return undefined;
+      const generation = this.generation;
+      const found = await this.lookup(apiVersion, kind);
+      if (found || this.missWatchers === 0 || attempt === 3) return found;
+      if (generation === this.generation) {
+        this.misses.add(id);
+        return undefined;
+      }
+      // Discovery was forgotten while this lookup ran: its "missing" may predate the change, so it
+      // is asked again rather than either trusted or left unremembered (the next pass would ask).
+    }
   }
 
   private async lookup(apiVersion: string, kind: string): Promise<ResourceType | undefined> {

@@ -108,13 +108,25 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
     "a resize reads the claims only where the StorageClass allows expansion; local-path does not",
   "patch core/persistentvolumeclaims":
     "a resize grows the claims only where the StorageClass allows expansion",
-  // The node serves the Gateway API kinds (the gitlab scenario installs them), so the look for a
-  // leftover HTTPRoute (get) is exercised; writing routes needs spec.gateway and a Gateway.
+  // The node serves HTTPRoute (the gitlab scenario installs its CRD before the chart), so the
+  // cluster's routes are watched and the look for a leftover one reads that cache; writing routes
+  // needs spec.gateway and a Gateway.
   ...Object.fromEntries(
     ["httproutes", "tlsroutes", "backendtlspolicies"].flatMap((r) =>
-      ["create", "patch", "delete", ...(r === "httproutes" ? [] : ["get"])].map((v) => [
+      ["create", "patch", "delete"].map((v) => [
         `${v} gateway.networking.k8s.io/${r}`,
         "spec.gateway is not used here: routes need a Gateway, and the node runs no Gateway API implementation",
+      ]),
+    ),
+  ),
+  "get gateway.networking.k8s.io/httproutes": CACHE_MISS_ONLY,
+  // Clusters without (this part of) the Gateway API: the informers of these kinds start only once
+  // their CRDs are served, and the node's Gateway API has HTTPRoute alone.
+  ...Object.fromEntries(
+    ["tlsroutes", "backendtlspolicies"].flatMap((r) =>
+      ["get", "list", "watch"].map((v) => [
+        `${v} gateway.networking.k8s.io/${r}`,
+        "not served on the node (its Gateway API CRDs are HTTPRoute, Gateway, GatewayClass): watched only where the CRD is installed",
       ]),
     ),
   ),

@@ -223,6 +223,11 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       );
     }
     assert.deepEqual(inDefault.rules[0].resourceNames, ["kubernetes"]);
+    // The cluster's Gateway API routes are watched where they are served (an informer per kind).
+    const own = roles.find((r) => r.metadata.namespace === "bao")!;
+    const routes = (own.rules as Rule[]).find((r) => r.apiGroups?.includes("gateway.networking.k8s.io"));
+    assert.deepEqual(routes?.resources, ["httproutes", "tlsroutes", "backendtlspolicies"]);
+    for (const verb of ["list", "watch"]) assert.ok(routes?.verbs.includes(verb), `routes: ${verb}`);
     const binding = ofKind(objs, "RoleBinding").find(
       (b) => b.metadata.name === "po-openbao-openbao-apiserver",
     )!;

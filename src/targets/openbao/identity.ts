@@ -212,3 +212,14 @@ export function revisionFor(version: string, attempt: string): string {
     .slice(0, 5);
   return `${v.slice(0, 20 - a.length - 1).replace(/-$/, "")}-${a}`;
 }
+
+/** The key of the cluster a voter pod (any revision) belongs to; read replicas and Job pods have none. */
+export function serverPodCluster(pod: {
+  metadata: { namespace?: string; labels?: Record<string, string> };
+}): string[] {
+  const l = pod.metadata.labels ?? {};
+  const cluster = l[LABEL_CLUSTER];
+  return cluster && l[LABEL_COMPONENT] === Component.Server && pod.metadata.namespace
+    ? [`${pod.metadata.namespace}/${cluster}`]
+    : [];
+}

@@ -14,12 +14,13 @@ import type { TargetDefinition } from "../../runtime/target.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
-import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "./identity.js";
+import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
+import { GATEWAY_GROUP, GATEWAY_VERSIONS } from "./workload/network/reconcile.js";
 import { registrationMoved } from "./workload/registration/state.js";
 
 export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
@@ -75,6 +76,8 @@ const kind = (group: string, kind: string, plural: string, namespaced = true): R
  * an unchanged one is not written), its pods and claims; outside the namespaces, the API server's
  * own Service and EndpointSlices in `default` and the StorageClasses where RBAC allows watching
  * them (optional informers), and the CRDs, so "is the Gateway API served?" is answered from discovery's memory.
+ * The Gateway API route kinds are watched (the cluster's own, by label) wherever and whenever they
+ * are served: a pass looks for a route it no longer wants on every pass.
  */
 function watchWhatAPassReads(
   manager: Manager,
@@ -106,15 +109,8 @@ function watchWhatAPassReads(
   });
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
-}
-
-/** The key of the cluster a voter pod (any revision) belongs to; read replicas and Job pods wake nothing. */
-function serverPodCluster(pod: KubeObject): string[] {
-  const l = pod.metadata.labels ?? {};
-  const cluster = l[LABEL_CLUSTER];
-  return cluster && l[LABEL_COMPONENT] === Component.Server && pod.metadata.namespace
-    ? [`${pod.metadata.namespace}/${cluster}`]
-    : [];
+  for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
+    manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
 }
 
 /**

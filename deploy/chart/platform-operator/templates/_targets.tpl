@@ -112,12 +112,13 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
   verbs: [get, list, watch, create, patch]
-# spec.gateway: routes and backend trust on an existing Gateway. Where the Gateway API is served,
-# every pass also looks for a route this cluster made and no longer wants (get), so it is granted
-# even to clusters without spec.gateway (the audit saw the get refused without it).
+# spec.gateway: routes and backend trust on an existing Gateway. Where (and once) the Gateway API
+# is served, the cluster's own routes are watched by label (list, watch), since every pass also
+# looks for a route this cluster made and no longer wants, with or without spec.gateway; get only
+# for a route this process just wrote and its watch has not shown yet.
 - apiGroups: [gateway.networking.k8s.io]
   resources: [httproutes, tlsroutes, backendtlspolicies]
-  verbs: [get, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]

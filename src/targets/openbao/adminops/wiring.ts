@@ -12,7 +12,7 @@ import type { Manager } from "../../../runtime/manager.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
-import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
+import { LABEL_CLUSTER, serverPodCluster } from "../identity.js";
 import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
@@ -64,12 +64,13 @@ export function setupAdminOps(
 ): void {
   const jobs = manager.informer<KubeObject>(JOB, { labelSelector: LABEL_CLUSTER });
   // A rolling upgrade waits for a replaced pod to come back Ready: the pods' and the StatefulSet's
-  // changes are what end each wait.
-  const pods = manager.informer<KubeObject>(POD, {
-    labelSelector: `${LABEL_CLUSTER},${LABEL_COMPONENT}=${Component.Server}`,
-    prune: POD_PRUNING,
+  // changes are what end each wait. Both are the workload controller's informers (same selector,
+  // same cache mode): a narrower or slimmer second watch would cache the same objects twice.
+  const pods = manager.informer<KubeObject>(POD, { labelSelector: LABEL_CLUSTER, prune: POD_PRUNING });
+  const statefulSets = manager.informer<KubeObject>(STATEFULSET, {
+    labelSelector: LABEL_CLUSTER,
+    keepManagedFields: true,
   });
-  const statefulSets = manager.informer<KubeObject>(STATEFULSET, { labelSelector: LABEL_CLUSTER });
   const backups = new BackupReconciler({
     client: manager.client,
     reader: manager.reader,
@@ -135,9 +136,7 @@ export function setupAdminOps(
   // A backup Job finishing is the moment to record its result.
   controller.watchOwned(jobs, OPENBAOCLUSTER);
   controller.watchOwned(statefulSets, OPENBAOCLUSTER);
-  controller.watchMapped(pods, (p) => {
-    const cluster = p.metadata.labels?.[LABEL_CLUSTER];
-    return cluster && p.metadata.namespace ? [`${p.metadata.namespace}/${cluster}`] : [];
-  });
+  // Voter pods only (any revision), as before the informers were shared: Job pods wake nothing here.
+  controller.watchMapped(pods, serverPodCluster);
   manager.add(controller);
 }

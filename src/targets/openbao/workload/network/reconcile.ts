@@ -23,9 +23,13 @@ export const NetworkReason = {
   NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
 } as const;
 
-const GATEWAY_GROUP = "gateway.networking.k8s.io";
-/** Versions tried newest first: BackendTLSPolicy reached v1 late, TLSRoute is still alpha. */
-const GATEWAY_VERSIONS = {
+export const GATEWAY_GROUP = "gateway.networking.k8s.io";
+/**
+ * The Gateway API kinds a cluster's routes use, versions tried newest first: BackendTLSPolicy
+ * reached v1 late, TLSRoute is still alpha. The target watches the same versions (target.ts), so
+ * a cached route is in the version the pass writes.
+ */
+export const GATEWAY_VERSIONS = {
   httpRoute: { kind: "HTTPRoute", versions: ["v1", "v1beta1"] },
   tlsRoute: { kind: "TLSRoute", versions: ["v1alpha3", "v1alpha2"] },
   backendTLSPolicy: { kind: "BackendTLSPolicy", versions: ["v1", "v1alpha3"] },
@@ -204,7 +208,9 @@ async function removeUnwanted(
   };
   for (const c of candidates) {
     if (wanted.has(`${c.kind}/${c.name}`)) continue;
-    const type = await ctx.client.resources.mapping(c.apiVersion, c.kind);
+    // A kind whose CRD went since it was found served has nothing left to delete.
+    const type = await ctx.client.resources.find(c.apiVersion, c.kind);
+    if (!type) continue;
     // Objects this cluster made carry its labels: a cache that selects by them answers "absent" too.
     const live = await ctx.reader.get(type, c.name, namespace, {
       labels: { [LABEL_CLUSTER]: ctx.owner.metadata.name ?? "" },
