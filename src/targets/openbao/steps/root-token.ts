@@ -8,7 +8,6 @@ import { clusterNames } from "../identity.js";
 import type { ServiceContext } from "../services.js";
 import type { PassResult } from "../status.js";
 import { ROOT_TOKEN_KEY } from "../workload/init/init.js";
-import type { StepDeps } from "./context.js";
 
 /**
  * The root token the operator keeps in `<name>-root-token` is the operator's own access to OpenBao
@@ -38,6 +37,11 @@ export class RootTokenRefusals {
   }
 }
 
+/** What the functions below need of the steps' dependencies (StepDeps carries it). */
+export interface RootTokenDeps {
+  rootTokenRefusals?: RootTokenRefusals;
+}
+
 const fingerprint = (token: string): string => createHash("sha256").update(token).digest("hex");
 
 const keyOf = (c: OpenBaoCluster): string => `${c.metadata.namespace}/${c.metadata.name}`;
@@ -53,7 +57,7 @@ export function refusedMessage(cluster: OpenBaoCluster): string {
  * refused this very token (then `result`, when given, carries the refusal for the status).
  */
 export async function usableRootToken(
-  deps: Pick<StepDeps, "rootTokenRefusals">,
+  deps: RootTokenDeps,
   cluster: OpenBaoCluster,
   ctx: ServiceContext,
   result?: PassResult,
@@ -79,7 +83,7 @@ export async function usableRootToken(
  * (event once per token) and returns true; any other failure returns false and records nothing.
  */
 export function noteRootTokenFailure(
-  deps: Pick<StepDeps, "rootTokenRefusals">,
+  deps: RootTokenDeps,
   cluster: OpenBaoCluster,
   ctx: ServiceContext,
   token: string,
