@@ -13,7 +13,7 @@ import {
 } from "../../src/targets/openbao/restore/after-restore.js";
 import { failed } from "../../src/targets/openbao/restore/status.js";
 import type { ServiceContext } from "../../src/targets/openbao/services.js";
-import { nextStatus, type PassResult } from "../../src/targets/openbao/status.js";
+import { eventType, nextStatus, type PassResult, transitions } from "../../src/targets/openbao/status.js";
 import {
   noteRootTokenFailure,
   RootTokenRefusals,
@@ -125,10 +125,15 @@ describe("a root token OpenBao refuses", () => {
         list: async () => [],
       },
       events: { record: (_o: unknown, e: EventInput) => events.push(e) },
+      log: {
+        warn: (fields: Record<string, unknown>, msg: string) =>
+          events.push({ note: `${msg} ${JSON.stringify(fields)}` } as EventInput),
+      },
     }) as unknown as ServiceContext;
   const denied = new BaoRequestError("dst-0", 403, "permission denied");
 
-  it("is said once (event and Degraded), set aside while the Secret holds it, used again once it changes", async () => {
+  it("is said once (Degraded, one log line), set aside while the Secret holds it, used again once it changes", async () => {
+    // `events` collects what the context was told: log lines here; the event is Degraded's transition.
     const events: EventInput[] = [];
     const deps = { rootTokenRefusals: new RootTokenRefusals() };
     const c = cluster();
@@ -137,16 +142,25 @@ describe("a root token OpenBao refuses", () => {
     const result: PassResult = { initialized: true, desiredReplicas: 1, readyReplicas: 1 };
     assert.equal(noteRootTokenFailure(deps, c, ctx, "dead", denied, result), true);
     assert.equal(noteRootTokenFailure(deps, c, ctx, "dead", denied), true);
-    assert.equal(events.length, 1, "one event for one refused token");
-    assert.equal(events[0]?.reason, "RootTokenRefused");
-    assert.match(events[0]?.note ?? "", /Secret dst-root-token, key "token"/);
+    assert.equal(events.length, 1, "one log line for one refused token");
+    assert.match(events[0]?.note ?? "", /dst-root-token/);
     assert.doesNotMatch(events[0]?.note ?? "", /dead/);
+    assert.match(result.rootTokenRefused ?? "", /Secret dst-root-token, key "token"/);
 
     const next: PassResult = { initialized: true, desiredReplicas: 1, readyReplicas: 1 };
     assert.equal(await usableRootToken(deps, c, ctx, next), undefined, "not used again");
-    const degraded = nextStatus(c, next, new Date()).conditions?.find((x) => x.type === "Degraded");
+    const status = nextStatus(c, next, new Date());
+    const degraded = status.conditions?.find((x) => x.type === "Degraded");
     assert.equal(degraded?.status, "True");
     assert.equal(degraded?.reason, "RootTokenRefused");
+    assert.doesNotMatch(degraded?.message ?? "", /dead/);
+    // Its transition is the one Warning event; the next pass, still refused, is no transition.
+    const again = nextStatus({ ...c, status }, next, new Date());
+    assert.deepEqual(
+      transitions(status.conditions, again.conditions ?? []).map((x) => x.type),
+      [],
+    );
+    assert.equal(eventType(degraded!), "Warning");
 
     assert.equal(await usableRootToken(deps, c, ctxWith("valid", events)), "valid");
     // Refused again later: a new event, since it is another token.

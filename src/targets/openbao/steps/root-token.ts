@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../apis/openbaocluster.js";
 import { secretValue } from "../../../runtime/secrets.js";
 import { BaoRequestError } from "../baoclient/client.js";
 import { refOf } from "../cluster-ref.js";
@@ -14,8 +13,8 @@ import { ROOT_TOKEN_KEY } from "../workload/init/init.js";
  * (Autopilot settings, Raft peer removal). It can die without the Secret changing: a restore brings
  * back the source cluster's token store, where this cluster's token does not exist. OpenBao then
  * answers 403 to every call. Once it did, the token is set aside (by a fingerprint, never the value)
- * until the Secret holds another one: one Warning event, Degraded=True while it lasts, and no call
- * with a token known to be refused.
+ * until the Secret holds another one: Degraded=True RootTokenRefused while it lasts (its transition
+ * is the one Warning event), one log line, and no call with a token known to be refused.
  */
 export class RootTokenRefusals {
   private readonly refused = new Map<string, string>();
@@ -80,7 +79,8 @@ export async function usableRootToken(
 
 /**
  * After a call with the root token failed: a 403 means OpenBao does not know the token. Records it
- * (event once per token) and returns true; any other failure returns false and records nothing.
+ * and returns true; any other failure returns false and records nothing. The event is the Degraded
+ * condition's own (one Warning `RootTokenRefused` when it turns True), not one per call.
  */
 export function noteRootTokenFailure(
   deps: RootTokenDeps,
@@ -91,14 +91,11 @@ export function noteRootTokenFailure(
   result?: PassResult,
 ): boolean {
   if (!(err instanceof BaoRequestError) || err.status !== 403) return false;
-  const message = refusedMessage(cluster);
-  if (result) result.rootTokenRefused = message;
-  if (deps.rootTokenRefusals?.remember(keyOf(cluster), token) ?? true)
-    ctx.events.record(cluster, {
-      type: "Warning",
-      reason: OpenBaoClusterReason.RootTokenRefused,
-      action: "UseRootToken",
-      note: message,
-    });
+  if (result) result.rootTokenRefused = refusedMessage(cluster);
+  if (deps.rootTokenRefusals?.remember(keyOf(cluster), token))
+    ctx.log.warn(
+      { secret: clusterNames(refOf(cluster)).rootTokenSecret },
+      "OpenBao refuses the root token (HTTP 403); not using it again until the Secret changes",
+    );
   return true;
 }
