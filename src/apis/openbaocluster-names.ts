@@ -225,6 +225,8 @@ export const OpenBaoClusterReason = {
   RevisionRetired: "RevisionRetired",
   RollbackConsensusRepairFailed: "RollbackConsensusRepairFailed",
   RootTokenMissing: "RootTokenMissing",
+  /** OpenBao answers 403 to the root token the operator keeps (after a restore: the source's tokens). */
+  RootTokenRefused: "RootTokenRefused",
   SelfInitialized: "SelfInitialized",
   StorageExpanded: "StorageExpanded",
   UnsealKeyCreated: "UnsealKeyCreated",

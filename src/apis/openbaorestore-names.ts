@@ -43,6 +43,10 @@ export const OpenBaoRestoreReason = {
   JobConflict: "JobConflict",
   JobMissing: "JobMissing",
   Validating: "Validating",
+  /** The snapshot's hash file was sealed by another seal than the target's running one. */
+  SealMismatch: "SealMismatch",
+  /** After the snapshot was applied, the cluster's pods were restarted to load the restored data. */
+  PodsRestarted: "PodsRestarted",
 } as const;
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 

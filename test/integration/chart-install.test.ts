@@ -88,6 +88,8 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
   "update core/pods":
     "never called: RBAC lets the operator write the OpenBao pods' Role (get, update, patch on them) only if it holds those verbs",
   "patch core/pods": "never called: held for the pods' Role, as update",
+  "delete core/pods":
+    "after a restore the cluster's pods are restarted; no OpenBaoRestore here (openbao-upstream-restore-node.test.ts restores)",
   // Backups and restores (the AdminOps and restore controllers) are proven by their own node
   // tests; this scenario configures no backup and makes no OpenBaoRestore.
   "get openbao.org/openbaorestores":

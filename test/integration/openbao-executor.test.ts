@@ -187,6 +187,37 @@ describe("openbao executor: backup and restore through real object stores", () =
     });
   }
 
+  it("s3: without force, another cluster's snapshot is refused as SealMismatch and nothing changes", async () => {
+    const key = `ns/bao/seal-${Date.now()}.snap`;
+    const s3job = (operation: "backup" | "restore", bao: { addr: string }) =>
+      job(operation, bao, { provider: "s3", key, endpoint: s3.endpoint });
+    const backup = await runExecutorProcess(s3job("backup", source), {
+      token: source.rootToken,
+      credentials: { ...S3_TEST_CREDENTIALS },
+    }).done;
+    assert.ok(backup.result?.ok, backup.stderr);
+    const fresh = await startRaftOpenBao({ nodes: 1 });
+    try {
+      await mountKv(fresh);
+      await baoCall(fresh.addr, fresh.rootToken, "POST", "secret/data/app/db", {
+        data: { username: "other" },
+      });
+      const res = await runExecutorProcess(
+        { ...s3job("restore", fresh), force: false },
+        { token: fresh.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+      ).done;
+      assert.equal(res.code, 1, res.stderr);
+      assert.ok(res.result && !res.result.ok);
+      assert.equal(res.result.reason, "SealMismatch");
+      assert.match(res.result.error, /could not verify hash file/);
+      // Refused before anything was applied: the fresh node serves its own data with its own token.
+      assert.equal(await baoHealth(fresh.addr), 200);
+      assert.deepEqual(await readKv(fresh.addr, fresh.rootToken, "app/db"), { username: "other" });
+    } finally {
+      await fresh.stop();
+    }
+  });
+
   it("s3: a wrong key fails the restore with a clear reason, and no secret in the message", async () => {
     const res = await runExecutorProcess(
       job("restore", source, { provider: "s3", key: "missing.snap", endpoint: s3.endpoint }),

@@ -4,7 +4,7 @@ import { crdFor } from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { EVENTS_V1 as EVENTS, JOB, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import { EVENTS_V1 as EVENTS, JOB, POD, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isInvalid } from "../../src/runtime/errors.js";
 import { EventRecorder } from "../../src/runtime/events.js";
@@ -324,6 +324,85 @@ describe("OpenBaoRestore controller on the real API server", () => {
     );
     await pass("r3");
     assert.equal((await get("r3")).status?.phase, "Completed");
+    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+
+  it("once the snapshot is applied, restarts the cluster's OpenBao pods from before it, then completes", async () => {
+    // Stand-in pods (never scheduled here): two OpenBao pods of bao, one of another cluster, one Job pod.
+    const standIn = (name: string, labels: Record<string, string>) =>
+      client.create(POD, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: ns, labels },
+        spec: { containers: [{ name: "c", image: IMAGE }] },
+      });
+    const server = (c: string, component = "server") => ({
+      "openbao.org/cluster": c,
+      "openbao.org/component": component,
+    });
+    await standIn("bao-0", server("bao"));
+    await standIn("bao-read-0", server("bao", "read-replica"));
+    await standIn("other-0", server("other"));
+    await standIn("bao-backup-x", server("bao", "backup"));
+    await createRestore("r-restart", { cluster: "bao" });
+    await pass("r-restart");
+    assert.equal((await get("r-restart")).status?.phase, "Running");
+    await finishExecutorJob(client, {
+      namespace: ns,
+      name: "r-restart-restore",
+      result: { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 },
+      ok: true,
+      // The Job ended after the pods were created: they hold the state from before the snapshot.
+      at: new Date(Date.now() + 2000),
+      image: IMAGE,
+    });
+    await pass("r-restart");
+    assert.equal((await get("r-restart")).status?.phase, "Running", "not complete while pods restart");
+    const left = (await client.list<KubeObject>(POD, { namespace: ns })).items.map((p) => p.metadata.name);
+    assert.ok(!left.includes("bao-0") && !left.includes("bao-read-0"), left.join(", "));
+    assert.ok(left.includes("other-0") && left.includes("bao-backup-x"), left.join(", "));
+    const restarted = await eventually(
+      async () =>
+        (await client.list<KubeObject>(EVENTS, { namespace: ns })).items.find(
+          (e) =>
+            e["reason"] === "PodsRestarted" && (e["regarding"] as { name?: string })?.name === "r-restart",
+        ),
+      10_000,
+      "the PodsRestarted event on r-restart",
+    );
+    assert.match(
+      String(restarted["note"]),
+      /restarted bao-0, bao-read-0 so that every node loads the restored data/,
+    );
+    await pass("r-restart");
+    assert.equal((await get("r-restart")).status?.phase, "Completed");
+    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+
+  it("a snapshot sealed by another key fails as SealMismatch, naming the Secret to fill, nothing changed", async () => {
+    await createRestore("r-seal", { cluster: "bao" });
+    await pass("r-seal");
+    await finishJob(
+      "r-seal-restore",
+      {
+        ok: false,
+        operation: "restore",
+        key: "snaps/ns/bao/good.snap",
+        reason: "SealMismatch",
+        error:
+          "snapshot: HTTP 400: could not verify hash file, possibly the snapshot is using a different autoseal key; use the snapshot-force API to bypass this check",
+      },
+      false,
+    );
+    await pass("r-seal");
+    const r = await get("r-seal");
+    assert.equal(r.status?.phase, "Failed");
+    assert.match((await cond("r-seal", "RestoreComplete"))?.message ?? "", /^SealMismatch: /);
+    assert.match(
+      r.status?.message ?? "",
+      /into Secret bao-unseal-key, then create a new OpenBaoRestore with spec\.force: true/,
+    );
+    assert.match(r.status?.message ?? "", /the cluster was not changed$/);
     assert.equal((await cluster("bao")).status?.operationLock, undefined);
   });
 

@@ -27,7 +27,8 @@ const NOT_RUN: Record<string, string> = {
   pkcs11: "needs a PKCS#11 module (an HSM) inside the OpenBao image",
   gateway: "needs cert-manager (its Issuer and Certificate) and a Gateway API implementation",
   full: "needs cert-manager (its Certificate), S3 and a transit OpenBao",
-  backup: "needs S3; its backup and restore are part (c), not done yet",
+  backup:
+    "needs S3 and its JWT role's Kubernetes CA (<K8S_CA_PEM>); backup and restore are proven on the basic sample by part (c), openbao-upstream-restore-node.test.ts",
   ingress: "needs an Ingress controller to prove anything beyond the basic sample",
   transit:
     "its seal token comes from unseal.credentialsSecretRef, which nothing mounts yet (UnsupportedFields)",

@@ -49,6 +49,7 @@ import { type Blocked, eventType, nextStatus, type PassResult, transitions } fro
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
+import { RootTokenRefusals } from "./steps/root-token.js";
 import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
 import { forgetCertificateMetrics } from "./workload/certs/metrics.js";
 import { registeredState } from "./workload/registration/state.js";
@@ -97,7 +98,11 @@ export class OpenBaoClusterReconciler {
   private readonly d: ReconcilerDeps;
 
   constructor(deps: ReconcilerDeps) {
-    this.d = { ...deps, autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks() };
+    this.d = {
+      ...deps,
+      autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks(),
+      rootTokenRefusals: deps.rootTokenRefusals ?? new RootTokenRefusals(),
+    };
     const d = this.d;
     this.now = d.now ?? (() => new Date());
     this.status = workloadStatusWriter(d.client);
@@ -111,6 +116,7 @@ export class OpenBaoClusterReconciler {
       forgetCertificateMetrics(namespace, name);
       this.status.forget(key);
       this.d.autopilotChecks?.forget(key);
+      this.d.rootTokenRefusals?.forget(key);
       return done();
     }
     const cluster = this.status.freshest(key, cached);

@@ -47,6 +47,8 @@ export interface PassResult {
    * networking did not run (the condition stays as it was).
    */
   gateway?: { ready: boolean; reason: string; message: string } | null;
+  /** Set when OpenBao refuses the operator's root token (HTTP 403): what to do, naming the Secret. */
+  rootTokenRefused?: string;
 }
 
 /**
@@ -168,7 +170,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
           reason: r.blocked.reason,
           message: `${r.blocked.step}: ${r.blocked.message}`,
         }
-      : notDegraded(r, allReady),
+      : r.rootTokenRefused
+        ? {
+            type: C.Degraded,
+            status: "True",
+            reason: OpenBaoClusterReason.RootTokenRefused,
+            message: r.rootTokenRefused,
+          }
+        : notDegraded(r, allReady),
   );
   if (r.readReplicas && r.readReplicas.desiredReplicas > 0) {
     const ok = r.readReplicas.readyReplicas >= r.readReplicas.desiredReplicas;

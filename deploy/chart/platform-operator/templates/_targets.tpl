@@ -92,9 +92,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 # get: pod 0's phase before init; list: an executor Job's pod, for its result; list and watch: the
 # voter pods an upgrade waits on. update and patch are never called by the operator: RBAC lets it
 # write the pods' own Role (get, update, patch on its pods) only if it holds those verbs itself.
+# delete: after a restore, the cluster's pods are restarted so every node loads the restored data
+# (its seal-wrapped keys and Raft TLS keyring) instead of what it kept in memory.
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch, update, patch]
+  verbs: [get, list, watch, update, patch, delete]
 # delete: a blue-green upgrade deletes the revision that no longer serves (blue after Cleanup,
 # green after a rollback).
 - apiGroups: [apps]

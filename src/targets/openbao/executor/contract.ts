@@ -416,6 +416,8 @@ export const ExecutorFailureReasons = [
   "UploadFailed",
   "DownloadFailed",
   "RestoreFailed",
+  /** OpenBao refused the snapshot: its hash file was sealed by another seal (key, KMS key or unseal keys). */
+  "SealMismatch",
   "Interrupted",
 ] as const;
 export type ExecutorFailureReason = (typeof ExecutorFailureReasons)[number];

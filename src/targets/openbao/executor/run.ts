@@ -125,9 +125,13 @@ async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
   return counter.bytes;
 }
 
+/** OpenBao's answer when the snapshot's hash file was sealed by another seal than the running one. */
+const SEAL_MISMATCH = /could not verify hash file/;
+
 /**
- * `snapshot` checks that the snapshot was taken by this cluster (same keyring); `snapshot-force`
- * skips that check, which a snapshot from another cluster (or a re-initialised one) needs.
+ * `snapshot` checks that the snapshot's hash file opens with the running seal (the same static key,
+ * KMS key or unseal keys); `snapshot-force` skips that check. Either way the restored data stays
+ * sealed by the source's seal: the target must hold the source's key to open it after a restart.
  */
 async function restore(job: ExecutorJob, opts: RunOptions): Promise<number> {
   const { conn, token, store } = await prepare(job, opts);
@@ -159,8 +163,11 @@ async function restore(job: ExecutorJob, opts: RunOptions): Promise<number> {
     throw new Failure("RestoreFailed", describeError(err));
   }
   if (downloadError) throw new Failure("DownloadFailed", describeError(downloadError));
-  if (res.statusCode !== 200 && res.statusCode !== 204)
-    throw new Failure("RestoreFailed", (await failure(res, path.split("/").pop()!)).message);
+  if (res.statusCode !== 200 && res.statusCode !== 204) {
+    const err = await failure(res, path.split("/").pop()!);
+    // OpenBao checks the snapshot's sealed hash file with the running seal before it changes anything.
+    throw new Failure(SEAL_MISMATCH.test(err.message) ? "SealMismatch" : "RestoreFailed", err.message);
+  }
   await readSmall(res);
   if (download.size !== undefined && counter.bytes !== download.size)
     throw new Failure("DownloadFailed", `read ${counter.bytes} of ${download.size} bytes`);

@@ -30,6 +30,7 @@ import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { contention, REASON_LOCK_OVERRIDDEN, takeoverNote } from "../opslifecycle/contention.js";
 import { OperationLockStore } from "../opslifecycle/lock-store.js";
+import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome, RestoreJobs, SnapshotProbe } from "./ports.js";
@@ -250,14 +251,74 @@ export class RestoreReconciler {
         : Number.isFinite(startedMs)
           ? (this.now().getTime() - startedMs) / 1000
           : undefined;
-    if (outcome.state === "succeeded")
+    if (outcome.state === "succeeded") {
+      const restarted = await this.restartPods(r, job, rc);
+      if (restarted === "waiting") return requeueAfter(Math.min(this.pollMs, 2000));
       return this.finish(r, completed(r, this.now(), outcome.size), { durationS }, rc);
+    }
+    if (outcome.reason === OpenBaoRestoreReason.SealMismatch) {
+      // OpenBao checked the seal before touching anything: say what the target needs, not "follow up".
+      const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
+      return this.finish(
+        r,
+        failed(r, this.now(), outcome.reason, `${outcome.message}: ${sealMismatchHint(cluster)}`, {
+          unchanged: true,
+        }),
+        { reason: outcome.reason, durationS },
+        rc,
+      );
+    }
     return this.finish(
       r,
       failed(r, this.now(), outcome.reason, outcome.message),
       { reason: outcome.reason, durationS },
       rc,
     );
+  }
+
+  /**
+   * Restarts every OpenBao pod of the cluster that predates the snapshot's application (see
+   * after-restore.ts for why all of them). "waiting" while some were just deleted; "done" once none
+   * is older than the Job's end, which a restarted operator finds again from the pods alone.
+   */
+  private async restartPods(
+    r: OpenBaoRestore,
+    job: KubeObject,
+    rc: ReconcileContext,
+  ): Promise<"done" | "waiting"> {
+    const ns = r.metadata.namespace!;
+    const finishedAt = jobFinishedAt(job);
+    if (!finishedAt) {
+      rc.log.warn(
+        { job: job.metadata.name },
+        "restore Job succeeded without a completion time; pods not restarted",
+      );
+      return "done";
+    }
+    const pods = await this.d.client.list(POD, {
+      namespace: ns,
+      labelSelector: openbaoPodSelector(r.spec.cluster),
+    });
+    const old = podsToRestart(pods.items, finishedAt);
+    if (old.length === 0) return "done";
+    for (const p of old)
+      await this.d.client
+        .delete(POD, p.metadata.name!, ns, { preconditions: { uid: p.metadata.uid } })
+        .catch((e: unknown) => {
+          // Gone already, or replaced by a newer pod of the same name: either way not old any more.
+          if (!isNotFound(e) && !isConflict(e)) throw e;
+        });
+    const names = old.map((p) => p.metadata.name).join(", ");
+    const note: EventInput = {
+      type: "Normal",
+      reason: OpenBaoRestoreReason.PodsRestarted,
+      action: "RestartPods",
+      note: `snapshot applied; restarted ${names} so that every node loads the restored data (seal-wrapped keys, Raft TLS keyring) from storage`,
+    };
+    this.event(r, note);
+    const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
+    if (cluster) this.d.events.record(cluster, note, OPENBAOCLUSTER);
+    return "waiting";
   }
 
   /** Records the terminal phase once (status, event, metrics), then releases the lock. */

@@ -123,10 +123,17 @@ export function completed(r: OpenBaoRestore, now: Date, size?: number): OpenBaoR
   return s;
 }
 
-export function failed(r: OpenBaoRestore, now: Date, reason: string, message: string): OpenBaoRestoreStatus {
+export function failed(
+  r: OpenBaoRestore,
+  now: Date,
+  reason: string,
+  message: string,
+  opts: { unchanged?: boolean } = {},
+): OpenBaoRestoreStatus {
   const ran = r.status?.phase === "Running";
-  // A failure after the Job ran may have left OpenBao partly restored; before it, nothing changed.
-  const tail = ran ? `; ${FOLLOW_UP}` : "; the cluster was not changed";
+  // A failure after the Job ran may have left OpenBao partly restored; before it, nothing changed
+  // (nor when OpenBao refused the snapshot before applying it: `unchanged`).
+  const tail = ran && !opts.unchanged ? `; ${FOLLOW_UP}` : "; the cluster was not changed";
   const msg = `${message}${tail}`;
   const conds: Omit<ConditionInput, "observedGeneration">[] = [
     { type: C.RestoreComplete, status: "False", reason: R.RestoreFailed, message: `${reason}: ${msg}` },

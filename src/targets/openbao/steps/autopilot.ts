@@ -1,12 +1,13 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
+import { POD } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
-import { secretValue } from "../../../runtime/secrets.js";
-import { refOf } from "../cluster-ref.js";
-import { clusterNames } from "../identity.js";
+import { servingRef } from "../cluster-ref.js";
+import { podName } from "../identity.js";
 import { autopilotStamp, reconcileAutopilot } from "../workload/autopilot/autopilot.js";
-import { ROOT_TOKEN_KEY, selfInitEnabled } from "../workload/init/init.js";
+import { selfInitEnabled } from "../workload/init/init.js";
 import { baoForOrdinal } from "./bao.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
+import { noteRootTokenFailure, usableRootToken } from "./root-token.js";
 
 /**
  * Day-2 Raft Autopilot: first attempt right after init, then whenever the spec differs. It never
@@ -17,16 +18,11 @@ export const autopilotStep: Step = {
   name: "autopilot",
   async run({ cluster, ctx, deps, writes, result }: Pass): Promise<StepOutcome> {
     if (selfInitEnabled(cluster) || result.selfInitialized) return undefined;
-    const names = clusterNames(refOf(cluster));
-    const token = await secretValue(
-      ctx.reader,
-      cluster.metadata.namespace!,
-      names.rootTokenSecret,
-      ROOT_TOKEN_KEY,
-    );
+    const token = await usableRootToken(deps, cluster, ctx, result);
     if (!token) return undefined;
     const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
-    const stamp = autopilotStamp(cluster);
+    const pod0 = await ctx.reader.get(POD, podName(servingRef(cluster), 0), cluster.metadata.namespace!);
+    const stamp = autopilotStamp(cluster, pod0?.metadata.uid);
     if (deps.autopilotChecks?.current(key, stamp)) return undefined;
     const bao = await baoForOrdinal(deps, cluster, ctx, 0);
     try {
@@ -44,7 +40,9 @@ export const autopilotStep: Step = {
           });
       }
     } catch (e) {
-      ctx.log.warn({ err: errorMessage(e) }, "Autopilot configuration not applied yet");
+      // A refused token is said once (event, Degraded) and not used again; anything else retries.
+      if (!noteRootTokenFailure(deps, cluster, ctx, token, e, result))
+        ctx.log.warn({ err: errorMessage(e) }, "Autopilot configuration not applied yet");
     }
     return undefined;
   },

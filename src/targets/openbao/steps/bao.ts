@@ -4,9 +4,9 @@ import { BaoClient, type BaoEndpoint } from "../baoclient/client.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { API_PORT, Component, clusterNames, podHost, voterOrdinal } from "../identity.js";
 import type { ServiceContext } from "../services.js";
-import { ROOT_TOKEN_KEY } from "../workload/init/init.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../workload/statefulsets/build.js";
 import type { StepDeps } from "./context.js";
+import { noteRootTokenFailure, usableRootToken } from "./root-token.js";
 
 // How the steps reach OpenBao itself: one pod's API, trusting the cluster's CA.
 
@@ -58,20 +58,17 @@ export interface RaftView {
 
 /** Raft peers as the cluster lists them, through pod 0 (forwarded to the leader), with the root token. */
 export async function raftPeers(
-  deps: Pick<StepDeps, "config" | "baoClient">,
+  deps: Pick<StepDeps, "config" | "baoClient" | "rootTokenRefusals">,
   cluster: OpenBaoCluster,
   ctx: ServiceContext,
 ): Promise<RaftView | undefined> {
-  const names = clusterNames(refOf(cluster));
-  const token = await secretValue(
-    ctx.reader,
-    cluster.metadata.namespace!,
-    names.rootTokenSecret,
-    ROOT_TOKEN_KEY,
-  );
+  const token = await usableRootToken(deps, cluster, ctx);
   if (!token) return undefined;
   // Ask a pod that stays: the departing ones may be gone already.
   const bao = await baoForOrdinal(deps, cluster, ctx, 0);
-  const servers = await bao.raftServers(token, ctx.signal);
+  const servers = await bao.raftServers(token, ctx.signal).catch((e: unknown) => {
+    noteRootTokenFailure(deps, cluster, ctx, token, e);
+    throw e;
+  });
   return { ids: servers.map((s) => s.node_id), leader: servers.find((s) => s.leader)?.node_id, token };
 }

@@ -8,6 +8,7 @@ import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { Blocked, PassResult } from "../status.js";
 import type { AutopilotChecks } from "../workload/autopilot/autopilot.js";
 import { driftOfChange } from "../workload/service-context.js";
+import type { RootTokenRefusals } from "./root-token.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
 export interface StepDeps {
@@ -18,6 +19,8 @@ export interface StepDeps {
   pdbs: Informer<KubeObject>;
   /** Which clusters' Autopilot settings are known to be as wanted (the reconciler keeps one). */
   autopilotChecks?: AutopilotChecks;
+  /** Which clusters' root token OpenBao refused (the reconciler keeps one); see root-token.ts. */
+  rootTokenRefusals?: RootTokenRefusals;
   /** Test seam: how a pod's OpenBao is reached. */
   baoClient?: (ep: BaoEndpoint) => BaoClient;
 }

@@ -61,11 +61,12 @@ export async function reconcileAutopilot(
 
 /**
  * What the Autopilot settings were last found (or made) right under: the cluster's uid, the wanted
- * settings and the active node. A pass whose stamp matches asks OpenBao nothing; a new spec, a new
- * leader (after a restore the settings are the snapshot's) or a new process checks once more.
+ * settings, the active node and the uid of the pod asked (pod 0). A pass whose stamp matches asks
+ * OpenBao nothing; a new spec, a new leader, a restarted pod 0 (after a restore the pods restart,
+ * and the settings and tokens are the snapshot's) or a new process checks once more.
  */
-export function autopilotStamp(c: OpenBaoCluster): string {
-  return `${c.metadata.uid ?? ""}|${JSON.stringify(desiredAutopilot(c))}|${c.status?.activeLeader ?? ""}`;
+export function autopilotStamp(c: OpenBaoCluster, askedPodUid = ""): string {
+  return `${c.metadata.uid ?? ""}|${JSON.stringify(desiredAutopilot(c))}|${c.status?.activeLeader ?? ""}|${askedPodUid}`;
 }
 
 /** Per cluster key, the stamp under which its Autopilot settings were last seen as wanted. */
