@@ -205,13 +205,23 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       metricSum(await op!.metrics(), "controller_runtime_reconcile_total", {
         controller: "openbaocluster-adminops",
       });
-    const from = await passes();
-    await poll(
-      async () => ((await passes()) >= from + 3 ? true : undefined),
-      120_000,
-      "three more AdminOps passes",
-      1000,
-    );
+    // Nothing polls a halted cluster (no requeue, no periodic pass): wake AdminOps three times with
+    // the trigger annotation, which it watches, and which asks for nothing without spec.backup.
+    for (let i = 0; i < 3; i++) {
+      const from = await passes();
+      await ctx.kubectl([
+        "annotate",
+        "--overwrite",
+        `openbaocluster/${NAME}`,
+        `openbao.org/trigger-backup=wake-${i}`,
+      ]);
+      await poll(
+        async () => ((await passes()) > from ? true : undefined),
+        120_000,
+        `AdminOps pass ${i + 1} of 3 while halted`,
+        1000,
+      );
+    }
     const halted = (await cluster()).status;
     assert.equal(halted.breakGlass.active, true, "still halted");
     assert.equal(halted.breakGlass.nonce, glass.nonce);
