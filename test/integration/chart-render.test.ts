@@ -88,6 +88,7 @@ async function exportedMetrics(): Promise<Set<string>> {
   await import("../../src/targets/openbao/metrics.js");
   await import("../../src/targets/openbao/adminops/backup/metrics.js");
   await import("../../src/targets/openbao/adminops/upgrade/core/metrics.js");
+  await import("../../src/targets/openbao/workload/certs/metrics.js");
   await import("../../src/targets/gitlab/metrics.js");
   return new Set((await registry.getMetricsAsJSON()).map((m) => m.name));
 }
