@@ -7,30 +7,44 @@ import { describe, it } from "node:test";
 import { exists, populateAtomically } from "../../src/testenv/atomic.js";
 
 describe("cache entries are built once, even by runs at the same time", () => {
-  it("a second run waits for the first and finds its entry instead of building again", async () => {
+  it("a second run waits for the first and finds its entry instead of building again", {
+    timeout: 60_000,
+  }, async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "atomic-")), "entry");
     let builds = 0;
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    let waited = false;
+    let sawLock!: () => void;
+    const waited = new Promise<void>((r) => {
+      sawLock = r;
+    });
+    let building!: () => void;
+    const firstHoldsLock = new Promise<void>((r) => {
+      building = r;
+    });
     const first = populateAtomically(dir, async (scratch) => {
       builds++;
+      building();
       await gate;
       writeFileSync(join(scratch, "built"), "first");
     });
+    // The second starts once the first is building (so holds the lock): started together, either
+    // could win the lock, and the one that lost would be the one the test waits on.
+    await firstHoldsLock;
     const second = populateAtomically(
       dir,
       async (scratch) => {
         builds++;
         writeFileSync(join(scratch, "built"), "second");
       },
-      { pollMs: 10, onWait: () => (waited = true) },
+      { pollMs: 10, onWait: () => sawLock() },
     );
-    // The second run is waiting on the lock while the first builds.
-    for (let i = 0; i < 500 && !waited; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.ok(waited, "the second run saw the lock");
+    // The first holds the gate until the second has met its lock: no clock decides this, only the
+    // second run's own report that it is waiting (a hang here is the failure, seen by the timeout).
+    await waited;
+    assert.equal(builds, 1, "only the first run builds while it holds the lock");
     release();
     await Promise.all([first, second]);
     assert.equal(builds, 1);
