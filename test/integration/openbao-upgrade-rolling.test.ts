@@ -161,10 +161,6 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     // What status.upgrade said along the way (it is cleared at the end).
     const stepDowns = new Set<string>();
     const partitions: number[] = [];
-    let lastPodGoing: () => void = () => {};
-    const partitionZero = new Promise<void>((r) => {
-      lastPodGoing = r;
-    });
     watches.push(
       watchLines(
         ctx,
@@ -177,7 +173,6 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
         (text) => {
           const [p, sd] = text.trim().split(" ");
           if (p !== undefined && p !== "" && partitions.at(-1) !== Number(p)) partitions.push(Number(p));
-          if (p === "0") lastPodGoing();
           if (sd) stepDowns.add(sd);
         },
       ),
@@ -227,7 +222,14 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     await start();
 
     // Killed again while the last pod (0) is being replaced: the next process waits for it.
-    await partitionZero;
+    // Read from the API server with a deadline rather than from the watch alone: a test waiting on a
+    // watch line that never came (kubectl's watch ended) hung until its 40 minutes were up.
+    await poll(
+      async () => ((await cluster()).status?.upgrade?.currentPartition === 0 ? true : undefined),
+      900_000,
+      "partition 0 (the last pod being replaced)",
+      250,
+    );
     await op!.kill();
     outputs.push(op!.output());
     op = undefined;

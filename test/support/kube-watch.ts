@@ -16,26 +16,45 @@ export function watchLines(
   args: string[],
   onLine?: (text: string, at: number) => void,
 ): LineWatch {
-  const child: ChildProcess = spawn(
-    ctx.node.kubectl,
-    ["--kubeconfig", ctx.node.kubeconfigPath, "-n", ctx.namespace, ...args, "--watch"],
-    { stdio: ["ignore", "pipe", "ignore"] },
-  );
-  trackChild(child, "kubectl watch");
   const lines: LineWatch["lines"] = [];
-  let partial = "";
-  child.stdout!.on("data", (b: Buffer) => {
-    const parts = (partial + b.toString("utf8")).split("\n");
-    partial = parts.pop() ?? "";
-    for (const text of parts) {
-      const at = Date.now();
-      lines.push({ at, text });
-      onLine?.(text, at);
-    }
-  });
+  let stopped = false;
+  let child: ChildProcess;
+  // kubectl's watch ends on its own when the connection breaks (a loaded API server, a watch the
+  // server timed out): it is started again, and lists the current state again first, so handlers
+  // must take a line they have seen before. Without this a test waiting on a line hung until its
+  // timeout.
+  const start = (): void => {
+    child = spawn(
+      ctx.node.kubectl,
+      ["--kubeconfig", ctx.node.kubeconfigPath, "-n", ctx.namespace, ...args, "--watch"],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    trackChild(child, "kubectl watch");
+    let partial = "";
+    child.stdout!.on("data", (b: Buffer) => {
+      const parts = (partial + b.toString("utf8")).split("\n");
+      partial = parts.pop() ?? "";
+      for (const text of parts) {
+        const at = Date.now();
+        lines.push({ at, text });
+        onLine?.(text, at);
+      }
+    });
+    child.once("exit", (code, signal) => {
+      if (stopped) return;
+      console.log(
+        `[watch] kubectl get ${args.slice(0, 2).join(" ")} --watch ended (${code ?? signal}); started again`,
+      );
+      setTimeout(() => {
+        if (!stopped) start();
+      }, 1000).unref();
+    });
+  };
+  start();
   return {
     lines,
     stop() {
+      stopped = true;
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     },
   };
