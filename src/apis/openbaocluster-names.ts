@@ -148,6 +148,7 @@ export const OpenBaoClusterReason = {
   AdmissionPoliciesNotReady: "AdmissionPoliciesNotReady",
   AdmissionPoliciesReady: "AdmissionPoliciesReady",
   AllReplicasReady: "AllReplicasReady",
+  AppArmorUnsupported: "AppArmorUnsupported",
   AuthenticationRequired: "AuthenticationRequired",
   BackupExecutorImageVerificationFailed: "BackupExecutorImageVerificationFailed",
   BlueGreenImageVerificationFailed: "BlueGreenImageVerificationFailed",

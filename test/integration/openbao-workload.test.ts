@@ -122,6 +122,9 @@ describe("openbao target: workload on the local node", () => {
     ).data;
     assert.equal(ap.server_stabilization_time, "5s");
     assert.equal(ap.cleanup_dead_servers, true);
+    // Upstream's floor for three voters without a profile, and its defaults OpenBao took.
+    assert.equal(ap.min_quorum, 3);
+    assert.equal(ap.last_contact_threshold, "10s");
 
     // Nothing secret in the operator's output.
     assert.ok(!op!.output().includes(token), "the root token appears in the operator's log");

@@ -164,24 +164,46 @@ describe("openbao init and Autopilot", () => {
     );
   });
 
-  it("maps the spec's Autopilot to OpenBao's fields with a quorum floor for dead-server cleanup", () => {
-    assert.deepEqual(desiredAutopilot(cluster()), {
-      cleanup_dead_servers: true,
+  it("maps the spec's Autopilot to OpenBao's fields over upstream's defaults, the quorum floor by profile", () => {
+    const defaults = {
       dead_server_last_contact_threshold: "5m",
-      min_quorum: 3,
+      last_contact_threshold: "10s",
+      max_trailing_logs: 1000,
+      server_stabilization_time: "10s",
+    };
+    // Three voters (the default): a floor of 3, so dead-server cleanup is on.
+    assert.deepEqual(desiredAutopilot(cluster()), { ...defaults, cleanup_dead_servers: true, min_quorum: 3 });
+    // One Development (or unset) voter: a floor of 1, where OpenBao would refuse cleanup.
+    assert.deepEqual(desiredAutopilot(cluster({ replicas: 1, profile: "Development" })), {
+      ...defaults,
+      cleanup_dead_servers: false,
+      min_quorum: 1,
     });
+    // Hardened never goes below 3, and follows the voters above it.
+    assert.equal(desiredAutopilot(cluster({ replicas: 1, profile: "Hardened" })).min_quorum, 3);
+    assert.equal(desiredAutopilot(cluster({ replicas: 1, profile: "Hardened" })).cleanup_dead_servers, true);
+    assert.equal(desiredAutopilot(cluster({ replicas: 5, profile: "Hardened" })).min_quorum, 5);
+    assert.equal(desiredAutopilot(cluster({ replicas: 5 })).min_quorum, 5);
+    // What the spec says wins, cleanup too, even under a floor of 3.
     const c = cluster({
+      replicas: 1,
       configuration: {
         raft: {
-          autopilot: { cleanupDeadServers: false, maxTrailingLogs: 100, serverStabilizationTime: "10s" },
+          autopilot: {
+            cleanupDeadServers: true,
+            maxTrailingLogs: 100,
+            serverStabilizationTime: "20s",
+            minQuorum: 2,
+          },
         },
       },
     });
     assert.deepEqual(desiredAutopilot(c), {
-      cleanup_dead_servers: false,
-      dead_server_last_contact_threshold: "5m",
+      ...defaults,
+      cleanup_dead_servers: true,
       max_trailing_logs: 100,
-      server_stabilization_time: "10s",
+      server_stabilization_time: "20s",
+      min_quorum: 2,
     });
   });
 

@@ -44,6 +44,7 @@ import {
 } from "./metrics.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
+import { sayPostureWarnings } from "./profile/say-warnings.js";
 import type { ServiceContext } from "./services.js";
 import { type Blocked, eventType, nextStatus, type PassResult, transitions } from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
@@ -197,6 +198,7 @@ export class OpenBaoClusterReconciler {
         observeOnly ? "would write" : "applied",
       );
     await this.writeStatus(cluster, result, writes, rc);
+    if (!observeOnly && !result.paused) await this.sayPostureWarnings(cluster, rc);
 
     // A failed step backs off in the runtime (and counts as an error there); an invalid spec waits
     // for the object to change. A step that waits on progress looks again at the poll interval.
@@ -245,6 +247,19 @@ export class OpenBaoClusterReconciler {
       // Keep what was known (or what the labels told); pod 0 may be restarting.
       result.activeLeader ??= cluster.status?.activeLeader;
       result.currentVersion ??= cluster.status?.currentVersion;
+    }
+  }
+
+  /** Upstream's hourly reminders of a weak posture; a failure to stamp them is said and retried. */
+  private async sayPostureWarnings(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
+    try {
+      await sayPostureWarnings(this.d.client, this.d.events, cluster, this.now());
+    } catch (e) {
+      if (rc.signal.aborted) throw e;
+      rc.log.warn(
+        { err: errorMessage(e) },
+        "could not stamp the posture warnings; they are said on a later pass",
+      );
     }
   }
 

@@ -8,6 +8,12 @@ import {
 } from "../../runtime/conditions.js";
 import { sameStatus } from "../../runtime/status.js";
 import { workloadPlaneOf } from "./opslifecycle/planes.js";
+import {
+  type AdmissionReadiness,
+  etcdEncryptionWarning,
+  postureOf,
+  productionReadiness,
+} from "./profile/posture.js";
 
 /** Where a pass stopped, if it did: a step that is not ready blocks every later one. */
 export interface Blocked {
@@ -49,6 +55,8 @@ export interface PassResult {
   gateway?: { ready: boolean; reason: string; message: string } | null;
   /** Set when OpenBao refuses the operator's root token (HTTP 403): what to do, naming the Secret. */
   rootTokenRefused?: string;
+  /** Whether the admission policies are in place, for ProductionReady; undefined: not known. */
+  admission?: AdmissionReadiness;
 }
 
 /**
@@ -212,14 +220,27 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
     });
   else list = removeCondition(list, "UnsupportedFields");
-  if (r.inlineCredentials?.length)
+  const posture = postureOf(cluster.spec);
+  const inline = r.inlineCredentials?.length
+    ? `credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from Secrets the operator keeps, but the spec still holds them: move seal credentials to the Secret named by spec.unseal.credentialsSecretRef, and configure a plugin's through its config endpoint with a self-init request`
+    : undefined;
+  if (posture.profile === "Development")
+    put({
+      type: C.SecurityRisk,
+      status: "True",
+      reason: OpenBaoClusterReason.DevelopmentProfile,
+      message: `spec.profile is Development: relaxed security (without spec.network.egressRules the pods may reach any address on port 443), not for production${inline ? `; also ${inline}` : ""}`,
+    });
+  else if (inline)
     put({
       type: C.SecurityRisk,
       status: "True",
       reason: OpenBaoClusterReason.InlineCredentials,
-      message: `credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from Secrets the operator keeps, but the spec still holds them: move seal credentials to the Secret named by spec.unseal.credentialsSecretRef, and configure a plugin's through its config endpoint with a self-init request`,
+      message: inline,
     });
   else list = removeCondition(list, C.SecurityRisk);
+  put(productionReadiness(posture, r.admission));
+  put(etcdEncryptionWarning());
 
   const next: OpenBaoClusterStatus = {
     ...prev,
@@ -290,6 +311,7 @@ const isBad = (c: Condition): boolean =>
   c.type === C.Degraded ||
   c.type === C.OpenBaoSealed ||
   c.type === C.SecurityRisk ||
+  c.type === C.EtcdEncryptionWarning ||
   c.type === "UnsupportedFields"
     ? c.status === "True"
     : c.status === "False";

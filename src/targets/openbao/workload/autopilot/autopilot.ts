@@ -1,20 +1,26 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import type { AutopilotConfig, BaoClient } from "../../baoclient/client.js";
 
-/** Autopilot settings the spec asks for, in OpenBao's field names. Unset spec fields are left out. */
-export function desiredAutopilot(c: OpenBaoCluster): AutopilotConfig {
+/**
+ * Autopilot settings the spec asks for, in OpenBao's field names, over upstream's defaults. The
+ * quorum floor follows the profile as upstream's does: Hardened never below 3 (more with more
+ * voters), otherwise the voter count (at least 1), so a one-voter Development cluster works. OpenBao
+ * refuses dead-server cleanup with a floor under 3, so cleanup is off there unless the spec asks
+ * for it (and then OpenBao's refusal is what the user sees).
+ */
+export function desiredAutopilot(c: Pick<OpenBaoCluster, "spec">): AutopilotConfig {
   const a = c.spec.configuration?.raft?.autopilot ?? {};
-  const out: AutopilotConfig = {
-    cleanup_dead_servers: a.cleanupDeadServers ?? true,
+  const replicas = c.spec.replicas ?? 3;
+  const minQuorum =
+    a.minQuorum ?? (c.spec.profile === "Hardened" ? Math.max(3, replicas) : Math.max(1, replicas));
+  return {
+    cleanup_dead_servers: a.cleanupDeadServers ?? minQuorum >= 3,
     dead_server_last_contact_threshold: a.deadServerLastContactThreshold ?? "5m",
+    last_contact_threshold: a.lastContactThreshold ?? "10s",
+    max_trailing_logs: a.maxTrailingLogs ?? 1000,
+    min_quorum: minQuorum,
+    server_stabilization_time: a.serverStabilizationTime ?? "10s",
   };
-  if (a.lastContactThreshold !== undefined) out.last_contact_threshold = a.lastContactThreshold;
-  if (a.maxTrailingLogs !== undefined) out.max_trailing_logs = a.maxTrailingLogs;
-  // OpenBao refuses dead-server cleanup without a quorum floor of at least 3.
-  if (a.minQuorum !== undefined) out.min_quorum = a.minQuorum;
-  else if (out.cleanup_dead_servers) out.min_quorum = 3;
-  if (a.serverStabilizationTime !== undefined) out.server_stabilization_time = a.serverStabilizationTime;
-  return out;
 }
 
 /** Go durations as OpenBao prints them ("5m0s") compared with the spec's ("5m"). */

@@ -23,7 +23,7 @@ export interface NetworkCluster {
   metadata: { name?: string; namespace?: string };
   spec: Pick<
     OpenBaoClusterSpec,
-    "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls" | "replicas"
+    "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls" | "replicas" | "profile"
   >;
   /** status.blueGreen moves the client Service to green once green can take over. */
   status?: Pick<NonNullable<OpenBaoCluster["status"]>, "blueGreen">;
@@ -290,6 +290,13 @@ export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObj
     },
   ];
   if (apiServerTo.length > 0) egress.push({ to: apiServerTo, ports: inputs.apiServer.ports.map(tcp) });
+  // Upstream's Development profile lets the pods reach anything on 443 (a cloud KMS, an object
+  // store, a transit seal) until the user lists egress rules; Hardened and unset add nothing.
+  if (c.spec.profile === "Development" && !net.egressRules?.length)
+    egress.push({
+      to: [{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }],
+      ports: [tcp(443)],
+    });
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
