@@ -25,6 +25,7 @@ export const OpenBaoRestoreReason = {
   ClusterNotFound: "ClusterNotFound",
   ClusterNotInitialized: "ClusterNotInitialized",
   ClusterUnhealthy: "ClusterUnhealthy",
+  NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
   SnapshotNotFound: "SnapshotNotFound",
   CredentialsMissing: "CredentialsMissing",
   OperationLockHeld: "OperationLockHeld",

@@ -150,6 +150,20 @@ describe("backup prerequisites", () => {
     }
   });
 
+  it("the Hardened profile refuses a backup without egress rules, whose Job could reach no object store", () => {
+    const hardened = (network: Record<string, unknown>) => {
+      const c = cluster({ schedule: "@daily", target, jwtAuthRole: "r" });
+      return { ...c, spec: { ...c.spec, profile: "Hardened", network } } as OpenBaoCluster;
+    };
+    const r = checkPrerequisites({ ...base, cluster: hardened({}) });
+    assert.equal(!r.ok && r.reason, "NetworkEgressRulesRequired");
+    assert.match(!r.ok ? r.message : "", /spec\.network\.egressRules/);
+    const rule = { to: [{ ipBlock: { cidr: "192.0.2.0/24" } }] };
+    assert.deepEqual(checkPrerequisites({ ...base, cluster: hardened({ egressRules: [rule] }) }), {
+      ok: true,
+    });
+  });
+
   it("waits for a lock held by another operation, not for its own", () => {
     const c = cluster({ schedule: "@daily", target, jwtAuthRole: "r" });
     const held = checkPrerequisites({

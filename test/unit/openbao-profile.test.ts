@@ -4,7 +4,7 @@ import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { postureOf, productionReadiness } from "../../src/targets/openbao/profile/posture.js";
 import { dueWarnings, WARNING_EVERY_MS } from "../../src/targets/openbao/profile/warnings.js";
 import { nextStatus, type PassResult, transitions } from "../../src/targets/openbao/status.js";
-import { networkPolicy } from "../../src/targets/openbao/workload/network/plan.js";
+import { jobsNetworkPolicy, networkPolicy } from "../../src/targets/openbao/workload/network/plan.js";
 
 type Spec = OpenBaoCluster["spec"];
 const ready = { ready: true, summary: "" };
@@ -156,25 +156,42 @@ describe("openbao profile: status and networking", () => {
     assert.equal(ok.conditions?.find((x) => x.type === "ProductionReady")?.status, "True");
   });
 
-  it("Development without egress rules may reach any address on 443; with rules, or Hardened, it may not", () => {
+  it("the Jobs' policy: Development (or unset) without egress rules may reach any address on 443; with rules, or Hardened, not", () => {
     const inputs = { apiServer: { cidrs: ["10.96.0.1/32"], ports: [443] } };
+    const egress = (p: ReturnType<typeof networkPolicy>) =>
+      (p["spec"] as { egress: { to: { ipBlock?: { cidr: string } }[] }[] }).egress;
     const anywhere = (p: ReturnType<typeof networkPolicy>) =>
-      ((p["spec"] as { egress: { to: { ipBlock?: { cidr: string } }[] }[] }).egress ?? []).filter((r) =>
-        r.to.some((t) => t.ipBlock?.cidr === "0.0.0.0/0"),
-      );
-    const dev = anywhere(networkPolicy(cluster({ profile: "Development" }), inputs as never));
-    assert.equal(dev.length, 1);
-    assert.deepEqual(dev[0], {
-      to: [{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }],
-      ports: [{ protocol: "TCP", port: 443 }],
-    });
-    assert.equal(anywhere(networkPolicy(cluster({ profile: "Hardened" }), inputs as never)).length, 0);
-    assert.equal(anywhere(networkPolicy(cluster({}), inputs as never)).length, 0);
-    const rule = { to: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ port: 443 }] };
-    const withRules = networkPolicy(
+      egress(p).filter((r) => r.to.some((t) => t.ipBlock?.cidr === "0.0.0.0/0"));
+    const dev = jobsNetworkPolicy(cluster({ profile: "Development" }), inputs as never);
+    assert.equal(dev.metadata.name, "demo-jobs-network-policy");
+    assert.deepEqual(anywhere(dev), [
+      {
+        to: [{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }],
+        ports: [{ protocol: "TCP", port: 443 }],
+      },
+    ]);
+    assert.equal(anywhere(jobsNetworkPolicy(cluster({}), inputs as never)).length, 1);
+    assert.equal(anywhere(jobsNetworkPolicy(cluster({ profile: "Hardened" }), inputs as never)).length, 0);
+    const rule = { to: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ port: 9000 }] };
+    const withRules = jobsNetworkPolicy(
       cluster({ profile: "Development", network: { egressRules: [rule] } } as Partial<Spec>),
       inputs as never,
     );
     assert.equal(anywhere(withRules).length, 0);
+    assert.deepEqual(egress(withRules).at(-1), rule);
+    // Nothing comes in; only the Jobs' components are selected, and the OpenBao pods' own policy
+    // leaves them out (it would otherwise keep them from the object store).
+    const spec = dev["spec"] as { ingress: unknown[]; podSelector: { matchExpressions: unknown[] } };
+    assert.deepEqual(spec.ingress, []);
+    assert.deepEqual(spec.podSelector.matchExpressions, [
+      { key: "openbao.org/component", operator: "In", values: ["backup", "restore", "upgrade"] },
+    ]);
+    const main = networkPolicy(cluster({ profile: "Development" }), inputs as never)["spec"] as {
+      podSelector: { matchExpressions: unknown[] };
+    };
+    assert.deepEqual(main.podSelector.matchExpressions, [
+      { key: "openbao.org/component", operator: "NotIn", values: ["backup", "restore", "upgrade"] },
+    ]);
+    assert.equal(anywhere(networkPolicy(cluster({ profile: "Development" }), inputs as never)).length, 0);
   });
 });

@@ -149,3 +149,21 @@ describe("restore names and status", () => {
     assert.match(late.message ?? "", /follow-up/);
   });
 });
+
+describe("restore validation: the Hardened profile", () => {
+  it("fails a restore into a Hardened cluster without egress rules, and passes one with them", () => {
+    const hardened = (egressRules?: unknown[]) => {
+      const c = cluster();
+      return {
+        ...c,
+        spec: { ...c.spec, profile: "Hardened", network: egressRules ? { egressRules } : {} },
+      } as OpenBaoCluster;
+    };
+    const v = validateRestore(obs({ cluster: hardened() }));
+    assert.equal(v.kind, "fail");
+    assert.equal((v as { reason: string }).reason, "NetworkEgressRulesRequired");
+    assert.match((v as { message: string }).message, /^OpenBaoCluster ns\/bao: .*spec\.network\.egressRules/);
+    const rule = { to: [{ ipBlock: { cidr: "192.0.2.0/24" } }] };
+    assert.equal(validateRestore(obs({ cluster: hardened([rule]) })).kind, "ok");
+  });
+});

@@ -54,6 +54,23 @@ describe("pre-upgrade snapshot rules", () => {
     assert.match((p as { message: string }).message, /spec\.backup\.target/);
   });
 
+  it("the Hardened profile refuses a snapshot whose Job has no egress rule to the object store", () => {
+    const spec = {
+      profile: "Hardened",
+      upgrade: { preUpgradeSnapshot: true, jwtAuthRole: "upgrader" },
+      backup: { schedule: "@daily", target },
+    };
+    const p = planSnapshot({ cluster: cluster(spec as never), secretsPresent: all, defaultImage: "op:dev" });
+    assert.equal((p as { reason: string }).reason, "NetworkEgressRulesRequired");
+    const rule = { to: [{ ipBlock: { cidr: "192.0.2.0/24" } }] };
+    const ok = planSnapshot({
+      cluster: cluster({ ...spec, network: { egressRules: [rule] } } as never),
+      secretsPresent: all,
+      defaultImage: "op:dev",
+    });
+    assert.ok(ok.ok);
+  });
+
   it("logs in with spec.upgrade's role or token first, spec.backup's otherwise", () => {
     const own = planSnapshot({
       cluster: cluster({

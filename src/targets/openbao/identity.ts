@@ -88,6 +88,8 @@ export function clusterNames(cluster: ClusterRef) {
     podDisruptionBudget: n,
     readReplicaPodDisruptionBudget: `${n}-read`,
     networkPolicy: n,
+    /** The operator's Jobs' own policy, under upstream's name. */
+    jobsNetworkPolicy: `${n}-jobs-network-policy`,
     ingress: n,
     httpRoute: n,
     tlsRoute: n,

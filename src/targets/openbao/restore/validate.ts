@@ -8,6 +8,7 @@ import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import { OpenBaoRestoreReason as R } from "../../../apis/openbaorestore-names.js";
 import { findCondition } from "../../../runtime/conditions.js";
+import { egressRulesMissing } from "../profile/egress.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
 import type { SnapshotHead } from "./ports.js";
 
@@ -65,6 +66,8 @@ export function validateRestore(o: RestoreObservation): Verdict {
     return { kind: "fail", reason: R.ClusterNotFound, message: `spec.cluster: ${target} does not exist` };
   if (c.metadata.deletionTimestamp)
     return { kind: "fail", reason: R.ClusterNotFound, message: `spec.cluster: ${target} is being deleted` };
+  const egress = egressRulesMissing(c.spec, "restore");
+  if (egress) return { kind: "fail", reason: R.NetworkEgressRulesRequired, message: `${target}: ${egress}` };
   if (c.status?.initialized !== true)
     return {
       kind: "wait",

@@ -1,5 +1,6 @@
 import type { OpenBaoCluster, OperationLock } from "../../../../apis/openbaocluster.js";
 import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
+import { egressRulesMissing } from "../../profile/egress.js";
 
 /**
  * What must hold before a backup Job is created. Pure: the caller observes (Secrets present, lock
@@ -29,6 +30,7 @@ export const BackupReason = {
   BackupInProgress: R.BackupInProgress,
   BackupSucceeded: R.BackupSucceeded,
   BackupFailed: R.BackupFailed,
+  NetworkEgressRulesRequired: R.NetworkEgressRulesRequired,
   InvalidSchedule: "InvalidSchedule",
   Idle: R.Idle,
 } as const;
@@ -36,6 +38,8 @@ export const BackupReason = {
 export function checkPrerequisites(f: BackupFacts): Prerequisites {
   const spec = f.cluster.spec.backup;
   if (!spec) return missing(R.PrerequisitesMissing, "spec.backup is not set");
+  const egress = egressRulesMissing(f.cluster.spec, "backup");
+  if (egress) return missing(R.NetworkEgressRulesRequired, egress);
   if (f.cluster.status?.initialized !== true)
     return missing(R.ClusterNotReady, "the cluster is not initialized yet (status.initialized)");
   const jwt = spec.jwtAuthRole?.trim();

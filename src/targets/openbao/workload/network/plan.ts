@@ -8,6 +8,7 @@ import {
   clusterLabels,
   clusterNames,
   LABEL_CLUSTER,
+  LABEL_COMPONENT,
   LABEL_INSTANCE,
   LABEL_OPENBAO_ACTIVE,
   podSelector,
@@ -273,36 +274,18 @@ export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObj
     apiFrom.push(byName(inputs.operatorNamespace));
   const gwNs = c.spec.gateway?.enabled ? (c.spec.gateway.gatewayRef.namespace ?? ref.namespace) : undefined;
   if (gwNs && gwNs !== ref.namespace && gwNs !== inputs.operatorNamespace) apiFrom.push(byName(gwNs));
-  const apiServerTo = [...inputs.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } }))];
   const egress: Record<string, unknown>[] = [
     { to: [peers], ports: [tcp(API_PORT), tcp(CLUSTER_PORT)] },
-    {
-      to: [
-        {
-          ...byName(net.dnsNamespace ?? "kube-system"),
-          podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
-        },
-      ],
-      ports: [
-        { protocol: "UDP", port: 53 },
-        { protocol: "TCP", port: 53 },
-      ],
-    },
+    dnsEgress(c),
+    ...apiServerEgressRule(inputs),
   ];
-  if (apiServerTo.length > 0) egress.push({ to: apiServerTo, ports: inputs.apiServer.ports.map(tcp) });
-  // Upstream's Development profile lets the pods reach anything on 443 (a cloud KMS, an object
-  // store, a transit seal) until the user lists egress rules; Hardened and unset add nothing.
-  if (c.spec.profile === "Development" && !net.egressRules?.length)
-    egress.push({
-      to: [{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }],
-      ports: [tcp(443)],
-    });
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
     metadata: meta(ref, clusterNames(ref).networkPolicy),
     spec: {
-      podSelector: { matchLabels: peerSelector(ref) },
+      // The operator's Jobs carry the cluster's labels too; they have a policy of their own.
+      podSelector: { matchLabels: peerSelector(ref), matchExpressions: [notJob] },
       policyTypes: ["Ingress", "Egress"],
       ingress: [
         { from: [peers], ports: [tcp(API_PORT), tcp(CLUSTER_PORT)] },
@@ -310,6 +293,69 @@ export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObj
         ...((net.ingressRules ?? []) as Record<string, unknown>[]),
       ],
       egress: [...egress, ...((net.egressRules ?? []) as Record<string, unknown>[])],
+    },
+  };
+}
+
+/** The components of the operator's Jobs (backup, restore, pre-upgrade snapshot). */
+const JOB_COMPONENTS = [Component.Backup, Component.Restore, Component.Upgrade];
+const notJob = { key: LABEL_COMPONENT, operator: "NotIn", values: JOB_COMPONENTS };
+
+function dnsEgress(c: NetworkCluster): Record<string, unknown> {
+  return {
+    to: [
+      {
+        namespaceSelector: {
+          matchLabels: { "kubernetes.io/metadata.name": c.spec.network?.dnsNamespace ?? "kube-system" },
+        },
+        podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+      },
+    ],
+    ports: [
+      { protocol: "UDP", port: 53 },
+      { protocol: "TCP", port: 53 },
+    ],
+  };
+}
+
+function apiServerEgressRule(inputs: NetworkInputs): Record<string, unknown>[] {
+  const to = inputs.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } }));
+  return to.length > 0 ? [{ to, ports: inputs.apiServer.ports.map(tcp) }] : [];
+}
+
+/**
+ * The operator's Jobs (backup, restore, pre-upgrade snapshot): nothing comes in; out to DNS, the
+ * cluster's OpenBao API, the Kubernetes API and whatever spec.network.egressRules allows (the
+ * object store). Without egress rules a Development cluster's Jobs may reach any address on 443, as
+ * upstream's do; so may an unset profile's (upstream does not run those at all, and a backup that
+ * can reach no object store helps nobody). A Hardened cluster's Jobs get no such rule: its backups
+ * and restores refuse to start without egress rules (NetworkEgressRulesRequired).
+ */
+export function jobsNetworkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObject {
+  const ref = networkRef(c);
+  const rules = (c.spec.network?.egressRules ?? []) as Record<string, unknown>[];
+  const egress: Record<string, unknown>[] = [
+    dnsEgress(c),
+    { to: [{ podSelector: { matchLabels: peerSelector(ref) } }], ports: [tcp(API_PORT)] },
+    ...apiServerEgressRule(inputs),
+  ];
+  if (c.spec.profile !== "Hardened" && rules.length === 0)
+    egress.push({
+      to: [{ ipBlock: { cidr: "0.0.0.0/0" } }, { ipBlock: { cidr: "::/0" } }],
+      ports: [tcp(443)],
+    });
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: meta(ref, clusterNames(ref).jobsNetworkPolicy),
+    spec: {
+      podSelector: {
+        matchLabels: { [LABEL_CLUSTER]: ref.name },
+        matchExpressions: [{ key: LABEL_COMPONENT, operator: "In", values: JOB_COMPONENTS }],
+      },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [...egress, ...rules],
     },
   };
 }

@@ -10,6 +10,7 @@ import {
   gatewayObjects,
   headlessService,
   ingress,
+  jobsNetworkPolicy,
   type NetworkCluster,
   type NetworkInputs,
   networkPolicy,
@@ -84,6 +85,7 @@ export async function reconcileNetwork(
     ...optional,
     ...gw.objects,
     networkPolicy(cluster, inputs),
+    jobsNetworkPolicy(cluster, inputs),
   ];
   const changes: string[] = [];
   for (const obj of desired) await applyOwned(ctx, obj, changes);

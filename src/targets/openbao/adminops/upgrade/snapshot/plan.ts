@@ -3,6 +3,7 @@ import type { BackupTarget, OpenBaoCluster } from "../../../../../apis/openbaocl
 import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 import type { ExecutorAuth } from "../../../executor/contract.js";
 import type { ClusterRef } from "../../../identity.js";
+import { egressRulesMissing } from "../../../profile/egress.js";
 import { executorAuth } from "../../jobs/snapshot-upload.js";
 
 /**
@@ -79,6 +80,8 @@ export type SnapshotPlan =
  */
 export function planSnapshot(f: SnapshotFacts): SnapshotPlan {
   const { cluster } = f;
+  const egress = egressRulesMissing(cluster.spec, "pre-upgrade snapshot");
+  if (egress) return missing(R.NetworkEgressRulesRequired, egress);
   const backup = cluster.spec.backup;
   const target = backup?.target;
   if (!target?.bucket?.trim())
