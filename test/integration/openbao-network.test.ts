@@ -74,6 +74,7 @@ describe("openbao networking service on the real API server", () => {
     assert.deepEqual([...objects.keys()].sort(), [
       "Ingress/bao",
       "NetworkPolicy/bao",
+      "NetworkPolicy/bao-jobs-network-policy",
       "Service/bao",
       "Service/bao-active",
       "Service/bao-internal",
@@ -97,6 +98,14 @@ describe("openbao networking service on the real API server", () => {
     );
     assert.ok(cidrs.includes(`${kubernetes.spec.clusterIP}/32`), JSON.stringify(cidrs));
     assert.ok(cidrs.includes("192.0.2.0/24"), "the user's egress rule is kept");
+    // The Jobs' policy, as the API server took it: the user's rule instead of 443 anywhere.
+    const jobs: Any = await client.get(NETWORK_POLICY, "bao-jobs-network-policy", ns);
+    assert.deepEqual(jobs.spec.podSelector.matchExpressions[0].values, ["backup", "restore", "upgrade"]);
+    const jobCidrs = jobs.spec.egress.flatMap((r: Any) =>
+      (r.to ?? []).map((p: Any) => p.ipBlock?.cidr).filter(Boolean),
+    );
+    assert.ok(jobCidrs.includes("192.0.2.0/24") && !jobCidrs.includes("0.0.0.0/0"), JSON.stringify(jobCidrs));
+    assert.equal(policy.spec.podSelector.matchExpressions[0].operator, "NotIn");
 
     const second = await reconcileNetwork(ctx, cluster, { operatorNamespace: "platform-operator-system" });
     assert.equal(second.ready, true);

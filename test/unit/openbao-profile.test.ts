@@ -181,8 +181,13 @@ describe("openbao profile: status and networking", () => {
     assert.deepEqual(egress(withRules).at(-1), rule);
     // Nothing comes in; only the Jobs' components are selected, and the OpenBao pods' own policy
     // leaves them out (it would otherwise keep them from the object store).
-    const spec = dev["spec"] as { ingress: unknown[]; podSelector: { matchExpressions: unknown[] } };
-    assert.deepEqual(spec.ingress, []);
+    const spec = dev["spec"] as {
+      ingress?: unknown[];
+      policyTypes: string[];
+      podSelector: { matchExpressions: unknown[] };
+    };
+    assert.equal(spec.ingress, undefined);
+    assert.deepEqual(spec.policyTypes, ["Ingress", "Egress"]);
     assert.deepEqual(spec.podSelector.matchExpressions, [
       { key: "openbao.org/component", operator: "In", values: ["backup", "restore", "upgrade"] },
     ]);

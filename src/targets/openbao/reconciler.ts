@@ -44,7 +44,7 @@ import {
 } from "./metrics.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
-import { sayPostureWarnings } from "./profile/say-warnings.js";
+import { PostureWarnings } from "./profile/say-warnings.js";
 import type { ServiceContext } from "./services.js";
 import { type Blocked, eventType, nextStatus, type PassResult, transitions } from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
@@ -97,6 +97,7 @@ export class OpenBaoClusterReconciler {
   private readonly status: StatusWriter<OpenBaoClusterStatus>;
 
   private readonly d: ReconcilerDeps;
+  private readonly postureWarnings: PostureWarnings;
 
   constructor(deps: ReconcilerDeps) {
     this.d = {
@@ -107,6 +108,7 @@ export class OpenBaoClusterReconciler {
     const d = this.d;
     this.now = d.now ?? (() => new Date());
     this.status = workloadStatusWriter(d.client);
+    this.postureWarnings = new PostureWarnings(d.client, d.events);
   }
 
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
@@ -118,6 +120,7 @@ export class OpenBaoClusterReconciler {
       this.status.forget(key);
       this.d.autopilotChecks?.forget(key);
       this.d.rootTokenRefusals?.forget(key);
+      this.postureWarnings.forget(key);
       return done();
     }
     const cluster = this.status.freshest(key, cached);
@@ -253,7 +256,11 @@ export class OpenBaoClusterReconciler {
   /** Upstream's hourly reminders of a weak posture; a failure to stamp them is said and retried. */
   private async sayPostureWarnings(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
     try {
-      await sayPostureWarnings(this.d.client, this.d.events, cluster, this.now());
+      await this.postureWarnings.say(
+        cluster,
+        `${cluster.metadata.namespace}/${cluster.metadata.name}`,
+        this.now(),
+      );
     } catch (e) {
       if (rc.signal.aborted) throw e;
       rc.log.warn(

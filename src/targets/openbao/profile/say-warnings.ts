@@ -8,22 +8,36 @@ import { dueWarnings } from "./warnings.js";
 /**
  * Says the posture warnings that are due and stamps when, in one merge patch of annotations (a
  * patch of metadata only: the spec is not sent, so nothing of it is validated or owned). The stamp
- * is written first: an event said without its stamp would be said again on every pass.
- * Returns how many were said.
+ * is written first: an event said without its stamp would be said again on every pass. What was
+ * stamped is also remembered here, because the next pass may start from a cached object the stamp
+ * has not reached yet.
  */
-export async function sayPostureWarnings(
-  client: KubeClient,
-  events: EventRecorder,
-  cluster: OpenBaoCluster,
-  now: Date,
-): Promise<number> {
-  const due = dueWarnings(postureOf(cluster.spec), cluster.metadata.annotations, now);
-  if (due.length === 0) return 0;
-  const stamp = now.toISOString();
-  await client.mergePatch(OPENBAOCLUSTER, cluster.metadata.name!, cluster.metadata.namespace, {
-    metadata: { annotations: Object.fromEntries(due.map((w) => [w.annotation, stamp])) },
-  });
-  for (const w of due)
-    events.record(cluster, { type: "Warning", reason: w.reason, action: "Reconcile", note: w.note });
-  return due.length;
+export class PostureWarnings {
+  private readonly stamped = new Map<string, Record<string, string>>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly events: EventRecorder,
+  ) {}
+
+  /** Returns how many warnings were said. */
+  async say(cluster: OpenBaoCluster, key: string, now: Date): Promise<number> {
+    const mine = this.stamped.get(key) ?? {};
+    const seen = { ...cluster.metadata.annotations };
+    for (const [k, v] of Object.entries(mine)) if (!(Date.parse(seen[k] ?? "") >= Date.parse(v))) seen[k] = v;
+    const due = dueWarnings(postureOf(cluster.spec), seen, now);
+    if (due.length === 0) return 0;
+    const stamps = Object.fromEntries(due.map((w) => [w.annotation, now.toISOString()]));
+    await this.client.mergePatch(OPENBAOCLUSTER, cluster.metadata.name!, cluster.metadata.namespace, {
+      metadata: { annotations: stamps },
+    });
+    this.stamped.set(key, { ...mine, ...stamps });
+    for (const w of due)
+      this.events.record(cluster, { type: "Warning", reason: w.reason, action: "Reconcile", note: w.note });
+    return due.length;
+  }
+
+  forget(key: string): void {
+    this.stamped.delete(key);
+  }
 }

@@ -23,6 +23,7 @@ import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
 import { backupHolder, contention, type LockIdentity, OperationLockStore } from "../../opslifecycle/index.js";
+import { egressRulesMissing } from "../../profile/egress.js";
 import { parseDurationMs } from "../../workload/certs/duration.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
 import { runRetention } from "./apply-retention.js";
@@ -124,6 +125,12 @@ export class BackupReconciler {
     await this.releaseStaleLock(cluster, rc);
     if (!cluster.spec.backup) return done();
     if (cluster.spec.paused) return done();
+    // Said at once, not when the schedule next comes: no backup of this spec could ever run.
+    const egress = egressRulesMissing(cluster.spec, "backup");
+    if (egress) {
+      await this.condition(cluster, "False", BackupReason.NetworkEgressRulesRequired, egress, rc, "Warning");
+      return done();
+    }
 
     let decision: ReturnType<typeof decide>;
     try {

@@ -353,8 +353,9 @@ export function jobsNetworkPolicy(c: NetworkCluster, inputs: NetworkInputs): Kub
         matchLabels: { [LABEL_CLUSTER]: ref.name },
         matchExpressions: [{ key: LABEL_COMPONENT, operator: "In", values: JOB_COMPONENTS }],
       },
+      // Ingress listed with no rule: nothing may connect (the API server drops an empty list, so
+      // none is sent, or every pass would see a difference).
       policyTypes: ["Ingress", "Egress"],
-      ingress: [],
       egress: [...egress, ...rules],
     },
   };
