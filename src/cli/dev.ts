@@ -361,6 +361,15 @@ async function waitOrExit(exitAfterMs: number | undefined): Promise<void> {
  * the others are named with the reason they are left out (an object nothing acts on would look like
  * a stuck operator).
  */
+/** Which security profile the OpenBaoCluster sample runs with, and what that means here. */
+function profileLine(sample: KubeObject): string {
+  const profile = (sample["spec"] as Record<string, unknown> | undefined)?.["profile"];
+  if (profile === "Development")
+    return "spec.profile Development (status SecurityRisk=True and hourly warning events say so; not for production)";
+  if (profile === "Hardened") return "spec.profile Hardened (ProductionReady tells what is still missing)";
+  return "spec.profile not set (ProductionReady=False, ProfileNotSet; set Development or Hardened)";
+}
+
 function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): KubeObject[] {
   const running = kindsOf(targets);
   say(`targets running: ${targets.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
@@ -372,6 +381,7 @@ function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): Ku
         const local = openBaoSampleForLocalNode(sample, BAO_DEFAULT_VERSION);
         sample = local.doc;
         for (const c of local.changes) say(`${relative(process.cwd(), d.file)} on the local node: ${c}`);
+        say(`${relative(process.cwd(), d.file)}: ${profileLine(sample)}`);
       }
       if (sample.kind === "GitLabCore") {
         const local = gitlabSampleForLocalNode(sample);
