@@ -13,6 +13,14 @@ export const OpenBaoClusterPlural = "openbaoclusters";
 export const TriggerBackupAnnotation = "openbao.org/trigger-backup";
 
 /**
+ * Annotation that lets the operator initialize a cluster whose data is gone (status.initialized, or
+ * its root-token Secret, says it was initialized, yet pod 0 answers uninitialized). Its value must
+ * be the UID of pod 0's current, empty data claim, which the DataLost condition names: it accepts
+ * that one loss only, so a later loss stops again.
+ */
+export const AcknowledgeDataLossAnnotation = "openbao.org/acknowledge-data-loss";
+
+/**
  * Annotations and labels under upstream's names. `cluster`, `component` and `revision` are labels on
  * the objects the operator creates; the finalizer names appear here because upstream also lists them
  * among its keys.
@@ -230,6 +238,12 @@ export const OpenBaoClusterReason = {
   SelfInitialized: "SelfInitialized",
   StorageExpanded: "StorageExpanded",
   UnsealKeyCreated: "UnsealKeyCreated",
+  /** Initialized before (status or root-token Secret) but pod 0 answers uninitialized: never initialized over. */
+  DataLost: "DataLost",
+  /** The lost data was acknowledged (AcknowledgeDataLossAnnotation): the cluster is initialized afresh. */
+  DataLossAcknowledged: "DataLossAcknowledged",
+  /** A Secret reference whose name is empty (upstream's default ""): the part that needs it waits. */
+  SecretReferenceMissingName: "SecretReferenceMissingName",
 } as const;
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
