@@ -117,6 +117,11 @@ export const OpenBaoClusterCondition = {
   GatewayReady: "GatewayReady",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
+  /**
+   * False while a Secret reference names nothing (upstream's default name ""): the message names each
+   * field and what waits for it; absent when every reference names a Secret.
+   */
+  SecretReferencesNamed: "SecretReferencesNamed",
   ProductionReady: "ProductionReady",
   EtcdEncryptionWarning: "EtcdEncryptionWarning",
   SecurityRisk: "SecurityRisk",

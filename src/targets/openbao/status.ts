@@ -35,6 +35,8 @@ export interface PassResult {
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */
   unsupported?: string[];
+  /** Secret references that name nothing, each `spec.….name is empty: what waits`: SecretReferencesNamed. */
+  emptySecretReferences?: string[];
   /** Spec fields holding credentials given inline (seal, plugin env; names only): the SecurityRisk condition. */
   inlineCredentials?: string[];
   /**
@@ -212,6 +214,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
     });
   else list = removeCondition(list, "UnsupportedFields");
+  if (r.emptySecretReferences?.length)
+    put({
+      type: C.SecretReferencesNamed,
+      status: "False",
+      reason: OpenBaoClusterReason.SecretReferenceMissingName,
+      message: r.emptySecretReferences.join("; "),
+    });
+  else if (r.emptySecretReferences) list = removeCondition(list, C.SecretReferencesNamed);
   if (r.inlineCredentials?.length)
     put({
       type: C.SecurityRisk,

@@ -1,5 +1,6 @@
 import type { OpenBaoCluster, OperationLock } from "../../../../apis/openbaocluster.js";
 import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
+import { describeEmpty, emptyClusterReferences } from "../../validate/secret-refs.js";
 
 /**
  * What must hold before a backup Job is created. Pure: the caller observes (Secrets present, lock
@@ -25,6 +26,7 @@ export const BackupReason = {
   ClusterNotReady: R.ClusterNotReady,
   AuthenticationRequired: R.AuthenticationRequired,
   NoBackupToken: R.NoBackupToken,
+  SecretReferenceMissingName: R.SecretReferenceMissingName,
   OperationLockHeld: R.OperationLockHeld,
   BackupInProgress: R.BackupInProgress,
   BackupSucceeded: R.BackupSucceeded,
@@ -38,6 +40,10 @@ export function checkPrerequisites(f: BackupFacts): Prerequisites {
   if (!spec) return missing(R.PrerequisitesMissing, "spec.backup is not set");
   if (f.cluster.status?.initialized !== true)
     return missing(R.ClusterNotReady, "the cluster is not initialized yet (status.initialized)");
+  // A reference that names nothing is not read as "none": no Secret "" is asked for, and no
+  // other credential the user did not choose is used in its place.
+  const unnamed = emptyClusterReferences(f.cluster.spec).find((r) => r.field.startsWith("spec.backup."));
+  if (unnamed) return missing(R.SecretReferenceMissingName, describeEmpty(unnamed));
   const jwt = spec.jwtAuthRole?.trim();
   const tokenSecret = spec.tokenSecretRef?.name?.trim();
   if (!jwt && !tokenSecret)
