@@ -38,12 +38,13 @@ export const BackupReason = {
 export function checkPrerequisites(f: BackupFacts): Prerequisites {
   const spec = f.cluster.spec.backup;
   if (!spec) return missing(R.PrerequisitesMissing, "spec.backup is not set");
-  if (f.cluster.status?.initialized !== true)
-    return missing(R.ClusterNotReady, "the cluster is not initialized yet (status.initialized)");
   // A reference that names nothing is not read as "none": no Secret "" is asked for, and no
-  // other credential the user did not choose is used in its place.
+  // other credential the user did not choose is used in its place. Said first:
+  // a spec mistake is worth knowing before the cluster is even initialized.
   const unnamed = emptyClusterReferences(f.cluster.spec).find((r) => r.field.startsWith("spec.backup."));
   if (unnamed) return missing(R.SecretReferenceMissingName, describeEmpty(unnamed));
+  if (f.cluster.status?.initialized !== true)
+    return missing(R.ClusterNotReady, "the cluster is not initialized yet (status.initialized)");
   const jwt = spec.jwtAuthRole?.trim();
   const tokenSecret = spec.tokenSecretRef?.name?.trim();
   if (!jwt && !tokenSecret)
