@@ -13,6 +13,14 @@ export const OpenBaoClusterPlural = "openbaoclusters";
 export const TriggerBackupAnnotation = "openbao.org/trigger-backup";
 
 /**
+ * Annotation that lets the operator initialize a cluster whose data is gone (status.initialized, or
+ * its root-token Secret, says it was initialized, yet pod 0 answers uninitialized). Its value must
+ * be the UID of pod 0's current, empty data claim, which the DataLost condition names: it accepts
+ * that one loss only, so a later loss stops again.
+ */
+export const AcknowledgeDataLossAnnotation = "openbao.org/acknowledge-data-loss";
+
+/**
  * Annotations and labels under upstream's names. `cluster`, `component` and `revision` are labels on
  * the objects the operator creates; the finalizer names appear here because upstream also lists them
  * among its keys.
@@ -109,6 +117,11 @@ export const OpenBaoClusterCondition = {
   GatewayReady: "GatewayReady",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
+  /**
+   * False while a Secret reference names nothing (upstream's default name ""): the message names each
+   * field and what waits for it; absent when every reference names a Secret.
+   */
+  SecretReferencesNamed: "SecretReferencesNamed",
   ProductionReady: "ProductionReady",
   EtcdEncryptionWarning: "EtcdEncryptionWarning",
   SecurityRisk: "SecurityRisk",
@@ -231,6 +244,12 @@ export const OpenBaoClusterReason = {
   SelfInitialized: "SelfInitialized",
   StorageExpanded: "StorageExpanded",
   UnsealKeyCreated: "UnsealKeyCreated",
+  /** Initialized before (status or root-token Secret) but pod 0 answers uninitialized: never initialized over. */
+  DataLost: "DataLost",
+  /** The lost data was acknowledged (AcknowledgeDataLossAnnotation): the cluster is initialized afresh. */
+  DataLossAcknowledged: "DataLossAcknowledged",
+  /** A Secret reference whose name is empty (upstream's default ""): the part that needs it waits. */
+  SecretReferenceMissingName: "SecretReferenceMissingName",
 } as const;
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 

@@ -48,6 +48,8 @@ export const OpenBaoRestoreReason = {
   SealMismatch: "SealMismatch",
   /** After the snapshot was applied, the cluster's pods were restarted to load the restored data. */
   PodsRestarted: "PodsRestarted",
+  /** A Secret reference whose name is empty (upstream's default ""); the request never runs. */
+  SecretReferenceMissingName: "SecretReferenceMissingName",
 } as const;
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 

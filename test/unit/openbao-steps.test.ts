@@ -2,13 +2,25 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Pass, Step } from "../../src/targets/openbao/steps/index.js";
 import { runSteps, WORKLOAD_STEPS } from "../../src/targets/openbao/steps/index.js";
+import { initializationStep } from "../../src/targets/openbao/steps/initialization.js";
+import { lostDataStep } from "../../src/targets/openbao/steps/lost-data.js";
 
 describe("openbao workload steps", () => {
   it("run in the spec's order", () => {
     assert.deepEqual(
       WORKLOAD_STEPS.map((s) => s.name),
-      ["validate", "certificates", "infrastructure", "storage", "initialization", "autopilot"],
+      // The lost-data guard reports under the initialization step it guards.
+      [
+        "validate",
+        "certificates",
+        "infrastructure",
+        "storage",
+        "initialization",
+        "initialization",
+        "autopilot",
+      ],
     );
+    assert.ok(WORKLOAD_STEPS.indexOf(lostDataStep) === WORKLOAD_STEPS.indexOf(initializationStep) - 1);
   });
 
   it("a step that stops the pass keeps the later ones from running, and says why", async () => {

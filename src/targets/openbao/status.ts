@@ -41,6 +41,8 @@ export interface PassResult {
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */
   unsupported?: string[];
+  /** Secret references that name nothing, each `spec.….name is empty: what waits`: SecretReferencesNamed. */
+  emptySecretReferences?: string[];
   /** Spec fields holding credentials given inline (seal, plugin env; names only): the SecurityRisk condition. */
   inlineCredentials?: string[];
   /**
@@ -220,6 +222,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
     });
   else list = removeCondition(list, "UnsupportedFields");
+  if (r.emptySecretReferences?.length)
+    put({
+      type: C.SecretReferencesNamed,
+      status: "False",
+      reason: OpenBaoClusterReason.SecretReferenceMissingName,
+      message: r.emptySecretReferences.join("; "),
+    });
+  else if (r.emptySecretReferences) list = removeCondition(list, C.SecretReferencesNamed);
   const posture = postureOf(cluster.spec);
   const inline = r.inlineCredentials?.length
     ? `credentials written into the spec, readable by anyone who may read this object: ${r.inlineCredentials.join(", ")}; the pods get them from Secrets the operator keeps, but the spec still holds them: move seal credentials to the Secret named by spec.unseal.credentialsSecretRef, and configure a plugin's through its config endpoint with a self-init request`
@@ -229,7 +239,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       type: C.SecurityRisk,
       status: "True",
       reason: OpenBaoClusterReason.DevelopmentProfile,
-      message: `spec.profile is Development: relaxed security (without spec.network.egressRules the pods may reach any address on port 443), not for production${inline ? `; also ${inline}` : ""}`,
+      message: `spec.profile is Development: relaxed security (without spec.network.egressRules the operator's Jobs may reach any address on port 443), not for production${inline ? `; also ${inline}` : ""}`,
     });
   else if (inline)
     put({

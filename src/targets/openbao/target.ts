@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
-import { OpenBaoClusterManagers } from "../../apis/openbaocluster-names.js";
+import { AcknowledgeDataLossAnnotation, OpenBaoClusterManagers } from "../../apis/openbaocluster-names.js";
 import {
   PERSISTENT_VOLUME_CLAIM,
   POD,
@@ -29,10 +29,13 @@ export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
  * What wakes the workload controller: a spec change, or an upgrade manager moving what it steers
  * through status (the rolling partition, blue-green's phase and revisions; the workload controller
  * renders the StatefulSets and the client Service from them), or the lock changing hands (status.phase
- * says Upgrading or BackingUp from it). Its other status changes do not.
+ * says Upgrading or BackingUp from it), or the lost-data acknowledgement. Its other status changes
+ * and annotations do not.
  */
 export const workloadRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   generationChanged(o, n) ||
+  o?.metadata.annotations?.[AcknowledgeDataLossAnnotation] !==
+    n.metadata.annotations?.[AcknowledgeDataLossAnnotation] ||
   o?.status?.upgrade?.currentPartition !== n.status?.upgrade?.currentPartition ||
   o?.status?.upgrade?.targetVersion !== n.status?.upgrade?.targetVersion ||
   o?.status?.operationLock?.holder !== n.status?.operationLock?.holder ||

@@ -10,6 +10,7 @@ import { OpenBaoRestoreReason as R } from "../../../apis/openbaorestore-names.js
 import { findCondition } from "../../../runtime/conditions.js";
 import { egressRulesMissing } from "../profile/egress.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
+import { describeEmpty, emptyRestoreReferences } from "../validate/secret-refs.js";
 import type { SnapshotHead } from "./ports.js";
 
 export type RestoreAuth = { method: "jwt"; role: string } | { method: "token"; secretName: string };
@@ -62,6 +63,9 @@ export function validateRestore(o: RestoreObservation): Verdict {
   const r = o.restore;
   const c = o.cluster;
   const target = `OpenBaoCluster ${r.metadata.namespace}/${r.spec.cluster}`;
+  // Immutable: a reference that names nothing now always will.
+  const [unnamed] = emptyRestoreReferences(r.spec);
+  if (unnamed) return { kind: "fail", reason: R.SecretReferenceMissingName, message: describeEmpty(unnamed) };
   if (!c)
     return { kind: "fail", reason: R.ClusterNotFound, message: `spec.cluster: ${target} does not exist` };
   if (c.metadata.deletionTimestamp)

@@ -3,6 +3,7 @@ import { certificatesStep } from "./certificates.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
 import { infrastructureStep } from "./infrastructure.js";
 import { initializationStep } from "./initialization.js";
+import { lostDataStep } from "./lost-data.js";
 import { storageStep } from "./storage.js";
 import { validateStep } from "./validate.js";
 
@@ -10,13 +11,16 @@ export type { Pass, Step, StepDeps, StepOutcome } from "./context.js";
 
 /**
  * The spec's order. Validation comes first because nothing is written for a bad spec; the rest is
- * certificates → infrastructure → storage → initialization (while uninitialized) → Autopilot.
+ * certificates → infrastructure → storage → the lost-data guard → initialization (while
+ * uninitialized) → Autopilot. The guard comes before initialization, so nothing initializes over
+ * data that is gone.
  */
 export const WORKLOAD_STEPS: readonly Step[] = [
   validateStep,
   certificatesStep,
   infrastructureStep,
   storageStep,
+  lostDataStep,
   initializationStep,
   autopilotStep,
 ];

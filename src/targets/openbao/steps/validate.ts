@@ -1,6 +1,7 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
+import { describeEmpty, emptyClusterReferences } from "../validate/secret-refs.js";
 import { inlineCredentials } from "../workload/config/secret-config.js";
 import type { SpecView } from "../workload/config/spec-view.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
@@ -21,6 +22,8 @@ export const validateStep: Step = {
         failed: true,
       };
     result.unsupported = unsupportedFields(cluster.spec);
+    // Accepted as upstream accepts them, reported; the parts that need them wait (adminops).
+    result.emptySecretReferences = emptyClusterReferences(cluster.spec).map(describeEmpty);
     result.inlineCredentials = inlineCredentials(cluster.spec as unknown as SpecView).map((f) => `spec.${f}`);
     return undefined;
   },

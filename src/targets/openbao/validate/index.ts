@@ -7,6 +7,7 @@ import type { ManifestDocument, ManifestPlace, ManifestProblem } from "../../../
 import { checkClusterSpec } from "./cluster.js";
 import type { FieldProblem } from "./field-problem.js";
 import { checkRestoreSpec } from "./restore.js";
+import { emptyClusterReferences, emptyRestoreReferences } from "./secret-refs.js";
 
 /** The API group, spelled here so `validate` does not load the kinds' schemas (a unit test holds it to theirs). */
 export const OPENBAO_GROUP = "openbao.org";
@@ -59,6 +60,13 @@ export function validateOpenBaoDocuments(docs: Iterable<ManifestDocument>): Mani
         ? checkClusterSpec(name, doc["spec"], namespace)
         : checkRestoreSpec(doc["spec"], namespace);
     for (const p of found) push(p);
+    // Accepted by the API server (upstream's default name ""), so a warning; it says what waits.
+    const unnamed =
+      doc["kind"] === "OpenBaoCluster"
+        ? emptyClusterReferences(doc["spec"])
+        : emptyRestoreReferences(doc["spec"]);
+    for (const p of unnamed)
+      problems.push({ ...place, object, key: p.field, message: p.message, severity: "warning" });
   }
   return problems;
 }

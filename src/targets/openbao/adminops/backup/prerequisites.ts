@@ -1,6 +1,7 @@
 import type { OpenBaoCluster, OperationLock } from "../../../../apis/openbaocluster.js";
 import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
 import { egressRulesMissing } from "../../profile/egress.js";
+import { describeEmpty, emptyClusterReferences } from "../../validate/secret-refs.js";
 
 /**
  * What must hold before a backup Job is created. Pure: the caller observes (Secrets present, lock
@@ -26,6 +27,7 @@ export const BackupReason = {
   ClusterNotReady: R.ClusterNotReady,
   AuthenticationRequired: R.AuthenticationRequired,
   NoBackupToken: R.NoBackupToken,
+  SecretReferenceMissingName: R.SecretReferenceMissingName,
   OperationLockHeld: R.OperationLockHeld,
   BackupInProgress: R.BackupInProgress,
   BackupSucceeded: R.BackupSucceeded,
@@ -38,6 +40,11 @@ export const BackupReason = {
 export function checkPrerequisites(f: BackupFacts): Prerequisites {
   const spec = f.cluster.spec.backup;
   if (!spec) return missing(R.PrerequisitesMissing, "spec.backup is not set");
+  // A reference that names nothing is not read as "none": no Secret "" is asked for, and no
+  // other credential the user did not choose is used in its place. Said first:
+  // a spec mistake is worth knowing before the cluster is even initialized.
+  const unnamed = emptyClusterReferences(f.cluster.spec).find((r) => r.field.startsWith("spec.backup."));
+  if (unnamed) return missing(R.SecretReferenceMissingName, describeEmpty(unnamed));
   const egress = egressRulesMissing(f.cluster.spec, "backup");
   if (egress) return missing(R.NetworkEgressRulesRequired, egress);
   if (f.cluster.status?.initialized !== true)

@@ -2,6 +2,7 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorJob, toEnvAndMounts } from "../../executor/contract.js";
 import { type ComponentName, clusterLabels } from "../../identity.js";
+import { namedPullSecrets } from "../../validate/secret-refs.js";
 import { JOB_UID, oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "./one-shot.js";
 
 /**
@@ -71,7 +72,7 @@ export function buildExecutorJob(inp: ExecutorJobInput): KubeObject {
     owner: inp.owner ?? c,
     container,
     volumes: [...volumes, { name: "tmp", emptyDir: { sizeLimit: "16Mi" } }],
-    imagePullSecrets: c.spec.imagePullSecrets,
+    imagePullSecrets: namedPullSecrets(c.spec.imagePullSecrets),
     serviceAccountName: inp.serviceAccountName,
     fsGroup: JOB_UID,
     ...(inp.ttlSecondsAfterFinished !== undefined

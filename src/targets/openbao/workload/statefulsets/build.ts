@@ -12,6 +12,7 @@ import {
   podSelector,
 } from "../../identity.js";
 import type { PodRuntime } from "../../services.js";
+import { namedPullSecrets } from "../../validate/secret-refs.js";
 import { configEnv } from "../config/index.js";
 import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
@@ -188,7 +189,9 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
         seccompProfile: { type: "RuntimeDefault" },
       },
       terminationGracePeriodSeconds: 30,
-      ...(c.spec.imagePullSecrets ? { imagePullSecrets: c.spec.imagePullSecrets } : {}),
+      ...(namedPullSecrets(c.spec.imagePullSecrets)
+        ? { imagePullSecrets: namedPullSecrets(c.spec.imagePullSecrets) }
+        : {}),
       containers: [container],
       volumes,
     },

@@ -18,7 +18,8 @@ export const SEAL_CREDS_DIR = "/etc/bao/seal-creds";
 
 const view = (c: OpenBaoCluster): SpecView => c.spec as unknown as SpecView;
 const refName = (c: OpenBaoCluster): string | undefined =>
-  c.spec.unseal?.credentialsSecretRef?.name || undefined;
+  // A reference that names nothing mounts nothing (SecretReferencesNamed says so).
+  c.spec.unseal?.credentialsSecretRef?.name?.trim() || undefined;
 
 /** The operator's Secret of inline seal credentials; undefined when the spec gives none. */
 export function buildSealCredentialsSecret(c: OpenBaoCluster): Obj | undefined {

@@ -15,6 +15,7 @@ import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/ope
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";
+import { namedPullSecrets } from "../../../validate/secret-refs.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "../../jobs/one-shot.js";
 import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
@@ -88,7 +89,7 @@ export function buildHookJob(
           ],
         }
       : {}),
-    imagePullSecrets: cluster.spec.imagePullSecrets,
+    imagePullSecrets: namedPullSecrets(cluster.spec.imagePullSecrets),
     activeDeadlineSeconds: hook.timeoutSeconds ?? HOOK_DEFAULT_TIMEOUT_SECONDS,
   });
 }

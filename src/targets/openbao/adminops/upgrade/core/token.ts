@@ -4,6 +4,7 @@ import type { KubeClient } from "../../../../../runtime/client.js";
 import { secretValue } from "../../../../../runtime/secrets.js";
 import { refOf } from "../../../cluster-ref.js";
 import { clusterNames } from "../../../identity.js";
+import { describeEmpty, emptyClusterReferences } from "../../../validate/secret-refs.js";
 import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
 import { forgetJwtToken, jwtUpgradeToken } from "./jwt-login.js";
 import type { BaoAccess } from "./observe.js";
@@ -11,8 +12,9 @@ import type { BaoAccess } from "./observe.js";
 /**
  * The token for step-down and the Raft reads, in upstream's order: spec.upgrade.tokenSecretRef (key
  * "token"), else a JWT login as spec.upgrade.jwtAuthRole, else the root-token Secret the workload
- * controller stored at init. Undefined when none is there; a JWT login that fails throws its reason.
- * Never logged.
+ * controller stored at init. Undefined when none is there; a JWT login that fails throws its reason,
+ * and so does a tokenSecretRef that names nothing (without a JWT role): the root token is not used
+ * in place of the token the user meant. Never logged.
  */
 export async function upgradeToken(
   client: KubeClient,
@@ -22,10 +24,14 @@ export async function upgradeToken(
   signal?: AbortSignal,
 ): Promise<string | undefined> {
   const ref = refOf(cluster);
-  const named = cluster.spec.upgrade?.tokenSecretRef?.name;
+  const named = cluster.spec.upgrade?.tokenSecretRef?.name?.trim();
   if (named) return secretValue(access.reader ?? liveReader(client), ref.namespace, named, "token");
   const role = cluster.spec.upgrade?.jwtAuthRole?.trim();
   if (role) return jwtUpgradeToken(client, access, cluster, role, now().getTime(), signal);
+  const unnamed = emptyClusterReferences(cluster.spec).find(
+    (r) => r.field === "spec.upgrade.tokenSecretRef.name",
+  );
+  if (unnamed) throw new Error(describeEmpty(unnamed));
   return secretValue(
     access.reader ?? liveReader(client),
     ref.namespace,

@@ -4,6 +4,7 @@ import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-na
 import type { ExecutorAuth } from "../../../executor/contract.js";
 import type { ClusterRef } from "../../../identity.js";
 import { egressRulesMissing } from "../../../profile/egress.js";
+import { describeEmpty, emptyClusterReferences } from "../../../validate/secret-refs.js";
 import { executorAuth } from "../../jobs/snapshot-upload.js";
 
 /**
@@ -94,6 +95,12 @@ export function planSnapshot(f: SnapshotFacts): SnapshotPlan {
       R.PrerequisitesMissing,
       "provider azure needs spec.backup.target.azure.storageAccount or spec.backup.target.endpoint",
     );
+  // The snapshot logs in and writes as spec.upgrade or spec.backup say: a reference of theirs that
+  // names nothing waits, rather than falling back to the other's token.
+  const unnamed = emptyClusterReferences(cluster.spec).find(
+    (r) => r.field.startsWith("spec.upgrade.") || r.field.startsWith("spec.backup."),
+  );
+  if (unnamed) return missing(R.SecretReferenceMissingName, describeEmpty(unnamed));
   const own = executorAuth(cluster.spec.upgrade);
   const auth = own ?? executorAuth(backup);
   if (!auth)
