@@ -63,7 +63,6 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
     assert.deepEqual(unsupportedFields(storedSpec("hardened-external-tls.yaml")), [
       "spec.imageVerification",
       "spec.observability",
-      "spec.profile",
       "spec.securityContext",
       "spec.serviceAccount",
       "spec.workloadHardening",

@@ -57,7 +57,7 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   // Pods run with the operator's own hardened security context.
   securityContext: "unsupported",
   workloadHardening: "unsupported",
-  profile: "unsupported",
+  profile: "acted",
   initContainer: "unsupported",
   // Upgrades: both strategies, their requests, the pre-upgrade snapshot Job and blue-green's
   // pre-promotion hook Job (adminops/upgrade).
