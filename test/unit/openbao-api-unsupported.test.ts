@@ -65,7 +65,6 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
       "spec.observability",
       "spec.securityContext",
       "spec.serviceAccount",
-      "spec.workloadHardening",
     ]);
   });
 

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { buildExecutorJob } from "../../src/targets/openbao/adminops/jobs/build.js";
 import { postureOf, productionReadiness } from "../../src/targets/openbao/profile/posture.js";
 import { dueWarnings, WARNING_EVERY_MS } from "../../src/targets/openbao/profile/warnings.js";
 import { nextStatus, type PassResult, transitions } from "../../src/targets/openbao/status.js";
 import { jobsNetworkPolicy, networkPolicy } from "../../src/targets/openbao/workload/network/plan.js";
+import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 
 type Spec = OpenBaoCluster["spec"];
 const ready = { ready: true, summary: "" };
@@ -198,5 +200,70 @@ describe("openbao profile: status and networking", () => {
       { key: "openbao.org/component", operator: "NotIn", values: ["backup", "restore", "upgrade"] },
     ]);
     assert.equal(anywhere(networkPolicy(cluster({ profile: "Development" }), inputs as never)).length, 0);
+  });
+});
+
+describe("openbao profile: AppArmor", () => {
+  it("NodeSecurityCapabilityMismatch only with appArmorEnabled; True when pods are refused for AppArmor", () => {
+    const c = (appArmorEnabled?: boolean): OpenBaoCluster =>
+      ({
+        apiVersion: "openbao.org/v1alpha1",
+        kind: "OpenBaoCluster",
+        metadata: { name: "demo", namespace: "ns", generation: 1 },
+        spec: spec(
+          appArmorEnabled === undefined ? {} : ({ workloadHardening: { appArmorEnabled } } as Partial<Spec>),
+        ),
+      }) as OpenBaoCluster;
+    const pass: PassResult = { initialized: false, desiredReplicas: 1, readyReplicas: 0 };
+    const now = new Date();
+    const of = (x: OpenBaoCluster, r: PassResult) =>
+      nextStatus(x, r, now).conditions?.find((k) => k.type === "NodeSecurityCapabilityMismatch");
+    assert.equal(of(c(), pass), undefined);
+    assert.equal(of(c(false), pass), undefined);
+    assert.deepEqual([of(c(true), pass)?.status, of(c(true), pass)?.reason], ["False", "Ready"]);
+    const refused = of(c(true), {
+      ...pass,
+      replicaFailure: 'pods "demo-0" is forbidden: AppArmor is not supported',
+    });
+    assert.deepEqual([refused?.status, refused?.reason], ["True", "AppArmorUnsupported"]);
+    assert.equal(of(c(true), { ...pass, replicaFailure: "exceeded quota" })?.status, "False");
+  });
+});
+
+describe("openbao profile: appArmorEnabled on every pod the operator makes", () => {
+  const c = (appArmorEnabled: boolean): OpenBaoCluster =>
+    ({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: "demo", namespace: "ns", uid: "u-1", generation: 1 },
+      spec: spec({ workloadHardening: { appArmorEnabled } } as Partial<Spec>),
+    }) as OpenBaoCluster;
+  // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
+  const podOf = (o: any) => o.spec.template.spec;
+  it("sets the runtime's default AppArmor profile on the voters and the Jobs only when asked", () => {
+    for (const on of [true, false]) {
+      const sts = buildStatefulSet(c(on), {
+        component: "server",
+        replicas: 1,
+        configHash: "h",
+        clusterDomain: "cluster.local",
+        runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+      });
+      const job = buildExecutorJob({
+        cluster: c(on),
+        name: "demo-backup-x",
+        component: "backup",
+        image: "op:dev",
+        contract: {
+          operation: "backup",
+          openbao: { address: "https://demo-active.ns.svc:8200" },
+          auth: { method: "jwt", role: "backup", audience: "openbao-internal" },
+          store: { provider: "s3", bucket: "b", key: "k.snap" },
+        } as never,
+        serviceAccountName: "demo-backup",
+      });
+      for (const pod of [podOf(sts), podOf(job)])
+        assert.deepEqual(pod.securityContext.appArmorProfile, on ? { type: "RuntimeDefault" } : undefined);
+    }
   });
 });

@@ -82,6 +82,7 @@ export interface ReconcilerDeps extends StepDeps {
 interface StatefulSetStatus {
   replicas?: number;
   readyReplicas?: number;
+  conditions?: { type: string; status: string; message?: string }[];
 }
 
 /**
@@ -224,6 +225,8 @@ export class OpenBaoClusterReconciler {
     const sts = cached(this.d.statefulSets, ns, voterSetName(servingRef(cluster)));
     const st = (sts?.["status"] ?? {}) as StatefulSetStatus;
     result.readyReplicas = st.readyReplicas ?? 0;
+    const failure = st.conditions?.find((x) => x.type === "ReplicaFailure" && x.status === "True");
+    if (failure?.message) result.replicaFailure = failure.message;
     if (!result.initialized || result.readyReplicas === 0) return;
     const pods = await this.d.reader.list(POD, {
       namespace: ns,

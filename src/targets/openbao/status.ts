@@ -11,6 +11,7 @@ import { workloadPlaneOf } from "./opslifecycle/planes.js";
 import {
   type AdmissionReadiness,
   etcdEncryptionWarning,
+  nodeCapability,
   postureOf,
   productionReadiness,
 } from "./profile/posture.js";
@@ -59,6 +60,8 @@ export interface PassResult {
   rootTokenRefused?: string;
   /** Whether the admission policies are in place, for ProductionReady; undefined: not known. */
   admission?: AdmissionReadiness;
+  /** The voter StatefulSet's ReplicaFailure message, when it has one (pods it could not create). */
+  replicaFailure?: string;
 }
 
 /**
@@ -251,6 +254,12 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
   else list = removeCondition(list, C.SecurityRisk);
   put(productionReadiness(posture, r.admission));
   put(etcdEncryptionWarning());
+  const capability = nodeCapability(
+    cluster.spec.workloadHardening?.appArmorEnabled === true,
+    r.replicaFailure,
+  );
+  if (capability) put(capability);
+  else list = removeCondition(list, C.NodeSecurityCapabilityMismatch);
 
   const next: OpenBaoClusterStatus = {
     ...prev,
@@ -322,6 +331,7 @@ const isBad = (c: Condition): boolean =>
   c.type === C.OpenBaoSealed ||
   c.type === C.SecurityRisk ||
   c.type === C.EtcdEncryptionWarning ||
+  c.type === C.NodeSecurityCapabilityMismatch ||
   c.type === "UnsupportedFields"
     ? c.status === "True"
     : c.status === "False";

@@ -56,7 +56,7 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   serviceAccount: "unsupported",
   // Pods run with the operator's own hardened security context.
   securityContext: "unsupported",
-  workloadHardening: "unsupported",
+  workloadHardening: "acted",
   profile: "acted",
   initContainer: "unsupported",
   // Upgrades: both strategies, their requests, the pre-upgrade snapshot Job and blue-green's

@@ -102,3 +102,28 @@ export function etcdEncryptionWarning(): Input {
       "whether the API server encrypts Secrets at rest in etcd cannot be seen from here; this cluster's keys and tokens are kept in Secrets: make sure an EncryptionConfiguration covers secrets",
   };
 }
+
+/**
+ * Only with spec.workloadHardening.appArmorEnabled (else undefined: the condition goes): True when
+ * the StatefulSet controller could not create pods for a reason that names AppArmor (its
+ * ReplicaFailure condition, e.g. an admission that refuses the profile), False otherwise.
+ */
+export function nodeCapability(
+  appArmorEnabled: boolean,
+  replicaFailure: string | undefined,
+): Input | undefined {
+  if (!appArmorEnabled) return undefined;
+  if (replicaFailure && /apparmor/i.test(replicaFailure))
+    return {
+      type: C.NodeSecurityCapabilityMismatch,
+      status: "True",
+      reason: R.AppArmorUnsupported,
+      message: `spec.workloadHardening.appArmorEnabled is set, and the pods cannot be created with AppArmor: ${replicaFailure}`,
+    };
+  return {
+    type: C.NodeSecurityCapabilityMismatch,
+    status: "False",
+    reason: R.Ready,
+    message: "no pod of the StatefulSet was refused for its AppArmor profile",
+  };
+}

@@ -65,6 +65,7 @@ export function buildExecutorJob(inp: ExecutorJobInput): KubeObject {
     securityContext: { ...RESTRICTED_CONTAINER_SECURITY, readOnlyRootFilesystem: true },
   };
   return oneShotJob({
+    appArmor: c.spec.workloadHardening?.appArmorEnabled === true,
     name: inp.name,
     namespace: c.metadata.namespace!,
     labels,

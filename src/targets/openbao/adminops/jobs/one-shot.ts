@@ -22,6 +22,8 @@ export const RESTRICTED_CONTAINER_SECURITY = {
 } as const;
 
 export interface OneShotJobInput {
+  /** spec.workloadHardening.appArmorEnabled: the runtime's default AppArmor profile. */
+  appArmor?: boolean;
   name: string;
   namespace: string;
   labels: Record<string, string>;
@@ -68,6 +70,7 @@ export function oneShotJob(inp: OneShotJobInput): KubeObject {
             runAsGroup: JOB_UID,
             ...(inp.fsGroup !== undefined ? { fsGroup: inp.fsGroup } : {}),
             seccompProfile: { type: "RuntimeDefault" },
+            ...(inp.appArmor ? { appArmorProfile: { type: "RuntimeDefault" } } : {}),
           },
           ...(inp.imagePullSecrets ? { imagePullSecrets: inp.imagePullSecrets } : {}),
           containers: [inp.container],

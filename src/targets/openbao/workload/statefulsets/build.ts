@@ -187,6 +187,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
         runAsGroup: 1000,
         fsGroup: 1000,
         seccompProfile: { type: "RuntimeDefault" },
+        ...(c.spec.workloadHardening?.appArmorEnabled ? { appArmorProfile: { type: "RuntimeDefault" } } : {}),
       },
       terminationGracePeriodSeconds: 30,
       ...(namedPullSecrets(c.spec.imagePullSecrets)

@@ -76,6 +76,7 @@ export function buildHookJob(
     securityContext: RESTRICTED_CONTAINER_SECURITY,
   };
   return oneShotJob({
+    appArmor: cluster.spec.workloadHardening?.appArmorEnabled === true,
     name: hookJobName(ref.name, bg),
     namespace: ref.namespace,
     labels,
