@@ -149,6 +149,7 @@ export const CLUSTER_CASES: PolicyCase[] = [
     before: { storage: { size: "2Gi" } },
     bad: { storage: { size: "1500Mi" } },
     good: { storage: { size: "3Gi" } },
+    crdRefuses: "the CRD's own transition rule: storage.size may only grow",
   },
   {
     table: CLUSTER_POLICY,
