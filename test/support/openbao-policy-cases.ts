@@ -201,7 +201,7 @@ export const RESTORE_CASES: PolicyCase[] = [
   {
     table: RESTORE_POLICY,
     rule: "restore-endpoint-local",
-    bad: source({ endpoint: "http://127.0.0.1:9000" }),
+    bad: source({ endpoint: "https://127.0.0.1:9000" }),
     good: source({ endpoint: "http://minio.storage.svc:9000" }),
   },
   {

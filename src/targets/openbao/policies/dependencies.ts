@@ -6,15 +6,13 @@
  * AdmissionPoliciesNotReady). Upstream's fourth binding, the tenant provisioner's delegate, has no
  * counterpart until this operator has tenants.
  */
-import { Gauge } from "prom-client";
-import { OpenBaoMetric } from "../../../apis/openbaocluster-names.js";
 import {
   VALIDATING_ADMISSION_POLICY,
   VALIDATING_ADMISSION_POLICY_BINDING,
 } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { ApiError } from "../../../runtime/errors.js";
-import { registry } from "../../../runtime/metrics.js";
+import { admissionDependenciesReady } from "../metrics.js";
 
 /** The policies the target depends on, by upstream's names (the chart prefixes `<release>-`). */
 export const ADMISSION_DEPENDENCIES = [
@@ -23,12 +21,6 @@ export const ADMISSION_DEPENDENCIES = [
   "lock-controller-statefulset-mutations",
   "lock-managed-resource-mutations",
 ] as const;
-
-export const admissionDependenciesReady = new Gauge({
-  name: OpenBaoMetric.AdmissionDependenciesReady,
-  help: "1 when the admission policies and bindings the openbao target depends on were in place at start.",
-  registers: [registry],
-});
 
 export interface AdmissionReadiness {
   ready: boolean;
