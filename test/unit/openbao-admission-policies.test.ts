@@ -71,6 +71,32 @@ describe("the openbao admission rules, as validate runs them", () => {
     assert.deepEqual(admissionPolicyProblems([{ file: "c.yaml", doc: { ...doc, spec: CLUSTER_BASE } }]), []);
   });
 
+  it("validate --admission-policies fails a manifest the plain run passes", async () => {
+    const { validateCommand } = await import("../../src/cli/validate.js");
+    const manifest = JSON.stringify({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoRestore",
+      metadata: { name: "r", namespace: "team-a" },
+      spec: { ...RESTORE_BASE, tokenSecretRef: { name: "c-root-token" } },
+    });
+    const out: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    const errWrite = process.stderr.write.bind(process.stderr);
+    process.stdout.write = ((chunk: string) => out.push(String(chunk)) > 0) as typeof process.stdout.write;
+    process.stderr.write = (() => true) as typeof process.stderr.write;
+    try {
+      assert.equal(await validateCommand(["-"], () => manifest), 0);
+      assert.equal(await validateCommand(["-"], () => manifest, { admissionPolicies: true }), 1);
+    } finally {
+      process.stdout.write = write;
+      process.stderr.write = errWrite;
+    }
+    assert.match(
+      out.join(""),
+      /validate-openbaorestore: References to system secrets .* prohibited in restore configuration/,
+    );
+  });
+
   it("the start-up check's summary names each dependency and its issue", () => {
     assert.deepEqual(summarize([]), { ready: true, issues: [], summary: "" });
     assert.equal(
