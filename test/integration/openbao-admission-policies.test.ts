@@ -7,6 +7,7 @@ import { applyAny } from "../../src/runtime/apply.js";
 import {
   CONFIGMAP,
   POD,
+  SECRET,
   STATEFULSET,
   VALIDATING_ADMISSION_POLICY,
   VALIDATING_ADMISSION_POLICY_BINDING,
@@ -41,6 +42,13 @@ import {
 
 const CHART = fileURLToPath(new URL("../../../deploy/chart/platform-operator", import.meta.url));
 const OPERATOR_NS = "po-system";
+const SERVICE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+};
 const LOCK =
   "Direct modification of OpenBao-managed resources is prohibited; modify the parent OpenBaoCluster/OpenBaoTenant instead.";
 
@@ -125,7 +133,15 @@ describe("the chart's admission policies on the real API server", () => {
         rules: [
           {
             apiGroups: ["", "apps", "openbao.org"],
-            resources: ["configmaps", "pods", "statefulsets", "openbaoclusters", "openbaorestores"],
+            resources: [
+              "configmaps",
+              "secrets",
+              "services",
+              "pods",
+              "statefulsets",
+              "openbaoclusters",
+              "openbaorestores",
+            ],
             verbs: ["*"],
           },
         ],
@@ -329,6 +345,33 @@ describe("the chart's admission policies on the real API server", () => {
       )?.includes(LOCK),
     );
     await op.delete(STATEFULSET, "c", ns);
+  });
+
+  it("lock-managed-resource-mutations covers Secrets and Services as it does ConfigMaps", async () => {
+    const op = as[operatorUser]!;
+    const alice = as["alice"]!;
+    const meta = (name: string) => ({ name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } });
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: meta("c-root-token"),
+      stringData: { token: "x" },
+    };
+    const service = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta("c-internal"),
+      spec: { clusterIP: "None", selector: { app: "c" }, ports: [{ name: "api", port: 8200 }] },
+    };
+    for (const [type, obj] of [
+      [SECRET, secret],
+      [SERVICE, service],
+    ] as const) {
+      assert.ok((await refusal(() => alice.create(type, obj as KubeObject)))?.includes(LOCK), type.kind);
+      await op.create(type, obj as KubeObject);
+      assert.ok((await refusal(() => alice.delete(type, obj.metadata.name, ns)))?.includes(LOCK), type.kind);
+      await op.delete(type, obj.metadata.name, ns);
+    }
   });
 
   it("the start-up check: ready with every binding in place; one missing is named in the summary", async () => {
