@@ -385,6 +385,27 @@ describe("the chart's admission policies on the real API server", () => {
       missing.summary,
       `Admission policies are not ready: ${release}-lock-managed-resource-mutations: binding not found`,
     );
+    // A binding that only warns, a policy that fails open: each named with what is wrong.
+    await admin.mergePatch(
+      VALIDATING_ADMISSION_POLICY_BINDING,
+      `${release}-validate-openbaorestore`,
+      undefined,
+      {
+        spec: { validationActions: ["Warn"] },
+      },
+    );
+    await admin.mergePatch(VALIDATING_ADMISSION_POLICY, `${release}-validate-openbaocluster`, undefined, {
+      spec: { failurePolicy: "Ignore" },
+    });
+    const weak = await checkAdmissionDependencies(admin, `${release}-`);
+    assert.deepEqual(weak.issues, [
+      { dependency: `${release}-validate-openbaocluster`, issue: "policy failurePolicy is Ignore, not Fail" },
+      {
+        dependency: `${release}-validate-openbaorestore`,
+        issue: "binding does not deny (validationActions without Deny)",
+      },
+      { dependency: `${release}-lock-managed-resource-mutations`, issue: "binding not found" },
+    ]);
     const { registry } = await import("../../src/runtime/metrics.js");
     assert.match(await registry.metrics(), /^openbao_admission_dependencies_ready 0$/m);
   });
