@@ -63,6 +63,7 @@ export const OpenBaoFinalizer = {
 
 /** Metric names upstream exports; a metric with the same meaning uses the same name here. */
 export const OpenBaoMetric = {
+  AdmissionDependenciesReady: "openbao_admission_dependencies_ready",
   BackupConsecutiveFailures: "openbao_backup_consecutive_failures",
   BackupDurationSeconds: "openbao_backup_duration_seconds",
   BackupInProgress: "openbao_backup_in_progress",

@@ -78,11 +78,19 @@ async function main(argv: string[]): Promise<number> {
       if (wantsHelp) return help(validateHelp);
       const { positionals, values } = parseArgs({
         args: rest,
-        options: { charts: { type: "string" }, config: { type: "string" } },
+        options: {
+          charts: { type: "string" },
+          config: { type: "string" },
+          "admission-policies": { type: "boolean" },
+        },
         allowPositionals: true,
         strict: true,
       });
-      return validateCommand(positionals, undefined, { charts: values.charts, config: values.config });
+      return validateCommand(positionals, undefined, {
+        charts: values.charts,
+        config: values.config,
+        admissionPolicies: values["admission-policies"],
+      });
     }
     case "run": {
       const { runHelp, startOperator } = await import("./run.js");

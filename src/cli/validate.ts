@@ -2,7 +2,7 @@ import type { ManifestDocument, ManifestProblem } from "../runtime/target.js";
 import { formatProblem, loadManifests } from "./manifests.js";
 import { loadValidators } from "./targets.js";
 
-export const validateHelp = `Usage: platform-operator validate [--charts DIR] [--config FILE] FILE|FOLDER|- [FILE|FOLDER|-]...
+export const validateHelp = `Usage: platform-operator validate [--charts DIR] [--config FILE] [--admission-policies] FILE|FOLDER|- [FILE|FOLDER|-]...
 
 Checks manifests offline, without a cluster: each target checks its own kinds (for VaultSeed:
 templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles; for
@@ -14,6 +14,9 @@ as gitlab-<version>.tgz or gitlab/<version>/), GitLabCore's effective values are
 the values.schema.json of the chart its version resolves to. With the operator's configuration
 (--config FILE, as given to run), VaultSeeds of the vault target's application namespaces are also
 checked against their prefixes: a path outside them, or a reference to a path they may not read.
+With --admission-policies, OpenBaoClusters and OpenBaoRestores are also checked against the rules
+of the chart's admission policies (admissionPolicies.enabled), with the messages the API server
+would refuse them with (the rules of an update, storage class and size, need the live object).
 Reads YAML or JSON files, folders (recursively) or "-" for standard input, e.g.
 
   helm template my-release ./chart | platform-operator validate -
@@ -27,6 +30,8 @@ export interface ValidateOptions {
   charts?: string | undefined;
   /** The operator's configuration file: the vault target's application namespaces are checked too. */
   config?: string | undefined;
+  /** Also the rules of the chart's admission policies for the openbao kinds. */
+  admissionPolicies?: boolean | undefined;
 }
 
 export async function validateCommand(
@@ -57,6 +62,10 @@ export async function validateCommand(
     const { validateGitLabCoreDocuments } = await import("../targets/gitlab/validate.js");
     const chartsDir = options.charts ?? (process.env["HELM_CHARTS"] || undefined);
     targetProblems.push(...validateGitLabCoreDocuments(docs, { chartsDir }));
+  }
+  if (options.admissionPolicies) {
+    const { admissionPolicyProblems } = await import("../targets/openbao/validate/policies.js");
+    targetProblems.push(...admissionPolicyProblems(docs));
   }
   if (options.config && docs.some((d) => (d.doc as { kind?: unknown } | null)?.kind === "VaultSeed"))
     targetProblems.push(...(await applicationProblems(docs, options.config)));

@@ -58,6 +58,20 @@ export const VALIDATING_WEBHOOK_CONFIGURATION: ResourceType = {
   plural: "validatingwebhookconfigurations",
   namespaced: false,
 };
+export const VALIDATING_ADMISSION_POLICY: ResourceType = {
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind: "ValidatingAdmissionPolicy",
+  plural: "validatingadmissionpolicies",
+  namespaced: false,
+};
+export const VALIDATING_ADMISSION_POLICY_BINDING: ResourceType = {
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind: "ValidatingAdmissionPolicyBinding",
+  plural: "validatingadmissionpolicybindings",
+  namespaced: false,
+};
 export const JOB: ResourceType = {
   group: "batch",
   version: "v1",

@@ -232,6 +232,9 @@ path "secret/metadata/allowed/*" { capabilities = ["create", "read", "update", "
     // Each process looks at its serving certificate every 5 s, so a renewal happens within the test.
     "--set",
     "webhook.renewCheckEvery=5s",
+    // The openbao target's admission policies: the whole scenario runs under their locks.
+    "--set",
+    "admissionPolicies.enabled=true",
   ];
   const out = await helmRun(["template", RELEASE, CHART, ...args]);
   rendered = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
@@ -416,6 +419,13 @@ describe("the openbao target through the installed chart", () => {
     assert.equal(cond("OpenBaoSealed").status, "False");
     assert.ok((await baos.getJson(`secret/${BAO}-root-token`)).data.token, "the root token is kept");
     assert.ok(await baos.getJson(`ingress/${BAO}`), "the Ingress the spec asks for");
+    // All of it under the chart's locks, which are in force: even a cluster admin's edit of an owned
+    // object is refused (docs/admission.md lists who may write them).
+    const edit = await baos.kubectl(["annotate", `configmap/${BAO}-config`, "example.test/edited=yes"]).then(
+      () => "admitted",
+      (e: Error) => e.message,
+    );
+    assert.match(edit, /Direct modification of OpenBao-managed resources is prohibited/);
 
     // Who did it: the Events name the pod that leads the openbao target, no process outside the node.
     const leader = await leaderOf(BAO_PROCESS, "openbao");
@@ -435,6 +445,8 @@ describe("the openbao target through the installed chart", () => {
     assert.equal(code, "200");
     assert.equal(metricSum(body, "openbao_cluster_initialized", { name: BAO }), 1);
     assert.equal(metricSum(body, "openbao_cluster_ready_replicas", { name: BAO }), VOTERS);
+    // The chart's admission policies were in place when the process started, and let it all happen.
+    assert.equal(metricSum(body, "openbao_admission_dependencies_ready"), 1);
   });
 
   it("deletes the Ingress the spec drops, and refuses a resize local-path cannot do", async () => {

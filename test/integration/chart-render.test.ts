@@ -502,4 +502,45 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     const bad = await renderFails(["--set=targets.vault.namespaces={Team_A}"]);
     assert.match(bad, /namespaces/);
   });
+  it("admission policies: none by default; with admissionPolicies.enabled four policies and their bindings, on the openbao namespaces", async () => {
+    const kinds = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"];
+    const off = await render(ALL_TARGETS);
+    assert.deepEqual(
+      off.filter((o) => kinds.includes(o.kind)),
+      [],
+    );
+    assert.equal(processConfig(off, "po-openbao").targets.openbao.admissionPolicies, undefined);
+    const on = await render([...ALL_TARGETS, "--set=admissionPolicies.enabled=true"]);
+    const names = [
+      "validate-openbaocluster",
+      "validate-openbaorestore",
+      "lock-controller-statefulset-mutations",
+      "lock-managed-resource-mutations",
+    ];
+    for (const kind of kinds)
+      assert.deepEqual(
+        ofKind(on, kind)
+          .map((o) => o.metadata.name)
+          .sort(),
+        names.map((n) => `po-${n}`).sort(),
+      );
+    for (const p of ofKind(on, "ValidatingAdmissionPolicy")) assert.equal(p.spec.failurePolicy, "Fail");
+    for (const b of ofKind(on, "ValidatingAdmissionPolicyBinding")) {
+      assert.deepEqual(b.spec.validationActions, ["Deny"]);
+      assert.equal(b.spec.policyName, b.metadata.name);
+      assert.deepEqual(b.spec.matchResources.namespaceSelector.matchExpressions[0].values, ["bao"]);
+    }
+    // The operator's own ServiceAccount is the one the locks exempt, whatever process runs the target.
+    const together = await render([
+      ...ALL_TARGETS,
+      "--set=admissionPolicies.enabled=true",
+      "--set=deployments.all={vault,openbao,gitlab}",
+    ]);
+    const lock = ofKind(together, "ValidatingAdmissionPolicy").find(
+      (p) => p.metadata.name === "po-lock-managed-resource-mutations",
+    );
+    assert.match(JSON.stringify(lock?.spec.variables), /system:serviceaccount:ops:po-all/);
+    assert.deepEqual(processConfig(on, "po-openbao").targets.openbao.admissionPolicies, { prefix: "po-" });
+    assert.match(await renderFails(["--set=admissionPolicies.enabled=true"]), /enable targets.openbao/);
+  });
 });

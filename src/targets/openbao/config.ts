@@ -17,6 +17,11 @@ export interface OpenBaoTargetConfig {
    * subcommand. spec.backup.image / OpenBaoRestore spec.image override it per object.
    */
   executorImage?: string;
+  /**
+   * The prefix of the admission policies and bindings the chart installed (admissionPolicies.enabled
+   * renders `admissionPolicies: { prefix: <release>- }`); checked once at start. Unset: none installed.
+   */
+  admissionPolicyPrefix?: string;
 }
 
 const KEYS = [
@@ -26,6 +31,7 @@ const KEYS = [
   "pollInterval",
   "clusterDomain",
   "executorImage",
+  "admissionPolicies",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -48,6 +54,14 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       : asString(root["executorImage"], `${field}.executorImage`);
   if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
     throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
+  const policies =
+    root["admissionPolicies"] === undefined
+      ? undefined
+      : asSection(root["admissionPolicies"], `${field}.admissionPolicies`, ["prefix"] as const);
+  const admissionPolicyPrefix =
+    policies?.["prefix"] === undefined
+      ? undefined
+      : asString(policies["prefix"], `${field}.admissionPolicies.prefix`);
   return {
     observeOnly,
     concurrency,
@@ -59,5 +73,6 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
     clusterDomain,
     ...(executorImage ? { executorImage } : {}),
+    ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
+import { OpenBaoMetric } from "../../apis/openbaocluster-names.js";
 import { registry } from "../../runtime/metrics.js";
 import { DRIFT_ACTIONS } from "./drift.js";
 
@@ -51,6 +52,13 @@ export const raftPeersRemoved = new Counter({
   name: "openbao_cluster_raft_peers_removed_total",
   help: "Raft peers the operator removed before shrinking the voter StatefulSet.",
   labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+/** Set once at start by policies/dependencies.ts; no labels, as upstream's. */
+export const admissionDependenciesReady = new Gauge({
+  name: OpenBaoMetric.AdmissionDependenciesReady,
+  help: "1 when the admission policies and bindings the openbao target depends on were in place at start.",
   registers: [registry],
 });
 

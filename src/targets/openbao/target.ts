@@ -16,6 +16,7 @@ import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { POD_PRUNING } from "./pod-cache.js";
+import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
@@ -130,6 +131,12 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         services ??
         (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
       const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      // Once, at start: are the chart's admission policies in place (the gauge; ProductionReady reads it)?
+      const admission = await checkAdmissionDependencies(manager.client, config.admissionPolicyPrefix);
+      if (config.admissionPolicyPrefix !== undefined) {
+        if (admission.ready) manager.log.info("admission policies are in place");
+        else manager.log.warn(admission.summary);
+      }
       // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
       for (const kind of ["OpenBaoCluster", "OpenBaoRestore"])
         manager.admission.register(OPENBAOCLUSTER.group, kind, async (request) =>

@@ -23,6 +23,10 @@ chart test compares these rules with the API server's audit log.
 {{- $_ := set $k "tokenFile" (include "po.vaultTokenPath" .) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (eq .target "openbao") .root.Values.admissionPolicies.enabled -}}
+{{- /* The bindings the target checks at start are this release's (templates/admission-policies.yaml). */ -}}
+{{- $_ := set $cfg "admissionPolicies" (dict "prefix" (printf "%s-" .root.Release.Name)) -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 

@@ -26,7 +26,9 @@ function isOpenBao(doc: unknown): doc is Obj {
 }
 
 // `kind: List` is what `kubectl get -o yaml` prints.
-function* openBaoDocuments(docs: Iterable<ManifestDocument>): Generator<{ place: ManifestPlace; doc: Obj }> {
+export function* openBaoDocuments(
+  docs: Iterable<ManifestDocument>,
+): Generator<{ place: ManifestPlace; doc: Obj }> {
   for (const { doc, ...place } of docs) {
     if (isObject(doc) && doc["kind"] === "List" && Array.isArray(doc["items"])) {
       for (const item of doc["items"]) if (isOpenBao(item)) yield { place, doc: item };

@@ -1,0 +1,412 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { OpenBaoApiVersion, OpenBaoClusterKind, OpenBaoRestoreKind } from "../../src/apis/index.js";
+import { applyAny } from "../../src/runtime/apply.js";
+import {
+  CONFIGMAP,
+  POD,
+  SECRET,
+  STATEFULSET,
+  VALIDATING_ADMISSION_POLICY,
+  VALIDATING_ADMISSION_POLICY_BINDING,
+} from "../../src/runtime/builtin-types.js";
+import { KubeClient } from "../../src/runtime/client.js";
+import type { Credentials } from "../../src/runtime/credentials/types.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
+import { LABEL_MANAGED_BY, MANAGED_BY } from "../../src/targets/openbao/identity.js";
+import { checkAdmissionDependencies } from "../../src/targets/openbao/policies/dependencies.js";
+import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
+import { runCommand } from "../../src/testenv/exec.js";
+import { ensureHelm } from "../../src/testenv/helm.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import {
+  CLUSTER_BASE,
+  CLUSTER_CASES,
+  caseMessage,
+  type PolicyCase,
+  RESTORE_BASE,
+  RESTORE_CASES,
+} from "../support/openbao-policy-cases.js";
+
+// The chart's ValidatingAdmissionPolicies (admissionPolicies.enabled), rendered by the real helm
+// and evaluated by the real kube-apiserver: every rule refuses its case with the message the rule
+// table (and so `validate`) has, and admits the fixed twin; the locks refuse a user, and admit the
+// operator's ServiceAccount and the identities Kubernetes' own controllers and OpenBao's service
+// registration write as. Bound to this file's namespace only (the target's namespaces), so other
+// suites on the shared API server are untouched. Other identities are impersonated by the admin.
+
+const CHART = fileURLToPath(new URL("../../../deploy/chart/platform-operator", import.meta.url));
+const OPERATOR_NS = "po-system";
+const SERVICE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+};
+const LOCK =
+  "Direct modification of OpenBao-managed resources is prohibited; modify the parent OpenBaoCluster/OpenBaoTenant instead.";
+
+/** The admin's credentials, acting as `user` (and `group`, when given). */
+function impersonating(base: Credentials, user: string, group?: string): KubeClient {
+  const creds: Credentials = {
+    server: base.server,
+    source: `${base.source} as ${user}`,
+    async requestAuth() {
+      const auth = await base.requestAuth();
+      return {
+        ...auth,
+        headers: {
+          ...(auth.headers as Record<string, string>),
+          "Impersonate-User": user,
+          ...(group ? { "Impersonate-Group": group } : {}),
+        },
+      };
+    },
+  };
+  return new KubeClient(creds, "platform-operator-tests");
+}
+
+async function refusal(write: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await write();
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+describe("the chart's admission policies on the real API server", () => {
+  let admin: KubeClient;
+  let ns: string;
+  let release: string;
+  let operatorUser: string;
+  let policyObjects: KubeObject[] = [];
+  const as: Record<string, KubeClient> = {};
+
+  before(async () => {
+    const env = sharedEnv();
+    admin = clientFor(env.kubeconfigPath);
+    await installOpenBaoClusterCrd(admin);
+    ns = await freshNamespace(admin, "vap");
+    release = `vap-${ns.slice(-6)}`;
+    operatorUser = `system:serviceaccount:${OPERATOR_NS}:${release}-openbao`;
+    const helm = await ensureHelm();
+    const out = await runCommand(helm, [
+      "template",
+      release,
+      CHART,
+      "--namespace",
+      OPERATOR_NS,
+      "--set=targets.vault.enabled=false",
+      "--set=targets.openbao.enabled=true",
+      `--set=targets.openbao.namespaces={${ns}}`,
+      "--set=admissionPolicies.enabled=true",
+    ]);
+    policyObjects = parseAllDocuments(out.stdout)
+      .map((d) => d.toJSON() as KubeObject)
+      .filter(
+        (o) => o?.kind === "ValidatingAdmissionPolicy" || o?.kind === "ValidatingAdmissionPolicyBinding",
+      );
+    assert.equal(policyObjects.length, 8, "four policies and their four bindings");
+    for (const o of policyObjects) await applyAny(admin, o, { fieldManager: "test-setup", force: true });
+    // Every identity this file writes as may write these kinds in the namespace (RBAC runs before
+    // admission): what is refused below is refused by the policies.
+    const users = [
+      operatorUser,
+      "alice",
+      "system:kube-controller-manager",
+      "system:serviceaccount:kube-system:generic-garbage-collector",
+      `system:serviceaccount:${ns}:c`,
+    ];
+    await admin.create(
+      { group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", namespaced: true },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "writers", namespace: ns },
+        rules: [
+          {
+            apiGroups: ["", "apps", "openbao.org"],
+            resources: [
+              "configmaps",
+              "secrets",
+              "services",
+              "pods",
+              "statefulsets",
+              "openbaoclusters",
+              "openbaorestores",
+            ],
+            verbs: ["*"],
+          },
+        ],
+      },
+    );
+    await admin.create(
+      {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "RoleBinding",
+        plural: "rolebindings",
+        namespaced: true,
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "writers", namespace: ns },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "writers" },
+        subjects: users.map((name) => ({ kind: "User", apiGroup: "rbac.authorization.k8s.io", name })),
+      },
+    );
+    for (const u of users) as[u] = impersonating(admin.credentials, u);
+    // A binding takes effect a moment after it is created: wait for the first refusal.
+    let probe = 0;
+    await eventually(
+      async () =>
+        (await refusal(() => admin.create(CONFIGMAP, managedConfigMap(`probe-${probe++}`))))?.includes(LOCK),
+      30_000,
+      "the lock policy to be in force",
+    );
+  });
+
+  after(async () => {
+    for (const o of policyObjects) {
+      const type =
+        o.kind === "ValidatingAdmissionPolicy"
+          ? VALIDATING_ADMISSION_POLICY
+          : VALIDATING_ADMISSION_POLICY_BINDING;
+      await admin.delete(type, o.metadata.name!).catch(() => undefined);
+    }
+  });
+
+  const managedConfigMap = (name: string, annotations: Record<string, string> = {}): KubeObject => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY }, annotations },
+    data: { a: "1" },
+  });
+
+  async function writeCase(client: KubeClient, c: PolicyCase, spec: Record<string, unknown>, name: string) {
+    const restore = c.table.resource === "openbaorestores";
+    const type: ResourceType = restore ? OPENBAORESTORE : OPENBAOCLUSTER;
+    const base = restore ? RESTORE_BASE : CLUSTER_BASE;
+    return applyAny(
+      client,
+      {
+        apiVersion: OpenBaoApiVersion,
+        kind: restore ? OpenBaoRestoreKind : OpenBaoClusterKind,
+        metadata: { name, namespace: ns },
+        spec: { ...base, ...spec },
+      } as KubeObject,
+      { fieldManager: "test-user", force: true },
+    ).then(() => type);
+  }
+
+  for (const c of [...CLUSTER_CASES, ...RESTORE_CASES].filter((c) => !c.crdRefuses)) {
+    it(`${c.table.name} ${c.rule}: refused with the table's message, its fixed twin admitted`, async () => {
+      const name = c.rule.slice(0, 40);
+      if (c.before) await writeCase(admin, c, c.before, name);
+      const message = await refusal(() => writeCase(admin, c, c.bad, name));
+      assert.ok(message?.includes(caseMessage(c)), `refused with the rule's message: ${message}`);
+      assert.ok(message?.includes(`${release}-${c.table.name}`), `names the policy: ${message}`);
+      // Each case breaks its one rule: the message is the only one.
+      const others = c.table.rules.filter((r) => r.id !== c.rule && message?.includes(r.message));
+      assert.deepEqual(
+        others.map((r) => r.id),
+        [],
+      );
+      await writeCase(admin, c, c.good, name);
+    });
+  }
+
+  it("lock-managed-resource-mutations: a user is refused create, update and delete; the operator is not", async () => {
+    const alice = as["alice"]!;
+    const op = as[operatorUser]!;
+    assert.match(
+      (await refusal(() => alice.create(CONFIGMAP, managedConfigMap("by-alice")))) ?? "",
+      /prohibited/,
+    );
+    await op.create(CONFIGMAP, managedConfigMap("owned"));
+    const update = (c: KubeClient) => c.mergePatch(CONFIGMAP, "owned", ns, { data: { a: "2" } });
+    assert.ok((await refusal(() => update(alice)))?.includes(LOCK));
+    assert.ok(
+      (await refusal(() => update(admin)))?.includes(LOCK),
+      "cluster admins too, without maintenance",
+    );
+    await update(op);
+    assert.ok((await refusal(() => alice.delete(CONFIGMAP, "owned", ns)))?.includes(LOCK));
+    // An object the target does not own is nobody's business here.
+    await alice.create(CONFIGMAP, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "mine", namespace: ns },
+    });
+    await op.delete(CONFIGMAP, "owned", ns);
+  });
+
+  it("lock-managed-resource-mutations: the garbage collector, kube-controller-manager and break glass are exempt", async () => {
+    const op = as[operatorUser]!;
+    await op.create(CONFIGMAP, managedConfigMap("gc"));
+    await as["system:serviceaccount:kube-system:generic-garbage-collector"]!.delete(CONFIGMAP, "gc", ns);
+    await op.create(CONFIGMAP, managedConfigMap("kcm"));
+    await as["system:kube-controller-manager"]!.mergePatch(CONFIGMAP, "kcm", ns, {
+      metadata: { annotations: { "kcm.example/touched": "yes" } },
+    });
+    await as["system:kube-controller-manager"]!.delete(CONFIGMAP, "kcm", ns);
+    // system:masters on an object marked for maintenance.
+    await op.create(CONFIGMAP, managedConfigMap("maint"));
+    await admin.mergePatch(CONFIGMAP, "maint", ns, {
+      metadata: { annotations: { "openbao.org/maintenance": "true" } },
+    });
+    await admin.mergePatch(CONFIGMAP, "maint", ns, { data: { a: "3" } });
+    await admin.delete(CONFIGMAP, "maint", ns);
+  });
+
+  it("lock-managed-resource-mutations: a pod may change its own openbao-* labels, nothing else", async () => {
+    await admin.create(
+      { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
+      {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "c", namespace: ns },
+      },
+    );
+    const op = as[operatorUser]!;
+    await op.create(POD, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "c-0",
+        namespace: ns,
+        labels: { [LABEL_MANAGED_BY]: MANAGED_BY, "openbao.org/cluster": "c" },
+      },
+      spec: { serviceAccountName: "c", containers: [{ name: "openbao", image: "openbao/openbao:2.7.2" }] },
+    });
+    const self = as[`system:serviceaccount:${ns}:c`]!;
+    await self.mergePatch(POD, "c-0", ns, {
+      metadata: { labels: { "openbao-active": "true", "openbao-sealed": "false" } },
+    });
+    assert.ok(
+      (
+        await refusal(() =>
+          self.mergePatch(POD, "c-0", ns, { metadata: { labels: { "openbao.org/cluster": "d" } } }),
+        )
+      )?.includes(LOCK),
+    );
+    assert.ok(
+      (
+        await refusal(() =>
+          as["alice"]!.mergePatch(POD, "c-0", ns, { metadata: { labels: { "openbao-active": "false" } } }),
+        )
+      )?.includes(LOCK),
+      "another identity may not set them",
+    );
+    await op.delete(POD, "c-0", ns);
+  });
+
+  it("lock-controller-statefulset-mutations: the operator may scale a StatefulSet, not change what its pods run", async () => {
+    const op = as[operatorUser]!;
+    const sts = {
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: { name: "c", namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+      spec: {
+        replicas: 0,
+        serviceName: "c-internal",
+        selector: { matchLabels: { app: "c" } },
+        template: {
+          metadata: { labels: { app: "c" } },
+          spec: { containers: [{ name: "openbao", image: "openbao/openbao:2.7.2", args: ["server"] }] },
+        },
+      },
+    };
+    await op.create(STATEFULSET, sts as KubeObject);
+    await op.mergePatch(STATEFULSET, "c", ns, { spec: { replicas: 1 } });
+    const reshape = {
+      spec: {
+        template: {
+          spec: {
+            containers: [{ name: "openbao", image: "openbao/openbao:2.7.2", args: ["server", "-dev"] }],
+          },
+        },
+      },
+    };
+    const message = await refusal(() => op.mergePatch(STATEFULSET, "c", ns, reshape));
+    assert.ok(message?.includes("OpenBao controller cannot modify container commands or args."), message);
+    // A user is stopped by the other lock, before this one is asked.
+    assert.ok(
+      (
+        await refusal(() => as["alice"]!.mergePatch(STATEFULSET, "c", ns, { spec: { replicas: 2 } }))
+      )?.includes(LOCK),
+    );
+    await op.delete(STATEFULSET, "c", ns);
+  });
+
+  it("lock-managed-resource-mutations covers Secrets and Services as it does ConfigMaps", async () => {
+    const op = as[operatorUser]!;
+    const alice = as["alice"]!;
+    const meta = (name: string) => ({ name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } });
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: meta("c-root-token"),
+      stringData: { token: "x" },
+    };
+    const service = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta("c-internal"),
+      spec: { clusterIP: "None", selector: { app: "c" }, ports: [{ name: "api", port: 8200 }] },
+    };
+    for (const [type, obj] of [
+      [SECRET, secret],
+      [SERVICE, service],
+    ] as const) {
+      assert.ok((await refusal(() => alice.create(type, obj as KubeObject)))?.includes(LOCK), type.kind);
+      await op.create(type, obj as KubeObject);
+      assert.ok((await refusal(() => alice.delete(type, obj.metadata.name, ns)))?.includes(LOCK), type.kind);
+      await op.delete(type, obj.metadata.name, ns);
+    }
+  });
+
+  it("the start-up check: ready with every binding in place; one missing is named in the summary", async () => {
+    const ready = await checkAdmissionDependencies(admin, `${release}-`);
+    assert.deepEqual(ready, { ready: true, issues: [], summary: "" });
+    const off = await checkAdmissionDependencies(admin, undefined);
+    assert.equal(off.ready, false);
+    await admin.delete(VALIDATING_ADMISSION_POLICY_BINDING, `${release}-lock-managed-resource-mutations`);
+    const missing = await checkAdmissionDependencies(admin, `${release}-`);
+    assert.equal(
+      missing.summary,
+      `Admission policies are not ready: ${release}-lock-managed-resource-mutations: binding not found`,
+    );
+    // A binding that only warns, a policy that fails open: each named with what is wrong.
+    await admin.mergePatch(
+      VALIDATING_ADMISSION_POLICY_BINDING,
+      `${release}-validate-openbaorestore`,
+      undefined,
+      {
+        spec: { validationActions: ["Warn"] },
+      },
+    );
+    await admin.mergePatch(VALIDATING_ADMISSION_POLICY, `${release}-validate-openbaocluster`, undefined, {
+      spec: { failurePolicy: "Ignore" },
+    });
+    const weak = await checkAdmissionDependencies(admin, `${release}-`);
+    assert.deepEqual(weak.issues, [
+      { dependency: `${release}-validate-openbaocluster`, issue: "policy failurePolicy is Ignore, not Fail" },
+      {
+        dependency: `${release}-validate-openbaorestore`,
+        issue: "binding does not deny (validationActions without Deny)",
+      },
+      { dependency: `${release}-lock-managed-resource-mutations`, issue: "binding not found" },
+    ]);
+    const { registry } = await import("../../src/runtime/metrics.js");
+    assert.match(await registry.metrics(), /^openbao_admission_dependencies_ready 0$/m);
+  });
+});

@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { chartPolicyJson } from "../../src/targets/openbao/policies/chart-data.js";
+import { summarize } from "../../src/targets/openbao/policies/dependencies.js";
+import { POLICY_TABLES, refusals } from "../../src/targets/openbao/policies/rules.js";
+import { admissionPolicyProblems } from "../../src/targets/openbao/validate/policies.js";
+import {
+  CLUSTER_BASE,
+  CLUSTER_CASES,
+  caseMessage,
+  RESTORE_BASE,
+  RESTORE_CASES,
+} from "../support/openbao-policy-cases.js";
+
+// The TypeScript half of the admission rule table (what `validate --admission-policies` runs) on
+// the cases the integration test shows the chart's policies on the real API server.
+
+const CASES = [...CLUSTER_CASES, ...RESTORE_CASES];
+const CHART_FILE = fileURLToPath(
+  new URL("../../../deploy/chart/platform-operator/admission/openbao.json", import.meta.url),
+);
+
+describe("the openbao admission rules, as validate runs them", () => {
+  for (const c of CASES) {
+    it(`${c.table.name} ${c.rule}: refuses the case with its message only, admits the fixed twin`, () => {
+      const base = c.table.resource === "openbaorestores" ? RESTORE_BASE : CLUSTER_BASE;
+      const old = c.before ? { spec: { ...base, ...c.before } } : undefined;
+      const input = (spec: Record<string, unknown>) => ({
+        object: { spec: { ...base, ...spec } },
+        ...(old ? { oldObject: old } : {}),
+      });
+      assert.deepEqual(
+        refusals(c.table, input(c.bad)).map((r) => r.message),
+        [caseMessage(c)],
+      );
+      assert.deepEqual(refusals(c.table, input(c.good)), []);
+    });
+  }
+
+  it("every rule has a case, and every message is the table's own", () => {
+    for (const t of POLICY_TABLES)
+      for (const r of t.rules)
+        assert.ok(
+          CASES.some((c) => c.table === t && c.rule === r.id),
+          `${t.name} ${r.id} has no case`,
+        );
+  });
+
+  it("the chart's copy of the rules is the table's (npm run policies:write)", () => {
+    assert.equal(readFileSync(CHART_FILE, "utf8"), chartPolicyJson());
+  });
+
+  it("validate reports each refusal at the object's place, keyed by the policy", () => {
+    const doc = {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: "c", namespace: "team-a" },
+      spec: { ...CLUSTER_BASE, profile: "Hardened", replicas: 1 },
+    };
+    const problems = admissionPolicyProblems([{ file: "c.yaml", document: 1, line: 1, doc }]);
+    assert.deepEqual(
+      problems.map((p) => [p.object, p.key, p.message.split(" ").slice(0, 4).join(" ")]),
+      [
+        ["OpenBaoCluster team-a/c", "validate-openbaocluster", "Hardened profile requires TLS"],
+        ["OpenBaoCluster team-a/c", "validate-openbaocluster", "Hardened profile requires at"],
+      ],
+    );
+    assert.deepEqual(admissionPolicyProblems([{ file: "c.yaml", doc: { ...doc, spec: CLUSTER_BASE } }]), []);
+  });
+
+  it("validate --admission-policies fails a manifest the plain run passes", async () => {
+    const { validateCommand } = await import("../../src/cli/validate.js");
+    const manifest = JSON.stringify({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoRestore",
+      metadata: { name: "r", namespace: "team-a" },
+      spec: { ...RESTORE_BASE, tokenSecretRef: { name: "c-root-token" } },
+    });
+    const out: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    const errWrite = process.stderr.write.bind(process.stderr);
+    process.stdout.write = ((chunk: string) => out.push(String(chunk)) > 0) as typeof process.stdout.write;
+    process.stderr.write = (() => true) as typeof process.stderr.write;
+    try {
+      assert.equal(await validateCommand(["-"], () => manifest), 0);
+      assert.equal(await validateCommand(["-"], () => manifest, { admissionPolicies: true }), 1);
+    } finally {
+      process.stdout.write = write;
+      process.stderr.write = errWrite;
+    }
+    assert.match(
+      out.join(""),
+      /validate-openbaorestore: References to system secrets .* prohibited in restore configuration/,
+    );
+  });
+
+  it("the start-up check's summary names each dependency and its issue", () => {
+    assert.deepEqual(summarize([]), { ready: true, issues: [], summary: "" });
+    assert.equal(
+      summarize([
+        { dependency: "po-validate-openbaocluster", issue: "binding not found" },
+        {
+          dependency: "po-lock-managed-resource-mutations",
+          issue: "policy failurePolicy is Ignore, not Fail",
+        },
+      ]).summary,
+      "Admission policies are not ready: po-validate-openbaocluster: binding not found | po-lock-managed-resource-mutations: policy failurePolicy is Ignore, not Fail",
+    );
+  });
+
+  it("the target's configuration takes the chart's prefix, and nothing else under admissionPolicies", () => {
+    assert.equal(
+      parseOpenBaoConfig({ admissionPolicies: { prefix: "po-" } }, "t").admissionPolicyPrefix,
+      "po-",
+    );
+    assert.equal(parseOpenBaoConfig({}, "t").admissionPolicyPrefix, undefined);
+    assert.throws(() => parseOpenBaoConfig({ admissionPolicies: { other: 1 } }, "t"), /admissionPolicies/);
+  });
+});
