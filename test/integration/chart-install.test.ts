@@ -425,7 +425,7 @@ describe("the openbao target through the installed chart", () => {
       () => "admitted",
       (e: Error) => e.message,
     );
-    assert.match(edit, /Direct modification of OpenBao-managed resources is prohibited/);
+    assert.match(edit, /this object belongs to an OpenBaoCluster and only the operator changes it/);
 
     // Who did it: the Events name the pod that leads the openbao target, no process outside the node.
     const leader = await leaderOf(BAO_PROCESS, "openbao");

@@ -24,6 +24,7 @@ import { ensureHelm } from "../../src/testenv/helm.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 import {
   CLUSTER_BASE,
   CLUSTER_CASES,
@@ -49,8 +50,7 @@ const SERVICE: ResourceType = {
   plural: "services",
   namespaced: true,
 };
-const LOCK =
-  "Direct modification of OpenBao-managed resources is prohibited; modify the parent OpenBaoCluster/OpenBaoTenant instead.";
+const LOCK = "this object belongs to an OpenBaoCluster and only the operator changes it";
 
 /** The admin's credentials, acting as `user` (and `group`, when given). */
 function impersonating(base: Credentials, user: string, group?: string): KubeClient {
@@ -229,7 +229,7 @@ describe("the chart's admission policies on the real API server", () => {
     const op = as[operatorUser]!;
     assert.match(
       (await refusal(() => alice.create(CONFIGMAP, managedConfigMap("by-alice")))) ?? "",
-      /prohibited/,
+      /only the operator changes it/,
     );
     await op.create(CONFIGMAP, managedConfigMap("owned"));
     const update = (c: KubeClient) => c.mergePatch(CONFIGMAP, "owned", ns, { data: { a: "2" } });
@@ -337,7 +337,12 @@ describe("the chart's admission policies on the real API server", () => {
       },
     };
     const message = await refusal(() => op.mergePatch(STATEFULSET, "c", ns, reshape));
-    assert.ok(message?.includes("OpenBao controller cannot modify container commands or args."), message);
+    assert.ok(
+      message?.includes(
+        "the operator may not change a container's command or args in a StatefulSet it runs.",
+      ),
+      message,
+    );
     // A user is stopped by the other lock, before this one is asked.
     assert.ok(
       (
@@ -372,6 +377,81 @@ describe("the chart's admission policies on the real API server", () => {
       assert.ok((await refusal(() => alice.delete(type, obj.metadata.name, ns)))?.includes(LOCK), type.kind);
       await op.delete(type, obj.metadata.name, ns);
     }
+  });
+
+  it("ProductionReady: True for a Hardened cluster once the policies are in place, AdmissionPoliciesNotReady without", {
+    timeout: 180_000,
+  }, async () => {
+    // In a namespace the bindings do not cover: the operator runs as the admin here, not as the
+    // ServiceAccount the locks exempt; the start-up check looks only at the policies themselves.
+    const ns2 = await freshNamespace(admin, "vap-ready");
+    const spec = {
+      version: "2.7.2",
+      storage: { size: "1Gi" },
+      profile: "Hardened",
+      replicas: 3,
+      tls: { mode: "External" },
+      unseal: {
+        type: "transit",
+        transit: { address: "https://transit.example.org:8200", mountPath: "transit", keyName: "bao" },
+        credentialsSecretRef: { name: "transit-token" },
+      },
+      selfInit: {
+        enabled: true,
+        requests: [{ name: "audit", operation: "update", path: "sys/audit/stdout", data: { type: "file" } }],
+      },
+    };
+    const readiness = async (name: string) =>
+      eventually(
+        async () => {
+          const c = (await admin.get(OPENBAOCLUSTER, name, ns2)) as {
+            status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+          };
+          return c.status?.conditions?.find((x) => x.type === "ProductionReady");
+        },
+        90_000,
+        `ProductionReady on ${name}`,
+      );
+    const run = async (prefix: string, name: string) => {
+      const op = await startOpenBaoOperatorOnApi(
+        sharedEnv().kubeconfigPath,
+        ns2,
+        `    admissionPolicies: { prefix: ${prefix} }\n`,
+      );
+      try {
+        await applyAny(
+          admin,
+          {
+            apiVersion: OpenBaoApiVersion,
+            kind: OpenBaoClusterKind,
+            metadata: { name, namespace: ns2 },
+            spec,
+          },
+          { fieldManager: "test-user", force: true },
+        );
+        const c = await readiness(name);
+        return {
+          condition: c,
+          gauge: metricSum(await op.metrics(), "openbao_admission_dependencies_ready", {}),
+        };
+      } finally {
+        await op.stop();
+      }
+    };
+    const ok = await run(`${release}-`, "prod");
+    assert.deepEqual(
+      [ok.condition.status, ok.condition.reason],
+      ["True", "ProductionReady"],
+      ok.condition.message,
+    );
+    assert.equal(ok.gauge, 1);
+    const none = await run("absent-", "notyet");
+    assert.deepEqual([none.condition.status, none.condition.reason], ["False", "AdmissionPoliciesNotReady"]);
+    assert.match(
+      none.condition.message,
+      /^Admission policies are not ready: absent-validate-openbaocluster: /,
+    );
+    assert.equal(none.gauge, 0);
   });
 
   it("the start-up check: ready with every binding in place; one missing is named in the summary", async () => {

@@ -64,8 +64,8 @@ describe("the openbao admission rules, as validate runs them", () => {
     assert.deepEqual(
       problems.map((p) => [p.object, p.key, p.message.split(" ").slice(0, 4).join(" ")]),
       [
-        ["OpenBaoCluster team-a/c", "validate-openbaocluster", "Hardened profile requires TLS"],
-        ["OpenBaoCluster team-a/c", "validate-openbaocluster", "Hardened profile requires at"],
+        ["OpenBaoCluster team-a/c", "validate-openbaocluster", "profile Hardened: spec.tls.mode must"],
+        ["OpenBaoCluster team-a/c", "validate-openbaocluster", "profile Hardened: spec.replicas must"],
       ],
     );
     assert.deepEqual(admissionPolicyProblems([{ file: "c.yaml", doc: { ...doc, spec: CLUSTER_BASE } }]), []);
@@ -93,7 +93,7 @@ describe("the openbao admission rules, as validate runs them", () => {
     }
     assert.match(
       out.join(""),
-      /validate-openbaorestore: References to system secrets .* prohibited in restore configuration/,
+      /validate-openbaorestore: an OpenBaoRestore may not refer to the operator's own Secrets/,
     );
   });
 

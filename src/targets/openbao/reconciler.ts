@@ -44,6 +44,7 @@ import {
 } from "./metrics.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
+import type { AdmissionReadiness } from "./profile/posture.js";
 import { PostureWarnings } from "./profile/say-warnings.js";
 import type { ServiceContext } from "./services.js";
 import { type Blocked, eventType, nextStatus, type PassResult, transitions } from "./status.js";
@@ -71,6 +72,8 @@ export const PDB: ResourceType = {
 
 export interface ReconcilerDeps extends StepDeps {
   client: KubeClient;
+  /** The start-up check of the admission policies, for ProductionReady; unset: not checked. */
+  admission?: AdmissionReadiness;
   /** Reads from the manager's informers (live only for kinds not watched). */
   reader: Pick<CachedReader, "get" | "list">;
   events: EventRecorder;
@@ -165,6 +168,7 @@ export class OpenBaoClusterReconciler {
       selfInitialized: status.selfInitialized,
       desiredReplicas: cluster.spec.replicas ?? 3,
       readyReplicas: 0,
+      ...(this.d.admission ? { admission: this.d.admission } : {}),
     };
     let step = "validate" as Blocked["step"];
     if (cluster.spec.paused) {

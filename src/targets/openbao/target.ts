@@ -159,6 +159,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         statefulSets,
         configMaps,
         pdbs,
+        admission,
       });
       const controller = new Controller({
         name: CONTROLLER_NAME,

@@ -128,7 +128,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "hardened-baseline",
       message:
-        "Hardened profile requires TLS mode External or ACME, an external unseal (non-static), self-init enabled, and disallows tlsSkipVerify=true in seal configuration.",
+        "profile Hardened: spec.tls.mode must be External or ACME, spec.unseal an external seal (not static), spec.selfInit.enabled true, and no seal may set tlsSkipVerify: true.",
       cel: `!variables.hardened || (object.spec.?tls.?mode.orValue("") in ["External", "ACME"] && object.spec.?unseal.?type.orValue("static") != "static" && variables.selfInit && !object.spec.?unseal.?transit.?tlsSkipVerify.orValue(false) && !object.spec.?unseal.?kmip.?tlsSkipVerify.orValue(false))`,
       admits: ({ object: o }) =>
         !hardened(o) ||
@@ -140,7 +140,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     },
     {
       id: "self-init-requests",
-      message: "spec.selfInit.requests is required and must not be empty when spec.selfInit.enabled is true.",
+      message: "spec.selfInit.enabled is true but spec.selfInit.requests is missing or empty.",
       cel: "!variables.selfInit || size(variables.requests) > 0",
       admits: ({ object: o }) =>
         !flag(o, "spec.selfInit.enabled") || list(o, "spec.selfInit.requests").length > 0,
@@ -148,7 +148,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "self-init-request-shape",
       message:
-        "spec.selfInit.requests must have unique names (max 64) and request paths must be <= 256 characters.",
+        "spec.selfInit.requests: at most 64 requests, each name used once, each path at most 256 characters.",
       cel: `!variables.selfInit || (size(variables.requests) <= 64 && variables.requests.all(r, variables.requests.filter(x, x.?name.orValue("") == r.?name.orValue("")).size() == 1) && variables.requests.all(r, size(r.?path.orValue("")) <= 256))`,
       admits: ({ object: o }) => {
         if (!flag(o, "spec.selfInit.enabled")) return true;
@@ -163,7 +163,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     },
     {
       id: "gateway-required",
-      message: "spec.gateway.hostname and spec.gateway.gatewayRef.name are required when Gateway is enabled.",
+      message: "spec.gateway.enabled is true: set spec.gateway.hostname and spec.gateway.gatewayRef.name.",
       cel: `object.spec.?gateway.?enabled.orValue(false) != true || (object.spec.gateway.?hostname.orValue("") != "" && object.spec.gateway.?gatewayRef.?name.orValue("") != "")`,
       admits: ({ object: o }) =>
         !flag(o, "spec.gateway.enabled") ||
@@ -172,7 +172,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "backup-required",
       message:
-        'spec.backup requires schedule, OpenBao auth (jwtAuthRole or tokenSecretRef, or OIDC enabled when jwtAuthRole is empty/unset for auto-creation of "openbao-operator-backup" role), storage auth (target.roleArn or target.credentialsSecretRef), and a 5-field cron expression.',
+        "spec.backup needs a five-field cron spec.backup.schedule, a way to log in to OpenBao (jwtAuthRole, tokenSecretRef, or spec.selfInit.oidc.enabled with no role) and a way into the object store (target.roleArn or target.credentialsSecretRef).",
       cel: `!variables.backup || (object.spec.backup.?schedule.orValue("").matches("^\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+$") && (object.spec.backup.?jwtAuthRole.orValue("") != "" || has(object.spec.backup.tokenSecretRef) || object.spec.?selfInit.?oidc.?enabled.orValue(false) == true) && (object.spec.backup.?target.?roleArn.orValue("") != "" || has(object.spec.backup.target.credentialsSecretRef)))`,
       admits: ({ object: o }) =>
         !backupOn(o) ||
@@ -186,7 +186,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "hardened-egress",
       message:
-        "Hardened profile requires non-empty spec.network.egressRules when backups or pre-upgrade snapshots are enabled.",
+        "profile Hardened with backups or pre-upgrade snapshots: spec.network.egressRules must list the way to the object store.",
       cel: "!variables.hardened || !(variables.backup || variables.snapshots) || size(object.spec.?network.?egressRules.orValue([])) > 0",
       admits: ({ object: o }) =>
         !hardened(o) ||
@@ -199,20 +199,21 @@ export const CLUSTER_POLICY: PolicyTable = {
     },
     {
       id: "backup-endpoint-local",
-      message: "Backup endpoint cannot point to localhost or use numeric IP encoding (SSRF protection).",
+      message:
+        "spec.backup.target.endpoint may not name this host (localhost, 127.0.0.1, ::1) or a number-encoded address: a request forgery guard.",
       cel: `!variables.backup || !${localEndpointCel("variables.endpoint")}`,
       admits: ({ object: o }) => !backupOn(o) || !localEndpoint(endpoint(o)),
     },
     {
       id: "backup-endpoint-link-local",
       message:
-        "Backup endpoint cannot point to link-local addresses (SSRF protection against cloud metadata services).",
+        "spec.backup.target.endpoint may not be a link-local address (169.254.*, where cloud metadata services answer).",
       cel: `!variables.backup || !${linkLocalCel("variables.endpoint")}`,
       admits: ({ object: o }) => !backupOn(o) || !linkLocal(endpoint(o)),
     },
     {
       id: "hardened-backup-scheme",
-      message: "Backup endpoint must use HTTPS or S3 scheme in Hardened profile.",
+      message: "profile Hardened: spec.backup.target.endpoint must start with https:// or s3://.",
       cel: `!variables.hardened || !variables.backup || variables.endpoint == "" || variables.endpoint.startsWith("https://") || variables.endpoint.startsWith("s3://")`,
       admits: ({ object: o }) => {
         const e = endpoint(o);
@@ -222,7 +223,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "hardened-replicas",
       message:
-        "Hardened profile requires at least 3 replicas for Raft quorum HA. Use Profile=Development for non-HA deployments.",
+        "profile Hardened: spec.replicas must be 3 or more, so Raft keeps a quorum through one loss (profile Development allows fewer).",
       // Unset replicas is the schema's default of 3.
       cel: "!variables.hardened || object.spec.?replicas.orValue(3) >= 3",
       admits: ({ object: o }) => {
@@ -233,7 +234,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "system-secret-refs",
       message:
-        "References to system secrets (unseal-key, root-token, tls-ca, tls-server) are prohibited in backup/upgrade configurations to prevent confused deputy attacks.",
+        "spec.backup and spec.upgrade may not refer to the operator's own Secrets (names ending -unseal-key, -root-token, -tls-ca, -tls-server): a Job must not be lent keys it was not given.",
       cel: `[object.spec.?backup.?target.?credentialsSecretRef.?name.orValue(""), object.spec.?backup.?tokenSecretRef.?name.orValue(""), object.spec.?upgrade.?tokenSecretRef.?name.orValue("")].all(n, !n.matches("${SYSTEM_SECRET_CEL}"))`,
       admits: ({ object: o }) =>
         ![
@@ -244,7 +245,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     },
     {
       id: "storage-class-immutable",
-      message: "spec.storage.storageClassName is immutable.",
+      message: "spec.storage.storageClassName cannot change once set.",
       cel: `oldObject == null || !has(oldObject.spec.storage) || !has(oldObject.spec.storage.storageClassName) || object.spec.?storage.?storageClassName.orValue("") == oldObject.spec.storage.storageClassName`,
       admits: ({ object: o, oldObject: old }) =>
         old === undefined ||
@@ -253,7 +254,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     },
     {
       id: "storage-size-shrink",
-      message: "spec.storage.size cannot be decreased.",
+      message: "spec.storage.size may grow, never shrink.",
       cel: `oldObject == null || !has(oldObject.spec.storage) || !has(oldObject.spec.storage.size) || !has(object.spec.storage) || !has(object.spec.storage.size) || quantity(string(object.spec.storage.size)).compareTo(quantity(string(oldObject.spec.storage.size))) >= 0`,
       admits: ({ object: o, oldObject: old }) => {
         if (old === undefined) return true;
@@ -265,7 +266,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "oidc-issuer",
       message:
-        "spec.selfInit.oidc.issuer must be an https:// issuer URL (no userinfo/query/fragment; not localhost/link-local; must not include /.well-known/*).",
+        "spec.selfInit.oidc.issuer must be an https:// URL without user, query or fragment, not on this host or a link-local address, and without /.well-known/.",
       cel: `object.spec.?selfInit.?oidc.?issuer.orValue("") == "" || (object.spec.selfInit.oidc.issuer.startsWith("https://") && !["@", "?", "#", "localhost", "127.0.0.1", "::1", "/.well-known/"].exists(s, object.spec.selfInit.oidc.issuer.contains(s)) && !${linkLocalCel("object.spec.selfInit.oidc.issuer")})`,
       admits: ({ object: o }) => {
         const i = str(o, "spec.selfInit.oidc.issuer");
@@ -280,7 +281,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "self-init-jwt-mount",
       message:
-        "spec.selfInit.requests contains auth/jwt/* paths but is missing a sys/auth/jwt request to enable that auth mount.",
+        "spec.selfInit.requests writes under auth/jwt/ but has no request to sys/auth/jwt that enables the mount.",
       cel: `!variables.requests.exists(r, r.?path.orValue("").startsWith("auth/jwt/")) || variables.requests.exists(r, r.?path.orValue("") == "sys/auth/jwt")`,
       admits: ({ object: o }) => {
         const paths = requestPaths(o);
@@ -290,7 +291,7 @@ export const CLUSTER_POLICY: PolicyTable = {
     {
       id: "self-init-jwt-operator-mount",
       message:
-        "spec.selfInit.requests contains auth/jwt-operator/* paths but is missing sys/auth/jwt-operator (or spec.selfInit.oidc.enabled: true) to enable that auth mount.",
+        "spec.selfInit.requests writes under auth/jwt-operator/ but neither enables that mount (sys/auth/jwt-operator) nor sets spec.selfInit.oidc.enabled.",
       cel: `!variables.requests.exists(r, r.?path.orValue("").startsWith("auth/jwt-operator/")) || object.spec.?selfInit.?oidc.?enabled.orValue(false) == true || variables.requests.exists(r, r.?path.orValue("") == "sys/auth/jwt-operator")`,
       admits: ({ object: o }) => {
         const paths = requestPaths(o);
@@ -315,27 +316,28 @@ export const RESTORE_POLICY: PolicyTable = {
   rules: [
     {
       id: "override-lock-needs-force",
-      message: "spec.overrideOperationLock requires spec.force=true.",
+      message: "spec.overrideOperationLock needs spec.force: true as well.",
       cel: "object.spec.?overrideOperationLock.orValue(false) != true || object.spec.?force.orValue(false) == true",
       admits: ({ object: o }) => !flag(o, "spec.overrideOperationLock") || flag(o, "spec.force"),
     },
     {
       id: "restore-endpoint-local",
-      message: "Restore endpoint cannot point to localhost or use numeric IP encoding (SSRF protection).",
+      message:
+        "spec.source.target.endpoint may not name this host (localhost, 127.0.0.1, ::1) or a number-encoded address: a request forgery guard.",
       cel: `!${localEndpointCel("variables.endpoint")}`,
       admits: ({ object: o }) => !localEndpoint(restoreEndpoint(o)),
     },
     {
       id: "restore-endpoint-link-local",
       message:
-        "Restore endpoint cannot point to link-local addresses (SSRF protection against cloud metadata services).",
+        "spec.source.target.endpoint may not be a link-local address (169.254.*, where cloud metadata services answer).",
       cel: `!${linkLocalCel("variables.endpoint")}`,
       admits: ({ object: o }) => !linkLocal(restoreEndpoint(o)),
     },
     {
       id: "restore-endpoint-scheme",
       message:
-        "Restore endpoint must use HTTPS or S3 scheme, unless it targets an in-cluster Service (*.svc).",
+        "spec.source.target.endpoint must start with https:// or s3://, or be http:// to a Service in the cluster (*.svc).",
       cel: `variables.endpoint == "" || variables.endpoint.startsWith("https://") || variables.endpoint.startsWith("s3://") || variables.endpoint.matches("^http://[^/]+\\\\.svc([.:/].*)?$")`,
       admits: ({ object: o }) => {
         const e = restoreEndpoint(o);
@@ -350,7 +352,7 @@ export const RESTORE_POLICY: PolicyTable = {
     {
       id: "restore-system-secret-refs",
       message:
-        "References to system secrets (unseal-key, root-token, tls-ca, tls-server) are prohibited in restore configuration to prevent confused deputy attacks.",
+        "an OpenBaoRestore may not refer to the operator's own Secrets (names ending -unseal-key, -root-token, -tls-ca, -tls-server): a Job must not be lent keys it was not given.",
       cel: `[object.spec.?source.?target.?credentialsSecretRef.?name.orValue(""), object.spec.?tokenSecretRef.?name.orValue("")].all(n, !n.matches("${SYSTEM_SECRET_CEL}"))`,
       admits: ({ object: o }) =>
         ![str(o, "spec.source.target.credentialsSecretRef.name"), str(o, "spec.tokenSecretRef.name")].some(
