@@ -5,12 +5,15 @@
  * tests evaluate). The chart reads the CEL half from a generated file (see chart-data.ts), so the
  * two halves cannot drift apart in their words; the tests hold them to the same cases.
  *
- * The rules and messages are upstream's (its policies validate-openbaocluster and
- * validate-openbaorestore), kept so a user moving between the operators meets the same refusals.
+ * The rules are upstream's (its policies validate-openbaocluster and validate-openbaorestore), so a
+ * user moving between the operators meets the same refusals; the messages are this project's, each
+ * naming the field.
  * One is left out on purpose: upstream requires an enabled spec.initContainer with an image, because
  * its pods render their configuration in one; ours do not, and spec.initContainer is a field this
  * operator reports as unsupported, so requiring it would make every admitted cluster carry it.
  */
+
+import { parseQuantity } from "../../../runtime/quantity.js";
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -80,26 +83,7 @@ const endpoint = (o: unknown) => str(o, "spec.backup.target.endpoint");
 
 function quantityBytes(q: unknown): number | undefined {
   if (typeof q === "number") return q;
-  if (typeof q !== "string") return undefined;
-  const m = /^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/.exec(q);
-  if (!m) return undefined;
-  const unit: Record<string, number> = {
-    "": 1,
-    m: 1e-3,
-    k: 1e3,
-    M: 1e6,
-    G: 1e9,
-    T: 1e12,
-    P: 1e15,
-    E: 1e18,
-    Ki: 2 ** 10,
-    Mi: 2 ** 20,
-    Gi: 2 ** 30,
-    Ti: 2 ** 40,
-    Pi: 2 ** 50,
-    Ei: 2 ** 60,
-  };
-  return Number(m[1]) * unit[m[2] ?? ""]!;
+  return typeof q === "string" ? parseQuantity(q) : undefined;
 }
 
 const requestPaths = (o: unknown) =>
