@@ -16,6 +16,7 @@ import {
   installOpenBaoClusterCrd,
   installOpenBaoTenantCrd,
 } from "../support/openbao-cluster.js";
+import { startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 
 // The tenant provisioner's pass against the real API server: what it writes in the target
 // namespace, that the RoleBindings grant the openbao process exactly that (asked of the API
@@ -202,5 +203,60 @@ describe("openbao tenant provisioner on the real API server", () => {
       "restricted",
     );
     assert.equal(await can("create", "statefulsets", undefined, "apps"), false);
+  });
+});
+
+describe("openbao tenant provisioning in the running operator (tenants.enabled)", () => {
+  let client: KubeClient;
+  let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
+  let opNs: string;
+  let watched: string;
+  let target: string;
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    await installOpenBaoTenantCrd(client);
+    opNs = await freshNamespace(client, "tenant-run-op");
+    watched = await freshNamespace(client, "tenant-run-w");
+    target = await freshNamespace(client, "tenant-run-t");
+    op = await startOpenBaoOperatorOnApi(
+      sharedEnv().kubeconfigPath,
+      watched,
+      `    tenants: { enabled: true, serviceAccount: po-openbao, operatorNamespace: ${opNs} }\n`,
+    );
+  });
+  after(async () => {
+    await op?.stop();
+    client?.close();
+  });
+
+  it("provisions a tenant of the operator's namespace for a namespace it does not watch, and offboards it", async () => {
+    await client.create<OpenBaoTenant>(OPENBAOTENANT, {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoTenant",
+      metadata: { name: "run", namespace: opNs },
+      spec: { targetNamespace: target },
+    });
+    const t = await eventually(
+      async () => {
+        const got = await client.get<OpenBaoTenant>(OPENBAOTENANT, "run", opNs);
+        return got.status?.provisioned ? got : undefined;
+      },
+      60_000,
+      "the tenant provisioned",
+    );
+    assert.equal(t.status?.conditions?.find((c) => c.type === "Provisioned")?.status, "True");
+    const rb = (await client.get(ROLE_BINDING, N.roleBinding, target)) as Json;
+    assert.deepEqual(rb["subjects"], [{ kind: "ServiceAccount", name: "po-openbao", namespace: opNs }]);
+    assert.match(op!.output(), /OpenBaoTenant provisioning is on/);
+    await client.delete(OPENBAOTENANT, "run", opNs);
+    await eventually(
+      async () => (await client.getOrUndefined(OPENBAOTENANT, "run", opNs)) === undefined,
+      60_000,
+      "the tenant offboarded",
+    );
+    assert.equal(await client.getOrUndefined(ROLE_BINDING, N.roleBinding, target), undefined);
+    assert.ok(await client.getOrUndefined(QUOTA, N.resourceQuota, target));
   });
 });

@@ -251,3 +251,27 @@ describe("openbao tenant: the Role matches what the chart grants per namespace",
     });
   });
 });
+
+describe("openbao tenant: the configuration switch", () => {
+  it("is off unless enabled, and then needs the openbao process's ServiceAccount", async () => {
+    const { parseOpenBaoConfig } = await import("../../src/targets/openbao/config.js");
+    assert.equal(parseOpenBaoConfig({}, "t").tenants, undefined);
+    assert.equal(
+      parseOpenBaoConfig({ tenants: { enabled: false, serviceAccount: "sa" } }, "t").tenants,
+      undefined,
+    );
+    assert.deepEqual(parseOpenBaoConfig({ tenants: { enabled: true, serviceAccount: "sa" } }, "t").tenants, {
+      serviceAccount: "sa",
+    });
+    assert.deepEqual(
+      parseOpenBaoConfig({ tenants: { enabled: true, serviceAccount: "sa", operatorNamespace: "op" } }, "t")
+        .tenants,
+      { serviceAccount: "sa", operatorNamespace: "op" },
+    );
+    assert.throws(
+      () => parseOpenBaoConfig({ tenants: { enabled: true } }, "t"),
+      /t\.tenants\.serviceAccount/,
+    );
+    assert.throws(() => parseOpenBaoConfig({ tenants: { enabled: true, mode: "multi" } }, "t"), /mode/);
+  });
+});
