@@ -8,6 +8,7 @@ import { buildCrd, type CustomResourceDefinition, type KindDefinition } from "./
 import { GitLabCoreDefinition } from "./gitlabcore.js";
 import { OpenBaoClusterDefinition } from "./openbaocluster.js";
 import { OpenBaoRestoreDefinition } from "./openbaorestore.js";
+import { OpenBaoTenantDefinition } from "./openbaotenant.js";
 import { VaultSeedDefinition } from "./vaultseed.js";
 
 /**
@@ -42,9 +43,13 @@ function describe(def: KindDefinition): KindDescriptor {
 }
 
 export const allKinds: readonly KindDescriptor[] = Object.freeze(
-  [VaultSeedDefinition, GitLabCoreDefinition, OpenBaoClusterDefinition, OpenBaoRestoreDefinition].map(
-    describe,
-  ),
+  [
+    VaultSeedDefinition,
+    GitLabCoreDefinition,
+    OpenBaoClusterDefinition,
+    OpenBaoRestoreDefinition,
+    OpenBaoTenantDefinition,
+  ].map(describe),
 );
 
 /** Finds a kind by its Kind name, plural, or `<plural>.<group>`; undefined for anything else. */
@@ -66,5 +71,6 @@ export * from "./crd.js";
 export * from "./gitlabcore.js";
 export * from "./openbaocluster.js";
 export * from "./openbaorestore.js";
+export * from "./openbaotenant.js";
 export * from "./validate.js";
 export * from "./vaultseed.js";

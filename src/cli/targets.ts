@@ -28,7 +28,10 @@ const notImplemented: Record<string, string[]> = {
 };
 
 /** Kinds of an implemented target that it does not reconcile yet. */
-const pendingKinds: Record<string, string> = {};
+const pendingKinds: Record<string, string> = {
+  // Served (its CRD ships with the chart) so upstream's tenants apply; provisioning comes next.
+  OpenBaoTenant: "openbao",
+};
 
 export const knownTargetNames = (): string[] =>
   [...Object.keys(implemented), ...Object.keys(notImplemented)].sort();

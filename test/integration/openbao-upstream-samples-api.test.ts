@@ -5,11 +5,11 @@ import { ApiError } from "../../src/runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, freshNamespace } from "../support/kube.js";
-import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { installOpenBaoClusterCrd, installOpenBaoTenantCrd } from "../support/openbao-cluster.js";
 import { type Json, upstreamDocuments, upstreamSamplesMissing } from "../support/upstream-samples.js";
 
-// Part (a) of the proof that upstream openbao-operator's manifests work here: every OpenBaoCluster
-// and OpenBaoRestore of its samples, exactly as written, is accepted by the real API server with our
+// Part (a) of the proof that upstream openbao-operator's manifests work here: every OpenBaoCluster,
+// OpenBaoRestore and OpenBaoTenant of its samples, exactly as written, is accepted by the real API server with our
 // generated CRDs under strict field validation (a server-side dry-run, as `kubectl apply
 // --server-side --dry-run=server --validate=strict` sends it), and nothing it sets is pruned.
 
@@ -21,13 +21,18 @@ const CLUSTER: ResourceType = {
   namespaced: true,
 };
 const RESTORE: ResourceType = { ...CLUSTER, kind: "OpenBaoRestore", plural: "openbaorestores" };
+const TENANT: ResourceType = { ...CLUSTER, kind: "OpenBaoTenant", plural: "openbaotenants" };
+const TYPES: Record<string, ResourceType> = {
+  OpenBaoCluster: CLUSTER,
+  OpenBaoRestore: RESTORE,
+  OpenBaoTenant: TENANT,
+};
 
 /** The kinds the samples carry that are not this project's, and why they are not sent. */
 const NOT_OURS: Record<string, string> = {
   Certificate: "cert-manager's kind (the samples' TLS material), not served by this project",
   Issuer: "cert-manager's kind, not served by this project",
   Secret: "a core Secret with placeholder credentials the samples' clusters refer to",
-  OpenBaoTenant: "upstream's multi-tenant provisioning kind, which this project does not serve",
 };
 
 /** Every leaf of `want` is in `got` with the same value: nothing the manifest said was dropped. */
@@ -49,19 +54,21 @@ describe("upstream openbao-operator samples on the real API server, strict field
   let client: KubeClient;
   let ns: string;
   const docs = skip ? [] : upstreamDocuments();
-  const ours = docs.filter((d) => d.doc["kind"] === "OpenBaoCluster" || d.doc["kind"] === "OpenBaoRestore");
+  const ours = docs.filter((d) => String(d.doc["kind"]) in TYPES);
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
     // The target's CRDs as the chart ships them (deploy/crds is generated from the same schemas).
     await installOpenBaoClusterCrd(client);
+    await installOpenBaoTenantCrd(client);
     ns = await freshNamespace(client, "upstream-samples");
   });
   after(() => client?.close());
 
-  it("finds upstream's 17 OpenBaoCluster samples and its OpenBaoRestore sample", () => {
+  it("finds upstream's 17 OpenBaoCluster samples, its OpenBaoRestore and its OpenBaoTenant sample", () => {
     assert.equal(ours.filter((d) => d.doc["kind"] === "OpenBaoCluster").length, 17);
     assert.equal(ours.filter((d) => d.doc["kind"] === "OpenBaoRestore").length, 1);
+    assert.equal(ours.filter((d) => d.doc["kind"] === "OpenBaoTenant").length, 1);
     const others = docs.filter((d) => !ours.includes(d)).map((d) => String(d.doc["kind"]));
     for (const kind of others)
       assert.ok(NOT_OURS[kind], `a sample carries a ${kind}, which the test does not know`);
@@ -69,7 +76,7 @@ describe("upstream openbao-operator samples on the real API server, strict field
 
   for (const { file, doc } of ours) {
     it(`dry-runs ${file} unchanged, keeping every field it sets`, async () => {
-      const type = doc["kind"] === "OpenBaoRestore" ? RESTORE : CLUSTER;
+      const type = TYPES[String(doc["kind"])]!;
       const metadata = doc["metadata"] as Json;
       const answer = await client
         .request<KubeObject>({

@@ -1,4 +1,10 @@
-import { crdFor, OpenBaoApiVersion, OpenBaoClusterKind, OpenBaoRestoreKind } from "../../src/apis/index.js";
+import {
+  crdFor,
+  OpenBaoApiVersion,
+  OpenBaoClusterKind,
+  OpenBaoRestoreKind,
+  OpenBaoTenantKind,
+} from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { applyAny } from "../../src/runtime/apply.js";
 import { liveReader } from "../../src/runtime/cached-reader.js";
@@ -23,6 +29,15 @@ export async function installOpenBaoClusterCrd(client: KubeClient): Promise<void
     });
     await waitServed(client, kind);
   }
+}
+
+/** The OpenBaoTenant CRD, for the tests of tenants (the other openbao tests do without it). */
+export async function installOpenBaoTenantCrd(client: KubeClient): Promise<void> {
+  await applyAny(client, crdFor(OpenBaoTenantKind) as unknown as KubeObject, {
+    fieldManager: "test-setup",
+    force: true,
+  });
+  await waitServed(client, OpenBaoTenantKind);
 }
 
 async function waitServed(client: KubeClient, kind: string): Promise<void> {

@@ -203,7 +203,7 @@ describe("apis: every schema is structural", () => {
 });
 
 describe("apis: kinds, names and columns", () => {
-  it("lists the four kinds with their groups, versions and plurals", () => {
+  it("lists the five kinds with their groups, versions and plurals", () => {
     assert.deepEqual(
       allKinds.map((k) => [k.apiVersion, k.kind, k.plural]),
       [
@@ -211,6 +211,7 @@ describe("apis: kinds, names and columns", () => {
         ["apps.gitlab.com/v2alpha1", "GitLabCore", "gitlabcores"],
         ["openbao.org/v1alpha1", "OpenBaoCluster", "openbaoclusters"],
         ["openbao.org/v1alpha1", "OpenBaoRestore", "openbaorestores"],
+        ["openbao.org/v1alpha1", "OpenBaoTenant", "openbaotenants"],
       ],
     );
   });
@@ -225,6 +226,7 @@ describe("apis: kinds, names and columns", () => {
   it("gives OpenBao and GitLab their short names and every kind its printer columns", () => {
     assert.deepEqual(crdFor("OpenBaoCluster").spec.names.shortNames, ["bao", "baoc"]);
     assert.deepEqual(crdFor("OpenBaoRestore").spec.names.shortNames, ["obrestore"]);
+    assert.deepEqual(crdFor("OpenBaoTenant").spec.names.shortNames, ["obt"]);
     assert.deepEqual(crdFor("GitLabCore").spec.names.shortNames, ["glc"]);
     const columns = (kind: string) =>
       (crdFor(kind).spec.versions[0].additionalPrinterColumns ?? [])
@@ -232,6 +234,7 @@ describe("apis: kinds, names and columns", () => {
         .map((c) => c.name);
     assert.deepEqual(columns("VaultSeed"), ["Path", "Ready", "Reason", "Age"]);
     assert.deepEqual(columns("OpenBaoCluster"), ["Phase", "Version", "Ready", "Age"]);
+    assert.deepEqual(columns("OpenBaoTenant"), ["Target Namespace", "Provisioned", "Age"]);
     const ready = crdFor("VaultSeed").spec.versions[0].additionalPrinterColumns?.find(
       (c) => c.name === "Reason",
     );

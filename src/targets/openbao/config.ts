@@ -22,6 +22,13 @@ export interface OpenBaoTargetConfig {
    * renders `admissionPolicies: { prefix: <release>- }`); checked once at start. Unset: none installed.
    */
   admissionPolicyPrefix?: string;
+  /**
+   * OpenBaoTenant provisioning (`tenants: { enabled: true, serviceAccount: … }`); off by default, so
+   * nothing changes for an install that creates no tenants. serviceAccount is the openbao process's
+   * own, the subject of the RoleBindings a tenant's namespace gets; operatorNamespace defaults to
+   * the namespace the process runs in.
+   */
+  tenants?: { serviceAccount: string; operatorNamespace?: string };
 }
 
 const KEYS = [
@@ -32,6 +39,7 @@ const KEYS = [
   "clusterDomain",
   "executorImage",
   "admissionPolicies",
+  "tenants",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -62,6 +70,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     policies?.["prefix"] === undefined
       ? undefined
       : asString(policies["prefix"], `${field}.admissionPolicies.prefix`);
+  const tenants = parseTenants(root["tenants"], `${field}.tenants`);
   return {
     observeOnly,
     concurrency,
@@ -74,5 +83,23 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     clusterDomain,
     ...(executorImage ? { executorImage } : {}),
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
+    ...(tenants ? { tenants } : {}),
   };
+}
+
+function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants"] {
+  if (raw === undefined) return undefined;
+  const section = asSection(raw, field, ["enabled", "serviceAccount", "operatorNamespace"] as const);
+  if (!asBool(section["enabled"] ?? false, `${field}.enabled`)) return undefined;
+  if (section["serviceAccount"] === undefined)
+    throw new ConfigError(
+      `${field}.serviceAccount`,
+      "is required with enabled: true (the openbao process's ServiceAccount, bound in each tenant namespace)",
+    );
+  const serviceAccount = asString(section["serviceAccount"], `${field}.serviceAccount`);
+  const operatorNamespace =
+    section["operatorNamespace"] === undefined
+      ? undefined
+      : asString(section["operatorNamespace"], `${field}.operatorNamespace`);
+  return { serviceAccount, ...(operatorNamespace ? { operatorNamespace } : {}) };
 }

@@ -184,6 +184,19 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         registrationMoved,
       );
       manager.add(controller);
+      if (config.tenants) {
+        const operatorNamespace = config.tenants.operatorNamespace ?? inClusterNamespace();
+        if (!operatorNamespace)
+          throw new Error(
+            "targets.openbao.tenants: set operatorNamespace (this process does not run in a pod, so its namespace is unknown)",
+          );
+        if (config.observeOnly) manager.log.info("observe-only: OpenBaoTenants are not provisioned");
+        else {
+          const { setupTenants } = await import("./tenant/wiring.js");
+          setupTenants(manager, config, { serviceAccount: config.tenants.serviceAccount, operatorNamespace });
+          manager.log.info({ operatorNamespace }, "OpenBaoTenant provisioning is on");
+        }
+      }
       // Backups and restores start Jobs and take the operation lock; they have no dry-run mode yet,
       // so observe-only (which promises no writes) leaves them out and says so.
       if (config.observeOnly) {

@@ -1,0 +1,237 @@
+/**
+ * The OpenBaoTenant provisioner's pass for one tenant, as upstream orders it: the guard (a refused
+ * tenant gets no finalizer and touches nothing), the finalizer, the target namespace, then every
+ * planned object by server-side apply and the namespace's Pod Security labels; on delete, nothing
+ * while an OpenBaoCluster remains there, then the Roles and RoleBindings. Upstream writes a
+ * condition only for a refusal and no events; here every outcome is a Provisioned condition, and
+ * each change of outcome an event.
+ */
+import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster-names.js";
+import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import type { OpenBaoTenant, OpenBaoTenantStatus } from "../../../apis/openbaotenant.js";
+import {
+  OpenBaoTenantCondition,
+  OpenBaoTenantFinalizer,
+  OpenBaoTenantKind,
+  OpenBaoTenantManagers,
+  OpenBaoTenantPlural,
+  OpenBaoTenantReason,
+} from "../../../apis/openbaotenant-names.js";
+import { NAMESPACE } from "../../../runtime/builtin-types.js";
+import type { KubeClient } from "../../../runtime/client.js";
+import { setCondition } from "../../../runtime/conditions.js";
+import { done, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
+import { errorMessage, isNotFound } from "../../../runtime/errors.js";
+import type { EventRecorder } from "../../../runtime/events.js";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
+import { StatusWriter } from "../../../runtime/status.js";
+import type { KubeObject, ResourceType } from "../../../runtime/types.js";
+import { OPENBAOCLUSTER } from "../cluster-ref.js";
+import { OPENBAORESTORE } from "../restore/types.js";
+import { refuseTarget } from "./guard.js";
+import { type OperatorIdentity, planOffboarding, planTenant, type RoleRef } from "./plan.js";
+
+export const OPENBAOTENANT: ResourceType = {
+  group: OpenBaoGroup,
+  version: OpenBaoVersion,
+  kind: OpenBaoTenantKind,
+  plural: OpenBaoTenantPlural,
+  namespaced: true,
+};
+
+const rbac = (kind: string, plural: string): ResourceType => ({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind,
+  plural,
+  namespaced: true,
+});
+const TYPES: Record<string, ResourceType> = {
+  Role: rbac("Role", "roles"),
+  RoleBinding: rbac("RoleBinding", "rolebindings"),
+  ResourceQuota: {
+    group: "",
+    version: "v1",
+    kind: "ResourceQuota",
+    plural: "resourcequotas",
+    namespaced: true,
+  },
+  LimitRange: { group: "", version: "v1", kind: "LimitRange", plural: "limitranges", namespaced: true },
+};
+
+/** Upstream's waits: a tenant being deleted looks again while clusters remain; a missing namespace after a minute. */
+export const OFFBOARD_POLL_MS = 5_000;
+export const MISSING_NAMESPACE_POLL_MS = 60_000;
+
+export interface TenantProvisionerDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  operator: OperatorIdentity;
+  now?: () => Date;
+}
+
+interface Outcome {
+  provisioned: boolean;
+  reason: string;
+  message: string;
+  /** lastError: set for every outcome that is not a success (or a wait while offboarding). */
+  error?: string;
+}
+
+export class TenantProvisioner {
+  private readonly status: StatusWriter<OpenBaoTenantStatus>;
+  private readonly now: () => Date;
+
+  constructor(private readonly d: TenantProvisionerDeps) {
+    this.now = d.now ?? (() => new Date());
+    this.status = new StatusWriter<OpenBaoTenantStatus>({
+      client: d.client,
+      type: OPENBAOTENANT,
+      fieldManager: OpenBaoTenantManagers.fieldManager,
+    });
+  }
+
+  /** Forget what was written for a tenant that is gone. */
+  forget(key: string): void {
+    this.status.forget(key);
+  }
+
+  async reconcile(cached: OpenBaoTenant, signal?: AbortSignal): Promise<ReconcileResult> {
+    const key = `${cached.metadata.namespace}/${cached.metadata.name}`;
+    let t: OpenBaoTenant = {
+      ...this.status.freshest(key, cached),
+      apiVersion: OpenBaoApiVersion,
+      kind: OpenBaoTenantKind,
+    };
+    const target = t.spec.targetNamespace;
+    const refused = refuseTarget(t.metadata.namespace ?? "", target, this.d.operator.namespace);
+    if (refused) {
+      // Never provisioned, so nothing of it to remove; a finalizer from before a change goes.
+      if (t.metadata.deletionTimestamp || hasFinalizer(t, OpenBaoTenantFinalizer))
+        t = await removeFinalizer(this.d.client, OPENBAOTENANT, t, OpenBaoTenantFinalizer, signal);
+      if (t.metadata.deletionTimestamp) return done();
+      await this.report(t, { provisioned: false, ...refused, error: refused.message }, signal);
+      return done();
+    }
+    if (t.metadata.deletionTimestamp) return this.offboard(t, signal);
+    t = {
+      ...(await addFinalizer(this.d.client, OPENBAOTENANT, t, OpenBaoTenantFinalizer, signal)),
+      status: t.status,
+    };
+    if (!(await this.d.client.getOrUndefined(NAMESPACE, target))) {
+      const message = `target namespace ${target} not found`;
+      await this.report(
+        t,
+        { provisioned: false, reason: OpenBaoTenantReason.TargetNamespaceNotFound, message, error: message },
+        signal,
+      );
+      return requeueAfter(MISSING_NAMESPACE_POLL_MS);
+    }
+    try {
+      const [clusters, restores] = await Promise.all([
+        this.d.client.list<OpenBaoCluster>(OPENBAOCLUSTER, { namespace: target }),
+        this.d.client.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: target }),
+      ]);
+      const plan = planTenant({
+        tenant: t,
+        clusters: clusters.items,
+        restores: restores.items,
+        operator: this.d.operator,
+      });
+      if (plan.refused) throw new Error(plan.refused.message); // refuseTarget answered above
+      const opts = { fieldManager: OpenBaoTenantManagers.fieldManager, force: true, signal };
+      for (const o of plan.apply) await this.d.client.apply(TYPES[o.kind!]!, o, opts);
+      await this.d.client.apply(
+        NAMESPACE,
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: target, labels: plan.namespaceLabels } },
+        opts,
+      );
+      await this.remove(target, plan.remove);
+      const message = `namespace ${target} onboarded: ${plan.apply.length} objects applied, Pod Security restricted`;
+      await this.report(t, { provisioned: true, reason: OpenBaoTenantReason.Provisioned, message }, signal);
+      return done();
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      const message = `provisioning namespace ${target} failed: ${errorMessage(e)}`;
+      await this.report(
+        t,
+        { provisioned: false, reason: OpenBaoTenantReason.ProvisioningFailed, message, error: message },
+        signal,
+      );
+      throw e;
+    }
+  }
+
+  private async offboard(t: OpenBaoTenant, signal?: AbortSignal): Promise<ReconcileResult> {
+    if (!hasFinalizer(t, OpenBaoTenantFinalizer)) return done();
+    const target = t.spec.targetNamespace;
+    const clusters = await this.d.client.list(OPENBAOCLUSTER, { namespace: target });
+    const plan = planOffboarding(clusters.items.length);
+    if ("waitFor" in plan) {
+      const message = `offboarding waits: ${plan.waitFor} OpenBaoCluster(s) remain in namespace ${target}, whose access stays until they are gone`;
+      await this.report(
+        t,
+        { provisioned: true, reason: OpenBaoTenantReason.ClustersRemain, message },
+        signal,
+      );
+      return requeueAfter(OFFBOARD_POLL_MS);
+    }
+    await this.remove(target, plan.remove);
+    this.d.events.record(
+      t,
+      {
+        type: "Normal",
+        reason: "Offboarded",
+        action: "Offboard",
+        note: `the operator's Roles and RoleBindings in namespace ${target} removed; its quota, limit range and Pod Security labels stay`,
+      },
+      OPENBAOTENANT,
+    );
+    await removeFinalizer(this.d.client, OPENBAOTENANT, t, OpenBaoTenantFinalizer, signal);
+    return done();
+  }
+
+  private async remove(namespace: string, refs: readonly RoleRef[]): Promise<void> {
+    for (const r of refs)
+      await this.d.client.delete(TYPES[r.kind]!, r.name, namespace).catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      });
+  }
+
+  /** Status, the Provisioned condition, and an event when the outcome is not the one reported last. */
+  private async report(t: OpenBaoTenant, o: Outcome, signal?: AbortSignal): Promise<void> {
+    const before = t.status?.conditions?.find((c) => c.type === OpenBaoTenantCondition.Provisioned);
+    const changed = before?.reason !== o.reason || before?.message !== o.message;
+    const next: OpenBaoTenantStatus = {
+      provisioned: o.provisioned,
+      ...(o.error ? { lastError: o.error } : {}),
+      conditions: setCondition(
+        t.status?.conditions,
+        {
+          type: OpenBaoTenantCondition.Provisioned,
+          status: o.provisioned ? "True" : "False",
+          reason: o.reason,
+          message: o.message,
+          ...(t.metadata.generation !== undefined ? { observedGeneration: t.metadata.generation } : {}),
+        },
+        this.now(),
+      ),
+    };
+    await this.status.write(t as KubeObject & { status?: OpenBaoTenantStatus }, next, { signal });
+    if (changed)
+      this.d.events.record(
+        t,
+        {
+          type:
+            o.reason === OpenBaoTenantReason.Provisioned || o.reason === OpenBaoTenantReason.ClustersRemain
+              ? "Normal"
+              : "Warning",
+          reason: o.reason,
+          action: "Provision",
+          note: o.message,
+        },
+        OPENBAOTENANT,
+      );
+  }
+}

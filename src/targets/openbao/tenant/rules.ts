@@ -1,0 +1,59 @@
+/**
+ * The namespaced access the openbao target needs where it manages clusters: the same rules the
+ * chart grants it per listed namespace (`po.namespacedRules.openbao` in the chart's _targets.tpl,
+ * which the chart-install test holds to the API server's audit log), so a tenant's namespace is
+ * served exactly as a listed one. A unit test holds the two lists to each other.
+ *
+ * Secrets are the exception, as upstream does it: create, patch, delete and get go only to the names
+ * the clusters there use (secrets.ts). Upstream grants no list or watch on Secrets at all; this
+ * target reads its Secrets through one informer per namespace, so list and watch stay
+ * namespace-wide, and with them read access to every Secret there (as the chart grants today).
+ * Narrowing that needs the target to read Secrets by name first.
+ */
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+const rule = (apiGroups: string[], resources: string[], verbs: string[]): PolicyRule => ({
+  apiGroups,
+  resources,
+  verbs,
+});
+
+const WRITE = ["get", "list", "watch", "create", "patch"];
+
+/** The chart's rules for the openbao target in one namespace, Secrets left out. */
+export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze([
+  rule(["openbao.org"], ["openbaoclusters"], ["get", "list", "watch", "patch"]),
+  rule(["openbao.org"], ["openbaoclusters/status"], ["patch"]),
+  rule(["openbao.org"], ["openbaorestores"], ["get", "list", "watch", "patch"]),
+  rule(["openbao.org"], ["openbaorestores/status"], ["patch"]),
+  rule(["batch"], ["jobs"], ["get", "list", "watch", "create"]),
+  rule([""], ["configmaps"], [...WRITE, "delete"]),
+  rule([""], ["services"], [...WRITE, "delete"]),
+  rule([""], ["serviceaccounts"], WRITE),
+  rule([""], ["serviceaccounts/token"], ["create"]),
+  rule([""], ["persistentvolumeclaims"], ["get", "list", "watch", "patch", "delete"]),
+  rule([""], ["pods"], ["get", "list", "watch", "update", "patch", "delete"]),
+  rule(["apps"], ["statefulsets"], [...WRITE, "delete"]),
+  rule(["policy"], ["poddisruptionbudgets"], WRITE),
+  rule(["networking.k8s.io"], ["networkpolicies"], WRITE),
+  rule(["networking.k8s.io"], ["ingresses"], [...WRITE, "delete"]),
+  rule(["rbac.authorization.k8s.io"], ["roles", "rolebindings"], WRITE),
+  rule(
+    ["gateway.networking.k8s.io"],
+    ["httproutes", "tlsroutes", "backendtlspolicies"],
+    [...WRITE, "delete"],
+  ),
+  rule(["events.k8s.io"], ["events"], ["create", "patch"]),
+]);
+
+/** The tenant Role: the target's rules, and Secrets only as far as its informer reads them. */
+export const TENANT_ROLE_RULES: readonly PolicyRule[] = Object.freeze([
+  ...TARGET_RULES_WITHOUT_SECRETS,
+  rule([""], ["secrets"], ["list", "watch"]),
+]);
