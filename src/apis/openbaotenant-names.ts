@@ -24,6 +24,8 @@ export const OpenBaoTenantReason = {
   ProvisioningFailed: "ProvisioningFailed",
   /** Deleting: OpenBaoClusters remain in the target namespace, so its access stays. */
   ClustersRemain: "ClustersRemain",
+  /** Deleted: the Roles and RoleBindings are gone (an event). */
+  Offboarded: "Offboarded",
 } as const;
 export type OpenBaoTenantReasonType = (typeof OpenBaoTenantReason)[keyof typeof OpenBaoTenantReason];
 

@@ -182,7 +182,7 @@ export class TenantProvisioner {
       t,
       {
         type: "Normal",
-        reason: "Offboarded",
+        reason: OpenBaoTenantReason.Offboarded,
         action: "Offboard",
         note: `the operator's Roles and RoleBindings in namespace ${target} removed; its quota, limit range and Pod Security labels stay`,
       },
