@@ -1,8 +1,9 @@
 import { GitLabCoreCondition } from "../apis/gitlabcore-names.js";
+import { ROLE, ROLE_BINDING } from "../runtime/builtin-types.js";
 import type { KubeClient } from "../runtime/client.js";
 import { findCondition } from "../runtime/conditions.js";
 import { errorMessage } from "../runtime/errors.js";
-import type { KubeObject, ResourceType } from "../runtime/types.js";
+import type { KubeObject } from "../runtime/types.js";
 import { GITLABCORE } from "../targets/gitlab/target.js";
 import { fixtureChartsDir, fixtureVersions } from "../testenv/gitlab-fixture-chart.js";
 import { ensureHelm } from "../testenv/helm.js";
@@ -66,14 +67,6 @@ export async function prepareGitLab(
   };
 }
 
-const rbac = (kind: string, plural: string): ResourceType => ({
-  group: "rbac.authorization.k8s.io",
-  version: "v1",
-  kind,
-  plural,
-  namespaced: true,
-});
-
 async function provisionHookAccount(client: KubeClient, ns: string): Promise<void> {
   const opts = { fieldManager: "platform-operator-dev", force: true };
   const name = GITLAB_HOOK_ACCOUNT;
@@ -83,7 +76,7 @@ async function provisionHookAccount(client: KubeClient, ns: string): Promise<voi
     opts,
   );
   await client.apply(
-    rbac("Role", "roles"),
+    ROLE,
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
@@ -93,7 +86,7 @@ async function provisionHookAccount(client: KubeClient, ns: string): Promise<voi
     opts,
   );
   await client.apply(
-    rbac("RoleBinding", "rolebindings"),
+    ROLE_BINDING,
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",

@@ -72,6 +72,22 @@ export const VALIDATING_ADMISSION_POLICY_BINDING: ResourceType = {
   plural: "validatingadmissionpolicybindings",
   namespaced: false,
 };
+export const ROLE: ResourceType = {
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind: "Role",
+  plural: "roles",
+  namespaced: true,
+};
+export const ROLE_BINDING: ResourceType = { ...ROLE, kind: "RoleBinding", plural: "rolebindings" };
+export const RESOURCE_QUOTA: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "ResourceQuota",
+  plural: "resourcequotas",
+  namespaced: true,
+};
+export const LIMIT_RANGE: ResourceType = { ...RESOURCE_QUOTA, kind: "LimitRange", plural: "limitranges" };
 export const JOB: ResourceType = {
   group: "batch",
   version: "v1",

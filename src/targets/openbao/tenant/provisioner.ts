@@ -18,7 +18,13 @@ import {
   OpenBaoTenantPlural,
   OpenBaoTenantReason,
 } from "../../../apis/openbaotenant-names.js";
-import { NAMESPACE } from "../../../runtime/builtin-types.js";
+import {
+  LIMIT_RANGE,
+  NAMESPACE,
+  RESOURCE_QUOTA,
+  ROLE,
+  ROLE_BINDING,
+} from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { setCondition } from "../../../runtime/conditions.js";
 import { done, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
@@ -40,24 +46,11 @@ export const OPENBAOTENANT: ResourceType = {
   namespaced: true,
 };
 
-const rbac = (kind: string, plural: string): ResourceType => ({
-  group: "rbac.authorization.k8s.io",
-  version: "v1",
-  kind,
-  plural,
-  namespaced: true,
-});
 const TYPES: Record<string, ResourceType> = {
-  Role: rbac("Role", "roles"),
-  RoleBinding: rbac("RoleBinding", "rolebindings"),
-  ResourceQuota: {
-    group: "",
-    version: "v1",
-    kind: "ResourceQuota",
-    plural: "resourcequotas",
-    namespaced: true,
-  },
-  LimitRange: { group: "", version: "v1", kind: "LimitRange", plural: "limitranges", namespaced: true },
+  Role: ROLE,
+  RoleBinding: ROLE_BINDING,
+  ResourceQuota: RESOURCE_QUOTA,
+  LimitRange: LIMIT_RANGE,
 };
 
 /** Upstream's waits: a tenant being deleted looks again while clusters remain; a missing namespace after a minute. */
