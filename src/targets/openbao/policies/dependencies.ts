@@ -1,10 +1,9 @@
 /**
  * At start, the openbao target looks once at the admission policies the chart installs
  * (admissionPolicies.enabled): each binding must exist, name its policy and deny, and the policy
- * must exist and fail closed. The result is the gauge openbao_admission_dependencies_ready and
- * `admissionReadiness()`, which the status code reads (ProductionReady, upstream's
- * AdmissionPoliciesNotReady). Upstream's fourth binding, the tenant provisioner's delegate, has no
- * counterpart until this operator has tenants.
+ * must exist and fail closed. The result sets the gauge openbao_admission_dependencies_ready and is
+ * handed to the cluster reconciler for ProductionReady (upstream's AdmissionPoliciesNotReady).
+ * Upstream's fourth binding, the tenant provisioner's delegate, has no counterpart yet.
  */
 import {
   VALIDATING_ADMISSION_POLICY,
@@ -27,13 +26,6 @@ export interface AdmissionReadiness {
   /** Empty when ready; else "Admission policies are not ready: <dep>: <issue> | …". */
   summary: string;
   issues: { dependency: string; issue: string }[];
-}
-
-let current: AdmissionReadiness = summarize([{ dependency: "admission policies", issue: "not checked yet" }]);
-
-/** The last check's result (not checked yet before the target started). */
-export function admissionReadiness(): AdmissionReadiness {
-  return current;
 }
 
 export function summarize(issues: AdmissionReadiness["issues"]): AdmissionReadiness {
@@ -106,7 +98,7 @@ export async function checkAdmissionDependencies(
           issue: `policy failurePolicy is ${policy.spec?.failurePolicy}, not Fail`,
         });
     }
-  current = summarize(issues);
-  admissionDependenciesReady.set(current.ready ? 1 : 0);
-  return current;
+  const result = summarize(issues);
+  admissionDependenciesReady.set(result.ready ? 1 : 0);
+  return result;
 }

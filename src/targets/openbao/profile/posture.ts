@@ -4,6 +4,7 @@ import {
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
 import type { ConditionInput } from "../../../runtime/conditions.js";
+import type { AdmissionReadiness as PolicyCheck } from "../policies/dependencies.js";
 
 /**
  * The security posture a cluster's spec declares, and what upstream's operator derives from it:
@@ -36,12 +37,8 @@ export function postureOf(spec: SpecView): Posture {
   };
 }
 
-/** Whether the admission policies a Hardened cluster relies on are installed as expected. */
-export interface AdmissionReadiness {
-  ready: boolean;
-  /** What is missing, when not ready; names bindings and policies, never object contents. */
-  summary: string;
-}
+/** What ProductionReady needs of the start-up check of the admission policies. */
+export type AdmissionReadiness = Pick<PolicyCheck, "ready" | "summary">;
 
 type Input = Omit<ConditionInput, "observedGeneration">;
 
