@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { runCommand } from "../../src/testenv/exec.js";
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
+import { eventually } from "../support/kube.js";
 import { BUSYBOX, deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 
 // Workloads on the real node: kubelet, containerd, runc, CNI, kube-proxy and CoreDNS doing their jobs.
@@ -181,11 +182,17 @@ describe("node: workloads", () => {
     );
     await ctx.waitFor("deployment/echo", "condition=Available");
     await ctx.waitFor("pod/client", "condition=Ready");
-    const fromPod = await ctx.exec("client", [
-      "wget",
-      "-qO-",
-      `http://echo.${ctx.namespace}.svc.cluster.local/`,
-    ]);
+    // Available is the API's view; kube-proxy programs the Service's endpoints a moment later (until
+    // then it rejects: "No route to host"), and nothing in the API says when. So the first request
+    // is retried until it is answered, within a deadline.
+    const fromPod = await eventually(
+      () =>
+        ctx
+          .exec("client", ["wget", "-qO-", `http://echo.${ctx.namespace}.svc.cluster.local/`])
+          .catch(() => undefined),
+      60_000,
+      "the Service to answer from a pod",
+    );
     assert.match(fromPod, /^served-by-echo-/);
     const clusterIP = (await ctx.getJson("service/echo")).spec.clusterIP as string;
     const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(10_000) });
