@@ -156,6 +156,8 @@ export const OpenBaoClusterReason = {
   StorageShrinkRefused: "StorageShrinkRefused",
   FieldsNotSupported: "FieldsNotSupported",
   AllFieldsSupported: "AllFieldsSupported",
+  /** A cluster made before the names followed upstream keeps the headless Service its pods live under. */
+  PeerServiceKept: "PeerServiceKept",
   // Upstream's reasons, so one situation reads the same on both operators.
   ACMEDomainNotResolvable: "ACMEDomainNotResolvable",
   ACMEGatewayNotConfiguredForPassthrough: "ACMEGatewayNotConfiguredForPassthrough",

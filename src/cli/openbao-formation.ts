@@ -20,7 +20,7 @@ import {
   API_PORT,
   type ClusterRef,
   clusterNames,
-  podHost,
+  podAddress,
   voterSetName,
 } from "../targets/openbao/identity.js";
 
@@ -113,7 +113,7 @@ async function raftPeers(
     address: `${caPem ? "https" : "http"}://${podIP}:${API_PORT}`,
     caPem,
     // The certificate names pods by DNS; the address is the pod's IP, reachable from the host.
-    serverName: podHost(ref, 0, undefined, clusterDomain),
+    serverName: podAddress(ref, 0, undefined, clusterDomain),
     timeoutMs: 5000,
   });
   return bao.raftServers(token);

@@ -69,7 +69,7 @@ describe("blue-green pre-promotion hook: the Job", () => {
     assert.equal(c.image, hook.image);
     assert.deepEqual([c.command, c.args], [["sh", "-c"], ["bao status"]]);
     const env = Object.fromEntries(c.env.map((e: Json) => [e.name, e.value]));
-    assert.equal(env.BAO_ADDR, "https://gbao-2-7-2-8b685-0.gbao-internal.ns.svc.cluster.local:8200");
+    assert.equal(env.BAO_ADDR, "https://gbao-2-7-2-8b685-0.gbao.ns.svc:8200");
     assert.equal(env.BAO_CACERT, "/var/run/openbao/ca/ca.crt");
     assert.equal(env.OPENBAO_GREEN_VERSION, "2.7.2");
     assert.equal(j.spec.template.spec.volumes[0].secret.secretName, "gbao-tls-server");
@@ -88,7 +88,10 @@ describe("blue-green pre-promotion hook: the Job", () => {
     const c = j.spec.template.spec.containers[0];
     assert.equal(c.command, undefined);
     assert.equal(c.args, undefined);
-    assert.match(c.env.find((e: Json) => e.name === "BAO_ADDR").value, /^http:\/\/.*\.example\.org:8200$/);
+    assert.match(
+      c.env.find((e: Json) => e.name === "BAO_ADDR").value,
+      /^http:\/\/gbao-[a-z0-9-]+-0\.gbao\.ns\.svc:8200$/,
+    );
     assert.equal(
       c.env.find((e: Json) => e.name === "BAO_CACERT"),
       undefined,

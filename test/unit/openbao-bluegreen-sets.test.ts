@@ -89,12 +89,12 @@ describe("blue-green workload: the serving set, green's set, and what is retired
   it("green's retry_join goes to blue's pods first, then green's own", () => {
     const c = upgrading("DeployingGreen", "r1");
     assert.deepEqual(greenPeerHosts(c, greenRevision(c)!, "cluster.local"), [
-      "demo-r1-0.demo-internal.ns.svc.cluster.local",
-      "demo-r1-1.demo-internal.ns.svc.cluster.local",
-      "demo-r1-2.demo-internal.ns.svc.cluster.local",
-      "demo-r2-0.demo-internal.ns.svc.cluster.local",
-      "demo-r2-1.demo-internal.ns.svc.cluster.local",
-      "demo-r2-2.demo-internal.ns.svc.cluster.local",
+      "demo-r1-0.demo.ns.svc",
+      "demo-r1-1.demo.ns.svc",
+      "demo-r1-2.demo.ns.svc",
+      "demo-r2-0.demo.ns.svc",
+      "demo-r2-1.demo.ns.svc",
+      "demo-r2-2.demo.ns.svc",
     ]);
   });
 

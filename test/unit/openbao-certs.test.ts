@@ -80,11 +80,14 @@ describe("openbao certificates: issuing", () => {
       "bao",
       "bao.vault.svc",
       "bao.vault.svc.cluster.local",
-      "bao-internal.vault.svc",
+      "bao-public.vault.svc",
+      "bao-public.vault.svc.cluster.local",
       "bao-active.vault.svc.cluster.local",
       "bao-read.vault.svc",
-      "bao-2.bao-internal.vault.svc.cluster.local",
-      "bao-read-1.bao-internal.vault.svc.cluster.local",
+      "bao-2.bao.vault.svc",
+      "bao-2.bao.vault.svc.cluster.local",
+      "bao-read-1.bao.vault.svc",
+      "bao-read-1.bao.vault.svc.cluster.local",
       "bao-0",
       "bao-read-1",
       "bao.example.com",
@@ -92,7 +95,7 @@ describe("openbao certificates: issuing", () => {
       assert.notEqual(x.checkHost(host), undefined, host);
     assert.equal(x.checkIP("127.0.0.1"), "127.0.0.1");
     assert.equal(x.checkIP("10.1.2.3"), "10.1.2.3");
-    assert.equal(x.checkHost("bao-3.bao-internal.other.svc"), undefined);
+    assert.equal(x.checkHost("bao-3.bao.other.svc"), undefined);
     assert.deepEqual(new Set(sanKeys(x)), new Set(names.map(sanKey)));
   });
 
@@ -140,11 +143,18 @@ describe("openbao certificates: settings", () => {
     assert.throws(() => parseDurationMs("5 minutes", "f"), /f: "5 minutes" is not a duration/);
   });
 
-  it("asks External certificates to cover the client Service and every pod", () => {
+  it("asks External certificates to cover the client Service and every pod by the address it advertises", () => {
     assert.deepEqual(requiredExternalNames(cluster({ replicas: 2 })), [
-      "bao.vault.svc",
+      "bao-public.vault.svc",
+      "bao-0.bao.vault.svc",
+      "bao-1.bao.vault.svc",
+    ]);
+    // A cluster that kept its old peer Service advertises the full names it always did.
+    const kept = cluster({ replicas: 1 });
+    kept.metadata.annotations = { "openbao.org/peer-service": "bao-internal" };
+    assert.deepEqual(requiredExternalNames(kept), [
+      "bao-public.vault.svc",
       "bao-0.bao-internal.vault.svc.cluster.local",
-      "bao-1.bao-internal.vault.svc.cluster.local",
     ]);
   });
 });
@@ -210,13 +220,13 @@ describe("openbao certificates: validating External Secrets", () => {
   const required = requiredExternalNames(cluster({ replicas: 1 }));
   const good = issueServerCertificate(ca, {
     commonName: "bao",
-    names: ["bao.vault.svc", "*.bao-internal.vault.svc.cluster.local"],
+    names: ["*.bao.vault.svc", "*.vault.svc"],
     now: t0,
     validityMs: 100 * HOUR,
   });
   const input = { requiredNames: required, now: new Date(t0.getTime() + HOUR) };
 
-  it("accepts a matching, current pair whose wildcard covers the pods", () => {
+  it("accepts a certificate with upstream's documented names (*.<name>.<ns>.svc, *.<ns>.svc)", () => {
     assert.deepEqual(validateServerMaterial({ ...good, caPem: ca.certPem }, input), []);
   });
 
@@ -235,7 +245,7 @@ describe("openbao certificates: validating External Secrets", () => {
     assert.equal(problems.length, 4, problems.join("\n"));
     assert.match(problems[0]!, /^tls\.key: does not belong/);
     assert.match(problems[1]!, /^tls\.crt: the certificate expired at/);
-    assert.match(problems[2]!, /do not cover bao\.vault\.svc, bao-0\.bao-internal/);
+    assert.match(problems[2]!, /do not cover bao-public\.vault\.svc, bao-0\.bao\.vault\.svc/);
     assert.match(problems[3]!, /^ca\.crt: no certificate in it verifies tls\.crt/);
     const keyBody = good.keyPem.split("\n")[1]!;
     for (const p of problems) assert.ok(!p.includes(keyBody.slice(0, 20)));

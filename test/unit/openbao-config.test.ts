@@ -63,9 +63,9 @@ describe("config.hcl structure", () => {
     assert.deepEqual(
       joins,
       [0, 1, 2].map((i) => ({
-        leader_api_addr: `https://demo-${i}.demo-internal.ns1.svc.cluster.local:8200`,
+        leader_api_addr: `https://demo-${i}.demo.ns1.svc:8200`,
         leader_ca_cert_file: "/openbao/tls/ca.crt",
-        leader_tls_servername: `demo-${i}.demo-internal.ns1.svc.cluster.local`,
+        leader_tls_servername: `demo-${i}.demo.ns1.svc`,
       })),
     );
     assert.equal(find(storage, "retry_join_as_non_voter").length, 0);
@@ -509,11 +509,8 @@ describe("config.hcl structure", () => {
     assert.equal(env[0]!.name, "BAO_K8S_POD_NAME", "defined first, so later values can expand it");
     assert.deepEqual(by["BAO_K8S_POD_NAME"]!.valueFrom, { fieldRef: { fieldPath: "metadata.name" } });
     assert.equal(by["BAO_RAFT_NODE_ID"]!.value, "$(BAO_K8S_POD_NAME)");
-    assert.equal(by["BAO_API_ADDR"]!.value, "https://$(BAO_K8S_POD_NAME).demo-internal.ns1.svc.k.local:8200");
-    assert.equal(
-      by["BAO_CLUSTER_ADDR"]!.value,
-      "https://$(BAO_K8S_POD_NAME).demo-internal.ns1.svc.k.local:8201",
-    );
+    assert.equal(by["BAO_API_ADDR"]!.value, "https://$(BAO_K8S_POD_NAME).demo.ns1.svc:8200");
+    assert.equal(by["BAO_CLUSTER_ADDR"]!.value, "https://$(BAO_K8S_POD_NAME).demo.ns1.svc:8201");
   });
 
   it("renders the PROXY protocol behaviour with its trusted proxies, and refuses what OpenBao cannot run", () => {

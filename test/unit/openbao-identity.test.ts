@@ -17,7 +17,7 @@ const cluster = (spec: IdentityCluster["spec"] = {}): IdentityCluster => ({
 
 describe("openbao identity: ServiceAccount and service-registration RBAC", () => {
   it("names the ServiceAccount after the cluster unless the spec names one", () => {
-    assert.equal(serviceAccount(cluster()).metadata.name, "bao");
+    assert.equal(serviceAccount(cluster()).metadata.name, "bao-serviceaccount");
     const own: Any = serviceAccount(
       cluster({ serviceAccount: { name: "vault-sa", annotations: { a: "b" } } }),
     );
@@ -41,13 +41,15 @@ describe("openbao identity: ServiceAccount and service-registration RBAC", () =>
     assert.deepEqual(clusterPodNames(cluster()), ["bao-0", "bao-1", "bao-2"]);
   });
 
-  it("binds the Role to the ServiceAccount the pods run as", () => {
+  it("binds the Role to the ServiceAccount the pods run as, both named after it as upstream does", () => {
     const b: Any = serviceRegistrationBinding(cluster({ serviceAccount: { name: "vault-sa" } }));
+    assert.equal(b.metadata.name, "vault-sa-rolebinding");
     assert.deepEqual(b.roleRef, {
       apiGroup: "rbac.authorization.k8s.io",
       kind: "Role",
-      name: "bao-service-registration",
+      name: "vault-sa-role",
     });
+    assert.equal(serviceRegistrationRole(cluster()).metadata.name, "bao-serviceaccount-role");
     assert.deepEqual(b.subjects, [{ kind: "ServiceAccount", name: "vault-sa", namespace: "vault" }]);
   });
 });

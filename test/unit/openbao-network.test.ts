@@ -5,7 +5,7 @@ import {
   apiServerEgress,
   clientService,
   gatewayObjects,
-  headlessService,
+  headlessServices,
   ingress,
   type NetworkCluster,
   type NetworkInputs,
@@ -31,9 +31,10 @@ const inputs = (over: Partial<NetworkInputs> = {}): NetworkInputs => ({
 });
 
 describe("openbao networking: Services", () => {
-  it("headless Service publishes unready pods of voters and read replicas, on both ports", () => {
-    const s: Any = headlessService(cluster());
-    assert.equal(s.metadata.name, "bao-internal");
+  it("headless Service, under upstream's name, publishes unready pods of voters and read replicas, on both ports", () => {
+    const [s, ...more]: Any[] = headlessServices(cluster());
+    assert.equal(more.length, 0);
+    assert.equal(s.metadata.name, "bao");
     assert.equal(s.spec.clusterIP, "None");
     assert.equal(s.spec.publishNotReadyAddresses, true);
     assert.deepEqual(s.spec.selector, { "app.kubernetes.io/instance": "bao", "openbao.org/cluster": "bao" });
@@ -42,6 +43,19 @@ describe("openbao networking: Services", () => {
       [
         ["https", 8200],
         ["cluster", 8201],
+      ],
+    );
+  });
+
+  it("a cluster that kept its old peer Service gets it next to upstream's headless Service", () => {
+    const kept = cluster();
+    kept.metadata.annotations = { "openbao.org/peer-service": "bao-internal" };
+    const services: Any[] = headlessServices(kept);
+    assert.deepEqual(
+      services.map((s) => [s.metadata.name, s.spec.clusterIP, s.spec.publishNotReadyAddresses]),
+      [
+        ["bao", "None", true],
+        ["bao-internal", "None", true],
       ],
     );
   });
@@ -57,12 +71,12 @@ describe("openbao networking: Services", () => {
         },
       }),
     );
-    assert.equal(s.metadata.name, "bao");
+    assert.equal(s.metadata.name, "bao-public");
     assert.equal(s.spec.type, "LoadBalancer");
     assert.deepEqual(s.spec.loadBalancerSourceRanges, ["10.0.0.0/8"]);
     assert.equal(s.metadata.labels.team, "x");
     // The operator's own labels win over the user's.
-    assert.equal(s.metadata.labels["app.kubernetes.io/managed-by"], "platform-operator");
+    assert.equal(s.metadata.labels["app.kubernetes.io/managed-by"], "openbao-operator");
     assert.deepEqual(s.metadata.annotations, { a: "b" });
     assert.equal(s.spec.selector["openbao.org/component"], "server");
     assert.equal((clientService(cluster({ tls: { enabled: false } })) as Any).spec.ports[0].name, "http");
@@ -101,7 +115,7 @@ describe("openbao networking: Ingress and Gateway API", () => {
     assert.deepEqual(path, {
       path: "/",
       pathType: "Prefix",
-      backend: { service: { name: "bao", port: { number: 8200 } } },
+      backend: { service: { name: "bao-public", port: { number: 8200 } } },
     });
     const own: Any = ingress(cluster({ ingress: { enabled: true, host: "h", tlsSecretName: "mine" } }));
     assert.equal(own.spec.tls[0].secretName, "mine");
@@ -120,8 +134,8 @@ describe("openbao networking: Ingress and Gateway API", () => {
     );
     assert.deepEqual(missing, []);
     assert.deepEqual(
-      objects.map((o) => o.kind),
-      ["HTTPRoute", "ConfigMap", "BackendTLSPolicy"],
+      objects.map((o) => `${o.kind}/${o.metadata.name}`),
+      ["HTTPRoute/bao-httproute", "ConfigMap/bao-backend-ca", "BackendTLSPolicy/bao-backend-tls-policy"],
     );
     const route: Any = objects[0];
     assert.deepEqual(route.spec.parentRefs, [
@@ -135,7 +149,7 @@ describe("openbao networking: Ingress and Gateway API", () => {
     ]);
     assert.deepEqual(route.spec.hostnames, ["bao.example.com"]);
     const policy: Any = objects[2];
-    assert.equal(policy.spec.validation.hostname, "bao.vault.svc");
+    assert.equal(policy.spec.validation.hostname, "bao-public.vault.svc");
     assert.deepEqual(policy.spec.validation.caCertificateRefs, [
       { group: "", kind: "ConfigMap", name: "bao-backend-ca" },
     ]);
@@ -179,6 +193,7 @@ describe("openbao networking: NetworkPolicy", () => {
       cluster({ gateway: { enabled: true, gatewayRef: { name: "gw", namespace: "infra" }, hostname: "h" } }),
       inputs(),
     );
+    assert.equal(p.metadata.name, "bao-network-policy");
     assert.deepEqual(p.spec.policyTypes, ["Ingress", "Egress"]);
     const [peers, api] = p.spec.ingress;
     assert.deepEqual(

@@ -44,7 +44,7 @@ describe("serving revision: which voter set serves, from status alone", () => {
     assert.equal(voterSetName(servingRef(done)), "demo-2-7-2-abc");
     assert.equal(voterConfigMapName(servingRef(done)), "demo-config-2-7-2-abc");
     assert.equal(podName(servingRef(done), 0), "demo-2-7-2-abc-0");
-    assert.equal(podHost(servingRef(done), 1), "demo-2-7-2-abc-1.demo-internal.ns.svc.cluster.local");
+    assert.equal(podHost(servingRef(done), 1), "demo-2-7-2-abc-1.demo.ns.svc.cluster.local");
   });
 
   it("reads a Raft node id back to an ordinal only for the serving set's pods", () => {
@@ -70,9 +70,9 @@ describe("serving revision: which voter set serves, from status alone", () => {
 
   it("config peers are the serving revision's pods", () => {
     assert.deepEqual(peerHosts(cluster({ phase: "Idle", blueRevision: "r1" }), {}), [
-      "demo-r1-0.demo-internal.ns.svc.cluster.local",
-      "demo-r1-1.demo-internal.ns.svc.cluster.local",
-      "demo-r1-2.demo-internal.ns.svc.cluster.local",
+      "demo-r1-0.demo.ns.svc",
+      "demo-r1-1.demo.ns.svc",
+      "demo-r1-2.demo.ns.svc",
     ]);
   });
 
@@ -90,7 +90,7 @@ describe("serving revision: which voter set serves, from status alone", () => {
     // the pod template): the list must not depend on status.
     assert.deepEqual(serverNames(during, tlsSettings(during)), sans);
     assert.deepEqual(serverNames(after, tlsSettings(after)), sans);
-    assert.ok(sans.includes("*.demo-internal.ns.svc.cluster.local"));
+    assert.ok(sans.includes("*.demo.ns.svc.cluster.local"));
     for (const host of [
       podHost(servingRef(after), 0),
       podHost({ name: "demo", namespace: "ns", revision: "r2" }, 2),

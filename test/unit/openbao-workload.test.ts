@@ -135,13 +135,52 @@ describe("openbao StatefulSet", () => {
       sts.spec.template.spec.containers[0].env.map((e: Json) => [e.name, e.value ?? e.valueFrom]),
     );
     assert.equal(env.BAO_RAFT_NODE_ID, "$(BAO_K8S_POD_NAME)");
-    assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.example.internal:8200");
-    assert.equal(
-      env.BAO_CLUSTER_ADDR,
-      "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.example.internal:8201",
-    );
+    assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8200");
+    assert.equal(env.BAO_CLUSTER_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8201");
+    // The CLI inside the pod dials 127.0.0.1 and checks the certificate for the pod's own name.
+    assert.equal(env.BAO_ADDR, "https://127.0.0.1:8200");
+    assert.equal(env.BAO_TLS_SERVER_NAME, "$(BAO_K8S_POD_NAME).demo.ns.svc");
+    assert.equal(sts.spec.serviceName, "demo");
+    assert.equal(sts.spec.template.spec.serviceAccountName, "demo-serviceaccount");
     assert.equal(imageOf(cluster({ version: "v2.6.2" })), "openbao/openbao:2.6.2");
     assert.equal(imageOf(cluster({ image: "registry.local/bao:1" })), "registry.local/bao:1");
+  });
+});
+
+describe("openbao StatefulSet of a cluster that kept its old peer Service", () => {
+  it("keeps the pods under it with the full names they joined Raft with", () => {
+    const kept = cluster();
+    kept.metadata.annotations = { "openbao.org/peer-service": "demo-internal" };
+    const sts = buildStatefulSet(kept, {
+      component: "server",
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime,
+    }) as Json;
+    const env = Object.fromEntries(
+      sts.spec.template.spec.containers[0].env.map((e: Json) => [e.name, e.value ?? e.valueFrom]),
+    );
+    assert.equal(sts.spec.serviceName, "demo-internal");
+    assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local:8200");
+    assert.equal(env.BAO_TLS_SERVER_NAME, "$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local");
+  });
+
+  it("refuses a peer-service annotation that is not a DNS label, naming it", () => {
+    const bad = cluster();
+    bad.metadata.annotations = { "openbao.org/peer-service": "Not A Label" };
+    assert.throws(
+      () =>
+        buildStatefulSet(bad, {
+          component: "server",
+          replicas: 1,
+          configHash: "h",
+          clusterDomain: "c",
+          runtime,
+        }),
+      (e: unknown) =>
+        /metadata\.annotations\["openbao\.org\/peer-service"\]: must be a DNS label/.test(String(e)),
+    );
   });
 });
 
@@ -235,7 +274,7 @@ describe("openbao init and Autopilot", () => {
 
 describe("openbao target helpers", () => {
   it("names the leader pod from OpenBao's leader address", () => {
-    assert.equal(leaderPod("https://demo-1.demo-internal.ns.svc.cluster.local:8200"), "demo-1");
+    assert.equal(leaderPod("https://demo-1.demo.ns.svc:8200"), "demo-1");
     assert.equal(leaderPod(""), "");
     assert.equal(leaderPod("not a url"), "");
   });

@@ -6,13 +6,10 @@ import {
   OpenBaoVersion,
 } from "../../apis/openbaocluster-names.js";
 import type { ResourceType } from "../../runtime/types.js";
-import type { ClusterRef } from "./identity.js";
+import { type ClusterRef, clusterRefOf } from "./identity.js";
 
-/** The name and namespace identity.ts derives every object name from. */
-export const refOf = (c: Pick<OpenBaoCluster, "metadata">): ClusterRef => ({
-  name: c.metadata.name ?? "",
-  namespace: c.metadata.namespace ?? "",
-});
+/** The name, namespace and peer Service identity.ts derives every object name from. */
+export const refOf = (c: Pick<OpenBaoCluster, "metadata">): ClusterRef => clusterRefOf(c.metadata);
 
 /**
  * The revision serving the cluster's voters, from status alone: status.blueGreen.blueRevision, which

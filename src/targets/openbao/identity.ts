@@ -29,8 +29,18 @@ export const ANNOTATION_CONFIG_HASH = "openbao.org/config-hash";
 export const ANNOTATION_TLS_CERT_HASH = "openbao.org/tls-cert-hash";
 export const ANNOTATION_RESTART_AT = "openbao.org/restart-at";
 export const CLUSTER_FINALIZER = "openbao.org/openbaocluster-finalizer";
+/**
+ * The headless Service a cluster's pods live under, when it is not upstream's `<name>`: written once
+ * on clusters created before the names followed upstream, whose pods are `<pod>.<name>-internal`.
+ * A StatefulSet's serviceName cannot change and Raft keeps each peer's address as it joined, so such
+ * a cluster keeps that Service for its pods; every other object moves to upstream's name.
+ */
+export const ANNOTATION_PEER_SERVICE = "openbao.org/peer-service";
 
-export const MANAGED_BY = "platform-operator";
+/** Upstream's managed-by value, so selectors written for its objects select ours. */
+export const MANAGED_BY = "openbao-operator";
+/** What objects made before the names followed upstream carry; recognised, never written. */
+export const LEGACY_MANAGED_BY = "platform-operator";
 export const APP_NAME = "openbao";
 
 /** Component values: which part of the cluster an object belongs to. */
@@ -55,18 +65,45 @@ export interface ClusterRef {
    * cluster-ref.ts reads it from status); absent for the cluster's own `<name>` StatefulSet.
    */
   revision?: string;
+  /** The headless Service the pods live under, when not `<name>` (ANNOTATION_PEER_SERVICE). */
+  peerService?: string;
 }
 
-/** Names of the objects a cluster owns. The voter StatefulSet carries the cluster's own name. */
+/**
+ * The ClusterRef of a cluster's metadata: every name builder starts here, so the peer Service a
+ * cluster keeps is seen by all of them or by none.
+ */
+export function clusterRefOf(metadata: {
+  name?: string;
+  namespace?: string;
+  annotations?: Record<string, string>;
+}): ClusterRef {
+  const name = metadata.name ?? "";
+  const peer = metadata.annotations?.[ANNOTATION_PEER_SERVICE];
+  return {
+    name,
+    namespace: metadata.namespace ?? "",
+    ...(peer && peer !== name ? { peerService: peer } : {}),
+  };
+}
+
+/**
+ * Names of the objects a cluster owns, upstream's where upstream has the object (so certificates,
+ * NetworkPolicies and monitoring written for it keep working). The voter StatefulSet carries the
+ * cluster's own name.
+ */
 export function clusterNames(cluster: ClusterRef) {
   const n = cluster.name;
+  const serviceAccount = `${n}-serviceaccount`;
   return {
     voterStatefulSet: n,
     readReplicaStatefulSet: `${n}-read`,
-    /** Headless Service that gives every pod a stable DNS name for Raft peers. */
-    headlessService: `${n}-internal`,
+    /** Headless Service under upstream's name; pods of a new cluster are `<pod>.<name>`. */
+    headlessService: n,
+    /** The headless Service the pods' DNS names live under (the StatefulSets' serviceName). */
+    peerService: cluster.peerService ?? n,
     /** Client Service over every ready voter. */
-    clientService: n,
+    clientService: `${n}-public`,
     /** Service selecting only the active node (OpenBao's Kubernetes service registration label). */
     activeService: `${n}-active`,
     readService: `${n}-read`,
@@ -83,22 +120,44 @@ export function clusterNames(cluster: ClusterRef) {
     serverSecret: `${n}-tls-server`,
     unsealKeySecret: `${n}-unseal-key`,
     rootTokenSecret: `${n}-root-token`,
-    serviceAccount: n,
-    serviceRegistrationRole: `${n}-service-registration`,
-    podDisruptionBudget: n,
-    readReplicaPodDisruptionBudget: `${n}-read`,
-    networkPolicy: n,
+    /** The pods' ServiceAccount unless spec.serviceAccount.name gives one; its Role and RoleBinding are `<sa>-role`, `<sa>-rolebinding`. */
+    serviceAccount,
+    podDisruptionBudget: `${n}-pdb`,
+    readReplicaPodDisruptionBudget: `${n}-read-pdb`,
+    networkPolicy: `${n}-network-policy`,
     /** The operator's Jobs' own policy, under upstream's name. */
     jobsNetworkPolicy: `${n}-jobs-network-policy`,
     ingress: n,
-    httpRoute: n,
-    tlsRoute: n,
-    backendTLSPolicy: n,
+    httpRoute: `${n}-httproute`,
+    tlsRoute: `${n}-tlsroute`,
+    backendTLSPolicy: `${n}-backend-tls-policy`,
     acmeCacheClaim: `${n}-acme-cache`,
     /** ConfigMap holding the PID-1 wrapper that makes OpenBao reload its certificate on change. */
     reloadWrapperConfigMap: `${n}-tls-reload`,
     /** CA bundle a Gateway's BackendTLSPolicy verifies OpenBao with (Gateway API refers to ConfigMaps). */
     backendCaConfigMap: `${n}-backend-ca`,
+  };
+}
+
+/**
+ * What clusters made before the names followed upstream called the objects that moved; retired
+ * (deleted when the cluster controls them) once the new ones exist.
+ */
+export function legacyNames(cluster: ClusterRef) {
+  const n = cluster.name;
+  return {
+    /** The old headless Service; a cluster that kept it as its peerService keeps it. */
+    headlessService: `${n}-internal`,
+    /** The old client Service held upstream's headless name, as a ClusterIP Service. */
+    clientService: n,
+    serviceAccount: n,
+    serviceRegistrationRole: `${n}-service-registration`,
+    podDisruptionBudget: n,
+    readReplicaPodDisruptionBudget: `${n}-read`,
+    networkPolicy: n,
+    httpRoute: n,
+    tlsRoute: n,
+    backendTLSPolicy: n,
   };
 }
 export type ClusterNames = ReturnType<typeof clusterNames>;
@@ -117,11 +176,6 @@ export function clusterLabels(cluster: ClusterRef, component: ComponentName = Co
 /** Pod selector of one component's StatefulSet (and its PDB and Services). */
 export function podSelector(cluster: ClusterRef, component: ComponentName = Component.Server) {
   return { [LABEL_INSTANCE]: cluster.name, [LABEL_CLUSTER]: cluster.name, [LABEL_COMPONENT]: component };
-}
-
-/** Selector over every object the cluster owns, for inventories and deletion. */
-export function ownedSelector(cluster: ClusterRef): string {
-  return `${LABEL_CLUSTER}=${cluster.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 }
 
 /**
@@ -154,7 +208,35 @@ export function voterOrdinal(ref: ClusterRef, pod: string): number | undefined {
   return /^(0|[1-9][0-9]*)$/.test(rest) ? Number(rest) : undefined;
 }
 
-/** The stable DNS name of one pod, through the headless Service. */
+/**
+ * The domain a cluster's pods live under. A new cluster's is upstream's `<name>.<ns>.svc`, the form
+ * its documented certificates (`*.<name>.<ns>.svc`) cover; a cluster that kept its old peer Service
+ * keeps the full name it always used, so its config, and with it every pod, stays as it is.
+ */
+export function peerDomain(cluster: ClusterRef, clusterDomain = "cluster.local"): string {
+  const peer = clusterNames(cluster).peerService;
+  return cluster.peerService
+    ? `${peer}.${cluster.namespace}.svc.${clusterDomain}`
+    : `${peer}.${cluster.namespace}.svc`;
+}
+
+/**
+ * The address one pod advertises and peers join it by (api_addr, cluster_addr, retry_join), and so
+ * the name its certificate must carry.
+ */
+export function podAddress(
+  cluster: ClusterRef,
+  ordinal: number,
+  component: ComponentName = Component.Server,
+  clusterDomain = "cluster.local",
+): string {
+  return `${podName(cluster, ordinal, component)}.${peerDomain(cluster, clusterDomain)}`;
+}
+
+/**
+ * The fully qualified name the operator dials one pod by (it may resolve names without the pod's
+ * search domains). TLS verifies the answer against podAddress, the name the certificate carries.
+ */
 export function podHost(
   cluster: ClusterRef,
   ordinal: number,
@@ -162,23 +244,21 @@ export function podHost(
   clusterDomain = "cluster.local",
 ): string {
   const names = clusterNames(cluster);
-  return `${podName(cluster, ordinal, component)}.${names.headlessService}.${cluster.namespace}.svc.${clusterDomain}`;
+  return `${podName(cluster, ordinal, component)}.${names.peerService}.${cluster.namespace}.svc.${clusterDomain}`;
 }
 
 /** Every DNS name a client or peer may use; the server certificate's SANs must cover them all. */
 export function serviceHosts(cluster: ClusterRef, clusterDomain = "cluster.local"): string[] {
   const names = clusterNames(cluster);
   const ns = cluster.namespace;
-  const services = [names.clientService, names.headlessService, names.activeService, names.readService];
+  const headless = [...new Set([names.headlessService, names.peerService])];
+  const services = [names.clientService, ...headless, names.activeService, names.readService];
   const hosts: string[] = [];
   for (const svc of services)
     hosts.push(svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.${clusterDomain}`);
-  // Wildcards for the per-pod names under the headless Service.
-  hosts.push(
-    `*.${names.headlessService}`,
-    `*.${names.headlessService}.${ns}.svc`,
-    `*.${names.headlessService}.${ns}.svc.${clusterDomain}`,
-  );
+  // Wildcards for the per-pod names under the headless Services.
+  for (const svc of headless)
+    hosts.push(`*.${svc}`, `*.${svc}.${ns}.svc`, `*.${svc}.${ns}.svc.${clusterDomain}`);
   return hosts;
 }
 

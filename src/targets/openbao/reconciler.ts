@@ -51,6 +51,7 @@ import { type Blocked, eventType, nextStatus, type PassResult, transitions } fro
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
+import { keepPeerService } from "./steps/peer-service.js";
 import { RootTokenRefusals } from "./steps/root-token.js";
 import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
 import { forgetCertificateMetrics } from "./workload/certs/metrics.js";
@@ -159,6 +160,8 @@ export class OpenBaoClusterReconciler {
     if (cluster.metadata.deletionTimestamp) return this.finalize(cluster, rc);
     if (!observeOnly && !hasFinalizer(cluster, CLUSTER_FINALIZER))
       cluster = await addFinalizer(this.d.client, OPENBAOCLUSTER, cluster, CLUSTER_FINALIZER, rc.signal);
+    // Before any name is derived: a cluster from before upstream's names keeps its pods' Service.
+    cluster = await keepPeerService(this.d, cluster, { observeOnly, signal: rc.signal });
 
     const writes = new Writes(observeOnly);
     const ctx = this.context(cluster, rc);

@@ -2,7 +2,7 @@ import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import { secretValue } from "../../../runtime/secrets.js";
 import { BaoClient, type BaoEndpoint } from "../baoclient/client.js";
 import { refOf, servingRef } from "../cluster-ref.js";
-import { API_PORT, Component, clusterNames, podHost, voterOrdinal } from "../identity.js";
+import { API_PORT, Component, clusterNames, podAddress, podHost, voterOrdinal } from "../identity.js";
 import type { ServiceContext } from "../services.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../workload/statefulsets/build.js";
 import type { StepDeps } from "./context.js";
@@ -17,7 +17,8 @@ export async function baoForOrdinal(
   ctx: ServiceContext,
   ordinal: number,
 ): Promise<BaoClient> {
-  const host = podHost(servingRef(cluster), ordinal, Component.Server, deps.config.clusterDomain);
+  const ref = servingRef(cluster);
+  const host = podHost(ref, ordinal, Component.Server, deps.config.clusterDomain);
   const tls = tlsEnabled(cluster);
   let caPem: string | undefined;
   if (tlsSecretsMounted(cluster)) {
@@ -33,6 +34,8 @@ export async function baoForOrdinal(
   const ep: BaoEndpoint = {
     address: `${tls ? "https" : "http"}://${host}:${API_PORT}`,
     caPem,
+    // The certificate carries the address the pod advertises, which may be the shorter `.svc` form.
+    serverName: tls ? podAddress(ref, ordinal, Component.Server, deps.config.clusterDomain) : undefined,
     timeoutMs: 10_000,
   };
   return deps.baoClient ? deps.baoClient(ep) : new BaoClient(ep);

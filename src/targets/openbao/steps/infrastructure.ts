@@ -1,6 +1,6 @@
 import { applyOwned, cached, removeOwned } from "../apply.js";
 import { refOf, servingRef } from "../cluster-ref.js";
-import { Component, clusterNames, revisionNames, voterConfigMapName } from "../identity.js";
+import { Component, clusterNames, legacyNames, revisionNames, voterConfigMapName } from "../identity.js";
 import { ensureUnsealKey, UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { selfInitEnabled } from "../workload/init/init.js";
 import {
@@ -24,6 +24,7 @@ import { voterPartition } from "../workload/statefulsets/partition.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
+import { retireLegacyPdb } from "./legacy-names.js";
 import { readReplicasStep } from "./read-replicas.js";
 import { retireVoterSets } from "./retire.js";
 import { voterStep } from "./voters.js";
@@ -176,4 +177,5 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, hashes: ConfigHash
     buildPodDisruptionBudget(cluster, Component.Server),
     cached(deps.pdbs, ns, names.podDisruptionBudget),
   );
+  await retireLegacyPdb(ctx, writes, deps.pdbs, ns, legacyNames(refOf(cluster)).podDisruptionBudget);
 }

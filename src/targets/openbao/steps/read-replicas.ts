@@ -1,6 +1,6 @@
 import { applyOwned, cached } from "../apply.js";
 import { refOf } from "../cluster-ref.js";
-import { Component, clusterNames, podName } from "../identity.js";
+import { Component, clusterNames, legacyNames, podName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
 import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import {
@@ -16,6 +16,7 @@ import { voterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { baoForPod, raftPeers } from "./bao.js";
 import { type Pass, type StepOutcome, waitingAt } from "./context.js";
+import { retireLegacyPdb } from "./legacy-names.js";
 
 interface StatefulSetStatus {
   readyReplicas?: number;
@@ -97,6 +98,13 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
     writes,
     buildPodDisruptionBudget(cluster, Component.ReadReplica),
     cached(deps.pdbs, ns, names.readReplicaPodDisruptionBudget),
+  );
+  await retireLegacyPdb(
+    ctx,
+    writes,
+    deps.pdbs,
+    ns,
+    legacyNames(refOf(cluster)).readReplicaPodDisruptionBudget,
   );
   if (replicas !== want)
     return waitingAt(

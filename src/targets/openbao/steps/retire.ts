@@ -3,7 +3,14 @@ import { PERSISTENT_VOLUME_CLAIM, STATEFULSET } from "../../../runtime/builtin-t
 import { isNotFound } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { refOf } from "../cluster-ref.js";
-import { Component, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, MANAGED_BY } from "../identity.js";
+import {
+  Component,
+  LABEL_CLUSTER,
+  LABEL_COMPONENT,
+  LABEL_MANAGED_BY,
+  LEGACY_MANAGED_BY,
+  MANAGED_BY,
+} from "../identity.js";
 import { claimsOfSet, retiredVoterSets } from "../workload/statefulsets/bluegreen.js";
 import type { Pass } from "./context.js";
 
@@ -67,7 +74,7 @@ function isOwnVoterSet(s: KubeObject, cluster: string, uid: string | undefined):
   return (
     l[LABEL_CLUSTER] === cluster &&
     l[LABEL_COMPONENT] === Component.Server &&
-    l[LABEL_MANAGED_BY] === MANAGED_BY &&
+    (l[LABEL_MANAGED_BY] === MANAGED_BY || l[LABEL_MANAGED_BY] === LEGACY_MANAGED_BY) &&
     uid !== undefined &&
     (s.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === uid)
   );

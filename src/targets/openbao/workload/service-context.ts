@@ -2,11 +2,13 @@ import { applyIfChanged } from "../../../runtime/apply.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { ConditionInput } from "../../../runtime/conditions.js";
+import { isNotFound } from "../../../runtime/errors.js";
 import type { EventInput } from "../../../runtime/events.js";
 import type { Logger } from "../../../runtime/log.js";
-import { setControllerReference } from "../../../runtime/ownership.js";
+import { groupOf, isControlledBy, setControllerReference } from "../../../runtime/ownership.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import type { DriftChange } from "../drift.js";
+import { LABEL_CLUSTER } from "../identity.js";
 
 /**
  * What every workload service of the openbao target gets from the controller: the means to talk to
@@ -79,6 +81,44 @@ export async function applyOwned(
     changes.push(`${intent.kind}/${intent.metadata.name} would be ${known ? "updated" : "created"}`);
   else if (out.action !== "unchanged") changes.push(`${intent.kind}/${intent.metadata.name} applied`);
   return out.object;
+}
+
+/**
+ * Deletes one object this cluster controls and no longer wants (an optional object no longer asked
+ * for, an object under a name from before): read from the cache by the cluster's label, so a quiet
+ * pass costs nothing; anything not controlled by this cluster stays. Observe-only says it would.
+ */
+export async function deleteIfOwned(
+  ctx: ServiceContext,
+  obj: { apiVersion: string; kind: string; name: string; namespace: string },
+  changes: string[],
+  /** Deletes only a live object this accepts (e.g. a Service of the wrong type for its name). */
+  when: (live: KubeObject) => boolean = () => true,
+): Promise<boolean> {
+  // A kind whose CRD went (or never came) has nothing left to delete.
+  const type = await ctx.client.resources.find(obj.apiVersion, obj.kind);
+  if (!type) return false;
+  const live = await ctx.reader.get(type, obj.name, obj.namespace, {
+    labels: { [LABEL_CLUSTER]: ctx.owner.metadata.name ?? "" },
+  });
+  const owner = {
+    group: groupOf(ctx.owner.apiVersion ?? ""),
+    kind: ctx.owner.kind ?? "",
+    uid: ctx.owner.metadata.uid ?? "",
+  };
+  if (!live || !isControlledBy(live, owner) || !when(live)) return false;
+  if (ctx.observeOnly) {
+    changes.push(`${obj.kind}/${obj.name} would be deleted`);
+    return true;
+  }
+  await ctx.client
+    .delete(type, obj.name, obj.namespace, { preconditions: { uid: live.metadata.uid } })
+    .catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
+  changes.push(`${obj.kind}/${obj.name} deleted`);
+  ctx.log.info({ kind: obj.kind, name: obj.name }, "deleted an object this cluster no longer wants");
+  return true;
 }
 
 /** A service's change line ("Service/x would be created", "Ingress/y deleted") as a drift entry. */

@@ -2,7 +2,17 @@ import { createHash, createPrivateKey, type X509Certificate } from "node:crypto"
 import { isIP } from "node:net";
 import type { OpenBaoClusterSpec, TLSMode } from "../../../../apis/openbaocluster.js";
 import type { KeyPairPem } from "../../../../runtime/pki/x509.js";
-import { type ClusterRef, Component, clusterNames, podHost, podName, serviceHosts } from "../../identity.js";
+import {
+  type ClusterRef,
+  Component,
+  type ComponentName,
+  clusterNames,
+  clusterRefOf,
+  podAddress,
+  podHost,
+  podName,
+  serviceHosts,
+} from "../../identity.js";
 import { parseDurationMs } from "./duration.js";
 import { parseCertificates, sanKey, sanKeys } from "./pem.js";
 
@@ -12,7 +22,7 @@ import { parseCertificates, sanKey, sanKeys } from "./pem.js";
  */
 
 export interface TlsCluster {
-  metadata: { name?: string; namespace?: string };
+  metadata: { name?: string; namespace?: string; annotations?: Record<string, string> };
   spec: Pick<OpenBaoClusterSpec, "replicas" | "readReplicas" | "tls">;
 }
 
@@ -30,9 +40,9 @@ const DEFAULT_ROTATION = "720h";
 const DNS_NAME = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/i;
 
 export function clusterRef(c: TlsCluster): ClusterRef {
-  const { name, namespace } = c.metadata;
-  if (!name || !namespace) throw new Error("metadata.name and metadata.namespace are required");
-  return { name, namespace };
+  if (!c.metadata.name || !c.metadata.namespace)
+    throw new Error("metadata.name and metadata.namespace are required");
+  return clusterRefOf(c.metadata);
 }
 
 /** The TLS part of the spec with defaults, checked; a bad field is an Error naming it. */
@@ -62,21 +72,24 @@ export function tlsSettings(c: TlsCluster): TlsSettings {
  * serviceHosts, and a name list that followed status.blueGreen would re-issue the certificate, whose
  * hash is in the pod template, and so roll every pod in the middle of an upgrade.
  */
-function podNames(c: TlsCluster): { names: string[]; hosts: string[] } {
+function podNames(c: TlsCluster): { names: string[]; addresses: string[]; hosts: string[] } {
   const ref = clusterRef(c);
   const names: string[] = [];
+  const addresses: string[] = [];
   const hosts: string[] = [];
-  const voters = c.spec.replicas ?? 3;
-  const readers = c.spec.readReplicas?.replicas ?? 0;
-  for (let i = 0; i < voters; i++) {
-    names.push(podName(ref, i));
-    hosts.push(podHost(ref, i));
+  const pods: [number, ComponentName][] = [
+    ...Array.from({ length: c.spec.replicas ?? 3 }, (_, i): [number, ComponentName] => [i, Component.Server]),
+    ...Array.from({ length: c.spec.readReplicas?.replicas ?? 0 }, (_, i): [number, ComponentName] => [
+      i,
+      Component.ReadReplica,
+    ]),
+  ];
+  for (const [i, component] of pods) {
+    names.push(podName(ref, i, component));
+    addresses.push(podAddress(ref, i, component));
+    hosts.push(podHost(ref, i, component));
   }
-  for (let i = 0; i < readers; i++) {
-    names.push(podName(ref, i, Component.ReadReplica));
-    hosts.push(podHost(ref, i, Component.ReadReplica));
-  }
-  return { names, hosts };
+  return { names, addresses, hosts };
 }
 
 /**
@@ -85,10 +98,11 @@ function podNames(c: TlsCluster): { names: string[]; hosts: string[] } {
  * the local CLI, and the user's extras. Sorted and unique so the comparison is stable.
  */
 export function serverNames(c: TlsCluster, settings: TlsSettings): string[] {
-  const { names, hosts } = podNames(c);
+  const { names, addresses, hosts } = podNames(c);
   const all = [
     ...serviceHosts(clusterRef(c)),
     ...names,
+    ...addresses,
     ...hosts,
     "localhost",
     "127.0.0.1",
@@ -99,12 +113,14 @@ export function serverNames(c: TlsCluster, settings: TlsSettings): string[] {
 
 /**
  * What an External certificate must cover: the client Service as clients in the cluster dial it,
- * and every pod by its stable name, which Raft peers verify when they join.
+ * and every pod by the address it advertises, which Raft peers verify when they join and the
+ * operator verifies when it dials the pod. Upstream's documented names (`*.<name>.<ns>.svc`,
+ * `*.<ns>.svc`) cover all of them.
  */
 export function requiredExternalNames(c: TlsCluster): string[] {
   const ref = clusterRef(c);
   const svc = clusterNames(ref).clientService;
-  return [`${svc}.${ref.namespace}.svc`, ...podNames(c).hosts];
+  return [`${svc}.${ref.namespace}.svc`, ...podNames(c).addresses];
 }
 
 /** CAs live long; a leaf lives twice its rotation period, so it is replaced at half its life. */

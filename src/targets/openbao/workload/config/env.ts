@@ -4,7 +4,7 @@
  * `$(BAO_K8S_POD_NAME)` from the variable defined before it.
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { API_PORT, CLUSTER_PORT, clusterNames } from "../../identity.js";
+import { API_PORT, CLUSTER_PORT, peerDomain } from "../../identity.js";
 import type { RenderOptions } from "./options.js";
 import { clusterRef, tlsSource } from "./render.js";
 import { specView } from "./spec-view.js";
@@ -18,7 +18,7 @@ export interface ConfigEnvVar {
 export function configEnv(cluster: OpenBaoCluster, opts: RenderOptions = {}): ConfigEnvVar[] {
   const ref = clusterRef(cluster);
   const domain = opts.clusterDomain ?? "cluster.local";
-  const host = `$(BAO_K8S_POD_NAME).${clusterNames(ref).headlessService}.${ref.namespace}.svc.${domain}`;
+  const host = `$(BAO_K8S_POD_NAME).${peerDomain(ref, domain)}`;
   const scheme = tlsSource(specView(cluster)) === "disabled" ? "http" : "https";
   return [
     { name: "BAO_K8S_POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },

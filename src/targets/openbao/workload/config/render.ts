@@ -8,7 +8,15 @@ import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { servingRevision } from "../../cluster-ref.js";
-import { API_PORT, CLUSTER_PORT, Component, podHost } from "../../identity.js";
+import {
+  ANNOTATION_PEER_SERVICE,
+  API_PORT,
+  CLUSTER_PORT,
+  type ClusterRef,
+  Component,
+  clusterRefOf,
+  podAddress,
+} from "../../identity.js";
 import { renderAuditDevices } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode, type HclValue, renderNodes } from "./hcl.js";
@@ -32,14 +40,17 @@ export function resolvedPaths(opts: RenderOptions): ConfigPaths {
 }
 
 /** Name and namespace, checked: they end up in the file and in DNS names. */
-export function clusterRef(cluster: OpenBaoCluster): { name: string; namespace: string } {
+export function clusterRef(cluster: OpenBaoCluster): ClusterRef {
   const name = cluster.metadata?.name ?? "";
   const namespace = cluster.metadata?.namespace ?? "default";
   if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(name))
     throw new ConfigError("metadata.name", "must be a DNS name");
   if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(namespace))
     throw new ConfigError("metadata.namespace", "must be a DNS label");
-  return { name, namespace };
+  const peer = cluster.metadata?.annotations?.[ANNOTATION_PEER_SERVICE];
+  if (peer !== undefined && !/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/.test(peer))
+    throw new ConfigError(`metadata.annotations["${ANNOTATION_PEER_SERVICE}"]`, "must be a DNS label");
+  return clusterRefOf({ ...cluster.metadata, namespace });
 }
 
 /** DNS names of the voters Raft joins through. */
@@ -50,7 +61,7 @@ export function peerHosts(cluster: OpenBaoCluster, opts: RenderOptions): string[
   const ref = revision ? { ...clusterRef(cluster), revision } : clusterRef(cluster);
   const replicas = specView(cluster).replicas ?? 3;
   return Array.from({ length: replicas }, (_, i) =>
-    podHost(ref, i, Component.Server, opts.clusterDomain ?? "cluster.local"),
+    podAddress(ref, i, Component.Server, opts.clusterDomain ?? "cluster.local"),
   );
 }
 

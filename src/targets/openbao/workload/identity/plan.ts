@@ -1,7 +1,14 @@
 import type { OpenBaoCluster, OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { voterRefs } from "../../cluster-ref.js";
-import { type ClusterRef, Component, clusterLabels, clusterNames, podName } from "../../identity.js";
+import {
+  type ClusterRef,
+  Component,
+  clusterLabels,
+  clusterNames,
+  clusterRefOf,
+  podName,
+} from "../../identity.js";
 
 /**
  * The pods' identity: their ServiceAccount, and a Role that lets OpenBao's Kubernetes service
@@ -9,7 +16,7 @@ import { type ClusterRef, Component, clusterLabels, clusterNames, podName } from
  */
 
 export interface IdentityCluster {
-  metadata: { name?: string; namespace?: string };
+  metadata: { name?: string; namespace?: string; annotations?: Record<string, string> };
   spec: Pick<OpenBaoClusterSpec, "replicas" | "readReplicas"> & {
     /** Upstream's spec.serviceAccount; read when the schema carries it. */
     serviceAccount?: { name?: string; annotations?: Record<string, string> };
@@ -19,14 +26,19 @@ export interface IdentityCluster {
 }
 
 export function identityRef(c: IdentityCluster): ClusterRef {
-  const { name, namespace } = c.metadata;
-  if (!name || !namespace) throw new Error("metadata.name and metadata.namespace are required");
-  return { name, namespace };
+  if (!c.metadata.name || !c.metadata.namespace)
+    throw new Error("metadata.name and metadata.namespace are required");
+  return clusterRefOf(c.metadata);
 }
 
 export function serviceAccountName(c: IdentityCluster): string {
   return c.spec.serviceAccount?.name || clusterNames(identityRef(c)).serviceAccount;
 }
+
+/** Upstream names the service-registration Role and RoleBinding after the ServiceAccount. */
+export const serviceRegistrationRoleName = (c: IdentityCluster): string => `${serviceAccountName(c)}-role`;
+export const serviceRegistrationBindingName = (c: IdentityCluster): string =>
+  `${serviceAccountName(c)}-rolebinding`;
 
 /**
  * Every pod the cluster runs at its full size: voters of each live revision (the serving one and a
@@ -72,7 +84,7 @@ export function serviceRegistrationRole(
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "Role",
     metadata: {
-      name: clusterNames(ref).serviceRegistrationRole,
+      name: serviceRegistrationRoleName(c),
       namespace: ref.namespace,
       labels: clusterLabels(ref),
     },
@@ -82,12 +94,15 @@ export function serviceRegistrationRole(
 
 export function serviceRegistrationBinding(c: IdentityCluster): KubeObject {
   const ref = identityRef(c);
-  const name = clusterNames(ref).serviceRegistrationRole;
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
-    metadata: { name, namespace: ref.namespace, labels: clusterLabels(ref) },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+    metadata: {
+      name: serviceRegistrationBindingName(c),
+      namespace: ref.namespace,
+      labels: clusterLabels(ref),
+    },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: serviceRegistrationRoleName(c) },
     subjects: [{ kind: "ServiceAccount", name: serviceAccountName(c), namespace: ref.namespace }],
   };
 }

@@ -7,6 +7,7 @@ import {
   Component,
   clusterLabels,
   clusterNames,
+  clusterRefOf,
   LABEL_CLUSTER,
   LABEL_COMPONENT,
   LABEL_INSTANCE,
@@ -21,7 +22,7 @@ import { clientSelector } from "../statefulsets/bluegreen.js";
  */
 
 export interface NetworkCluster {
-  metadata: { name?: string; namespace?: string };
+  metadata: { name?: string; namespace?: string; annotations?: Record<string, string> };
   spec: Pick<
     OpenBaoClusterSpec,
     "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls" | "replicas" | "profile"
@@ -42,9 +43,9 @@ export interface NetworkInputs {
 }
 
 export function networkRef(c: NetworkCluster): ClusterRef {
-  const { name, namespace } = c.metadata;
-  if (!name || !namespace) throw new Error("metadata.name and metadata.namespace are required");
-  return { name, namespace };
+  if (!c.metadata.name || !c.metadata.namespace)
+    throw new Error("metadata.name and metadata.namespace are required");
+  return clusterRefOf(c.metadata);
 }
 
 /** Every OpenBao pod of the cluster, voters and read replicas: Raft peers of each other. */
@@ -74,13 +75,22 @@ function meta(
   };
 }
 
-/** Stable per-pod DNS for Raft: sealed and unready pods must still find each other. */
-export function headlessService(c: NetworkCluster): KubeObject {
+/**
+ * Stable per-pod DNS for Raft: sealed and unready pods must still find each other. Upstream's
+ * `<name>`, and for a cluster that kept its old peer Service that one too, which its pods live under.
+ */
+export function headlessServices(c: NetworkCluster): KubeObject[] {
+  const ref = networkRef(c);
+  const names = clusterNames(ref);
+  return [...new Set([names.headlessService, names.peerService])].map((n) => headlessService(c, n));
+}
+
+function headlessService(c: NetworkCluster, name: string): KubeObject {
   const ref = networkRef(c);
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: meta(ref, clusterNames(ref).headlessService),
+    metadata: meta(ref, name),
     spec: {
       clusterIP: "None",
       publishNotReadyAddresses: true,

@@ -1,14 +1,13 @@
 import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
-import { groupOf, isControlledBy } from "../../../../runtime/ownership.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
-import { clusterNames, LABEL_CLUSTER } from "../../identity.js";
-import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
+import { type ClusterRef, clusterNames, legacyNames } from "../../identity.js";
+import { applyOwned, deleteIfOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
   activeService,
   apiServerEgress,
   clientService,
   gatewayObjects,
-  headlessService,
+  headlessServices,
   ingress,
   jobsNetworkPolicy,
   type NetworkCluster,
@@ -79,7 +78,7 @@ export async function reconcileNetwork(
   const gw = gatewayObjects(cluster, inputs);
   const optional = [readService(cluster), ingress(cluster)].filter((o): o is KubeObject => o !== undefined);
   const desired = [
-    headlessService(cluster),
+    ...headlessServices(cluster),
     clientService(cluster),
     activeService(cluster),
     ...optional,
@@ -88,8 +87,16 @@ export async function reconcileNetwork(
     jobsNetworkPolicy(cluster, inputs),
   ];
   const changes: string[] = [];
+  // Before the names followed upstream, `<name>` was the ClusterIP client Service; a Service's
+  // clusterIP cannot change, so that one goes before the headless `<name>` takes its name.
+  await deleteIfOwned(
+    ctx,
+    { apiVersion: "v1", kind: "Service", name: clusterNames(ref).headlessService, namespace: ref.namespace },
+    changes,
+    (live) => (live["spec"] as { clusterIP?: string } | undefined)?.clusterIP !== "None",
+  );
   for (const obj of desired) await applyOwned(ctx, obj, changes);
-  await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, clusterNames(ref), changes);
+  await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, ref, changes);
 
   // Routes that cannot be served are a concern of their own: the Services, the NetworkPolicy and so
   // the pods do not wait for a Gateway API that may never be installed.
@@ -176,58 +183,39 @@ async function observeApiServer(ctx: ServiceContext) {
   return observed;
 }
 
-/** Optional objects (read Service, Ingress, routes, backend trust) that this cluster made and no longer wants. */
+/**
+ * Objects this cluster made and no longer wants: optional ones no longer asked for (read Service,
+ * Ingress, routes, backend trust) and those under the names from before they followed upstream.
+ */
 async function removeUnwanted(
   ctx: ServiceContext,
   namespace: string,
   desired: KubeObject[],
   gatewayApi: NetworkInputs["gatewayApi"],
-  names: ReturnType<typeof clusterNames>,
+  ref: ClusterRef,
   changes: string[],
 ): Promise<void> {
+  const names = clusterNames(ref);
+  const legacy = legacyNames(ref);
   const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
   const candidates: { apiVersion: string; kind: string; name: string }[] = [
     { apiVersion: "v1", kind: "Service", name: names.readService },
+    { apiVersion: "v1", kind: "Service", name: legacy.headlessService },
     { apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: names.ingress },
+    { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: legacy.networkPolicy },
     { apiVersion: "v1", kind: "ConfigMap", name: names.backendCaConfigMap },
   ];
   // Without a gateway setting the kinds were not looked up; look now, so a route left from before goes.
   const served = Object.keys(gatewayApi).length > 0 ? gatewayApi : await servedGatewayKinds(ctx);
-  if (served.httpRoute)
-    candidates.push({ apiVersion: served.httpRoute, kind: "HTTPRoute", name: names.httpRoute });
-  if (served.tlsRoute)
-    candidates.push({ apiVersion: served.tlsRoute, kind: "TLSRoute", name: names.tlsRoute });
-  if (served.backendTLSPolicy)
-    candidates.push({
-      apiVersion: served.backendTLSPolicy,
-      kind: "BackendTLSPolicy",
-      name: names.backendTLSPolicy,
-    });
-  const owner = {
-    group: groupOf(ctx.owner.apiVersion ?? ""),
-    kind: ctx.owner.kind ?? "",
-    uid: ctx.owner.metadata.uid ?? "",
-  };
+  const routes = [
+    [served.httpRoute, "HTTPRoute", [names.httpRoute, legacy.httpRoute]],
+    [served.tlsRoute, "TLSRoute", [names.tlsRoute, legacy.tlsRoute]],
+    [served.backendTLSPolicy, "BackendTLSPolicy", [names.backendTLSPolicy, legacy.backendTLSPolicy]],
+  ] as const;
+  for (const [apiVersion, kind, routeNames] of routes)
+    if (apiVersion) for (const name of routeNames) candidates.push({ apiVersion, kind, name });
   for (const c of candidates) {
     if (wanted.has(`${c.kind}/${c.name}`)) continue;
-    // A kind whose CRD went since it was found served has nothing left to delete.
-    const type = await ctx.client.resources.find(c.apiVersion, c.kind);
-    if (!type) continue;
-    // Objects this cluster made carry its labels: a cache that selects by them answers "absent" too.
-    const live = await ctx.reader.get(type, c.name, namespace, {
-      labels: { [LABEL_CLUSTER]: ctx.owner.metadata.name ?? "" },
-    });
-    if (!live || !isControlledBy(live, owner)) continue;
-    if (ctx.observeOnly) {
-      changes.push(`${c.kind}/${c.name} would be deleted`);
-      continue;
-    }
-    await ctx.client
-      .delete(type, c.name, namespace, { preconditions: { uid: live.metadata.uid } })
-      .catch((e: unknown) => {
-        if (!isNotFound(e)) throw e;
-      });
-    changes.push(`${c.kind}/${c.name} deleted`);
-    ctx.log.info({ kind: c.kind, name: c.name }, "deleted a networking object no longer asked for");
+    await deleteIfOwned(ctx, { ...c, namespace }, changes);
   }
 }

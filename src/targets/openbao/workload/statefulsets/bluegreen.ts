@@ -16,7 +16,7 @@ import {
   Component,
   clusterNames,
   LABEL_REVISION,
-  podHost,
+  podAddress,
   podSelector,
   revisionNames,
   revisionSelector,
@@ -167,9 +167,9 @@ export function greenPeerHosts(c: BlueGreenView, green: GreenRevision, clusterDo
   const greenRef = { ...refOf(c), revision: green.revision };
   const blueCount = c.status?.blueGreen?.blueReplicas ?? c.spec.replicas ?? 3;
   return [
-    ...Array.from({ length: blueCount }, (_, i) => podHost(serving, i, Component.Server, clusterDomain)),
+    ...Array.from({ length: blueCount }, (_, i) => podAddress(serving, i, Component.Server, clusterDomain)),
     ...Array.from({ length: green.replicas }, (_, i) =>
-      podHost(greenRef, i, Component.Server, clusterDomain),
+      podAddress(greenRef, i, Component.Server, clusterDomain),
     ),
   ];
 }

@@ -9,6 +9,7 @@ import {
   type ComponentName,
   clusterLabels,
   clusterNames,
+  peerDomain,
   podSelector,
 } from "../../identity.js";
 import type { PodRuntime } from "../../services.js";
@@ -135,7 +136,17 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   const env: Obj[] = [
     ...configEnv(c, { clusterDomain: inp.clusterDomain, component: inp.component }).map((e) => ({ ...e })),
     { name: "BAO_ADDR", value: `${scheme}://127.0.0.1:${API_PORT}` },
-    ...(tlsSecretsMounted(c) ? [{ name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` }] : []),
+    ...(tlsSecretsMounted(c)
+      ? [
+          { name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` },
+          // The CLI in the pod dials 127.0.0.1, which a certificate made for upstream's names does
+          // not carry; it checks the pod's own DNS name instead, which every accepted one does.
+          {
+            name: "BAO_TLS_SERVER_NAME",
+            value: `$(BAO_K8S_POD_NAME).${peerDomain(refOf(c), inp.clusterDomain)}`,
+          },
+        ]
+      : []),
     // Seal credentials by secretKeyRef only: the pod spec names Secrets, never holds a value.
     ...sealEnv(c),
     ...(inp.runtime.env ?? []),
@@ -207,7 +218,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       ...(inp.certHash ? { annotations: { [ANNOTATION_TLS_CERT_HASH]: inp.certHash } } : {}),
     },
     spec: {
-      serviceName: names.headlessService,
+      serviceName: names.peerService,
       replicas: inp.replicas,
       // Joining pods find the leader through retry_join; ordered start only slows that down.
       podManagementPolicy: "Parallel",

@@ -14,7 +14,7 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
-import { API_PORT, Component, clusterLabels, podHost } from "../../../identity.js";
+import { API_PORT, Component, clusterLabels, podAddress } from "../../../identity.js";
 import { namedPullSecrets } from "../../../validate/secret-refs.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "../../jobs/one-shot.js";
@@ -54,7 +54,7 @@ export function buildHookJob(
   const env = [
     {
       name: "BAO_ADDR",
-      value: `${scheme}://${podHost(greenRef, 0, Component.Server, clusterDomain)}:${API_PORT}`,
+      value: `${scheme}://${podAddress(greenRef, 0, Component.Server, clusterDomain)}:${API_PORT}`,
     },
     { name: "OPENBAO_CLUSTER", value: ref.name },
     { name: "OPENBAO_NAMESPACE", value: ref.namespace },

@@ -16,6 +16,7 @@ import {
   API_PORT,
   Component,
   clusterNames,
+  podAddress,
   podHost,
   podName,
   podSelector,
@@ -88,6 +89,10 @@ export async function voterClient(
   }
   const ep: BaoEndpoint = {
     address: `${tlsEnabled(cluster) ? "https" : "http"}://${host}:${API_PORT}`,
+    // The certificate carries the address the pod advertises, which may be the shorter `.svc` form.
+    serverName: tlsEnabled(cluster)
+      ? podAddress(ref, ordinal, Component.Server, access.clusterDomain)
+      : undefined,
     caPem,
     timeoutMs: access.timeoutMs ?? 5_000,
   };
