@@ -16,7 +16,7 @@ import { KubeClient } from "../../src/runtime/client.js";
 import type { Credentials } from "../../src/runtime/credentials/types.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
-import { LABEL_MANAGED_BY, MANAGED_BY } from "../../src/targets/openbao/identity.js";
+import { LABEL_MANAGED_BY, LEGACY_MANAGED_BY, MANAGED_BY } from "../../src/targets/openbao/identity.js";
 import { checkAdmissionDependencies } from "../../src/targets/openbao/policies/dependencies.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { runCommand } from "../../src/testenv/exec.js";
@@ -355,7 +355,11 @@ describe("the chart's admission policies on the real API server", () => {
   it("lock-managed-resource-mutations covers Secrets and Services as it does ConfigMaps", async () => {
     const op = as[operatorUser]!;
     const alice = as["alice"]!;
-    const meta = (name: string) => ({ name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } });
+    const meta = (name: string, managedBy: string = MANAGED_BY) => ({
+      name,
+      namespace: ns,
+      labels: { [LABEL_MANAGED_BY]: managedBy },
+    });
     const secret = {
       apiVersion: "v1",
       kind: "Secret",
@@ -365,12 +369,15 @@ describe("the chart's admission policies on the real API server", () => {
     const service = {
       apiVersion: "v1",
       kind: "Service",
-      metadata: meta("c-internal"),
+      metadata: meta("c"),
       spec: { clusterIP: "None", selector: { app: "c" }, ports: [{ name: "api", port: 8200 }] },
     };
+    // An object made before the names followed upstream carries the old managed-by value: still locked.
+    const legacy = { ...service, metadata: meta("c-internal", LEGACY_MANAGED_BY) };
     for (const [type, obj] of [
       [SECRET, secret],
       [SERVICE, service],
+      [SERVICE, legacy],
     ] as const) {
       assert.ok((await refusal(() => alice.create(type, obj as KubeObject)))?.includes(LOCK), type.kind);
       await op.create(type, obj as KubeObject);

@@ -193,7 +193,7 @@ describe("openbao certificates: a changed certificate reaches a running OpenBao 
 
     const now = new Date();
     const ca = createCertificateAuthority("user CA", now, 1000 * HOUR);
-    const names = [`ext.${ns}.svc`, `*.ext-internal.${ns}.svc.cluster.local`, "localhost"];
+    const names = [`*.ext.${ns}.svc`, `*.${ns}.svc`, "localhost"];
     const put = async (pair: { certPem: string; keyPem: string }) =>
       client.apply(
         SECRET,

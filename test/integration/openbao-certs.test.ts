@@ -89,7 +89,9 @@ describe("openbao certificate service on the real API server", () => {
     );
     for (const host of [
       `managed.${ns}.svc`,
-      `managed-2.managed-internal.${ns}.svc.cluster.local`,
+      `managed-public.${ns}.svc`,
+      `managed-2.managed.${ns}.svc`,
+      `managed-2.managed.${ns}.svc.cluster.local`,
       "bao.example.org",
     ])
       assert.notEqual(leaf.checkHost(host), undefined, host);
@@ -192,13 +194,14 @@ describe("openbao certificate service on the real API server", () => {
     assert.equal(invalid.reason, "TLSSecretInvalid");
     assert.match(
       invalid.message,
-      new RegExp(`do not cover ext\\.${ns}\\.svc, ext-0\\.ext-internal\\.${ns}\\.svc`),
+      new RegExp(`do not cover ext-public\\.${ns}\\.svc, ext-0\\.ext\\.${ns}\\.svc`),
     );
     assert.ok(!invalid.message.includes(wrongNames.keyPem.split("\n")[1]!));
 
     const good = issueServerCertificate(ca, {
       commonName: `ext.${ns}.svc`,
-      names: [`ext.${ns}.svc`, `*.ext-internal.${ns}.svc.cluster.local`],
+      // Upstream's documented names.
+      names: [`*.ext.${ns}.svc`, `*.${ns}.svc`],
       now,
       validityMs: 10 * HOUR,
     });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import { SERVICE_ACCOUNT, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
 import { isForbidden } from "../../src/runtime/errors.js";
 import type { ResourceType } from "../../src/runtime/types.js";
@@ -58,9 +58,9 @@ describe("openbao identity service on the real API server", () => {
     const out = await reconcileIdentity(ctx, cluster);
     assert.equal(out.ready, true, out.message);
     for (const [type, name] of [
-      [SERVICE_ACCOUNT, "bao"],
-      [ROLE, "bao-service-registration"],
-      [ROLE_BINDING, "bao-service-registration"],
+      [SERVICE_ACCOUNT, "bao-serviceaccount"],
+      [ROLE, "bao-serviceaccount-role"],
+      [ROLE_BINDING, "bao-serviceaccount-rolebinding"],
     ] as const) {
       const o = await admin.get(type, name, ns);
       assert.equal(o.metadata.ownerReferences?.find((r) => r.controller)?.uid, cluster.metadata.uid, name);
@@ -68,7 +68,7 @@ describe("openbao identity service on the real API server", () => {
     const token = (
       await admin.request<{ status: { token: string } }>({
         method: "POST",
-        path: admin.resourcePath(SERVICE_ACCOUNT, ns, "bao", "token"),
+        path: admin.resourcePath(SERVICE_ACCOUNT, ns, "bao-serviceaccount", "token"),
         body: {
           apiVersion: "authentication.k8s.io/v1",
           kind: "TokenRequest",
@@ -104,13 +104,110 @@ describe("openbao identity service on the real API server", () => {
 
     const versions = async () =>
       Promise.all([
-        admin.get(SERVICE_ACCOUNT, "bao", ns),
-        admin.get(ROLE, "bao-service-registration", ns),
-        admin.get(ROLE_BINDING, "bao-service-registration", ns),
+        admin.get(SERVICE_ACCOUNT, "bao-serviceaccount", ns),
+        admin.get(ROLE, "bao-serviceaccount-role", ns),
+        admin.get(ROLE_BINDING, "bao-serviceaccount-rolebinding", ns),
       ]).then((all) => all.map((o) => o.metadata.resourceVersion));
     const before = await versions();
     const quiet = await reconcileIdentity(ctx, cluster);
     assert.deepEqual(quiet.changes, []);
     assert.deepEqual(await versions(), before, "an unchanged cluster costs no write");
+  });
+
+  // A cluster from before upstream's names: its pods run as ServiceAccount `<name>`, whose grant is
+  // the Role and RoleBinding `<name>-service-registration`. They go only once no StatefulSet of the
+  // cluster asks for that account and every one has rolled out; until then registration keeps working.
+  it("retires the old ServiceAccount and its grant once the StatefulSets have rolled away from it", async () => {
+    const old = await createOpenBaoCluster(admin, ns, "old", { replicas: 1 });
+    const owner = {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      name: "old",
+      uid: old.metadata.uid!,
+      controller: true,
+    };
+    const meta = (name: string) => ({
+      name,
+      namespace: ns,
+      labels: { "openbao.org/cluster": "old" },
+      ownerReferences: [owner],
+    });
+    await admin.create(SERVICE_ACCOUNT, { apiVersion: "v1", kind: "ServiceAccount", metadata: meta("old") });
+    const rbac = "rbac.authorization.k8s.io/v1";
+    await admin.create(ROLE, {
+      apiVersion: rbac,
+      kind: "Role",
+      metadata: meta("old-service-registration"),
+      rules: [],
+    });
+    await admin.create(ROLE_BINDING, {
+      apiVersion: rbac,
+      kind: "RoleBinding",
+      metadata: meta("old-service-registration"),
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "old-service-registration" },
+      subjects: [{ kind: "ServiceAccount", name: "old", namespace: ns }],
+    });
+    const selector = { "openbao.org/cluster": "old", "openbao.org/component": "server" };
+    const set = (account: string) => ({
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: meta("old"),
+      spec: {
+        serviceName: "old-internal",
+        replicas: 1,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: selector },
+          spec: { serviceAccountName: account, containers: [{ name: "c", image: "busybox:1.35.0" }] },
+        },
+      },
+    });
+    const sts = await admin.create(STATEFULSET, set("old"));
+    const legacy = async () =>
+      Promise.all([
+        admin.getOrUndefined(SERVICE_ACCOUNT, "old", ns),
+        admin.getOrUndefined(ROLE, "old-service-registration", ns),
+        admin.getOrUndefined(ROLE_BINDING, "old-service-registration", ns),
+      ]).then((all) => all.map((o) => o !== undefined));
+    const ctx = serviceContext(admin, old, "openbao-identity");
+
+    await reconcileIdentity(ctx, old);
+    assert.deepEqual(await legacy(), [true, true, true], "kept while the pods run as the old account");
+
+    // The template moved to the new account; the pods have not rolled yet.
+    const moved = await admin.apply(STATEFULSET, set("old-serviceaccount"), {
+      fieldManager: "test",
+      force: true,
+    });
+    const status = (updated: number, current: string) =>
+      admin.mergePatch(
+        STATEFULSET,
+        "old",
+        ns,
+        {
+          status: {
+            observedGeneration: moved.metadata.generation,
+            replicas: 1,
+            updatedReplicas: updated,
+            currentRevision: current,
+            updateRevision: "old-2",
+          },
+        },
+        "status",
+      );
+    await status(0, "old-1");
+    await reconcileIdentity(ctx, old);
+    assert.deepEqual(await legacy(), [true, true, true], "kept while the rollout runs");
+    assert.notEqual(moved.metadata.generation, sts.metadata.generation);
+
+    await status(1, "old-2");
+    const out = await reconcileIdentity(ctx, old);
+    assert.deepEqual(await legacy(), [false, false, false], "retired once every pod runs as the new account");
+    for (const line of [
+      "RoleBinding/old-service-registration deleted",
+      "Role/old-service-registration deleted",
+      "ServiceAccount/old deleted",
+    ])
+      assert.ok(out.changes?.includes(line), `${line} in ${out.changes?.join(", ")}`);
   });
 });

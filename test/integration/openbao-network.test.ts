@@ -4,6 +4,7 @@ import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EVENTS_V1 } from "../../src/runtime/events.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { reconcileNetwork } from "../../src/targets/openbao/workload/network/reconcile.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
@@ -73,14 +74,14 @@ describe("openbao networking service on the real API server", () => {
     const objects = await snapshot();
     assert.deepEqual([...objects.keys()].sort(), [
       "Ingress/bao",
-      "NetworkPolicy/bao",
       "NetworkPolicy/bao-jobs-network-policy",
+      "NetworkPolicy/bao-network-policy",
       "Service/bao",
       "Service/bao-active",
-      "Service/bao-internal",
+      "Service/bao-public",
       "Service/bao-read",
     ]);
-    const headless: Any = await client.get(SERVICE, "bao-internal", ns);
+    const headless: Any = await client.get(SERVICE, "bao", ns);
     assert.equal(headless.spec.clusterIP, "None");
     assert.equal(headless.spec.publishNotReadyAddresses, true);
     for (const [key] of objects) {
@@ -92,7 +93,7 @@ describe("openbao networking service on the real API server", () => {
     }
     // The egress rule to the API server names the address the server itself advertises.
     const kubernetes: Any = await client.get(SERVICE, "kubernetes", "default");
-    const policy: Any = await client.get(NETWORK_POLICY, "bao", ns);
+    const policy: Any = await client.get(NETWORK_POLICY, "bao-network-policy", ns);
     const cidrs = policy.spec.egress.flatMap((r: Any) =>
       (r.to ?? []).map((p: Any) => p.ipBlock?.cidr).filter(Boolean),
     );
@@ -143,7 +144,10 @@ describe("openbao networking service on the real API server", () => {
       },
     } as OpenBaoCluster;
     const out = await reconcileNetwork(ctx, changed, { operatorNamespace: "platform-operator-system" });
-    assert.deepEqual(out.changes, ["Service/bao would be updated", "Service/bao-read would be deleted"]);
+    assert.deepEqual(out.changes, [
+      "Service/bao-public would be updated",
+      "Service/bao-read would be deleted",
+    ]);
     assert.deepEqual(await snapshot(), before);
   });
 
@@ -171,6 +175,111 @@ describe("openbao networking service on the real API server", () => {
       "a GatewayAPIMissing event about the cluster",
     );
     // Services and the NetworkPolicy are still in place: the rest of networking went on.
-    assert.ok((await snapshot()).has("NetworkPolicy/bao"));
+    assert.ok((await snapshot()).has("NetworkPolicy/bao-network-policy"));
+  });
+});
+
+// A cluster made before the names followed upstream has a ClusterIP Service `<name>`, a headless
+// `<name>-internal` and a NetworkPolicy `<name>`, all controlled by it. A pass moves every one to
+// upstream's name; only the peer Service its pods live under stays, and only when the cluster says
+// it keeps it (openbao.org/peer-service, which the reconciler writes from the voters' serviceName).
+describe("openbao networking of a cluster from before upstream's names", () => {
+  let client: KubeClient;
+  let ns: string;
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    ns = await freshNamespace(client, "ot-network-legacy");
+  });
+  after(async () => {
+    await client.delete(NAMESPACE, ns).catch(() => {});
+    client.close();
+  });
+
+  const legacyObjects = async (c: OpenBaoCluster) => {
+    const owner = {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      name: c.metadata.name!,
+      uid: c.metadata.uid!,
+      controller: true,
+    };
+    const name = c.metadata.name!;
+    const meta = (n: string) => ({
+      name: n,
+      namespace: ns,
+      labels: { "openbao.org/cluster": name, "app.kubernetes.io/managed-by": "platform-operator" },
+      ownerReferences: [owner],
+    });
+    const selector = { "openbao.org/cluster": name };
+    const ports = [{ name: "https", port: 8200 }];
+    const made = {
+      client: await client.create(SERVICE, {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: meta(name),
+        spec: { type: "ClusterIP", selector, ports },
+      }),
+      headless: await client.create(SERVICE, {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: meta(`${name}-internal`),
+        spec: { clusterIP: "None", publishNotReadyAddresses: true, selector, ports },
+      }),
+      policy: await client.create(NETWORK_POLICY, {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: meta(name),
+        spec: { podSelector: { matchLabels: selector }, policyTypes: ["Ingress"] },
+      }),
+    };
+    return made;
+  };
+  const uidOf = async (type: ResourceType, name: string) =>
+    (await client.getOrUndefined(type, name, ns))?.metadata.uid;
+
+  it("moves the client Service, the headless Service and the NetworkPolicy to upstream's names", async () => {
+    const c = await createOpenBaoCluster(client, ns, "old", { replicas: 1 });
+    const before = await legacyObjects(c);
+    const ctx = serviceContext(client, c, "openbao-network");
+    const out = await reconcileNetwork(ctx, c, { operatorNamespace: "platform-operator-system" });
+    assert.equal(out.ready, true, out.message);
+    const headless: Any = await client.get(SERVICE, "old", ns);
+    assert.equal(headless.spec.clusterIP, "None", "Service old is now upstream's headless Service");
+    assert.notEqual(headless.metadata.uid, before.client.metadata.uid);
+    assert.equal(((await client.get(SERVICE, "old-public", ns)) as Any).spec.type, "ClusterIP");
+    assert.equal(await uidOf(SERVICE, "old-internal"), undefined, "the old headless Service is gone");
+    assert.equal(await uidOf(NETWORK_POLICY, "old"), undefined, "the old NetworkPolicy is gone");
+    assert.notEqual(await uidOf(NETWORK_POLICY, "old-network-policy"), undefined);
+    for (const line of ["Service/old deleted", "Service/old-internal deleted", "NetworkPolicy/old deleted"])
+      assert.ok(out.changes?.includes(line), `${line} in ${out.changes?.join(", ")}`);
+  });
+
+  it("keeps the peer Service the cluster says its pods live under, and leaves what it does not control", async () => {
+    const c = await createOpenBaoCluster(client, ns, "kept", { replicas: 1 });
+    const before = await legacyObjects(c);
+    const marked = await client.mergePatch<OpenBaoCluster>(OPENBAOCLUSTER, "kept", ns, {
+      metadata: { annotations: { "openbao.org/peer-service": "kept-internal" } },
+    });
+    // Someone else's NetworkPolicy under a name the cluster's old one had in another cluster's scheme.
+    await client.create(NETWORK_POLICY, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "kept-network-policy-neighbour", namespace: ns },
+      spec: { podSelector: {}, policyTypes: ["Ingress"] },
+    });
+    const ctx = serviceContext(client, marked, "openbao-network");
+    const out = await reconcileNetwork(ctx, marked, { operatorNamespace: "platform-operator-system" });
+    assert.equal(out.ready, true, out.message);
+    assert.equal(
+      await uidOf(SERVICE, "kept-internal"),
+      before.headless.metadata.uid,
+      "the pods' Service stays",
+    );
+    assert.equal(((await client.get(SERVICE, "kept", ns)) as Any).spec.clusterIP, "None");
+    assert.equal(await uidOf(NETWORK_POLICY, "kept"), undefined);
+    assert.notEqual(await uidOf(NETWORK_POLICY, "kept-network-policy-neighbour"), undefined);
+    const again = await reconcileNetwork(ctx, marked, { operatorNamespace: "platform-operator-system" });
+    assert.deepEqual(again.changes, [], "a second pass writes nothing");
   });
 });

@@ -100,8 +100,9 @@ describe("openbao target: observe-only on the real API server", () => {
       "Secret/bao-tls-ca",
       "Secret/bao-tls-server",
       "Secret/bao-unseal-key",
-      "Service/bao-internal",
-      "PodDisruptionBudget/bao",
+      "Service/bao",
+      "Service/bao-public",
+      "PodDisruptionBudget/bao-pdb",
     ])
       assert.ok(msg.includes(object), `Drifted names ${object}: ${msg}`);
     assert.match(msg, /^a real run would: \d+ create \(/);
@@ -215,8 +216,9 @@ describe("openbao target: observe-only on the real API server", () => {
       "secrets/bao-tls-ca",
       "secrets/bao-tls-server",
       "secrets/bao-unseal-key",
-      "services/bao-internal",
-      "poddisruptionbudgets/bao",
+      "services/bao",
+      "services/bao-public",
+      "poddisruptionbudgets/bao-pdb",
     ])
       assert.ok(made.includes(object), `${object} after the normal run: ${made.join(", ")}`);
     assert.ok((await cluster())["metadata"].finalizers.includes("openbao.org/openbaocluster-finalizer"));

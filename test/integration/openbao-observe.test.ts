@@ -86,10 +86,10 @@ describe("openbao target: observe-only on the local node", () => {
       "Secret/bao-tls-ca",
       "Secret/bao-tls-server",
       "Secret/bao-unseal-key",
-      "Service/bao-internal",
-      "NetworkPolicy/",
-      "ServiceAccount/",
-      "PodDisruptionBudget/bao",
+      "Service/bao-public",
+      "NetworkPolicy/bao-network-policy",
+      "ServiceAccount/bao-serviceaccount",
+      "PodDisruptionBudget/bao-pdb",
     ])
       assert.ok(msg.includes(object), `Drifted names ${object}: ${msg}`);
     assert.match(msg, /^a real run would: \d+ create \(/);
