@@ -409,7 +409,7 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
       [0, 1, 2].map((i) => `${serving}-${i}`),
     );
     assert.ok(peers.every((s) => s.voter));
-    const svc = await ctx.getJson(`service/${NAME}`);
+    const svc = await ctx.getJson(`service/${NAME}-public`);
     assert.equal(
       svc.spec.selector["openbao.org/revision"],
       revision,

@@ -37,7 +37,7 @@ export async function startNodeKvLoad(
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
-      KV_ADDR: `https://${name}.${ctx.namespace}.svc:8200`,
+      KV_ADDR: `https://${name}-public.${ctx.namespace}.svc:8200`,
       KV_MOUNT: mount,
       KV_CA: caPem,
       KV_TOKEN: token,

@@ -53,6 +53,8 @@ export interface OperatorProcess {
 export async function startOpenBaoOperator(
   ctx: NodeNamespace,
   section: Record<string, string> = {},
+  /** Another build's cli/main.js (an earlier release, for migration tests); this one's by default. */
+  main: string = MAIN,
 ): Promise<OperatorProcess> {
   const dir = mkdtempSync(join(tmpdir(), "openbao-op-"));
   const extra = Object.entries(section)
@@ -70,7 +72,7 @@ ${extra}`,
   );
   const argv = ctx.node.inCluster([
     process.execPath,
-    MAIN,
+    main,
     "run",
     "--config",
     join(dir, "operator.yaml"),

@@ -166,6 +166,20 @@ describe("openbao StatefulSet of a cluster that kept its old peer Service", () =
     assert.equal(env.BAO_TLS_SERVER_NAME, "$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local");
   });
 
+  it("keeps the live claim template's labels: a StatefulSet's claim template cannot change", () => {
+    const old = { "openbao.org/cluster": "demo", "app.kubernetes.io/managed-by": "platform-operator" };
+    const sts = buildStatefulSet(cluster(), {
+      component: "server",
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime,
+      claim: { size: "1Gi", labels: old },
+    }) as Json;
+    assert.deepEqual(sts.spec.volumeClaimTemplates[0].metadata.labels, old);
+    assert.equal(sts.metadata.labels["app.kubernetes.io/managed-by"], "openbao-operator");
+  });
+
   it("refuses a peer-service annotation that is not a DNS label, naming it", () => {
     const bad = cluster();
     bad.metadata.annotations = { "openbao.org/peer-service": "Not A Label" };

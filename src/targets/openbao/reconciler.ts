@@ -356,7 +356,7 @@ export class OpenBaoClusterReconciler {
   }
 }
 
-/** "https://demo-1.demo-internal.ns.svc.cluster.local:8200" → "demo-1". */
+/** "https://demo-1.demo.ns.svc:8200" → "demo-1". */
 export function leaderPod(address: string): string {
   if (!address) return "";
   try {

@@ -57,7 +57,7 @@ export interface StatefulSetInputs {
   clusterDomain: string;
   runtime: PodRuntime;
   /** The live StatefulSet's claim size and class, kept as they are (the template is immutable). */
-  claim?: { size?: string; storageClassName?: string };
+  claim?: { size?: string; storageClassName?: string; labels?: Record<string, string> };
   /** Pods below this ordinal keep the old revision (partition.ts decides it; upgrades lower it). */
   partition?: number;
 }
@@ -233,7 +233,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
         {
           apiVersion: "v1",
           kind: "PersistentVolumeClaim",
-          metadata: { name: "data", labels },
+          metadata: { name: "data", labels: inp.claim?.labels ?? labels },
           spec: {
             accessModes: ["ReadWriteOnce"],
             ...(storage.storageClassName ? { storageClassName: storage.storageClassName } : {}),

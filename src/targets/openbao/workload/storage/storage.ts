@@ -20,17 +20,25 @@ const STORAGECLASS: ResourceType = {
 const CLAIM_TEMPLATE = "data";
 
 interface ClaimTemplate {
+  metadata?: { labels?: Record<string, string> };
   spec?: { storageClassName?: string; resources?: { requests?: { storage?: string } } };
 }
 
-/** Size and class of the live StatefulSet's data claim template (immutable once created). */
+/**
+ * Size, class and labels of the live StatefulSet's data claim template, immutable once created:
+ * the labels too, so a StatefulSet made with another managed-by value keeps its template.
+ */
 export function liveClaim(
   sts: KubeObject | undefined,
-): { size?: string; storageClassName?: string } | undefined {
+): { size?: string; storageClassName?: string; labels?: Record<string, string> } | undefined {
   const tpl = ((sts?.["spec"] as { volumeClaimTemplates?: ClaimTemplate[] } | undefined)
     ?.volumeClaimTemplates ?? [])[0];
   if (!tpl) return undefined;
-  return { size: tpl.spec?.resources?.requests?.storage, storageClassName: tpl.spec?.storageClassName };
+  return {
+    size: tpl.spec?.resources?.requests?.storage,
+    storageClassName: tpl.spec?.storageClassName,
+    ...(tpl.metadata?.labels ? { labels: tpl.metadata.labels } : {}),
+  };
 }
 
 export interface StorageVerdict {
