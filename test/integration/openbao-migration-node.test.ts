@@ -57,6 +57,7 @@ describe("openbao: a cluster from before upstream's names moves to them", { time
 
   it("keeps its claims, Raft members and data; every other object takes upstream's name", async () => {
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" }, earlierMain);
+    const started = performance.now();
     await ctx.apply({
       apiVersion: "openbao.org/v1alpha1",
       kind: "OpenBaoCluster",
@@ -85,8 +86,12 @@ describe("openbao: a cluster from before upstream's names moves to them", { time
     assert.equal(Object.keys(claimsBefore).length, 3);
     assert.ok(await exists(`serviceaccount/${NAME}`), "the earlier operator's ServiceAccount");
     await op.stop();
+    process.stdout.write(
+      `# formed under the earlier operator in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    );
 
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" });
+    const switched = performance.now();
     // Done when every pod runs as the new account, is Ready, and the old objects are gone.
     await poll(
       async () => {
@@ -120,6 +125,9 @@ describe("openbao: a cluster from before upstream's names moves to them", { time
       throw new Error(`${String(e)}\n${pods}\n${op?.output().split("\n").slice(-40).join("\n")}`);
     });
 
+    process.stdout.write(
+      `# moved to upstream's names in ${((performance.now() - switched) / 1000).toFixed(1)} s\n`,
+    );
     const c = await ctx.getJson(`openbaocluster/${NAME}`);
     assert.equal(c.metadata.annotations?.["openbao.org/peer-service"], `${NAME}-internal`);
     assert.deepEqual(await claims(), claimsBefore, "the same data claims, by uid");
