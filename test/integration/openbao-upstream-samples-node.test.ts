@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { createCertificateAuthority, issueServerCertificate } from "../../src/runtime/pki/x509.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
@@ -8,6 +9,7 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
+import { startTransitOpenBao, type TransitOpenBao } from "../support/transit-node.js";
 import { type Json, upstreamCluster, upstreamSamplesMissing } from "../support/upstream-samples.js";
 
 // Part (b) of the proof that upstream openbao-operator's manifests work here: on the local node, the
@@ -31,14 +33,14 @@ const NOT_RUN: Record<string, string> = {
     "needs S3 and its JWT role's Kubernetes CA (<K8S_CA_PEM>); backup and restore are proven on the basic sample by part (c), openbao-upstream-restore-node.test.ts",
   ingress: "needs an Ingress controller to prove anything beyond the basic sample",
   transit:
-    "its seal token comes from unseal.credentialsSecretRef, which nothing mounts yet (UnsupportedFields)",
-  hardened: "not run yet: needs a transit OpenBao on the node and certificates with upstream's names",
-  external_tls: "not run yet: needs certificates with upstream's documented names (item 4, generated names)",
+    "the same transit seal as hardened and external_tls, which run it against a transit OpenBao on the node",
 };
 
 interface Run {
   /** What differs from upstream's file, one line each. */
   changes: string[];
+  /** Set-up on the node before the sample is applied (a transit OpenBao, certificate Secrets). */
+  prepare?(ctx: NodeNamespace, doc: Json): Promise<void>;
   change(o: Json): void;
   /** Whether the test can read the Raft peer list (it needs a token). */
   token: "root-token-secret" | "none";
@@ -47,6 +49,70 @@ interface Run {
 const version = (o: Json) => {
   (o["spec"] as Json)["version"] = BAO_DEFAULT_VERSION;
 };
+const spec = (o: Json): Json => o["spec"] as Json;
+let transit: TransitOpenBao | undefined;
+
+/** The sample's transit seal pointed at a transit OpenBao on the node, its token from a Secret. */
+const transitChanges = [
+  "unseal.transit.address: the placeholder https://TRANSIT_BAO_ADDR → the transit OpenBao the test runs on the node",
+  "unseal.credentialsSecretRef: {name: transit-credentials} (the sample's commented-out suggestion): the seal's token and CA",
+  "unseal.transit.tlsCACert: /etc/bao/seal-creds/ca.crt, that Secret's CA as mounted (upstream passes it as VAULT_CACERT instead)",
+];
+async function prepareTransit(ctx: NodeNamespace, doc: Json): Promise<void> {
+  const t = (spec(doc)["unseal"] as Json | undefined)?.["transit"] as Json | undefined;
+  transit = await startTransitOpenBao(ctx, {
+    keyName: String(t?.["keyName"] ?? "openbao-unseal-key"),
+    mountPath: String(t?.["mountPath"] ?? "transit/"),
+  });
+}
+function useTransit(o: Json): void {
+  const unseal = spec(o)["unseal"] as Json;
+  unseal["type"] = "transit";
+  unseal["transit"] = {
+    ...((unseal["transit"] as Json | undefined) ?? {}),
+    address: transit!.address,
+    tlsCACert: "/etc/bao/seal-creds/ca.crt",
+  };
+  unseal["credentialsSecretRef"] = { name: transit!.credentialsSecret };
+}
+
+/**
+ * The External-mode Secrets upstream's sample expects (`<name>-tls-ca`, `<name>-tls-server`), made by
+ * the test with exactly the names upstream's documentation gives: `*.<name>.<ns>.svc` for the pods,
+ * `*.<ns>.svc` for the Services, and the gateway hostname the sample's comment asks for. No IP SAN.
+ */
+async function prepareExternalTls(ctx: NodeNamespace, doc: Json): Promise<void> {
+  const name = String((doc["metadata"] as Json)["name"]);
+  const now = new Date();
+  const ca = createCertificateAuthority(`${name} test CA`, now, 1000 * 3_600_000);
+  const hostname = (spec(doc)["gateway"] as Json | undefined)?.["hostname"];
+  const leaf = issueServerCertificate(ca, {
+    commonName: `${name}-public.${ctx.namespace}.svc`,
+    names: [
+      `*.${name}.${ctx.namespace}.svc`,
+      `*.${ctx.namespace}.svc`,
+      ...(typeof hostname === "string" ? [hostname] : []),
+    ],
+    now,
+    validityMs: 500 * 3_600_000,
+  });
+  await ctx.apply(
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `${name}-tls-ca` },
+      stringData: { "ca.crt": ca.certPem },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `${name}-tls-server` },
+      type: "kubernetes.io/tls",
+      stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem, "ca.crt": ca.certPem },
+    },
+  );
+}
+
 const RUNS: Record<string, Run> = {
   basic: {
     changes: [`spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`],
@@ -63,6 +129,48 @@ const RUNS: Record<string, Run> = {
   selfinit: {
     changes: [`spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`],
     change: version,
+    token: "none",
+  },
+  // Hardened, transit seal, External TLS with a certificate carrying upstream's documented names,
+  // and a gateway block on a server without the Gateway API (the cluster runs, GatewayReady=False).
+  external_tls: {
+    changes: [
+      `spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
+      ...transitChanges,
+      "Secrets <name>-tls-ca and <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc, the gateway hostname)",
+    ],
+    async prepare(ctx, doc) {
+      await prepareTransit(ctx, doc);
+      await prepareExternalTls(ctx, doc);
+    },
+    change(o) {
+      version(o);
+      useTransit(o);
+    },
+    token: "none",
+  },
+  hardened: {
+    changes: [
+      `spec.version and spec.image: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
+      "unseal: awskms (needs AWS KMS) → transit, on a transit OpenBao the test runs on the node",
+      ...transitChanges.slice(1),
+      "spec.backup removed: its target is s3.amazonaws.com, which the node must not reach",
+      "Secrets <name>-tls-ca and <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc)",
+    ],
+    async prepare(ctx, doc) {
+      await prepareTransit(ctx, doc);
+      await prepareExternalTls(ctx, doc);
+    },
+    change(o) {
+      version(o);
+      spec(o)["image"] = `openbao/openbao:${BAO_DEFAULT_VERSION}`;
+      spec(o)["unseal"] = {
+        type: "transit",
+        transit: { keyName: "openbao-unseal-key", mountPath: "transit/" },
+      };
+      useTransit(o);
+      delete spec(o)["backup"];
+    },
     token: "none",
   },
 };
@@ -102,6 +210,7 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
           ? "every voter unsealed and following the one same leader"
           : "every voter in OpenBao's peer list";
       it(`forms its ${replicas}-voter cluster, ${proof}`, async () => {
+        await run.prepare?.(ctx, doc);
         const applied = structuredClone(doc);
         run.change(applied);
         await ctx.apply(applied);

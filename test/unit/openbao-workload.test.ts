@@ -137,9 +137,10 @@ describe("openbao StatefulSet", () => {
     assert.equal(env.BAO_RAFT_NODE_ID, "$(BAO_K8S_POD_NAME)");
     assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8200");
     assert.equal(env.BAO_CLUSTER_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8201");
-    // The CLI inside the pod dials 127.0.0.1 and checks the certificate for the pod's own name.
-    assert.equal(env.BAO_ADDR, "https://127.0.0.1:8200");
-    assert.equal(env.BAO_TLS_SERVER_NAME, "$(BAO_K8S_POD_NAME).demo.ns.svc");
+    // The CLI inside the pod dials the pod by its own name: a certificate need not carry 127.0.0.1.
+    assert.equal(env.BAO_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8200");
+    // Nothing a seal's client would read as its own server name.
+    assert.equal(env.BAO_TLS_SERVER_NAME, undefined);
     assert.equal(sts.spec.serviceName, "demo");
     assert.equal(sts.spec.template.spec.serviceAccountName, "demo-serviceaccount");
     assert.equal(imageOf(cluster({ version: "v2.6.2" })), "openbao/openbao:2.6.2");
@@ -163,7 +164,7 @@ describe("openbao StatefulSet of a cluster that kept its old peer Service", () =
     );
     assert.equal(sts.spec.serviceName, "demo-internal");
     assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local:8200");
-    assert.equal(env.BAO_TLS_SERVER_NAME, "$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local");
+    assert.equal(env.BAO_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local:8200");
   });
 
   it("keeps the live claim template's labels: a StatefulSet's claim template cannot change", () => {
