@@ -32,8 +32,6 @@ const NOT_RUN: Record<string, string> = {
   backup:
     "needs S3 and its JWT role's Kubernetes CA (<K8S_CA_PEM>); backup and restore are proven on the basic sample by part (c), openbao-upstream-restore-node.test.ts",
   ingress: "needs an Ingress controller to prove anything beyond the basic sample",
-  transit:
-    "the same transit seal as hardened and external_tls, which run it against a transit OpenBao on the node",
 };
 
 interface Run {
@@ -51,6 +49,8 @@ const version = (o: Json) => {
 };
 const spec = (o: Json): Json => o["spec"] as Json;
 let transit: TransitOpenBao | undefined;
+/** The namespace the running sample is applied in (a reference's `namespace` must name it). */
+let currentNamespace = "";
 
 /** The sample's transit seal pointed at a transit OpenBao on the node, its token from a Secret. */
 const transitChanges = [
@@ -60,9 +60,11 @@ const transitChanges = [
 ];
 async function prepareTransit(ctx: NodeNamespace, doc: Json): Promise<void> {
   const t = (spec(doc)["unseal"] as Json | undefined)?.["transit"] as Json | undefined;
+  const ref = (spec(doc)["unseal"] as Json | undefined)?.["credentialsSecretRef"] as Json | undefined;
   transit = await startTransitOpenBao(ctx, {
     keyName: String(t?.["keyName"] ?? "openbao-unseal-key"),
     mountPath: String(t?.["mountPath"] ?? "transit/"),
+    ...(typeof ref?.["name"] === "string" ? { credentialsSecret: ref["name"] } : {}),
   });
 }
 function useTransit(o: Json): void {
@@ -149,6 +151,26 @@ const RUNS: Record<string, Run> = {
     },
     token: "none",
   },
+  // Upstream's own transit sample names its token Secret and the CA file in it as the others do here.
+  transit: {
+    changes: [
+      `spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
+      "unseal.transit.address: https://infra-bao.infra-bao.svc:8200 → the transit OpenBao the test runs on the node",
+      "unseal.credentialsSecretRef.namespace: openbaocluster-transit → the test's namespace, where the cluster is",
+      "Secret transit-seal-token (token, ca.crt) and Secrets <name>-tls-ca, <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc)",
+    ],
+    async prepare(ctx, doc) {
+      await prepareTransit(ctx, doc);
+      await prepareExternalTls(ctx, doc);
+    },
+    change(o) {
+      version(o);
+      const unseal = spec(o)["unseal"] as Json;
+      (unseal["transit"] as Json)["address"] = transit!.address;
+      (unseal["credentialsSecretRef"] as Json)["namespace"] = currentNamespace;
+    },
+    token: "none",
+  },
   hardened: {
     changes: [
       `spec.version and spec.image: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
@@ -210,6 +232,7 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
           ? "every voter unsealed and following the one same leader"
           : "every voter in OpenBao's peer list";
       it(`forms its ${replicas}-voter cluster, ${proof}`, async () => {
+        currentNamespace = ctx.namespace;
         await run.prepare?.(ctx, doc);
         const applied = structuredClone(doc);
         run.change(applied);

@@ -21,7 +21,7 @@ export interface TransitOpenBao {
  */
 export async function startTransitOpenBao(
   ctx: NodeNamespace,
-  opts: { keyName: string; mountPath: string },
+  opts: { keyName: string; mountPath: string; credentialsSecret?: string },
 ): Promise<TransitOpenBao> {
   const ns = ctx.namespace;
   const now = new Date();
@@ -115,12 +115,12 @@ export async function startTransitOpenBao(
   await ctx.apply({
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name: "transit-credentials" },
+    metadata: { name: opts.credentialsSecret ?? "transit-credentials" },
     stringData: { token, "ca.crt": ca.certPem },
   });
   return {
     address: `https://transit.${ns}.svc:8200`,
-    credentialsSecret: "transit-credentials",
+    credentialsSecret: opts.credentialsSecret ?? "transit-credentials",
     caPem: ca.certPem,
   };
 }
