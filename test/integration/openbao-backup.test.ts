@@ -275,7 +275,7 @@ describe("openbao backups on the local node", () => {
   it("JWT login: the Job presents its projected ServiceAccount token, no token Secret", async () => {
     await enableNodeJwtAuth(ctx, `${NAME}-0`, rootToken, {
       name: "backup",
-      serviceAccount: `${NAME}-backup`,
+      serviceAccount: `${NAME}-backup-serviceaccount`,
       policies: ["snapshot"],
     });
     await ctx.kubectl([

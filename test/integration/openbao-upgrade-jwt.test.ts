@@ -60,7 +60,7 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
       role_type: "jwt",
       bound_audiences: ["openbao-internal"],
       user_claim: "sub",
-      bound_subject: `system:serviceaccount:${ns}:bao-upgrade`,
+      bound_subject: `system:serviceaccount:${ns}:bao-upgrade-serviceaccount`,
       token_policies: ["upgrade-test"],
       token_ttl: "10m",
     });
@@ -78,7 +78,7 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
       data: { policies: string[]; meta?: Record<string, string> };
     };
     assert.ok(self.data.policies.includes("upgrade-test"), JSON.stringify(self.data.policies));
-    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, "bao-upgrade", ns);
+    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, "bao-upgrade-serviceaccount", ns);
     assert.equal(sa.metadata.ownerReferences?.[0]?.uid, c.metadata.uid);
     assert.equal((sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken, false);
 

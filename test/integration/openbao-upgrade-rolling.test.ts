@@ -116,7 +116,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
     );
     await enableNodeJwtAuth(ctx, `${NAME}-0`, token, {
       name: "upgrade",
-      serviceAccount: `${NAME}-upgrade`,
+      serviceAccount: `${NAME}-upgrade-serviceaccount`,
       policies: ["upgrade"],
     });
     await ctx.kubectl([
@@ -263,7 +263,7 @@ describe("openbao rolling upgrade 2.6.2 → 2.7.2 under load, the operator kille
       await ctx.kubectl(["get", "secret", `${NAME}-root-token`, "--ignore-not-found", "-o", "name"]),
       "",
     );
-    await ctx.getJson(`serviceaccount/${NAME}-upgrade`);
+    await ctx.getJson(`serviceaccount/${NAME}-upgrade-serviceaccount`);
 
     // The load stops and reads every acknowledged write back.
     console.log(`[numbers] upgrade ${Math.round((finished - started) / 1000)} s; ${summarizeLoad(report)}`);

@@ -129,8 +129,8 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     assert.match(first.key!, new RegExp(`^${ns}/${NAME}/20261201T100000Z-pre-upgrade-[0-9a-f]{8}\\.snap$`));
     const podSpec = (job["spec"] as { template: { spec: Record<string, unknown> } }).template.spec;
     // spec.upgrade's login: the upgrade's own ServiceAccount, created and owned by the cluster.
-    assert.equal(podSpec["serviceAccountName"], `${NAME}-upgrade`);
-    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, `${NAME}-upgrade`, ns);
+    assert.equal(podSpec["serviceAccountName"], `${NAME}-upgrade-serviceaccount`);
+    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, `${NAME}-upgrade-serviceaccount`, ns);
     assert.equal(sa.metadata.ownerReferences?.[0]?.name, NAME);
     assert.equal(job.metadata.ownerReferences?.[0]?.kind, "OpenBaoCluster");
     assert.ok(!JSON.stringify(job).includes(TOKEN), "the token reached the Job spec");
@@ -201,7 +201,7 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     assert.equal(r.state, "Running", r.message);
     const job = await client.get<KubeObject>(JOB, r.jobName!, ns);
     const podSpec = (job["spec"] as { template: { spec: Record<string, unknown> } }).template.spec;
-    assert.equal(podSpec["serviceAccountName"], `${NAME}-backup`);
+    assert.equal(podSpec["serviceAccountName"], `${NAME}-backup-serviceaccount`);
     assert.match(JSON.stringify(podSpec), /backup-role/);
   });
 });

@@ -122,6 +122,13 @@ export function clusterNames(cluster: ClusterRef) {
     rootTokenSecret: `${n}-root-token`,
     /** The pods' ServiceAccount unless spec.serviceAccount.name gives one; its Role and RoleBinding are `<sa>-role`, `<sa>-rolebinding`. */
     serviceAccount,
+    /**
+     * The Jobs' ServiceAccounts under upstream's names: OpenBao JWT roles written for upstream bind
+     * these (its backup sample's role names `<name>-backup-serviceaccount`).
+     */
+    backupServiceAccount: `${n}-backup-serviceaccount`,
+    upgradeServiceAccount: `${n}-upgrade-serviceaccount`,
+    restoreServiceAccount: `${n}-restore-serviceaccount`,
     podDisruptionBudget: `${n}-pdb`,
     readReplicaPodDisruptionBudget: `${n}-read-pdb`,
     networkPolicy: `${n}-network-policy`,

@@ -22,7 +22,8 @@ import { restoreAuth } from "./validate.js";
 import type { RestorePorts } from "./wiring.js";
 
 /** The ServiceAccount restore Jobs run as; an OpenBao JWT role for restores binds to it. */
-export const restoreServiceAccount = (cluster: string): string => `${cluster}-restore`;
+export const restoreServiceAccount = (cluster: string): string =>
+  clusterNames({ name: cluster, namespace: "" }).restoreServiceAccount;
 
 /** Re-exported for the restore tests: one reading of the credentials Secret for every caller. */
 export { credentialsFromFiles };

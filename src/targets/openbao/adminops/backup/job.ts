@@ -6,17 +6,18 @@ import type { ReconcileContext } from "../../../../runtime/controller.js";
 import { ApiError } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import { refOf } from "../../cluster-ref.js";
-import { type ClusterRef, Component } from "../../identity.js";
+import { Component } from "../../identity.js";
 import { buildExecutorJob } from "../jobs/build.js";
 import {
   ensureExecutorServiceAccount,
   executorAuth,
   snapshotUploadContract,
 } from "../jobs/snapshot-upload.js";
+import { backupServiceAccount } from "../upgrade/snapshot/plan.js";
 import { BackupEvent } from "./events.js";
 
 /** The ServiceAccount backup Jobs run as; its projected token is what a JWT role binds. */
-export const backupServiceAccount = (cluster: ClusterRef): string => `${cluster.name}-backup`;
+export { backupServiceAccount };
 
 /**
  * The attempt's executor Job (and the ServiceAccount it runs as), created once: the name is the

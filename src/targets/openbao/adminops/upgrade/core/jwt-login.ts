@@ -2,7 +2,7 @@
  * spec.upgrade.jwtAuthRole: the upgrade managers' OpenBao token from a JWT login instead of a stored
  * token, for clusters whose root token was revoked (self-init) and that keep no long-lived token in
  * a Secret. The operator asks the API server for a short-lived token of the cluster's upgrade
- * ServiceAccount (`<name>-upgrade`, the one the pre-upgrade snapshot Job runs as), audience
+ * ServiceAccount (`<name>-upgrade-serviceaccount`, the one the pre-upgrade snapshot Job runs as), audience
  * `openbao-internal` like the executor Jobs, and logs in at the `jwt` auth mount with that role, so
  * one OpenBao role serves the snapshot Job and the step-down alike.
  *

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { BackupTarget, OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
 import type { ExecutorAuth } from "../../../executor/contract.js";
-import type { ClusterRef } from "../../../identity.js";
+import { type ClusterRef, clusterNames } from "../../../identity.js";
 import { egressRulesMissing } from "../../../profile/egress.js";
 import { describeEmpty, emptyClusterReferences } from "../../../validate/secret-refs.js";
 import { executorAuth } from "../../jobs/snapshot-upload.js";
@@ -51,8 +51,10 @@ export function snapshotKeyId(upgradeId: string): string {
 }
 
 /** ServiceAccount the Job runs as: the upgrade's own when spec.upgrade says how to log in. */
-export const upgradeServiceAccount = (cluster: ClusterRef): string => `${cluster.name}-upgrade`;
-export const backupServiceAccount = (cluster: ClusterRef): string => `${cluster.name}-backup`;
+export const upgradeServiceAccount = (cluster: ClusterRef): string =>
+  clusterNames(cluster).upgradeServiceAccount;
+export const backupServiceAccount = (cluster: ClusterRef): string =>
+  clusterNames(cluster).backupServiceAccount;
 
 export interface SnapshotFacts {
   cluster: OpenBaoCluster;
