@@ -221,7 +221,7 @@ describe("openbao backup controller: windows, the lock and results on the real A
     assert.equal(jobs.length, 2, "the window's Job and one manual Job");
     const manual = (await cluster()).status!.backup!;
     assert.equal(manual.lastHandledManualTrigger, "t-1");
-    assert.match(manual.jobName!, /^bao-backup-manual-/);
+    assert.match(manual.jobName!, /^backup-bao-manual-/);
     // The pod is killed before it reports: no result line.
     await finishJob(manual.jobName!, undefined, false);
     await pass();
@@ -267,7 +267,7 @@ describe("openbao backup controller: windows, the lock and results on the real A
     await pass();
     // The crash: a backup identity holds the lock, but no attempt was persisted.
     const locks = new OperationLockStore(client, { now: () => clock });
-    const orphan = { operation: "Backup" as const, holder: `backup/${NAME}/bao-backup-manual-deadbeef` };
+    const orphan = { operation: "Backup" as const, holder: `backup/${NAME}/backup-bao-manual-deadbeef` };
     await locks.acquire({ name: NAME, namespace: ns }, orphan);
     await pass(reconciler());
     assert.equal((await cluster()).status?.operationLock?.holder ?? "", "");

@@ -200,7 +200,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
     await pass("r1");
     const r = await get("r1");
     assert.equal(r.status?.phase, "Running");
-    assert.equal(r.status?.jobName, "r1-restore");
+    assert.equal(r.status?.jobName, "restore-r1");
     assert.equal(r.status?.snapshotSize, 4096);
     assert.equal(r.status?.snapshotKey, "snaps/ns/bao/good.snap");
     assert.equal((await cluster("bao")).status?.operationLock?.holder, `restore/${ns}/r1`);
@@ -210,13 +210,13 @@ describe("OpenBaoRestore controller on the real API server", () => {
     await pass("r1");
     assert.deepEqual(
       (await restoreJobs()).map((j) => j.metadata.name),
-      ["r1-restore"],
+      ["restore-r1"],
     );
     assert.equal((await get("r1")).status?.phase, "Running");
     assert.ok(!JSON.stringify((await get("r1")).status).includes("s3cr3t-value"));
 
     await finishJob(
-      "r1-restore",
+      "restore-r1",
       { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 1500 },
       true,
     );
@@ -261,13 +261,13 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.match(lockCond?.message ?? "", /held by Backup \(holder backup\/bao\/w-1\)/);
     assert.match(lockCond?.message ?? "", /overrideOperationLock: true and force: true/);
     assert.equal((await cluster("bao")).status?.operationLock?.holder, bk.holder);
-    assert.equal((await restoreJobs()).filter((j) => j.metadata.name === "r2-restore").length, 0);
+    assert.equal((await restoreJobs()).filter((j) => j.metadata.name === "restore-r2").length, 0);
 
     await store.release({ name: "bao", namespace: ns }, bk);
     await pass("r2");
     assert.equal((await get("r2")).status?.phase, "Running");
     await finishJob(
-      "r2-restore",
+      "restore-r2",
       {
         ok: false,
         operation: "restore",
@@ -318,7 +318,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
     );
     assert.match(String(overrideEvent["note"]), /taken from Backup backup\/bao\/w-2/);
     await finishJob(
-      "r3-restore",
+      "restore-r3",
       { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 },
       true,
     );
@@ -349,7 +349,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal((await get("r-restart")).status?.phase, "Running");
     await finishExecutorJob(client, {
       namespace: ns,
-      name: "r-restart-restore",
+      name: "restore-r-restart",
       result: { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 },
       ok: true,
       // The Job ended after the pods were created: they hold the state from before the snapshot.
@@ -383,7 +383,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
     await createRestore("r-seal", { cluster: "bao" });
     await pass("r-seal");
     await finishJob(
-      "r-seal-restore",
+      "restore-r-seal",
       {
         ok: false,
         operation: "restore",

@@ -40,13 +40,13 @@ describe("observe-only: the backup a real run would start", () => {
   it("names the window's Job when a window is due", () => {
     assert.deepEqual(plannedBackup(cluster({}), NOW), {
       action: "backup",
-      what: "Job/bao-backup-20261201t030000z",
+      what: "Job/backup-bao-20261201-030000",
     });
   });
 
   it("names the manual Job for a new trigger value, nothing for one already handled", () => {
     const c = cluster({ trigger: "t1", backup: { lastAttemptScheduledTime: "2026-12-01T03:00:00Z" } });
-    assert.match(plannedBackup(c, NOW)?.what ?? "", /^Job\/bao-backup-manual-[0-9a-f]{8}$/);
+    assert.match(plannedBackup(c, NOW)?.what ?? "", /^Job\/backup-bao-manual-[0-9a-f]{8}$/);
     const handled = cluster({
       trigger: "t1",
       backup: { lastAttemptScheduledTime: "2026-12-01T03:00:00Z", lastHandledManualTrigger: "t1" },

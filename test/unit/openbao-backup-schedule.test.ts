@@ -116,12 +116,13 @@ describe("backup schedule windows", () => {
 
   it("Job names are deterministic, valid and at most 63 characters", () => {
     const w = { kind: "scheduled" as const, window: at("2026-12-01T03:00:00Z") };
-    assert.equal(backupJobName("bao", w), "bao-backup-20261201t030000z");
+    // Upstream's name: backup-<cluster>-<UTC yyyymmdd-hhmmss>.
+    assert.equal(backupJobName("bao", w), "backup-bao-20261201-030000");
     assert.equal(backupJobName("bao", w), backupJobName("bao", { ...w }));
     const m1 = backupJobName("bao", { kind: "manual", window: at("2026-12-01T03:00:00Z"), trigger: "now" });
     const m2 = backupJobName("bao", { kind: "manual", window: at("2026-12-01T04:00:00Z"), trigger: "now" });
     assert.equal(m1, m2, "the name of a manual backup depends on the trigger value only");
-    assert.match(m1, /^bao-backup-manual-[0-9a-f]{8}$/);
+    assert.match(m1, /^backup-bao-manual-[0-9a-f]{8}$/);
     const long = "a".repeat(60);
     const n1 = backupJobName(long, w);
     const n2 = backupJobName(`${"a".repeat(59)}b`, w);

@@ -124,11 +124,12 @@ describe("restore validation", () => {
 
 describe("restore names and status", () => {
   it("derives the Job name and lock holder from the request alone, within 63 characters", () => {
-    assert.equal(restoreJobName(restore()), "r1-restore");
+    assert.equal(restoreJobName(restore()), "restore-r1");
     const long = restore({}, "x".repeat(60));
     const name = restoreJobName(long);
     assert.ok(name.length <= 63);
     assert.equal(name, restoreJobName(long));
+    assert.match(name, /^restore-x+-[0-9a-f]{8}$/);
     assert.notEqual(name, restoreJobName(restore({}, `${"x".repeat(59)}y`)));
     assert.deepEqual(restoreLockIdentity(restore()), { operation: "Restore", holder: "restore/ns/r1" });
   });
@@ -136,7 +137,7 @@ describe("restore names and status", () => {
   it("terminal statuses say what follow-up remains; a failure before the Job says nothing changed", () => {
     const t = new Date("2026-12-01T10:00:00Z");
     const r = restore();
-    const run = running(r, t, { jobName: "r1-restore", size: 10, forced: [] });
+    const run = running(r, t, { jobName: "restore-r1", size: 10, forced: [] });
     assert.equal(run.phase, "Running");
     assert.equal(run.startTime, "2026-12-01T10:00:00Z");
     const done = completed({ ...r, status: run }, t, 10);

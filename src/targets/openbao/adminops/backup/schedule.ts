@@ -99,14 +99,6 @@ function wholeSecond(d: Date): Date {
   return new Date(Math.floor(d.getTime() / 1000) * 1000);
 }
 
-/** `20261201T033000Z`: sortable, and valid in Job names and object keys once lowercased. */
-export function compactTime(d: Date): string {
-  return d
-    .toISOString()
-    .replace(/\.\d{3}Z$/, "Z")
-    .replace(/[-:]/g, "");
-}
-
 export function shortHash(s: string, n = 8): string {
   return createHash("sha256").update(s).digest("hex").slice(0, n);
 }
@@ -114,21 +106,25 @@ export function shortHash(s: string, n = 8): string {
 /** Job names become a pod label value: at most 63 characters. */
 const MAX_JOB_NAME = 63;
 
+/** `20261201-030000`: upstream's UTC stamp in a backup Job's name. */
+function jobTime(d: Date): string {
+  const iso = d.toISOString();
+  return `${iso.slice(0, 10).replace(/-/g, "")}-${iso.slice(11, 19).replace(/:/g, "")}`;
+}
+
 /**
- * The Job of one attempt. Deterministic, so the same window or trigger always maps to the same Job
- * and a second create answers AlreadyExists. A manual trigger's value is user text: it enters the name
- * only as a hash.
+ * The Job of one attempt, under upstream's `backup-<cluster>-<UTC yyyymmdd-hhmmss>` (the window's
+ * time). Deterministic, so the same window or trigger always maps to the same Job and a second
+ * create answers AlreadyExists; a manual trigger's value is user text, so it enters the name only as
+ * a hash (`backup-<cluster>-manual-<hash>`).
  */
 export function backupJobName(cluster: string, due: Due): string {
-  const suffix =
-    due.kind === "scheduled"
-      ? `backup-${compactTime(due.window).toLowerCase()}`
-      : `backup-manual-${shortHash(due.trigger)}`;
-  const full = `${cluster}-${suffix}`;
+  const suffix = due.kind === "scheduled" ? jobTime(due.window) : `manual-${shortHash(due.trigger)}`;
+  const full = `backup-${cluster}-${suffix}`;
   if (full.length <= MAX_JOB_NAME) return full;
   // Keep the suffix whole; shorten the cluster part and make it unique again with a hash.
-  const room = MAX_JOB_NAME - suffix.length - 8;
-  return `${cluster.slice(0, room).replace(/-+$/, "")}-${shortHash(cluster, 6)}-${suffix}`;
+  const room = MAX_JOB_NAME - "backup-".length - suffix.length - 8;
+  return `backup-${cluster.slice(0, room).replace(/-+$/, "")}-${shortHash(cluster, 6)}-${suffix}`;
 }
 
 /** The folder retention lists: every key backupObjectKey makes for this cluster starts with it. */
