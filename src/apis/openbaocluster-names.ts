@@ -54,6 +54,8 @@ export const OpenBaoLabel = {
   Cluster: OpenBaoAnnotation.Cluster,
   Component: OpenBaoAnnotation.Component,
   Revision: OpenBaoAnnotation.Revision,
+  /** Upstream's label on snapshot Jobs: `scheduled`, `manual` or `pre-upgrade`. */
+  BackupType: OpenBaoAnnotation.BackupType,
 } as const;
 
 export const OpenBaoFinalizer = {

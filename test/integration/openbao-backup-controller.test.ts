@@ -167,6 +167,9 @@ describe("openbao backup controller: windows, the lock and results on the real A
     const stamp = window.toISOString().replace(/\.\d+Z$/, "Z");
     const c = await cluster();
     assert.equal(jobs[0]!.metadata.name, c.status?.backup?.jobName);
+    // Upstream's name and label: backup-<cluster>-<UTC yyyymmdd-hhmmss>, openbao.org/backup-type.
+    assert.match(jobs[0]!.metadata.name!, /^backup-bao-\d{8}-030000$/);
+    assert.equal(jobs[0]!.metadata.labels?.["openbao.org/backup-type"], "scheduled");
     assert.equal(c.status?.backup?.lastAttemptScheduledTime, stamp);
     assert.equal(c.status?.operationLock?.operation, "Backup");
     assert.equal(c.status?.operationLock?.holder, `backup/${NAME}/${jobs[0]!.metadata.name}`);
@@ -222,6 +225,8 @@ describe("openbao backup controller: windows, the lock and results on the real A
     const manual = (await cluster()).status!.backup!;
     assert.equal(manual.lastHandledManualTrigger, "t-1");
     assert.match(manual.jobName!, /^backup-bao-manual-/);
+    const manualJob = jobs.find((j) => j.metadata.name === manual.jobName);
+    assert.equal(manualJob?.metadata.labels?.["openbao.org/backup-type"], "manual");
     // The pod is killed before it reports: no result line.
     await finishJob(manual.jobName!, undefined, false);
     await pass();

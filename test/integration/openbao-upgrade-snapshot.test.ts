@@ -124,6 +124,7 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     const job = jobs[0]!;
     assert.equal(job.metadata.name, first.jobName);
     assert.equal(job.metadata.annotations?.["openbao.org/backup-type"], "pre-upgrade");
+    assert.equal(job.metadata.labels?.["openbao.org/backup-type"], "pre-upgrade", "upstream's label too");
     assert.equal(job.metadata.annotations?.["openbao.org/upgrade-run-id"], "2.6.2-to-2.7.2");
     assert.equal(job.metadata.annotations?.["openbao.org/backup-key"], first.key);
     assert.match(first.key!, new RegExp(`^${ns}/${NAME}/20261201T100000Z-pre-upgrade-[0-9a-f]{8}\\.snap$`));

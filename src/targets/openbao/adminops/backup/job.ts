@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoAnnotation } from "../../../../apis/openbaocluster-names.js";
+import { OpenBaoAnnotation, OpenBaoLabel } from "../../../../apis/openbaocluster-names.js";
 import { JOB } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import type { ReconcileContext } from "../../../../runtime/controller.js";
@@ -15,6 +15,7 @@ import {
 } from "../jobs/snapshot-upload.js";
 import { backupServiceAccount } from "../upgrade/snapshot/plan.js";
 import { BackupEvent } from "./events.js";
+import { backupTypeOfJob } from "./schedule.js";
 
 /** The ServiceAccount backup Jobs run as; its projected token is what a JWT role binds. */
 export { backupServiceAccount };
@@ -44,6 +45,7 @@ export async function ensureBackupJob(
     image,
     contract,
     serviceAccountName: sa,
+    labels: { [OpenBaoLabel.BackupType]: backupTypeOfJob(jobName) },
     annotations: { [OpenBaoAnnotation.BackupKey]: key },
   });
   try {

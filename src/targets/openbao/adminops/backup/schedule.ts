@@ -127,6 +127,11 @@ export function backupJobName(cluster: string, due: Due): string {
   return `backup-${cluster.slice(0, room).replace(/-+$/, "")}-${shortHash(cluster, 6)}-${suffix}`;
 }
 
+/** Which kind of attempt a backup Job is, from the name backupJobName gave it. */
+export function backupTypeOfJob(jobName: string): "scheduled" | "manual" {
+  return /-manual-[0-9a-f]{8}$/.test(jobName) ? "manual" : "scheduled";
+}
+
 /** The folder retention lists: every key backupObjectKey makes for this cluster starts with it. */
 export function backupKeyPrefix(pathPrefix: string | undefined, namespace: string, cluster: string): string {
   const prefix = (pathPrefix ?? "").replace(/^\/+|\/+$/g, "");

@@ -1,5 +1,5 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoAnnotation } from "../../../../../apis/openbaocluster-names.js";
+import { OpenBaoAnnotation, OpenBaoLabel } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";
@@ -116,6 +116,7 @@ export async function ensurePreUpgradeSnapshot(
     image: plan.image,
     contract: snapshotUploadContract(cluster, plan.target, key, plan.auth),
     serviceAccountName: sa,
+    labels: { [OpenBaoLabel.BackupType]: "pre-upgrade" },
     annotations: {
       [OpenBaoAnnotation.BackupKey]: key,
       [OpenBaoAnnotation.BackupType]: "pre-upgrade",
