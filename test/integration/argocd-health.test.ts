@@ -494,10 +494,10 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
       await pass("r1");
       const running = await get("r1");
       assert.equal(running.status?.phase, "Running");
-      await expect(KEY, running, "Progressing", /^Running: restore Job r1-restore is running/);
+      await expect(KEY, running, "Progressing", /^Running: restore Job restore-r1 is running/);
       await finishExecutorJob(client, {
         namespace: ns,
-        name: "r1-restore",
+        name: "restore-r1",
         result: { ok: true, operation: "restore", key: "snaps/good.snap", size: 4096, durationMs: 1500 },
         ok: true,
         at: clock,

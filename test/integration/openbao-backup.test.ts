@@ -267,8 +267,9 @@ describe("openbao backups on the local node", () => {
     );
     const b = await settled((x) => x.lastAttemptScheduledTime === stamp, `the ${stamp} window`);
     assert.equal(b.consecutiveFailures ?? 0, 0, JSON.stringify(b));
-    const compact = stamp.replace(/[-:]/g, "").toLowerCase();
-    assert.ok((await backupJobs()).includes(`${NAME}-backup-${compact}`));
+    // Upstream's name: backup-<cluster>-<UTC yyyymmdd-hhmmss> of the window.
+    const utc = `${stamp.slice(0, 10).replace(/-/g, "")}-${stamp.slice(11, 19).replace(/:/g, "")}`;
+    assert.ok((await backupJobs()).includes(`backup-${NAME}-${utc}`), (await backupJobs()).join(", "));
     assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 3);
   });
 
