@@ -137,8 +137,20 @@ describe("openbao StatefulSet", () => {
     assert.equal(env.BAO_RAFT_NODE_ID, "$(BAO_K8S_POD_NAME)");
     assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8200");
     assert.equal(env.BAO_CLUSTER_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8201");
-    // The CLI inside the pod dials the pod by its own name: a certificate need not carry 127.0.0.1.
-    assert.equal(env.BAO_ADDR, "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8200");
+    // The CLI inside the pod: loopback, which the operator's certificate carries and needs no DNS.
+    assert.equal(env.BAO_ADDR, "https://127.0.0.1:8200");
+    // With an External certificate the pod's own name, which every accepted one carries.
+    const external = buildStatefulSet(cluster({ tls: { mode: "External" } }), {
+      component: "server",
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "example.internal",
+      runtime,
+    }) as Json;
+    assert.equal(
+      external.spec.template.spec.containers[0].env.find((e: Json) => e.name === "BAO_ADDR").value,
+      "https://$(BAO_K8S_POD_NAME).demo.ns.svc:8200",
+    );
     // Nothing a seal's client would read as its own server name.
     assert.equal(env.BAO_TLS_SERVER_NAME, undefined);
     assert.equal(sts.spec.serviceName, "demo");
@@ -164,7 +176,7 @@ describe("openbao StatefulSet of a cluster that kept its old peer Service", () =
     );
     assert.equal(sts.spec.serviceName, "demo-internal");
     assert.equal(env.BAO_API_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local:8200");
-    assert.equal(env.BAO_ADDR, "https://$(BAO_K8S_POD_NAME).demo-internal.ns.svc.cluster.local:8200");
+    assert.equal(env.BAO_ADDR, "https://127.0.0.1:8200");
   });
 
   it("keeps the live claim template's labels: a StatefulSet's claim template cannot change", () => {

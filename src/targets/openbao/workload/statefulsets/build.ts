@@ -135,15 +135,17 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   // config.hcl and the environment cannot disagree.
   const env: Obj[] = [
     ...configEnv(c, { clusterDomain: inp.clusterDomain, component: inp.component }).map((e) => ({ ...e })),
-    // The CLI in the pod dials the pod by its own DNS name, which every accepted certificate carries
-    // (one made for upstream's names has no IP SAN for 127.0.0.1). Not BAO_TLS_SERVER_NAME beside
-    // 127.0.0.1: OpenBao's seal clients read the same variables, and a transit seal would then
-    // expect its server to be this pod.
+    // The CLI in the pod: 127.0.0.1, which needs no DNS (a pod's own record appears only seconds after
+    // it starts) and which the operator's certificate carries. An External certificate made for
+    // upstream's names has no such IP SAN, so there the pod is dialled by its own DNS name, which
+    // every accepted certificate carries. Not BAO_TLS_SERVER_NAME beside 127.0.0.1: OpenBao's seal
+    // clients read the same variables, and a transit seal would then expect its server to be this pod.
     {
       name: "BAO_ADDR",
-      value: tlsSecretsMounted(c)
-        ? `${scheme}://$(BAO_K8S_POD_NAME).${peerDomain(refOf(c), inp.clusterDomain)}:${API_PORT}`
-        : `${scheme}://127.0.0.1:${API_PORT}`,
+      value:
+        tlsSecretsMounted(c) && c.spec.tls?.mode === "External"
+          ? `${scheme}://$(BAO_K8S_POD_NAME).${peerDomain(refOf(c), inp.clusterDomain)}:${API_PORT}`
+          : `${scheme}://127.0.0.1:${API_PORT}`,
     },
     ...(tlsSecretsMounted(c) ? [{ name: "BAO_CACERT", value: `${PATHS.tlsDir}/ca.crt` }] : []),
     // Seal credentials by secretKeyRef only: the pod spec names Secrets, never holds a value.
