@@ -115,6 +115,12 @@ async function prepareExternalTls(ctx: NodeNamespace, doc: Json): Promise<void> 
   );
 }
 
+/** The transit OpenBao and the External TLS Secrets, which every Hardened sample here needs. */
+async function prepareTransitAndTls(ctx: NodeNamespace, doc: Json): Promise<void> {
+  await prepareTransit(ctx, doc);
+  await prepareExternalTls(ctx, doc);
+}
+
 const RUNS: Record<string, Run> = {
   basic: {
     changes: [`spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`],
@@ -141,10 +147,7 @@ const RUNS: Record<string, Run> = {
       ...transitChanges,
       "Secrets <name>-tls-ca and <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc, the gateway hostname)",
     ],
-    async prepare(ctx, doc) {
-      await prepareTransit(ctx, doc);
-      await prepareExternalTls(ctx, doc);
-    },
+    prepare: prepareTransitAndTls,
     change(o) {
       version(o);
       useTransit(o);
@@ -159,10 +162,7 @@ const RUNS: Record<string, Run> = {
       "unseal.credentialsSecretRef.namespace: openbaocluster-transit → the test's namespace, where the cluster is",
       "Secret transit-seal-token (token, ca.crt) and Secrets <name>-tls-ca, <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc)",
     ],
-    async prepare(ctx, doc) {
-      await prepareTransit(ctx, doc);
-      await prepareExternalTls(ctx, doc);
-    },
+    prepare: prepareTransitAndTls,
     change(o) {
       version(o);
       const unseal = spec(o)["unseal"] as Json;
@@ -179,10 +179,7 @@ const RUNS: Record<string, Run> = {
       "spec.backup removed: its target is s3.amazonaws.com, which the node must not reach",
       "Secrets <name>-tls-ca and <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc)",
     ],
-    async prepare(ctx, doc) {
-      await prepareTransit(ctx, doc);
-      await prepareExternalTls(ctx, doc);
-    },
+    prepare: prepareTransitAndTls,
     change(o) {
       version(o);
       spec(o)["image"] = `openbao/openbao:${BAO_DEFAULT_VERSION}`;

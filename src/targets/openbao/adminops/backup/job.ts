@@ -17,9 +17,6 @@ import { backupServiceAccount } from "../upgrade/snapshot/plan.js";
 import { BackupEvent } from "./events.js";
 import { backupTypeOfJob } from "./schedule.js";
 
-/** The ServiceAccount backup Jobs run as; its projected token is what a JWT role binds. */
-export { backupServiceAccount };
-
 /**
  * The attempt's executor Job (and the ServiceAccount it runs as), created once: the name is the
  * attempt's, so a pass that resumes after a crash finds the Job it created and makes no second.

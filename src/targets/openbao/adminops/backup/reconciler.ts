@@ -28,7 +28,7 @@ import { parseDurationMs } from "../../workload/certs/duration.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
 import { runRetention } from "./apply-retention.js";
 import { BackupEvent } from "./events.js";
-import { backupServiceAccount, ensureBackupJob } from "./job.js";
+import { ensureBackupJob } from "./job.js";
 import {
   backupDuration,
   backupFailureTotal,
@@ -78,8 +78,6 @@ export interface BackupReconcilerDeps {
   stores: SnapshotStoreFactory;
   now?: () => Date;
 }
-
-export { backupServiceAccount };
 
 /**
  * The backup half of the AdminOps path. Each pass reads the cluster fresh and moves one step:

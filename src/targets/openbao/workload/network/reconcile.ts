@@ -91,7 +91,7 @@ export async function reconcileNetwork(
   // clusterIP cannot change, so that one goes before the headless `<name>` takes its name.
   await deleteIfOwned(
     ctx,
-    { apiVersion: "v1", kind: "Service", name: clusterNames(ref).headlessService, namespace: ref.namespace },
+    { apiVersion: "v1", kind: "Service", name: legacyNames(ref).clientService, namespace: ref.namespace },
     changes,
     (live) => (live["spec"] as { clusterIP?: string } | undefined)?.clusterIP !== "None",
   );
