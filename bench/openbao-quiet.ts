@@ -1,23 +1,12 @@
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { metricSum } from "../test/support/openbao-operator.js";
 import { memoryMiB, type OperatorInNode } from "./operator-in-node.js";
+import { cpuSeconds } from "./proc.js";
 
 // The quiet window of bench:openbao: what a settled operator costs while nothing changes — CPU
 // seconds of its process, its API requests by HTTP method (watches are GETs, counted with them) and
 // its OpenBao requests, read from /proc and from its own /metrics before and after the window.
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
-
-let ticksPerSecond: number | undefined;
-/** User + system CPU seconds of `pid` so far (fields 14 and 15 of /proc/<pid>/stat). */
-export function cpuSeconds(pid: number): number {
-  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // The command name (field 2) is in parentheses and may hold spaces: count from after it.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-}
 
 export interface QuietWindow {
   clusters: number;
