@@ -8,6 +8,8 @@ import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
 import { slimForCache } from "./slim.js";
 import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
+const DEFAULT_WATCH_TIMEOUT_SECONDS: [number, number] = [1800, 3600];
+
 /**
  * How a namespaced kind limited to some namespaces is watched: one list+watch per namespace, or one
  * cluster-wide list+watch whose objects outside those namespaces are dropped on arrival.
@@ -51,7 +53,13 @@ export interface InformerOptions {
    * silent for twice this long (no event, no bookmark) is judged broken and opened again.
    */
   bookmarkIntervalMs?: number;
-  /** Server-side watch timeout range; a watch ends and resumes from the last resourceVersion. */
+  /**
+   * Server-side watch timeout range (default 30 to 60 minutes, the API server's own default range
+   * for a watch that names none); a watch ends and resumes from the last resourceVersion. A dead
+   * watch is found by its missing bookmarks and a dead connection by HTTP/2 pings, so the timeout
+   * only spreads watches over API servers again: client-go's 5 to 10 minutes re-opened every
+   * watch of an idle operator about 7 times an hour for nothing (~25 watches for one cluster).
+   */
   watchTimeoutSeconds?: [number, number];
   /**
    * Cache PartialObjectMetadata only (apiVersion meta.k8s.io/v1, the object's metadata): for kinds
@@ -360,7 +368,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           listedBefore = true;
           this.markSynced(namespace);
         }
-        const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
+        const [lo, hi] = this.opts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
         const watchStarted = performance.now();
         let events = 0;
         let silent = false;
