@@ -101,7 +101,13 @@ describe("openbao networking service on the real API server", () => {
     assert.ok(cidrs.includes("192.0.2.0/24"), "the user's egress rule is kept");
     // The Jobs' policy, as the API server took it: the user's rule instead of 443 anywhere.
     const jobs: Any = await client.get(NETWORK_POLICY, "bao-jobs-network-policy", ns);
-    assert.deepEqual(jobs.spec.podSelector.matchExpressions[0].values, ["backup", "restore", "upgrade"]);
+    assert.deepEqual(jobs.spec.podSelector.matchExpressions[0].values, [
+      "backup",
+      "restore",
+      "upgrade-snapshot",
+      "validation-hook",
+      "upgrade",
+    ]);
     const jobCidrs = jobs.spec.egress.flatMap((r: Any) =>
       (r.to ?? []).map((p: Any) => p.ipBlock?.cidr).filter(Boolean),
     );
