@@ -158,8 +158,8 @@ export function readService(c: NetworkCluster): KubeObject | undefined {
  * tls.mode ACME: upstream's `<name>-acme`, through which an ACME CA reaches the pods for its
  * challenges. Not-ready pods are published, since a pod has no certificate (and so is not Ready)
  * until its challenge passes; 80 and 443 (the ports a CA dials) lead to the API port. It follows
- * the serving revision as the client Service does. Upstream's default ACME name when tls.acme
- * gives none is this Service's (`<name>-acme.<ns>.svc`); this operator asks for a name instead.
+ * the serving revision as the client Service does. When tls.acme names no domain, the certificate
+ * is requested for this Service's name, `<name>-acme.<ns>.svc`, as upstream does.
  */
 export function acmeService(c: NetworkCluster): KubeObject | undefined {
   if (!tlsOn(c) || c.spec.tls?.mode !== "ACME") return undefined;
