@@ -51,11 +51,11 @@ const job = (conditions: Json[]): KubeObject => ({
   metadata: { name: "gbao-validation-hook" },
   status: { conditions },
 });
-const pod = (terminated: Json): KubeObject => ({
+const pod = (terminated: Json, container = HOOK_CONTAINER): KubeObject => ({
   apiVersion: "v1",
   kind: "Pod",
   metadata: { name: "p" },
-  status: { containerStatuses: [{ name: HOOK_CONTAINER, state: { terminated } }] },
+  status: { containerStatuses: [{ name: container, state: { terminated } }] },
 });
 
 describe("blue-green pre-promotion hook: the Job", () => {
@@ -129,6 +129,20 @@ describe("blue-green pre-promotion hook: the Job", () => {
     });
     const late = hookOutcome(job([{ type: "Failed", status: "True", reason: "DeadlineExceeded" }]), []);
     assert.match(late.message ?? "", /timeoutSeconds/);
+    // A hook Job made before the container took upstream's name ("validation") still reports its exit.
+    assert.equal(HOOK_CONTAINER, "validation");
+    const old = hookOutcome(job([{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }]), [
+      pod({ exitCode: 4, reason: "Error" }, "hook"),
+    ]);
+    assert.equal(old.message, "exited with status 4");
+    const other = hookOutcome(job([{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }]), [
+      pod({ exitCode: 5, reason: "Error" }, "sidecar"),
+    ]);
+    assert.equal(
+      other.message,
+      "failed (BackoffLimitExceeded)",
+      "another container's exit is not the hook's",
+    );
   });
 });
 

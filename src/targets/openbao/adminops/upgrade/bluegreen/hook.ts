@@ -23,7 +23,10 @@ import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
 
 export type HookSpec = NonNullable<NonNullable<BlueGreenSettings["verification"]>["prePromotionHook"]>;
 
-export const HOOK_CONTAINER = "hook";
+/** Upstream's container name, so `kubectl logs job/<name>-validation-hook -c validation` works. */
+export const HOOK_CONTAINER = "validation";
+/** The container's name in hook Jobs made before; still read, so such a Job's exit code is reported. */
+const LEGACY_HOOK_CONTAINER = "hook";
 export const HOOK_DEFAULT_TIMEOUT_SECONDS = 300;
 const CA_DIR = "/var/run/openbao/ca";
 
@@ -140,7 +143,8 @@ export function hookOutcome(job: KubeObject, pods: readonly KubeObject[]): HookO
             | undefined
         )?.containerStatuses ?? [],
     )
-    .find((s) => s.name === HOOK_CONTAINER && s.state?.terminated)?.state?.terminated;
+    .find((s) => (s.name === HOOK_CONTAINER || s.name === LEGACY_HOOK_CONTAINER) && s.state?.terminated)
+    ?.state?.terminated;
   const how = terminated
     ? `exited with status ${terminated.exitCode ?? "?"}${terminated.reason && terminated.reason !== OpenBaoClusterReason.Error ? ` (${terminated.reason})` : ""}`
     : `failed (${failed.reason ?? "JobFailed"})`;
