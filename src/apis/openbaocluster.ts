@@ -232,7 +232,8 @@ export const ACMESchema = Type.Object(
     domain: Type.Optional(Text("The one DNS name to request a certificate for.", 253, { minLength: 1 })),
     domains: Type.Optional(
       Type.Array(Text("A DNS name."), {
-        description: "DNS names to request a certificate for; instead of domain.",
+        description:
+          "DNS names to request a certificate for; instead of domain. With neither, <name>-acme.<namespace>.svc, the ACME Service's name (upstream's default).",
         minItems: 1,
         maxItems: 32,
       }),

@@ -28,6 +28,7 @@ const t = (group: string, version: string, kind: string, plural: string): Resour
 const SERVICE = t("", "v1", "Service", "services");
 const INGRESS = t("networking.k8s.io", "v1", "Ingress", "ingresses");
 const NETWORK_POLICY = t("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies");
+const CONFIG_MAP = t("", "v1", "ConfigMap", "configmaps");
 // biome-ignore lint/suspicious/noExplicitAny: tests read API objects by path
 type Any = any;
 
@@ -101,7 +102,13 @@ describe("openbao networking service on the real API server", () => {
     assert.ok(cidrs.includes("192.0.2.0/24"), "the user's egress rule is kept");
     // The Jobs' policy, as the API server took it: the user's rule instead of 443 anywhere.
     const jobs: Any = await client.get(NETWORK_POLICY, "bao-jobs-network-policy", ns);
-    assert.deepEqual(jobs.spec.podSelector.matchExpressions[0].values, ["backup", "restore", "upgrade"]);
+    assert.deepEqual(jobs.spec.podSelector.matchExpressions[0].values, [
+      "backup",
+      "restore",
+      "upgrade-snapshot",
+      "validation-hook",
+      "upgrade",
+    ]);
     const jobCidrs = jobs.spec.egress.flatMap((r: Any) =>
       (r.to ?? []).map((p: Any) => p.ipBlock?.cidr).filter(Boolean),
     );
@@ -149,6 +156,39 @@ describe("openbao networking service on the real API server", () => {
       "Service/bao-read would be deleted",
     ]);
     assert.deepEqual(await snapshot(), before);
+  });
+
+  it("tls.mode ACME: upstream's <name>-acme Service, accepted by the server, deleted once ACME is left", async () => {
+    const ctx = serviceContext(client, cluster, "openbao-network");
+    // As the tests before left it (no Ingress), with ACME.
+    const base = { ...cluster.spec, ingress: { ...spec.ingress, enabled: false } };
+    const acme = {
+      ...cluster,
+      spec: {
+        ...base,
+        tls: {
+          mode: "ACME",
+          acme: { directoryURL: "https://acme.example.org/dir", domains: ["bao.example.org"] },
+        },
+      },
+    } as OpenBaoCluster;
+    const on = await reconcileNetwork(ctx, acme, { operatorNamespace: "platform-operator-system" });
+    assert.equal(on.ready, true, on.message);
+    const svc: Any = await client.get(SERVICE, "bao-acme", ns);
+    assert.equal(svc.spec.publishNotReadyAddresses, true);
+    assert.deepEqual(
+      svc.spec.ports.map((p: Any) => [p.name, p.port, p.targetPort]),
+      [
+        ["http-80", 80, 8200],
+        ["https-443", 443, 8200],
+      ],
+    );
+    assert.equal(svc.metadata.ownerReferences?.find((r: Any) => r.controller)?.uid, cluster.metadata.uid);
+    const off = await reconcileNetwork(ctx, { ...cluster, spec: base } as OpenBaoCluster, {
+      operatorNamespace: "platform-operator-system",
+    });
+    assert.ok(off.changes?.includes("Service/bao-acme deleted"), off.changes?.join(", "));
+    assert.equal(await client.getOrUndefined(SERVICE, "bao-acme", ns), undefined);
   });
 
   it("reports GatewayAPIMissing as the gateway's own concern, with a Warning event, when a route is asked for and the CRDs are absent", async (tc) => {
@@ -281,5 +321,47 @@ describe("openbao networking of a cluster from before upstream's names", () => {
     assert.notEqual(await uidOf(NETWORK_POLICY, "kept-network-policy-neighbour"), undefined);
     const again = await reconcileNetwork(ctx, marked, { operatorNamespace: "platform-operator-system" });
     assert.deepEqual(again.changes, [], "a second pass writes nothing");
+  });
+  it("retires upstream's stale per-colour client Services and the Gateway CA ConfigMap's old name", async () => {
+    const c = await createOpenBaoCluster(client, ns, "colours", { replicas: 1 });
+    const owner = {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      name: "colours",
+      uid: c.metadata.uid!,
+      controller: true,
+    };
+    const meta = (n: string) => ({
+      name: n,
+      namespace: ns,
+      labels: { "openbao.org/cluster": "colours" },
+      ownerReferences: [owner],
+    });
+    const ports = [{ name: "api", port: 8200 }];
+    for (const colour of ["blue", "green"])
+      await client.create(SERVICE, {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: meta(`colours-public-${colour}`),
+        spec: { selector: { "openbao.org/cluster": "colours" }, ports },
+      });
+    await client.create(CONFIG_MAP, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: meta("colours-backend-ca"),
+      data: { "ca.crt": "old" },
+    });
+    const out = await reconcileNetwork(serviceContext(client, c, "openbao-network"), c, {
+      operatorNamespace: "platform-operator-system",
+    });
+    assert.equal(out.ready, true, out.message);
+    for (const [type, name] of [
+      [SERVICE, "colours-public-blue"],
+      [SERVICE, "colours-public-green"],
+      [CONFIG_MAP, "colours-backend-ca"],
+    ] as const) {
+      assert.equal(await uidOf(type, name), undefined, `${name} is gone`);
+      assert.ok(out.changes?.includes(`${type.kind}/${name} deleted`), out.changes?.join(", "));
+    }
   });
 });

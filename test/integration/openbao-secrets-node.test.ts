@@ -225,10 +225,13 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
       `every voter at ${TO}`,
       3000,
     );
+    // Upstream's rolling pre-upgrade backup: a backup Job, told apart by its backup-type label.
     const jobs = JSON.parse(
-      await ctx.kubectl(["get", "jobs", "-l", "openbao.org/component=upgrade", "-o", "json"]),
+      await ctx.kubectl(["get", "jobs", "-l", "openbao.org/backup-type=pre-upgrade", "-o", "json"]),
     ).items as Json[];
     assert.equal(jobs.length, 1, "one pre-upgrade snapshot Job");
+    assert.match(jobs[0].metadata.name, new RegExp(`^pre-upgrade-backup-${NAME}-gen\\d+$`));
+    assert.equal(jobs[0].metadata.labels["openbao.org/component"], "backup");
     await lockReleased();
   });
 

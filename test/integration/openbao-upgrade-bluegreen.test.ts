@@ -303,8 +303,9 @@ describe("openbao upgrade: BlueGreen on the local node", { timeout: 60 * 60_000 
     assert.match(st.blueGreen.rollbackReason, /^Syncing: pre-promotion hook Job \S+ exited with status 3/);
     assert.ok(phases.includes("Syncing") && !phases.includes("Promoting"), "green never voted");
     const jobs = JSON.parse(await ctx.kubectl(["get", "jobs", "-o", "json"])).items as Json[];
-    const hookJobs = jobs.filter((j) => j.metadata.name.startsWith(`${NAME}-pre-promotion-`));
+    const hookJobs = jobs.filter((j) => j.metadata.labels?.["openbao.org/component"] === "validation-hook");
     assert.equal(hookJobs.length, 1, "one hook Job for the attempt");
+    assert.equal(hookJobs[0].metadata.name, `${NAME}-validation-hook`, "upstream's name");
     assert.ok(hookJobs[0].status.conditions.some((x: Json) => x.type === "Failed" && x.status === "True"));
     await waitPeers(
       `${NAME}-0`,

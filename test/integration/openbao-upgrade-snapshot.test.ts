@@ -4,11 +4,10 @@ import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { JOB } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
-
+import { blueGreenSnapshotJobName } from "../../src/targets/openbao/adminops/upgrade/job-names.js";
 import {
   ensurePreUpgradeSnapshot,
   type PreUpgradeSnapshotDeps,
-  snapshotJobName,
 } from "../../src/targets/openbao/adminops/upgrade/snapshot/index.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
@@ -49,11 +48,14 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     now: () => clock,
   });
   const cluster = () => client.get<OpenBaoCluster>(OPENBAOCLUSTER, NAME, ns);
-  const ensure = async (upgradeId: string) =>
-    ensurePreUpgradeSnapshot(deps(), await cluster(), { upgradeId });
+  const ensure = async (upgradeId: string, strategy?: "RollingUpdate" | "BlueGreen") =>
+    ensurePreUpgradeSnapshot(deps(), await cluster(), { upgradeId, ...(strategy ? { strategy } : {}) });
+  /** Every pre-upgrade snapshot Job of the cluster, whatever its name and component. */
   const upgradeJobs = async () =>
-    (await client.list<KubeObject>(JOB, { namespace: ns, labelSelector: "openbao.org/component=upgrade" }))
-      .items;
+    (
+      await client.list<KubeObject>(JOB, { namespace: ns, labelSelector: `openbao.org/cluster=${NAME}` })
+    ).items.filter((j) => j.metadata.annotations?.["openbao.org/backup-type"] === "pre-upgrade");
+  const generation = async () => (await cluster()).metadata.generation;
   const patchSpec = (spec: Record<string, unknown>) => client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec });
   const secret = (name: string, data: Record<string, string>) =>
     client.create(SECRET, {
@@ -112,19 +114,24 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     assert.equal((await upgradeJobs()).length, 0);
   });
 
-  it("creates one Job, deterministic from the upgrade id; asking again (a restart) finds it", async () => {
+  it("creates one Job under upstream's rolling name and labels; asking again (a restart, a spec edit) finds it", async () => {
     await secret("upgrade-token", { token: TOKEN });
     await secret("s3-creds", { accessKeyId: "a", secretAccessKey: "b" });
     await secret(`${NAME}-tls-server`, { "ca.crt": "x" });
     const first = await ensure("2.6.2-to-2.7.2");
     assert.equal(first.state, "Running", first.message);
-    assert.equal(first.jobName, snapshotJobName(NAME, "2.6.2-to-2.7.2"));
+    assert.equal(first.jobName, `pre-upgrade-backup-${NAME}-gen${await generation()}`);
     const jobs = await upgradeJobs();
     assert.equal(jobs.length, 1);
     const job = jobs[0]!;
     assert.equal(job.metadata.name, first.jobName);
     assert.equal(job.metadata.annotations?.["openbao.org/backup-type"], "pre-upgrade");
     assert.equal(job.metadata.labels?.["openbao.org/backup-type"], "pre-upgrade", "upstream's label too");
+    assert.equal(
+      job.metadata.labels?.["openbao.org/component"],
+      "backup",
+      "upstream's rolling one is a backup",
+    );
     assert.equal(job.metadata.annotations?.["openbao.org/upgrade-run-id"], "2.6.2-to-2.7.2");
     assert.equal(job.metadata.annotations?.["openbao.org/backup-key"], first.key);
     assert.match(first.key!, new RegExp(`^${ns}/${NAME}/20261201T100000Z-pre-upgrade-[0-9a-f]{8}\\.snap$`));
@@ -136,8 +143,10 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     assert.equal(job.metadata.ownerReferences?.[0]?.kind, "OpenBaoCluster");
     assert.ok(!JSON.stringify(job).includes(TOKEN), "the token reached the Job spec");
 
-    // A restarted operator asks again, even clock moved on: the same Job, no second one.
+    // A restarted operator asks again, the clock moved on and the spec was edited (a new generation,
+    // so upstream's name would differ): the same Job, no second one.
     clock.setTime(clock.getTime() + 60_000);
+    await patchSpec({ backup: { schedule: "0 4 * * *" } });
     const again = await ensure("2.6.2-to-2.7.2");
     assert.equal(again.state, "Running");
     assert.equal(again.jobName, first.jobName);
@@ -148,8 +157,9 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
   });
 
   it("reads a succeeded Job back, with the executor's key", async () => {
-    const jobName = snapshotJobName(NAME, "2.6.2-to-2.7.2");
-    const key = (await upgradeJobs())[0]!.metadata.annotations!["openbao.org/backup-key"]!;
+    const [job] = await upgradeJobs();
+    const jobName = job!.metadata.name!;
+    const key = job!.metadata.annotations!["openbao.org/backup-key"]!;
     await finishExecutorJob(client, {
       namespace: ns,
       name: jobName,
@@ -166,6 +176,8 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
   });
 
   it("a failed Job is PreUpgradeBackupFailed and stays so: no second Job for that upgrade", async () => {
+    // A new upgrade is a new spec.version: a new generation, so upstream's name is free.
+    await patchSpec({ version: "2.8.0" });
     const id = "2.7.2-to-2.8.0";
     const started = await ensure(id);
     assert.equal(started.state, "Running");
@@ -204,5 +216,94 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     const podSpec = (job["spec"] as { template: { spec: Record<string, unknown> } }).template.spec;
     assert.equal(podSpec["serviceAccountName"], `${NAME}-backup-serviceaccount`);
     assert.match(JSON.stringify(podSpec), /backup-role/);
+  });
+  it("another upgrade's Job under the same name: a running one is waited for, a finished one goes first", async () => {
+    // Same generation, another upgrade id (only a changed running version does this): upstream's
+    // rolling name is taken by 2.8.0-to-2.9.0's Job, still running.
+    const [occupant] = (await upgradeJobs()).filter(
+      (j) => j.metadata.annotations?.["openbao.org/upgrade-run-id"] === "2.8.0-to-2.9.0",
+    );
+    const name = occupant!.metadata.name!;
+    const waiting = await ensure("2.8.0-to-2.9.1");
+    assert.equal(waiting.state, "Running");
+    assert.match(waiting.message!, /still runs/);
+    assert.equal((await client.get<KubeObject>(JOB, name, ns)).metadata.uid, occupant!.metadata.uid);
+
+    await finishExecutorJob(client, {
+      namespace: ns,
+      name,
+      result: { ok: true, operation: "backup", key: "k", size: 1, durationMs: 1 },
+      ok: true,
+      at: clock,
+    });
+    const cleared = await ensure("2.8.0-to-2.9.1");
+    assert.equal(cleared.state, "Running");
+    assert.match(cleared.message!, /deleted the finished Job/);
+    assert.equal(await client.getOrUndefined(JOB, name, ns), undefined);
+    const made = await ensure("2.8.0-to-2.9.1");
+    assert.equal(made.state, "Running", made.message);
+    assert.equal(made.jobName, name);
+    const job = await client.get<KubeObject>(JOB, name, ns);
+    assert.notEqual(job.metadata.uid, occupant!.metadata.uid);
+    assert.equal(job.metadata.annotations?.["openbao.org/upgrade-run-id"], "2.8.0-to-2.9.1");
+  });
+
+  it("a Job this operator made under its earlier name (<name>-pre-upgrade-<hash>) is still its upgrade's", async () => {
+    const legacy = `${NAME}-pre-upgrade-1234abcd`;
+    await client.create(JOB, {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: {
+        name: legacy,
+        namespace: ns,
+        labels: {
+          "openbao.org/cluster": NAME,
+          "openbao.org/component": "upgrade",
+          "openbao.org/backup-type": "pre-upgrade",
+        },
+        annotations: {
+          "openbao.org/backup-type": "pre-upgrade",
+          "openbao.org/upgrade-run-id": "2.9.1-to-3.0.0",
+          "openbao.org/backup-key": `${ns}/${NAME}/old.snap`,
+        },
+      },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: {
+            restartPolicy: "Never",
+            containers: [{ name: "executor", image: "localhost/platform-operator:dev" }],
+          },
+        },
+      },
+    });
+    const before = (await upgradeJobs()).length;
+    const r = await ensure("2.9.1-to-3.0.0");
+    assert.deepEqual(
+      { state: r.state, jobName: r.jobName, key: r.key },
+      { state: "Running", jobName: legacy, key: `${ns}/${NAME}/old.snap` },
+    );
+    assert.equal((await upgradeJobs()).length, before, "no second Job for that upgrade");
+  });
+
+  it("blue-green: upstream's upgrade-<name>-preupgrade-snapshot-<hash>, component upgrade-snapshot", async () => {
+    const c = await cluster();
+    const r = await ensure("3.0.0-to-3.1.0", "BlueGreen");
+    assert.equal(r.state, "Running", r.message);
+    const expected = blueGreenSnapshotJobName({
+      cluster: NAME,
+      currentVersion: c.status?.currentVersion ?? "",
+      version: c.spec.version,
+      image: c.spec.image ?? "",
+      replicas: c.spec.replicas ?? 3,
+      blueRevision: c.status?.blueGreen?.blueRevision ?? "",
+    });
+    assert.equal(r.jobName, expected);
+    assert.match(expected, /^upgrade-bao-preupgrade-snapshot-[0-9a-f]{10}$/);
+    const job = await client.get<KubeObject>(JOB, expected, ns);
+    assert.equal(job.metadata.labels?.["openbao.org/component"], "upgrade-snapshot");
+    assert.equal(job.metadata.labels?.["openbao.org/backup-type"], undefined);
+    assert.equal(job.metadata.annotations?.["openbao.org/snapshot-phase"], "pre-upgrade");
+    assert.equal(job.metadata.annotations?.["openbao.org/upgrade-run-id"], "3.0.0-to-3.1.0");
   });
 });

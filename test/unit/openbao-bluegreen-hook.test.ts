@@ -6,8 +6,8 @@ import {
   buildHookJob,
   HOOK_CONTAINER,
   type HookObservation,
-  hookJobName,
   hookOutcome,
+  legacyHookJobName,
 } from "../../src/targets/openbao/adminops/upgrade/bluegreen/hook.js";
 import { planBlueGreen } from "../../src/targets/openbao/adminops/upgrade/bluegreen/plan.js";
 import type {
@@ -48,20 +48,20 @@ const cluster = (over: Json = {}): OpenBaoCluster =>
 const job = (conditions: Json[]): KubeObject => ({
   apiVersion: "batch/v1",
   kind: "Job",
-  metadata: { name: "gbao-pre-promotion-55747038" },
+  metadata: { name: "gbao-validation-hook" },
   status: { conditions },
 });
-const pod = (terminated: Json): KubeObject => ({
+const pod = (terminated: Json, container = HOOK_CONTAINER): KubeObject => ({
   apiVersion: "v1",
   kind: "Pod",
   metadata: { name: "p" },
-  status: { containerStatuses: [{ name: HOOK_CONTAINER, state: { terminated } }] },
+  status: { containerStatuses: [{ name: container, state: { terminated } }] },
 });
 
 describe("blue-green pre-promotion hook: the Job", () => {
   it("runs the user's image and command once, within timeoutSeconds, pointed at green with the cluster CA", () => {
     const j = buildHookJob(cluster(), bg, hook, "cluster.local") as Json;
-    assert.equal(j.metadata.name, "gbao-pre-promotion-55747038");
+    assert.equal(j.metadata.name, "gbao-validation-hook");
     assert.equal(j.metadata.ownerReferences[0].uid, "u-1");
     assert.equal(j.spec.backoffLimit, 0);
     assert.equal(j.spec.activeDeadlineSeconds, 90);
@@ -99,9 +99,19 @@ describe("blue-green pre-promotion hook: the Job", () => {
     assert.equal(j.spec.template.spec.volumes, undefined);
   });
 
-  it("is named per attempt and always fits a Kubernetes name", () => {
-    assert.notEqual(hookJobName("gbao", bg), hookJobName("gbao", { ...bg, operationID: "other" }));
-    const long = hookJobName("x".repeat(63), bg);
+  it("carries upstream's name and component; the attempt is its run-id annotation", () => {
+    const j = buildHookJob(cluster(), bg, hook, "cluster.local") as Json;
+    assert.equal(j.metadata.labels["openbao.org/component"], "validation-hook");
+    assert.equal(j.spec.template.metadata.labels["openbao.org/component"], "validation-hook");
+    assert.equal(j.metadata.annotations["openbao.org/upgrade-run-id"], "55747038");
+    const other = buildHookJob(cluster(), { ...bg, operationID: "other" }, hook, "cluster.local") as Json;
+    assert.equal(other.metadata.name, j.metadata.name, "one name per cluster, as upstream's");
+    assert.equal(other.metadata.annotations["openbao.org/upgrade-run-id"], "other");
+  });
+
+  it("still knows the per-attempt name hooks had before, within 63 characters", () => {
+    assert.equal(legacyHookJobName("gbao", bg), "gbao-pre-promotion-55747038");
+    const long = legacyHookJobName("x".repeat(63), bg);
     assert.ok(long.length <= 63, long);
     assert.match(long, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
   });
@@ -114,11 +124,25 @@ describe("blue-green pre-promotion hook: the Job", () => {
     ]);
     assert.deepEqual(exit3, {
       state: "Failed",
-      jobName: "gbao-pre-promotion-55747038",
+      jobName: "gbao-validation-hook",
       message: "exited with status 3",
     });
     const late = hookOutcome(job([{ type: "Failed", status: "True", reason: "DeadlineExceeded" }]), []);
     assert.match(late.message ?? "", /timeoutSeconds/);
+    // A hook Job made before the container took upstream's name ("validation") still reports its exit.
+    assert.equal(HOOK_CONTAINER, "validation");
+    const old = hookOutcome(job([{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }]), [
+      pod({ exitCode: 4, reason: "Error" }, "hook"),
+    ]);
+    assert.equal(old.message, "exited with status 4");
+    const other = hookOutcome(job([{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }]), [
+      pod({ exitCode: 5, reason: "Error" }, "sidecar"),
+    ]);
+    assert.equal(
+      other.message,
+      "failed (BackoffLimitExceeded)",
+      "another container's exit is not the hook's",
+    );
   });
 });
 
@@ -157,7 +181,7 @@ describe("blue-green pre-promotion hook: the plan", () => {
   });
   const ids = { operationID: "x", greenRevision: "y", nonce: "z" };
   const withHook = { verification: { prePromotionHook: hook } } as PlanSpec["settings"];
-  const name = "gbao-pre-promotion-55747038";
+  const name = "gbao-validation-hook";
 
   it("starts the hook once green is in sync, waits for it, promotes after it succeeded", () => {
     const start = planBlueGreen(spec(withHook), status, synced(), ids);

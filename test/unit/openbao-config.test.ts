@@ -123,10 +123,17 @@ describe("config.hcl structure", () => {
     >;
     assert.equal(join0["leader_tls_servername"], "bao.test");
     assert.equal(join0["leader_ca_cert_file"], undefined);
-    assert.throws(
-      () => renderConfig(cluster({ tls: { mode: "ACME", acme: { directoryURL: "https://ca.test/dir" } } })),
-      /tls\.acme\.domains: needs at least one name/,
+    // Neither domain nor domains: upstream's default, the ACME Service's name.
+    const bare = parseHcl(
+      renderConfig(cluster({ tls: { mode: "ACME", acme: { directoryURL: "https://ca.test/dir" } } })),
     );
+    const bareListener = plain(one(bare, "listener", "tcp").value) as Record<string, unknown>;
+    assert.deepEqual(bareListener["tls_acme_domains"], ["demo-acme.ns1.svc"]);
+    const bareJoin = plain(find(stanza(bare, "storage", "raft"), "retry_join")[0]!.value) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(bareJoin["leader_tls_servername"], "demo-acme.ns1.svc");
   });
 
   it("ACME CA root: PEM text goes to the mounted bundle file, a path is used as is", () => {

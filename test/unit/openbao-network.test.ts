@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  acmeService,
   activeService,
   apiServerEgress,
   clientService,
@@ -103,6 +104,46 @@ describe("openbao networking: Services", () => {
   });
 });
 
+describe("openbao networking: the ACME Service (upstream's <name>-acme)", () => {
+  const acme = {
+    mode: "ACME",
+    acme: { directoryURL: "https://acme.example/dir", domains: ["bao.example.com"] },
+  };
+
+  it("exists only with tls.mode ACME and TLS on", () => {
+    assert.equal(acmeService(cluster()), undefined);
+    assert.equal(acmeService(cluster({ tls: { mode: "OperatorManaged" } })), undefined);
+    assert.equal(
+      acmeService(cluster({ tls: { ...acme, enabled: false } } as NetworkCluster["spec"])),
+      undefined,
+    );
+  });
+
+  it("publishes not-ready voters on 80 and 443, both to the API port", () => {
+    const s: Any = acmeService(cluster({ tls: acme } as NetworkCluster["spec"]));
+    assert.equal(s.metadata.name, "bao-acme");
+    assert.equal(s.spec.type, "ClusterIP");
+    assert.equal(s.spec.publishNotReadyAddresses, true);
+    assert.deepEqual(
+      s.spec.ports.map((p: Any) => [p.name, p.port, p.targetPort]),
+      [
+        ["http-80", 80, 8200],
+        ["https-443", 443, 8200],
+      ],
+    );
+    assert.equal(s.spec.selector["openbao.org/component"], "server");
+    assert.equal(s.metadata.labels["app.kubernetes.io/managed-by"], "openbao-operator");
+  });
+
+  it("follows the serving blue-green revision, as the client Service does", () => {
+    const c = cluster({ tls: acme } as NetworkCluster["spec"]);
+    c.status = { blueGreen: { phase: "Idle", blueRevision: "2-7-2-ab12c" } } as NetworkCluster["status"];
+    const s: Any = acmeService(c);
+    assert.equal(s.spec.selector["openbao.org/revision"], "2-7-2-ab12c");
+    assert.deepEqual(s.spec.selector, (clientService(c) as Any).spec.selector);
+  });
+});
+
 describe("openbao networking: Ingress and Gateway API", () => {
   it("Ingress routes the host to the client Service with the cluster's certificate by default", () => {
     assert.equal(ingress(cluster()), undefined);
@@ -135,7 +176,7 @@ describe("openbao networking: Ingress and Gateway API", () => {
     assert.deepEqual(missing, []);
     assert.deepEqual(
       objects.map((o) => `${o.kind}/${o.metadata.name}`),
-      ["HTTPRoute/bao-httproute", "ConfigMap/bao-backend-ca", "BackendTLSPolicy/bao-backend-tls-policy"],
+      ["HTTPRoute/bao-httproute", "ConfigMap/bao-tls-ca", "BackendTLSPolicy/bao-backend-tls-policy"],
     );
     const route: Any = objects[0];
     assert.deepEqual(route.spec.parentRefs, [
@@ -151,7 +192,7 @@ describe("openbao networking: Ingress and Gateway API", () => {
     const policy: Any = objects[2];
     assert.equal(policy.spec.validation.hostname, "bao-public.vault.svc");
     assert.deepEqual(policy.spec.validation.caCertificateRefs, [
-      { group: "", kind: "ConfigMap", name: "bao-backend-ca" },
+      { group: "", kind: "ConfigMap", name: "bao-tls-ca" },
     ]);
     assert.deepEqual((objects[1] as Any).data, { "ca.crt": "CA PEM" });
   });

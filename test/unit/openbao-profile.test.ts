@@ -191,13 +191,21 @@ describe("openbao profile: status and networking", () => {
     assert.equal(spec.ingress, undefined);
     assert.deepEqual(spec.policyTypes, ["Ingress", "Egress"]);
     assert.deepEqual(spec.podSelector.matchExpressions, [
-      { key: "openbao.org/component", operator: "In", values: ["backup", "restore", "upgrade"] },
+      {
+        key: "openbao.org/component",
+        operator: "In",
+        values: ["backup", "restore", "upgrade-snapshot", "validation-hook", "upgrade"],
+      },
     ]);
     const main = networkPolicy(cluster({ profile: "Development" }), inputs as never)["spec"] as {
       podSelector: { matchExpressions: unknown[] };
     };
     assert.deepEqual(main.podSelector.matchExpressions, [
-      { key: "openbao.org/component", operator: "NotIn", values: ["backup", "restore", "upgrade"] },
+      {
+        key: "openbao.org/component",
+        operator: "NotIn",
+        values: ["backup", "restore", "upgrade-snapshot", "validation-hook", "upgrade"],
+      },
     ]);
     assert.equal(anywhere(networkPolicy(cluster({ profile: "Development" }), inputs as never)).length, 0);
   });

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import {
   planSnapshot,
-  snapshotJobName,
+  snapshotJobIdentity,
   snapshotRequested,
 } from "../../src/targets/openbao/adminops/upgrade/snapshot/index.js";
 
@@ -33,15 +33,28 @@ describe("pre-upgrade snapshot rules", () => {
     assert.equal(snapshotRequested(cluster({ upgrade: { blueGreen: { preUpgradeSnapshot: true } } })), false);
   });
 
-  it("names one Job per upgrade id, stable, distinct per id, and within 63 characters", () => {
-    const a = snapshotJobName("bao", "2.6.2-to-2.7.2");
-    assert.equal(a, snapshotJobName("bao", "2.6.2-to-2.7.2"));
-    assert.match(a, /^bao-pre-upgrade-[0-9a-f]{8}$/);
-    assert.notEqual(a, snapshotJobName("bao", "2.7.2-to-2.8.0"));
-    const long = "x".repeat(60);
-    const n = snapshotJobName(long, "2.6.2-to-2.7.2");
-    assert.ok(n.length <= 63, n);
-    assert.notEqual(n, snapshotJobName(`${"x".repeat(59)}y`, "2.6.2-to-2.7.2"));
+  it("rolling: upstream's pre-upgrade backup Job (pre-upgrade-backup-<name>-gen<generation>, component backup)", () => {
+    const c = cluster({ upgrade: { preUpgradeSnapshot: true } });
+    c.metadata.generation = 4;
+    const id = snapshotJobIdentity(c, "RollingUpdate");
+    assert.deepEqual(id, {
+      name: "pre-upgrade-backup-bao-gen4",
+      component: "backup",
+      labels: { "openbao.org/backup-type": "pre-upgrade" },
+      annotations: {},
+    });
+  });
+
+  it("blue-green: upstream's upgrade-snapshot Job, named from the versions, image, replicas and blue revision", () => {
+    const c = cluster({ upgrade: { strategy: "BlueGreen", blueGreen: { preUpgradeSnapshot: true } } });
+    c.status = { currentVersion: "2.6.2" } as OpenBaoCluster["status"];
+    const id = snapshotJobIdentity(c, "BlueGreen");
+    assert.match(id.name, /^upgrade-bao-preupgrade-snapshot-[0-9a-f]{10}$/);
+    assert.equal(id.component, "upgrade-snapshot");
+    assert.deepEqual(id.labels, {}, "upstream's blue-green snapshot carries no backup-type label");
+    assert.deepEqual(id.annotations, { "openbao.org/snapshot-phase": "pre-upgrade" });
+    const later = { ...c, status: { currentVersion: "2.6.2", blueGreen: { blueRevision: "2-6-2-ab12c" } } };
+    assert.notEqual(snapshotJobIdentity(later as OpenBaoCluster, "BlueGreen").name, id.name);
   });
 
   it("needs spec.backup's target, naming the field", () => {

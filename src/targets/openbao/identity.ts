@@ -49,7 +49,15 @@ export const Component = {
   ReadReplica: "read-replica",
   Backup: "backup",
   Restore: "restore",
+  /**
+   * Jobs made before the upgrade Jobs took upstream's labels (pre-upgrade snapshot, pre-promotion
+   * hook); still recognised, so such a Job keeps its network policy until it is gone.
+   */
   Upgrade: "upgrade",
+  /** Upstream's component of the blue-green pre-upgrade snapshot Job (the rolling one is a backup). */
+  UpgradeSnapshot: "upgrade-snapshot",
+  /** Upstream's component of the blue-green pre-promotion hook Job. */
+  ValidationHook: "validation-hook",
 } as const;
 export type ComponentName = (typeof Component)[keyof typeof Component];
 
@@ -139,10 +147,18 @@ export function clusterNames(cluster: ClusterRef) {
     tlsRoute: `${n}-tlsroute`,
     backendTLSPolicy: `${n}-backend-tls-policy`,
     acmeCacheClaim: `${n}-acme-cache`,
+    /**
+     * tls.mode ACME: the Service an ACME CA validates the pods through (80 and 443 to the API port,
+     * not-ready pods included: they have no certificate until the challenge passes).
+     */
+    acmeService: `${n}-acme`,
     /** ConfigMap holding the PID-1 wrapper that makes OpenBao reload its certificate on change. */
     reloadWrapperConfigMap: `${n}-tls-reload`,
-    /** CA bundle a Gateway's BackendTLSPolicy verifies OpenBao with (Gateway API refers to ConfigMaps). */
-    backendCaConfigMap: `${n}-backend-ca`,
+    /**
+     * CA bundle a Gateway's BackendTLSPolicy verifies OpenBao with (Gateway API refers to ConfigMaps):
+     * upstream's ConfigMap, under the CA Secret's name.
+     */
+    backendCaConfigMap: `${n}-tls-ca`,
   };
 }
 
@@ -165,6 +181,13 @@ export function legacyNames(cluster: ClusterRef) {
     httpRoute: n,
     tlsRoute: n,
     backendTLSPolicy: n,
+    backendCaConfigMap: `${n}-backend-ca`,
+    /**
+     * Upstream's per-colour client Services of an earlier release, which upstream itself now deletes
+     * as stale wherever it finds them: a cluster taken over from it may still have them.
+     */
+    blueClientService: `${n}-public-blue`,
+    greenClientService: `${n}-public-green`,
   };
 }
 export type ClusterNames = ReturnType<typeof clusterNames>;

@@ -200,8 +200,7 @@ function checkAcme(acme: unknown, add: Add): void {
   const domains = acme["domains"];
   const list = Array.isArray(domains) ? domains : [];
   if (has(acme, "domain") && list.length > 0) add("spec.tls.acme", "set domain or domains, not both");
-  if (!has(acme, "domain") && list.length === 0)
-    add("spec.tls.acme.domain", "is required with tls.mode ACME (or a non-empty domains list)");
+  // Neither domain nor domains: upstream's default, `<name>-acme.<ns>.svc` (the ACME Service).
   if (has(acme, "domain") && (typeof domain !== "string" || !isHostName(domain)))
     add("spec.tls.acme.domain", `${JSON.stringify(domain)} is not a DNS name`);
   if (domains !== undefined && !Array.isArray(domains))

@@ -14,6 +14,7 @@ import {
   CLUSTER_PORT,
   type ClusterRef,
   Component,
+  clusterNames,
   clusterRefOf,
   podAddress,
 } from "../../identity.js";
@@ -90,8 +91,12 @@ function acmeCARootFile(spec: SpecView, paths: ConfigPaths): string | undefined 
   return root !== undefined || spec.tls?.acme?.caCertSecretRef ? paths.acmeCAFile : undefined;
 }
 
-/** ACME names: upstream's single `domain` or the `domains` list. */
-export function acmeDomains(spec: SpecView): string[] {
+/**
+ * ACME names: upstream's single `domain` or the `domains` list; with neither, upstream's default,
+ * the ACME Service's own name `<name>-acme.<ns>.svc` (for an ACME CA inside the cluster, which
+ * reaches the pods through that Service).
+ */
+export function acmeDomains(spec: SpecView, ref: ClusterRef): string[] {
   const acme = spec.tls?.acme;
   if (!isObject(acme)) throw new ConfigError("tls.acme", "is required for tls.mode ACME");
   const domain = optionalString(acme.domain, "tls.acme.domain");
@@ -99,9 +104,8 @@ export function acmeDomains(spec: SpecView): string[] {
   if (!Array.isArray(list) || list.some((d) => typeof d !== "string"))
     throw new ConfigError("tls.acme.domains", "must be a list of names");
   if (domain && list.length) throw new ConfigError("tls.acme", "give domain or domains, not both");
-  const domains = list.length ? list : domain ? [domain] : [];
-  if (domains.length === 0) throw new ConfigError("tls.acme.domains", "needs at least one name to request");
-  return domains;
+  if (list.length) return list;
+  return domain ? [domain] : [`${clusterNames(ref).acmeService}.${ref.namespace}.svc`];
 }
 
 function renderStorage(
@@ -113,7 +117,7 @@ function renderStorage(
   const tls = tlsSource(spec);
   const scheme = tls === "disabled" ? "http" : "https";
   const port = opts.peerPort ?? API_PORT;
-  const acmeName = tls === "acme" ? acmeDomains(spec)[0] : undefined;
+  const acmeName = tls === "acme" ? acmeDomains(spec, clusterRef(cluster))[0] : undefined;
   const acmeCA = acmeCARootFile(spec, paths);
   const joins = peerHosts(cluster, opts).map((host, i) => {
     if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new ConfigError(`peers[${i}]`, "is not a DNS name or address");
@@ -195,7 +199,7 @@ export function isAddressOrCidr(value: string): boolean {
   return Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths): HclBlock {
+function renderListener(spec: SpecView, ref: ClusterRef, opts: RenderOptions, paths: ConfigPaths): HclBlock {
   const tls = tlsSource(spec);
   const acme = spec.tls?.acme;
   const common = attrs(
@@ -230,7 +234,7 @@ function renderListener(spec: SpecView, opts: RenderOptions, paths: ConfigPaths)
         {
           tls_acme_ca_directory: acme.directoryURL,
           tls_acme_email: acme.email,
-          tls_acme_domains: acmeDomains(spec),
+          tls_acme_domains: acmeDomains(spec, ref),
           tls_acme_cache_path: paths.acmeCacheDir,
           tls_acme_ca_root: acmeCARootFile(spec, paths),
         },
@@ -264,7 +268,7 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
   const paths = resolvedPaths(opts);
   const nodes: HclNode[] = [
     renderStorage(cluster, spec, opts, paths),
-    renderListener(spec, opts, paths),
+    renderListener(spec, ref, opts, paths),
     renderSeal(spec, paths),
     // Namespace from the file, pod name from BAO_K8S_POD_NAME: OpenBao labels its own pod with its
     // active/sealed/initialized state, which the Services select on.

@@ -154,6 +154,32 @@ export function readService(c: NetworkCluster): KubeObject | undefined {
   };
 }
 
+/**
+ * tls.mode ACME: upstream's `<name>-acme`, through which an ACME CA reaches the pods for its
+ * challenges. Not-ready pods are published, since a pod has no certificate (and so is not Ready)
+ * until its challenge passes; 80 and 443 (the ports a CA dials) lead to the API port. It follows
+ * the serving revision as the client Service does. When tls.acme names no domain, the certificate
+ * is requested for this Service's name, `<name>-acme.<ns>.svc`, as upstream does.
+ */
+export function acmeService(c: NetworkCluster): KubeObject | undefined {
+  if (!tlsOn(c) || c.spec.tls?.mode !== "ACME") return undefined;
+  const ref = networkRef(c);
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ref, clusterNames(ref).acmeService),
+    spec: {
+      type: "ClusterIP",
+      publishNotReadyAddresses: true,
+      selector: clientSelector({ metadata: c.metadata, status: c.status, spec: c.spec }),
+      ports: [
+        { name: "http-80", port: 80, targetPort: API_PORT, protocol: "TCP" },
+        { name: "https-443", port: 443, targetPort: API_PORT, protocol: "TCP" },
+      ],
+    },
+  };
+}
+
 export function ingress(c: NetworkCluster): KubeObject | undefined {
   const ref = networkRef(c);
   const ing = c.spec.ingress;
@@ -307,8 +333,18 @@ export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObj
   };
 }
 
-/** The components of the operator's Jobs (backup, restore, pre-upgrade snapshot). */
-const JOB_COMPONENTS = [Component.Backup, Component.Restore, Component.Upgrade];
+/**
+ * The components of the operator's Jobs: backup (scheduled, manual, and the rolling upgrade's
+ * pre-upgrade backup), restore, blue-green's upgrade-snapshot and validation-hook (upstream's
+ * labels), and upgrade, which such Jobs carried before; one made then may still run.
+ */
+const JOB_COMPONENTS = [
+  Component.Backup,
+  Component.Restore,
+  Component.UpgradeSnapshot,
+  Component.ValidationHook,
+  Component.Upgrade,
+];
 const notJob = { key: LABEL_COMPONENT, operator: "NotIn", values: JOB_COMPONENTS };
 
 function dnsEgress(c: NetworkCluster): Record<string, unknown> {
@@ -334,7 +370,7 @@ function apiServerEgressRule(inputs: NetworkInputs): Record<string, unknown>[] {
 }
 
 /**
- * The operator's Jobs (backup, restore, pre-upgrade snapshot): nothing comes in; out to DNS, the
+ * The operator's Jobs (backup, restore, pre-upgrade snapshot, pre-promotion hook): nothing comes in; out to DNS, the
  * cluster's OpenBao API, the Kubernetes API and whatever spec.network.egressRules allows (the
  * object store). Without egress rules a Development cluster's Jobs may reach any address on 443, as
  * upstream's do; so may an unset profile's (upstream does not run those at all, and a backup that

@@ -3,6 +3,7 @@ import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { type ClusterRef, clusterNames, legacyNames } from "../../identity.js";
 import { applyOwned, deleteIfOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import {
+  acmeService,
   activeService,
   apiServerEgress,
   clientService,
@@ -76,7 +77,9 @@ export async function reconcileNetwork(
     ...(opts.backendCaPem ? { backendCaPem: opts.backendCaPem } : {}),
   };
   const gw = gatewayObjects(cluster, inputs);
-  const optional = [readService(cluster), ingress(cluster)].filter((o): o is KubeObject => o !== undefined);
+  const optional = [readService(cluster), acmeService(cluster), ingress(cluster)].filter(
+    (o): o is KubeObject => o !== undefined,
+  );
   const desired = [
     ...headlessServices(cluster),
     clientService(cluster),
@@ -184,8 +187,9 @@ async function observeApiServer(ctx: ServiceContext) {
 }
 
 /**
- * Objects this cluster made and no longer wants: optional ones no longer asked for (read Service,
- * Ingress, routes, backend trust) and those under the names from before they followed upstream.
+ * Objects this cluster made and no longer wants: optional ones no longer asked for (read and ACME
+ * Services, Ingress, routes, backend trust), those under the names from before they followed
+ * upstream, and upstream's stale per-colour client Services.
  */
 async function removeUnwanted(
   ctx: ServiceContext,
@@ -200,10 +204,14 @@ async function removeUnwanted(
   const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
   const candidates: { apiVersion: string; kind: string; name: string }[] = [
     { apiVersion: "v1", kind: "Service", name: names.readService },
+    { apiVersion: "v1", kind: "Service", name: names.acmeService },
     { apiVersion: "v1", kind: "Service", name: legacy.headlessService },
+    { apiVersion: "v1", kind: "Service", name: legacy.blueClientService },
+    { apiVersion: "v1", kind: "Service", name: legacy.greenClientService },
     { apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: names.ingress },
     { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: legacy.networkPolicy },
     { apiVersion: "v1", kind: "ConfigMap", name: names.backendCaConfigMap },
+    { apiVersion: "v1", kind: "ConfigMap", name: legacy.backendCaConfigMap },
   ];
   // Without a gateway setting the kinds were not looked up; look now, so a route left from before goes.
   const served = Object.keys(gatewayApi).length > 0 ? gatewayApi : await servedGatewayKinds(ctx);

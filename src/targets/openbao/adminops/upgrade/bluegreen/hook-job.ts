@@ -1,13 +1,40 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
+import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import { ApiError } from "../../../../../runtime/errors.js";
+import { ApiError, isNotFound } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
-import { buildHookJob, type HookObservation, type HookSpec, hookJobName, hookOutcome } from "./hook.js";
+import { validationHookJobName } from "../job-names.js";
+import {
+  buildHookJob,
+  type HookObservation,
+  type HookSpec,
+  hookAttempt,
+  hookOutcome,
+  legacyHookJobName,
+} from "./hook.js";
 import type { BlueGreenStatus } from "./types.js";
+
+/**
+ * This attempt's hook Job: under upstream's `<cluster>-validation-hook` when its run id is this
+ * attempt's, or under the per-attempt name an earlier version gave it. Reads only.
+ */
+async function attemptJob(
+  client: KubeClient,
+  cluster: OpenBaoCluster,
+  bg: BlueGreenStatus,
+): Promise<KubeObject | undefined> {
+  const ref = refOf(cluster);
+  const legacy = await client.getOrUndefined<KubeObject>(JOB, legacyHookJobName(ref.name, bg), ref.namespace);
+  if (legacy) return legacy;
+  const job = await client.getOrUndefined<KubeObject>(JOB, validationHookJobName(ref.name), ref.namespace);
+  return job && runIdOf(job) === hookAttempt(bg) ? job : undefined;
+}
+
+const runIdOf = (job: KubeObject): string | undefined =>
+  job.metadata.annotations?.[OpenBaoAnnotation.UpgradeRunID];
 
 /** Where this attempt's hook Job stands; NotStarted when there is none yet. Reads only. */
 export async function observeHook(
@@ -15,18 +42,21 @@ export async function observeHook(
   cluster: OpenBaoCluster,
   bg: BlueGreenStatus,
 ): Promise<HookObservation> {
-  const ref = refOf(cluster);
-  const jobName = hookJobName(ref.name, bg);
-  const job = await client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
-  if (!job) return { state: "NotStarted", jobName };
+  const job = await attemptJob(client, cluster, bg);
+  if (!job) return { state: "NotStarted", jobName: validationHookJobName(refOf(cluster).name) };
+  const jobName = job.metadata.name!;
   const pods = await client.list<KubeObject>(POD, {
-    namespace: ref.namespace,
+    namespace: job.metadata.namespace ?? refOf(cluster).namespace,
     labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
   });
   return hookOutcome(job, pods.items);
 }
 
-/** Creates this attempt's hook Job; one created by an earlier pass or process is kept. */
+/**
+ * Creates this attempt's hook Job; one created by an earlier pass or process is kept. An earlier
+ * attempt's Job under the same name (upstream's name is per cluster) is deleted first, running or
+ * not: its verdict was about a green that is gone. This attempt's Job is then made on a later pass.
+ */
 export async function startHook(
   deps: { client: KubeClient; events: EventRecorder },
   cluster: OpenBaoCluster,
@@ -35,6 +65,21 @@ export async function startHook(
   clusterDomain: string,
 ): Promise<void> {
   const job = buildHookJob(cluster, bg, hook, clusterDomain);
+  const name = job.metadata.name!;
+  const ns = job.metadata.namespace!;
+  const earlier = await deps.client.getOrUndefined<KubeObject>(JOB, name, ns);
+  if (earlier) {
+    if (runIdOf(earlier) === hookAttempt(bg)) return;
+    await deps.client
+      .delete(JOB, name, ns, {
+        propagationPolicy: "Background",
+        preconditions: { uid: earlier.metadata.uid! },
+      })
+      .catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      });
+    return;
+  }
   try {
     await deps.client.create(JOB, job);
   } catch (e) {
@@ -45,6 +90,6 @@ export async function startHook(
     type: "Normal",
     reason: OpenBaoClusterReason.PrePromotionHookStarted,
     action: "Upgrade",
-    note: `Job ${job.metadata.name} validates green (${bg.greenRevision}) before promotion`,
+    note: `Job ${name} validates green (${bg.greenRevision}) before promotion`,
   });
 }

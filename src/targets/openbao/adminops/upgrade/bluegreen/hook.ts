@@ -18,11 +18,15 @@ import { API_PORT, Component, clusterLabels, podAddress } from "../../../identit
 import { namedPullSecrets } from "../../../validate/secret-refs.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "../../jobs/one-shot.js";
+import { validationHookJobName } from "../job-names.js";
 import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
 
 export type HookSpec = NonNullable<NonNullable<BlueGreenSettings["verification"]>["prePromotionHook"]>;
 
-export const HOOK_CONTAINER = "hook";
+/** Upstream's container name, so `kubectl logs job/<name>-validation-hook -c validation` works. */
+export const HOOK_CONTAINER = "validation";
+/** The container's name in hook Jobs made before; still read, so such a Job's exit code is reported. */
+const LEGACY_HOOK_CONTAINER = "hook";
 export const HOOK_DEFAULT_TIMEOUT_SECONDS = 300;
 const CA_DIR = "/var/run/openbao/ca";
 
@@ -33,10 +37,21 @@ export interface HookObservation {
   message?: string;
 }
 
-/** One Job per attempt (operationID): a restarted operator finds the same Job, never a second one. */
-export function hookJobName(cluster: string, bg: BlueGreenStatus): string {
-  const attempt = bg.operationID ?? bg.greenRevision ?? "attempt";
-  const suffix = `-pre-promotion-${attempt}`.slice(0, 40);
+/**
+ * The attempt a hook Job belongs to (its openbao.org/upgrade-run-id annotation): upstream's name
+ * `<cluster>-validation-hook` is the same for every attempt, so a Job under it is this attempt's
+ * only when this matches.
+ */
+export function hookAttempt(bg: BlueGreenStatus): string {
+  return bg.operationID ?? bg.greenRevision ?? "attempt";
+}
+
+/**
+ * The name an attempt's hook Job had before the hook took upstream's name: recognised, never
+ * written, so an attempt whose hook was started by an earlier version still reads its Job.
+ */
+export function legacyHookJobName(cluster: string, bg: BlueGreenStatus): string {
+  const suffix = `-pre-promotion-${hookAttempt(bg)}`.slice(0, 40);
   return `${cluster.slice(0, 63 - suffix.length).replace(/-+$/, "")}${suffix}`;
 }
 
@@ -47,7 +62,7 @@ export function buildHookJob(
   clusterDomain: string,
 ): KubeObject {
   const ref = refOf(cluster);
-  const labels = clusterLabels(ref, Component.Upgrade);
+  const labels = clusterLabels(ref, Component.ValidationHook);
   const greenRef = { ...ref, revision: bg.greenRevision };
   const scheme = tlsEnabled(cluster) ? "https" : "http";
   const caSecret = tlsSecretName(cluster);
@@ -77,10 +92,10 @@ export function buildHookJob(
   };
   return oneShotJob({
     appArmor: cluster.spec.workloadHardening?.appArmorEnabled === true,
-    name: hookJobName(ref.name, bg),
+    name: validationHookJobName(ref.name),
     namespace: ref.namespace,
     labels,
-    annotations: { [OpenBaoAnnotation.UpgradeRunID]: bg.operationID ?? "" },
+    annotations: { [OpenBaoAnnotation.UpgradeRunID]: hookAttempt(bg) },
     owner: cluster,
     container,
     ...(caSecret
@@ -128,7 +143,8 @@ export function hookOutcome(job: KubeObject, pods: readonly KubeObject[]): HookO
             | undefined
         )?.containerStatuses ?? [],
     )
-    .find((s) => s.name === HOOK_CONTAINER && s.state?.terminated)?.state?.terminated;
+    .find((s) => (s.name === HOOK_CONTAINER || s.name === LEGACY_HOOK_CONTAINER) && s.state?.terminated)
+    ?.state?.terminated;
   const how = terminated
     ? `exited with status ${terminated.exitCode ?? "?"}${terminated.reason && terminated.reason !== OpenBaoClusterReason.Error ? ` (${terminated.reason})` : ""}`
     : `failed (${failed.reason ?? "JobFailed"})`;

@@ -1,14 +1,14 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoAnnotation, OpenBaoLabel } from "../../../../../apis/openbaocluster-names.js";
+import { OpenBaoAnnotation } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import { ApiError } from "../../../../../runtime/errors.js";
+import { ApiError, isNotFound } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../../config.js";
 import { objectKey } from "../../../executor/contract.js";
-import { Component } from "../../../identity.js";
+import { type ClusterRef, Component, LABEL_CLUSTER } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { buildExecutorJob } from "../../jobs/build.js";
 import { jobOutcome } from "../../jobs/result.js";
@@ -17,7 +17,7 @@ import {
   backupServiceAccount,
   planSnapshot,
   type SnapshotStrategy,
-  snapshotJobName,
+  snapshotJobIdentity,
   snapshotKeyId,
   snapshotRequested,
   upgradeServiceAccount,
@@ -73,11 +73,18 @@ export async function ensurePreUpgradeSnapshot(
   if (!snapshotRequested(cluster, opts.strategy)) return { state: "NotRequested" };
   if (!opts.upgradeId.trim()) throw new Error("ensurePreUpgradeSnapshot: upgradeId must not be empty");
   const ref = refOf(cluster);
-  const jobName = snapshotJobName(ref.name, opts.upgradeId);
+  // A Job of this upgrade, under whatever name it was made (upstream's, or this operator's own
+  // `<name>-pre-upgrade-<hash>` from before): report it whatever the spec says now.
+  const mine = await findUpgradeSnapshotJob(deps.client, ref, opts.upgradeId);
+  if (mine) return report(deps, mine, mine.metadata.name!, ref.namespace);
 
-  // A Job under this name is this upgrade's: report it whatever the spec says now.
-  const existing = await deps.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
-  if (existing) return report(deps, existing, jobName, ref.namespace);
+  const strategy = opts.strategy ?? cluster.spec.upgrade?.strategy ?? "RollingUpdate";
+  const identity = snapshotJobIdentity(cluster, strategy);
+  const jobName = identity.name;
+  // Upstream's name holds another upgrade's Job (the same generation asking for a new upgrade,
+  // which only a changed running version does): that one goes first, once it has finished.
+  const occupant = await deps.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
+  if (occupant) return makeRoom(deps, occupant, ref.namespace, opts);
 
   const caSecret = tlsEnabled(cluster) ? tlsSecretName(cluster) : undefined;
   const u = cluster.spec.upgrade;
@@ -112,12 +119,13 @@ export async function ensurePreUpgradeSnapshot(
   const job = buildExecutorJob({
     cluster,
     name: jobName,
-    component: Component.Upgrade,
+    component: identity.component,
     image: plan.image,
     contract: snapshotUploadContract(cluster, plan.target, key, plan.auth),
     serviceAccountName: sa,
-    labels: { [OpenBaoLabel.BackupType]: "pre-upgrade" },
+    labels: identity.labels,
     annotations: {
+      ...identity.annotations,
       [OpenBaoAnnotation.BackupKey]: key,
       [OpenBaoAnnotation.BackupType]: "pre-upgrade",
       [OpenBaoAnnotation.UpgradeRunID]: opts.upgradeId,
@@ -131,7 +139,7 @@ export async function ensurePreUpgradeSnapshot(
     // Another pass (or a process that died after this call) created it first: that one counts.
     if (!(e instanceof ApiError && e.code === 409)) throw e;
     const raced = await deps.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
-    if (raced) return report(deps, raced, jobName, ref.namespace);
+    if (raced && runIdOf(raced) === opts.upgradeId) return report(deps, raced, jobName, ref.namespace);
     throw e;
   }
   deps.events?.record(cluster, {
@@ -141,6 +149,67 @@ export async function ensurePreUpgradeSnapshot(
     note: `Job ${jobName} streams a Raft snapshot to ${key} before the upgrade (${opts.upgradeId})`,
   });
   return { state: "Running", jobName, key, message: `Job ${jobName} writes ${key}` };
+}
+
+const runIdOf = (job: KubeObject): string | undefined =>
+  job.metadata.annotations?.[OpenBaoAnnotation.UpgradeRunID];
+
+/**
+ * This upgrade's snapshot Job, found by what every one carries whatever its name: the cluster's
+ * label and the annotations backup-type pre-upgrade and upgrade-run-id. The newest when there are
+ * several (a Job deleted and made again).
+ */
+async function findUpgradeSnapshotJob(
+  client: KubeClient,
+  ref: ClusterRef,
+  upgradeId: string,
+): Promise<KubeObject | undefined> {
+  const jobs = await client.list<KubeObject>(JOB, {
+    namespace: ref.namespace,
+    labelSelector: `${LABEL_CLUSTER}=${ref.name}`,
+  });
+  return jobs.items
+    .filter(
+      (j) =>
+        j.metadata.annotations?.[OpenBaoAnnotation.BackupType] === "pre-upgrade" && runIdOf(j) === upgradeId,
+    )
+    .sort((a, b) =>
+      (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
+    )[0];
+}
+
+/**
+ * Another upgrade's Job holds the name this one's needs. A finished one is deleted (its result was
+ * read when its upgrade moved on, and stays in the object store and the events); one still running
+ * is waited for. Either way this upgrade's Job is made on a later pass.
+ */
+async function makeRoom(
+  deps: PreUpgradeSnapshotDeps,
+  occupant: KubeObject,
+  namespace: string,
+  opts: PreUpgradeSnapshotOptions,
+): Promise<PreUpgradeSnapshotOutcome> {
+  const name = occupant.metadata.name!;
+  const other = runIdOf(occupant) ?? "an unknown upgrade";
+  if (jobOutcome(occupant, []).state === "running")
+    return {
+      state: "Running",
+      jobName: name,
+      message: `Job ${name} of ${other} still runs; this upgrade's waits for its name`,
+    };
+  await deps.client
+    .delete(JOB, name, namespace, {
+      propagationPolicy: "Background",
+      preconditions: { uid: occupant.metadata.uid! },
+    })
+    .catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
+  return {
+    state: "Running",
+    jobName: name,
+    message: `deleted the finished Job ${name} of ${other}; this upgrade's (${opts.upgradeId}) takes its name next`,
+  };
 }
 
 async function report(

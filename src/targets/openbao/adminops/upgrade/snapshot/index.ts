@@ -7,4 +7,4 @@ export {
   type PreUpgradeSnapshotOutcome,
   preUpgradeSnapshotPort,
 } from "./ensure.js";
-export { planSnapshot, snapshotJobName, snapshotRequested } from "./plan.js";
+export { planSnapshot, snapshotJobIdentity, snapshotRequested } from "./plan.js";

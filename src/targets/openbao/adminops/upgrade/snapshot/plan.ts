@@ -1,20 +1,22 @@
 import { createHash } from "node:crypto";
 import type { BackupTarget, OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoAnnotation,
+  OpenBaoLabel,
+  OpenBaoClusterReason as R,
+} from "../../../../../apis/openbaocluster-names.js";
 import type { ExecutorAuth } from "../../../executor/contract.js";
-import { type ClusterRef, clusterNames } from "../../../identity.js";
+import { type ClusterRef, Component, type ComponentName, clusterNames } from "../../../identity.js";
 import { egressRulesMissing } from "../../../profile/egress.js";
 import { describeEmpty, emptyClusterReferences } from "../../../validate/secret-refs.js";
 import { executorAuth } from "../../jobs/snapshot-upload.js";
+import { blueGreenSnapshotJobName, rollingSnapshotJobName } from "../job-names.js";
 
 /**
  * The pure half of the pre-upgrade snapshot: whether one is asked for, the Job's name, and what
  * must hold before its Job is created. The caller observes (which Secrets exist) and this decides;
  * each missing piece is named by its field, never by a value.
  */
-
-/** Job names become a pod label value: at most 63 characters. */
-const MAX_JOB_NAME = 63;
 
 export type SnapshotStrategy = "RollingUpdate" | "BlueGreen";
 
@@ -33,16 +35,48 @@ function hash(s: string, n: number): string {
   return createHash("sha256").update(s).digest("hex").slice(0, n);
 }
 
+/** The Job a strategy's snapshot runs as: upstream's name, component and marks for that strategy. */
+export interface SnapshotJobIdentity {
+  name: string;
+  component: ComponentName;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
 /**
- * One upgrade, one Job: the name comes from the upgrade's id alone, so a restarted operator asking
- * again for the same upgrade finds the Job it created before instead of starting a second one.
+ * Upstream's two pre-upgrade Jobs. The rolling upgrade's is a backup (`pre-upgrade-backup-<name>-
+ * gen<generation>`, component backup, label backup-type pre-upgrade); blue-green's is
+ * `upgrade-<name>-preupgrade-snapshot-<hash>` with component upgrade-snapshot, no backup-type label
+ * and the annotation snapshot-phase pre-upgrade. Which upgrade a Job belongs to is not read from
+ * its name but from its openbao.org/upgrade-run-id annotation (ensure.ts), so a spec edited while
+ * the snapshot runs (a new generation, a new name) does not start a second one.
  */
-export function snapshotJobName(cluster: string, upgradeId: string): string {
-  const suffix = `pre-upgrade-${hash(upgradeId, 8)}`;
-  const full = `${cluster}-${suffix}`;
-  if (full.length <= MAX_JOB_NAME) return full;
-  const room = MAX_JOB_NAME - suffix.length - 8;
-  return `${cluster.slice(0, room).replace(/-+$/, "")}-${hash(cluster, 6)}-${suffix}`;
+export function snapshotJobIdentity(
+  cluster: OpenBaoCluster,
+  strategy: SnapshotStrategy,
+): SnapshotJobIdentity {
+  const name = cluster.metadata.name ?? "";
+  if (strategy === "RollingUpdate")
+    return {
+      name: rollingSnapshotJobName(name, cluster.metadata.generation ?? 0),
+      component: Component.Backup,
+      labels: { [OpenBaoLabel.BackupType]: "pre-upgrade" },
+      annotations: {},
+    };
+  return {
+    name: blueGreenSnapshotJobName({
+      cluster: name,
+      currentVersion: cluster.status?.currentVersion ?? "",
+      version: cluster.spec.version ?? "",
+      image: cluster.spec.image ?? "",
+      // The definition defaults replicas to 3; an object read without defaults means the same.
+      replicas: cluster.spec.replicas ?? 3,
+      blueRevision: cluster.status?.blueGreen?.blueRevision ?? "",
+    }),
+    component: Component.UpgradeSnapshot,
+    labels: {},
+    annotations: { [OpenBaoAnnotation.SnapshotPhase]: "pre-upgrade" },
+  };
 }
 
 /** The id part of the object key: distinct from scheduled backups' and stable per upgrade. */
