@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import type { OpenBaoTenant } from "../../src/apis/openbaotenant.js";
-import { NAMESPACE } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, NAMESPACE, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import { silentLogger } from "../../src/runtime/log.js";
@@ -206,12 +207,15 @@ describe("openbao tenant provisioner on the real API server", () => {
   });
 });
 
-describe("openbao tenant provisioning in the running operator (tenants.enabled)", () => {
+const RUN_LABEL = "tests.platform-operator/tenant-run";
+
+describe("openbao tenant mode in the running operator (tenants.enabled)", () => {
   let client: KubeClient;
   let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
   let opNs: string;
   let watched: string;
   let target: string;
+  let lonely: string;
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
@@ -220,10 +224,12 @@ describe("openbao tenant provisioning in the running operator (tenants.enabled)"
     opNs = await freshNamespace(client, "tenant-run-op");
     watched = await freshNamespace(client, "tenant-run-w");
     target = await freshNamespace(client, "tenant-run-t");
+    lonely = await freshNamespace(client, "tenant-run-n");
     op = await startOpenBaoOperatorOnApi(
       sharedEnv().kubeconfigPath,
       watched,
-      `    tenants: { enabled: true, serviceAccount: po-openbao, operatorNamespace: ${opNs} }\n`,
+      // Only this file's clusters: the operator sees every namespace's, others' files included.
+      `    tenants: { enabled: true, serviceAccount: po-openbao, operatorNamespace: ${opNs}, clusterSelector: "${RUN_LABEL}=${opNs}" }\n`,
     );
   });
   after(async () => {
@@ -231,7 +237,53 @@ describe("openbao tenant provisioning in the running operator (tenants.enabled)"
     client?.close();
   });
 
-  it("provisions a tenant of the operator's namespace for a namespace it does not watch, and offboards it", async () => {
+  const RUN = () => ({ [RUN_LABEL]: opNs });
+  const cluster = (ns: string) => client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, "bao", ns);
+  const available = async (ns: string) =>
+    (await cluster(ns))?.status?.conditions?.find((c) => c.type === "Available");
+  const children = async (ns: string) => ({
+    statefulSets: (await client.list(STATEFULSET, { namespace: ns })).items.length,
+    configMaps: (await client.list(CONFIGMAP, { namespace: ns })).items.filter(
+      (c) => c.metadata.labels?.["openbao.org/cluster"],
+    ).length,
+  });
+  const clusterWarnings = async (ns: string): Promise<Json[]> =>
+    ((await client.list(EVENTS, { namespace: ns })).items as Json[]).filter(
+      (e) =>
+        e["regarding"]?.kind === "OpenBaoCluster" &&
+        e["type"] === "Warning" &&
+        e["reason"] === "TenantNotProvisioned",
+    );
+  const waitsForTenant = (ns: string) =>
+    eventually(
+      async () => {
+        const c = await available(ns);
+        return c?.reason === "TenantNotProvisioned" ? c : undefined;
+      },
+      60_000,
+      `the cluster in ${ns} waiting for its tenant`,
+    );
+  const namespacesChanged = (key: "added" | "removed", ns: string) =>
+    op!
+      .output()
+      .split("\n")
+      .some((l) => l.includes('"namespaces changed"') && new RegExp(`"${key}":\\[[^\\]]*"${ns}"`).test(l));
+
+  it("a cluster in a namespace no tenant onboards waits, saying what is missing, and nothing is created there", async () => {
+    await createOpenBaoCluster(client, lonely, "bao", {}, RUN());
+    await createOpenBaoCluster(client, target, "bao", {}, RUN());
+    const c = await waitsForTenant(lonely);
+    assert.equal(c.status, "False");
+    assert.match(c.message, new RegExp(`namespace ${lonely} is not onboarded: no OpenBaoTenant names it`));
+    assert.match(c.message, new RegExp(`create one in namespace ${opNs}`));
+    await eventually(async () => (await clusterWarnings(lonely)).length > 0, 30_000, "the Warning event");
+    assert.equal((await waitsForTenant(target)).status, "False");
+    assert.deepEqual(await children(lonely), { statefulSets: 0, configMaps: 0 });
+    assert.equal((await cluster(lonely))?.metadata.finalizers, undefined, "no finalizer either");
+    assert.deepEqual(await children(target), { statefulSets: 0, configMaps: 0 });
+  });
+
+  it("a tenant onboards a namespace the operator did not watch: it is watched at once and its cluster reconciled", async () => {
     await client.create<OpenBaoTenant>(OPENBAOTENANT, {
       apiVersion: "openbao.org/v1alpha1",
       kind: "OpenBaoTenant",
@@ -250,13 +302,46 @@ describe("openbao tenant provisioning in the running operator (tenants.enabled)"
     const rb = (await client.get(ROLE_BINDING, N.roleBinding, target)) as Json;
     assert.deepEqual(rb["subjects"], [{ kind: "ServiceAccount", name: "po-openbao", namespace: opNs }]);
     assert.match(op!.output(), /OpenBaoTenant provisioning is on/);
+    await eventually(async () => (await children(target)).statefulSets > 0, 90_000, "the StatefulSet");
+    assert.ok((await children(target)).configMaps > 0, "the cluster's ConfigMap");
+    assert.ok(namespacesChanged("added", target), "the target namespace added to the watched ones");
+    assert.notEqual((await available(target))?.reason, "TenantNotProvisioned");
+    // The other namespace still has no tenant: still waiting, still nothing there.
+    assert.equal((await available(lonely))?.reason, "TenantNotProvisioned");
+    assert.deepEqual(await children(lonely), { statefulSets: 0, configMaps: 0 });
+  });
+
+  it("deleting the tenant offboards it once its cluster is gone, and the namespace stops being watched", async () => {
     await client.delete(OPENBAOTENANT, "run", opNs);
     await eventually(
-      async () => (await client.getOrUndefined(OPENBAOTENANT, "run", opNs)) === undefined,
+      async () => {
+        const got = await client.getOrUndefined<OpenBaoTenant>(OPENBAOTENANT, "run", opNs);
+        return got?.status?.conditions?.find((c) => c.reason === "ClustersRemain");
+      },
       60_000,
+      "the tenant waiting for the cluster",
+    );
+    assert.ok(await client.getOrUndefined(ROLE_BINDING, N.roleBinding, target), "access stays meanwhile");
+    assert.ok(!namespacesChanged("removed", target), "still watched while the cluster remains");
+    await client.delete(OPENBAOCLUSTER, "bao", target);
+    await eventually(
+      async () => (await client.getOrUndefined(OPENBAOTENANT, "run", opNs)) === undefined,
+      90_000,
       "the tenant offboarded",
     );
+    assert.equal(await cluster(target), undefined, "the cluster's finalizer was removed by the operator");
     assert.equal(await client.getOrUndefined(ROLE_BINDING, N.roleBinding, target), undefined);
     assert.ok(await client.getOrUndefined(QUOTA, N.resourceQuota, target));
+    await eventually(() => namespacesChanged("removed", target), 30_000, "the namespace no longer watched");
+    // A new cluster there waits again, for a tenant.
+    await createOpenBaoCluster(client, target, "again", {}, RUN());
+    await eventually(
+      async () =>
+        (
+          await client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, "again", target)
+        )?.status?.conditions?.find((c) => c.type === "Available" && c.reason === "TenantNotProvisioned"),
+      60_000,
+      "the new cluster waiting for a tenant",
+    );
   });
 });

@@ -7,7 +7,7 @@
  * each change of outcome an event.
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster-names.js";
+import { OpenBaoApiVersion } from "../../../apis/openbaocluster-names.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import type { OpenBaoTenant, OpenBaoTenantStatus } from "../../../apis/openbaotenant.js";
 import {
@@ -15,7 +15,6 @@ import {
   OpenBaoTenantFinalizer,
   OpenBaoTenantKind,
   OpenBaoTenantManagers,
-  OpenBaoTenantPlural,
   OpenBaoTenantReason,
 } from "../../../apis/openbaotenant-names.js";
 import {
@@ -37,14 +36,9 @@ import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import { OPENBAORESTORE } from "../restore/types.js";
 import { refuseTarget } from "./guard.js";
 import { type OperatorIdentity, planOffboarding, planTenant, type RoleRef } from "./plan.js";
+import { OPENBAOTENANT } from "./types.js";
 
-export const OPENBAOTENANT: ResourceType = {
-  group: OpenBaoGroup,
-  version: OpenBaoVersion,
-  kind: OpenBaoTenantKind,
-  plural: OpenBaoTenantPlural,
-  namespaced: true,
-};
+export { OPENBAOTENANT };
 
 const TYPES: Record<string, ResourceType> = {
   Role: ROLE,
