@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import type { OpenBaoTenant } from "../../src/apis/openbaotenant.js";
+import { applyAny } from "../../src/runtime/apply.js";
 import { CONFIGMAP, NAMESPACE, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
@@ -10,6 +13,8 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { TenantObjectNames as N } from "../../src/targets/openbao/tenant/plan.js";
 import { OPENBAOTENANT, TenantProvisioner } from "../../src/targets/openbao/tenant/provisioner.js";
+import { runCommand } from "../../src/testenv/exec.js";
+import { ensureHelm } from "../../src/testenv/helm.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import {
@@ -18,6 +23,7 @@ import {
   installOpenBaoTenantCrd,
 } from "../support/openbao-cluster.js";
 import { startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
+import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, clientWithToken, serviceAccountToken } from "../support/rbac.js";
 
 // The tenant provisioner's pass against the real API server: what it writes in the target
 // namespace, that the RoleBindings grant the openbao process exactly that (asked of the API
@@ -207,6 +213,7 @@ describe("openbao tenant provisioner on the real API server", () => {
   });
 });
 
+const CHART = fileURLToPath(new URL("../../../deploy/chart/platform-operator", import.meta.url));
 const RUN_LABEL = "tests.platform-operator/tenant-run";
 
 describe("openbao tenant mode in the running operator (tenants.enabled)", () => {
@@ -345,3 +352,146 @@ describe("openbao tenant mode in the running operator (tenants.enabled)", () => 
     );
   });
 });
+
+describe("openbao tenant provisioner as the chart's ServiceAccount (tenancy.mode multi), on the API server's RBAC", () => {
+  let admin: KubeClient;
+  let sa: KubeClient;
+  let opNs: string;
+  let target: string;
+  let provisioner: TenantProvisioner;
+  let events: EventRecorder;
+  const NAME = "po-openbao";
+
+  before(async () => {
+    admin = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(admin);
+    await installOpenBaoTenantCrd(admin);
+    opNs = await freshNamespace(admin, "tenant-rbac-op");
+    target = await freshNamespace(admin, "tenant-rbac-t");
+    const helm = await ensureHelm();
+    const out = await runCommand(helm, [
+      "template",
+      "po",
+      CHART,
+      "--namespace",
+      opNs,
+      "--set=targets.vault.enabled=false",
+      "--set=targets.openbao.enabled=true",
+      "--set=tenancy.mode=multi",
+    ]);
+    // Only the chart's RBAC: the provisioner runs in this process, as the chart's ServiceAccount.
+    const rbacKinds = ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
+    for (const doc of parseAllDocuments(out.stdout)) {
+      const o = doc.toJS() as Json | null;
+      if (o && rbacKinds.includes(o["kind"])) await applyAny(admin, o as never, { fieldManager: "tests" });
+    }
+    sa = clientWithToken(admin, await serviceAccountToken(admin, opNs, NAME));
+    // The authorizer reads bindings from its own cache: wait until it knows the grant by name.
+    await eventually(
+      async () =>
+        (await reviewAs(admin, opNs, NAME, {
+          namespace: target,
+          group: "rbac.authorization.k8s.io",
+          resource: "roles",
+          verb: "escalate",
+          name: N.role,
+        })) &&
+        (await reviewAs(admin, opNs, NAME, {
+          namespace: opNs,
+          group: "openbao.org",
+          resource: "openbaotenants",
+          verb: "patch",
+        })),
+      30_000,
+      "the chart's grant in effect",
+    );
+    events = new EventRecorder(sa, "platform-operator/openbao", "test", silentLogger());
+    provisioner = new TenantProvisioner({
+      client: sa,
+      events,
+      operator: { namespace: opNs, serviceAccount: NAME },
+    });
+  });
+  after(async () => {
+    await events?.flush();
+    for (const kind of [CLUSTER_ROLE_BINDING, CLUSTER_ROLE])
+      await admin?.delete(kind, `${opNs}-po-openbao`).catch(() => undefined);
+    sa?.close();
+    admin?.close();
+  });
+
+  it("onboards a namespace with exactly the Roles it plans, and offboards it", async () => {
+    // A cluster that reads a Secret by reference: the reader Role is planned too.
+    await createOpenBaoCluster(admin, target, "bao", {
+      tls: { mode: "External" },
+    });
+    await admin.create<OpenBaoTenant>(OPENBAOTENANT, {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoTenant",
+      metadata: { name: "a", namespace: opNs },
+      spec: { targetNamespace: target },
+    });
+    await provisioner.reconcile(await admin.get<OpenBaoTenant>(OPENBAOTENANT, "a", opNs));
+    const t = await admin.get<OpenBaoTenant>(OPENBAOTENANT, "a", opNs);
+    assert.equal(t.status?.lastError, undefined);
+    assert.equal(t.status?.provisioned, true);
+    for (const name of [N.role, N.secretsWriterRole, N.secretsReaderRole])
+      assert.ok(await admin.getOrUndefined(ROLE, name, target), name);
+    for (const name of [N.roleBinding, N.secretsWriterRoleBinding, N.secretsReaderRoleBinding])
+      assert.ok(await admin.getOrUndefined(ROLE_BINDING, name, target), name);
+    // Least privilege: the ServiceAccount may not write any other Role, nor bind one.
+    assert.equal(
+      await reviewAs(admin, opNs, NAME, {
+        namespace: target,
+        group: "rbac.authorization.k8s.io",
+        resource: "roles",
+        verb: "escalate",
+        name: "admin-ish",
+      }),
+      false,
+    );
+    assert.equal(
+      await reviewAs(admin, opNs, NAME, {
+        namespace: target,
+        group: "rbac.authorization.k8s.io",
+        resource: "clusterroles",
+        verb: "bind",
+        name: "cluster-admin",
+      }),
+      false,
+    );
+    await admin.delete(OPENBAOCLUSTER, "bao", target);
+    await admin.delete(OPENBAOTENANT, "a", opNs);
+    await eventually(
+      async () => !(await admin.getOrUndefined(OPENBAOCLUSTER, "bao", target)),
+      20_000,
+      "the cluster gone",
+    );
+    await provisioner.reconcile(await admin.get<OpenBaoTenant>(OPENBAOTENANT, "a", opNs));
+    assert.equal(await admin.getOrUndefined(OPENBAOTENANT, "a", opNs), undefined);
+    for (const name of [N.role, N.secretsWriterRole, N.secretsReaderRole])
+      assert.equal(await admin.getOrUndefined(ROLE, name, target), undefined, name);
+  });
+});
+
+async function reviewAs(
+  admin: KubeClient,
+  namespace: string,
+  serviceAccount: string,
+  attributes: { namespace: string; group: string; resource: string; verb: string; name?: string },
+): Promise<boolean> {
+  const review = await admin.request<Json>({
+    method: "POST",
+    path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    body: {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SubjectAccessReview",
+      spec: {
+        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
+        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+        resourceAttributes: attributes,
+      },
+    },
+  });
+  return review["status"]?.allowed === true;
+}
