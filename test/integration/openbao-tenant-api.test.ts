@@ -9,20 +9,25 @@ import { CONFIGMAP, NAMESPACE, STATEFULSET } from "../../src/runtime/builtin-typ
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import { silentLogger } from "../../src/runtime/log.js";
+import { Manager } from "../../src/runtime/manager.js";
+import { registry } from "../../src/runtime/metrics.js";
 import type { ResourceType } from "../../src/runtime/types.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
+import { openbaoTarget } from "../../src/targets/openbao/target.js";
 import { TenantObjectNames as N } from "../../src/targets/openbao/tenant/plan.js";
 import { OPENBAOTENANT, TenantProvisioner } from "../../src/targets/openbao/tenant/provisioner.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { ApiForwarder } from "../support/api-forwarder.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import {
   createOpenBaoCluster,
   installOpenBaoClusterCrd,
   installOpenBaoTenantCrd,
 } from "../support/openbao-cluster.js";
-import { startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
+import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, clientWithToken, serviceAccountToken } from "../support/rbac.js";
 
 // The tenant provisioner's pass against the real API server: what it writes in the target
@@ -471,6 +476,105 @@ describe("openbao tenant provisioner as the chart's ServiceAccount (tenancy.mode
     assert.equal(await admin.getOrUndefined(OPENBAOTENANT, "a", opNs), undefined);
     for (const name of [N.role, N.secretsWriterRole, N.secretsReaderRole])
       assert.equal(await admin.getOrUndefined(ROLE, name, target), undefined, name);
+  });
+});
+
+describe("openbao tenant provisioner: a settled tenant's pass sends no request", () => {
+  let admin: KubeClient;
+  let fwd: ApiForwarder;
+  let client: KubeClient;
+  let manager: Manager;
+  let opNs: string;
+  let target: string;
+  const passes = async () =>
+    metricSum(await registry.metrics(), "controller_runtime_reconcile_total", {
+      controller: "openbaotenant",
+    });
+
+  before(async () => {
+    admin = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(admin);
+    await installOpenBaoTenantCrd(admin);
+    opNs = await freshNamespace(admin, "tenant-quiet-op");
+    const watched = await freshNamespace(admin, "tenant-quiet-w");
+    target = await freshNamespace(admin, "tenant-quiet-t");
+    fwd = await ApiForwarder.start(sharedEnv().kubeconfigPath, {});
+    client = fwd.client();
+    manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [watched] });
+    const config = parseOpenBaoConfig(
+      {
+        pollInterval: "1s",
+        resyncInterval: "1s",
+        // No other file's clusters: the tenant's pass is the only one here.
+        tenants: {
+          enabled: true,
+          serviceAccount: "po-openbao",
+          operatorNamespace: opNs,
+          clusterSelector: `${RUN_LABEL}=${opNs}`,
+        },
+      },
+      "targets.openbao",
+    );
+    await openbaoTarget().setup(manager, config);
+    await manager.start();
+  });
+  after(async () => {
+    await manager?.stop();
+    client?.close();
+    await fwd?.close();
+    admin?.close();
+  });
+
+  it("re-applies nothing and reads from the informers once the tenant is provisioned", {
+    timeout: 180_000,
+  }, async () => {
+    await admin.create<OpenBaoTenant>(OPENBAOTENANT, {
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoTenant",
+      metadata: { name: "quiet", namespace: opNs },
+      spec: { targetNamespace: target },
+    });
+    await eventually(
+      async () =>
+        (await admin.get<OpenBaoTenant>(OPENBAOTENANT, "quiet", opNs)).status?.provisioned ? true : undefined,
+      60_000,
+      "the tenant provisioned",
+    );
+    // Settled: two passes in a row without a write.
+    let mark = fwd.requests.length;
+    let from = await passes();
+    await eventually(
+      async () => {
+        const writes = fwd.requests.slice(mark).filter((r) => r.method !== "GET");
+        const now = await passes();
+        if (writes.length > 0) {
+          mark = fwd.requests.length;
+          from = now;
+          return undefined;
+        }
+        return now >= from + 2 ? true : undefined;
+      },
+      120_000,
+      "two passes in a row without a write",
+    );
+    await manager.discoverySettled();
+    await manager.events.flush();
+    const start = fwd.requests.length;
+    const before = await passes();
+    await eventually(
+      async () => ((await passes()) >= before + 5 ? true : undefined),
+      60_000,
+      "5 quiet passes",
+    );
+    const quiet = fwd.requests
+      .slice(start)
+      .filter((r) => r.query.get("watch") !== "true")
+      .map((r) => `${r.method} ${r.path}`);
+    const count = (await passes()) - before;
+    process.stdout.write(
+      `# API requests per settled tenant pass: ${(quiet.length / count).toFixed(1)} over ${count} passes\n`,
+    );
+    assert.deepEqual(quiet, [], "requests during settled passes");
   });
 });
 

@@ -8,11 +8,19 @@
 
 import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import { OpenBaoTenantManagers } from "../../../apis/openbaotenant-names.js";
+import {
+  LIMIT_RANGE,
+  NAMESPACE,
+  RESOURCE_QUOTA,
+  ROLE,
+  ROLE_BINDING,
+} from "../../../runtime/builtin-types.js";
 import { Controller, done, requeueAfter } from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { Tenancy } from "./follow.js";
+import { TENANT_SELECTOR } from "./plan.js";
 import { TenantProvisioner } from "./provisioner.js";
 
 export const TENANT_CONTROLLER_NAME = OpenBaoTenantManagers.controller;
@@ -27,8 +35,15 @@ export function setupTenants(
     Informer<OpenBaoTenant>,
     Informer<OpenBaoTenant>,
   ];
+  // What a pass reads, cached: its own objects with managedFields (an unchanged one is not written)
+  // in the namespaces the target watches (the onboarded ones among them), and the namespaces, for
+  // their Pod Security labels (optional: without the right to watch them, that read stays live).
+  const own = { labelSelector: TENANT_SELECTOR, keepManagedFields: true };
+  for (const type of [ROLE, ROLE_BINDING, RESOURCE_QUOTA, LIMIT_RANGE]) manager.informer(type, own);
+  manager.informer(NAMESPACE, { keepManagedFields: true, optional: true });
   const provisioner = new TenantProvisioner({
     client: manager.client,
+    reader: manager.reader,
     events: manager.events,
     operator: { namespace: tenancy.operatorNamespace, serviceAccount },
   });
