@@ -31,7 +31,13 @@ import { PodSummary } from "./pod-summary.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
-import { implementedTargetOf, kindsOf, optionalKindOf, reservedTargetOf } from "./targets.js";
+import {
+  implementedTargetOf,
+  kindsOf,
+  optionalKindOf,
+  optionalKindsOf,
+  reservedTargetOf,
+} from "./targets.js";
 
 export const devHelp = `Usage: platform-operator dev [--no-node | --node | --chart] [--no-samples] [--exit-after SECONDS]   (npm start)
 
@@ -372,10 +378,8 @@ function profileLine(sample: KubeObject): string {
 
 /** The kinds a target reconciles only when configured to, and how (npm start leaves them off). */
 function optionalLine(target: string): string {
-  return ["OpenBaoTenant"]
-    .map((k) => ({ k, o: optionalKindOf(k) }))
-    .filter(({ o }) => o?.target === target)
-    .map(({ k, o }) => `; ${k} off: needs ${o!.when}`)
+  return optionalKindsOf(target)
+    .map(({ kind, when }) => `; ${kind} off: needs ${when}`)
     .join("");
 }
 

@@ -35,6 +35,12 @@ const optionalKinds: Record<string, { target: string; when: string }> = {
   },
 };
 
+/** The kinds a target reconciles only when configured to, each with the setting that does it. */
+export const optionalKindsOf = (target: string): { kind: string; when: string }[] =>
+  Object.entries(optionalKinds)
+    .filter(([, o]) => o.target === target)
+    .map(([kind, o]) => ({ kind, when: o.when }));
+
 /** The target that reconciles a kind only when configured to, and the setting that does it. */
 export const optionalKindOf = (kind: string): { target: string; when: string } | undefined =>
   optionalKinds[kind];
