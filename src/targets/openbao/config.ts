@@ -30,7 +30,8 @@ export interface OpenBaoTargetConfig {
    * own, the subject of the RoleBindings a tenant's namespace gets; operatorNamespace defaults to
    * the namespace the process runs in. In tenant mode the OpenBaoClusters of every namespace are
    * watched, so one whose namespace no tenant onboards is told why it waits; clusterSelector (a
-   * label selector) narrows that to the clusters that carry it, for several installs side by side.
+   * label selector) limits tenant mode to the clusters that carry it, wherever they are, for
+   * several installs side by side.
    */
   tenants?: { serviceAccount: string; operatorNamespace?: string; clusterSelector?: string };
 }

@@ -148,15 +148,14 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         services ??
         (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
       // Tenant mode sees the clusters of every namespace, so one whose namespace has no tenant is
-      // told so; what a pass reads and writes is watched only where the target has access.
+      // told so; what a pass reads and writes is watched only where the target has access. Its
+      // clusterSelector, if any, narrows every controller to the clusters that carry it.
+      const selected = config.tenants?.clusterSelector
+        ? { labelSelector: config.tenants.clusterSelector }
+        : {};
       const clusters = manager.informer<OpenBaoCluster>(
         OPENBAOCLUSTER,
-        config.tenants && manager.namespaces
-          ? {
-              allNamespaces: true,
-              ...(config.tenants.clusterSelector ? { labelSelector: config.tenants.clusterSelector } : {}),
-            }
-          : {},
+        config.tenants && manager.namespaces ? { allNamespaces: true, ...selected } : selected,
       );
       const tenancy = config.tenants ? await tenantMode(manager, config.tenants) : undefined;
       // Once, at start: are the chart's admission policies in place (the gauge; ProductionReady reads it)?
@@ -243,7 +242,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const { defaultSnapshotStores } = await import("./adminops/backup/store.js");
       // Only the clusters of the namespaces watched (configured or onboarded): one waiting for its
       // tenant is neither backed up nor upgraded.
-      const watched = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      const watched = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER, selected);
       setupAdminOps(manager, config, watched, { stores: defaultSnapshotStores });
       // Restores: their own controller and queue (restore/wiring.ts).
       const { defaultRestorePorts } = await import("./restore/defaults.js");

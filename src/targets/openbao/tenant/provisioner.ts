@@ -72,6 +72,8 @@ export interface TenantProvisionerDeps {
    * unset, every read goes to the API server.
    */
   reader?: TenantReader;
+  /** tenants.clusterSelector: only the clusters this install manages count (allow-lists, offboarding). */
+  clusterSelector?: string;
   events: EventRecorder;
   operator: OperatorIdentity;
   now?: () => Date;
@@ -139,7 +141,7 @@ export class TenantProvisioner {
     }
     try {
       const [clusters, restores] = await Promise.all([
-        this.reader.list<OpenBaoCluster>(OPENBAOCLUSTER, { namespace: target }),
+        this.reader.list<OpenBaoCluster>(OPENBAOCLUSTER, this.clustersIn(target)),
         this.reader.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: target }),
       ]);
       const plan = planTenant({ tenant: t, clusters, restores, operator: this.d.operator });
@@ -175,7 +177,7 @@ export class TenantProvisioner {
   private async offboard(t: OpenBaoTenant, signal?: AbortSignal): Promise<ReconcileResult> {
     if (!hasFinalizer(t, OpenBaoTenantFinalizer)) return done();
     const target = t.spec.targetNamespace;
-    const clusters = await this.reader.list(OPENBAOCLUSTER, { namespace: target });
+    const clusters = await this.reader.list(OPENBAOCLUSTER, this.clustersIn(target));
     const plan = planOffboarding(clusters.length);
     if ("waitFor" in plan) {
       const message = `offboarding waits: ${plan.waitFor} OpenBaoCluster(s) remain in namespace ${target}, whose access stays until they are gone`;
@@ -199,6 +201,10 @@ export class TenantProvisioner {
     );
     await removeFinalizer(this.d.client, OPENBAOTENANT, t, OpenBaoTenantFinalizer, signal);
     return done();
+  }
+
+  private clustersIn(namespace: string): { namespace: string; labelSelector?: string } {
+    return this.d.clusterSelector ? { namespace, labelSelector: this.d.clusterSelector } : { namespace };
   }
 
   /** Server-side apply only when the object would change (decided from its managedFields when cached). */

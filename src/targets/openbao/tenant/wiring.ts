@@ -44,6 +44,7 @@ export function setupTenants(
   const provisioner = new TenantProvisioner({
     client: manager.client,
     reader: manager.reader,
+    ...(config.tenants?.clusterSelector ? { clusterSelector: config.tenants.clusterSelector } : {}),
     events: manager.events,
     operator: { namespace: tenancy.operatorNamespace, serviceAccount },
   });
