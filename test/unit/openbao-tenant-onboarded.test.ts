@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { OpenBaoTenant } from "../../src/apis/openbaotenant.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import {
+  onboardedBy,
   onboardedNamespaces,
   tenantMissing,
   watchedNamespaces,
@@ -33,6 +34,22 @@ describe("openbao tenant mode: onboarded namespaces, watched namespaces, the wai
       OP,
     );
     assert.deepEqual([...got].sort(), ["team-a", "team-d"]);
+  });
+
+  it("keeps a namespace while a provisioned tenant's later pass fails, until the tenant goes or moves", () => {
+    const ok = tenant(OP, "team-a", { provisioned: true });
+    const failing = tenant(OP, "team-a", {
+      provisioned: false,
+      lastError: "provisioning namespace team-a failed: …",
+    });
+    const first = onboardedBy([ok], OP);
+    assert.deepEqual([...first], [[`${OP}/t-team-a`, "team-a"]]);
+    assert.deepEqual([...onboardedBy([failing], OP, first).values()], ["team-a"], "kept");
+    assert.deepEqual([...onboardedBy([failing], OP).values()], [], "never provisioned: not onboarded");
+    assert.deepEqual([...onboardedBy([], OP, first).values()], [], "gone: offboarded");
+    const moved = { ...failing, spec: { targetNamespace: "team-z" } };
+    assert.deepEqual([...onboardedBy([moved], OP, first).values()], [], "names another namespace");
+    assert.equal(tenantMissing("team-a", [failing], [], OP, first), undefined);
   });
 
   it("adds onboarded namespaces to a configured list, and leaves a cluster-wide target alone", () => {

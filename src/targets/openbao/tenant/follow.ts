@@ -8,7 +8,7 @@ import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
 import { objectKey } from "../../../runtime/types.js";
-import { onboardedNamespaces, tenantMissing, watchedNamespaces } from "./onboarded.js";
+import { onboardedBy, tenantMissing, watchedNamespaces } from "./onboarded.js";
 import { OPENBAOTENANT } from "./types.js";
 
 export interface Tenancy {
@@ -33,17 +33,21 @@ export function followTenants(manager: Manager, operatorNamespace: string): Tena
     for (const inf of informers) for (const t of inf.list()) byKey.set(objectKey(t), t);
     return [...byKey.values()];
   };
+  // Which namespace each tenant onboarded: a failing later pass of a provisioned tenant keeps it.
+  let onboarded = new Map<string, string>();
   let scheduled = false;
   const follow = () => {
     scheduled = false;
-    const next = watchedNamespaces(configured, onboardedNamespaces(tenants(), operatorNamespace));
+    onboarded = onboardedBy(tenants(), operatorNamespace, onboarded);
+    const next = watchedNamespaces(configured, new Set(onboarded.values()));
     const now = manager.namespaces;
+    // Only for a target with a namespace list; one watching every namespace has nothing to add.
     if (!next || !now || (next.length === now.length && next.every((n, i) => n === now[i]))) return;
     manager.setNamespaces(next);
   };
   // Coalesced, and never inside an informer's own handler: setNamespaces changes that informer too.
   const schedule = () => {
-    if (scheduled || !configured) return;
+    if (scheduled) return;
     scheduled = true;
     queueMicrotask(follow);
   };
@@ -52,6 +56,6 @@ export function followTenants(manager: Manager, operatorNamespace: string): Tena
     operatorNamespace,
     informers,
     tenants,
-    missing: (namespace) => tenantMissing(namespace, tenants(), configured, operatorNamespace),
+    missing: (namespace) => tenantMissing(namespace, tenants(), configured, operatorNamespace, onboarded),
   };
 }

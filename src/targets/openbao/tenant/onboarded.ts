@@ -7,22 +7,36 @@ import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import { refuseTarget } from "./guard.js";
 
 /**
- * Target namespaces of provisioned tenants. A tenant being deleted stays counted while it is
- * still provisioned: offboarding waits for the clusters there, which must be reconciled until gone.
+ * Which namespace each tenant onboards, by tenant key (`namespace/name`): a provisioned tenant's
+ * target namespace, kept (from `before`) while a later pass of the same tenant fails, since its
+ * Roles stay in place; a namespace is given up only when its tenant is gone (offboarded), names
+ * another namespace, or is refused. A tenant being deleted stays counted while it is still there:
+ * offboarding waits for the clusters in its namespace, which must be reconciled until they go.
  */
+export function onboardedBy(
+  tenants: Iterable<OpenBaoTenant>,
+  operatorNamespace: string,
+  before: ReadonlyMap<string, string> = new Map(),
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const t of tenants) {
+    const key = `${t.metadata.namespace}/${t.metadata.name}`;
+    const target = t.spec?.targetNamespace;
+    if (!target) continue;
+    // Status alone is not trusted with access: the provisioner's own rule is asked again.
+    if (refuseTarget(t.metadata.namespace ?? "", target, operatorNamespace)) continue;
+    if (t.status?.provisioned === true || before.get(key) === target) out.set(key, target);
+  }
+  return out;
+}
+
+/** The namespaces provisioned tenants onboard (see onboardedBy). */
 export function onboardedNamespaces(
   tenants: Iterable<OpenBaoTenant>,
   operatorNamespace: string,
+  before?: ReadonlyMap<string, string>,
 ): Set<string> {
-  const out = new Set<string>();
-  for (const t of tenants) {
-    const target = t.spec?.targetNamespace;
-    if (!target || t.status?.provisioned !== true) continue;
-    // Status alone is not trusted with access: the provisioner's own rule is asked again.
-    if (refuseTarget(t.metadata.namespace ?? "", target, operatorNamespace)) continue;
-    out.add(target);
-  }
-  return out;
+  return new Set(onboardedBy(tenants, operatorNamespace, before).values());
 }
 
 /**
@@ -47,9 +61,10 @@ export function tenantMissing(
   tenants: readonly OpenBaoTenant[],
   configured: readonly string[] | undefined,
   operatorNamespace: string,
+  before?: ReadonlyMap<string, string>,
 ): string | undefined {
   if (configured?.includes(namespace)) return undefined;
-  if (onboardedNamespaces(tenants, operatorNamespace).has(namespace)) return undefined;
+  if (onboardedNamespaces(tenants, operatorNamespace, before).has(namespace)) return undefined;
   const naming = tenants.filter((t) => t.spec?.targetNamespace === namespace);
   const pending = naming.map((t) => {
     const why =
