@@ -255,6 +255,8 @@ export const OpenBaoClusterReason = {
   DataLossAcknowledged: "DataLossAcknowledged",
   /** A Secret reference whose name is empty (upstream's default ""): the part that needs it waits. */
   SecretReferenceMissingName: "SecretReferenceMissingName",
+  /** Tenant mode: no provisioned OpenBaoTenant onboards the cluster's namespace; nothing is created until one does. */
+  TenantNotProvisioned: "TenantNotProvisioned",
 } as const;
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 

@@ -31,7 +31,13 @@ import { PodSummary } from "./pod-summary.js";
 import { prettyLines } from "./pretty-log.js";
 import { startOperator } from "./run.js";
 import { waitForSignal } from "./signals.js";
-import { implementedTargetOf, kindsOf, reservedTargetOf } from "./targets.js";
+import {
+  implementedTargetOf,
+  kindsOf,
+  optionalKindOf,
+  optionalKindsOf,
+  reservedTargetOf,
+} from "./targets.js";
 
 export const devHelp = `Usage: platform-operator dev [--no-node | --node | --chart] [--no-samples] [--exit-after SECONDS]   (npm start)
 
@@ -370,9 +376,18 @@ function profileLine(sample: KubeObject): string {
   return "spec.profile not set (ProductionReady=False, ProfileNotSet; set Development or Hardened)";
 }
 
+/** The kinds a target reconciles only when configured to, and how (npm start leaves them off). */
+function optionalLine(target: string): string {
+  return optionalKindsOf(target)
+    .map(({ kind, when }) => `; ${kind} off: needs ${when}`)
+    .join("");
+}
+
 function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): KubeObject[] {
   const running = kindsOf(targets);
-  say(`targets running: ${targets.map((t) => `${t} (${kindsOf([t]).join(", ")})`).join("; ")}`);
+  say(
+    `targets running: ${targets.map((t) => `${t} (${kindsOf([t]).join(", ")}${optionalLine(t)})`).join("; ")}`,
+  );
   const samples: KubeObject[] = [];
   for (const d of none ? [] : readManifests([SAMPLES])) {
     let sample = d.doc as KubeObject;
@@ -391,6 +406,7 @@ function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): Ku
       samples.push(sample);
     } else {
       const reserved = reservedTargetOf(sample.kind ?? "");
+      const optional = optionalKindOf(sample.kind ?? "");
       const idle = implementedTargetOf(sample.kind ?? "");
       const why =
         idle && NODE_TARGETS.includes(idle) && !nodeRunning
@@ -399,9 +415,11 @@ function pickSamples(none: boolean, targets: string[], nodeRunning: boolean): Ku
             ? `its target "${idle}" runs hook Jobs and workloads in pods, which need the local node (not running)`
             : idle
               ? `its target "${idle}" is not part of npm start's local default yet`
-              : reserved
-                ? `its target "${reserved}" is not implemented yet`
-                : "no target serves its kind";
+              : optional
+                ? `its target "${optional.target}" provisions it only with ${optional.when}, which npm start leaves off`
+                : reserved
+                  ? `its target "${reserved}" is not implemented yet`
+                  : "no target serves its kind";
       say(
         `not applying ${relative(process.cwd(), d.file)} (${sample.kind}): ${why}, nothing would reconcile it`,
       );

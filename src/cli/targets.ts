@@ -27,11 +27,23 @@ const notImplemented: Record<string, string[]> = {
   sonarqube: [],
 };
 
-/** Kinds of an implemented target that it does not reconcile yet. */
-const pendingKinds: Record<string, string> = {
-  // Served (its CRD ships with the chart) so upstream's tenants apply; provisioning comes next.
-  OpenBaoTenant: "openbao",
+/** Kinds an implemented target reconciles only when its configuration turns them on. */
+const optionalKinds: Record<string, { target: string; when: string }> = {
+  OpenBaoTenant: {
+    target: "openbao",
+    when: "targets.openbao.tenants.enabled (the chart's tenancy.mode: multi)",
+  },
 };
+
+/** The kinds a target reconciles only when configured to, each with the setting that does it. */
+export const optionalKindsOf = (target: string): { kind: string; when: string }[] =>
+  Object.entries(optionalKinds)
+    .filter(([, o]) => o.target === target)
+    .map(([kind, o]) => ({ kind, when: o.when }));
+
+/** The target that reconciles a kind only when configured to, and the setting that does it. */
+export const optionalKindOf = (kind: string): { target: string; when: string } | undefined =>
+  optionalKinds[kind];
 
 export const knownTargetNames = (): string[] =>
   [...Object.keys(implemented), ...Object.keys(notImplemented)].sort();
@@ -47,7 +59,7 @@ export const implementedTargetOf = (kind: string): string | undefined =>
 
 /** The reserved target a kind belongs to, for saying why nothing reconciles it. */
 export const reservedTargetOf = (kind: string): string | undefined =>
-  Object.entries(notImplemented).find(([, kinds]) => kinds.includes(kind))?.[0] ?? pendingKinds[kind];
+  Object.entries(notImplemented).find(([, kinds]) => kinds.includes(kind))?.[0];
 
 export async function loadTarget(name: string): Promise<TargetDefinition> {
   const entry = implemented[name];

@@ -214,7 +214,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     // Not started, or still choosing its scope: begin() starts the loops the namespaces now call for.
     if (!this.begun || this.abort?.signal.aborted) return;
     if (this.mode === "cluster") {
-      if (added.length > 0) this.loops.get("*")?.relist();
+      if (added.length > 0) {
+        // Not complete for the added namespaces until the one watch has listed again (covers()).
+        this.scopesSynced.delete("*");
+        this.loops.get("*")?.relist();
+      }
       return;
     }
     for (const ns of added) {
@@ -301,7 +305,10 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   covers(namespace: string | undefined): boolean {
     if (!this.type.namespaced || !this.namespaces) return true;
-    return namespace !== undefined && this.namespaces.has(namespace);
+    if (namespace === undefined || !this.namespaces.has(namespace)) return false;
+    // A namespace added at run time is not covered before its first list completes: until then an
+    // absent object may only be not listed yet (readers ask the API server instead).
+    return !this.synced || this.scopesSynced.has(this.mode === "cluster" ? "*" : namespace);
   }
 
   /** Whether this informer may be refused without harm (see InformerOptions.optional). */

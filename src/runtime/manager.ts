@@ -61,6 +61,11 @@ export interface ManagedInformerOptions extends Partial<Omit<InformerOptions, "l
    * Service); setNamespaces() leaves such an informer alone.
    */
   fixedNamespaces?: string[];
+  /**
+   * Watch every namespace, whatever the target's are (a kind the target must see everywhere to say
+   * why it does not act on it); setNamespaces() leaves such an informer alone.
+   */
+  allNamespaces?: boolean;
 }
 
 /** Resolves true when `p` settles within `ms`, false otherwise; never rejects. */
@@ -158,20 +163,21 @@ export class Manager {
    */
   informer<T extends KubeObject>(type: ResourceType, opts: ManagedInformerOptions = {}): Informer<T> {
     const mode = `${opts.metadataOnly ? "m" : ""}${opts.keepManagedFields ? "f" : ""}${opts.prune ? `-${opts.prune.name}` : ""}`;
-    const { fixedNamespaces, ...rest } = opts;
+    const { fixedNamespaces, allNamespaces, ...rest } = opts;
     const fixed = fixedNamespaces && [...new Set(fixedNamespaces)].sort();
-    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}@${fixed?.join(",") ?? ""}`;
+    const scope = allNamespaces ? "*" : (fixed?.join(",") ?? "");
+    const id = `${type.group}/${type.version}/${type.plural}?${opts.labelSelector ?? ""}&${opts.fieldSelector ?? ""}#${mode}@${scope}`;
     let inf = this.informers.get(id);
     if (!inf) {
       inf = new Informer(this.opts.client, type, {
         ...rest,
-        namespaces: fixed ?? this.namespaceList,
-        ...(fixed
+        namespaces: allNamespaces ? undefined : (fixed ?? this.namespaceList),
+        ...(fixed || allNamespaces
           ? {}
           : { chooseScope: (t, namespaces) => this.chooseScope(t, namespaces, opts.labelSelector) }),
         log: this.opts.log,
       });
-      if (fixed) this.fixedScope.add(inf);
+      if (fixed || allNamespaces) this.fixedScope.add(inf);
       this.informers.set(id, inf);
       if (this.informersStarted && !this.stopped) inf.start();
     }

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import { TenantObjectNames as N } from "../../src/targets/openbao/tenant/plan.js";
+import { TENANT_KIND_RULES } from "../../src/targets/openbao/tenant/rules.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
 
@@ -542,5 +544,79 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.match(JSON.stringify(lock?.spec.variables), /system:serviceaccount:ops:po-all/);
     assert.deepEqual(processConfig(on, "po-openbao").targets.openbao.admissionPolicies, { prefix: "po-" });
     assert.match(await renderFails(["--set=admissionPolicies.enabled=true"]), /enable targets.openbao/);
+  });
+
+  it("tenancy: single by default; multi turns tenants on and grants the provisioner only what it plans, by name", async () => {
+    const single = await render(ALL_TARGETS);
+    assert.equal(processConfig(single, "po-openbao").targets.openbao.tenants, undefined);
+    const clusterRules = (objs: Obj[]) =>
+      ofKind(objs, "ClusterRole")
+        .filter((r) => r.metadata.name === "ops-po-openbao")
+        .flatMap((r) => r.rules as Rule[]);
+    assert.ok(
+      !clusterRules(single).some((r) => r.resources?.includes("openbaoclusters")),
+      "single: no cluster-wide clusters",
+    );
+
+    const multi = await render([
+      ...ALL_TARGETS,
+      "--set=tenancy.mode=multi",
+      "--set=tenancy.clusterSelector=team=a",
+    ]);
+    const cfg = processConfig(multi, "po-openbao").targets.openbao;
+    assert.deepEqual(cfg.tenants, {
+      enabled: true,
+      serviceAccount: "po-openbao",
+      operatorNamespace: "ops",
+      clusterSelector: "team=a",
+    });
+    assert.deepEqual(cfg.namespaces, ["bao"]);
+    // The tenant objects the provisioner plans, each writable only under its own name.
+    const rules = clusterRules(multi);
+    const named = (resource: string) =>
+      rules
+        .filter((r) => r.resources?.includes(resource) && r.resourceNames)
+        .flatMap((r) => r.resourceNames!);
+    assert.deepEqual(named("roles").sort(), [N.role, N.secretsReaderRole, N.secretsWriterRole].sort());
+    assert.deepEqual(
+      named("rolebindings").sort(),
+      [N.roleBinding, N.secretsReaderRoleBinding, N.secretsWriterRoleBinding].sort(),
+    );
+    assert.deepEqual(named("resourcequotas").sort(), [N.limitRange, N.resourceQuota].sort());
+    for (const verb of ["escalate", "bind", "delete", "patch"])
+      for (const r of rules.filter((x) => x.verbs.includes(verb)))
+        if (r.apiGroups?.includes("rbac.authorization.k8s.io") || verb === "delete")
+          assert.ok(r.resourceNames?.length, `${verb} on ${r.resources} only by name`);
+    for (const r of rules)
+      assert.ok(!r.verbs.includes("*") && !(r.resources ?? []).includes("*"), "no wildcards");
+    // Everywhere: see clusters and say why one waits; never write their spec or their children.
+    const everywhere = rules.filter((r) => r.apiGroups?.includes("openbao.org"));
+    assert.deepEqual(everywhere, [
+      { apiGroups: ["openbao.org"], resources: ["openbaoclusters"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["openbao.org"], resources: ["openbaoclusters/status"], verbs: ["patch"] },
+      { apiGroups: ["openbao.org"], resources: ["openbaorestores"], verbs: ["list"] },
+    ]);
+    assert.ok(
+      !rules.some((r) => r.resources?.some((x) => ["secrets", "statefulsets", "pods"].includes(x))),
+      "no cluster-wide access to what a tenant Role grants",
+    );
+    // The tenants of the release's namespace, and self-service ones where the target reconciles.
+    const roles = ofKind(multi, "Role");
+    const tenantsRole = roles.find((r) => r.metadata.name === "po-openbao-openbao-tenants");
+    assert.equal(tenantsRole?.metadata.namespace, "ops");
+    const own = roles.find(
+      (r) => r.metadata.name === "po-openbao-openbao" && r.metadata.namespace === "bao",
+    )!;
+    for (const r of TENANT_KIND_RULES)
+      assert.ok((own.rules as Rule[]).some((x) => JSON.stringify(x) === JSON.stringify(r)));
+    assert.match(
+      await renderFails([
+        ...ALL_TARGETS,
+        "--set=tenancy.mode=multi",
+        "--set=targets.openbao.config.tenants.enabled=true",
+      ]),
+      /set tenancy.mode: multi instead/,
+    );
+    assert.match(await renderFails(["--set=tenancy.mode=many"]), /tenancy.mode/);
   });
 });

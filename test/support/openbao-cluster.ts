@@ -54,13 +54,14 @@ export async function createOpenBaoCluster(
   namespace: string,
   name: string,
   spec: Record<string, unknown>,
+  labels?: Record<string, string>,
 ): Promise<OpenBaoCluster> {
   return (await applyAny(
     client,
     {
       apiVersion: OpenBaoApiVersion,
       kind: OpenBaoClusterKind,
-      metadata: { name, namespace },
+      metadata: { name, namespace, ...(labels ? { labels } : {}) },
       spec: { version: "2.7.2", storage: { size: "1Gi" }, ...spec },
     },
     { fieldManager: "test-user", force: true },

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { allKinds, crdFor, SCHEMA_HASH_ANNOTATION } from "../../src/apis/index.js";
-import { implementedTargetNames, kindsOf, reservedTargetOf } from "../../src/cli/targets.js";
+import { implementedTargetNames, kindsOf, optionalKindOf, reservedTargetOf } from "../../src/cli/targets.js";
 import { expectedRevision } from "../../src/targets/vault/crd-revision.js";
 
 const run = promisify(execFile);
@@ -106,7 +106,10 @@ process.stdout.write(process.moduleLoadList.filter((m) => m.includes("undici")).
   it("the targets table names every kind of the schemas, once, without loading them", () => {
     const named = [...kindsOf(implementedTargetNames())];
     for (const k of allKinds)
-      if (!named.includes(k.kind)) assert.ok(reservedTargetOf(k.kind), `${k.kind} has no target`);
+      if (!named.includes(k.kind))
+        assert.ok(reservedTargetOf(k.kind) ?? optionalKindOf(k.kind), `${k.kind} has no target`);
+    assert.equal(reservedTargetOf("OpenBaoTenant"), undefined, "provisioned, not reserved");
+    assert.equal(optionalKindOf("OpenBaoTenant")?.target, "openbao");
     for (const kind of named)
       assert.ok(
         allKinds.some((k) => k.kind === kind),

@@ -15,7 +15,11 @@ import {
   TENANT_ANNOTATION,
   TenantObjectNames,
 } from "../../src/targets/openbao/tenant/plan.js";
-import { TARGET_RULES_WITHOUT_SECRETS, TENANT_ROLE_RULES } from "../../src/targets/openbao/tenant/rules.js";
+import {
+  TARGET_RULES_WITHOUT_SECRETS,
+  TENANT_KIND_RULES,
+  TENANT_ROLE_RULES,
+} from "../../src/targets/openbao/tenant/rules.js";
 import { secretAllowLists } from "../../src/targets/openbao/tenant/secrets.js";
 
 const OPERATOR = { namespace: "platform-operator", serviceAccount: "platform-operator-openbao" };
@@ -244,6 +248,16 @@ describe("openbao tenant: the Role matches what the chart grants per namespace",
     const withoutSecrets = chart.filter((r) => !r.resources.includes("secrets"));
     assert.equal(withoutSecrets.length, chart.length - 1);
     assert.deepEqual(withoutSecrets, TARGET_RULES_WITHOUT_SECRETS);
+    const tenantBlock = /\{\{- define "po\.tenantRules\.openbao" -\}\}\n([\s\S]*?)\{\{- end -\}\}/.exec(
+      tpl,
+    )?.[1];
+    assert.ok(tenantBlock, "the chart's po.tenantRules.openbao block");
+    assert.deepEqual(parse(tenantBlock), TENANT_KIND_RULES);
+    assert.deepEqual(TENANT_ROLE_RULES, [
+      ...TARGET_RULES_WITHOUT_SECRETS,
+      ...TENANT_KIND_RULES,
+      TENANT_ROLE_RULES.at(-1),
+    ]);
     assert.deepEqual(TENANT_ROLE_RULES.at(-1), {
       apiGroups: [""],
       resources: ["secrets"],

@@ -1,4 +1,6 @@
 import { asBool, asDuration, asSection, asString } from "../../runtime/configvalues.js";
+import { errorMessage } from "../../runtime/errors.js";
+import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
@@ -26,9 +28,12 @@ export interface OpenBaoTargetConfig {
    * OpenBaoTenant provisioning (`tenants: { enabled: true, serviceAccount: … }`); off by default, so
    * nothing changes for an install that creates no tenants. serviceAccount is the openbao process's
    * own, the subject of the RoleBindings a tenant's namespace gets; operatorNamespace defaults to
-   * the namespace the process runs in.
+   * the namespace the process runs in. In tenant mode the OpenBaoClusters of every namespace are
+   * watched, so one whose namespace no tenant onboards is told why it waits; clusterSelector (a
+   * label selector) limits tenant mode to the clusters that carry it, wherever they are, for
+   * several installs side by side.
    */
-  tenants?: { serviceAccount: string; operatorNamespace?: string };
+  tenants?: { serviceAccount: string; operatorNamespace?: string; clusterSelector?: string };
 }
 
 const KEYS = [
@@ -89,7 +94,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
 
 function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants"] {
   if (raw === undefined) return undefined;
-  const section = asSection(raw, field, ["enabled", "serviceAccount", "operatorNamespace"] as const);
+  const section = asSection(raw, field, [
+    "enabled",
+    "serviceAccount",
+    "operatorNamespace",
+    "clusterSelector",
+  ] as const);
   if (!asBool(section["enabled"] ?? false, `${field}.enabled`)) return undefined;
   if (section["serviceAccount"] === undefined)
     throw new ConfigError(
@@ -101,5 +111,21 @@ function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants
     section["operatorNamespace"] === undefined
       ? undefined
       : asString(section["operatorNamespace"], `${field}.operatorNamespace`);
-  return { serviceAccount, ...(operatorNamespace ? { operatorNamespace } : {}) };
+  const clusterSelector =
+    section["clusterSelector"] === undefined
+      ? undefined
+      : asString(section["clusterSelector"], `${field}.clusterSelector`);
+  try {
+    parseLabelSelector(clusterSelector);
+  } catch (e) {
+    throw new ConfigError(
+      `${field}.clusterSelector`,
+      `must be a label selector such as team=a: ${errorMessage(e)}`,
+    );
+  }
+  return {
+    serviceAccount,
+    ...(operatorNamespace ? { operatorNamespace } : {}),
+    ...(clusterSelector ? { clusterSelector } : {}),
+  };
 }

@@ -80,6 +80,11 @@ export interface ReconcilerDeps extends StepDeps {
   events: EventRecorder;
   log: Logger;
   clusters: Informer<OpenBaoCluster>;
+  /**
+   * Tenant mode: why a cluster in this namespace may not be reconciled yet (no provisioned
+   * OpenBaoTenant onboards it), or undefined when it may. Unset outside tenant mode.
+   */
+  tenantMissing?: (namespace: string) => string | undefined;
   now?: () => Date;
 }
 
@@ -158,6 +163,8 @@ export class OpenBaoClusterReconciler {
     let cluster = input;
     const observeOnly = this.d.config.observeOnly;
     if (cluster.metadata.deletionTimestamp) return this.finalize(cluster, rc);
+    const untenanted = this.d.tenantMissing?.(cluster.metadata.namespace ?? "");
+    if (untenanted !== undefined) return this.awaitTenant(cluster, untenanted, rc);
     if (!observeOnly && !hasFinalizer(cluster, CLUSTER_FINALIZER))
       cluster = await addFinalizer(this.d.client, OPENBAOCLUSTER, cluster, CLUSTER_FINALIZER, rc.signal);
     // Before any name is derived: a cluster from before upstream's names keeps its pods' Service.
@@ -219,6 +226,29 @@ export class OpenBaoClusterReconciler {
         : retry(result.blocked.reason);
     const settled = !result.blocked && result.initialized && result.readyReplicas >= result.desiredReplicas;
     return requeueAfter(settled || result.paused ? this.d.config.resyncMs : this.d.config.pollMs);
+  }
+
+  /**
+   * Tenant mode, a namespace no provisioned tenant onboards: nothing is created there (no finalizer
+   * either; the operator may hold no rights there yet), only the status says what is missing, and
+   * its transition a Warning event. The tenant's change wakes the cluster; the resync is a backstop.
+   */
+  private async awaitTenant(
+    cluster: OpenBaoCluster,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const status = cluster.status ?? {};
+    const result: PassResult = {
+      initialized: status.initialized === true,
+      selfInitialized: status.selfInitialized,
+      desiredReplicas: cluster.spec.replicas ?? 3,
+      readyReplicas: 0,
+      blocked: { step: "tenancy", reason: OpenBaoClusterReason.TenantNotProvisioned, message, failed: false },
+    };
+    rc.log.info({ reason: OpenBaoClusterReason.TenantNotProvisioned }, message);
+    await this.writeStatus(cluster, result, new Writes(this.d.config.observeOnly), rc);
+    return requeueAfter(this.d.config.resyncMs);
   }
 
   /**

@@ -18,7 +18,14 @@ import {
 
 /** Where a pass stopped, if it did: a step that is not ready blocks every later one. */
 export interface Blocked {
-  step: "validate" | "certificates" | "infrastructure" | "storage" | "initialization" | "autopilot";
+  step:
+    | "tenancy"
+    | "validate"
+    | "certificates"
+    | "infrastructure"
+    | "storage"
+    | "initialization"
+    | "autopilot";
   reason: string;
   /** Names objects, fields and endpoints; never values. */
   message: string;

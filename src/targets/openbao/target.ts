@@ -11,7 +11,7 @@ import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
-import type { KubeObject, ResourceType } from "../../runtime/types.js";
+import { type KubeObject, objectKey, type ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
@@ -20,6 +20,7 @@ import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
+import type { Tenancy } from "./tenant/follow.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 import { GATEWAY_GROUP, GATEWAY_VERSIONS } from "./workload/network/reconcile.js";
 import { registrationMoved } from "./workload/registration/state.js";
@@ -118,6 +119,22 @@ function watchWhatAPassReads(
 }
 
 /**
+ * Tenant mode: the namespaces watched follow the provisioned OpenBaoTenants, and a cluster waits
+ * for its namespace's tenant. Loaded only when `tenants` is configured.
+ */
+async function tenantMode(
+  manager: Manager,
+  tenants: NonNullable<OpenBaoTargetConfig["tenants"]>,
+): Promise<Tenancy> {
+  const operatorNamespace = tenants.operatorNamespace ?? inClusterNamespace();
+  if (!operatorNamespace)
+    throw new Error(
+      "targets.openbao.tenants: set operatorNamespace (this process does not run in a pod, so its namespace is unknown)",
+    );
+  return (await import("./tenant/follow.js")).followTenants(manager, operatorNamespace);
+}
+
+/**
  * The openbao target: the OpenBaoCluster workload controller. `services` replaces the certificate,
  * configuration, networking and identity services (tests); by default the real ones are loaded.
  */
@@ -130,7 +147,17 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const svc =
         services ??
         (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
-      const clusters = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER);
+      // Tenant mode sees the clusters of every namespace, so one whose namespace has no tenant is
+      // told so; what a pass reads and writes is watched only where the target has access. Its
+      // clusterSelector, if any, narrows every controller to the clusters that carry it.
+      const selected = config.tenants?.clusterSelector
+        ? { labelSelector: config.tenants.clusterSelector }
+        : {};
+      const clusters = manager.informer<OpenBaoCluster>(
+        OPENBAOCLUSTER,
+        config.tenants && manager.namespaces ? { allNamespaces: true, ...selected } : selected,
+      );
+      const tenancy = config.tenants ? await tenantMode(manager, config.tenants) : undefined;
       // Once, at start: are the chart's admission policies in place (the gauge; ProductionReady reads it)?
       const admission = await checkAdmissionDependencies(manager.client, config.admissionPolicyPrefix);
       if (config.admissionPolicyPrefix !== undefined) {
@@ -160,6 +187,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         configMaps,
         pdbs,
         admission,
+        ...(tenancy ? { tenantMissing: (namespace: string) => tenancy.missing(namespace) } : {}),
       });
       const controller = new Controller({
         name: CONTROLLER_NAME,
@@ -184,17 +212,24 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         registrationMoved,
       );
       manager.add(controller);
-      if (config.tenants) {
-        const operatorNamespace = config.tenants.operatorNamespace ?? inClusterNamespace();
-        if (!operatorNamespace)
-          throw new Error(
-            "targets.openbao.tenants: set operatorNamespace (this process does not run in a pod, so its namespace is unknown)",
+      if (tenancy) {
+        // A tenant provisioned (or gone) wakes the clusters of its namespace: a waiting one proceeds.
+        for (const inf of tenancy.informers)
+          controller.watchMapped(
+            inf,
+            (t) => (t.spec?.targetNamespace ? clusters.list(t.spec.targetNamespace).map(objectKey) : []),
+            (o, n) =>
+              o?.status?.provisioned !== n.status?.provisioned ||
+              o?.spec?.targetNamespace !== n.spec?.targetNamespace,
           );
         if (config.observeOnly) manager.log.info("observe-only: OpenBaoTenants are not provisioned");
         else {
           const { setupTenants } = await import("./tenant/wiring.js");
-          setupTenants(manager, config, { serviceAccount: config.tenants.serviceAccount, operatorNamespace });
-          manager.log.info({ operatorNamespace }, "OpenBaoTenant provisioning is on");
+          setupTenants(manager, config, tenancy, config.tenants!.serviceAccount);
+          manager.log.info(
+            { operatorNamespace: tenancy.operatorNamespace },
+            "OpenBaoTenant provisioning is on",
+          );
         }
       }
       // Backups and restores start Jobs and take the operation lock; they have no dry-run mode yet,
@@ -205,7 +240,10 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       }
       // Backups (later upgrades): their own controller and queue, next to the workload one.
       const { defaultSnapshotStores } = await import("./adminops/backup/store.js");
-      setupAdminOps(manager, config, clusters, { stores: defaultSnapshotStores });
+      // Only the clusters of the namespaces watched (configured or onboarded): one waiting for its
+      // tenant is neither backed up nor upgraded.
+      const watched = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER, selected);
+      setupAdminOps(manager, config, watched, { stores: defaultSnapshotStores });
       // Restores: their own controller and queue (restore/wiring.ts).
       const { defaultRestorePorts } = await import("./restore/defaults.js");
       setupRestore(manager, config, defaultRestorePorts(manager.client, config));

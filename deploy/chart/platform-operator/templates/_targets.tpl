@@ -27,6 +27,17 @@ chart test compares these rules with the API server's audit log.
 {{- /* The bindings the target checks at start are this release's (templates/admission-policies.yaml). */ -}}
 {{- $_ := set $cfg "admissionPolicies" (dict "prefix" (printf "%s-" .root.Release.Name)) -}}
 {{- end -}}
+{{- if and (eq .target "openbao") (eq .root.Values.tenancy.mode "multi") -}}
+{{- if hasKey $cfg "tenants" -}}
+{{- fail "targets.openbao.config.tenants: set tenancy.mode: multi instead; the chart writes the section and grants its RBAC" -}}
+{{- end -}}
+{{- /* The tenant RoleBindings name this process's ServiceAccount, in the release's namespace. */ -}}
+{{- $tenants := dict "enabled" true "serviceAccount" (include "po.name" (dict "root" .root "proc" .proc)) "operatorNamespace" .root.Release.Namespace -}}
+{{- with .root.Values.tenancy.clusterSelector -}}
+{{- $_ := set $tenants "clusterSelector" . -}}
+{{- end -}}
+{{- $_ := set $cfg "tenants" $tenants -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
@@ -204,6 +215,67 @@ informer, and the CRDs' metadata so discovery's answers are refreshed only when 
   verbs: [list, watch]
 {{- end -}}
 
+{{/*
+tenancy.mode multi, in each namespace the openbao target reconciles: the OpenBaoTenants there
+(self-service: a tenant may onboard only its own namespace), read through an informer, their
+finalizer (patch) and status. The provisioned tenant's own Role carries the same (tenant/rules.ts).
+*/}}
+{{- define "po.tenantRules.openbao" -}}
+- apiGroups: [openbao.org]
+  resources: [openbaotenants]
+  verbs: [get, list, watch, patch]
+- apiGroups: [openbao.org]
+  resources: [openbaotenants/status]
+  verbs: [patch]
+{{- end -}}
+
+{{/*
+tenancy.mode multi, cluster-wide. What the openbao target needs everywhere: to see every
+OpenBaoCluster and tell one whose namespace no tenant onboards why it waits (its status and a
+Warning event; nothing else there). What the provisioner needs to onboard any namespace: to read
+it and set its Pod Security labels, to read the clusters and restores there (the Secret allow-lists),
+the quota and limit range by their names, and the three tenant Roles and their bindings by name.
+Kubernetes refuses to let anyone write a Role granting more than it holds, or bind one: instead of
+holding everything the tenant Role grants in every namespace, the process may `escalate` and `bind`
+only those three Role names.
+*/}}
+{{- define "po.tenancyClusterRules.openbao" -}}
+- apiGroups: [openbao.org]
+  resources: [openbaoclusters]
+  verbs: [get, list, watch]
+- apiGroups: [openbao.org]
+  resources: [openbaoclusters/status]
+  verbs: [patch]
+- apiGroups: [openbao.org]
+  resources: [openbaorestores]
+  verbs: [list]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+# list, watch: read from informers, so a settled tenant's pass sends no request.
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [get, list, watch, patch]
+- apiGroups: [""]
+  resources: [resourcequotas, limitranges]
+  verbs: [list, watch, create]
+- apiGroups: [""]
+  resources: [resourcequotas, limitranges]
+  resourceNames: [openbao-operator-tenant-quota, openbao-operator-tenant-limits]
+  verbs: [get, patch]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [create]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles]
+  resourceNames: [openbao-operator-tenant-role, openbao-operator-tenant-secrets-writer, openbao-operator-tenant-secrets-reader]
+  verbs: [get, patch, delete, escalate, bind]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [rolebindings]
+  resourceNames: [openbao-operator-tenant-rolebinding, openbao-operator-tenant-secrets-writer-rolebinding, openbao-operator-tenant-secrets-reader-rolebinding]
+  verbs: [get, patch, delete]
+{{- end -}}
+
 {{/* The gitlab target reads no CRD; the GatewayClass its chart renders is cluster-scoped. */}}
 {{- define "po.clusterRules.gitlab" -}}
 - apiGroups: [gateway.networking.k8s.io]
@@ -213,5 +285,5 @@ informer, and the CRDs' metadata so discovery's answers are refreshed only when 
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}
 {{- define "po.targetConfigs" -}}
-{{- range .targets }}{{ include "po.targetConfig" (dict "root" $.root "target" .) }}{{ end -}}
+{{- range .targets }}{{ include "po.targetConfig" (dict "root" $.root "target" . "proc" $.proc) }}{{ end -}}
 {{- end -}}

@@ -94,11 +94,20 @@ export type TenantPlan =
 
 const RBAC = "rbac.authorization.k8s.io/v1";
 
+/** The labels of every object the provisioner writes; its informers select on them. */
+export const TENANT_LABELS: Readonly<Record<string, string>> = Object.freeze({
+  [LABEL_MANAGED_BY]: MANAGED_BY,
+  [LABEL_COMPONENT]: TENANT_COMPONENT,
+});
+
+/** Selects the provisioner's objects (its informers in the target's namespaces). */
+export const TENANT_SELECTOR = `${LABEL_COMPONENT}=${TENANT_COMPONENT}`;
+
 function meta(name: string, namespace: string, tenant: OpenBaoTenant) {
   return {
     name,
     namespace,
-    labels: { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_COMPONENT]: TENANT_COMPONENT },
+    labels: { ...TENANT_LABELS },
     annotations: { [TENANT_ANNOTATION]: `${tenant.metadata.namespace}/${tenant.metadata.name}` },
   };
 }

@@ -7,7 +7,7 @@
  * each change of outcome an event.
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { OpenBaoApiVersion, OpenBaoGroup, OpenBaoVersion } from "../../../apis/openbaocluster-names.js";
+import { OpenBaoApiVersion } from "../../../apis/openbaocluster-names.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import type { OpenBaoTenant, OpenBaoTenantStatus } from "../../../apis/openbaotenant.js";
 import {
@@ -15,9 +15,9 @@ import {
   OpenBaoTenantFinalizer,
   OpenBaoTenantKind,
   OpenBaoTenantManagers,
-  OpenBaoTenantPlural,
   OpenBaoTenantReason,
 } from "../../../apis/openbaotenant-names.js";
+import { applyIfChanged } from "../../../runtime/apply.js";
 import {
   LIMIT_RANGE,
   NAMESPACE,
@@ -25,6 +25,7 @@ import {
   ROLE,
   ROLE_BINDING,
 } from "../../../runtime/builtin-types.js";
+import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { setCondition } from "../../../runtime/conditions.js";
 import { done, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
@@ -36,15 +37,10 @@ import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import { OPENBAORESTORE } from "../restore/types.js";
 import { refuseTarget } from "./guard.js";
-import { type OperatorIdentity, planOffboarding, planTenant, type RoleRef } from "./plan.js";
+import { type OperatorIdentity, planOffboarding, planTenant, type RoleRef, TENANT_LABELS } from "./plan.js";
+import { OPENBAOTENANT } from "./types.js";
 
-export const OPENBAOTENANT: ResourceType = {
-  group: OpenBaoGroup,
-  version: OpenBaoVersion,
-  kind: OpenBaoTenantKind,
-  plural: OpenBaoTenantPlural,
-  namespaced: true,
-};
+export { OPENBAOTENANT };
 
 const TYPES: Record<string, ResourceType> = {
   Role: ROLE,
@@ -53,12 +49,31 @@ const TYPES: Record<string, ResourceType> = {
   LimitRange: LIMIT_RANGE,
 };
 
+/** Reads straight from the API server: the provisioner used on its own (tests, a process without informers). */
+function liveReader(client: KubeClient): TenantReader {
+  return {
+    get: (type, name, namespace) => client.getOrUndefined(type, name, namespace),
+    list: async (type, query = {}) => (await client.list(type, query)).items,
+  } as TenantReader;
+}
+
 /** Upstream's waits: a tenant being deleted looks again while clusters remain; a missing namespace after a minute. */
 export const OFFBOARD_POLL_MS = 5_000;
 export const MISSING_NAMESPACE_POLL_MS = 60_000;
 
+/** What a pass reads: the target's informers (CachedReader), or the API server when none is given. */
+export type TenantReader = Pick<CachedReader, "get" | "list">;
+
 export interface TenantProvisionerDeps {
   client: KubeClient;
+  /**
+   * Reads served from the target's informers (the tenant objects and the namespaces kept with
+   * managedFields, the clusters and restores), so a pass over a settled tenant sends no request;
+   * unset, every read goes to the API server.
+   */
+  reader?: TenantReader;
+  /** tenants.clusterSelector: only the clusters this install manages count (allow-lists, offboarding). */
+  clusterSelector?: string;
   events: EventRecorder;
   operator: OperatorIdentity;
   now?: () => Date;
@@ -75,9 +90,11 @@ interface Outcome {
 export class TenantProvisioner {
   private readonly status: StatusWriter<OpenBaoTenantStatus>;
   private readonly now: () => Date;
+  private readonly reader: TenantReader;
 
   constructor(private readonly d: TenantProvisionerDeps) {
     this.now = d.now ?? (() => new Date());
+    this.reader = d.reader ?? liveReader(d.client);
     this.status = new StatusWriter<OpenBaoTenantStatus>({
       client: d.client,
       type: OPENBAOTENANT,
@@ -112,7 +129,8 @@ export class TenantProvisioner {
       ...(await addFinalizer(this.d.client, OPENBAOTENANT, t, OpenBaoTenantFinalizer, signal)),
       status: t.status,
     };
-    if (!(await this.d.client.getOrUndefined(NAMESPACE, target))) {
+    const namespace = await this.reader.get(NAMESPACE, target, undefined, { managedFields: true });
+    if (!namespace) {
       const message = `target namespace ${target} not found`;
       await this.report(
         t,
@@ -123,22 +141,22 @@ export class TenantProvisioner {
     }
     try {
       const [clusters, restores] = await Promise.all([
-        this.d.client.list<OpenBaoCluster>(OPENBAOCLUSTER, { namespace: target }),
-        this.d.client.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: target }),
+        this.reader.list<OpenBaoCluster>(OPENBAOCLUSTER, this.clustersIn(target)),
+        this.reader.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: target }),
       ]);
-      const plan = planTenant({
-        tenant: t,
-        clusters: clusters.items,
-        restores: restores.items,
-        operator: this.d.operator,
-      });
+      const plan = planTenant({ tenant: t, clusters, restores, operator: this.d.operator });
       if (plan.refused) throw new Error(plan.refused.message); // refuseTarget answered above
-      const opts = { fieldManager: OpenBaoTenantManagers.fieldManager, force: true, signal };
-      for (const o of plan.apply) await this.d.client.apply(TYPES[o.kind!]!, o, opts);
-      await this.d.client.apply(
-        NAMESPACE,
+      for (const o of plan.apply)
+        await this.applyIfChanged(
+          o,
+          await this.reader.get(TYPES[o.kind!]!, o.metadata.name!, target, {
+            managedFields: true,
+            labels: o.metadata.labels ?? {},
+          }),
+        );
+      await this.applyIfChanged(
         { apiVersion: "v1", kind: "Namespace", metadata: { name: target, labels: plan.namespaceLabels } },
-        opts,
+        namespace,
       );
       await this.remove(target, plan.remove);
       const message = `namespace ${target} onboarded: ${plan.apply.length} objects applied, Pod Security restricted`;
@@ -159,8 +177,8 @@ export class TenantProvisioner {
   private async offboard(t: OpenBaoTenant, signal?: AbortSignal): Promise<ReconcileResult> {
     if (!hasFinalizer(t, OpenBaoTenantFinalizer)) return done();
     const target = t.spec.targetNamespace;
-    const clusters = await this.d.client.list(OPENBAOCLUSTER, { namespace: target });
-    const plan = planOffboarding(clusters.items.length);
+    const clusters = await this.reader.list(OPENBAOCLUSTER, this.clustersIn(target));
+    const plan = planOffboarding(clusters.length);
     if ("waitFor" in plan) {
       const message = `offboarding waits: ${plan.waitFor} OpenBaoCluster(s) remain in namespace ${target}, whose access stays until they are gone`;
       await this.report(
@@ -185,11 +203,28 @@ export class TenantProvisioner {
     return done();
   }
 
+  private clustersIn(namespace: string): { namespace: string; labelSelector?: string } {
+    return this.d.clusterSelector ? { namespace, labelSelector: this.d.clusterSelector } : { namespace };
+  }
+
+  /** Server-side apply only when the object would change (decided from its managedFields when cached). */
+  private async applyIfChanged(intent: KubeObject, live: KubeObject | undefined): Promise<void> {
+    await applyIfChanged(this.d.client, intent, {
+      fieldManager: OpenBaoTenantManagers.fieldManager,
+      force: true,
+      live: live ?? null,
+    });
+  }
+
+  /** Deletes what the plan no longer wants; one already gone (in the cache) costs no request. */
   private async remove(namespace: string, refs: readonly RoleRef[]): Promise<void> {
-    for (const r of refs)
-      await this.d.client.delete(TYPES[r.kind]!, r.name, namespace).catch((e: unknown) => {
+    for (const r of refs) {
+      const type = TYPES[r.kind]!;
+      if (!(await this.reader.get(type, r.name, namespace, { labels: TENANT_LABELS }))) continue;
+      await this.d.client.delete(type, r.name, namespace).catch((e: unknown) => {
         if (!isNotFound(e)) throw e;
       });
+    }
   }
 
   /** Status, the Provisioned condition, and an event when the outcome is not the one reported last. */

@@ -52,8 +52,23 @@ export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze
   rule(["events.k8s.io"], ["events"], ["create", "patch"]),
 ]);
 
-/** The tenant Role: the target's rules, and Secrets only as far as its informer reads them. */
+/**
+ * In tenant mode the target also watches the OpenBaoTenants of each namespace it reconciles
+ * (self-service ones), and the provisioner keeps their finalizer and status: the chart's
+ * `po.tenantRules.openbao`, granted with tenancy.mode multi.
+ */
+export const TENANT_KIND_RULES: readonly PolicyRule[] = Object.freeze([
+  rule(["openbao.org"], ["openbaotenants"], ["get", "list", "watch", "patch"]),
+  rule(["openbao.org"], ["openbaotenants/status"], ["patch"]),
+]);
+
+/**
+ * The tenant Role: the target's rules, the tenants' own, and Secrets only as far as its informer
+ * reads them. Without the tenants' rules, the target's informer of OpenBaoTenants would be refused
+ * in every namespace it onboarded.
+ */
 export const TENANT_ROLE_RULES: readonly PolicyRule[] = Object.freeze([
   ...TARGET_RULES_WITHOUT_SECRETS,
+  ...TENANT_KIND_RULES,
   rule([""], ["secrets"], ["list", "watch"]),
 ]);

@@ -2,32 +2,51 @@
  * The tenant provisioner's controller, set up only when `tenants.enabled` is on. It watches the
  * OpenBaoTenants of the operator's namespace (which may onboard any namespace) and of the target's
  * own namespaces (self-service: their own namespace only). A provisioned tenant is looked at again
- * at the resync interval, so the Secret allow-lists follow clusters created in a namespace this
- * process does not watch yet; watching tenant namespaces at run time is the runtime's next step.
+ * at the resync interval, so the Secret allow-lists follow clusters created there. The target's
+ * watched namespaces follow the tenants in ./follow.ts, which owns the informers shared here.
  */
 
 import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import { OpenBaoTenantManagers } from "../../../apis/openbaotenant-names.js";
+import {
+  LIMIT_RANGE,
+  NAMESPACE,
+  RESOURCE_QUOTA,
+  ROLE,
+  ROLE_BINDING,
+} from "../../../runtime/builtin-types.js";
 import { Controller, done, requeueAfter } from "../../../runtime/controller.js";
+import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
 import type { OpenBaoTargetConfig } from "../config.js";
-import { OPENBAOTENANT, TenantProvisioner } from "./provisioner.js";
+import type { Tenancy } from "./follow.js";
+import { TENANT_SELECTOR } from "./plan.js";
+import { TenantProvisioner } from "./provisioner.js";
 
 export const TENANT_CONTROLLER_NAME = OpenBaoTenantManagers.controller;
 
 export function setupTenants(
   manager: Manager,
   config: OpenBaoTargetConfig,
-  tenants: { serviceAccount: string; operatorNamespace: string },
+  tenancy: Tenancy,
+  serviceAccount: string,
 ): void {
-  const inOperatorNamespace = manager.informer<OpenBaoTenant>(OPENBAOTENANT, {
-    fixedNamespaces: [tenants.operatorNamespace],
-  });
-  const selfService = manager.informer<OpenBaoTenant>(OPENBAOTENANT);
+  const [inOperatorNamespace, selfService] = tenancy.informers as [
+    Informer<OpenBaoTenant>,
+    Informer<OpenBaoTenant>,
+  ];
+  // What a pass reads, cached: its own objects with managedFields (an unchanged one is not written)
+  // in the namespaces the target watches (the onboarded ones among them), and the namespaces, for
+  // their Pod Security labels (optional: without the right to watch them, that read stays live).
+  const own = { labelSelector: TENANT_SELECTOR, keepManagedFields: true };
+  for (const type of [ROLE, ROLE_BINDING, RESOURCE_QUOTA, LIMIT_RANGE]) manager.informer(type, own);
+  manager.informer(NAMESPACE, { keepManagedFields: true, optional: true });
   const provisioner = new TenantProvisioner({
     client: manager.client,
+    reader: manager.reader,
+    ...(config.tenants?.clusterSelector ? { clusterSelector: config.tenants.clusterSelector } : {}),
     events: manager.events,
-    operator: { namespace: tenants.operatorNamespace, serviceAccount: tenants.serviceAccount },
+    operator: { namespace: tenancy.operatorNamespace, serviceAccount },
   });
   const controller = new Controller({
     name: TENANT_CONTROLLER_NAME,
