@@ -16,19 +16,29 @@ export interface QuietWindow {
   baoRequests: number;
   /** OpenBao requests by "METHOD endpoint", only those that happened. */
   baoByEndpoint: Record<string, number>;
+  /** The cached reader's reads that went to the API server, by "verb resource reason". */
+  liveReads: Record<string, number>;
   reconciles: number;
   rssMiB: number;
 }
 
-/** Sums of openbao_api_requests_total per method and endpoint. */
-function baoSamples(text: string): Map<string, number> {
+/** Sums of one counter by the values of some of its labels ("a b" keys), from a /metrics text. */
+function samplesBy(text: string, metric: string, labels: string[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const line of text.split("\n")) {
-    if (!line.startsWith("openbao_api_requests_total{")) continue;
-    const method = /method="([^"]*)"/.exec(line)?.[1] ?? "?";
-    const endpoint = /endpoint="([^"]*)"/.exec(line)?.[1] ?? "?";
-    const key = `${method} ${endpoint}`;
+    if (!line.startsWith(`${metric}{`)) continue;
+    const key = labels.map((l) => new RegExp(`${l}="([^"]*)"`).exec(line)?.[1] ?? "?").join(" ");
     out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
+  }
+  return out;
+}
+
+/** What grew between two samplings, only the keys that did. */
+function grown(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) out[k] = d;
   }
   return out;
 }
@@ -50,14 +60,11 @@ export async function quietWindow(op: OperatorInNode, clusters: number, ms: numb
     apiByMethod[method] =
       metricSum(after, "rest_client_requests_total", { method }) -
       metricSum(before, "rest_client_requests_total", { method });
-  const b0 = baoSamples(before);
-  const baoByEndpoint: Record<string, number> = {};
-  let baoRequests = 0;
-  for (const [k, v] of baoSamples(after)) {
-    const d = v - (b0.get(k) ?? 0);
-    if (d > 0) baoByEndpoint[k] = d;
-    baoRequests += d;
-  }
+  const bao = (m: string) => samplesBy(m, "openbao_api_requests_total", ["method", "endpoint"]);
+  const baoByEndpoint = grown(bao(before), bao(after));
+  const baoRequests = Object.values(baoByEndpoint).reduce((a, b) => a + b, 0);
+  const live = (m: string) => samplesBy(m, "cached_reader_live_reads_total", ["verb", "resource", "reason"]);
+  const liveReads = grown(live(before), live(after));
   return {
     clusters,
     seconds,
@@ -65,6 +72,7 @@ export async function quietWindow(op: OperatorInNode, clusters: number, ms: numb
     apiByMethod,
     baoRequests,
     baoByEndpoint,
+    liveReads,
     reconciles: reconciles(after) - reconciles(before),
     rssMiB: memoryMiB(op.pid, "VmRSS"),
   };
@@ -102,12 +110,14 @@ export function quietTable(windows: QuietWindow[], resync: string): string[] {
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
     ...rows.map(line),
   ];
-  for (const w of windows)
-    if (w.baoRequests)
-      out.push(
-        `OpenBao requests with ${w.clusters} cluster(s): ${Object.entries(w.baoByEndpoint)
-          .map(([k, v]) => `${k} ×${v}`)
-          .join(", ")}`,
-      );
+  const listed = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([k, v]) => `${k} ×${v}`)
+      .join(", ");
+  for (const w of windows) {
+    if (w.baoRequests) out.push(`OpenBao requests with ${w.clusters} cluster(s): ${listed(w.baoByEndpoint)}`);
+    if (Object.keys(w.liveReads).length)
+      out.push(`reads not served from the cache with ${w.clusters} cluster(s): ${listed(w.liveReads)}`);
+  }
   return out;
 }

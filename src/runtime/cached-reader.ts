@@ -1,6 +1,7 @@
 import type { KubeClient, WriteNotice } from "./client.js";
 import { matchesLabels, parseLabelSelector, type Requirement, selectorWithin } from "./labels.js";
 import type { Logger } from "./log.js";
+import { cachedReaderLiveReads } from "./metrics.js";
 import type { KubeObject, ResourceType } from "./types.js";
 
 /** What the reader needs of a cache: an Informer has all of it. */
@@ -97,10 +98,14 @@ export class CachedReader {
     const cache = this.cacheFor(type, ns, (c) => this.servesGet(c, name, opts));
     if (!cache) {
       this.sayLive(type, ns, "get");
+      cachedReaderLiveReads.inc({ resource: type.plural, verb: "get", reason: "uncovered" });
       return this.client.getOrUndefined<T>(type, name, ns);
     }
     const hit = cache.get(key);
-    if (this.stale(type, key, hit)) return this.client.getOrUndefined<T>(type, name, ns);
+    if (this.stale(type, key, hit)) {
+      cachedReaderLiveReads.inc({ resource: type.plural, verb: "get", reason: "own-write" });
+      return this.client.getOrUndefined<T>(type, name, ns);
+    }
     return hit as T | undefined;
   }
 
@@ -119,10 +124,14 @@ export class CachedReader {
       ).items;
     if (!cache) {
       this.sayLive(type, ns, "list");
+      cachedReaderLiveReads.inc({ resource: type.plural, verb: "list", reason: "uncovered" });
       return live();
     }
     const items = cache.list(ns).filter((o) => matchesLabels(wanted, o.metadata.labels));
-    if (this.listStale(type, ns, cache)) return live();
+    if (this.listStale(type, ns, cache)) {
+      cachedReaderLiveReads.inc({ resource: type.plural, verb: "list", reason: "own-write" });
+      return live();
+    }
     return items as T[];
   }
 

@@ -134,6 +134,18 @@ export const leaderElectionMasterStatus = new Gauge({
   registers: [registry],
 });
 
+/**
+ * Reads the cached reader sent to the API server instead of answering from an informer, by resource,
+ * verb and why: `uncovered` (no synced informer covers the kind, scope or selector) or `own-write`
+ * (the cache had not yet shown a write of this process). A settled target's passes add none.
+ */
+export const cachedReaderLiveReads = new Counter({
+  name: "cached_reader_live_reads_total",
+  help: "Reads sent to the API server by the cached reader, by resource, verb and reason (uncovered: no synced informer covers them; own-write: the cache had not yet shown this process's write).",
+  labelNames: ["resource", "verb", "reason"] as const,
+  registers: [registry],
+});
+
 export const informerRelists = new Counter({
   name: "informer_relists_total",
   help: "Full lists an informer made after its first, because its watch could not resume from the last resourceVersion, per resource.",

@@ -7,6 +7,7 @@ import { CachedReader, type ReadableCache } from "../../src/runtime/cached-reade
 import { KubeClient } from "../../src/runtime/client.js";
 import { matchesLabels, parseLabelSelector, selectorWithin } from "../../src/runtime/labels.js";
 import { silentLogger } from "../../src/runtime/log.js";
+import { registry } from "../../src/runtime/metrics.js";
 import { type KubeObject, objectKey, type ResourceType } from "../../src/runtime/types.js";
 
 // The reader decides, per read, whether a cache can answer it; when none can, the request goes to
@@ -140,6 +141,24 @@ describe("CachedReader", () => {
     server.close();
   });
 
+  /** cached_reader_live_reads_total by "verb resource reason". */
+  const liveReads = async (): Promise<Record<string, number>> => {
+    const out: Record<string, number> = {};
+    for (const line of (await registry.metrics()).split("\n")) {
+      const m = /^cached_reader_live_reads_total\{([^}]*)\} (\d+)/.exec(line);
+      if (!m) continue;
+      const label = (l: string) => new RegExp(`${l}="([^"]*)"`).exec(m[1]!)?.[1];
+      out[`${label("verb")} ${label("resource")} ${label("reason")}`] = Number(m[2]);
+    }
+    return out;
+  };
+  const grewBy = (before: Record<string, number>, after: Record<string, number>) =>
+    Object.fromEntries(
+      Object.entries(after)
+        .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+        .filter(([, d]) => d > 0),
+    );
+
   const counted = async <T>(f: () => Promise<T>): Promise<{ value: T; requests: string[] }> => {
     const from = requests.length;
     const value = await f();
@@ -155,6 +174,7 @@ describe("CachedReader", () => {
       },
     );
     const reader = new CachedReader(client, () => [secrets], silentLogger());
+    const readsBefore = await liveReads();
     try {
       const hit = await counted(() => reader.get(SECRET, "a", "ns1"));
       assert.equal(hit.value?.metadata.name, "a");
@@ -168,6 +188,7 @@ describe("CachedReader", () => {
       const all = await counted(() => reader.list(SECRET, { namespace: "ns1" }));
       assert.deepEqual(all.value.map((o) => o.metadata.name).sort(), ["a", "b"]);
       assert.deepEqual([...hit.requests, ...miss.requests, ...listed.requests, ...all.requests], []);
+      assert.deepEqual(grewBy(readsBefore, await liveReads()), {}, "cache answers are not live reads");
     } finally {
       reader.close();
     }
@@ -177,6 +198,7 @@ describe("CachedReader", () => {
     const secrets = cache(SECRET, [obj("a", "ns1")], { namespaces: ["ns1"] });
     const unsynced = cache(CONFIGMAP, [], { synced: false });
     const reader = new CachedReader(client, () => [secrets, unsynced], silentLogger());
+    const readsBefore = await liveReads();
     try {
       const other = await counted(() => reader.get(SECRET, "a", "elsewhere"));
       assert.equal(other.value, undefined);
@@ -187,6 +209,13 @@ describe("CachedReader", () => {
       assert.deepEqual(cm.requests, ["GET /api/v1/namespaces/ns1/configmaps/x"]);
       const sc = await counted(() => reader.list(STORAGECLASS));
       assert.deepEqual(sc.requests, ["GET /apis/storage.k8s.io/v1/storageclasses"]);
+      // Each is counted once, by what was read and why, so a settled target's live reads can be found.
+      assert.deepEqual(grewBy(readsBefore, await liveReads()), {
+        "get secrets uncovered": 1,
+        "list secrets uncovered": 1,
+        "get configmaps uncovered": 1,
+        "list storageclasses uncovered": 1,
+      });
     } finally {
       reader.close();
     }
@@ -256,6 +285,7 @@ describe("CachedReader", () => {
   it("reads its own new write back from the API server until the cache has it, then from the cache", async () => {
     const secrets = cache(SECRET, [], { namespaces: ["ns1"] });
     const reader = new CachedReader(client, () => [secrets], silentLogger());
+    const readsBefore = await liveReads();
     try {
       const made = await client.create(SECRET, obj("fresh", "ns1"));
       const before = await counted(() => reader.get(SECRET, "fresh", "ns1"));
@@ -270,6 +300,10 @@ describe("CachedReader", () => {
       assert.deepEqual(afterwards.requests, []);
       const again = await counted(() => reader.list(SECRET, { namespace: "ns1" }));
       assert.deepEqual(again.requests, []);
+      assert.deepEqual(grewBy(readsBefore, await liveReads()), {
+        "get secrets own-write": 1,
+        "list secrets own-write": 1,
+      });
     } finally {
       reader.close();
     }
