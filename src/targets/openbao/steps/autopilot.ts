@@ -2,7 +2,7 @@ import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { POD } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { servingRef } from "../cluster-ref.js";
-import { podName } from "../identity.js";
+import { LABEL_CLUSTER, podName } from "../identity.js";
 import { autopilotStamp, reconcileAutopilot } from "../workload/autopilot/autopilot.js";
 import { selfInitEnabled } from "../workload/init/init.js";
 import { baoForOrdinal } from "./bao.js";
@@ -21,7 +21,10 @@ export const autopilotStep: Step = {
     const token = await usableRootToken(deps, cluster, ctx, result);
     if (!token) return undefined;
     const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
-    const pod0 = await ctx.reader.get(POD, podName(servingRef(cluster), 0), cluster.metadata.namespace!);
+    // The voter pods carry the cluster's label: the reader's label-selected pod cache answers.
+    const pod0 = await ctx.reader.get(POD, podName(servingRef(cluster), 0), cluster.metadata.namespace!, {
+      labels: { [LABEL_CLUSTER]: cluster.metadata.name! },
+    });
     const stamp = autopilotStamp(cluster, pod0?.metadata.uid);
     if (deps.autopilotChecks?.current(key, stamp)) return undefined;
     const bao = await baoForOrdinal(deps, cluster, ctx, 0);
