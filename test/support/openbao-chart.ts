@@ -68,17 +68,35 @@ export async function installChartAccess(ctx: NodeNamespace, release: string): P
   const policies = wanted.filter((o) => POLICY_KINDS.includes(o.kind));
   if (policies.length !== 8)
     throw new Error(`expected four policies and four bindings, got ${policies.length}`);
+  // Cluster-scoped objects and those in other namespaces (the Role that reads the `kubernetes`
+  // Service in default) outlive the test's namespace: removed by name.
+  const elsewhere = wanted.filter((o) => (o.metadata.namespace ?? ctx.namespace) !== ctx.namespace);
   const clusterScoped = wanted.filter((o) => o.kind.startsWith("Cluster") || POLICY_KINDS.includes(o.kind));
   const dir = mkdtempSync(join(tmpdir(), "openbao-chart-"));
   const remove = async () => {
-    for (const o of clusterScoped)
+    for (const o of [...clusterScoped, ...elsewhere])
       await ctx
-        .kubectl(["delete", o.kind, o.metadata.name!, "--ignore-not-found", "--wait=false"])
+        .kubectl([
+          "delete",
+          ...(o.metadata.namespace ? ["-n", o.metadata.namespace] : []),
+          o.kind,
+          o.metadata.name!,
+          "--ignore-not-found",
+          "--wait=false",
+        ])
         .catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await ctx.apply(...(wanted as unknown as Record<string, unknown>[]));
+    for (const ns of new Set(wanted.map((o) => o.metadata.namespace ?? ctx.namespace)))
+      await ctx.kubectl(
+        ["apply", "-n", ns, "-f", "-"],
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "List",
+          items: wanted.filter((o) => (o.metadata.namespace ?? ctx.namespace) === ns),
+        }),
+      );
     const token = (await ctx.kubectl(["create", "token", sa.metadata.name, "--duration=4h"])).trim();
     const kubeconfigPath = join(dir, "kubeconfig");
     writeFileSync(
