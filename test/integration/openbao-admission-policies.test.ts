@@ -104,6 +104,7 @@ describe("the chart's admission policies on the real API server", () => {
       "alice",
       "system:kube-controller-manager",
       "system:serviceaccount:kube-system:generic-garbage-collector",
+      "system:serviceaccount:kube-system:namespace-controller",
       `system:serviceaccount:${ns}:c`,
     ];
     await admin.create(
@@ -231,7 +232,7 @@ describe("the chart's admission policies on the real API server", () => {
     await op.delete(CONFIGMAP, "owned", ns);
   });
 
-  it("lock-managed-resource-mutations: the garbage collector, kube-controller-manager and break glass are exempt", async () => {
+  it("lock-managed-resource-mutations: the garbage collector, kube-controller-manager and break glass are exempt; the namespace controller only in a namespace being deleted", async () => {
     const op = as[operatorUser]!;
     await op.create(CONFIGMAP, managedConfigMap("gc"));
     await as["system:serviceaccount:kube-system:generic-garbage-collector"]!.delete(CONFIGMAP, "gc", ns);
@@ -240,6 +241,17 @@ describe("the chart's admission policies on the real API server", () => {
       metadata: { annotations: { "kcm.example/touched": "yes" } },
     });
     await as["system:kube-controller-manager"]!.delete(CONFIGMAP, "kcm", ns);
+    // The namespace controller deletes only while the namespace is being deleted (proven on the
+    // node, openbao-profiles-node.test.ts): in a live namespace it is refused like anyone.
+    await op.create(CONFIGMAP, managedConfigMap("nsc"));
+    assert.ok(
+      (
+        await refusal(() =>
+          as["system:serviceaccount:kube-system:namespace-controller"]!.delete(CONFIGMAP, "nsc", ns),
+        )
+      )?.includes(LOCK),
+    );
+    await op.delete(CONFIGMAP, "nsc", ns);
     // system:masters on an object marked for maintenance.
     await op.create(CONFIGMAP, managedConfigMap("maint"));
     await admin.mergePatch(CONFIGMAP, "maint", ns, {

@@ -45,36 +45,40 @@ const ACCESS_KINDS = ["ServiceAccount", "Role", "RoleBinding", "ClusterRole", "C
 export interface ChartAccess {
   /** `<release>-`, what the chart puts in the target's `admissionPolicies.prefix`. */
   prefix: string;
-  /** The identity the locks exempt: system:serviceaccount:<ns>:<release>-openbao. */
+  /** The identity the locks exempt: system:serviceaccount:<release namespace>:<release>-openbao. */
   operatorUser: string;
   /** A kubeconfig acting as that ServiceAccount (a token requested for it). */
   kubeconfigPath: string;
   policies: KubeObject[];
-  /** Deletes the cluster-scoped objects (policies, bindings, ClusterRoles) and the kubeconfig. */
+  /** Deletes the cluster-scoped objects (policies, bindings, ClusterRoles), the release namespace and the kubeconfig. */
   remove(): Promise<void>;
 }
 
 /**
- * On the node, in the test's namespace (as the release namespace and the only target namespace):
- * the chart's admission policies with their bindings, and the openbao process's ServiceAccount with
- * exactly the chart's RBAC; returns a kubeconfig to run the operator as that ServiceAccount, so the
- * locks see the operator's own identity. Nothing outside the namespace is matched by the bindings.
+ * On the node, with the test's namespace as the only target namespace: the chart's admission
+ * policies with their bindings, and the openbao process's ServiceAccount with exactly the chart's
+ * RBAC, in a release namespace of its own (`<ns>-op`: as in a cluster, the operator's identity does
+ * not go when a namespace it manages is deleted). Returns a kubeconfig to run the operator as that
+ * ServiceAccount, so the locks see the operator's own identity. Nothing outside the test's
+ * namespace is matched by the bindings.
  */
 export async function installChartAccess(ctx: NodeNamespace, release: string): Promise<ChartAccess> {
-  const rendered = await renderOpenBaoChart(release, ctx.namespace, [ctx.namespace]);
+  const releaseNamespace = `${ctx.namespace}-op`;
+  await ctx.kubectl(["create", "namespace", releaseNamespace]);
+  const rendered = await renderOpenBaoChart(release, releaseNamespace, [ctx.namespace]);
   const wanted = rendered.filter((o) => ACCESS_KINDS.includes(o.kind) || POLICY_KINDS.includes(o.kind));
   const sa = wanted.find((o) => o.kind === "ServiceAccount");
   if (!sa?.metadata.name) throw new Error("the chart rendered no ServiceAccount for the openbao process");
   const policies = wanted.filter((o) => POLICY_KINDS.includes(o.kind));
   if (policies.length !== 8)
     throw new Error(`expected four policies and four bindings, got ${policies.length}`);
-  // Cluster-scoped objects and those in other namespaces (the Role that reads the `kubernetes`
-  // Service in default) outlive the test's namespace: removed by name.
+  // Cluster-scoped objects and those in other namespaces (the release namespace's are removed with
+  // it; the Role that reads the `kubernetes` Service in default) are removed by name.
   const elsewhere = wanted.filter((o) => (o.metadata.namespace ?? ctx.namespace) !== ctx.namespace);
   const clusterScoped = wanted.filter((o) => o.kind.startsWith("Cluster") || POLICY_KINDS.includes(o.kind));
   const dir = mkdtempSync(join(tmpdir(), "openbao-chart-"));
   const remove = async () => {
-    for (const o of [...clusterScoped, ...elsewhere])
+    for (const o of [...clusterScoped, ...elsewhere.filter((o) => o.metadata.namespace !== releaseNamespace)])
       await ctx
         .kubectl([
           "delete",
@@ -85,6 +89,7 @@ export async function installChartAccess(ctx: NodeNamespace, release: string): P
           "--wait=false",
         ])
         .catch(() => {});
+    await ctx.kubectl(["delete", "namespace", releaseNamespace, "--wait=false"]).catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -97,7 +102,9 @@ export async function installChartAccess(ctx: NodeNamespace, release: string): P
           items: wanted.filter((o) => (o.metadata.namespace ?? ctx.namespace) === ns),
         }),
       );
-    const token = (await ctx.kubectl(["create", "token", sa.metadata.name, "--duration=4h"])).trim();
+    const token = (
+      await ctx.kubectl(["create", "token", "-n", releaseNamespace, sa.metadata.name, "--duration=4h"])
+    ).trim();
     const kubeconfigPath = join(dir, "kubeconfig");
     writeFileSync(
       kubeconfigPath,
@@ -122,7 +129,7 @@ export async function installChartAccess(ctx: NodeNamespace, release: string): P
     chmodSync(kubeconfigPath, 0o600);
     return {
       prefix: `${release}-`,
-      operatorUser: `system:serviceaccount:${ctx.namespace}:${sa.metadata.name}`,
+      operatorUser: `system:serviceaccount:${releaseNamespace}:${sa.metadata.name}`,
       kubeconfigPath,
       policies,
       remove,
