@@ -16,11 +16,12 @@ import { startTransitOpenBao, type TransitOpenBao } from "../support/transit-nod
 // Security profiles on the local node with real OpenBao pods, under the chart's own admission
 // policies (rendered by helm, bound to this file's namespace only) and with the operator running as
 // the chart's ServiceAccount with the chart's RBAC, so the locks judge its every write as they would
-// in a cluster. Two clusters side by side (five pods with the transit OpenBao):
+// in a cluster. Three clusters side by side (six pods with the transit OpenBao):
 // - Hardened: External TLS from certificates with upstream's documented names, a transit seal on a
 //   second OpenBao the test runs, self-init with requests, egress rules, three voters. It forms
 //   (every voter in OpenBao's own Raft peer list, read with a login self-init configured) and is
 //   ProductionReady=True; no root token is stored and no hourly warning is said.
+// - No profile: one voter; ProductionReady and the hourly ProfileNotSet warning say so.
 // - Development: one voter, operator-managed TLS, the static seal, no self-init. SecurityRisk and
 //   ProductionReady say DevelopmentProfile, and each hourly warning is said once over many passes.
 
@@ -29,6 +30,7 @@ type Json = Record<string, any>;
 
 const HARDENED = "hardened";
 const DEV = "dev";
+const UNSET = "unset";
 const LOCK = "this object belongs to an OpenBaoCluster and only the operator changes it";
 const HOURLY = ["ProfileNotSet", "DevelopmentProfile", "StaticUnsealInUse", "RootTokenStored"];
 /** The ServiceAccount whose token the self-init JWT role accepts, to read the Raft peer list. */
@@ -184,10 +186,16 @@ describe("openbao security profiles on the local node", { timeout: 90 * 60_000 }
         metadata: { name: DEV },
         spec: { profile: "Development", version: BAO_DEFAULT_VERSION, replicas: 1, storage: { size: "1Gi" } },
       };
-      // Applied by the admin: the validate-openbaocluster policy judges both and admits them.
-      await ctx.apply(hardened, dev);
-      applied.set(HARDENED, Date.now());
-      applied.set(DEV, Date.now());
+      // No profile at all: reconciled here (upstream skips it), and told so.
+      const unset = {
+        apiVersion: "openbao.org/v1alpha1",
+        kind: "OpenBaoCluster",
+        metadata: { name: UNSET },
+        spec: { version: BAO_DEFAULT_VERSION, replicas: 1, storage: { size: "1Gi" } },
+      };
+      // Applied by the admin: the validate-openbaocluster policy judges them and admits them.
+      await ctx.apply(hardened, dev, unset);
+      for (const n of [HARDENED, DEV, UNSET]) applied.set(n, Date.now());
     },
     { timeout: 60 * 60_000 },
   );
@@ -334,6 +342,42 @@ describe("openbao security profiles on the local node", { timeout: 90 * 60_000 }
     const again = (await ctx.getJson(`openbaocluster/${DEV}`))["metadata"].annotations ?? {};
     for (const k of ["last-development-warning", "last-static-unseal-warning", "last-root-token-warning"])
       assert.equal(again[`openbao.org/${k}`], a[`openbao.org/${k}`], k);
+  });
+
+  it("no profile (one voter): ProductionReady=False ProfileNotSet, no SecurityRisk, ProfileNotSet said once", async () => {
+    await formed(UNSET, 1);
+    const c = await poll(
+      async () => {
+        const x = await ctx.getJson(`openbaocluster/${UNSET}`);
+        return x["metadata"].annotations?.["openbao.org/last-profile-not-set-warning"] ? x : undefined;
+      },
+      60_000,
+      `${UNSET}: the profile-not-set stamp`,
+    );
+    assert.deepEqual(
+      [cond(c, "ProductionReady")?.status, cond(c, "ProductionReady")?.reason],
+      ["False", "ProfileNotSet"],
+    );
+    assert.equal(cond(c, "SecurityRisk"), undefined, summary(c));
+    const seen = await passes(UNSET);
+    await poll(
+      async () => ((await passes(UNSET)) >= seen + 3 ? true : undefined),
+      180_000,
+      `${UNSET}: three more passes`,
+    );
+    const said = await poll(
+      async () => {
+        const w = await warnings(UNSET);
+        return ["ProfileNotSet", "StaticUnsealInUse", "RootTokenStored"].every((r) => w.has(r))
+          ? w
+          : undefined;
+      },
+      60_000,
+      `${UNSET}: the three warnings recorded`,
+    );
+    for (const r of ["ProfileNotSet", "StaticUnsealInUse", "RootTokenStored"])
+      assert.equal(said.get(r), 1, `${r} said once: ${JSON.stringify([...said])}`);
+    assert.equal(said.get("DevelopmentProfile"), undefined);
   });
 
   it("the locks held all along: the admin may not change the operator's StatefulSet", async () => {
