@@ -542,6 +542,13 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       (p) => p.metadata.name === "po-lock-managed-resource-mutations",
     );
     assert.match(JSON.stringify(lock?.spec.variables), /system:serviceaccount:ops:po-all/);
+    // The namespace controller (its own ServiceAccount) may delete only in a namespace being deleted:
+    // a Retain cluster's root token has no owner, and nobody else would ever remove it.
+    const teardown = lock?.spec.variables.find((v: { name: string }) => v.name === "namespaceTeardown");
+    assert.match(teardown?.expression ?? "", /kube-system:namespace-controller/);
+    assert.match(teardown?.expression ?? "", /has\(namespaceObject\.metadata\.deletionTimestamp\)/);
+    assert.match(teardown?.expression ?? "", /request\.operation == "DELETE"/);
+    assert.match(lock?.spec.validations[0].expression ?? "", /variables\.namespaceTeardown/);
     assert.deepEqual(processConfig(on, "po-openbao").targets.openbao.admissionPolicies, { prefix: "po-" });
     assert.match(await renderFails(["--set=admissionPolicies.enabled=true"]), /enable targets.openbao/);
   });

@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
 import { OpenBaoApiVersion, OpenBaoClusterKind, OpenBaoRestoreKind } from "../../src/apis/index.js";
 import { applyAny } from "../../src/runtime/apply.js";
 import {
@@ -19,10 +17,9 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { LABEL_MANAGED_BY, LEGACY_MANAGED_BY, MANAGED_BY } from "../../src/targets/openbao/identity.js";
 import { checkAdmissionDependencies } from "../../src/targets/openbao/policies/dependencies.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
-import { runCommand } from "../../src/testenv/exec.js";
-import { ensureHelm } from "../../src/testenv/helm.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { POLICY_KINDS, renderOpenBaoChart } from "../support/openbao-chart.js";
 import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 import {
@@ -41,7 +38,6 @@ import {
 // registration write as. Bound to this file's namespace only (the target's namespaces), so other
 // suites on the shared API server are untouched. Other identities are impersonated by the admin.
 
-const CHART = fileURLToPath(new URL("../../../deploy/chart/platform-operator", import.meta.url));
 const OPERATOR_NS = "po-system";
 const SERVICE: ResourceType = {
   group: "",
@@ -96,23 +92,9 @@ describe("the chart's admission policies on the real API server", () => {
     ns = await freshNamespace(admin, "vap");
     release = `vap-${ns.slice(-6)}`;
     operatorUser = `system:serviceaccount:${OPERATOR_NS}:${release}-openbao`;
-    const helm = await ensureHelm();
-    const out = await runCommand(helm, [
-      "template",
-      release,
-      CHART,
-      "--namespace",
-      OPERATOR_NS,
-      "--set=targets.vault.enabled=false",
-      "--set=targets.openbao.enabled=true",
-      `--set=targets.openbao.namespaces={${ns}}`,
-      "--set=admissionPolicies.enabled=true",
-    ]);
-    policyObjects = parseAllDocuments(out.stdout)
-      .map((d) => d.toJSON() as KubeObject)
-      .filter(
-        (o) => o?.kind === "ValidatingAdmissionPolicy" || o?.kind === "ValidatingAdmissionPolicyBinding",
-      );
+    policyObjects = (await renderOpenBaoChart(release, OPERATOR_NS, [ns])).filter((o) =>
+      POLICY_KINDS.includes(o.kind),
+    );
     assert.equal(policyObjects.length, 8, "four policies and their four bindings");
     for (const o of policyObjects) await applyAny(admin, o, { fieldManager: "test-setup", force: true });
     // Every identity this file writes as may write these kinds in the namespace (RBAC runs before
@@ -122,6 +104,7 @@ describe("the chart's admission policies on the real API server", () => {
       "alice",
       "system:kube-controller-manager",
       "system:serviceaccount:kube-system:generic-garbage-collector",
+      "system:serviceaccount:kube-system:namespace-controller",
       `system:serviceaccount:${ns}:c`,
     ];
     await admin.create(
@@ -249,7 +232,7 @@ describe("the chart's admission policies on the real API server", () => {
     await op.delete(CONFIGMAP, "owned", ns);
   });
 
-  it("lock-managed-resource-mutations: the garbage collector, kube-controller-manager and break glass are exempt", async () => {
+  it("lock-managed-resource-mutations: the garbage collector, kube-controller-manager and break glass are exempt; the namespace controller only in a namespace being deleted", async () => {
     const op = as[operatorUser]!;
     await op.create(CONFIGMAP, managedConfigMap("gc"));
     await as["system:serviceaccount:kube-system:generic-garbage-collector"]!.delete(CONFIGMAP, "gc", ns);
@@ -258,6 +241,17 @@ describe("the chart's admission policies on the real API server", () => {
       metadata: { annotations: { "kcm.example/touched": "yes" } },
     });
     await as["system:kube-controller-manager"]!.delete(CONFIGMAP, "kcm", ns);
+    // The namespace controller deletes only while the namespace is being deleted (proven on the
+    // node, openbao-profiles-node.test.ts): in a live namespace it is refused like anyone.
+    await op.create(CONFIGMAP, managedConfigMap("nsc"));
+    assert.ok(
+      (
+        await refusal(() =>
+          as["system:serviceaccount:kube-system:namespace-controller"]!.delete(CONFIGMAP, "nsc", ns),
+        )
+      )?.includes(LOCK),
+    );
+    await op.delete(CONFIGMAP, "nsc", ns);
     // system:masters on an object marked for maintenance.
     await op.create(CONFIGMAP, managedConfigMap("maint"));
     await admin.mergePatch(CONFIGMAP, "maint", ns, {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { createCertificateAuthority, issueServerCertificate } from "../../src/runtime/pki/x509.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
+import { createExternalTlsSecrets } from "../support/external-tls-node.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -78,40 +78,13 @@ function useTransit(o: Json): void {
   unseal["credentialsSecretRef"] = { name: transit!.credentialsSecret };
 }
 
-/**
- * The External-mode Secrets upstream's sample expects (`<name>-tls-ca`, `<name>-tls-server`), made by
- * the test with exactly the names upstream's documentation gives: `*.<name>.<ns>.svc` for the pods,
- * `*.<ns>.svc` for the Services, and the gateway hostname the sample's comment asks for. No IP SAN.
- */
+/** The External-mode Secrets upstream's sample expects, with the gateway hostname its comment asks for. */
 async function prepareExternalTls(ctx: NodeNamespace, doc: Json): Promise<void> {
-  const name = String((doc["metadata"] as Json)["name"]);
-  const now = new Date();
-  const ca = createCertificateAuthority(`${name} test CA`, now, 1000 * 3_600_000);
   const hostname = (spec(doc)["gateway"] as Json | undefined)?.["hostname"];
-  const leaf = issueServerCertificate(ca, {
-    commonName: `${name}-public.${ctx.namespace}.svc`,
-    names: [
-      `*.${name}.${ctx.namespace}.svc`,
-      `*.${ctx.namespace}.svc`,
-      ...(typeof hostname === "string" ? [hostname] : []),
-    ],
-    now,
-    validityMs: 500 * 3_600_000,
-  });
-  await ctx.apply(
-    {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: `${name}-tls-ca` },
-      stringData: { "ca.crt": ca.certPem },
-    },
-    {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: `${name}-tls-server` },
-      type: "kubernetes.io/tls",
-      stringData: { "tls.crt": leaf.certPem, "tls.key": leaf.keyPem, "ca.crt": ca.certPem },
-    },
+  await createExternalTlsSecrets(
+    ctx,
+    String((doc["metadata"] as Json)["name"]),
+    typeof hostname === "string" ? [hostname] : [],
   );
 }
 

@@ -55,6 +55,8 @@ export async function startOpenBaoOperator(
   section: Record<string, string> = {},
   /** Another build's cli/main.js (an earlier release, for migration tests); this one's by default. */
   main: string = MAIN,
+  /** Whom the operator acts as: the node's admin by default; a ServiceAccount's kubeconfig to run as the chart's identity. */
+  kubeconfigPath: string = ctx.node.kubeconfigPath,
 ): Promise<OperatorProcess> {
   const dir = mkdtempSync(join(tmpdir(), "openbao-op-"));
   const extra = Object.entries(section)
@@ -77,7 +79,7 @@ ${extra}`,
     "--config",
     join(dir, "operator.yaml"),
     "--kubeconfig",
-    ctx.node.kubeconfigPath,
+    kubeconfigPath,
   ]);
   const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   trackChild(child, "openbao operator");
