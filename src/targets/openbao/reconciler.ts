@@ -47,7 +47,14 @@ import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import type { AdmissionReadiness } from "./profile/posture.js";
 import { PostureWarnings } from "./profile/say-warnings.js";
 import type { ServiceContext } from "./services.js";
-import { type Blocked, eventType, nextStatus, type PassResult, transitions } from "./status.js";
+import {
+  type Blocked,
+  eventType,
+  nextStatus,
+  type PassResult,
+  startingPassResult,
+  transitions,
+} from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
@@ -172,12 +179,8 @@ export class OpenBaoClusterReconciler {
 
     const writes = new Writes(observeOnly);
     const ctx = this.context(cluster, rc);
-    const status = cluster.status ?? {};
     const result: PassResult = {
-      initialized: status.initialized === true,
-      selfInitialized: status.selfInitialized,
-      desiredReplicas: cluster.spec.replicas ?? 3,
-      readyReplicas: 0,
+      ...startingPassResult(cluster),
       ...(this.d.admission ? { admission: this.d.admission } : {}),
     };
     let step = "validate" as Blocked["step"];
@@ -238,12 +241,8 @@ export class OpenBaoClusterReconciler {
     message: string,
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
-    const status = cluster.status ?? {};
     const result: PassResult = {
-      initialized: status.initialized === true,
-      selfInitialized: status.selfInitialized,
-      desiredReplicas: cluster.spec.replicas ?? 3,
-      readyReplicas: 0,
+      ...startingPassResult(cluster),
       blocked: { step: "tenancy", reason: OpenBaoClusterReason.TenantNotProvisioned, message, failed: false },
     };
     rc.log.info({ reason: OpenBaoClusterReason.TenantNotProvisioned }, message);

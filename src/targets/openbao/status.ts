@@ -71,6 +71,17 @@ export interface PassResult {
   replicaFailure?: string;
 }
 
+/** A pass's result before any step ran: what the stored status and the spec already say. */
+export function startingPassResult(cluster: OpenBaoCluster): PassResult {
+  const status = cluster.status ?? {};
+  return {
+    initialized: status.initialized === true,
+    selfInitialized: status.selfInitialized,
+    desiredReplicas: cluster.spec.replicas ?? 3,
+    readyReplicas: 0,
+  };
+}
+
 /**
  * The summary phase. Once initialized, the operation holding the lock (written by the AdminOps plane,
  * read here from the status the pass started from) says whether the cluster is being upgraded or
