@@ -37,8 +37,8 @@ import {
 // and evaluated by the real kube-apiserver: every rule refuses its case with the message the rule
 // table (and so `validate`) has, and admits the fixed twin; the locks refuse a user, and admit the
 // operator's ServiceAccount and the identities Kubernetes' own controllers and OpenBao's service
-// registration write as. Bound to this file's namespace only (the target's namespaces), so other
-// suites on the shared API server are untouched. Other identities are impersonated by the admin.
+// registration write as. Bound to this file's namespaces only (the target's namespaces: its own and
+// the release's), so other suites on the shared API server are untouched. Other identities are impersonated by the admin.
 
 const SERVICE: ResourceType = {
   group: "",
