@@ -82,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
           charts: { type: "string" },
           config: { type: "string" },
           "admission-policies": { type: "boolean" },
+          "operator-namespace": { type: "string" },
         },
         allowPositionals: true,
         strict: true,
@@ -90,6 +91,7 @@ async function main(argv: string[]): Promise<number> {
         charts: values.charts,
         config: values.config,
         admissionPolicies: values["admission-policies"],
+        operatorNamespace: values["operator-namespace"],
       });
     }
     case "run": {

@@ -2,7 +2,7 @@ import type { ManifestDocument, ManifestProblem } from "../runtime/target.js";
 import { formatProblem, loadManifests } from "./manifests.js";
 import { loadValidators } from "./targets.js";
 
-export const validateHelp = `Usage: platform-operator validate [--charts DIR] [--config FILE] [--admission-policies] FILE|FOLDER|- [FILE|FOLDER|-]...
+export const validateHelp = `Usage: platform-operator validate [--charts DIR] [--config FILE] [--admission-policies [--operator-namespace NS]] FILE|FOLDER|- [FILE|FOLDER|-]...
 
 Checks manifests offline, without a cluster: each target checks its own kinds (for VaultSeed:
 templates, bcrypt and rotation keys, key names, duplicate paths and names, reference cycles; for
@@ -14,9 +14,12 @@ as gitlab-<version>.tgz or gitlab/<version>/), GitLabCore's effective values are
 the values.schema.json of the chart its version resolves to. With the operator's configuration
 (--config FILE, as given to run), VaultSeeds of the vault target's application namespaces are also
 checked against their prefixes: a path outside them, or a reference to a path they may not read.
-With --admission-policies, OpenBaoClusters and OpenBaoRestores are also checked against the rules
-of the chart's admission policies (admissionPolicies.enabled), with the messages the API server
-would refuse them with (the rules of an update, storage class and size, need the live object).
+With --admission-policies, OpenBaoClusters, OpenBaoRestores and OpenBaoTenants are also checked
+against the rules of the chart's admission policies (admissionPolicies.enabled), with the messages
+the API server would refuse them with (the rules of an update, storage class and size, need the
+live object). A tenant outside the operator's namespace may onboard only its own: that namespace is
+--operator-namespace NS, the chart's release namespace (default platform-operator-system); a tenant
+without metadata.namespace is taken to be in "default".
 Reads YAML or JSON files, folders (recursively) or "-" for standard input, e.g.
 
   helm template my-release ./chart | platform-operator validate -
@@ -32,6 +35,8 @@ export interface ValidateOptions {
   config?: string | undefined;
   /** Also the rules of the chart's admission policies for the openbao kinds. */
   admissionPolicies?: boolean | undefined;
+  /** The operator's namespace for the tenant rule (default: DEFAULT_OPERATOR_NAMESPACE). */
+  operatorNamespace?: string | undefined;
 }
 
 export async function validateCommand(
@@ -45,6 +50,8 @@ export async function validateCommand(
       "validate: name the manifests to check: files, folders, or - for standard input (see 'platform-operator validate --help')",
     );
   }
+  if (options.operatorNamespace !== undefined && !options.admissionPolicies)
+    throw new Error("validate: --operator-namespace is read only with --admission-policies");
   const { docs, problems: unread } = loadManifests(args, stdin);
   const problems: ManifestProblem[] = [...unread];
   // Checking nothing must not pass: an empty folder or an empty pipe is most likely a mistake.
@@ -65,7 +72,7 @@ export async function validateCommand(
   }
   if (options.admissionPolicies) {
     const { admissionPolicyProblems } = await import("../targets/openbao/validate/policies.js");
-    targetProblems.push(...admissionPolicyProblems(docs));
+    targetProblems.push(...admissionPolicyProblems(docs, options.operatorNamespace));
   }
   if (options.config && docs.some((d) => (d.doc as { kind?: unknown } | null)?.kind === "VaultSeed"))
     targetProblems.push(...(await applicationProblems(docs, options.config)));

@@ -504,7 +504,7 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     const bad = await renderFails(["--set=targets.vault.namespaces={Team_A}"]);
     assert.match(bad, /namespaces/);
   });
-  it("admission policies: none by default; with admissionPolicies.enabled four policies and their bindings, on the openbao namespaces", async () => {
+  it("admission policies: none by default; with admissionPolicies.enabled five policies and their bindings, on the openbao namespaces", async () => {
     const kinds = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"];
     const off = await render(ALL_TARGETS);
     assert.deepEqual(
@@ -516,6 +516,7 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     const names = [
       "validate-openbaocluster",
       "validate-openbaorestore",
+      "validate-openbaotenant",
       "lock-controller-statefulset-mutations",
       "lock-managed-resource-mutations",
     ];
@@ -532,6 +533,26 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       assert.equal(b.spec.policyName, b.metadata.name);
       assert.deepEqual(b.spec.matchResources.namespaceSelector.matchExpressions[0].values, ["bao"]);
     }
+    // The tenant rule's exception is the release's namespace, given to its CEL as a literal; the
+    // start-up check reads only upstream's four, so the operator is granted no read of the tenant policy.
+    const tenantPolicy = ofKind(on, "ValidatingAdmissionPolicy").find(
+      (p) => p.metadata.name === "po-validate-openbaotenant",
+    );
+    assert.deepEqual(tenantPolicy?.spec.variables[0], { name: "operatorNamespace", expression: '"ops"' });
+    assert.deepEqual(tenantPolicy?.spec.matchConstraints.resourceRules[0].resources, ["openbaotenants"]);
+    const readable = ofKind(on, "ClusterRole").find((c) => c.metadata.name.endsWith("-admission-policies"));
+    assert.ok(readable?.rules[0].resourceNames.includes("po-validate-openbaocluster"));
+    assert.ok(!readable?.rules[0].resourceNames.includes("po-validate-openbaotenant"));
+    // tenancy.mode multi: self-service tenants may be anywhere, so their binding is cluster-wide;
+    // the others keep to the target's namespaces.
+    const multi = await render([
+      ...ALL_TARGETS,
+      "--set=admissionPolicies.enabled=true",
+      "--set=tenancy.mode=multi",
+    ]);
+    for (const b of ofKind(multi, "ValidatingAdmissionPolicyBinding"))
+      if (b.metadata.name === "po-validate-openbaotenant") assert.equal(b.spec.matchResources, undefined);
+      else assert.deepEqual(b.spec.matchResources.namespaceSelector.matchExpressions[0].values, ["bao"]);
     // The operator's own ServiceAccount is the one the locks exempt, whatever process runs the target.
     const together = await render([
       ...ALL_TARGETS,

@@ -16,11 +16,13 @@ import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { LABEL_MANAGED_BY, LEGACY_MANAGED_BY, MANAGED_BY } from "../../src/targets/openbao/identity.js";
 import { checkAdmissionDependencies } from "../../src/targets/openbao/policies/dependencies.js";
+import { TENANT_POLICY } from "../../src/targets/openbao/policies/rules.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
+import { OPENBAOTENANT } from "../../src/targets/openbao/tenant/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { POLICY_KINDS, renderOpenBaoChart } from "../support/openbao-chart.js";
-import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { installOpenBaoClusterCrd, installOpenBaoTenantCrd } from "../support/openbao-cluster.js";
 import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 import {
   CLUSTER_BASE,
@@ -35,10 +37,9 @@ import {
 // and evaluated by the real kube-apiserver: every rule refuses its case with the message the rule
 // table (and so `validate`) has, and admits the fixed twin; the locks refuse a user, and admit the
 // operator's ServiceAccount and the identities Kubernetes' own controllers and OpenBao's service
-// registration write as. Bound to this file's namespace only (the target's namespaces), so other
-// suites on the shared API server are untouched. Other identities are impersonated by the admin.
+// registration write as. Bound to this file's namespaces only (the target's namespaces: its own and
+// the release's), so other suites on the shared API server are untouched. Other identities are impersonated by the admin.
 
-const OPERATOR_NS = "po-system";
 const SERVICE: ResourceType = {
   group: "",
   version: "v1",
@@ -80,6 +81,8 @@ async function refusal(write: () => Promise<unknown>): Promise<string | undefine
 describe("the chart's admission policies on the real API server", () => {
   let admin: KubeClient;
   let ns: string;
+  /** The release's (the operator's) namespace: a target namespace too, so the tenant binding covers it. */
+  let opNs: string;
   let release: string;
   let operatorUser: string;
   let policyObjects: KubeObject[] = [];
@@ -89,13 +92,15 @@ describe("the chart's admission policies on the real API server", () => {
     const env = sharedEnv();
     admin = clientFor(env.kubeconfigPath);
     await installOpenBaoClusterCrd(admin);
+    await installOpenBaoTenantCrd(admin);
     ns = await freshNamespace(admin, "vap");
+    opNs = await freshNamespace(admin, "vap-op");
     release = `vap-${ns.slice(-6)}`;
-    operatorUser = `system:serviceaccount:${OPERATOR_NS}:${release}-openbao`;
-    policyObjects = (await renderOpenBaoChart(release, OPERATOR_NS, [ns])).filter((o) =>
+    operatorUser = `system:serviceaccount:${opNs}:${release}-openbao`;
+    policyObjects = (await renderOpenBaoChart(release, opNs, [ns, opNs])).filter((o) =>
       POLICY_KINDS.includes(o.kind),
     );
-    assert.equal(policyObjects.length, 8, "four policies and their four bindings");
+    assert.equal(policyObjects.length, 10, "five policies and their five bindings");
     for (const o of policyObjects) await applyAny(admin, o, { fieldManager: "test-setup", force: true });
     // Every identity this file writes as may write these kinds in the namespace (RBAC runs before
     // admission): what is refused below is refused by the policies.
@@ -206,6 +211,45 @@ describe("the chart's admission policies on the real API server", () => {
       await writeCase(admin, c, c.good, name);
     });
   }
+
+  it("validate-openbaotenant: a tenant outside the operator's namespace may onboard only its own", async () => {
+    const message = TENANT_POLICY.rules[0]!.message;
+    const tenant = (namespace: string, name: string, targetNamespace: string): KubeObject => ({
+      apiVersion: OpenBaoApiVersion,
+      kind: "OpenBaoTenant",
+      metadata: { name, namespace },
+      spec: { targetNamespace },
+    });
+    // Refused: a tenant in the test's namespace onboarding a third one (the binding takes a moment).
+    const elsewhere = await eventually(
+      async () => refusal(() => admin.create(OPENBAOTENANT, tenant(ns, "elsewhere", `${ns}-other`))),
+      30_000,
+      "the tenant policy to be in force",
+    );
+    assert.ok(elsewhere.includes(message), `refused with the table's message: ${elsewhere}`);
+    assert.ok(elsewhere.includes(`${release}-validate-openbaotenant`), `names the policy: ${elsewhere}`);
+    // Also the operator's own namespace, from outside it.
+    assert.ok(
+      (await refusal(() => admin.create(OPENBAOTENANT, tenant(ns, "to-op", opNs))))?.includes(message),
+    );
+    // Admitted: its own namespace; and from the operator's namespace, any other one.
+    await admin.create(OPENBAOTENANT, tenant(ns, "own", ns));
+    await admin.create(OPENBAOTENANT, tenant(opNs, "any", `${ns}-other`));
+    // An update that turns an admitted tenant elsewhere is refused as well.
+    assert.ok(
+      (
+        await refusal(() => admin.mergePatch(OPENBAOTENANT, "own", ns, { spec: { targetNamespace: opNs } }))
+      )?.includes(message),
+    );
+    // An empty spec.targetNamespace (which the rule would admit) never reaches it: the CRD refuses it.
+    const empty = await refusal(() => admin.create(OPENBAOTENANT, tenant(ns, "empty", "")));
+    assert.ok(empty !== undefined && !empty.includes(message), `the schema refuses it: ${empty}`);
+    for (const [namespace, name] of [
+      [ns, "own"],
+      [opNs, "any"],
+    ] as const)
+      await admin.delete(OPENBAOTENANT, name, namespace);
+  });
 
   it("lock-managed-resource-mutations: a user is refused create, update and delete; the operator is not", async () => {
     const alice = as["alice"]!;

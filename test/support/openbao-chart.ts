@@ -70,8 +70,8 @@ export async function installChartAccess(ctx: NodeNamespace, release: string): P
   const sa = wanted.find((o) => o.kind === "ServiceAccount");
   if (!sa?.metadata.name) throw new Error("the chart rendered no ServiceAccount for the openbao process");
   const policies = wanted.filter((o) => POLICY_KINDS.includes(o.kind));
-  if (policies.length !== 8)
-    throw new Error(`expected four policies and four bindings, got ${policies.length}`);
+  if (policies.length !== 10)
+    throw new Error(`expected five policies and five bindings, got ${policies.length}`);
   // Cluster-scoped objects and those in other namespaces (the release namespace's are removed with
   // it; the Role that reads the `kubernetes` Service in default) are removed by name.
   const elsewhere = wanted.filter((o) => (o.metadata.namespace ?? ctx.namespace) !== ctx.namespace);

@@ -5,8 +5,11 @@ import { fileURLToPath } from "node:url";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { chartPolicyJson } from "../../src/targets/openbao/policies/chart-data.js";
 import { summarize } from "../../src/targets/openbao/policies/dependencies.js";
-import { POLICY_TABLES, refusals } from "../../src/targets/openbao/policies/rules.js";
-import { admissionPolicyProblems } from "../../src/targets/openbao/validate/policies.js";
+import { POLICY_TABLES, refusals, TENANT_POLICY } from "../../src/targets/openbao/policies/rules.js";
+import {
+  admissionPolicyProblems,
+  DEFAULT_OPERATOR_NAMESPACE,
+} from "../../src/targets/openbao/validate/policies.js";
 import {
   CLUSTER_BASE,
   CLUSTER_CASES,
@@ -19,6 +22,17 @@ import {
 // the cases the integration test shows the chart's policies on the real API server.
 
 const CASES = [...CLUSTER_CASES, ...RESTORE_CASES];
+/** The tenant table's rules, each shown below on tenants (their case needs a namespace, not a spec). */
+const TENANT_RULES_SHOWN = ["tenant-own-namespace"];
+const OP_NS = "po-system";
+const tenant = (namespace: string | undefined, targetNamespace?: string) => ({
+  apiVersion: "openbao.org/v1alpha1",
+  kind: "OpenBaoTenant",
+  metadata: { name: "t", ...(namespace === undefined ? {} : { namespace }) },
+  spec: targetNamespace === undefined ? {} : { targetNamespace },
+});
+const tenantRefusals = (namespace: string | undefined, target?: string, operatorNamespace = OP_NS) =>
+  refusals(TENANT_POLICY, { object: tenant(namespace, target), operatorNamespace }).map((r) => r.id);
 const CHART_FILE = fileURLToPath(
   new URL("../../../deploy/chart/platform-operator/admission/openbao.json", import.meta.url),
 );
@@ -44,9 +58,63 @@ describe("the openbao admission rules, as validate runs them", () => {
     for (const t of POLICY_TABLES)
       for (const r of t.rules)
         assert.ok(
-          CASES.some((c) => c.table === t && c.rule === r.id),
+          t === TENANT_POLICY
+            ? TENANT_RULES_SHOWN.includes(r.id)
+            : CASES.some((c) => c.table === t && c.rule === r.id),
           `${t.name} ${r.id} has no case`,
         );
+  });
+
+  it("validate-openbaotenant: a tenant outside the operator's namespace may target only its own", () => {
+    const [rule] = TENANT_POLICY.rules;
+    assert.equal(rule?.id, "tenant-own-namespace");
+    assert.match(rule?.message ?? "", /spec\.targetNamespace/);
+    // Refused: another namespace's tenant onboarding a third; or the operator's, with no operator
+    // namespace known to match.
+    assert.deepEqual(tenantRefusals("team-a", "team-b"), ["tenant-own-namespace"]);
+    assert.deepEqual(tenantRefusals("team-a", OP_NS), ["tenant-own-namespace"]);
+    assert.deepEqual(tenantRefusals("team-a", "team-b", "team-b"), ["tenant-own-namespace"]);
+    // Admitted: its own namespace; any target from the operator's namespace; no target at all.
+    assert.deepEqual(tenantRefusals("team-a", "team-a"), []);
+    assert.deepEqual(tenantRefusals(OP_NS, "team-b"), []);
+    assert.deepEqual(tenantRefusals("team-a", undefined), []);
+    assert.deepEqual(tenantRefusals("team-a", ""), []);
+    // Without metadata.namespace (offline) the tenant is taken to be in "default".
+    assert.deepEqual(tenantRefusals(undefined, "default"), []);
+    assert.deepEqual(tenantRefusals(undefined, "team-b"), ["tenant-own-namespace"]);
+    assert.deepEqual(tenantRefusals(undefined, "team-b", "default"), []);
+  });
+
+  it("validate checks tenants against the operator's namespace it is given, platform-operator-system by default", () => {
+    const at = (doc: unknown) => ({ file: "t.yaml", document: 1, line: 1, doc });
+    const docs = [
+      at(tenant("team-a", "team-b")),
+      at(tenant("team-a", "team-a")),
+      at(tenant(DEFAULT_OPERATOR_NAMESPACE, "team-c")),
+      at({ apiVersion: "v1", kind: "List", items: [tenant("team-x", "team-y")] }),
+    ];
+    assert.equal(DEFAULT_OPERATOR_NAMESPACE, "platform-operator-system");
+    const message = TENANT_POLICY.rules[0]?.message;
+    assert.deepEqual(
+      admissionPolicyProblems(docs).map((p) => [p.object, p.key, p.message]),
+      [
+        ["OpenBaoTenant team-a/t", "validate-openbaotenant", message],
+        ["OpenBaoTenant team-x/t", "validate-openbaotenant", message],
+      ],
+    );
+    // Told the operator runs in team-a: its tenant may onboard team-b; the default namespace's may not.
+    assert.deepEqual(
+      admissionPolicyProblems(docs, "team-a").map((p) => p.object),
+      ["OpenBaoTenant platform-operator-system/t", "OpenBaoTenant team-x/t"],
+    );
+  });
+
+  it("validate --operator-namespace: read only with --admission-policies", async () => {
+    const { validateCommand } = await import("../../src/cli/validate.js");
+    await assert.rejects(
+      validateCommand(["-"], () => "{}", { operatorNamespace: "x" }),
+      /--operator-namespace is read only with --admission-policies/,
+    );
   });
 
   it("the chart's copy of the rules is the table's (npm run policies:write)", () => {

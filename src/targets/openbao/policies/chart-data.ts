@@ -9,6 +9,8 @@ export const CHART_POLICY_FILE = "deploy/chart/platform-operator/admission/openb
 
 export interface ChartPolicy {
   resource: string;
+  /** Variables the chart template supplies before `variables` (see PolicyTable.parameters). */
+  parameters: string[];
   variables: { name: string; expression: string }[];
   validations: { expression: string; message: string }[];
 }
@@ -18,6 +20,7 @@ export function chartPolicyData(): Record<string, ChartPolicy> {
   for (const t of POLICY_TABLES)
     out[t.name] = {
       resource: t.resource,
+      parameters: t.parameters ?? [],
       variables: t.variables,
       validations: t.rules.map((r) => ({ expression: r.cel, message: r.message })),
     };

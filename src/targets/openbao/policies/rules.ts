@@ -1,11 +1,12 @@
 /**
- * The admission rules of OpenBaoCluster and OpenBaoRestore as one table: each rule's message (the
+ * The admission rules of OpenBaoCluster, OpenBaoRestore and OpenBaoTenant as one table: each rule's message (the
  * words the API server and `validate` both print), its CEL expression (what the chart's
  * ValidatingAdmissionPolicy evaluates) and the same rule in TypeScript (what `validate` and the
  * tests evaluate). The chart reads the CEL half from a generated file (see chart-data.ts), so the
  * two halves cannot drift apart in their words; the tests hold them to the same cases.
  *
- * The rules are upstream's (its policies validate-openbaocluster and validate-openbaorestore), so a
+ * The rules are upstream's (its policies validate-openbaocluster, validate-openbaorestore and
+ * validate-openbao-tenant, here validate-openbaotenant like the other two), so a
  * user moving between the operators meets the same refusals; the messages are this project's, each
  * naming the field.
  * One is left out on purpose: upstream requires an enabled spec.initContainer with an image, because
@@ -41,6 +42,8 @@ const list = (v: unknown, path: string): unknown[] => {
 export interface RuleInput {
   object: unknown;
   oldObject?: unknown;
+  /** The operator's namespace (the chart's release namespace), for the tenant rule. */
+  operatorNamespace?: string;
 }
 
 export interface PolicyRule {
@@ -57,9 +60,15 @@ export interface PolicyRule {
 export interface PolicyTable {
   /** The upstream policy name; the chart's object is `<release>-<name>`. */
   name: string;
-  resource: "openbaoclusters" | "openbaorestores";
+  resource: "openbaoclusters" | "openbaorestores" | "openbaotenants";
   /** CEL variables the rules share, in order. */
   variables: { name: string; expression: string }[];
+  /**
+   * Variables the table does not know and the chart supplies ahead of `variables`, each a CEL
+   * string literal (operatorNamespace: the release namespace). The TypeScript half takes them
+   * from RuleInput.
+   */
+  parameters?: "operatorNamespace"[];
   rules: PolicyRule[];
 }
 
@@ -346,7 +355,42 @@ export const RESTORE_POLICY: PolicyTable = {
   ],
 };
 
-export const POLICY_TABLES: readonly PolicyTable[] = [CLUSTER_POLICY, RESTORE_POLICY];
+// ---------------------------------------------------------------- OpenBaoTenant
+
+/**
+ * The namespace a tenant object is in. Offline a manifest may leave it out; kubectl then puts it in
+ * the context's namespace, taken here to be "default".
+ */
+const tenantHome = (o: unknown) => str(o, "metadata.namespace") || "default";
+
+/**
+ * Self-service: a tenant outside the operator's namespace may onboard only its own namespace (the
+ * provisioner refuses the rest at run time too: tenant/guard.ts). An empty spec.targetNamespace
+ * passes, as upstream's rule has it, though this project's CRD already requires one.
+ */
+export const TENANT_POLICY: PolicyTable = {
+  name: "validate-openbaotenant",
+  resource: "openbaotenants",
+  parameters: ["operatorNamespace"],
+  variables: [
+    { name: "home", expression: "object.metadata.?namespace.orValue(request.namespace)" },
+    { name: "target", expression: `object.spec.?targetNamespace.orValue("")` },
+  ],
+  rules: [
+    {
+      id: "tenant-own-namespace",
+      message:
+        "spec.targetNamespace must be the OpenBaoTenant's own namespace: only a tenant in the operator's namespace may onboard another one.",
+      cel: `variables.home == variables.operatorNamespace || variables.target == "" || variables.target == variables.home`,
+      admits: ({ object: o, operatorNamespace }) => {
+        const target = str(o, "spec.targetNamespace");
+        return tenantHome(o) === operatorNamespace || target === "" || target === tenantHome(o);
+      },
+    },
+  ],
+};
+
+export const POLICY_TABLES: readonly PolicyTable[] = [CLUSTER_POLICY, RESTORE_POLICY, TENANT_POLICY];
 
 /** The messages of the rules `input` breaks, in table order. */
 export function refusals(table: PolicyTable, input: RuleInput): PolicyRule[] {
