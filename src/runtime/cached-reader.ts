@@ -53,13 +53,27 @@ interface PendingWrite {
 const typeId = (t: ResourceType) => `${t.group}/${t.plural}`;
 
 /**
+ * Whether a cached object's resourceVersion is the one a write returned or a later one. Someone
+ * else often writes right after us (the StatefulSet controller its status, OpenBao its pod labels),
+ * so the watch may never deliver our exact version: waiting for it kept every read of that object,
+ * and every list of its kind, going to the API server for the whole write memory. The API server's
+ * resourceVersions are etcd revisions, decimal and growing; anything else is compared for equality.
+ */
+function holdsAtLeast(cached: string | undefined, written: string | undefined): boolean {
+  if (cached === undefined || written === undefined) return cached === written;
+  if (cached === written) return true;
+  const decimal = /^[0-9]{1,30}$/;
+  return decimal.test(cached) && decimal.test(written) && BigInt(cached) > BigInt(written);
+}
+
+/**
  * Reads by namespace/name and by namespace + label selector, served from the informers a manager
  * already runs, so a pass over unchanged objects costs no request. A 404 of a watched kind is a
  * cache miss, not a request. Kinds no synced informer covers are read from the API server, and the
  * first such read of each kind and scope says so in the log.
  *
  * Own writes: the client tells the reader of every write it made; until the cache holds that
- * write's resourceVersion (or, for a delete, no longer holds the object), reads of that object —
+ * write's resourceVersion or a later one (or, for a delete, no longer holds the object), reads of that object —
  * and lists that could contain it — go to the API server. A pass that just created a Secret
  * therefore finds it in the next pass, even when the watch has not delivered it yet.
  */
@@ -194,7 +208,9 @@ export class CachedReader {
     const id = `${typeId(type)}|${key}`;
     const p = this.pending.get(id);
     if (!p) return false;
-    const shown = p.deleted ? cached === undefined : cached?.metadata.resourceVersion === p.resourceVersion;
+    const shown = p.deleted
+      ? cached === undefined
+      : holdsAtLeast(cached?.metadata.resourceVersion, p.resourceVersion);
     if (shown || this.now() - p.at > this.memoryMs) {
       this.pending.delete(id);
       return false;

@@ -309,6 +309,34 @@ describe("CachedReader", () => {
     }
   });
 
+  it("takes a later version in the cache (another writer after ours) as showing its write; an older one not", async () => {
+    const secrets = cache(SECRET, [], { namespaces: ["ns1"] });
+    const reader = new CachedReader(client, () => [secrets], silentLogger());
+    try {
+      const made = await client.create(SECRET, obj("contested", "ns1"));
+      const rv = BigInt(made.metadata.resourceVersion!);
+      // The watch is behind: it still shows the version before ours.
+      secrets.store.set("ns1/contested", {
+        ...made,
+        metadata: { ...made.metadata, resourceVersion: String(rv - 1n) },
+      });
+      const behind = await counted(() => reader.get(SECRET, "contested", "ns1"));
+      assert.equal(behind.requests.length, 1, "an older version does not show our write");
+      // Someone wrote after us (a controller's status, a label); the watch delivers that version, never ours.
+      secrets.store.set("ns1/contested", {
+        ...made,
+        metadata: { ...made.metadata, resourceVersion: String(rv + 3n) },
+      });
+      const later = await counted(() => reader.get(SECRET, "contested", "ns1"));
+      assert.equal(later.value?.metadata.resourceVersion, String(rv + 3n));
+      assert.deepEqual(later.requests, [], "a later version holds our write");
+      const listed = await counted(() => reader.list(SECRET, { namespace: "ns1" }));
+      assert.deepEqual(listed.requests, []);
+    } finally {
+      reader.close();
+    }
+  });
+
   it("forgets a write the cache never showed after its memory expires", async () => {
     let now = 0;
     const secrets = cache(SECRET, [], { namespaces: ["ns2"] });
