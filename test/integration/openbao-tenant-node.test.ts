@@ -26,11 +26,13 @@ type Json = Record<string, any>;
 describe("openbao tenant mode: a cluster forms in an onboarded namespace", { timeout: 30 * 60_000 }, () => {
   let op: NodeNamespace;
   let team: NodeNamespace;
+  let untenanted: NodeNamespace;
   let operator: OperatorProcess | undefined;
 
   before(async () => {
     op = await nodeNamespace("obtenant-op");
     team = await nodeNamespace("obtenant-t");
+    untenanted = await nodeNamespace("obtenant-none");
     await installOpenBaoCrd(op);
     await op.kubectl(["apply", "--server-side", "--force-conflicts", "-f", TENANT_CRD]);
     await op.waitFor("crd/openbaotenants.openbao.org", "condition=Established", 120);
@@ -38,6 +40,7 @@ describe("openbao tenant mode: a cluster forms in an onboarded namespace", { tim
   after(async () => {
     await operator?.stop();
     await deleteNamespace(team);
+    await deleteNamespace(untenanted);
     await deleteNamespace(op);
   });
 
@@ -64,12 +67,31 @@ describe("openbao tenant mode: a cluster forms in an onboarded namespace", { tim
       metadata: { name: NAME, labels: { "tests.platform-operator/tenant": op.namespace } },
       spec: { version: BAO_DEFAULT_VERSION, replicas: 1, storage: { size: "128Mi" } },
     });
+    // A cluster in a namespace no tenant onboards, at the same time: it waits and says why.
+    await untenanted.apply({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: NAME, labels: { "tests.platform-operator/tenant": op.namespace } },
+      spec: { version: BAO_DEFAULT_VERSION, replicas: 1, storage: { size: "128Mi" } },
+    });
     const started = performance.now();
     await team.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=1", 900);
     await team.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.initialized}=true", 120);
     process.stdout.write(
       `# formed in ${((performance.now() - started) / 1000).toFixed(1)} s under the tenant\n`,
     );
+    const waiting = await untenanted.getJson(`openbaocluster/${NAME}`);
+    const available = (waiting.status?.conditions ?? []).find((c: Json) => c.type === "Available");
+    assert.equal(available?.reason, "TenantNotProvisioned", JSON.stringify(waiting.status));
+    assert.match(available?.message ?? "", new RegExp(untenanted.namespace));
+    const made = JSON.parse(await untenanted.kubectl(["get", "statefulsets,pods", "-o", "json"])).items;
+    assert.deepEqual(made, [], "nothing is created for a cluster whose namespace has no tenant");
+    const warned = JSON.parse(
+      await untenanted.kubectl(["get", "events.events.k8s.io", "-o", "json"]),
+    ).items.some((e: Json) => e.reason === "TenantNotProvisioned" && e.type === "Warning");
+    assert.ok(warned, "a Warning event says why it waits");
+    await untenanted.kubectl(["delete", "openbaocluster", NAME, "--wait=true", "--timeout=120s"]);
+
     const quota = await team.getJson("resourcequota/openbao-operator-tenant-quota");
     assert.ok(Number(quota.status?.used?.pods ?? 0) >= 1, "the quota counts the cluster's pod");
     const pod = await team.getJson(`pod/${NAME}-0`);
