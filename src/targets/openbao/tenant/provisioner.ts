@@ -25,7 +25,7 @@ import {
   ROLE,
   ROLE_BINDING,
 } from "../../../runtime/builtin-types.js";
-import type { CachedReader } from "../../../runtime/cached-reader.js";
+import { type CachedReader, liveReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { setCondition } from "../../../runtime/conditions.js";
 import { done, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
@@ -40,22 +40,12 @@ import { refuseTarget } from "./guard.js";
 import { type OperatorIdentity, planOffboarding, planTenant, type RoleRef, TENANT_LABELS } from "./plan.js";
 import { OPENBAOTENANT } from "./types.js";
 
-export { OPENBAOTENANT };
-
 const TYPES: Record<string, ResourceType> = {
   Role: ROLE,
   RoleBinding: ROLE_BINDING,
   ResourceQuota: RESOURCE_QUOTA,
   LimitRange: LIMIT_RANGE,
 };
-
-/** Reads straight from the API server: the provisioner used on its own (tests, a process without informers). */
-function liveReader(client: KubeClient): TenantReader {
-  return {
-    get: (type, name, namespace) => client.getOrUndefined(type, name, namespace),
-    list: async (type, query = {}) => (await client.list(type, query)).items,
-  } as TenantReader;
-}
 
 /** Upstream's waits: a tenant being deleted looks again while clusters remain; a missing namespace after a minute. */
 export const OFFBOARD_POLL_MS = 5_000;

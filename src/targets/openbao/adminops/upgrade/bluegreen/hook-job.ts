@@ -1,12 +1,13 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
+import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import { ApiError, isNotFound } from "../../../../../runtime/errors.js";
+import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { validationHookJobName } from "../job-names.js";
+import { deleteRunJob, upgradeRunIdOf } from "../run-jobs.js";
 import {
   buildHookJob,
   type HookObservation,
@@ -30,11 +31,8 @@ async function attemptJob(
   const legacy = await client.getOrUndefined<KubeObject>(JOB, legacyHookJobName(ref.name, bg), ref.namespace);
   if (legacy) return legacy;
   const job = await client.getOrUndefined<KubeObject>(JOB, validationHookJobName(ref.name), ref.namespace);
-  return job && runIdOf(job) === hookAttempt(bg) ? job : undefined;
+  return job && upgradeRunIdOf(job) === hookAttempt(bg) ? job : undefined;
 }
-
-const runIdOf = (job: KubeObject): string | undefined =>
-  job.metadata.annotations?.[OpenBaoAnnotation.UpgradeRunID];
 
 /** Where this attempt's hook Job stands; NotStarted when there is none yet. Reads only. */
 export async function observeHook(
@@ -69,15 +67,8 @@ export async function startHook(
   const ns = job.metadata.namespace!;
   const earlier = await deps.client.getOrUndefined<KubeObject>(JOB, name, ns);
   if (earlier) {
-    if (runIdOf(earlier) === hookAttempt(bg)) return;
-    await deps.client
-      .delete(JOB, name, ns, {
-        propagationPolicy: "Background",
-        preconditions: { uid: earlier.metadata.uid! },
-      })
-      .catch((e: unknown) => {
-        if (!isNotFound(e)) throw e;
-      });
+    if (upgradeRunIdOf(earlier) === hookAttempt(bg)) return;
+    await deleteRunJob(deps.client, earlier);
     return;
   }
   try {

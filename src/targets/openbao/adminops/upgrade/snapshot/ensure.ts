@@ -2,7 +2,7 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { OpenBaoAnnotation } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import { ApiError, isNotFound } from "../../../../../runtime/errors.js";
+import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
@@ -13,6 +13,7 @@ import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.
 import { buildExecutorJob } from "../../jobs/build.js";
 import { jobOutcome } from "../../jobs/result.js";
 import { ensureExecutorServiceAccount, snapshotUploadContract } from "../../jobs/snapshot-upload.js";
+import { deleteRunJob, upgradeRunIdOf } from "../run-jobs.js";
 import {
   backupServiceAccount,
   planSnapshot,
@@ -84,7 +85,7 @@ export async function ensurePreUpgradeSnapshot(
   // Upstream's name holds another upgrade's Job (the same generation asking for a new upgrade,
   // which only a changed running version does): that one goes first, once it has finished.
   const occupant = await deps.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
-  if (occupant) return makeRoom(deps, occupant, ref.namespace, opts);
+  if (occupant) return makeRoom(deps, occupant, opts);
 
   const caSecret = tlsEnabled(cluster) ? tlsSecretName(cluster) : undefined;
   const u = cluster.spec.upgrade;
@@ -139,7 +140,7 @@ export async function ensurePreUpgradeSnapshot(
     // Another pass (or a process that died after this call) created it first: that one counts.
     if (!(e instanceof ApiError && e.code === 409)) throw e;
     const raced = await deps.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
-    if (raced && runIdOf(raced) === opts.upgradeId) return report(deps, raced, jobName, ref.namespace);
+    if (raced && upgradeRunIdOf(raced) === opts.upgradeId) return report(deps, raced, jobName, ref.namespace);
     throw e;
   }
   deps.events?.record(cluster, {
@@ -150,9 +151,6 @@ export async function ensurePreUpgradeSnapshot(
   });
   return { state: "Running", jobName, key, message: `Job ${jobName} writes ${key}` };
 }
-
-const runIdOf = (job: KubeObject): string | undefined =>
-  job.metadata.annotations?.[OpenBaoAnnotation.UpgradeRunID];
 
 /**
  * This upgrade's snapshot Job, found by what every one carries whatever its name: the cluster's
@@ -171,7 +169,8 @@ async function findUpgradeSnapshotJob(
   return jobs.items
     .filter(
       (j) =>
-        j.metadata.annotations?.[OpenBaoAnnotation.BackupType] === "pre-upgrade" && runIdOf(j) === upgradeId,
+        j.metadata.annotations?.[OpenBaoAnnotation.BackupType] === "pre-upgrade" &&
+        upgradeRunIdOf(j) === upgradeId,
     )
     .sort((a, b) =>
       (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
@@ -186,25 +185,17 @@ async function findUpgradeSnapshotJob(
 async function makeRoom(
   deps: PreUpgradeSnapshotDeps,
   occupant: KubeObject,
-  namespace: string,
   opts: PreUpgradeSnapshotOptions,
 ): Promise<PreUpgradeSnapshotOutcome> {
   const name = occupant.metadata.name!;
-  const other = runIdOf(occupant) ?? "an unknown upgrade";
+  const other = upgradeRunIdOf(occupant) ?? "an unknown upgrade";
   if (jobOutcome(occupant, []).state === "running")
     return {
       state: "Running",
       jobName: name,
       message: `Job ${name} of ${other} still runs; this upgrade's waits for its name`,
     };
-  await deps.client
-    .delete(JOB, name, namespace, {
-      propagationPolicy: "Background",
-      preconditions: { uid: occupant.metadata.uid! },
-    })
-    .catch((e: unknown) => {
-      if (!isNotFound(e)) throw e;
-    });
+  await deleteRunJob(deps.client, occupant);
   return {
     state: "Running",
     jobName: name,
