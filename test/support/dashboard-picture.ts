@@ -11,7 +11,7 @@ const GRID_ROW = 30;
 const MARGIN = 4;
 const FONT = "DejaVu Sans, sans-serif";
 
-const escape = (s: string): string =>
+export const xmlText = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** Cuts text to what fits `px` at a font size (DejaVu Sans averages ~0.55 em per character). */
@@ -52,20 +52,20 @@ function panelSvg(p: ReturnType<typeof layout>[number]): string {
   const h = p.h * GRID_ROW - 2 * MARGIN;
   const parts = [
     `<rect x="${x}" y="${y}" width="${w}" height="${h}" rx="4" fill="#181b1f" stroke="#2c3235"/>`,
-    `<text x="${x + 10}" y="${y + 20}" font-size="14" font-weight="bold" fill="#d8d9da">${escape(fit(p.panel.title, w - 70, 14))}</text>`,
-    `<text x="${x + w - 10}" y="${y + 20}" font-size="10" fill="#6e7178" text-anchor="end">${escape(p.panel.type)}${p.panel.unit ? ` · ${escape(p.panel.unit)}` : ""}</text>`,
+    `<text x="${x + 10}" y="${y + 20}" font-size="14" font-weight="bold" fill="#d8d9da">${xmlText(fit(p.panel.title, w - 70, 14))}</text>`,
+    `<text x="${x + w - 10}" y="${y + 20}" font-size="10" fill="#6e7178" text-anchor="end">${xmlText(p.panel.type)}${p.panel.unit ? ` · ${xmlText(p.panel.unit)}` : ""}</text>`,
   ];
   const lines = what(p.panel);
   // What the panel is for, under its title: the description a user sees on hover in Grafana.
   const room = p.panel.type === "stat" ? 2 : Math.max(1, Math.floor((h - 60 - lines.length * 14) / 14));
   wrap(p.panel.description, w - 20, 11, room).forEach((line, i) => {
     parts.push(
-      `<text x="${x + 10}" y="${y + 38 + i * 14}" font-size="11" fill="#8e8e8e">${escape(line)}</text>`,
+      `<text x="${x + 10}" y="${y + 38 + i * 14}" font-size="11" fill="#8e8e8e">${xmlText(line)}</text>`,
     );
   });
   if (p.panel.type === "stat") {
     parts.push(
-      `<text x="${x + 10}" y="${y + h - 12}" font-size="11" fill="#73bf69">${escape(fit(lines[0] ?? "", w - 20, 11))}</text>`,
+      `<text x="${x + 10}" y="${y + h - 12}" font-size="11" fill="#73bf69">${xmlText(fit(lines[0] ?? "", w - 20, 11))}</text>`,
     );
   } else {
     if (p.panel.type === "timeseries") {
@@ -79,7 +79,7 @@ function panelSvg(p: ReturnType<typeof layout>[number]): string {
       const ly = y + h - 10 - (lines.length - 1 - i) * 14;
       parts.push(
         `<rect x="${x + 10}" y="${ly - 8}" width="10" height="3" fill="${colors[i % colors.length]}"/>`,
-        `<text x="${x + 26}" y="${ly}" font-size="11" fill="#ccccdc">${escape(fit(line, w - 36, 11))}</text>`,
+        `<text x="${x + 26}" y="${ly}" font-size="11" fill="#ccccdc">${xmlText(fit(line, w - 36, 11))}</text>`,
       );
     });
   }
@@ -96,8 +96,8 @@ export function dashboardSvg(spec: DashboardSpec): string {
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="${FONT}">`,
     `<rect width="100%" height="100%" fill="#111217"/>`,
-    `<text x="12" y="32" font-size="20" fill="#d8d9da">${escape(spec.title)}</text>`,
-    `<text x="${WIDTH - 12}" y="32" font-size="12" fill="#6e7178" text-anchor="end">${escape(
+    `<text x="12" y="32" font-size="20" fill="#d8d9da">${xmlText(spec.title)}</text>`,
+    `<text x="${WIDTH - 12}" y="32" font-size="12" fill="#6e7178" text-anchor="end">${xmlText(
       ["Data source", ...spec.variables.map((v) => v.label)].join(" · "),
     )}</text>`,
     `<g transform="translate(0, ${TOP})">`,
@@ -106,7 +106,7 @@ export function dashboardSvg(spec: DashboardSpec): string {
     const first = placed.find((p) => p.row === row);
     if (!first) continue;
     const y = (first.y - 1) * GRID_ROW;
-    out.push(`<text x="12" y="${y + 22}" font-size="15" fill="#d8d9da">▾ ${escape(row)}</text>`);
+    out.push(`<text x="12" y="${y + 22}" font-size="15" fill="#d8d9da">▾ ${xmlText(row)}</text>`);
   }
   for (const p of placed) out.push(panelSvg(p));
   out.push("</g></svg>");

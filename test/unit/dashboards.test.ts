@@ -145,13 +145,15 @@ describe("Grafana dashboards", () => {
 
 describe("dashboard pictures", () => {
   it("draw every panel of every dashboard into a PNG as wide as the grid", async () => {
-    const { dashboardSvg } = await import("../support/dashboard-picture.js");
+    const { dashboardSvg, xmlText } = await import("../support/dashboard-picture.js");
     const { dashboardPng } = await import("../support/render-dashboards.js");
     for (const spec of Object.values(DASHBOARDS)) {
       const svg = dashboardSvg(spec);
       for (const p of layout(spec)) {
-        const title = p.panel.title.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-        assert.ok(svg.includes(`>${title}</text>`), `${spec.uid}: ${p.panel.title} is not drawn`);
+        assert.ok(
+          svg.includes(`>${xmlText(p.panel.title)}</text>`),
+          `${spec.uid}: ${p.panel.title} is not drawn`,
+        );
       }
       const png = dashboardPng(svg);
       assert.equal(png.subarray(1, 4).toString("latin1"), "PNG");
