@@ -2,6 +2,7 @@ import { asBool, asDuration, asSection, asString } from "../../runtime/configval
 import { errorMessage } from "../../runtime/errors.js";
 import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
+import { DEFAULT_JOB_START_TIMEOUT_MS } from "./adminops/jobs/start-health.js";
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
 export interface OpenBaoTargetConfig {
@@ -19,6 +20,13 @@ export interface OpenBaoTargetConfig {
    * subcommand. spec.backup.image / OpenBaoRestore spec.image override it per object.
    */
   executorImage?: string;
+  /**
+   * How long a Job the target starts (backup, restore, pre-upgrade snapshot, validation hook) may
+   * take for its pod to start (`jobStartTimeout`, default 5m). A pod that cannot start (image pull,
+   * scheduling, a missing Secret) is reported at once; past this bound the operation fails, the Job
+   * is ended and the operation lock released. Unset means the default (DEFAULT_JOB_START_TIMEOUT_MS).
+   */
+  jobStartTimeoutMs?: number;
   /**
    * The prefix of the admission policies and bindings the chart installed (admissionPolicies.enabled
    * renders `admissionPolicies: { prefix: <release>- }`); checked once at start. Unset: none installed.
@@ -43,6 +51,7 @@ const KEYS = [
   "pollInterval",
   "clusterDomain",
   "executorImage",
+  "jobStartTimeout",
   "admissionPolicies",
   "tenants",
 ] as const;
@@ -67,6 +76,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       : asString(root["executorImage"], `${field}.executorImage`);
   if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
     throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
+  const jobStartTimeoutMs =
+    root["jobStartTimeout"] === undefined
+      ? DEFAULT_JOB_START_TIMEOUT_MS
+      : asDuration(root["jobStartTimeout"], `${field}.jobStartTimeout`);
+  if (jobStartTimeoutMs < 1000)
+    throw new ConfigError(`${field}.jobStartTimeout`, "must be at least 1s (e.g. 5m)");
   const policies =
     root["admissionPolicies"] === undefined
       ? undefined
@@ -87,6 +102,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
     clusterDomain,
     ...(executorImage ? { executorImage } : {}),
+    jobStartTimeoutMs,
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
   };
