@@ -100,6 +100,7 @@ export function setupAdminOps(
         client: manager.client,
         events: manager.events,
         access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+        jobStartTimeoutMs: config.jobStartTimeoutMs,
         snapshot: (cluster, opts) =>
           (
             wiring.preUpgradeSnapshot ??
