@@ -306,7 +306,7 @@ export class RestoreReconciler {
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
     const jobName = job.metadata.name!;
-    const health = jobStartHealth(job, pods, this.now(), this.startTimeoutMs);
+    const health = jobStartHealth(job, pods, this.now(), this.startTimeoutMs, r.status?.startTime);
     if (health.started) {
       await this.write(r, jobStarted(r, this.now(), jobName), rc);
       return requeueAfter(this.pollMs);

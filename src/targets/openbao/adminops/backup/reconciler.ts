@@ -305,7 +305,13 @@ export class BackupReconciler {
     const outcome = jobOutcome(job, pods.items);
     if (outcome.state === "running") {
       const timeoutMs = this.d.config.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;
-      const health = jobStartHealth(job, pods.items, this.now(), timeoutMs);
+      const health = jobStartHealth(
+        job,
+        pods.items,
+        this.now(),
+        timeoutMs,
+        cluster.status?.backup?.lastAttemptTime,
+      );
       if (!health.started && health.expired) {
         // Never started: the backup fails now, like a run that failed, and frees the lock; the Job
         // is ended so its pod stops retrying.

@@ -8,8 +8,9 @@ import { scrub } from "../../workload/pod-trouble.js";
  * blue-green validation hook), so "cannot start" means the same thing whichever operation waits,
  * and no operation holds the cluster's lock on a Job that never runs.
  *
- * The bound is counted from the Job's creation, which a restarted operator reads back from the Job
- * itself: no clock of the operator's own has to survive a restart.
+ * The bound is counted from when the operation started its Job: the time the operation persisted
+ * for its attempt when it has one (status.backup.lastAttemptTime, the restore's startTime), else the
+ * Job's creation. Both are read back by a restarted operator: no timer has to survive a restart.
  */
 
 /** Default bound: long enough for a slow registry, short enough not to block upgrades for long. */
@@ -112,10 +113,12 @@ export function jobStartHealth(
   pods: readonly KubeObject[],
   now: Date,
   timeoutMs: number = DEFAULT_JOB_START_TIMEOUT_MS,
+  startedAt?: string,
 ): JobStartHealth {
   if (finished(job) || pods.some(podStarted)) return { started: true };
+  const recorded = Date.parse(startedAt ?? "");
   const created = Date.parse(job.metadata.creationTimestamp ?? "");
-  const since = Number.isFinite(created) ? created : now.getTime();
+  const since = Number.isFinite(recorded) ? recorded : Number.isFinite(created) ? created : now.getTime();
   const deadline = new Date(since + timeoutMs);
   const expired = now.getTime() >= deadline.getTime();
   const newest = [...pods].sort((a, b) =>
