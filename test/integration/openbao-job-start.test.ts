@@ -375,4 +375,48 @@ describe("openbao Jobs that cannot start free the operation lock", () => {
     );
     assert.equal(await holder(), "");
   });
+
+  it("a backup with neither a JWT role nor a token Secret is refused, the root-token Secret unused", async () => {
+    await createOpenBaoCluster(client, ns, "noauth", {
+      replicas: 1,
+      backup: {
+        schedule: "0 0 1 1 *",
+        target: {
+          bucket: "snaps",
+          endpoint: "http://s3.invalid:9000",
+          credentialsSecretRef: { name: "s3-creds" },
+        },
+      },
+    });
+    await client.mergePatch(OPENBAOCLUSTER, "noauth", ns, { status: { initialized: true } }, "status");
+    // What an operator-initialized cluster keeps: never a backup's login.
+    await client.create(SECRET, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "noauth-root-token", namespace: ns },
+      stringData: { token: "s.root-not-a-real-token" },
+    });
+    await client.mergePatch(OPENBAOCLUSTER, "noauth", ns, {
+      metadata: { annotations: { "openbao.org/trigger-backup": "no-auth" } },
+    });
+    await new BackupReconciler({
+      client,
+      events: events(),
+      log: silentLogger(),
+      config,
+      clusters: { get: () => ({ metadata: {} }) as OpenBaoCluster },
+      stores: async () => ({ list: async () => [], delete: async () => {} }),
+      now: () => clock,
+    }).reconcile(`${ns}/noauth`, rc);
+    const c = await client.get<OpenBaoCluster>(OPENBAOCLUSTER, "noauth", ns);
+    const cond = c.status?.conditions?.find((x) => x.type === "BackingUp");
+    assert.equal(cond?.reason, "AuthenticationRequired");
+    assert.match(cond!.message, /spec\.backup\.jwtAuthRole .*spec\.backup\.tokenSecretRef/);
+    assert.equal(c.status?.operationLock?.holder ?? "", "");
+    const jobs = await client.list<KubeObject>(JOB, {
+      namespace: ns,
+      labelSelector: "openbao.org/cluster=noauth",
+    });
+    assert.equal(jobs.items.length, 0);
+  });
 });
