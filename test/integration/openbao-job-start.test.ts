@@ -11,6 +11,8 @@ import type { Informer } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { BackupReconciler } from "../../src/targets/openbao/adminops/backup/reconciler.js";
+import { observeHook, startHook } from "../../src/targets/openbao/adminops/upgrade/bluegreen/hook-job.js";
+import { ensurePreUpgradeSnapshot } from "../../src/targets/openbao/adminops/upgrade/snapshot/ensure.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
@@ -418,5 +420,114 @@ describe("openbao Jobs that cannot start free the operation lock", () => {
       labelSelector: "openbao.org/cluster=noauth",
     });
     assert.equal(jobs.items.length, 0);
+  });
+
+  it("a pre-upgrade snapshot whose pod cannot start says so, then fails the upgrade's snapshot at the bound", async () => {
+    await client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec: { upgrade: { preUpgradeSnapshot: true } } });
+    // These Jobs carry no attempt time of their own: the bound counts from the Job's creation, so the
+    // clock here is the wall clock.
+    let now = new Date();
+    const deps = { client, config, now: () => now };
+    const ensure = async () =>
+      ensurePreUpgradeSnapshot(deps, await cluster(), {
+        upgradeId: "2.7.2-to-2.8.0",
+        strategy: "RollingUpdate",
+      });
+    const first = await ensure();
+    assert.equal(first.state, "Running");
+    const jobName = first.jobName!;
+    await stagePod(jobName, waitingStatus("ErrImagePull", `pull access denied for ${IMAGE}`));
+    now = new Date(Date.now() + 5000);
+    const stuck = await ensure();
+    assert.equal(stuck.state, "Running");
+    assert.match(
+      stuck.notStarted ?? "",
+      new RegExp(`^Job ${jobName} cannot start \\(ErrImagePull: .*pull access denied`),
+    );
+    now = new Date(Date.now() + TIMEOUT_MS + 5000);
+    const failed = await ensure();
+    assert.equal(failed.state, "Failed");
+    assert.equal(failed.reason, "PreUpgradeBackupFailed");
+    assert.match(failed.message ?? "", /JobStartTimeout.*did not start within 300s \(ErrImagePull/);
+    const job = await client.get<KubeObject>(JOB, jobName, ns);
+    assert.equal((job["spec"] as { activeDeadlineSeconds?: number }).activeDeadlineSeconds, 1);
+    await client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec: { upgrade: null } });
+  });
+
+  it("a validation hook whose pod cannot start is a failed validation at the bound", async () => {
+    const bg = { operationID: "op-1", greenRevision: "g1", greenVersion: "2.8.0" };
+    await startHook({ client, events: events() }, await cluster(), bg, { image: IMAGE }, "cluster.local");
+    const jobName = `${NAME}-validation-hook`;
+    await client.get<KubeObject>(JOB, jobName, ns);
+    const pod = `${jobName}-p1`;
+    await client.create<KubeObject>(POD, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: pod, namespace: ns, labels: { "batch.kubernetes.io/job-name": jobName } },
+      spec: { containers: [{ name: "validation", image: IMAGE }] },
+    });
+    await client.mergePatch(
+      POD,
+      pod,
+      ns,
+      {
+        status: {
+          phase: "Pending",
+          containerStatuses: [
+            {
+              name: "validation",
+              image: IMAGE,
+              imageID: "",
+              ready: false,
+              restartCount: 0,
+              state: { waiting: { reason: "InvalidImageName", message: "couldn't parse image name" } },
+            },
+          ],
+        },
+      },
+      "status",
+    );
+    const seen = await observeHook(client, await cluster(), bg, {
+      now: new Date(Date.now() + 5000),
+      timeoutMs: TIMEOUT_MS,
+    });
+    assert.equal(seen.state, "Running");
+    assert.match(
+      seen.notStarted ?? "",
+      /InvalidImageName: pod bao-validation-hook-p1: container validation is in InvalidImageName/,
+    );
+    const late = await observeHook(client, await cluster(), bg, {
+      now: new Date(Date.now() + TIMEOUT_MS + 5000),
+      timeoutMs: TIMEOUT_MS,
+    });
+    assert.equal(late.state, "Failed");
+    assert.match(
+      late.message ?? "",
+      /^never started: Job bao-validation-hook did not start within 300s \(InvalidImageName/,
+    );
+    // Once the Job controller has failed it, the same verdict is read back from the Job.
+    await client.mergePatch(
+      JOB,
+      jobName,
+      ns,
+      {
+        status: {
+          startTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+          failed: 1,
+          conditions: ["FailureTarget", "Failed"].map((type) => ({
+            type,
+            status: "True",
+            reason: "DeadlineExceeded",
+            message: "Job was active longer than specified deadline",
+            lastProbeTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+          })),
+        },
+      },
+      "status",
+    );
+    const after = await observeHook(client, await cluster(), bg);
+    assert.equal(after.state, "Failed");
+    assert.match(after.message ?? "", /^never started: /);
   });
 });
