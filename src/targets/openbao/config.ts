@@ -2,7 +2,6 @@ import { asBool, asDuration, asSection, asString } from "../../runtime/configval
 import { errorMessage } from "../../runtime/errors.js";
 import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
-import { DEFAULT_JOB_START_TIMEOUT_MS } from "./adminops/jobs/start-health.js";
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
 export interface OpenBaoTargetConfig {
@@ -78,9 +77,9 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
   const jobStartTimeoutMs =
     root["jobStartTimeout"] === undefined
-      ? DEFAULT_JOB_START_TIMEOUT_MS
+      ? undefined
       : asDuration(root["jobStartTimeout"], `${field}.jobStartTimeout`);
-  if (jobStartTimeoutMs < 1000)
+  if (jobStartTimeoutMs !== undefined && jobStartTimeoutMs < 1000)
     throw new ConfigError(`${field}.jobStartTimeout`, "must be at least 1s (e.g. 5m)");
   const policies =
     root["admissionPolicies"] === undefined
@@ -102,7 +101,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
     clusterDomain,
     ...(executorImage ? { executorImage } : {}),
-    jobStartTimeoutMs,
+    ...(jobStartTimeoutMs !== undefined ? { jobStartTimeoutMs } : {}),
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
   };
