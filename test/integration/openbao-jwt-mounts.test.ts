@@ -175,4 +175,12 @@ describe("openbao JWT logins at upstream's auth/jwt-operator, and at auth/jwt as
     assert.ok(token);
     assert.ok((await policiesOf(token!)).includes("upgrade-test"));
   });
+
+  it("with no auth/jwt-operator mount at all (OpenBao answers 403), auth/jwt still logs in", async () => {
+    await root("DELETE", "sys/auth/jwt-operator");
+    const token = await login(await connection(bao.addr), executorAuth("legacy-backup"), {
+      jwtFile: await jwtFile("bao-backup-serviceaccount"),
+    });
+    assert.ok((await policiesOf(token)).includes("legacy-test"));
+  });
 });
