@@ -21,6 +21,13 @@ export const TriggerBackupAnnotation = "openbao.org/trigger-backup";
 export const AcknowledgeDataLossAnnotation = "openbao.org/acknowledge-data-loss";
 
 /**
+ * Written by the operator on one of its Jobs whose pod never started within the start bound, just
+ * before it ends that Job: the reason it was failed for, read back by whichever pass records the
+ * result (a restarted operator too), since the pod that showed the trouble is gone by then.
+ */
+export const JobStartFailureAnnotation = "openbao.org/job-start-failure";
+
+/**
  * Annotations and labels under upstream's names. `cluster`, `component` and `revision` are labels on
  * the objects the operator creates; the finalizer names appear here because upstream also lists them
  * among its keys.
@@ -236,6 +243,10 @@ export const OpenBaoClusterReason = {
   InlineCredentials: "InlineCredentials",
   Interrupted: "Interrupted",
   JobMissing: "JobMissing",
+  /** An operator Job's pod cannot start (image pull, scheduling, a missing Secret); it may still. */
+  JobNotStarted: "JobNotStarted",
+  /** An operator Job's pod did not start within the start bound: the operation failed. */
+  JobStartTimeout: "JobStartTimeout",
   NotSupported: "NotSupported",
   PodCrashLooping: "PodCrashLooping",
   PrePromotionHookStarted: "PrePromotionHookStarted",

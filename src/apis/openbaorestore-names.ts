@@ -43,6 +43,10 @@ export const OpenBaoRestoreReason = {
   InvalidRequest: "InvalidRequest",
   JobConflict: "JobConflict",
   JobMissing: "JobMissing",
+  /** The restore Job's pod cannot start yet (image pull, scheduling, a missing Secret). */
+  JobNotStarted: "JobNotStarted",
+  /** The restore Job's pod did not start within the start bound: the restore failed, nothing changed. */
+  JobStartTimeout: "JobStartTimeout",
   Validating: "Validating",
   /** The snapshot's hash file was sealed by another seal than the target's running one. */
   SealMismatch: "SealMismatch",

@@ -8,6 +8,7 @@ import {
   executorFiles,
   formatResult,
   fromEnv,
+  jwtMounts,
   MAX_RESULT_BYTES,
   objectKey,
   parseResult,
@@ -59,9 +60,11 @@ describe("openbao executor contract: Job env and mounts", () => {
       method: "jwt",
       role: "backup",
       audience: "openbao-internal",
-      mountPath: "jwt",
       expirationSeconds: 600,
     });
+    // No mount pinned: the executor tries upstream's auth/jwt-operator, then the earlier auth/jwt.
+    assert.deepEqual(jwtMounts(undefined), ["jwt-operator", "jwt"]);
+    assert.deepEqual(jwtMounts("/custom/"), ["custom"]);
     assert.equal(parsed.force, undefined, "force belongs to restores only");
     assert.equal(fromEnv(envOf(restoreToken)).force, true);
   });

@@ -20,6 +20,13 @@ export interface OpenBaoTargetConfig {
    */
   executorImage?: string;
   /**
+   * How long a Job the target starts (backup, restore, pre-upgrade snapshot, validation hook) may
+   * take for its pod to start (`jobStartTimeout`, default 5m). A pod that cannot start (image pull,
+   * scheduling, a missing Secret) is reported at once; past this bound the operation fails, the Job
+   * is ended and the operation lock released. Unset means the default (DEFAULT_JOB_START_TIMEOUT_MS).
+   */
+  jobStartTimeoutMs?: number;
+  /**
    * The prefix of the admission policies and bindings the chart installed (admissionPolicies.enabled
    * renders `admissionPolicies: { prefix: <release>- }`); checked once at start. Unset: none installed.
    */
@@ -43,6 +50,7 @@ const KEYS = [
   "pollInterval",
   "clusterDomain",
   "executorImage",
+  "jobStartTimeout",
   "admissionPolicies",
   "tenants",
 ] as const;
@@ -67,6 +75,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       : asString(root["executorImage"], `${field}.executorImage`);
   if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
     throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
+  const jobStartTimeoutMs =
+    root["jobStartTimeout"] === undefined
+      ? undefined
+      : asDuration(root["jobStartTimeout"], `${field}.jobStartTimeout`);
+  if (jobStartTimeoutMs !== undefined && jobStartTimeoutMs < 1000)
+    throw new ConfigError(`${field}.jobStartTimeout`, "must be at least 1s (e.g. 5m)");
   const policies =
     root["admissionPolicies"] === undefined
       ? undefined
@@ -87,6 +101,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),
     clusterDomain,
     ...(executorImage ? { executorImage } : {}),
+    ...(jobStartTimeoutMs !== undefined ? { jobStartTimeoutMs } : {}),
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
   };

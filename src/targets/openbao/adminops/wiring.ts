@@ -16,6 +16,7 @@ import { LABEL_CLUSTER, serverPodCluster } from "../identity.js";
 import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
+import { adminOpsJobPodCluster } from "./jobs/job-pods.js";
 import { BlueGreenUpgrade } from "./upgrade/bluegreen/manager.js";
 import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js";
 
@@ -99,6 +100,7 @@ export function setupAdminOps(
         client: manager.client,
         events: manager.events,
         access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+        jobStartTimeoutMs: config.jobStartTimeoutMs,
         snapshot: (cluster, opts) =>
           (
             wiring.preUpgradeSnapshot ??
@@ -138,5 +140,8 @@ export function setupAdminOps(
   controller.watchOwned(statefulSets, OPENBAOCLUSTER);
   // Voter pods only (any revision), as before the informers were shared: Job pods wake nothing here.
   controller.watchMapped(pods, serverPodCluster);
+  // The pods of its Jobs: one that cannot start (image pull, scheduling, a missing Secret) is
+  // reported within moments, and the wait for it is bounded (adminops/jobs/start-health.ts).
+  controller.watchMapped(pods, adminOpsJobPodCluster);
   manager.add(controller);
 }

@@ -20,7 +20,10 @@ export interface JwtAuth {
   role: string;
   /** Audience the projected token carries; OpenBao's role must bind it. */
   audience: string;
-  /** Mount path of the JWT auth method in OpenBao; default "jwt". */
+  /**
+   * Mount path of the JWT auth method in OpenBao. Unset: upstream's `jwt-operator` (where its
+   * selfInit.oidc bootstrap and its docs put it), then this operator's earlier `jwt` (jwtMounts).
+   */
   mountPath?: string;
   /** Lifetime asked of the kubelet for the projected token; default 600 (its minimum). */
   expirationSeconds?: number;
@@ -134,7 +137,16 @@ export const ExecutorEnv = {
   force: "OPENBAO_EXECUTOR_FORCE",
 } as const;
 
-export const DEFAULT_JWT_MOUNT_PATH = "jwt";
+/** Upstream's JWT auth mount for the operator and its Jobs (selfInit.oidc bootstraps it there). */
+export const DEFAULT_JWT_MOUNT_PATH = "jwt-operator";
+/** Where this operator logged in before it followed upstream; still tried, so such setups keep working. */
+export const LEGACY_JWT_MOUNT_PATH = "jwt";
+
+/** The mounts a JWT login tries, in order: the one set, else upstream's and then the earlier one. */
+export function jwtMounts(mountPath: string | undefined): string[] {
+  const set = mountPath?.replace(/^\/+|\/+$/g, "");
+  return set ? [set] : [DEFAULT_JWT_MOUNT_PATH, LEGACY_JWT_MOUNT_PATH];
+}
 export const DEFAULT_JWT_EXPIRATION_SECONDS = 600;
 export const DEFAULT_TOKEN_SECRET_KEY = "token";
 export const DEFAULT_CA_SECRET_KEY = "ca.crt";
@@ -352,7 +364,6 @@ export function withDefaults(job: ExecutorJob): ExecutorJob {
     job.auth.method === "jwt"
       ? {
           ...job.auth,
-          mountPath: job.auth.mountPath ?? DEFAULT_JWT_MOUNT_PATH,
           expirationSeconds: job.auth.expirationSeconds ?? DEFAULT_JWT_EXPIRATION_SECONDS,
         }
       : { ...job.auth, secretKey: job.auth.secretKey ?? DEFAULT_TOKEN_SECRET_KEY };

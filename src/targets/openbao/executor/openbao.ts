@@ -8,7 +8,7 @@ import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { http } from "../../../runtime/node-http.js";
-import type { ExecutorAuth } from "./contract.js";
+import { type ExecutorAuth, jwtMounts } from "./contract.js";
 
 export interface BaoConnection {
   address: string;
@@ -92,11 +92,24 @@ export async function login(
   }
   if (!files.jwtFile) throw new BaoError(undefined, "jwt auth: no ServiceAccount token file mounted");
   const jwt = (await readFile(files.jwtFile, "utf8")).trim();
-  const mount = (auth.mountPath ?? "jwt").replace(/^\/+|\/+$/g, "");
-  const res = await send(conn, "POST", `auth/${mount}/login`, {
-    body: JSON.stringify({ role: auth.role, jwt }),
-  });
-  if (res.statusCode !== 200) throw await failure(res, `jwt login with role "${auth.role}" at auth/${mount}`);
+  // Upstream's mount first; a refusal there (no such mount or role: 400/403/404) tries the next.
+  const tried: string[] = [];
+  let res: IncomingMessage | undefined;
+  let lastStatus: number | undefined;
+  for (const mount of jwtMounts(auth.mountPath)) {
+    const r = await send(conn, "POST", `auth/${mount}/login`, {
+      body: JSON.stringify({ role: auth.role, jwt }),
+    });
+    if (r.statusCode === 200) {
+      res = r;
+      break;
+    }
+    tried.push((await failure(r, `at auth/${mount}`)).message);
+    lastStatus = r.statusCode;
+    // A server error is the answer, not a sign of the wrong mount.
+    if (![400, 403, 404].includes(r.statusCode ?? 0)) break;
+  }
+  if (!res) throw new BaoError(lastStatus, `jwt login with role "${auth.role}" ${tried.join("; ")}`);
   let body: { auth?: { client_token?: string } };
   try {
     body = JSON.parse(await readSmall(res)) as typeof body;

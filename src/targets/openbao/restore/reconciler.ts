@@ -9,7 +9,7 @@ import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
 
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore, OpenBaoRestoreStatus } from "../../../apis/openbaorestore.js";
-import { OpenBaoRestoreKind } from "../../../apis/openbaorestore-names.js";
+import { OpenBaoRestoreCondition, OpenBaoRestoreKind } from "../../../apis/openbaorestore-names.js";
 import { JOB, POD, SECRET } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import {
@@ -26,6 +26,13 @@ import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
 import { StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import { endUnstartedJob } from "../adminops/jobs/end-unstarted.js";
+import {
+  DEFAULT_JOB_START_TIMEOUT_MS,
+  jobStartHealth,
+  notStartedMessage,
+  startTimeoutFailure,
+} from "../adminops/jobs/start-health.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { contention, REASON_LOCK_OVERRIDDEN, takeoverNote } from "../opslifecycle/contention.js";
@@ -34,7 +41,16 @@ import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } fr
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome, RestoreJobs, SnapshotProbe } from "./ports.js";
-import { completed, failed, isTerminal, lockWait, running, validating } from "./status.js";
+import {
+  completed,
+  failed,
+  isTerminal,
+  jobNotStarted,
+  jobStarted,
+  lockWait,
+  running,
+  validating,
+} from "./status.js";
 import { OPENBAORESTORE, RESTORE_API_VERSION, RESTORE_FIELD_MANAGER, RESTORE_FINALIZER } from "./types.js";
 import { readyToProbe, secretsToCheck, validateRestore } from "./validate.js";
 
@@ -48,6 +64,8 @@ export interface RestoreReconcilerDeps {
   now?: () => Date;
   /** Re-check period while waiting (a Secret, initialization, the lock) or while the Job runs. */
   pollMs?: number;
+  /** How long the restore Job's pod may take to start (the target's jobStartTimeout). */
+  jobStartTimeoutMs?: number;
 }
 
 const DEFAULT_POLL_MS = 15_000;
@@ -57,6 +75,7 @@ export class RestoreReconciler {
   private readonly lock: OperationLockStore;
   private readonly now: () => Date;
   private readonly pollMs: number;
+  private readonly startTimeoutMs: number;
 
   constructor(private readonly d: RestoreReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
@@ -67,6 +86,7 @@ export class RestoreReconciler {
       fieldManager: RESTORE_FIELD_MANAGER,
     });
     this.pollMs = d.pollMs ?? DEFAULT_POLL_MS;
+    this.startTimeoutMs = d.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;
   }
 
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
@@ -239,11 +259,9 @@ export class RestoreReconciler {
         { reason: OpenBaoRestoreReason.JobMissing },
         rc,
       );
-    let outcome: RestoreJobOutcome = this.d.jobs.outcome(job, []);
-    if (outcome.state === "running") return requeueAfter(this.pollMs);
     const pods = await this.d.client.list(POD, { namespace: ns, labelSelector: `job-name=${jobName}` });
-    outcome = this.d.jobs.outcome(job, pods.items);
-    if (outcome.state === "running") return requeueAfter(this.pollMs);
+    const outcome: RestoreJobOutcome = this.d.jobs.outcome(job, pods.items);
+    if (outcome.state === "running") return this.whileRunning(r, job, pods.items, rc);
     const startedMs = Date.parse(r.status?.startTime ?? "");
     const durationS =
       outcome.state === "succeeded" && outcome.durationMs !== undefined
@@ -274,6 +292,50 @@ export class RestoreReconciler {
       { reason: outcome.reason, durationS },
       rc,
     );
+  }
+
+  /**
+   * The Job has no result yet. Its pod may not have started: said in RestoreComplete at once with
+   * the pod's reason, and past the start bound the restore fails (nothing was changed), the Job is
+   * ended and the lock released, so no restore holds the cluster on a Job that never runs.
+   */
+  private async whileRunning(
+    r: OpenBaoRestore,
+    job: KubeObject,
+    pods: readonly KubeObject[],
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const jobName = job.metadata.name!;
+    const health = jobStartHealth(job, pods, this.now(), this.startTimeoutMs, r.status?.startTime);
+    if (health.started) {
+      await this.write(r, jobStarted(r, this.now(), jobName), rc);
+      return requeueAfter(this.pollMs);
+    }
+    if (health.expired) {
+      const failure = startTimeoutFailure(jobName, health, this.startTimeoutMs);
+      await endUnstartedJob(this.d.client, job, failure);
+      return this.finish(
+        r,
+        failed(r, this.now(), OpenBaoRestoreReason.JobStartTimeout, failure.message, { unchanged: true }),
+        { reason: OpenBaoRestoreReason.JobStartTimeout },
+        rc,
+      );
+    }
+    if (health.trouble) {
+      const message = notStartedMessage(jobName, health);
+      const was = r.status?.conditions?.find((c) => c.type === OpenBaoRestoreCondition.RestoreComplete);
+      const written = await this.write(r, jobNotStarted(r, this.now(), message), rc);
+      // One event when the trouble is first seen; the condition follows the pod after that.
+      if (was?.reason !== OpenBaoRestoreReason.JobNotStarted && written !== r)
+        this.event(written, {
+          type: "Warning",
+          reason: OpenBaoRestoreReason.JobNotStarted,
+          action: "Restore",
+          note: message,
+        });
+    }
+    const untilDeadline = health.deadline.getTime() - this.now().getTime() + 250;
+    return requeueAfter(Math.max(1000, Math.min(this.pollMs, untilDeadline)));
   }
 
   /**

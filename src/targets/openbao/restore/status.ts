@@ -113,6 +113,23 @@ export function running(r: OpenBaoRestore, now: Date, inp: RunningInput): OpenBa
   return s;
 }
 
+/** The Job exists and its pod cannot start yet: still Running, RestoreComplete names why. */
+export function jobNotStarted(r: OpenBaoRestore, now: Date, message: string): OpenBaoRestoreStatus {
+  return put(r, now, "Running", message, [
+    { type: C.RestoreComplete, status: "False", reason: R.JobNotStarted, message },
+  ]);
+}
+
+/** The Job runs (again, after trouble starting): RestoreComplete back to InProgress. */
+export function jobStarted(r: OpenBaoRestore, now: Date, jobName: string): OpenBaoRestoreStatus {
+  const cur = r.status?.conditions?.find((c) => c.type === C.RestoreComplete);
+  if (cur?.reason !== R.JobNotStarted) return r.status ?? {};
+  const message = `restore Job ${jobName} is running`;
+  return put(r, now, "Running", message, [
+    { type: C.RestoreComplete, status: "False", reason: R.InProgress, message },
+  ]);
+}
+
 export function completed(r: OpenBaoRestore, now: Date, size?: number): OpenBaoRestoreStatus {
   const msg = `snapshot ${r.spec.source.key} restored into ${r.spec.cluster}; ${FOLLOW_UP}`;
   const s = put(r, now, "Completed", msg, [

@@ -1,11 +1,13 @@
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import { OpenBaoRestoreManagers } from "../../../apis/openbaorestore-names.js";
-import { JOB } from "../../../runtime/builtin-types.js";
+import { JOB, POD } from "../../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../../runtime/controller.js";
 import type { Manager } from "../../../runtime/manager.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import { restoreJobPodOwner } from "../adminops/jobs/job-pods.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { LABEL_CLUSTER } from "../identity.js";
+import { POD_PRUNING } from "../pod-cache.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
 import { RestoreReconciler } from "./reconciler.js";
 import { OPENBAORESTORE } from "./types.js";
@@ -24,6 +26,9 @@ export interface RestorePorts {
 export function setupRestore(manager: Manager, config: OpenBaoTargetConfig, ports: RestorePorts): void {
   const restores = manager.informer<OpenBaoRestore>(OPENBAORESTORE);
   const jobs = manager.informer<KubeObject>(JOB, { labelSelector: LABEL_CLUSTER });
+  // The target's one pod cache (same selector and pruning as the workload's): a restore Job's pod
+  // that cannot start wakes its restore at once.
+  const pods = manager.informer<KubeObject>(POD, { labelSelector: LABEL_CLUSTER, prune: POD_PRUNING });
   const reconciler = new RestoreReconciler({
     client: manager.client,
     events: manager.events,
@@ -31,6 +36,7 @@ export function setupRestore(manager: Manager, config: OpenBaoTargetConfig, port
     restores,
     probe: ports.probe,
     jobs: ports.jobs,
+    jobStartTimeoutMs: config.jobStartTimeoutMs,
   });
   const controller = new Controller({
     name: RESTORE_CONTROLLER_NAME,
@@ -42,5 +48,6 @@ export function setupRestore(manager: Manager, config: OpenBaoTargetConfig, port
   // do not wake it again.
   controller.watchPrimary(restores, generationChanged);
   controller.watchOwned(jobs, OPENBAORESTORE);
+  controller.watchMapped(pods, (pod) => restoreJobPodOwner(pod, jobs, OPENBAORESTORE.kind));
   manager.add(controller);
 }

@@ -26,6 +26,13 @@ import { backupHolder, contention, type LockIdentity, OperationLockStore } from 
 import { egressRulesMissing } from "../../profile/egress.js";
 import { parseDurationMs } from "../../workload/certs/duration.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
+import { endUnstartedJob } from "../jobs/end-unstarted.js";
+import {
+  DEFAULT_JOB_START_TIMEOUT_MS,
+  jobStartHealth,
+  notStartedMessage,
+  startTimeoutFailure,
+} from "../jobs/start-health.js";
 import { runRetention } from "./apply-retention.js";
 import { BackupEvent } from "./events.js";
 import { ensureBackupJob } from "./job.js";
@@ -297,6 +304,21 @@ export class BackupReconciler {
     });
     const outcome = jobOutcome(job, pods.items);
     if (outcome.state === "running") {
+      const timeoutMs = this.d.config.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;
+      const health = jobStartHealth(
+        job,
+        pods.items,
+        this.now(),
+        timeoutMs,
+        cluster.status?.backup?.lastAttemptTime,
+      );
+      if (!health.started && health.expired) {
+        // Never started: the backup fails now, like a run that failed, and frees the lock; the Job
+        // is ended so its pod stops retrying.
+        const failure = startTimeoutFailure(jobName, health, timeoutMs);
+        await endUnstartedJob(this.d.client, job, failure);
+        return this.finish(cluster, jobName, { state: "failed", ...failure }, undefined, undefined, id, rc);
+      }
       // Renew (rate-limited by the lock store) so the lock shows the backup is alive. Renew only: a
       // restore that overrode this lock and has since released it must not see the backup take the
       // cluster back; the Job is left to end and its result is recorded without the lock.
@@ -306,7 +328,27 @@ export class BackupReconciler {
           { job: jobName, holder: r.current?.holder ?? "" },
           "backup Job still running without the operation lock (taken over)",
         );
-      return requeueAfter(RUNNING_POLL_MS);
+      if (!health.started && health.trouble) {
+        await this.condition(
+          cluster,
+          "True",
+          OpenBaoClusterReason.JobNotStarted,
+          notStartedMessage(jobName, health),
+          rc,
+          "Warning",
+        );
+        return requeueAfter(untilDeadline(health.deadline, this.now()));
+      }
+      // Started (or not in trouble yet): in progress again after a pull that cured itself.
+      const key = job.metadata.annotations?.[OpenBaoAnnotation.BackupKey];
+      await this.condition(
+        cluster,
+        "True",
+        BackupReason.BackupInProgress,
+        `Job ${jobName} writes ${key}`,
+        rc,
+      );
+      return requeueAfter(health.started ? RUNNING_POLL_MS : untilDeadline(health.deadline, this.now()));
     }
     const started = (job["status"] as { startTime?: string } | undefined)?.startTime;
     return this.finish(
@@ -418,6 +460,11 @@ export class BackupReconciler {
     const ms = next.getTime() - this.now().getTime();
     return requeueAfter(Math.min(Math.max(ms + 250, 1000), MAX_SLEEP_MS));
   }
+}
+
+/** Next look at a Job that has not started: its deadline, or the usual poll if that comes first. */
+function untilDeadline(deadline: Date, now: Date): number {
+  return Math.min(RUNNING_POLL_MS, Math.max(deadline.getTime() - now.getTime() + 250, 1000));
 }
 
 function stamp(d: Date): string {

@@ -1,6 +1,7 @@
 import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorResult, parseResult } from "../../executor/contract.js";
+import { recordedStartFailure } from "./start-health.js";
 
 /**
  * Where an executor Job stands, read from the Job's conditions and the executor's one-line result in
@@ -60,6 +61,9 @@ export function jobOutcome(job: KubeObject, pods: readonly KubeObject[]): JobOut
     };
   }
   if (result && !result.ok) return { state: "failed", reason: result.reason, message: result.error };
+  // Ended by the operator because its pod never started: the recorded reason, not DeadlineExceeded.
+  const unstarted = recordedStartFailure(job);
+  if (unstarted) return { state: "failed", ...unstarted };
   const why = failedCond?.reason ?? "JobFailed";
   return {
     state: "failed",

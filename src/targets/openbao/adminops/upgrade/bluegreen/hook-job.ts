@@ -6,6 +6,13 @@ import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
+import { endUnstartedJob } from "../../jobs/end-unstarted.js";
+import {
+  DEFAULT_JOB_START_TIMEOUT_MS,
+  jobStartHealth,
+  notStartedMessage,
+  startTimeoutFailure,
+} from "../../jobs/start-health.js";
 import { validationHookJobName } from "../job-names.js";
 import { deleteRunJob, upgradeRunIdOf } from "../run-jobs.js";
 import {
@@ -34,11 +41,16 @@ async function attemptJob(
   return job && upgradeRunIdOf(job) === hookAttempt(bg) ? job : undefined;
 }
 
-/** Where this attempt's hook Job stands; NotStarted when there is none yet. Reads only. */
+/**
+ * Where this attempt's hook Job stands; NotStarted when there is none yet. A Job whose pod cannot
+ * start is Running with the reason, and Failed past the start bound (the Job is then ended, the one
+ * write here): a hook that never ran has not validated green.
+ */
 export async function observeHook(
   client: KubeClient,
   cluster: OpenBaoCluster,
   bg: BlueGreenStatus,
+  start: { now: Date; timeoutMs: number } = { now: new Date(), timeoutMs: DEFAULT_JOB_START_TIMEOUT_MS },
 ): Promise<HookObservation> {
   const job = await attemptJob(client, cluster, bg);
   if (!job) return { state: "NotStarted", jobName: validationHookJobName(refOf(cluster).name) };
@@ -47,7 +59,15 @@ export async function observeHook(
     namespace: job.metadata.namespace ?? refOf(cluster).namespace,
     labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
   });
-  return hookOutcome(job, pods.items);
+  const seen = hookOutcome(job, pods.items);
+  if (seen.state !== "Running") return seen;
+  const health = jobStartHealth(job, pods.items, start.now, start.timeoutMs);
+  if (health.started) return seen;
+  if (!health.expired)
+    return health.trouble ? { ...seen, notStarted: notStartedMessage(jobName, health) } : seen;
+  const failure = startTimeoutFailure(jobName, health, start.timeoutMs);
+  await endUnstartedJob(client, job, failure);
+  return { state: "Failed", jobName, message: `never started: ${failure.message}` };
 }
 
 /**

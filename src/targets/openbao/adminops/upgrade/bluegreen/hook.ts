@@ -18,6 +18,7 @@ import { API_PORT, Component, clusterLabels, podAddress } from "../../../identit
 import { namedPullSecrets } from "../../../validate/secret-refs.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "../../jobs/one-shot.js";
+import { recordedStartFailure } from "../../jobs/start-health.js";
 import { validationHookJobName } from "../job-names.js";
 import type { BlueGreenSettings, BlueGreenStatus } from "./types.js";
 
@@ -35,6 +36,8 @@ export interface HookObservation {
   state: "NotStarted" | "Running" | "Succeeded" | "Failed";
   jobName: string;
   message?: string;
+  /** While Running: why its pod cannot start (jobs/start-health.ts). */
+  notStarted?: string;
 }
 
 /**
@@ -132,6 +135,9 @@ export function hookOutcome(job: KubeObject, pods: readonly KubeObject[]): HookO
   if (conds.some((c) => c.type === "Complete")) return { state: "Succeeded", jobName };
   const failed = conds.find((c) => c.type === "Failed");
   if (!failed) return { state: "Running", jobName };
+  // Ended by the operator because its pod never started (hook-job.ts): that, not the deadline.
+  const unstarted = recordedStartFailure(job);
+  if (unstarted) return { state: "Failed", jobName, message: `never started: ${unstarted.message}` };
   if (failed.reason === OpenBaoClusterReason.DeadlineExceeded)
     return { state: "Failed", jobName, message: "did not finish within timeoutSeconds" };
   const terminated = pods

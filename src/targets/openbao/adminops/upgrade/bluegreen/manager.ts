@@ -29,6 +29,7 @@ import {
   OperationLockStore,
 } from "../../../opslifecycle/index.js";
 import { imageOf } from "../../../workload/statefulsets/build.js";
+import { DEFAULT_JOB_START_TIMEOUT_MS } from "../../jobs/start-health.js";
 import { setUpgrading } from "../core/condition.js";
 import { upgradeLock } from "../core/lock.js";
 import {
@@ -54,6 +55,8 @@ export interface BlueGreenDeps {
   events: EventRecorder;
   access: BaoAccess;
   now?: () => Date;
+  /** How long the hook Job's pod may take to start (the target's jobStartTimeout). */
+  jobStartTimeoutMs?: number;
   /** Pre-upgrade snapshot (U2's ensurePreUpgradeSnapshot), when wired. */
   snapshot?: (
     cluster: OpenBaoCluster,
@@ -93,7 +96,12 @@ export class BlueGreenUpgrade {
     const snapshot = await this.snapshot(cluster, bg, from, rc);
     const hookSpec = cluster.spec.upgrade?.blueGreen?.verification?.prePromotionHook;
     const hook =
-      hookSpec && bg.phase === "Syncing" ? await observeHook(this.d.client, cluster, bg) : undefined;
+      hookSpec && bg.phase === "Syncing"
+        ? await observeHook(this.d.client, cluster, bg, {
+            now: this.now(),
+            timeoutMs: this.d.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS,
+          })
+        : undefined;
     const now = this.now();
     const plan = planBlueGreen(
       specOf(cluster),

@@ -158,7 +158,11 @@ function planIdle(
     if (snap === "Running")
       return {
         actions: [],
-        condition: inProgress("waiting for the pre-upgrade snapshot"),
+        condition: inProgress(
+          obs.snapshot?.notStarted
+            ? `waiting for the pre-upgrade snapshot: ${obs.snapshot.notStarted}`
+            : "waiting for the pre-upgrade snapshot",
+        ),
         requeueAfterMs: POLL_MS,
       };
     if (snap === "Failed")
@@ -317,7 +321,13 @@ function planSyncing(
     const hook = obs.hook;
     if (!hook || hook.state === "NotStarted")
       return { ...wait(bg, "green is in sync: running the pre-promotion hook"), startHook: true };
-    if (hook.state === "Running") return wait(bg, `pre-promotion hook Job ${hook.jobName} is running`);
+    if (hook.state === "Running")
+      return wait(
+        bg,
+        hook.notStarted
+          ? `pre-promotion hook: ${hook.notStarted}`
+          : `pre-promotion hook Job ${hook.jobName} is running`,
+      );
     if (hook.state === "Failed")
       return validationFailed(
         bg,

@@ -45,12 +45,20 @@ export interface Observed {
   blueReady: number;
   raft?: RaftView;
   /** This attempt's pre-promotion hook Job, read while green syncs (when a hook is set). */
-  hook?: { state: "NotStarted" | "Running" | "Succeeded" | "Failed"; jobName: string; message?: string };
+  hook?: {
+    state: "NotStarted" | "Running" | "Succeeded" | "Failed";
+    jobName: string;
+    message?: string;
+    /** While Running: why its pod cannot start (jobs/start-health.ts), shown in the condition. */
+    notStarted?: string;
+  };
   /** Pre-upgrade snapshot (U2's ensurePreUpgradeSnapshot), when one is asked for. */
   snapshot?: {
     state: "NotRequested" | "Running" | "Succeeded" | "Failed";
     jobName?: string;
     message?: string;
+    /** While Running: why its pod cannot start (jobs/start-health.ts), shown in the condition. */
+    notStarted?: string;
   };
 }
 

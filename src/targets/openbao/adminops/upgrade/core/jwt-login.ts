@@ -3,8 +3,9 @@
  * token, for clusters whose root token was revoked (self-init) and that keep no long-lived token in
  * a Secret. The operator asks the API server for a short-lived token of the cluster's upgrade
  * ServiceAccount (`<name>-upgrade-serviceaccount`, the one the pre-upgrade snapshot Job runs as), audience
- * `openbao-internal` like the executor Jobs, and logs in at the `jwt` auth mount with that role, so
- * one OpenBao role serves the snapshot Job and the step-down alike.
+ * `openbao-internal` like the executor Jobs, and logs in with that role where the executor does
+ * (upstream's `jwt-operator` mount, then the `jwt` mount this operator used before), so one OpenBao
+ * role serves the snapshot Job and the step-down alike.
  *
  * Tokens are kept in memory until shortly before they expire: a pass every few seconds must not
  * log in every time. Nothing here is logged; errors name the role and the HTTP status only.
@@ -15,12 +16,12 @@ import type { KubeClient } from "../../../../../runtime/client.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import { BaoClient } from "../../../baoclient/client.js";
 import { refOf, servingRef } from "../../../cluster-ref.js";
+import { jwtMounts } from "../../../executor/contract.js";
 import { Component, revisionNames, voterSetName } from "../../../identity.js";
 import { EXECUTOR_JWT_AUDIENCE, ensureExecutorServiceAccount } from "../../jobs/snapshot-upload.js";
 import { upgradeServiceAccount } from "../snapshot/plan.js";
 import { type BaoAccess, podClient } from "./observe.js";
 
-const JWT_MOUNT = "jwt";
 /** How long the ServiceAccount token asked for lives (the API server's minimum is 10 minutes). */
 const SA_TOKEN_SECONDS = 600;
 /** A cached OpenBao token is dropped this long before it expires. */
@@ -64,7 +65,7 @@ export async function jwtUpgradeToken(
         pod,
         (ep) => access.baoClient?.(ep) ?? new BaoClient(ep),
       );
-      const { token, leaseSeconds } = await member.jwtLogin(JWT_MOUNT, role, jwt, signal);
+      const { token, leaseSeconds } = await loginAtMounts(member, role, jwt, signal);
       const reuse =
         leaseSeconds > 0 ? Math.min(leaseSeconds * 1000 - EXPIRY_MARGIN_MS, MAX_REUSE_MS) : MAX_REUSE_MS;
       if (reuse > 0) cache.set(key, { token, until: now + reuse });
@@ -78,6 +79,25 @@ export async function jwtUpgradeToken(
   throw new Error(
     `spec.upgrade.jwtAuthRole: JWT login as ${JSON.stringify(role)} to ${serving.name} failed: ${last}`,
   );
+}
+
+/** The executor's mounts in its order (executor/contract.ts jwtMounts); every refusal is named. */
+async function loginAtMounts(
+  member: Pick<BaoClient, "jwtLogin">,
+  role: string,
+  jwt: string,
+  signal?: AbortSignal,
+): Promise<{ token: string; leaseSeconds: number }> {
+  const refused: string[] = [];
+  for (const mount of jwtMounts(undefined)) {
+    try {
+      return await member.jwtLogin(mount, role, jwt, signal);
+    } catch (e) {
+      signal?.throwIfAborted();
+      refused.push(`at auth/${mount}: ${errorMessage(e)}`);
+    }
+  }
+  throw new Error(refused.join("; "));
 }
 
 /**

@@ -187,7 +187,9 @@ export class UpgradeManager {
         cluster,
         "True",
         UpgradeReason.Started,
-        `upgrade ${from} → ${to}: waiting for the pre-upgrade snapshot${snap.jobName ? ` Job ${snap.jobName}` : ""}`,
+        snap.notStarted
+          ? `upgrade ${from} → ${to}: waiting for the pre-upgrade snapshot: ${snap.notStarted}`
+          : `upgrade ${from} → ${to}: waiting for the pre-upgrade snapshot${snap.jobName ? ` Job ${snap.jobName}` : ""}`,
         rc,
       );
       return requeueAfter(SNAPSHOT_POLL_MS);

@@ -12,6 +12,8 @@ export interface SnapshotOutcome {
   jobName?: string;
   reason?: string;
   message?: string;
+  /** While Running: why its pod cannot start (jobs/start-health.ts), shown in the condition. */
+  notStarted?: string;
 }
 
 export interface PreUpgradeSnapshotOptions {

@@ -11,8 +11,15 @@ import { objectKey } from "../../../executor/contract.js";
 import { type ClusterRef, Component, LABEL_CLUSTER } from "../../../identity.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { buildExecutorJob } from "../../jobs/build.js";
+import { endUnstartedJob } from "../../jobs/end-unstarted.js";
 import { jobOutcome } from "../../jobs/result.js";
 import { ensureExecutorServiceAccount, snapshotUploadContract } from "../../jobs/snapshot-upload.js";
+import {
+  DEFAULT_JOB_START_TIMEOUT_MS,
+  jobStartHealth,
+  notStartedMessage,
+  startTimeoutFailure,
+} from "../../jobs/start-health.js";
 import { deleteRunJob, upgradeRunIdOf } from "../run-jobs.js";
 import {
   backupServiceAccount,
@@ -36,7 +43,7 @@ export interface PreUpgradeSnapshotDeps {
   client: KubeClient;
   /** One event when the Job is created; none per pass. */
   events?: EventRecorder;
-  config: Pick<OpenBaoTargetConfig, "executorImage">;
+  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs">;
   now?: () => Date;
 }
 
@@ -56,6 +63,8 @@ export interface PreUpgradeSnapshotOutcome {
   message?: string;
   /** Object key the snapshot was (or is being) written to. */
   key?: string;
+  /** While Running: why its pod cannot start (jobs/start-health.ts), shown in the condition. */
+  notStarted?: string;
 }
 
 export const PreUpgradeSnapshotEvent = { JobCreated: "PreUpgradeSnapshotJobCreated" } as const;
@@ -213,10 +222,24 @@ async function report(
     namespace,
     labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
   });
-  const outcome = jobOutcome(job, pods.items);
+  let outcome = jobOutcome(job, pods.items);
   const annotated = job.metadata.annotations?.[OpenBaoAnnotation.BackupKey];
-  if (outcome.state === "running")
-    return { state: "Running", jobName, key: annotated, message: `Job ${jobName} is running` };
+  if (outcome.state === "running") {
+    const timeoutMs = deps.config.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;
+    const health = jobStartHealth(job, pods.items, (deps.now ?? (() => new Date()))(), timeoutMs);
+    if (health.started || !health.expired)
+      return {
+        state: "Running",
+        jobName,
+        key: annotated,
+        message: `Job ${jobName} is running`,
+        ...(!health.started && health.trouble ? { notStarted: notStartedMessage(jobName, health) } : {}),
+      };
+    // Never started: the snapshot fails, so the upgrade says so and gives the lock back.
+    const failure = startTimeoutFailure(jobName, health, timeoutMs);
+    await endUnstartedJob(deps.client, job, failure);
+    outcome = { state: "failed", ...failure };
+  }
   if (outcome.state === "succeeded") {
     const key = outcome.key ?? annotated;
     const size = outcome.size !== undefined ? ` (${outcome.size} bytes)` : "";
