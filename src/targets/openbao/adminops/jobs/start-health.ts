@@ -81,16 +81,21 @@ function podStarted(pod: KubeObject): boolean {
   );
 }
 
+/** Kubernetes' own reason on PodScheduled=False, passed on as the trouble's reason. */
+const POD_UNSCHEDULABLE = "Unschedulable";
+/** Ours: the Job made no pod at all (quota, admission, a missing ServiceAccount). */
+const NO_POD = "NoPod";
+
 /** Why one pod cannot start, when its status says so. */
 export function podStartTrouble(pod: KubeObject): StartTrouble | undefined {
   const st = (pod["status"] ?? {}) as PodStatus;
   const name = pod.metadata.name ?? "";
   const unschedulable = st.conditions?.find(
-    (c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+    (c) => c.type === "PodScheduled" && c.status === "False" && c.reason === POD_UNSCHEDULABLE,
   );
   if (unschedulable)
     return {
-      reason: "Unschedulable",
+      reason: POD_UNSCHEDULABLE,
       message: `pod ${name} cannot be scheduled${unschedulable.message ? `: ${scrub(unschedulable.message)}` : ""}`,
     };
   for (const c of [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])]) {
@@ -127,7 +132,7 @@ export function jobStartHealth(
   let trouble = newest ? podStartTrouble(newest) : undefined;
   if (!newest && now.getTime() - since >= NO_POD_GRACE_MS)
     trouble = {
-      reason: "NoPod",
+      reason: NO_POD,
       message: `Job ${job.metadata.name} has no pod (see the Job's events: quota, admission or a missing ServiceAccount)`,
     };
   return { started: false, ...(trouble ? { trouble } : {}), deadline, expired };
