@@ -34,6 +34,12 @@ export interface OpenBaoTargetConfig {
    * several installs side by side.
    */
   tenants?: { serviceAccount: string; operatorNamespace?: string; clusterSelector?: string };
+  /**
+   * `gatewayAPI: false` (the chart's gatewayAPI.enabled: false, which grants no Gateway API RBAC):
+   * the route kinds are never read, watched or written, even where they are served, and a cluster
+   * asking for spec.gateway is told the operator runs without them. Default true.
+   */
+  gatewayAPI: boolean;
 }
 
 const KEYS = [
@@ -45,6 +51,7 @@ const KEYS = [
   "executorImage",
   "admissionPolicies",
   "tenants",
+  "gatewayAPI",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -89,6 +96,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     ...(executorImage ? { executorImage } : {}),
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
+    gatewayAPI: asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`),
   };
 }
 
