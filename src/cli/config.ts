@@ -213,7 +213,10 @@ function parseMetrics(m: Record<string, unknown>): NonNullable<ProcessConfig["me
   }
   if (asBool(m["selfSigned"] ?? false, "metrics.selfSigned")) {
     if (out.certFile !== undefined)
-      throw new ConfigError("metrics.selfSigned", "excludes certFile and keyFile: one certificate or the other");
+      throw new ConfigError(
+        "metrics.selfSigned",
+        "excludes certFile and keyFile: one certificate or the other",
+      );
     out.selfSigned = true;
   }
   // Only "off" is recorded: a metrics section serves /metrics unless it says otherwise.

@@ -23,6 +23,10 @@ chart test compares these rules with the API server's audit log.
 {{- $_ := set $k "tokenFile" (include "po.vaultTokenPath" .) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (eq .target "openbao") (not .root.Values.gatewayAPI.enabled) -}}
+{{- /* No Gateway API RBAC is granted, so the target must not read those kinds either. */ -}}
+{{- $_ := set $cfg "gatewayAPI" false -}}
+{{- end -}}
 {{- if and (eq .target "openbao") .root.Values.admissionPolicies.enabled -}}
 {{- /* The bindings the target checks at start are this release's (templates/admission-policies.yaml). */ -}}
 {{- $_ := set $cfg "admissionPolicies" (dict "prefix" (printf "%s-" .root.Release.Name)) -}}
@@ -133,9 +137,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 # is served, the cluster's own routes are watched by label (list, watch), since every pass also
 # looks for a route this cluster made and no longer wants, with or without spec.gateway; get only
 # for a route this process just wrote and its watch has not shown yet.
+{{- if .Values.gatewayAPI.enabled }}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [httproutes, tlsroutes, backendtlspolicies]
   verbs: [get, list, watch, create, patch, delete]
+{{- end }}
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -186,9 +192,11 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [list, watch, create, patch, delete]
+{{- if .Values.gatewayAPI.enabled }}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gateways, httproutes]
   verbs: [list, watch, create, patch, delete]
+{{- end }}
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -278,9 +286,11 @@ only those three Role names.
 
 {{/* The gitlab target reads no CRD; the GatewayClass its chart renders is cluster-scoped. */}}
 {{- define "po.clusterRules.gitlab" -}}
+{{- if .Values.gatewayAPI.enabled -}}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses]
   verbs: [list, watch, create, patch, delete]
+{{- end -}}
 {{- end -}}
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}

@@ -71,8 +71,7 @@ export async function reconcileNetwork(
 ): Promise<ServiceOutcome> {
   const ref = networkRef(cluster);
   const withoutGatewayAPI = opts.gatewayAPI === false;
-  const gatewayApi =
-    cluster.spec.gateway?.enabled && !withoutGatewayAPI ? await servedGatewayKinds(ctx) : {};
+  const gatewayApi = cluster.spec.gateway?.enabled && !withoutGatewayAPI ? await servedGatewayKinds(ctx) : {};
   const apiServer = apiServerEgress(cluster, await observeApiServer(ctx));
   const inputs: NetworkInputs = {
     apiServer,
