@@ -116,11 +116,20 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
       ["--set=securityContext.capabilities.drop={NET_RAW}", /securityContext.capabilities.drop/],
       ["--set=podSecurityContext.seccompProfile.type=Unconfined", /podSecurityContext.seccompProfile.type/],
       ["--set=securityContext.appArmorProfile.type=Unconfined", /securityContext.appArmorProfile.type/],
-      ["--set=securityContext.seLinuxOptions.user=root", /securityContext\/seLinuxOptions.*'user' not allowed/],
+      [
+        "--set=securityContext.seLinuxOptions.user=root",
+        /securityContext\/seLinuxOptions.*'user' not allowed/,
+      ],
       ["--set=securityContext.procMount=Unmasked", /securityContext.procMount/],
       ["--set=securityContext.readOnlyRootFilesystem=false", /securityContext.readOnlyRootFilesystem/],
-      ["--set=podSecurityContext.sysctls[0].name=net.core.somaxconn", /podSecurityContext.*'sysctls' not allowed/],
-      ["--set=podSecurityContext.windowsOptions.hostProcess=true", /podSecurityContext.*'windowsOptions' not allowed/],
+      [
+        "--set=podSecurityContext.sysctls[0].name=net.core.somaxconn",
+        /podSecurityContext.*'sysctls' not allowed/,
+      ],
+      [
+        "--set=podSecurityContext.windowsOptions.hostProcess=true",
+        /podSecurityContext.*'windowsOptions' not allowed/,
+      ],
     ];
     for (const [arg, message] of refused) assert.match(await renderFails([arg]), message, arg);
     // A default taken away with null: the merged result must still say what restricted needs.
