@@ -37,9 +37,9 @@ export interface OpenBaoTargetConfig {
   /**
    * `gatewayAPI: false` (the chart's gatewayAPI.enabled: false, which grants no Gateway API RBAC):
    * the route kinds are never read, watched or written, even where they are served, and a cluster
-   * asking for spec.gateway is told the operator runs without them. Default true.
+   * asking for spec.gateway is told the operator runs without them. Only "off" is recorded.
    */
-  gatewayAPI: boolean;
+  gatewayAPI?: false;
 }
 
 const KEYS = [
@@ -96,7 +96,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     ...(executorImage ? { executorImage } : {}),
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
-    gatewayAPI: asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`),
+    ...(asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`) ? {} : { gatewayAPI: false as const }),
   };
 }
 

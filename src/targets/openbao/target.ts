@@ -151,7 +151,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         services ??
         (await import("./services-default.js")).defaultServices({
           operatorNamespace: inClusterNamespace(),
-          gatewayAPI: config.gatewayAPI,
+          ...(config.gatewayAPI === false ? { gatewayAPI: false } : {}),
         });
       // Tenant mode sees the clusters of every namespace, so one whose namespace has no tenant is
       // told so; what a pass reads and writes is watched only where the target has access. Its
@@ -180,7 +180,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
-      watchWhatAPassReads(manager, owned, config.gatewayAPI);
+      watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
       const reconciler = new OpenBaoClusterReconciler({
         client: manager.client,
         reader: manager.reader,

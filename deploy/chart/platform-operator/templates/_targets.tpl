@@ -137,11 +137,9 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 # is served, the cluster's own routes are watched by label (list, watch), since every pass also
 # looks for a route this cluster made and no longer wants, with or without spec.gateway; get only
 # for a route this process just wrote and its watch has not shown yet.
-{{- if .Values.gatewayAPI.enabled }}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [httproutes, tlsroutes, backendtlspolicies]
   verbs: [get, list, watch, create, patch, delete]
-{{- end }}
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -192,11 +190,9 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [list, watch, create, patch, delete]
-{{- if .Values.gatewayAPI.enabled }}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gateways, httproutes]
   verbs: [list, watch, create, patch, delete]
-{{- end }}
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
@@ -286,14 +282,32 @@ only those three Role names.
 
 {{/* The gitlab target reads no CRD; the GatewayClass its chart renders is cluster-scoped. */}}
 {{- define "po.clusterRules.gitlab" -}}
-{{- if .Values.gatewayAPI.enabled -}}
 - apiGroups: [gateway.networking.k8s.io]
   resources: [gatewayclasses]
   verbs: [list, watch, create, patch, delete]
-{{- end -}}
 {{- end -}}
 
 {{/* Every configuration section of a process, for the pod template's checksum. */}}
 {{- define "po.targetConfigs" -}}
 {{- range .targets }}{{ include "po.targetConfig" (dict "root" $.root "target" . "proc" $.proc) }}{{ end -}}
+{{- end -}}
+
+{{/*
+The rules of the named block (.name) for the chart's values (.root): as written, or, with
+gatewayAPI.enabled false, without any rule on the Gateway API's group. The blocks stay plain YAML
+(tests read them as such).
+*/}}
+{{- define "po.rules" -}}
+{{- $text := include .name .root -}}
+{{- if .root.Values.gatewayAPI.enabled -}}
+{{- $text -}}
+{{- else -}}
+{{- $kept := list -}}
+{{- range (fromYamlArray $text) -}}
+{{- if not (has "gateway.networking.k8s.io" .apiGroups) -}}
+{{- $kept = append $kept . -}}
+{{- end -}}
+{{- end -}}
+{{- if $kept }}{{ toYaml $kept }}{{ end -}}
+{{- end -}}
 {{- end -}}
