@@ -1,8 +1,10 @@
 /**
  * VaultSeed benchmark against real OpenBao and a real kube-apiserver (`npm run bench:vault`).
  *
- * For 0, 1,000 and 10,000 objects: the time of the first full seed, then a quiet pass — a fresh
- * operator process reconciling every object once with nothing to change — with OpenBao's requests
+ * For 0, 1,000 and 10,000 objects: the time of the first full seed (and, as its floor, the time a
+ * plain client takes for the same per-path requests at the same concurrency: bench/kv-floor.ts),
+ * then a quiet pass — a fresh operator process reconciling every object once with nothing to
+ * change — with OpenBao's requests
  * counted by OpenBao's own file audit device, writes to OpenBao and to the API server, and the
  * operator's memory: RSS once ready (caches synced, before any work; with 0 objects this is the idle
  * operator), RSS after the first seed, and the peak RSS (VmHWM) of the seeding and the quiet process.
@@ -24,6 +26,7 @@ import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testenv/openbao.js";
 import { makeTempDir } from "../src/testenv/tempdirs.js";
+import { kvFloorSeconds } from "./kv-floor.js";
 import { cpuSeconds } from "./proc.js";
 
 const VAULTSEED: ResourceType = {
@@ -203,14 +206,18 @@ async function stopOperator(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** Reconciles the vault target runs at once in this bench (its config's concurrency). */
+const CONCURRENCY = 8;
+
 async function runSize(
   n: number,
   client: KubeClient,
   kubeconfig: string,
-  baoAddr: string,
+  bao: { addr: string; rootToken: string },
   auditFile: string,
   dir: string,
 ) {
+  const baoAddr = bao.addr;
   const ns = `bench-${n}`;
   await client.apply(
     NAMESPACE,
@@ -245,7 +252,7 @@ logLevel: warn
 targets:
   vault:
     namespaces: [${ns}]
-    concurrency: 8
+    concurrency: ${CONCURRENCY}
     resyncInterval: 10m
     backend:
       address: ${baoAddr}
@@ -295,6 +302,19 @@ targets:
     heapSnapshots || seedSnapshot ? heapShare(await heapSnapshot(op, port, dir, `seed-${n}`), n) : undefined;
   await stopOperator(op);
 
+  // The floor: the same per-path requests from a plain client, nothing else running.
+  const floorSeconds =
+    n === 0
+      ? 0
+      : await kvFloorSeconds({
+          addr: baoAddr,
+          token: bao.rootToken,
+          prefix: `secret/floor-${n}`,
+          paths: n,
+          concurrency: CONCURRENCY,
+        });
+  if (n > 0) say(`floor: ${n} paths by a plain client in ${floorSeconds.toFixed(1)} s`);
+
   // Quiet pass: a fresh process reconciles every object once; nothing should be written anywhere.
   const auditQuiet = statSync(auditFile).size;
   const rvBefore = new Map(list.items.map((o) => [o.metadata.name, o.metadata.resourceVersion]));
@@ -343,6 +363,7 @@ targets:
   return {
     n,
     seedSeconds,
+    floorSeconds,
     seedCpu,
     ready,
     seedReadsPerPath: n === 0 ? 0 : seedAudit.reads / n,
@@ -410,7 +431,7 @@ try {
   }
   const rows = [];
   for (const n of sizes) {
-    const r = await runSize(n, client, cp.kubeconfigPath, bao.addr, auditFile, dir);
+    const r = await runSize(n, client, cp.kubeconfigPath, bao, auditFile, dir);
     // Printed as soon as known, so a later failure does not lose it.
     say(`${n} objects: ${JSON.stringify(r)}`);
     rows.push(r);
@@ -418,6 +439,8 @@ try {
   const header = [
     "objects",
     "first seed (operator CPU)",
+    `floor (plain client, ${CONCURRENCY} at once)`,
+    "seed ÷ floor",
     "Ready",
     "quiet pass (operator CPU)",
     "OpenBao reads/path (quiet)",
@@ -429,6 +452,8 @@ try {
   const table = rows.map((r) => [
     r.n.toLocaleString("en-US"),
     `${r.seedSeconds.toFixed(1)} s (${r.seedCpu.toFixed(1)} s)`,
+    r.n === 0 ? "-" : `${r.floorSeconds.toFixed(1)} s`,
+    r.n === 0 ? "-" : `${(r.seedSeconds / r.floorSeconds).toFixed(2)}×`,
     String(r.ready),
     `${r.quietSeconds.toFixed(1)} s (${r.quietCpu.toFixed(1)} s)`,
     r.n === 0 ? "-" : r.quietReadsPerPath.toFixed(2),

@@ -16,6 +16,7 @@ Commands:
   run       run the controllers of the configured targets against a cluster
   crds      print (or write) the CustomResourceDefinitions
   argocd    print (or write) the Argo CD health checks and actions, as an argocd-cm patch
+  dashboards print (or write) the Grafana dashboards of the operator and each target
   validate  check manifests offline (files, folders or stdin)
   version   print the version
   node-options  print V8 heap flags for this container's memory limit (for NODE_OPTIONS)
@@ -62,6 +63,12 @@ async function main(argv: string[]): Promise<number> {
         strict: true,
       });
       return crdsCommand(values.write, values.reference);
+    }
+    case "dashboards": {
+      const { dashboardsCommand, dashboardsHelp } = await import("./dashboards.js");
+      if (wantsHelp) return help(dashboardsHelp);
+      const { values } = parseArgs({ args: rest, options: { write: { type: "string" } }, strict: true });
+      return dashboardsCommand(values.write);
     }
     case "argocd": {
       const { argocdCommand, argocdHelp } = await import("./argocd.js");

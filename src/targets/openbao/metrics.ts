@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
-import { OpenBaoMetric } from "../../apis/openbaocluster-names.js";
+import { ClusterOperations, OpenBaoMetric } from "../../apis/openbaocluster-names.js";
 import { registry } from "../../runtime/metrics.js";
 import { DRIFT_ACTIONS } from "./drift.js";
 
@@ -62,13 +62,56 @@ export const admissionDependenciesReady = new Gauge({
   registers: [registry],
 });
 
+// Not upstream's: what its dashboards read from conditions, as numbers a panel and an alert can use.
+
+export const clusterSealed = new Gauge({
+  name: "openbao_cluster_sealed",
+  help: "1 while OpenBao answers sealed (the OpenBaoSealed condition), 0 unsealed; absent while unknown.",
+  labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+export const leaderChanges = new Counter({
+  name: "openbao_cluster_leader_changes_total",
+  help: "Times the active OpenBao node (status.activeLeader) was seen to change to another pod.",
+  labelNames: ["namespace", "name"] as const,
+  registers: [registry],
+});
+
+export const operationLockHeld = new Gauge({
+  name: "openbao_operation_lock_held",
+  help: "1 for the operation (Upgrade, Backup, Restore) holding the cluster's operation lock, 0 for the others.",
+  labelNames: ["namespace", "name", "operation"] as const,
+  registers: [registry],
+});
+
 export const PHASES = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
+
+/** The gauges and counters read from a pass's status: seal state, leader moves, the lock's holder. */
+export function recordClusterState(
+  labels: { namespace: string; name: string },
+  prev: { activeLeader?: string | undefined } | undefined,
+  next: { activeLeader?: string | undefined; operationLock?: { operation?: string | undefined } | undefined },
+  sealed: boolean | undefined,
+): void {
+  if (sealed === undefined) clusterSealed.remove(labels);
+  else clusterSealed.set(labels, sealed ? 1 : 0);
+  // Counted only between two known leaders: a pass that cannot see one keeps the last (status).
+  if (prev?.activeLeader && next.activeLeader && prev.activeLeader !== next.activeLeader)
+    leaderChanges.inc(labels);
+  else leaderChanges.inc(labels, 0);
+  for (const operation of ClusterOperations)
+    operationLockHeld.set({ ...labels, operation }, next.operationLock?.operation === operation ? 1 : 0);
+}
 
 export function forgetClusterMetrics(namespace: string, name: string): void {
   for (const phase of PHASES) clusterPhase.remove({ namespace, name, phase });
   clusterReplicas.remove({ namespace, name });
   clusterReadyReplicas.remove({ namespace, name });
   clusterInitialized.remove({ namespace, name });
+  clusterSealed.remove({ namespace, name });
+  leaderChanges.remove({ namespace, name });
+  for (const operation of ClusterOperations) operationLockHeld.remove({ namespace, name, operation });
   for (const action of DRIFT_ACTIONS) plannedChanges.remove({ namespace, name, action });
 }
 

@@ -41,6 +41,7 @@ import {
   plannedChanges,
   reconcileDuration,
   reconcileErrors,
+  recordClusterState,
 } from "./metrics.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
@@ -335,6 +336,7 @@ export class OpenBaoClusterReconciler {
     clusterReplicas.set(labels, r.desiredReplicas);
     clusterReadyReplicas.set(labels, r.readyReplicas);
     clusterInitialized.set(labels, r.initialized ? 1 : 0);
+    recordClusterState(labels, prev, { ...next, operationLock: cluster.status?.operationLock }, r.sealed);
     const written = await this.status.write(cluster, next, {
       signal: rc.signal,
       onChange: () => {
