@@ -20,8 +20,20 @@ export interface ProcessConfig {
   leaderElection: { enabled: boolean; namespace: string; leaseName: string };
   /** /healthz and /readyz, and /metrics too unless `metrics` names its own address. */
   probes: { port: number; host: string; stuckAfterMs: number };
-  /** A separate /metrics server; with `secure`, callers need a token allowed to `get` /metrics. */
-  metrics?: { port: number; host: string; secure: boolean; certFile?: string; keyFile?: string };
+  /**
+   * A separate /metrics server; with `secure`, callers need a token allowed to `get` /metrics. HTTPS
+   * with the certificate in certFile/keyFile, or with one the process makes itself at start
+   * (`selfSigned`). `enabled: false` serves /metrics nowhere, not even on the probe port.
+   */
+  metrics?: {
+    port: number;
+    host: string;
+    secure: boolean;
+    certFile?: string;
+    keyFile?: string;
+    selfSigned?: true;
+    enabled?: false;
+  };
   /** The validating admission webhook of the targets' kinds (HTTPS on its own port). */
   webhook?: WebhookConfig;
   logLevel: string;
@@ -87,7 +99,7 @@ const CLIENT_KEYS = ["qps", "burst", "http2", "watchScope", "clusterWatchFrom"] 
 const WATCH_SCOPES = ["auto", "namespaces", "cluster"] as const;
 const LEADER_ELECTION_KEYS = ["enabled", "namespace", "leaseName"] as const;
 const PROBES_KEYS = ["port", "host", "stuckAfter"] as const;
-const METRICS_KEYS = ["port", "host", "secure", "certFile", "keyFile"] as const;
+const METRICS_KEYS = ["enabled", "port", "host", "secure", "certFile", "keyFile", "selfSigned"] as const;
 
 export function loadConfigFile(path: string): ProcessConfig {
   let text: string;
@@ -199,6 +211,16 @@ function parseMetrics(m: Record<string, unknown>): NonNullable<ProcessConfig["me
     out.certFile = asString(m["certFile"], "metrics.certFile");
     out.keyFile = asString(m["keyFile"], "metrics.keyFile");
   }
+  if (asBool(m["selfSigned"] ?? false, "metrics.selfSigned")) {
+    if (out.certFile !== undefined)
+      throw new ConfigError(
+        "metrics.selfSigned",
+        "excludes certFile and keyFile: one certificate or the other",
+      );
+    out.selfSigned = true;
+  }
+  // Only "off" is recorded: a metrics section serves /metrics unless it says otherwise.
+  if (!asBool(m["enabled"] ?? true, "metrics.enabled")) out.enabled = false;
   return out;
 }
 

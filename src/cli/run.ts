@@ -3,6 +3,7 @@ import { KubeClient, loadKubeConfig } from "../runtime/client.js";
 import { type RunningServer, startMetricsServer, startProbeServer } from "../runtime/http.js";
 import { createLogger } from "../runtime/log.js";
 import { Manager } from "../runtime/manager.js";
+import { createCertificateAuthority, issueServerCertificate } from "../runtime/pki/x509.js";
 import { MetricsAuthorizer } from "../runtime/secure-metrics.js";
 import type { TargetDefinition } from "../runtime/target.js";
 import { ConfigError } from "../runtime/target.js";
@@ -22,6 +23,9 @@ its own cache, work queue, Lease (<leaseName>-<target>) and backend credentials.
   --targets a,b      run only these of the configured targets
 
 Targets: vault, openbao (OpenBaoCluster). Reserved, not implemented yet: gitlab, harbor, sonarqube.`;
+
+/** As long as the chart's own self-signed metrics certificate: the process restarts far sooner. */
+const METRICS_CERT_VALIDITY_MS = 3650 * 24 * 3_600_000;
 
 export interface RunningOperator {
   managers: Manager[];
@@ -154,7 +158,7 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     config.probes.host,
     { serveMetrics: config.metrics === undefined },
   );
-  if (config.metrics) {
+  if (config.metrics && config.metrics.enabled !== false) {
     const m = config.metrics;
     if (m.secure)
       metricsClient = new KubeClient(loadKubeConfig(opts.kubeconfig), "platform-operator/metrics-auth");
@@ -165,7 +169,9 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
       tls:
         m.certFile && m.keyFile
           ? { cert: readPem(m.certFile, "metrics.certFile"), key: readPem(m.keyFile, "metrics.keyFile") }
-          : undefined,
+          : m.selfSigned
+            ? selfSignedMetricsCertificate()
+            : undefined,
     });
   }
   log.info(
@@ -190,6 +196,23 @@ export async function startOperator(opts: RunOptions): Promise<RunningOperator> 
     ...(webhook ? { webhook } : {}),
     stop: stopAll,
   };
+}
+
+/**
+ * A certificate made at start and kept in memory only: nothing secret in the manifests, and every
+ * render of them the same. Scrapers authenticate with their token and do not verify this one.
+ */
+function selfSignedMetricsCertificate(): { cert: string; key: string } {
+  const now = new Date();
+  const ca = createCertificateAuthority("platform-operator metrics", now, METRICS_CERT_VALIDITY_MS);
+  const names = [process.env["POD_NAME"], "localhost"].filter((n): n is string => Boolean(n));
+  const leaf = issueServerCertificate(ca, {
+    commonName: names[0]!,
+    names,
+    now,
+    validityMs: METRICS_CERT_VALIDITY_MS,
+  });
+  return { cert: leaf.certPem, key: leaf.keyPem };
 }
 
 function readPem(path: string, field: string): string {

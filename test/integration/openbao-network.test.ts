@@ -217,6 +217,48 @@ describe("openbao networking service on the real API server", () => {
     // Services and the NetworkPolicy are still in place: the rest of networking went on.
     assert.ok((await snapshot()).has("NetworkPolicy/bao-network-policy"));
   });
+
+  it("gatewayAPI: false (the chart's gatewayAPI.enabled) asks the API server nothing about the Gateway API, and says why a route is missing", async () => {
+    // Every call naming the Gateway API's group, through the client and its discovery.
+    const asked: string[] = [];
+    const note = (args: unknown[]) => {
+      const text = JSON.stringify(args);
+      if (text.includes("gateway.networking.k8s.io")) asked.push(text);
+    };
+    const spy = <T extends object>(target: T, inner: (p: string | symbol) => object | undefined): T =>
+      new Proxy(target, {
+        get(t, p) {
+          const nested = inner(p);
+          if (nested) return nested;
+          const v = Reflect.get(t, p);
+          if (typeof v !== "function") return v;
+          return (...args: unknown[]) => {
+            note(args);
+            return v.apply(t, args);
+          };
+        },
+      });
+    const watched = spy(client, (p) =>
+      p === "resources" ? spy(client.resources, () => undefined) : undefined,
+    );
+    const ctx = serviceContext(watched, cluster, "openbao-network");
+    const gw = {
+      ...cluster,
+      spec: {
+        ...cluster.spec,
+        gateway: { enabled: true, gatewayRef: { name: "gw" }, hostname: "bao.example.org" },
+      },
+    } as OpenBaoCluster;
+    const out = await reconcileNetwork(ctx, gw, { gatewayAPI: false });
+    assert.equal(out.ready, true, out.message);
+    assert.equal(out.gateway?.ready, false);
+    assert.match(out.gateway!.message, /runs without the Gateway API/);
+    // A pass without spec.gateway looks for routes it no longer wants, unless the API is off.
+    await reconcileNetwork(ctx, cluster, { gatewayAPI: false });
+    assert.deepEqual(asked, []);
+    await reconcileNetwork(ctx, cluster, {});
+    assert.ok(asked.length > 0, "with the Gateway API on, the same pass asks (the spy sees it)");
+  });
 });
 
 // A cluster made before the names followed upstream has a ClusterIP Service `<name>`, a headless

@@ -177,6 +177,19 @@ describe("operator configuration: unknown keys", () => {
       }).metrics,
       { port: 8443, host: "0.0.0.0", secure: false, certFile: "/c", keyFile: "/k" },
     );
+    // The chart's metrics.certificate=operator and metrics.enabled=false.
+    const metricsOf = (metrics: Record<string, unknown>) =>
+      parseProcessConfig({ targets: { vault: {} }, metrics }).metrics;
+    assert.equal(metricsOf({ selfSigned: true })?.selfSigned, true);
+    assert.equal(metricsOf({})?.selfSigned, undefined);
+    refuses(
+      () => metricsOf({ selfSigned: true, certFile: "/c", keyFile: "/k" }),
+      "metrics.selfSigned",
+      /excludes certFile and keyFile/,
+    );
+    assert.equal(metricsOf({ enabled: false })?.enabled, false);
+    assert.equal(metricsOf({ enabled: true })?.enabled, undefined, "on unless it says off");
+    refuses(() => metricsOf({ enabled: "no" }), "metrics.enabled", /./);
     refuses(
       () => parseProcessConfig({ targets: { vault: {} }, probes: { stuckAfter: "soon" } }),
       "probes.stuckAfter",

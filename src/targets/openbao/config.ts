@@ -41,6 +41,12 @@ export interface OpenBaoTargetConfig {
    * several installs side by side.
    */
   tenants?: { serviceAccount: string; operatorNamespace?: string; clusterSelector?: string };
+  /**
+   * `gatewayAPI: false` (the chart's gatewayAPI.enabled: false, which grants no Gateway API RBAC):
+   * the route kinds are never read, watched or written, even where they are served, and a cluster
+   * asking for spec.gateway is told the operator runs without them. Only "off" is recorded.
+   */
+  gatewayAPI?: false;
 }
 
 const KEYS = [
@@ -53,6 +59,7 @@ const KEYS = [
   "jobStartTimeout",
   "admissionPolicies",
   "tenants",
+  "gatewayAPI",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -104,6 +111,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     ...(jobStartTimeoutMs !== undefined ? { jobStartTimeoutMs } : {}),
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
+    ...(asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`) ? {} : { gatewayAPI: false as const }),
   };
 }
 

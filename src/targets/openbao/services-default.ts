@@ -8,7 +8,9 @@ import { reconcileIdentity } from "./workload/identity/reconcile.js";
 import { reconcileNetwork } from "./workload/network/reconcile.js";
 
 /** The narrow services the workload controller runs, each in its own folder. */
-export function defaultServices(opts: { operatorNamespace?: string } = {}): WorkloadServices {
+export function defaultServices(
+  opts: { operatorNamespace?: string; gatewayAPI?: boolean } = {},
+): WorkloadServices {
   return {
     async certificates(ctx, c) {
       const out = await reconcileCertificates(ctx, c);
@@ -21,11 +23,10 @@ export function defaultServices(opts: { operatorNamespace?: string } = {}): Work
       };
     },
     async networking(ctx, c) {
-      const out = await reconcileNetwork(
-        ctx,
-        c,
-        opts.operatorNamespace ? { operatorNamespace: opts.operatorNamespace } : {},
-      );
+      const out = await reconcileNetwork(ctx, c, {
+        ...(opts.operatorNamespace ? { operatorNamespace: opts.operatorNamespace } : {}),
+        ...(opts.gatewayAPI === false ? { gatewayAPI: false } : {}),
+      });
       return {
         ready: out.ready,
         reason: out.reason,

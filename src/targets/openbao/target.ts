@@ -87,6 +87,7 @@ const kind = (group: string, kind: string, plural: string, namespaced = true): R
 function watchWhatAPassReads(
   manager: Manager,
   owned: { labelSelector: string; keepManagedFields: boolean },
+  gatewayAPI: boolean,
 ): void {
   manager.informer(SECRET, { keepManagedFields: true });
   for (const t of [
@@ -114,8 +115,10 @@ function watchWhatAPassReads(
   });
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
-  for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
-    manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
+  // Without the Gateway API (and so without its RBAC) the routes are not watched even where served.
+  if (gatewayAPI)
+    for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
+      manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
 }
 
 /**
@@ -146,7 +149,10 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
     async setup(manager: Manager, config: OpenBaoTargetConfig) {
       const svc =
         services ??
-        (await import("./services-default.js")).defaultServices({ operatorNamespace: inClusterNamespace() });
+        (await import("./services-default.js")).defaultServices({
+          operatorNamespace: inClusterNamespace(),
+          ...(config.gatewayAPI === false ? { gatewayAPI: false } : {}),
+        });
       // Tenant mode sees the clusters of every namespace, so one whose namespace has no tenant is
       // told so; what a pass reads and writes is watched only where the target has access. Its
       // clusterSelector, if any, narrows every controller to the clusters that carry it.
@@ -174,7 +180,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
-      watchWhatAPassReads(manager, owned);
+      watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
       const reconciler = new OpenBaoClusterReconciler({
         client: manager.client,
         reader: manager.reader,

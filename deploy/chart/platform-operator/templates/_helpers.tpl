@@ -120,3 +120,77 @@ after ~64 MiB outside the heap, the semi-space shrinks with small limits.
 {{- printf "--max-old-space-size=%d --max-semi-space-size=%d" $old $semi -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+A label or annotation map: the chart's own (.own, a map) and the user's (.extra, from the value
+named .from), each key once. Post-renderers such as kustomize (Flux) refuse a map holding a key
+twice, so the user's keys are merged here, and one the chart sets is refused with its value named.
+*/}}
+{{- define "po.mergeMap" -}}
+{{- $out := deepCopy .own -}}
+{{- range $k, $v := (.extra | default dict) -}}
+{{- if hasKey $out $k -}}
+{{- fail (printf "%s.%s: the chart sets this key itself (to %q); choose another" $.from $k (toString (get $out $k))) -}}
+{{- end -}}
+{{- $_ := set $out $k $v -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/* po.labels of a process plus monitoring.labels. */}}
+{{- define "po.monitoringLabels" -}}
+{{- include "po.mergeMap" (dict "own" (include "po.labels" . | fromYaml) "extra" .root.Values.monitoring.labels "from" "monitoring.labels") -}}
+{{- end -}}
+
+{{/* The operator image: repository@digest when a digest is set, else repository:tag. */}}
+{{- define "po.image" -}}
+{{- with .Values.image.digest -}}
+{{- printf "%s@%s" $.Values.image.repository . -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether this release serves /metrics over HTTPS with the chart's certificate Secret ("true" or ""). */}}
+{{- define "po.metricsSecret" -}}
+{{- if and .Values.metrics.enabled .Values.metrics.secure (eq .Values.metrics.certificate "chart") }}true{{ end -}}
+{{- end -}}
+
+{{/*
+Checks of values the schema cannot express; each failure names the value. Security contexts: the
+schema refuses values Pod Security restricted does not admit, and here the merged result must
+still say what restricted requires (a default removed with null is refused as well).
+*/}}
+{{- define "po.checkValues" -}}
+{{- if and (not .Values.leaderElection.enabled) (gt (int .Values.replicas) 1) -}}
+{{- fail (printf "leaderElection.enabled: false needs replicas: 1 (replicas is %d: several replicas without a leader would all reconcile and write)" (int .Values.replicas)) -}}
+{{- end -}}
+{{- $pod := .Values.podSecurityContext | default dict -}}
+{{- $ctr := .Values.securityContext | default dict -}}
+{{- if not (or (eq (toString $pod.runAsNonRoot) "true") (eq (toString $ctr.runAsNonRoot) "true")) -}}
+{{- fail "securityContext.runAsNonRoot / podSecurityContext.runAsNonRoot: Pod Security restricted needs runAsNonRoot: true in one of them" -}}
+{{- end -}}
+{{- if not (or (dig "seccompProfile" "type" "" $pod) (dig "seccompProfile" "type" "" $ctr)) -}}
+{{- fail "podSecurityContext.seccompProfile / securityContext.seccompProfile: Pod Security restricted needs a seccomp profile (RuntimeDefault or Localhost) in one of them" -}}
+{{- end -}}
+{{- if ne (toString $ctr.allowPrivilegeEscalation) "false" -}}
+{{- fail "securityContext.allowPrivilegeEscalation: Pod Security restricted needs false" -}}
+{{- end -}}
+{{- if not (has "ALL" (dig "capabilities" "drop" list $ctr)) -}}
+{{- fail "securityContext.capabilities.drop: Pod Security restricted needs [ALL]" -}}
+{{- end -}}
+{{- if ne (toString $ctr.readOnlyRootFilesystem) "true" -}}
+{{- fail "securityContext.readOnlyRootFilesystem: must stay true (the operator writes only to its /tmp emptyDir)" -}}
+{{- end -}}
+{{- $own := list "NODE_ENV" "NODE_OPTIONS" "POD_NAME" "POD_NAMESPACE" -}}
+{{- $seen := dict -}}
+{{- range $i, $e := .Values.extraEnv -}}
+{{- if has $e.name $own -}}
+{{- fail (printf "extraEnv[%d].name: %s is set by the chart itself (%s)" $i $e.name (join ", " $own)) -}}
+{{- end -}}
+{{- if hasKey $seen $e.name -}}
+{{- fail (printf "extraEnv[%d].name: %s is already set by extraEnv[%d]" $i $e.name (get $seen $e.name)) -}}
+{{- end -}}
+{{- $_ := set $seen $e.name $i -}}
+{{- end -}}
+{{- end -}}

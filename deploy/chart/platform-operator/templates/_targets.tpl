@@ -23,6 +23,10 @@ chart test compares these rules with the API server's audit log.
 {{- $_ := set $k "tokenFile" (include "po.vaultTokenPath" .) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (eq .target "openbao") (not .root.Values.gatewayAPI.enabled) -}}
+{{- /* No Gateway API RBAC is granted, so the target must not read those kinds either. */ -}}
+{{- $_ := set $cfg "gatewayAPI" false -}}
+{{- end -}}
 {{- if and (eq .target "openbao") .root.Values.admissionPolicies.enabled -}}
 {{- /* The bindings the target checks at start are this release's (templates/admission-policies.yaml). */ -}}
 {{- $_ := set $cfg "admissionPolicies" (dict "prefix" (printf "%s-" .root.Release.Name)) -}}
@@ -286,4 +290,24 @@ only those three Role names.
 {{/* Every configuration section of a process, for the pod template's checksum. */}}
 {{- define "po.targetConfigs" -}}
 {{- range .targets }}{{ include "po.targetConfig" (dict "root" $.root "target" . "proc" $.proc) }}{{ end -}}
+{{- end -}}
+
+{{/*
+The rules of the named block (.name) for the chart's values (.root): as written, or, with
+gatewayAPI.enabled false, without any rule on the Gateway API's group. The blocks stay plain YAML
+(tests read them as such).
+*/}}
+{{- define "po.rules" -}}
+{{- $text := include .name .root -}}
+{{- if .root.Values.gatewayAPI.enabled -}}
+{{- $text -}}
+{{- else -}}
+{{- $kept := list -}}
+{{- range (fromYamlArray $text) -}}
+{{- if not (has "gateway.networking.k8s.io" .apiGroups) -}}
+{{- $kept = append $kept . -}}
+{{- end -}}
+{{- end -}}
+{{- if $kept }}{{ toYaml $kept }}{{ end -}}
+{{- end -}}
 {{- end -}}

@@ -55,6 +55,8 @@ export interface NetworkOptions {
   operatorNamespace?: string;
   /** The CA bundle clients verify OpenBao with (from the certificate service); none for ACME. */
   backendCaPem?: string;
+  /** false: the operator runs without the Gateway API (no RBAC for it), served or not. */
+  gatewayAPI?: false;
 }
 
 /**
@@ -68,7 +70,8 @@ export async function reconcileNetwork(
   opts: NetworkOptions = {},
 ): Promise<ServiceOutcome> {
   const ref = networkRef(cluster);
-  const gatewayApi = cluster.spec.gateway?.enabled ? await servedGatewayKinds(ctx) : {};
+  const withoutGatewayAPI = opts.gatewayAPI === false;
+  const gatewayApi = cluster.spec.gateway?.enabled && !withoutGatewayAPI ? await servedGatewayKinds(ctx) : {};
   const apiServer = apiServerEgress(cluster, await observeApiServer(ctx));
   const inputs: NetworkInputs = {
     apiServer,
@@ -99,13 +102,15 @@ export async function reconcileNetwork(
     (live) => (live["spec"] as { clusterIP?: string } | undefined)?.clusterIP !== "None",
   );
   for (const obj of desired) await applyOwned(ctx, obj, changes);
-  await removeUnwanted(ctx, ref.namespace, desired, gatewayApi, ref, changes);
+  await removeUnwanted(ctx, ref.namespace, desired, withoutGatewayAPI ? undefined : gatewayApi, ref, changes);
 
   // Routes that cannot be served are a concern of their own: the Services, the NetworkPolicy and so
   // the pods do not wait for a Gateway API that may never be installed.
   let gateway: ServiceOutcome["gateway"];
   if (gw.missing.length > 0) {
-    const message = `spec.gateway asks for ${gw.missing.join(", ")}, which this cluster does not serve (${GATEWAY_GROUP} CRDs missing); the cluster runs without its Gateway routes`;
+    const message = withoutGatewayAPI
+      ? `spec.gateway asks for ${gw.missing.join(", ")}, but this operator runs without the Gateway API (targets.openbao gatewayAPI: false, the chart's gatewayAPI.enabled); the cluster runs without its Gateway routes`
+      : `spec.gateway asks for ${gw.missing.join(", ")}, which this cluster does not serve (${GATEWAY_GROUP} CRDs missing); the cluster runs without its Gateway routes`;
     ctx.events.record(ctx.owner, {
       type: "Warning",
       reason: NetworkReason.GatewayAPIMissing,
@@ -195,7 +200,8 @@ async function removeUnwanted(
   ctx: ServiceContext,
   namespace: string,
   desired: KubeObject[],
-  gatewayApi: NetworkInputs["gatewayApi"],
+  /** undefined: the Gateway API is off for this operator, so no route is looked for. */
+  gatewayApi: NetworkInputs["gatewayApi"] | undefined,
   ref: ClusterRef,
   changes: string[],
 ): Promise<void> {
@@ -214,7 +220,12 @@ async function removeUnwanted(
     { apiVersion: "v1", kind: "ConfigMap", name: legacy.backendCaConfigMap },
   ];
   // Without a gateway setting the kinds were not looked up; look now, so a route left from before goes.
-  const served = Object.keys(gatewayApi).length > 0 ? gatewayApi : await servedGatewayKinds(ctx);
+  const served =
+    gatewayApi === undefined
+      ? {}
+      : Object.keys(gatewayApi).length > 0
+        ? gatewayApi
+        : await servedGatewayKinds(ctx);
   const routes = [
     [served.httpRoute, "HTTPRoute", [names.httpRoute, legacy.httpRoute]],
     [served.tlsRoute, "TLSRoute", [names.tlsRoute, legacy.tlsRoute]],

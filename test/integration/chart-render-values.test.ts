@@ -1,0 +1,325 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseProcessConfig } from "../../src/cli/config.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { named, type Obj, ofKind, processConfig, render, renderFails } from "../support/chart-render.js";
+
+// The values upstream's chart takes, in this chart's layout (docs/install.md lists where each of
+// upstream's keys lives here), rendered by the real helm; what a value changes in the operator's
+// configuration file is read back with the operator's own parser.
+
+const ALL_TARGETS = [
+  "--set=targets.openbao.enabled=true",
+  "--set=targets.gitlab.enabled=true",
+  "--set=targets.openbao.namespaces={bao}",
+  "--set=targets.gitlab.namespaces={gitlab}",
+];
+const MONITORING_KINDS = [
+  "--api-versions=monitoring.coreos.com/v1/PodMonitor",
+  "--api-versions=monitoring.coreos.com/v1/PrometheusRule",
+];
+const DIGEST = `sha256:${"ab12".repeat(16)}`;
+
+const deployments = (objs: Obj[]) => ofKind(objs, "Deployment");
+const podOf = (d: Obj): Obj => d.spec.template.spec;
+const container = (d: Obj): Obj => podOf(d).containers[0];
+type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[] };
+const rulesOf = (objs: Obj[], kind: "Role" | "ClusterRole"): Rule[] =>
+  ofKind(objs, kind).flatMap((r) => (r.rules ?? []) as Rule[]);
+
+describe("the chart's values for what upstream's chart takes, rendered by real helm", () => {
+  it("extraEnv: appended to the operator container, and names the chart sets are refused", async () => {
+    const objs = await render([
+      ...ALL_TARGETS,
+      '--set-json=extraEnv=[{"name":"OPENBAO_ADDR","value":"https://bao:8200"},{"name":"DYNAMIC_CHART_REPOSITORY","valueFrom":{"configMapKeyRef":{"name":"charts","key":"url"}}}]',
+    ]);
+    for (const d of deployments(objs)) {
+      const env = container(d).env as Obj[];
+      assert.deepEqual(env.slice(-2), [
+        { name: "OPENBAO_ADDR", value: "https://bao:8200" },
+        { name: "DYNAMIC_CHART_REPOSITORY", valueFrom: { configMapKeyRef: { name: "charts", key: "url" } } },
+      ]);
+      assert.equal(new Set(env.map((e) => e.name)).size, env.length, "every name once");
+    }
+    assert.match(
+      await renderFails(['--set-json=extraEnv=[{"name":"POD_NAMESPACE","value":"x"}]']),
+      /extraEnv\[0\]\.name: POD_NAMESPACE is set by the chart itself/,
+    );
+    assert.match(
+      await renderFails(['--set-json=extraEnv=[{"name":"A","value":"1"},{"name":"A","value":"2"}]']),
+      /extraEnv\[1\]\.name: A is already set by extraEnv\[0\]/,
+    );
+    assert.match(await renderFails(['--set-json=extraEnv=[{"value":"1"}]']), /extraEnv/);
+  });
+
+  it("podLabels and podAnnotations: on every operator pod, beside the chart's own, which they may not replace", async () => {
+    const objs = await render([
+      ...ALL_TARGETS,
+      "--set=podLabels.team=platform",
+      "--set=podAnnotations.example\\.com/owner=ops",
+    ]);
+    for (const d of deployments(objs)) {
+      const meta = d.spec.template.metadata;
+      assert.equal(meta.labels.team, "platform");
+      // The selector still selects the pods.
+      for (const [k, v] of Object.entries(d.spec.selector.matchLabels)) assert.equal(meta.labels[k], v);
+      assert.equal(meta.annotations["example.com/owner"], "ops");
+      assert.match(meta.annotations["checksum/config"], /^[0-9a-f]{64}$/);
+    }
+    assert.match(
+      await renderFails(["--set=podLabels.app\\.kubernetes\\.io/component=x"]),
+      /podLabels\.app\.kubernetes\.io\/component: the chart sets this key itself \(to "vault"\)/,
+    );
+    assert.match(
+      await renderFails(["--set=podAnnotations.checksum/config=x"]),
+      /podAnnotations\.checksum\/config: the chart sets this key itself/,
+    );
+    assert.match(await renderFails(["--set=podLabels.team=not a label value"]), /podLabels/);
+  });
+
+  it("podSecurityContext and securityContext: merged over restricted defaults; what restricted refuses is refused, naming the value", async () => {
+    const objs = await render([
+      "--set=podSecurityContext.runAsUser=1000",
+      "--set=podSecurityContext.fsGroup=2000",
+      "--set=podSecurityContext.supplementalGroups={3000}",
+      "--set=securityContext.seLinuxOptions.level=s0:c1\\,c2",
+    ]);
+    const [d] = deployments(objs);
+    assert.deepEqual(podOf(d!).securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 65532,
+      fsGroup: 2000,
+      supplementalGroups: [3000],
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    assert.deepEqual(container(d!).securityContext, {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+      seLinuxOptions: { level: "s0:c1,c2" },
+    });
+    // Each a value Pod Security restricted (or baseline, which it includes) does not admit.
+    const refused: [string, RegExp][] = [
+      [
+        "--set=securityContext.allowPrivilegeEscalation=true",
+        /securityContext\/allowPrivilegeEscalation|securityContext\.allowPrivilegeEscalation/,
+      ],
+      ["--set=securityContext.privileged=true", /securityContext.privileged/],
+      ["--set=securityContext.runAsNonRoot=false", /securityContext.runAsNonRoot/],
+      ["--set=podSecurityContext.runAsNonRoot=false", /podSecurityContext.runAsNonRoot/],
+      ["--set=podSecurityContext.runAsUser=0", /podSecurityContext.runAsUser/],
+      ["--set=securityContext.runAsUser=0", /securityContext.runAsUser/],
+      ["--set=securityContext.capabilities.add={NET_ADMIN}", /securityContext.capabilities.add/],
+      ["--set=securityContext.capabilities.drop={NET_RAW}", /securityContext.capabilities.drop/],
+      ["--set=podSecurityContext.seccompProfile.type=Unconfined", /podSecurityContext.seccompProfile.type/],
+      ["--set=securityContext.appArmorProfile.type=Unconfined", /securityContext.appArmorProfile.type/],
+      [
+        "--set=securityContext.seLinuxOptions.user=root",
+        /securityContext\/seLinuxOptions.*'user' not allowed/,
+      ],
+      ["--set=securityContext.procMount=Unmasked", /securityContext.procMount/],
+      ["--set=securityContext.readOnlyRootFilesystem=false", /securityContext.readOnlyRootFilesystem/],
+      [
+        "--set=podSecurityContext.sysctls[0].name=net.core.somaxconn",
+        /podSecurityContext.*'sysctls' not allowed/,
+      ],
+      [
+        "--set=podSecurityContext.windowsOptions.hostProcess=true",
+        /podSecurityContext.*'windowsOptions' not allowed/,
+      ],
+    ];
+    for (const [arg, message] of refused) assert.match(await renderFails([arg]), message, arg);
+    // A default taken away with null: the merged result must still say what restricted needs.
+    assert.match(
+      await renderFails([
+        "--set=podSecurityContext.seccompProfile=null",
+        "--set=securityContext.seccompProfile=null",
+      ]),
+      /seccompProfile.*Pod Security restricted needs a seccomp profile/,
+    );
+    assert.match(
+      await renderFails(["--set=securityContext.allowPrivilegeEscalation=null"]),
+      /securityContext.allowPrivilegeEscalation: Pod Security restricted needs false/,
+    );
+    assert.match(
+      await renderFails([
+        "--set=podSecurityContext.runAsNonRoot=null",
+        "--set=securityContext.runAsNonRoot=null",
+      ]),
+      /runAsNonRoot: Pod Security restricted needs runAsNonRoot: true/,
+    );
+    // Either level may carry a requirement: the seccomp profile on the container alone is enough.
+    const containerOnly = await render(["--set=podSecurityContext.seccompProfile=null"]);
+    assert.equal(podOf(deployments(containerOnly)[0]!).securityContext.seccompProfile, undefined);
+  });
+
+  it("serviceAccount.annotations: on each process's ServiceAccount only", async () => {
+    const objs = await render([
+      ...ALL_TARGETS,
+      ...MONITORING_KINDS,
+      "--set=serviceAccount.annotations.iam\\.gke\\.io/gcp-service-account=po@p.iam.gserviceaccount.com",
+    ]);
+    for (const name of ["po-vault", "po-openbao", "po-gitlab"])
+      assert.deepEqual(named(objs, "ServiceAccount", name).metadata.annotations, {
+        "iam.gke.io/gcp-service-account": "po@p.iam.gserviceaccount.com",
+      });
+    assert.equal(named(objs, "ServiceAccount", "po-vault-scrape").metadata.annotations, undefined);
+    assert.equal(named(await render([]), "ServiceAccount", "po-vault").metadata.annotations, undefined);
+  });
+
+  it("image.digest: the image is repository@digest, else repository:tag", async () => {
+    assert.equal(container(deployments(await render([]))[0]!).image, "localhost/platform-operator:dev");
+    const pinned = await render([`--set=image.digest=${DIGEST}`, "--set=image.repository=ghcr.io/x/po"]);
+    assert.equal(container(deployments(pinned)[0]!).image, `ghcr.io/x/po@${DIGEST}`);
+    assert.match(await renderFails(["--set=image.digest=latest"]), /image.digest/);
+  });
+
+  it("leaderElection.enabled: false tells the operator, drops the Lease Role, and needs replicas: 1", async () => {
+    const on = await render([]);
+    assert.equal(processConfig(on, "po-vault").leaderElection.enabled, true);
+    assert.ok(named(on, "Role", "po-vault-leases"));
+    const off = await render(["--set=leaderElection.enabled=false", "--set=replicas=1"]);
+    const cfg = parseProcessConfig(processConfig(off, "po-vault"));
+    assert.equal(cfg.leaderElection.enabled, false, "the operator's parser reads it off");
+    assert.equal(ofKind(off, "Role").filter((r) => r.metadata.name.endsWith("-leases")).length, 0);
+    assert.ok(!rulesOf(off, "Role").some((r) => r.resources?.includes("leases")));
+    assert.equal(deployments(off)[0]!.spec.replicas, 1);
+    assert.match(
+      await renderFails(["--set=leaderElection.enabled=false"]),
+      /leaderElection.enabled: false needs replicas: 1 \(replicas is 2/,
+    );
+  });
+
+  it("gatewayAPI.enabled: false grants no Gateway API kind and tells the openbao target not to read them", async () => {
+    const gatewayRules = (objs: Obj[]) =>
+      [...rulesOf(objs, "Role"), ...rulesOf(objs, "ClusterRole")].filter((r) =>
+        r.apiGroups?.includes("gateway.networking.k8s.io"),
+      );
+    const on = await render(ALL_TARGETS);
+    assert.deepEqual(
+      gatewayRules(on)
+        .flatMap((r) => r.resources)
+        .sort(),
+      ["backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "httproutes", "tlsroutes"],
+    );
+    assert.equal(processConfig(on, "po-openbao").targets.openbao.gatewayAPI, undefined);
+    const off = await render([...ALL_TARGETS, "--set=gatewayAPI.enabled=false"]);
+    assert.deepEqual(gatewayRules(off), []);
+    const section = processConfig(off, "po-openbao").targets.openbao;
+    assert.equal(section.gatewayAPI, false);
+    const { namespaces: _ns, ...rest } = section;
+    assert.equal(
+      parseOpenBaoConfig(rest, "targets.openbao").gatewayAPI,
+      false,
+      "the target's parser reads it",
+    );
+    // The gitlab process had only the GatewayClass rule cluster-wide: an empty rule list, not a broken one.
+    assert.deepEqual(named(off, "ClusterRole", "ops-po-gitlab").rules, [
+      { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+      { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+    ]);
+    const bare = await render([
+      ...ALL_TARGETS,
+      "--set=gatewayAPI.enabled=false",
+      "--set=metrics.enabled=false",
+    ]);
+    assert.deepEqual(named(bare, "ClusterRole", "ops-po-gitlab").rules, []);
+  });
+
+  it("metrics.enabled: false serves /metrics nowhere and renders nothing that scrapes, alerts on or charts it", async () => {
+    const on = await render([...ALL_TARGETS, ...MONITORING_KINDS, "--set=networkPolicy.enabled=true"]);
+    for (const kind of ["PodMonitor", "PrometheusRule"]) assert.ok(ofKind(on, kind).length > 0, kind);
+    const off = await render([
+      ...ALL_TARGETS,
+      ...MONITORING_KINDS,
+      "--set=metrics.enabled=false",
+      "--set=networkPolicy.enabled=true",
+    ]);
+    for (const d of deployments(off)) {
+      assert.deepEqual(
+        (container(d).ports as Obj[]).map((p) => p.name),
+        ["probes"],
+      );
+      assert.ok(!podOf(d).volumes.some((v: Obj) => v.name === "metrics-tls"));
+    }
+    const cfg = parseProcessConfig(processConfig(off, "po-openbao"));
+    assert.equal(cfg.metrics?.enabled, false, "the operator's parser reads metrics off");
+    for (const kind of ["PodMonitor", "PrometheusRule"]) assert.equal(ofKind(off, kind).length, 0, kind);
+    assert.equal(ofKind(off, "Secret").length, 0, "no metrics certificate, no scrape token");
+    assert.ok(!ofKind(off, "Service").some((s) => s.metadata.name.endsWith("-metrics")));
+    assert.ok(!ofKind(off, "ConfigMap").some((c) => c.metadata.labels?.grafana_dashboard));
+    assert.ok(!rulesOf(off, "ClusterRole").some((r) => r.resources?.includes("tokenreviews")));
+    for (const np of ofKind(off, "NetworkPolicy"))
+      assert.deepEqual(
+        np.spec.ingress.flatMap((i: Obj) => i.ports.map((p: Obj) => p.port)),
+        [8081],
+      );
+  });
+
+  it("metrics.certificate: operator makes its own in memory; no Secret, and the same text on every render", async () => {
+    const chart = await render([]);
+    assert.ok(named(chart, "Secret", "po-vault-metrics-tls"));
+    assert.equal(
+      processConfig(chart, "po-vault").metrics.certFile,
+      "/etc/platform-operator/metrics-tls/tls.crt",
+    );
+    const objs = await render(["--set=metrics.certificate=operator"]);
+    assert.equal(ofKind(objs, "Secret").length, 0);
+    const cfg = parseProcessConfig(processConfig(objs, "po-vault"));
+    assert.deepEqual(
+      { secure: cfg.metrics?.secure, selfSigned: cfg.metrics?.selfSigned, certFile: cfg.metrics?.certFile },
+      { secure: true, selfSigned: true, certFile: undefined },
+    );
+    assert.ok(!podOf(deployments(objs)[0]!).volumes.some((v: Obj) => v.name === "metrics-tls"));
+    assert.deepEqual(await render(["--set=metrics.certificate=operator"]), objs);
+    assert.match(await renderFails(["--set=metrics.certificate=vault"]), /metrics.certificate/);
+  });
+
+  it("probes: initial delays and periods of the liveness and readiness probes", async () => {
+    const objs = await render([
+      "--set=probes.livenessInitialDelaySeconds=15",
+      "--set=probes.livenessPeriodSeconds=20",
+      "--set=probes.readinessInitialDelaySeconds=5",
+      "--set=probes.readinessPeriodSeconds=10",
+    ]);
+    const c = container(deployments(objs)[0]!);
+    assert.deepEqual([c.livenessProbe.initialDelaySeconds, c.livenessProbe.periodSeconds], [15, 20]);
+    assert.deepEqual([c.readinessProbe.initialDelaySeconds, c.readinessProbe.periodSeconds], [5, 10]);
+    const d = container(deployments(await render([]))[0]!);
+    assert.deepEqual([d.livenessProbe.periodSeconds, d.readinessProbe.periodSeconds], [10, 5]);
+    assert.match(
+      await renderFails(["--set=probes.readinessPeriodSeconds=0"]),
+      /probes.readinessPeriodSeconds/,
+    );
+  });
+
+  it("networkPolicy.metricsAllowedNamespaceLabels: the metrics port only from those namespaces, probes still open", async () => {
+    const objs = await render([
+      "--set=networkPolicy.enabled=true",
+      "--set=networkPolicy.metricsAllowedNamespaceLabels.metrics=enabled",
+    ]);
+    const [np] = ofKind(objs, "NetworkPolicy");
+    assert.deepEqual(np!.spec.ingress, [
+      { ports: [{ port: 8081, protocol: "TCP" }] },
+      {
+        ports: [{ port: 8443, protocol: "TCP" }],
+        from: [{ namespaceSelector: { matchLabels: { metrics: "enabled" } } }],
+      },
+    ]);
+    const open = ofKind(await render(["--set=networkPolicy.enabled=true"]), "NetworkPolicy")[0]!;
+    assert.equal(open.spec.ingress[1].from, undefined, "no labels: from anywhere, as before");
+  });
+
+  it("monitoring.labels: merged into the PodMonitor's and PrometheusRule's labels; one the chart sets is refused", async () => {
+    const objs = await render([...MONITORING_KINDS, "--set=monitoring.labels.release=prometheus"]);
+    for (const kind of ["PodMonitor", "PrometheusRule"])
+      assert.equal(ofKind(objs, kind)[0]!.metadata.labels.release, "prometheus", kind);
+    assert.match(
+      await renderFails([...MONITORING_KINDS, "--set=monitoring.labels.app\\.kubernetes\\.io/name=x"]),
+      /monitoring\.labels\.app\.kubernetes\.io\/name: the chart sets this key itself/,
+    );
+  });
+});
