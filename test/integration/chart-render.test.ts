@@ -6,6 +6,8 @@ import { TenantObjectNames as N } from "../../src/targets/openbao/tenant/plan.js
 import { TENANT_KIND_RULES } from "../../src/targets/openbao/tenant/rules.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
+import { BUILTIN_METRIC, registeredMetrics } from "../support/metrics-registry.js";
+import { baseMetric, metricNames } from "../support/promql.js";
 
 // The operator's own chart, rendered by the real helm: topologies, least privilege, pod security
 // and the gates on optional kinds. Installing it on the node is chart-install.test.ts.
@@ -63,37 +65,8 @@ const SPEC_ALERTS = [
   "OpenBaoBackupsFailing",
   "OpenBaoUpgradeStuck",
 ];
-const PROMQL_WORDS = new Set(["and", "or", "unless", "bool", "offset", "inf", "nan", "le", "job"]);
-
-/**
- * The metric names a PromQL expression reads: label matchers, strings, ranges and grouping clauses
- * are dropped, then what is left that is neither a function call, a keyword nor a number.
- */
-function metricNames(expr: string): string[] {
-  const bare = expr
-    .replace(/"(?:[^"\\]|\\.)*"/g, "")
-    .replace(/\{[^}]*\}/g, " ")
-    .replace(/\[[^\]]*\]/g, " ")
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, " ");
-  const names = new Set<string>();
-  for (const m of bare.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(\s*\()?/g)) {
-    if (m[2] || PROMQL_WORDS.has(m[1]!)) continue;
-    names.add(m[1]!);
-  }
-  return [...names];
-}
-
 /** Every metric name the operator's registry holds once each target's metrics are loaded. */
-async function exportedMetrics(): Promise<Set<string>> {
-  const { registry } = await import("../../src/runtime/metrics.js");
-  await import("../../src/targets/vault/metrics.js");
-  await import("../../src/targets/openbao/metrics.js");
-  await import("../../src/targets/openbao/adminops/backup/metrics.js");
-  await import("../../src/targets/openbao/adminops/upgrade/core/metrics.js");
-  await import("../../src/targets/openbao/workload/certs/metrics.js");
-  await import("../../src/targets/gitlab/metrics.js");
-  return new Set((await registry.getMetricsAsJSON()).map((m) => m.name));
-}
+const exportedMetrics = async (): Promise<Set<string>> => new Set((await registeredMetrics()).keys());
 
 function processConfig(objs: Obj[], name: string): Obj {
   const cm = ofKind(objs, "ConfigMap").find((c) => c.metadata.name === name);
@@ -386,22 +359,33 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     }
   });
 
-  it("ships a Grafana dashboard that queries only metrics the operator exports", async () => {
-    const objs = await render([]);
-    const cm = ofKind(objs, "ConfigMap").find((c) => c.metadata.labels?.grafana_dashboard === "1");
-    assert.ok(cm, "the dashboard ConfigMap");
-    const dashboard = JSON.parse(cm.data["platform-operator.json"]) as Obj;
-    const exprs: string[] = dashboard.panels.flatMap((p: Obj) => p.targets.map((t: Obj) => t.expr));
-    assert.ok(exprs.length >= 10);
+  it("ships the operator's dashboard and each enabled target's, querying only metrics the operator exports", async () => {
+    const dashboardsOf = async (args: string[]) => {
+      const objs = await render(args);
+      const cm = ofKind(objs, "ConfigMap").find((c) => c.metadata.labels?.grafana_dashboard === "1");
+      assert.ok(cm, "the dashboard ConfigMap");
+      return cm.data as Record<string, string>;
+    };
+    assert.deepEqual(Object.keys(await dashboardsOf([])).sort(), ["platform-operator.json", "vault.json"]);
+    const all = await dashboardsOf(ALL_TARGETS);
+    assert.deepEqual(Object.keys(all).sort(), [
+      "gitlab.json",
+      "openbao.json",
+      "platform-operator.json",
+      "vault.json",
+    ]);
     const exported = await exportedMetrics();
-    // Process and Node.js metrics are the default collectors; `up` is Prometheus' own.
-    const builtin = /^(up|process_[a-z_]+|nodejs_[a-z_]+)$/;
-    for (const expr of exprs) {
-      for (const name of metricNames(expr)) {
-        const base = name.replace(/_(bucket|sum|count)$/, "");
-        if (builtin.test(base)) continue;
-        assert.ok(exported.has(base), `the dashboard queries ${name}, which is not exported`);
-      }
+    for (const [file, text] of Object.entries(all)) {
+      const dashboard = JSON.parse(text) as Obj;
+      // Row panels hold no queries.
+      const exprs: string[] = dashboard.panels.flatMap((p: Obj) => (p.targets ?? []).map((t: Obj) => t.expr));
+      assert.ok(exprs.length >= 10, file);
+      for (const expr of exprs)
+        for (const name of metricNames(expr)) {
+          const base = baseMetric(name);
+          if (BUILTIN_METRIC.test(base)) continue;
+          assert.ok(exported.has(base), `${file} queries ${name}, which is not exported`);
+        }
     }
   });
 

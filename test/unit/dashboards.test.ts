@@ -5,6 +5,7 @@ import { before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DASHBOARDS, dashboardText } from "../../src/cli/dashboards.js";
 import { type DashboardSpec, layout, queriesOf, stat } from "../../src/runtime/grafana.js";
+import { BUILTIN_METRIC, registeredMetrics } from "../support/metrics-registry.js";
 import { baseMetric, metricNames, selectorLabels } from "../support/promql.js";
 
 // The dashboards are generated from the panels the code declares, and checked against the metrics
@@ -13,34 +14,11 @@ import { baseMetric, metricNames, selectorLabels } from "../support/promql.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const FOLDER = join(ROOT, "deploy/chart/platform-operator/dashboards");
-/** Prometheus' own series and the default process and Node.js collectors. */
-const BUILTIN = /^(up|process_[a-z0-9_]+|nodejs_[a-z0-9_]+)$/;
 /** Labels Prometheus adds to every scraped series. */
 const TARGET_LABELS = new Set(["job", "pod", "namespace", "instance"]);
 
-type Registered = Map<string, { labels: Set<string> }>;
+type Registered = Awaited<ReturnType<typeof registeredMetrics>>;
 let registered: Registered;
-
-async function registeredMetrics(): Promise<Registered> {
-  const { registry } = await import("../../src/runtime/metrics.js");
-  for (const m of [
-    "vault/metrics",
-    "openbao/metrics",
-    "openbao/adminops/backup/metrics",
-    "openbao/adminops/upgrade/core/metrics",
-    "openbao/workload/certs/metrics",
-    "openbao/restore/metrics",
-    "openbao/baoclient/client",
-    "gitlab/metrics",
-  ])
-    await import(`../../src/targets/${m}.js`);
-  const out: Registered = new Map();
-  for (const { name } of await registry.getMetricsAsJSON()) {
-    const metric = registry.getSingleMetric(name) as unknown as { labelNames?: readonly string[] };
-    out.set(name, { labels: new Set(metric.labelNames ?? []) });
-  }
-  return out;
-}
 
 /** Which dashboard must show a metric: a target's by its prefix, the runtime's on the operator's. */
 function homeOf(metric: string): string {
@@ -56,7 +34,7 @@ function problems(spec: DashboardSpec, metrics: Registered): string[] {
   for (const { panel, expr } of queriesOf(spec)) {
     for (const name of metricNames(expr)) {
       const base = baseMetric(name);
-      if (!BUILTIN.test(base) && !metrics.has(base))
+      if (!BUILTIN_METRIC.test(base) && !metrics.has(base))
         found.push(`${panel}: queries ${name}, which is not exported`);
     }
     for (const { metric, labels } of selectorLabels(expr)) {
@@ -90,7 +68,7 @@ describe("Grafana dashboards", () => {
     for (const [file, spec] of Object.entries(DASHBOARDS))
       shown.set(file, new Set(queriesOf(spec).flatMap((q) => metricNames(q.expr).map(baseMetric))));
     const missing = [...registered.keys()]
-      .filter((m) => !BUILTIN.test(m))
+      .filter((m) => !BUILTIN_METRIC.test(m))
       .filter((m) => !shown.get(homeOf(m))?.has(m))
       .map((m) => `${m} (on ${homeOf(m)})`);
     assert.deepEqual(missing, []);
