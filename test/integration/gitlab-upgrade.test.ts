@@ -54,7 +54,7 @@ describe("GitLabCore upgrades on a real cluster", () => {
       {
         apiVersion: "v1",
         kind: "ConfigMap",
-        metadata: { name: CM, namespace: ns },
+        metadata: { name: CM, namespace: ns, labels: { "operator.gitlab.com/config-source": "true" } },
         data: { chartVersion: v },
       },
       { fieldManager: "platform-team", force: true },

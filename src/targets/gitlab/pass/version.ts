@@ -1,4 +1,4 @@
-import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import { GitLabConfigSourceLabel, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import { JOB } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { releaseSelector } from "../apply/plan.js";
@@ -32,7 +32,7 @@ export const resolveVersion: Stage = {
           p,
           "version",
           R.VersionUnresolved,
-          `spec.version.versionRef: ConfigMap ${ref.name} not found`,
+          `spec.version.versionRef: ConfigMap ${ref.name} not found, or not labelled ${GitLabConfigSourceLabel}: "true"`,
         );
       if (typeof data?.[ref.key] !== "string")
         return holdUpgrade(
