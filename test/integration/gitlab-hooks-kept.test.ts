@@ -7,7 +7,7 @@ import type { KubeObject } from "../../src/runtime/types.js";
 import type { Rendered, RenderedObject } from "../../src/targets/gitlab/apply/rendered.js";
 import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
 import { GITLABCORE } from "../../src/targets/gitlab/target.js";
-import { sharedEnv } from "../../src/testenv/shared.js";
+import { type ControlPlane, startControlPlane } from "../../src/testenv/controlplane.js";
 import {
   applyGitLab,
   gitlabCore,
@@ -21,7 +21,8 @@ import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 // Helm does not track what a hook creates as part of the release, and `helm uninstall` leaves it
 // (Helm's chart hooks documentation, "Hook resources are not managed with corresponding releases"):
 // a hook that no delete policy removes outlives the GitLabCore, while the release's own objects go
-// with it through their owner reference (the controller manager's garbage collector runs here).
+// with it through their owner reference. The shared API server runs no garbage collector, so this
+// file starts its own control plane with kube-controller-manager's.
 
 const cm = (name: string): RenderedObject => ({
   apiVersion: "v1",
@@ -31,6 +32,7 @@ const cm = (name: string): RenderedObject => ({
 });
 
 describe("GitLabCore deletion keeps the hooks Helm keeps", () => {
+  let cp: ControlPlane;
   let client: KubeClient;
   let ns: string;
   let op: RunningGitLab | undefined;
@@ -56,14 +58,17 @@ describe("GitLabCore deletion keeps the hooks Helm keeps", () => {
   });
 
   before(async () => {
-    client = clientFor(sharedEnv().kubeconfigPath);
+    cp = await startControlPlane();
+    await cp.startControllerManager(["garbagecollector"]);
+    client = clientFor(cp.kubeconfigPath);
     await installGitLabCrds(client, false);
     ns = await freshNamespace(client, "gl-kept");
-    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, source, { requeueInterval: "1s" });
+    op = await startGitLabTarget(cp.kubeconfigPath, ns, source, { requeueInterval: "1s" });
   });
   after(async () => {
     await op?.stop();
     client?.close();
+    await cp?.stop();
   });
 
   it("deleting the GitLabCore removes the release's objects and leaves the kept hooks", async () => {
