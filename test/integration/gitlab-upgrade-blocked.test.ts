@@ -81,6 +81,7 @@ describe("GitLabCore: a blocked upgrade never stops repair", () => {
   /** Deletes a Deployment of the release by hand and waits for the operator to bring it back. */
   const deletedComesBack = async (name: string, chartVersion: string) => {
     const before = await client.get<KubeObject>(DEPLOYMENT, name, ns);
+    const deletedAt = performance.now();
     await client.delete(DEPLOYMENT, name, ns);
     const back = await eventually(
       async () => {
@@ -89,6 +90,9 @@ describe("GitLabCore: a blocked upgrade never stops repair", () => {
       },
       60_000,
       `Deployment ${name} to be applied again`,
+    );
+    process.stdout.write(
+      `# Deployment ${name} applied again ${Math.round(performance.now() - deletedAt)} ms after its deletion, the upgrade blocked\n`,
     );
     assert.equal(back.metadata.labels?.["helm.sh/chart"], `gitlab-${chartVersion}`, "the deployed chart's");
   };
