@@ -12,6 +12,13 @@ export const GitLabCorePlural = "gitlabcores";
 export const GitLabCoreFinalizer = "gitlabcore.apps.gitlab.com/finalizer";
 export const GitLabReleaseNameLabel = "operator.gitlab.com/release-name";
 export const GitLabReleaseNamespaceLabel = "operator.gitlab.com/release-namespace";
+/**
+ * A ConfigMap or Secret the operator may read (valuesFrom, versionRef) carries this label set to
+ * "true"; its informers select on it, so an unlabelled object is never seen and counts as missing.
+ */
+export const GitLabConfigSourceLabel = "operator.gitlab.com/config-source";
+export const ValuesFromKinds = ["ConfigMap", "Secret"] as const;
+export const DefaultValuesKey = "values.yaml";
 
 export const GitLabCoreCondition = {
   Initialized: "Initialized",
@@ -38,6 +45,9 @@ export const GitLabCoreReason = {
   // Not upstream's name: the dry run of an upgrade step's first pass (spec 001, Preflight) was
   // refused by the API server, so the step was not started.
   PreflightFailed: "PreflightFailed",
+  // A required spec.chart.valuesFrom entry is missing (or unlabelled), or holds no map of values.
+  ValuesReferenceNotFound: "ValuesReferenceNotFound",
+  ValuesReferenceInvalid: "ValuesReferenceInvalid",
   UpgradeComplete: "UpgradeComplete",
   CleanupFailed: "CleanupFailed",
 } as const;

@@ -13,13 +13,16 @@ import {
 } from "./common.js";
 import type { KindDefinition } from "./crd.js";
 import {
+  DefaultValuesKey,
   Editions,
+  GitLabConfigSourceLabel,
   GitLabCoreApiVersion,
   GitLabCoreGroup,
   GitLabCoreKind,
   GitLabCorePhases,
   GitLabCorePlural,
   GitLabCoreVersion,
+  ValuesFromKinds,
   VersionTypes,
 } from "./gitlabcore-names.js";
 
@@ -41,6 +44,31 @@ export const VersionRefSchema = Type.Object(
     key: Type.String({ description: "Key holding the chart version.", minLength: 1, maxLength: 253 }),
   },
   { description: "Reads the chart version from a ConfigMap, so someone else can own the version." },
+);
+
+export const ValuesFromSchema = Type.Object(
+  {
+    kind: StringEnum(ValuesFromKinds, { description: "ConfigMap or Secret." }),
+    name: ObjectName(
+      `ConfigMap or Secret in the namespace of this GitLabCore, labelled ${GitLabConfigSourceLabel}: "true".`,
+    ),
+    valuesKey: Type.Optional(
+      Type.String({
+        description: "Key holding a YAML map of chart values.",
+        default: DefaultValuesKey,
+        minLength: 1,
+        maxLength: 253,
+        pattern: "^[-._a-zA-Z0-9]+$",
+      }),
+    ),
+    optional: Type.Optional(
+      Type.Boolean({
+        description: "A missing object or key adds nothing instead of stopping the render.",
+        default: false,
+      }),
+    ),
+  },
+  { description: "Chart values read from a labelled ConfigMap or Secret." },
 );
 
 /**
@@ -282,6 +310,13 @@ export const GitLabCoreSpecSchema = Type.Object(
     chart: Type.Optional(
       Type.Object(
         {
+          valuesFrom: Type.Optional(
+            Type.Array(ValuesFromSchema, {
+              description:
+                "Values from ConfigMaps and Secrets, merged in order over the derived ones and under spec.chart.values.",
+              maxItems: 32,
+            }),
+          ),
           values: Type.Optional(
             FreeFormObject("Chart values merged over the derived ones; the operator overrides still win."),
           ),

@@ -54,7 +54,7 @@ describe("GitLabCore upgrades on a real cluster", () => {
       {
         apiVersion: "v1",
         kind: "ConfigMap",
-        metadata: { name: CM, namespace: ns },
+        metadata: { name: CM, namespace: ns, labels: { "operator.gitlab.com/config-source": "true" } },
         data: { chartVersion: v },
       },
       { fieldManager: "platform-team", force: true },
@@ -167,7 +167,7 @@ describe("GitLabCore upgrades on a real cluster", () => {
     );
   });
 
-  it("a version below the deployed one is refused and nothing is rolled back", async () => {
+  it("a version below the deployed one is refused and nothing is rolled back; the release keeps running", async () => {
     await setVersion("10.3.0");
     const o = await waitForGitLab(
       client,
@@ -177,10 +177,14 @@ describe("GitLabCore upgrades on a real cluster", () => {
       "the downgrade refused",
       120_000,
     );
-    const init = conditionOf(o, "Initialized");
-    assert.equal(init?.status, "False");
-    assert.equal(init?.reason, "DowngradeRefused");
-    assert.match(init!.message, /10\.3\.0 is below the deployed chart version 10\.4\.0/);
+    // The refusal holds the upgrade only (issue 42): the deployed release is still applied, so
+    // Initialized (its hooks' record) stands and the refusal is on Upgradeable and Progressing.
+    assert.equal(conditionOf(o, "Initialized")?.status, "True");
+    const upgradeable = conditionOf(o, "Upgradeable");
+    assert.equal(upgradeable?.status, "False");
+    assert.equal(upgradeable?.reason, "DowngradeRefused");
+    assert.match(upgradeable!.message, /10\.3\.0 is below the deployed chart version 10\.4\.0/);
+    assert.equal(conditionOf(o, "Progressing")?.reason, "DowngradeRefused");
     assert.equal(o.status?.version, "10.4.0");
     assert.equal(o.status?.gitlabVersion, "19.4.0");
   });

@@ -80,7 +80,7 @@ describe("gitlab preflight plan", () => {
 });
 
 describe("gitlab status plan: a refused preflight", () => {
-  it("reports the step on Progressing and Upgradeable, leaves the running release's conditions", () => {
+  it("reports the held step on Progressing and Upgradeable; the deployed release's conditions are this generation's", () => {
     const now = new Date("2026-01-01T00:00:00Z");
     const running = planStatus(
       undefined,
@@ -100,11 +100,18 @@ describe("gitlab status plan: a refused preflight", () => {
       running,
       2,
       {
-        kind: "failed",
-        stage: "preflight",
-        reason: "PreflightFailed",
-        message: "preflight of chart 10.4.0 refused: Deployment gl/gl-webservice: spec.replicas invalid",
+        // The pass held the step and converged the deployed chart (its hooks due: a new generation).
+        kind: "applied",
         targetVersion: "10.4.0",
+        chartVersion: "10.3.4",
+        hooksRan: true,
+        renderedKinds: [],
+        workloads: { ready: ["Deployment gl/web"], notReady: [] },
+        stepping: false,
+        blocked: {
+          reason: "PreflightFailed",
+          message: "preflight of chart 10.4.0 refused: Deployment gl/gl-webservice: spec.replicas invalid",
+        },
       },
       now,
     );
@@ -116,6 +123,9 @@ describe("gitlab status plan: a refused preflight", () => {
     assert.equal(c("Progressing")?.reason, "PreflightFailed");
     assert.equal(c("Available")?.reason, "WorkloadsReady");
     assert.equal(c("Initialized")?.status, "True");
+    assert.equal(status.phase, "Failed");
+    for (const t of ["Initialized", "Available", "Progressing", "Upgradeable"])
+      assert.equal(c(t)?.observedGeneration, 2, `${t} speaks for generation 2`);
     assert.deepEqual(
       events.map((e) => [e.type, e.reason]),
       [["Warning", "PreflightFailed"]],

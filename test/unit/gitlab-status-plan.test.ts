@@ -78,6 +78,72 @@ describe("gitlab status plan", () => {
     assert.equal(status.version, "10.3.0", "what was applied stays recorded");
   });
 
+  it("a failed pass at a new generation states every condition for it, none keeping an older message", () => {
+    const first = planStatus(undefined, 3, applied(), t0).status;
+    const { status } = planStatus(
+      first,
+      4,
+      { kind: "failed", stage: "render", reason: "RenderFailed", message: "values: bad" },
+      t1,
+    );
+    for (const type of ["Initialized", "Available", "Progressing", "Upgradeable"]) {
+      assert.equal(c(status, type)?.observedGeneration, 4, `${type} is for generation 4`);
+      assert.equal(c(status, type)?.message, "values: bad", `${type} says what this pass found`);
+    }
+  });
+
+  it("a held upgrade: the deployed release reported as applied, the block on Progressing and Upgradeable", () => {
+    const first = planStatus(undefined, 3, applied(), t0).status;
+    const { status, events } = planStatus(
+      first,
+      4,
+      applied({
+        targetVersion: undefined,
+        hooksRan: true,
+        blocked: { reason: "VersionUnresolved", message: "chart version 12.0.0 is in no chart source" },
+      }),
+      t1,
+    );
+    assert.equal(status.phase, "Failed");
+    assert.equal(status.version, "10.3.0");
+    assert.equal(status.targetVersion, "10.3.0", "an unresolved version leaves the recorded target");
+    assert.equal(c(status, "Available")?.reason, "WorkloadsReady");
+    for (const type of ["Progressing", "Upgradeable"]) {
+      assert.equal(c(status, type)?.status, "False");
+      assert.equal(c(status, type)?.reason, "VersionUnresolved");
+      assert.match(c(status, type)!.message, /12\.0\.0/);
+    }
+    for (const type of ["Initialized", "Available", "Progressing", "Upgradeable"])
+      assert.equal(c(status, type)?.observedGeneration, 4);
+    assert.ok(events.some((e) => e.type === "Warning" && e.reason === "VersionUnresolved"));
+  });
+
+  it("hooks about to run: Progressing names the event, chart and hooks; the other conditions wait", () => {
+    const { status } = planStatus(
+      undefined,
+      1,
+      {
+        kind: "hooks",
+        event: "pre-install",
+        chartVersion: "10.3.0",
+        targetVersion: "10.3.0",
+        upgrading: false,
+        hooks: ["ConfigMap gl/gl-shared-secrets", "Job gl/gl-shared-secrets"],
+      },
+      t0,
+    );
+    assert.equal(status.phase, "Preparing");
+    assert.equal(status.targetVersion, "10.3.0");
+    assert.equal(status.version, undefined);
+    assert.equal(c(status, "Progressing")?.status, "True");
+    assert.equal(c(status, "Progressing")?.reason, "HooksRunning");
+    assert.match(
+      c(status, "Progressing")!.message,
+      /pre-install hooks of chart 10\.3\.0: hooks 2: .*Job gl\/gl-shared-secrets/,
+    );
+    assert.equal(c(status, "Initialized"), undefined);
+  });
+
   it("stepping through minors reports Upgrading, and waiting for migrations holds Upgradeable False", () => {
     const step = planStatus(
       undefined,

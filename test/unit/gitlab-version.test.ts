@@ -204,6 +204,22 @@ describe("gitlab version: upgrade path", () => {
     assert.deepEqual(r.missing, ["10.x"]);
   });
 
+  it("a target no source lists is VersionUnresolved naming it, not a missing intermediate chart", () => {
+    const r = planUpgradePath("8.3.0", "12.0.0", ["8.3.0", "9.0.0", "9.9.1", "9.10.0"]);
+    assert.ok(!r.ok);
+    assert.equal(r.reason, "VersionUnresolved");
+    assert.match(r.error, /12\.0\.0/);
+    assert.deepEqual(r.missing, []);
+  });
+
+  it("lists missing minors in numeric order, never text order", () => {
+    const r = planUpgradePath("8.3.0", "11.0.0", ["8.3.0", "9.9.1", "9.10.0", "11.0.0"]);
+    assert.ok(!r.ok);
+    assert.equal(r.reason, "MissingIntermediateChart");
+    assert.deepEqual(r.missing, ["9.0", "9.1", "9.2", "9.3", "9.4", "9.5", "9.6", "9.7", "9.8", "10.x"]);
+    assert.match(r.error, /minors 9\.0, 9\.1, .*9\.8, 10\.x between 8\.3\.0 and 11\.0\.0/);
+  });
+
   it("refuses a downgrade and malformed versions", () => {
     const down = planUpgradePath("10.3.0", "10.2.1", INDEX);
     assert.ok(!down.ok);

@@ -68,11 +68,13 @@ export class GitLabCoreReconciler {
       obj = { ...obj, metadata: { ...obj.metadata, ...patched.metadata } };
     }
     const started = performance.now();
+    const current = obj;
     const pass = await runPass(obj, {
       deps: this.d,
       applied: this.applied,
       log: ctx.log,
       signal: ctx.signal,
+      progress: (outcome) => this.writeStatus(current, outcome, ctx.log, ctx.signal),
     });
     passSeconds.observe({ outcome: pass.outcome.kind }, (performance.now() - started) / 1000);
     await this.writeStatus(obj, pass.outcome, ctx.log, ctx.signal);

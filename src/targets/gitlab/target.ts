@@ -1,5 +1,6 @@
 import type { GitLabCore } from "../../apis/gitlabcore.js";
 import {
+  GitLabConfigSourceLabel,
   GitLabCoreGroup,
   GitLabCoreKind,
   GitLabCoreManagers,
@@ -8,7 +9,7 @@ import {
   GitLabReleaseNameLabel,
   GitLabReleaseNamespaceLabel,
 } from "../../apis/gitlabcore-names.js";
-import { CONFIGMAP } from "../../runtime/builtin-types.js";
+import { CONFIGMAP, SECRET } from "../../runtime/builtin-types.js";
 import { Controller, generationChanged } from "../../runtime/controller.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Manager } from "../../runtime/manager.js";
@@ -17,6 +18,7 @@ import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import type { LiveObjects } from "./apply/live.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
+import type { ValuesSourceLookup } from "./values/index.js";
 import { defaultValues, defaultVersionPolicy, releaseSourceFromEnv } from "./wiring.js";
 
 export const GITLABCORE: ResourceType = {
@@ -33,14 +35,44 @@ export const CONTROLLER_NAME = GitLabCoreManagers.controller;
 export interface GitLabTargetHooks {
   release?: (manager: Manager) => ReleaseSource;
   versions?: VersionPolicy;
-  values?: (gl: GitLabCore, chartVersion: string, config: GitLabTargetConfig) => unknown;
+  values?: (
+    gl: GitLabCore,
+    chartVersion: string,
+    config: GitLabTargetConfig,
+    lookup: ValuesSourceLookup,
+  ) => unknown;
 }
 
-/** GitLabCores whose spec.version.versionRef names this ConfigMap: a change to it reconciles them. */
-export function keysNamingConfigMap(gitlabs: readonly GitLabCore[], cm: KubeObject): string[] {
+/** Only labelled ConfigMaps and Secrets are read (versionRef, valuesFrom): the informers select on it. */
+export const CONFIG_SOURCE_SELECTOR = `${GitLabConfigSourceLabel}=true`;
+
+/**
+ * GitLabCores that read this ConfigMap (spec.version.versionRef or spec.chart.valuesFrom) or this
+ * Secret (spec.chart.valuesFrom): a change to it reconciles them, a failed render included.
+ */
+export function keysNamingSource(
+  gitlabs: readonly GitLabCore[],
+  kind: "ConfigMap" | "Secret",
+  o: KubeObject,
+): string[] {
+  const name = o.metadata.name;
   return gitlabs
-    .filter((g) => g.spec?.version?.versionRef?.name === cm.metadata.name)
+    .filter(
+      (g) =>
+        (kind === "ConfigMap" && g.spec?.version?.versionRef?.name === name) ||
+        (g.spec?.chart?.valuesFrom ?? []).some((r) => r.kind === kind && r.name === name),
+    )
     .map((g) => `${g.metadata.namespace}/${g.metadata.name}`);
+}
+
+/** The keys of a ConfigMap's data, or a Secret's decoded; undefined for no object. */
+function dataOf(kind: "ConfigMap" | "Secret", o: KubeObject | undefined): Record<string, string> | undefined {
+  if (!o) return undefined;
+  const data = ((o as { data?: Record<string, string> }).data ?? {}) as Record<string, string>;
+  if (kind === "ConfigMap") return data;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data)) out[k] = Buffer.from(v, "base64").toString("utf8");
+  return out;
 }
 
 /** How long a pass waits for a new informer of a release kind to list before going without it. */
@@ -71,7 +103,8 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
     parseConfig: parseGitLabConfig,
     async setup(manager: Manager, config: GitLabTargetConfig) {
       const informer = manager.informer<GitLabCore>(GITLABCORE);
-      const configMaps = manager.informer<KubeObject>(CONFIGMAP);
+      const configMaps = manager.informer<KubeObject>(CONFIGMAP, { labelSelector: CONFIG_SOURCE_SELECTOR });
+      const secrets = manager.informer<KubeObject>(SECRET, { labelSelector: CONFIG_SOURCE_SELECTOR });
       // Loaded on the first review: the decision reads the CRD's schema, which `run` alone never loads.
       manager.admission.register(GitLabCoreGroup, GitLabCoreKind, async (request) =>
         (await import("./admission.js")).gitLabCoreVerdict(request, {
@@ -109,7 +142,10 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
         events: manager.events,
         release: hooks.release ? hooks.release(manager) : releaseSourceFromEnv(manager),
         versions: hooks.versions ?? defaultVersionPolicy,
-        values: (gl, v) => valuesOf(gl, v, config),
+        values: (gl, v) =>
+          valuesOf(gl, v, config, (kind, name) =>
+            dataOf(kind, (kind === "Secret" ? secrets : configMaps).get(`${gl.metadata.namespace}/${name}`)),
+          ),
         settings: {
           requeueMs: config.requeueMs,
           stepRequeueMs: config.stepRequeueMs,
@@ -127,7 +163,10 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
       // Status writes bump the resourceVersion, not the generation: they must not retrigger.
       controller.watchPrimary(informer, generationChanged);
       controller.watchMapped(configMaps, (cm) =>
-        keysNamingConfigMap(informer.list(cm.metadata.namespace), cm),
+        keysNamingSource(informer.list(cm.metadata.namespace), "ConfigMap", cm),
+      );
+      controller.watchMapped(secrets, (s) =>
+        keysNamingSource(informer.list(s.metadata.namespace), "Secret", s),
       );
       manager.add(controller);
     },

@@ -5,7 +5,7 @@ import type { GitLabTargetConfig } from "./config.js";
 import { renders } from "./metrics.js";
 import type { Capabilities, ReleaseSource, VersionPolicy } from "./reconciler.js";
 import { capabilitiesFromDiscovery, HelmRunner, RenderCache, renderChartCached } from "./render/index.js";
-import { effectiveValues } from "./values/index.js";
+import { effectiveValues, readValuesFrom, type ValuesSourceLookup } from "./values/index.js";
 import { planUpgradePath, resolveTargetVersion } from "./version/index.js";
 
 // Glue between the reconciler and the renderer (render/, charts/) and the version logic (version/):
@@ -27,14 +27,35 @@ class ValuesFailed extends Error {
   readonly reason = "RenderFailed";
 }
 
-/** The three layers of effective values (values/), for the chart version about to be rendered. */
-export function defaultValues(gl: GitLabCore, chartVersion: string, config: GitLabTargetConfig): unknown {
+/** A spec.chart.valuesFrom entry that is missing or holds no map: nothing renders. */
+class ValuesReferenceFailed extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The layers of effective values (values/), for the chart version about to be rendered, with
+ * spec.chart.valuesFrom read through `lookup` (none given: no object can be found).
+ */
+export function defaultValues(
+  gl: GitLabCore,
+  chartVersion: string,
+  config: GitLabTargetConfig,
+  lookup: ValuesSourceLookup = () => undefined,
+): unknown {
+  const refs = readValuesFrom(gl.spec, lookup);
+  if (!refs.ok) throw new ValuesReferenceFailed(refs.reason, refs.message);
   const r = effectiveValues({
     name: gl.metadata.name!,
     namespace: gl.metadata.namespace!,
     spec: gl.spec,
     chartVersion,
     managerServiceAccount: config.serviceAccountName,
+    valuesFrom: refs.layers,
   });
   if (!r.ok) throw new ValuesFailed(r.errors.map((e) => `${e.field}: ${e.message}`).join("; "));
   return r.values;

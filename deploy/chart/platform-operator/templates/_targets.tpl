@@ -93,6 +93,10 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
+# Read through the labelled informer only: spec.chart.valuesFrom.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [list, watch]
 - apiGroups: [""]
   resources: [services]
   verbs: [get, list, watch, create, patch, delete]
@@ -161,7 +165,8 @@ name spec.network.apiServerCIDR or apiServerEndpointIPs).
 {{- end -}}
 
 {{/*
-The gitlab target: its GitLabCores, ConfigMaps it watches (versionRef), and the kinds the GitLab
+The gitlab target: its GitLabCores, the labelled ConfigMaps and Secrets it watches (versionRef,
+chart.valuesFrom; its informers select operator.gitlab.com/config-source=true), and the kinds the GitLab
 chart renders, written by server-side apply (patch) and read through one informer per kind
 selecting the release label (list, watch): a quiet pass compares with that cache, prune reads its
 inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by name while they run

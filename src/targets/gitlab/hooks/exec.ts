@@ -1,7 +1,6 @@
 import type { KubeClient } from "../../../runtime/client.js";
 import { errorMessage, isNotFound } from "../../../runtime/errors.js";
 import type { Logger } from "../../../runtime/log.js";
-import { setControllerReference } from "../../../runtime/ownership.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { describeObject, poll, redactedError, waitUntilGone } from "../apply/objects.js";
 import { FIELD_MANAGER } from "../apply/plan.js";
@@ -35,8 +34,9 @@ class HookFailed extends Error {}
  * hooks that succeeded before it are deleted if they say hook-succeeded, and the rest never run.
  * Only when every hook succeeded are the hook-succeeded ones deleted, last first, so a ConfigMap
  * hook that a later Job mounts is there until that Job is done. A hook with neither policy stays.
- * Hooks carry the owner as controller, so whatever a policy keeps goes with it; prune never deletes
- * them (they are not release objects: see prune/index.ts).
+ * As in Helm, what a hook creates is not part of the release: it carries no owner reference, so
+ * deleting the GitLabCore leaves what the policies keep (Helm's uninstall leaves it too), and
+ * prune never deletes it (see prune/index.ts).
  */
 export async function runHooks(
   client: KubeClient,
@@ -111,15 +111,16 @@ function inNamespace(rendered: KubeObject, owner: KubeObject): KubeObject {
   };
 }
 
-/** The object to create: in the owner's namespace unless the chart says otherwise, owned where it can be. */
+/**
+ * The object to create: in the owner's namespace unless the chart says otherwise. Not owned: a
+ * hook outlives the GitLabCore unless a policy deletes it, as a Helm hook outlives its release.
+ */
 async function objectFor(client: KubeClient, owner: KubeObject, planned: PlannedHook): Promise<HookObject> {
   const rendered = planned.hook.object;
   const type = await client.resources.mapping(rendered.apiVersion, rendered.kind);
   const obj: KubeObject = { ...rendered, metadata: { ...rendered.metadata } };
-  if (type.namespaced) {
-    obj.metadata.namespace ??= owner.metadata.namespace;
-    if (obj.metadata.namespace === owner.metadata.namespace) setControllerReference(owner, obj);
-  } else delete obj.metadata.namespace;
+  if (type.namespaced) obj.metadata.namespace ??= owner.metadata.namespace;
+  else delete obj.metadata.namespace;
   return { type, object: obj };
 }
 

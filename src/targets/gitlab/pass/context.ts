@@ -6,7 +6,7 @@ import type { planApply } from "../apply/plan.js";
 import type { Rendered } from "../apply/rendered.js";
 import type { planHooks } from "../hooks/plan.js";
 import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
-import type { PassOutcome } from "../status/plan.js";
+import type { PassOutcome, UpgradeBlock } from "../status/plan.js";
 import type { MigrationsState } from "../status/version.js";
 
 /** What a pass ends with: the outcome status reports, and when to look again. */
@@ -30,6 +30,13 @@ export interface PassState {
   readonly observe: boolean;
   readonly deps: GitLabReconcilerDeps;
   readonly applied: AppliedMemory;
+  /** Writes an interim status while the pass goes on (hooks can take minutes). */
+  readonly progress: (outcome: PassOutcome) => Promise<void>;
+  /**
+   * version, step, preflight: why the upgrade this pass was asked for cannot go ahead. The pass
+   * then converges the deployed version instead (see {@link holdUpgrade}).
+   */
+  blocked?: UpgradeBlock;
   /** version */
   capabilities?: Capabilities;
   available?: string[];
@@ -49,6 +56,29 @@ export interface PassState {
   /** apply */
   report?: ApplyReport;
   recorded?: Set<string>;
+}
+
+/**
+ * The rule for everything that decides an upgrade (version resolution, the upgrade path, the
+ * preflight): a decision that says no blocks only the upgrade. A release already deployed is then
+ * rendered, applied and repaired at its deployed version by the rest of the pass, and the block is
+ * reported; only a resource with nothing deployed yet fails the pass, having nothing to converge.
+ */
+export function holdUpgrade(
+  p: PassState,
+  stage: FailedStage,
+  reason: string,
+  message: string,
+): Pass | undefined {
+  const deployed = p.status.version;
+  if (!deployed) return fail(p, stage, reason, message, { targetVersion: p.target });
+  p.blocked = { reason, message };
+  p.step = deployed;
+  p.upgradePass = false;
+  p.render = undefined;
+  p.plan = undefined;
+  p.log.info({ deployed, reason, err: message }, "upgrade blocked; converging the deployed version");
+  return undefined;
 }
 
 /** A stage either lets the pass go on (undefined) or ends it with what it found. */

@@ -1,6 +1,7 @@
 import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import { describeObject } from "../apply/objects.js";
 import { runHooks } from "../hooks/exec.js";
-import { hookEventFor, hooksDue, planHooks, postHookEventFor } from "../hooks/plan.js";
+import { type HookEvent, hookEventFor, hooksDue, planHooks, postHookEventFor } from "../hooks/plan.js";
 import { hooksRun } from "../metrics.js";
 import { fail, type PassState, type Stage } from "./context.js";
 
@@ -23,7 +24,7 @@ export const preHooks: Stage = {
         p.wouldHook.push(`${h.hook.object.kind} ${h.hook.object.metadata.name}`);
       return undefined;
     }
-    const failed = await run(p, plan.run);
+    const failed = await run(p, plan.run, hookEventFor(deployed));
     if (failed) return failed;
     p.hooksRan = true;
     if (plan.excluded.length)
@@ -40,15 +41,28 @@ export const postHooks: Stage = {
   name: "post-hooks",
   async run(p) {
     if (!p.hooksRan || p.observe || !p.postHooks?.run.length) return undefined;
-    return run(p, p.postHooks.run, { renderedKinds: [...p.recorded!].sort() });
+    return run(p, p.postHooks.run, postHookEventFor(p.status.version), {
+      renderedKinds: [...p.recorded!].sort(),
+    });
   },
 };
 
 async function run(
   p: PassState,
   hooks: ReturnType<typeof planHooks>["run"],
+  event: HookEvent,
   extra: { renderedKinds?: string[] } = {},
 ) {
+  // A hook may run for minutes: the status says so before the wait, not after it.
+  if (hooks.length)
+    await p.progress({
+      kind: "hooks",
+      event,
+      chartVersion: p.render!.chart.version,
+      targetVersion: p.target,
+      upgrading: p.upgradePass === true,
+      hooks: hooks.map((h) => describeObject(inNamespace(h.hook.object, p.release.namespace))),
+    });
   const result = await runHooks(p.deps.client, p.obj, hooks, {
     timeoutMs: p.deps.settings.hookTimeoutMs,
     signal: p.signal,
@@ -63,4 +77,8 @@ async function run(
     targetVersion: p.target,
     ...extra,
   });
+}
+
+function inNamespace<T extends { metadata: { namespace?: string } }>(o: T, namespace: string): T {
+  return o.metadata.namespace ? o : { ...o, metadata: { ...o.metadata, namespace } };
 }

@@ -2,6 +2,7 @@ import type { GitLabCore } from "../../../apis/gitlabcore.js";
 import type { Logger } from "../../../runtime/log.js";
 import type { AppliedMemory } from "../apply/live.js";
 import type { GitLabReconcilerDeps } from "../ports.js";
+import type { PassOutcome } from "../status/plan.js";
 import { applyRelease } from "./apply.js";
 import type { Pass, PassState, Stage } from "./context.js";
 import { postHooks, preHooks } from "./hooks.js";
@@ -14,7 +15,9 @@ export type { Pass } from "./context.js";
 /**
  * A GitLabCore pass, in order: resolve the version → choose the chart step → render → preflight
  * an upgrade step → pre hooks once per release → apply → post hooks → prune and report. The first
- * stage that ends the pass (a failure, or the last one) gives its outcome.
+ * stage that ends the pass (a failure, or the last one) gives its outcome. The first four decide
+ * the upgrade; when they say no, only the upgrade is held (holdUpgrade) and the rest of the pass
+ * applies and repairs the deployed version, so a blocked upgrade never stops repair.
  */
 export const GITLAB_STAGES: readonly Stage[] = [
   resolveVersion,
@@ -29,7 +32,14 @@ export const GITLAB_STAGES: readonly Stage[] = [
 
 export async function runPass(
   obj: GitLabCore,
-  input: { deps: GitLabReconcilerDeps; applied: AppliedMemory; log: Logger; signal: AbortSignal },
+  input: {
+    deps: GitLabReconcilerDeps;
+    applied: AppliedMemory;
+    log: Logger;
+    signal: AbortSignal;
+    /** Writes an interim status (before hooks run); nothing when not given. */
+    progress?: (outcome: PassOutcome) => Promise<void>;
+  },
   stages: readonly Stage[] = GITLAB_STAGES,
 ): Promise<Pass> {
   const p: PassState = {
@@ -41,6 +51,7 @@ export async function runPass(
     observe: input.deps.settings.observeOnly === true,
     deps: input.deps,
     applied: input.applied,
+    progress: input.progress ?? (async () => {}),
     hooksRan: false,
     wouldHook: [],
   };

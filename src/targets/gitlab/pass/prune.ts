@@ -28,7 +28,8 @@ async function observed(p: PassState): Promise<Pass> {
   return {
     outcome: {
       kind: "observed",
-      targetVersion: p.target!,
+      targetVersion: p.target,
+      blocked: p.blocked,
       chartVersion: p.step!,
       wouldHook: p.wouldHook,
       wouldApply: p.report!.wouldApply,
@@ -36,8 +37,18 @@ async function observed(p: PassState): Promise<Pass> {
         (i) => `${i.type.kind} ${i.metadata.namespace ? `${i.metadata.namespace}/` : ""}${i.metadata.name}`,
       ),
     },
-    next: "resync",
+    next: nextAfter(p, "resync"),
   };
+}
+
+/**
+ * A held upgrade is looked at again with the resync; one whose version follows the repository and
+ * could not be resolved waits as a failed resolution does, so the index is not asked every resync.
+ * Objects deleted or edited by hand wake the pass anyway.
+ */
+function nextAfter(p: PassState, otherwise: Pass["next"]): Pass["next"] {
+  const unresolved = p.blocked && p.target === undefined && p.obj.spec.version.type !== "Static";
+  return unresolved ? "tracking-retry" : otherwise;
 }
 
 async function applied(p: PassState): Promise<Pass> {
@@ -55,11 +66,12 @@ async function applied(p: PassState): Promise<Pass> {
       p.log.info({ pruned: result.deleted.map((i) => `${i.type.kind} ${i.metadata.name}`) }, "pruned");
     for (const f of result.failed) p.log.warn({ object: f.item.metadata.name, err: f.error }, "prune failed");
   }
-  const stepping = p.step !== p.target;
+  const stepping = !p.blocked && p.step !== p.target;
   return {
     outcome: {
       kind: "applied",
-      targetVersion: p.target!,
+      targetVersion: p.target,
+      blocked: p.blocked,
       chartVersion: p.step!,
       gitlabVersion: gitlabVersionOf(p.render!),
       hooksRan: p.hooksRan,
@@ -68,6 +80,6 @@ async function applied(p: PassState): Promise<Pass> {
       stepping,
       migrations: p.migrations,
     },
-    next: stepping || p.migrations === "running" ? "step" : "resync",
+    next: stepping || p.migrations === "running" ? "step" : nextAfter(p, "resync"),
   };
 }

@@ -4,7 +4,7 @@ import { planApply } from "../apply/plan.js";
 import { preflights } from "../metrics.js";
 import { dryRunPreflight } from "../preflight/exec.js";
 import { planPreflight } from "../preflight/plan.js";
-import { fail, reasonOf, type Stage } from "./context.js";
+import { fail, holdUpgrade, reasonOf, type Stage } from "./context.js";
 
 /** The chart of this step rendered with the object's effective values, and the apply planned. */
 export const renderChart: Stage = {
@@ -34,8 +34,9 @@ export const renderChart: Stage = {
 
 /**
  * An upgrade step is first dry-run (dryRun=All) as its first pass would apply it, the gated
- * workloads paused and the pre-migrations Job, so a step the API server refuses fails here, before
- * a hook runs or an object changes. Observe-only runs it too: it stores nothing.
+ * workloads paused and the pre-migrations Job, so a step the API server refuses is held here, before
+ * a hook of it runs or an object of it changes; the pass goes on with the deployed version.
+ * Observe-only runs it too: it stores nothing.
  */
 export const preflight: Stage = {
   name: "preflight",
@@ -45,14 +46,16 @@ export const preflight: Stage = {
     if (!planned.objects.length) return undefined;
     const checked = await dryRunPreflight(p.deps.client, p.obj, planned.objects, p.signal);
     preflights.inc({ outcome: checked.refused.length ? "refused" : "passed" });
-    if (checked.refused.length)
-      return fail(
+    if (checked.refused.length) {
+      const held = holdUpgrade(
         p,
         "preflight",
         R.PreflightFailed,
         `preflight of chart ${p.step} refused: ${checked.refused.map((r) => `${r.object}: ${r.error}`).join("; ")}`,
-        { targetVersion: p.target },
       );
+      // The deployed version is what this pass applies now: render it in place of the refused step.
+      return held ?? renderChart.run(p);
+    }
     p.log.info({ chart: p.step, accepted: checked.accepted }, "upgrade preflight passed");
     return undefined;
   },

@@ -1,14 +1,15 @@
-import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import { GitLabConfigSourceLabel, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import { JOB } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { releaseSelector } from "../apply/plan.js";
 import { migrationsState, TARGET_VERSION_LABEL } from "../status/version.js";
-import { fail, type PassState, reasonOf, type Stage } from "./context.js";
+import { holdUpgrade, type PassState, reasonOf, type Stage } from "./context.js";
 
 /**
  * What the cluster serves, the chart versions there are, and the version the object resolves to
  * (a versionRef read from its ConfigMap). A discovery failure is transient: thrown, and retried
- * with the runtime's backoff.
+ * with the runtime's backoff. A version that cannot be had holds the upgrade only: a deployed
+ * release goes on at its version (holdUpgrade).
  */
 export const resolveVersion: Stage = {
   name: "version",
@@ -19,7 +20,7 @@ export const resolveVersion: Stage = {
     try {
       p.available = await deps.release.versions(signal);
     } catch (e) {
-      return fail(p, "chart", reasonOf(e, R.ChartPullFailed), errorMessage(e));
+      return holdUpgrade(p, "chart", reasonOf(e, R.ChartPullFailed), errorMessage(e));
     }
     let versionRefValue: string | undefined;
     const ref = spec.version.versionRef;
@@ -27,14 +28,14 @@ export const resolveVersion: Stage = {
       const cm = deps.configMaps.get(`${release.namespace}/${ref.name}`);
       const data = (cm as { data?: Record<string, string> } | undefined)?.data;
       if (!cm)
-        return fail(
+        return holdUpgrade(
           p,
           "version",
           R.VersionUnresolved,
-          `spec.version.versionRef: ConfigMap ${ref.name} not found`,
+          `spec.version.versionRef: ConfigMap ${ref.name} not found, or not labelled ${GitLabConfigSourceLabel}: "true"`,
         );
       if (typeof data?.[ref.key] !== "string")
-        return fail(
+        return holdUpgrade(
           p,
           "version",
           R.VersionUnresolved,
@@ -48,7 +49,7 @@ export const resolveVersion: Stage = {
       deployed: p.status.version,
       versionRefValue,
     });
-    if ("error" in resolved) return fail(p, "version", resolved.reason, resolved.error);
+    if ("error" in resolved) return holdUpgrade(p, "version", resolved.reason, resolved.error);
     p.target = resolved.version;
     return undefined;
   },
@@ -61,6 +62,7 @@ export const resolveVersion: Stage = {
 export const chooseStep: Stage = {
   name: "step",
   async run(p) {
+    if (p.blocked) return undefined; // the version stage held the upgrade: the deployed one is the step
     const target = p.target!;
     const deployed = p.status.version;
     p.step = target;
@@ -70,7 +72,7 @@ export const chooseStep: Stage = {
       if (p.migrations === "running" || p.migrations === "failed") p.step = deployed;
       else {
         const path = p.deps.versions.path(deployed, target, p.available!);
-        if ("error" in path) return fail(p, "version", path.reason, path.error, { targetVersion: target });
+        if ("error" in path) return holdUpgrade(p, "version", path.reason, path.error);
         p.step = path.steps[0] ?? target;
       }
       p.log.info(

@@ -41,7 +41,7 @@ export function inventoryKinds(recorded: Iterable<string>): InventoryKind[] {
  * The release's objects in the cluster, hooks left out: a hook a policy keeps (no policy, or
  * before-hook-creation alone) is not part of the release, as in Helm, so a render that does not
  * produce it among its objects must not delete it. Hooks still carry the release labels the render
- * stamps on everything, and the owner reference.
+ * stamps on everything (but no owner reference: deleting the GitLabCore leaves them too).
  */
 async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): Promise<Inventory> {
   const inventory =

@@ -23,10 +23,32 @@ export type FailedStage = {
   message: string;
 };
 
+/** Why the upgrade a pass was asked for cannot go ahead (the deployed version was converged instead). */
+export interface UpgradeBlock {
+  reason: string;
+  /** Names versions, fields and objects; never values. */
+  message: string;
+}
+
+/** Not an upstream reason: a pass is waiting for hooks, reported before the wait. */
+export const HooksRunning = "HooksRunning";
+
 export type PassOutcome =
   | {
+      /** Written in the middle of a pass, before it waits for hooks; the pass's own outcome follows. */
+      kind: "hooks";
+      event: string;
+      chartVersion: string;
+      targetVersion?: string | undefined;
+      /** The hooks are an upgrade step's (not an install's, nor a rerun of the deployed chart's). */
+      upgrading: boolean;
+      hooks: string[];
+    }
+  | {
       kind: "observed";
-      targetVersion: string;
+      /** Undefined when the version could not be resolved (the block says why). */
+      targetVersion?: string | undefined;
+      blocked?: UpgradeBlock | undefined;
       chartVersion: string;
       wouldHook: string[];
       wouldApply: string[];
@@ -41,7 +63,10 @@ export type PassOutcome =
     } & FailedStage)
   | {
       kind: "applied";
-      targetVersion: string;
+      /** Undefined when the version could not be resolved: the recorded target stays. */
+      targetVersion?: string | undefined;
+      /** The upgrade was held, and this pass applied the deployed version instead. */
+      blocked?: UpgradeBlock | undefined;
       /** Chart version applied this pass (an intermediate one while stepping through minors). */
       chartVersion: string;
       gitlabVersion?: string;
@@ -106,10 +131,28 @@ export function planStatus(
   const status: GitLabCoreStatus = { ...(prev ?? {}) };
   let phase: GitLabCorePhase;
 
-  if (outcome.kind === "observed") {
+  if (outcome.kind === "hooks") {
+    // An interim report: the conditions this pass has not decided yet stay as they are.
+    if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
+    phase = outcome.upgrading ? "Upgrading" : "Preparing";
+    inputs.push(
+      cond(
+        C.Progressing,
+        true,
+        HooksRunning,
+        `running the ${outcome.event} hooks of chart ${outcome.chartVersion}: ${listed("hooks", outcome.hooks)}`,
+        g,
+      ),
+    );
+  } else if (outcome.kind === "observed") {
     // Nothing was applied: only the target and what a real pass would do are reported.
-    status.targetVersion = outcome.targetVersion;
+    if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
     phase = prev?.phase ?? "Preparing";
+    if (outcome.blocked) {
+      const b = outcome.blocked;
+      inputs.push(cond(C.Progressing, false, b.reason, b.message, g));
+      inputs.push(cond(C.Upgradeable, false, b.reason, b.message, g));
+    }
     const parts = [
       listed("run hooks", outcome.wouldHook),
       listed("apply", outcome.wouldApply),
@@ -142,20 +185,18 @@ export function planStatus(
         cond(C.Initialized, true, R.ChartRendered, `hooks of chart ${outcome.hooksRanFor} completed`, g),
       );
     }
-    // Apply failures are retried without the hooks, so Initialized (the hooks' record) stays as is.
-    // A refused preflight ran no hook and changed nothing: the release that runs keeps its
-    // Initialized and Available; the step it refused is what Progressing and Upgradeable report.
-    const preflight = outcome.stage === "preflight";
-    if (outcome.stage !== "apply" && !preflight)
+    // Apply failures are retried without the hooks, so Initialized (the hooks' record) stays as is:
+    // the hooks were not due, so it already speaks for this generation. Every other condition is
+    // stated for this generation, so none keeps a message of an earlier one (issue 44). An upgrade
+    // that is only held never gets here: the pass converged the deployed version instead.
+    if (outcome.stage !== "apply")
       inputs.push(cond(C.Initialized, false, outcome.reason, outcome.message, g));
-    if (outcome.stage === "apply" || !findCondition(before, C.Available))
-      inputs.push(cond(C.Available, false, outcome.reason, outcome.message, g));
+    inputs.push(cond(C.Available, false, outcome.reason, outcome.message, g));
     inputs.push(cond(C.Progressing, false, outcome.reason, outcome.message, g));
-    if (outcome.reason === R.MissingIntermediateChart || preflight)
-      inputs.push(cond(C.Upgradeable, false, outcome.reason, outcome.message, g));
+    inputs.push(cond(C.Upgradeable, false, outcome.reason, outcome.message, g));
   } else {
     const o = outcome;
-    status.targetVersion = o.targetVersion;
+    if (o.targetVersion) status.targetVersion = o.targetVersion;
     status.version = o.chartVersion;
     if (o.gitlabVersion) status.gitlabVersion = o.gitlabVersion;
     else delete status.gitlabVersion;
@@ -181,7 +222,12 @@ export function planStatus(
           ),
     );
     const waitingMigrations = o.migrations === "running";
-    if (o.migrations === "failed") {
+    if (o.blocked) {
+      // The release runs (and was repaired) at its version; the upgrade asked for cannot start.
+      phase = "Failed";
+      inputs.push(cond(C.Progressing, false, o.blocked.reason, o.blocked.message, g));
+      inputs.push(cond(C.Upgradeable, false, o.blocked.reason, o.blocked.message, g));
+    } else if (o.migrations === "failed") {
       phase = "Failed";
       const m = `the batched migrations of GitLab ${o.gitlabVersion ?? o.chartVersion} failed; the upgrade to ${o.targetVersion} waits`;
       inputs.push(cond(C.Upgradeable, false, R.MigrationsJobFailed, m, g));

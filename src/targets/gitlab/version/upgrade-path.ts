@@ -65,21 +65,40 @@ export function planUpgradePath(from: string, to: string, available: readonly st
       error: `${start} to ${end} is more than ${MAX_STEPS} minor steps`,
       missing: [],
     };
+  // A target no source lists cannot be had at all, whatever lies between: say so, naming it, rather
+  // than listing every minor up to it as missing.
+  if (!available.some((v) => canonical(v) === end))
+    return {
+      ok: false,
+      reason: GitLabCoreReason.VersionUnresolved,
+      error: `chart version ${end} is in no chart source${versions.length ? ` (the newest listed is ${versions[versions.length - 1]})` : ""}`,
+      missing: [],
+    };
   const steps: string[] = [];
   for (const m of between) {
     const v = newestPatch(versions, m);
     if (v) steps.push(v);
     else missing.push(minorLabel(m));
   }
-  if (missing.length > 0)
+  if (missing.length > 0) {
+    missing.sort(byMinor);
     return {
       ok: false,
       reason: GitLabCoreReason.MissingIntermediateChart,
       error: `no chart for minor${missing.length > 1 ? "s" : ""} ${missing.join(", ")} between ${start} and ${end}: an upgrade steps one minor at a time`,
       missing,
     };
+  }
   steps.push(end);
   return { ok: true, steps };
+}
+
+/** Orders `10.3` and `10.x` labels by number (9.0 before 10.x before 10.10), a whole major after its minors. */
+function byMinor(a: string, b: string): number {
+  const [am = "", an = ""] = a.split(".");
+  const [bm = "", bn = ""] = b.split(".");
+  const minor = (n: string) => (n === "x" ? Number.POSITIVE_INFINITY : Number(n));
+  return Number(am) - Number(bm) || minor(an) - minor(bn);
 }
 
 /**

@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { CONFIGMAP, EVENTS_V1, SECRET } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { isNotFound } from "../../src/runtime/errors.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import {
+  applyGitLab,
+  conditionOf,
+  fixtureChartsDir,
+  fixtureVersions,
+  gitlabCore,
+  installGitLabCrds,
+  type RunningGitLab,
+  startGitLabTarget,
+  waitForGitLab,
+} from "../support/gitlab.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+
+// spec.chart.valuesFrom (GitLab's newer GitLabCore spec, "Values from ConfigMaps and Secrets") with
+// the fixture chart rendered by helm on the shared API server: labelled ConfigMaps and Secrets of
+// the namespace, merged in order over the derived values and under spec.chart.values; a missing or
+// unlabelled required entry renders nothing (ValuesReferenceNotFound), content that is no map is
+// refused (ValuesReferenceInvalid) without being quoted, and a change to a referenced object
+// renders again.
+
+const DEPLOYMENT: ResourceType = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+};
+const LABEL = { "operator.gitlab.com/config-source": "true" };
+const quiet = {
+  "shared-secrets": { enabled: false },
+  upgradeCheck: { enabled: false },
+  global: { ingress: { enabled: false } },
+};
+const SECRET_WORD = "hunter2-do-not-print";
+
+describe("GitLabCore values from ConfigMaps and Secrets", () => {
+  let client: KubeClient;
+  let ns: string;
+  let charts: { dir: string; remove(): void };
+  let op: RunningGitLab | undefined;
+
+  const configMap = (name: string, data: Record<string, string>, labelled = true) =>
+    client.apply(
+      CONFIGMAP,
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: ns, ...(labelled ? { labels: LABEL } : {}) },
+        data,
+      },
+      { fieldManager: "platform-team", force: true },
+    );
+  const secret = (name: string, stringData: Record<string, string>) =>
+    client.apply(
+      SECRET,
+      { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: ns, labels: LABEL }, stringData },
+      { fieldManager: "platform-team", force: true },
+    );
+  const create = (name: string, valuesFrom: unknown[], values: Record<string, unknown> = quiet) =>
+    applyGitLab(
+      client,
+      gitlabCore(ns, name, {
+        version: { type: "Static", version: "10.2.1" },
+        hostname: "gitlab.example.com",
+        chart: { valuesFrom, values },
+      }),
+    );
+  const replicas = async (name: string) =>
+    ((await client.get<KubeObject>(DEPLOYMENT, name, ns)) as { spec?: { replicas?: number } }).spec?.replicas;
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installGitLabCrds(client, false);
+    ns = await freshNamespace(client, "gl-vfrom");
+    charts = fixtureChartsDir(fixtureVersions().filter((v) => v.version === "10.2.1"));
+    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, charts.dir, {
+      requeueInterval: "2s",
+      concurrency: 3,
+    });
+  });
+  after(async () => {
+    await op?.stop();
+    charts?.remove();
+    client?.close();
+  });
+
+  it("entries merge in order over the derived values and under spec.chart.values; an optional missing one adds nothing", async () => {
+    await configMap("base-values", {
+      "values.yaml": "gitlab:\n  webservice:\n    replicas: 2\n  sidekiq:\n    replicas: 2\n",
+    });
+    await secret("secret-values", { "custom.yaml": "gitlab:\n  webservice:\n    replicas: 3\n" });
+    await configMap("empty-values", { "values.yaml": "" });
+    await create(
+      "vf",
+      [
+        { kind: "ConfigMap", name: "base-values" },
+        { kind: "Secret", name: "secret-values", valuesKey: "custom.yaml" },
+        { kind: "ConfigMap", name: "empty-values" },
+        { kind: "ConfigMap", name: "nowhere", optional: true },
+      ],
+      { ...quiet, gitlab: { sidekiq: { replicas: 4 } } },
+    );
+    await waitForGitLab(client, ns, "vf", (g) => g.status?.version === "10.2.1", "10.2.1 applied", 120_000);
+    assert.equal(await replicas("vf-webservice"), 3, "the later entry (the Secret) wins over the earlier");
+    assert.equal(await replicas("vf-sidekiq"), 4, "spec.chart.values wins over every entry");
+  });
+
+  it("a change to a referenced Secret renders again", async () => {
+    await secret("secret-values", { "custom.yaml": "gitlab:\n  webservice:\n    replicas: 5\n" });
+    await eventually(
+      async () => ((await replicas("vf-webservice")) === 5 ? true : undefined),
+      60_000,
+      "the webservice Deployment to follow the Secret",
+    );
+  });
+
+  it("an unlabelled (or missing) required entry renders nothing: ValuesReferenceNotFound; labelling it renders", async () => {
+    await configMap("unlabelled", { "values.yaml": "gitlab:\n  webservice:\n    replicas: 0\n" }, false);
+    await create("nf", [{ kind: "ConfigMap", name: "unlabelled" }]);
+    const o = await waitForGitLab(
+      client,
+      ns,
+      "nf",
+      (g) => conditionOf(g, "Initialized")?.reason === "ValuesReferenceNotFound",
+      "ValuesReferenceNotFound",
+      60_000,
+    );
+    const init = conditionOf(o, "Initialized")!;
+    assert.equal(init.status, "False");
+    assert.match(
+      init.message,
+      /spec\.chart\.valuesFrom\[0\]: ConfigMap unlabelled not found .*config-source/,
+    );
+    assert.ok(
+      isNotFound(await client.get(DEPLOYMENT, "nf-webservice", ns).catch((e: unknown) => e)),
+      "nothing rendered, nothing applied",
+    );
+
+    await configMap("unlabelled", { "values.yaml": "gitlab:\n  webservice:\n    replicas: 0\n" }, true);
+    await waitForGitLab(
+      client,
+      ns,
+      "nf",
+      (g) => g.status?.version === "10.2.1",
+      "applied once labelled",
+      60_000,
+    );
+    assert.equal(await replicas("nf-webservice"), 0);
+  });
+
+  it("content that is not a map is ValuesReferenceInvalid, and the content is quoted nowhere", async () => {
+    await secret("bad-values", { "values.yaml": `- ${SECRET_WORD}\n- more\n` });
+    await create("iv", [{ kind: "Secret", name: "bad-values" }]);
+    const o = await waitForGitLab(
+      client,
+      ns,
+      "iv",
+      (g) => conditionOf(g, "Initialized")?.reason === "ValuesReferenceInvalid",
+      "ValuesReferenceInvalid",
+      60_000,
+    );
+    assert.match(conditionOf(o, "Initialized")!.message, /Secret bad-values key values\.yaml holds a list/);
+    assert.ok(!JSON.stringify(o.status).includes(SECRET_WORD), "not in the status");
+    const events = await client.list<KubeObject>(EVENTS_V1, { namespace: ns });
+    assert.ok(!JSON.stringify(events.items).includes(SECRET_WORD), "not in events");
+    assert.ok(!op!.logs.join("").includes(SECRET_WORD), "not in the operator's logs");
+
+    // Broken YAML: the parser's own message (which quotes the text) is not passed on either.
+    await secret("bad-values", { "values.yaml": `a: [${SECRET_WORD}\n` });
+    const broken = await waitForGitLab(
+      client,
+      ns,
+      "iv",
+      (g) => /is not valid YAML/.test(conditionOf(g, "Initialized")?.message ?? ""),
+      "invalid YAML reported",
+      60_000,
+    );
+    assert.ok(!JSON.stringify(broken.status).includes(SECRET_WORD));
+    assert.ok(!op!.logs.join("").includes(SECRET_WORD));
+  });
+});
