@@ -93,10 +93,6 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
-# Read through the labelled informer only: spec.chart.valuesFrom.
-- apiGroups: [""]
-  resources: [secrets]
-  verbs: [list, watch]
 - apiGroups: [""]
   resources: [services]
   verbs: [get, list, watch, create, patch, delete]
@@ -183,6 +179,10 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
+# Read through the labelled informer only: spec.chart.valuesFrom.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [list, watch]
 - apiGroups: [""]
   resources: [services]
   verbs: [list, watch, create, patch, delete]
