@@ -120,6 +120,11 @@ export const SEAL_TYPES: Record<string, SealType> = {
   kmip: {
     specField: "kmip",
     names: {
+      // Upstream 0.5's names, and the earlier ones (address, certificate, key, tlsServerName).
+      endpoint: "endpoint",
+      clientCert: "client_cert",
+      clientKey: "client_key",
+      serverName: "server_name",
       address: "endpoint",
       certificate: "client_cert",
       key: "client_key",

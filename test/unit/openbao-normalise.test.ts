@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { openBaoVerdict } from "../../src/targets/openbao/admission.js";
+import { describeDeprecation, normaliseClusterSpec } from "../../src/targets/openbao/normalise.js";
+import { renderConfig } from "../../src/targets/openbao/workload/config/render.js";
+
+describe("paths upstream removed in 0.5, mapped to their 0.5 form", () => {
+  it("maps tls.acme.domain, maintenance.restartAt and the earlier kmip/ocikms names, naming each", () => {
+    const spec = {
+      version: "2.4.1",
+      tls: {
+        mode: "ACME",
+        acme: { directoryURL: "https://acme.example.org/dir", domain: "bao.example.org" },
+      },
+      maintenance: { enabled: true, restartAt: "2026-12-06T06:00:00Z" },
+      unseal: {
+        type: "kmip",
+        kmip: {
+          address: "kmip.example.org:5696",
+          certificate: "/c.pem",
+          key: "/k.pem",
+          tlsServerName: "kmip",
+        },
+        ocikms: { authType: "APIKey" },
+      },
+    };
+    const before = structuredClone(spec);
+    const { spec: out, deprecated } = normaliseClusterSpec(spec);
+    assert.deepEqual(spec, before, "the input is not changed");
+    assert.deepEqual(out.tls.acme, {
+      directoryURL: "https://acme.example.org/dir",
+      domains: ["bao.example.org"],
+    });
+    assert.deepEqual(out.maintenance, { enabled: true });
+    assert.deepEqual((out as Record<string, unknown>)["runtime"], { restartAt: "2026-12-06T06:00:00Z" });
+    assert.deepEqual(out.unseal.kmip, {
+      endpoint: "kmip.example.org:5696",
+      clientCert: "/c.pem",
+      clientKey: "/k.pem",
+      serverName: "kmip",
+    });
+    assert.deepEqual(out.unseal.ocikms, { authTypeAPIKey: true });
+    assert.deepEqual(
+      deprecated.map((d) => `${d.field} -> ${d.replacement}`),
+      [
+        "spec.tls.acme.domain -> spec.tls.acme.domains",
+        "spec.maintenance.restartAt -> spec.runtime.restartAt",
+        "spec.unseal.kmip.address -> spec.unseal.kmip.endpoint",
+        "spec.unseal.kmip.certificate -> spec.unseal.kmip.clientCert",
+        "spec.unseal.kmip.key -> spec.unseal.kmip.clientKey",
+        "spec.unseal.kmip.tlsServerName -> spec.unseal.kmip.serverName",
+        "spec.unseal.ocikms.authType -> spec.unseal.ocikms.authTypeAPIKey",
+      ],
+    );
+  });
+
+  it("keeps the 0.5 value when both forms are set, and reports the earlier one", () => {
+    const { spec, deprecated } = normaliseClusterSpec({
+      tls: { acme: { domain: "old.example.org", domains: ["new.example.org"] } },
+      maintenance: { restartAt: "old" },
+      runtime: { restartAt: "new" },
+    });
+    assert.deepEqual(spec.tls.acme, { domains: ["new.example.org"] });
+    assert.deepEqual(spec.runtime, { restartAt: "new" });
+    assert.equal(deprecated.length, 2);
+  });
+
+  it("reports nothing and changes nothing for a 0.5 spec or for what is not an object", () => {
+    const spec = { tls: { acme: { domains: ["a.example.org"] } }, runtime: { restartAt: "x" } };
+    assert.deepEqual(normaliseClusterSpec(spec), { spec, deprecated: [] });
+    assert.deepEqual(normaliseClusterSpec(null), { spec: null, deprecated: [] });
+    assert.deepEqual(normaliseClusterSpec([1]), { spec: [1], deprecated: [] });
+    // An ocikms mode it does not know is left for the seal renderer to refuse by name.
+    assert.deepEqual(normaliseClusterSpec({ unseal: { ocikms: { authType: "token" } } }).deprecated, []);
+  });
+
+  it("renders the same seal stanza from the earlier and the 0.5 names (kmip, ocikms), as before normalisation", () => {
+    const kmip05 = {
+      endpoint: "kmip.example.org:5696",
+      kmsKeyID: "k1",
+      clientCert: "/c.pem",
+      clientKey: "/k.pem",
+    };
+    const kmip04 = { address: "kmip.example.org:5696", kmsKeyID: "k1", certificate: "/c.pem", key: "/k.pem" };
+    const spec = (kmip: object) => ({
+      version: "2.4.1",
+      storage: { size: "1Gi" },
+      unseal: { type: "kmip", kmip },
+    });
+    const render = (s: object) =>
+      renderConfig({ metadata: { name: "bao", namespace: "ns" }, spec: s } as never);
+    assert.equal(render(normaliseClusterSpec(spec(kmip04)).spec), render(spec(kmip05)));
+    assert.match(render(spec(kmip05)), /client_cert\s*=\s*"\/c\.pem"/);
+    // Byte for byte what the earlier names rendered before normalisation: running clusters do not roll.
+    assert.equal(render(normaliseClusterSpec(spec(kmip04)).spec), render(spec(kmip04)));
+    const oci = {
+      version: "2.4.1",
+      storage: { size: "1Gi" },
+      unseal: {
+        type: "ocikms",
+        ocikms: {
+          keyID: "k",
+          authType: "apikey",
+          cryptoEndpoint: "https://c",
+          managementEndpoint: "https://m",
+        },
+      },
+    };
+    assert.equal(render(normaliseClusterSpec(oci).spec), render(oci));
+  });
+
+  it("warns at admission, once per earlier path, naming the replacement", () => {
+    const verdict = openBaoVerdict({
+      uid: "1",
+      operation: "CREATE",
+      kind: { group: "openbao.org", version: "v1alpha1", kind: "OpenBaoCluster" },
+      name: "bao",
+      namespace: "ns",
+      object: {
+        apiVersion: "openbao.org/v1alpha1",
+        kind: "OpenBaoCluster",
+        metadata: { name: "bao", namespace: "ns" },
+        spec: { version: "2.4.1", storage: { size: "1Gi" }, maintenance: { restartAt: "now" } },
+      },
+    } as never);
+    assert.deepEqual(verdict.warnings, [
+      describeDeprecation({ field: "spec.maintenance.restartAt", replacement: "spec.runtime.restartAt" }),
+    ]);
+    assert.match(
+      verdict.warnings[0]!,
+      /spec\.maintenance\.restartAt is deprecated .*use spec\.runtime\.restartAt/,
+    );
+  });
+});
