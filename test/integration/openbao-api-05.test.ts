@@ -81,7 +81,7 @@ const WIDER_ENUMS: Record<string, string> = {
 
 /** Fields upstream requires that we keep optional (defaulted or with an earlier form), and why. */
 const NOT_REQUIRED_HERE: Record<string, string> = {
-  "OpenBaoCluster spec.profile": "January manifests have no profile; Development when unset, with a warning",
+  "OpenBaoCluster spec.profile": "January manifests have none; unset is reported (ProductionReady=False, ProfileNotSet, Warning event)",
   "OpenBaoCluster spec.replicas": "defaults to 3",
   "OpenBaoCluster spec.tls": "defaults to {} (operator-managed TLS)",
   "OpenBaoCluster spec.tls.enabled": "defaults to true",
