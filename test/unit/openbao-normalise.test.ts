@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { openBaoVerdict } from "../../src/targets/openbao/admission.js";
 import { describeDeprecation, normaliseClusterSpec } from "../../src/targets/openbao/normalise.js";
+import { checkClusterSpec } from "../../src/targets/openbao/validate/cluster.js";
 import { renderConfig } from "../../src/targets/openbao/workload/config/render.js";
 
 describe("paths upstream removed in 0.5, mapped to their 0.5 form", () => {
@@ -107,6 +108,54 @@ describe("paths upstream removed in 0.5, mapped to their 0.5 form", () => {
       },
     };
     assert.equal(render(normaliseClusterSpec(oci).spec), render(oci));
+  });
+
+  it("renders a KMS plugin seal the same from upstream 0.5's {pluginName, config} and the earlier {name, settings}", () => {
+    const plugins = [
+      {
+        type: "kms",
+        name: "softhsm",
+        version: "v1.0.0",
+        binaryName: "kms",
+        sha256sum: "a".repeat(64),
+        image: "ghcr.io/example/kms",
+      },
+    ];
+    const spec = (kms: object) => ({
+      version: "2.6.0",
+      storage: { size: "1Gi" },
+      plugins,
+      unseal: { type: "kms", kms },
+    });
+    const render = (s: object) =>
+      renderConfig({ metadata: { name: "bao", namespace: "ns" }, spec: s } as never);
+    const v05 = spec({ pluginName: "softhsm", config: { lib: "/usr/lib/softhsm.so", key_label: "bao" } });
+    const earlier = spec({ name: "softhsm", lib: "/usr/lib/softhsm.so", key_label: "bao" });
+    assert.equal(render(v05), render(earlier));
+    assert.match(render(v05), /seal "softhsm" \{\n\s+lib = "\/usr\/lib\/softhsm.so"/);
+    assert.deepEqual(checkClusterSpec("bao", v05, "ns"), []);
+    // The plugin must be declared, whichever form names it.
+    assert.deepEqual(
+      checkClusterSpec("bao", { ...v05, plugins: [] }, "ns").map((p) => p.field),
+      ["spec.unseal.kms.pluginName"],
+    );
+  });
+
+  it("validates kmip with upstream 0.5's endpoint as it did with the earlier address", () => {
+    const spec = (kmip: object) => ({
+      version: "2.4.1",
+      storage: { size: "1Gi" },
+      unseal: { type: "kmip", kmip },
+    });
+    assert.deepEqual(
+      checkClusterSpec("bao", spec({ endpoint: "kmip.example.org:5696", kmsKeyID: "k" }), "ns"),
+      [],
+    );
+    assert.deepEqual(checkClusterSpec("bao", spec({ address: "kmip.example.org:5696" }), "ns"), []);
+    assert.deepEqual(
+      checkClusterSpec("bao", spec({ kmsKeyID: "k" }), "ns").map((p) => p.field),
+      ["spec.unseal.kmip.endpoint"],
+    );
   });
 
   it("warns at admission, once per earlier path, naming the replacement", () => {

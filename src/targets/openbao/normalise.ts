@@ -94,3 +94,27 @@ export function normaliseClusterSpec<T>(spec: T): { spec: T; deprecated: Depreca
 export function describeDeprecation(d: Deprecation): string {
   return `${d.field} is deprecated (removed upstream in 0.5): use ${d.replacement}`;
 }
+
+/** A KMS plugin seal block in either form: upstream 0.5's `{pluginName, config}` or the earlier `{name, <settings>}`. */
+export interface KmsSealParts {
+  name: unknown;
+  /** Where the name is, relative to `unseal.kms`. */
+  nameField: "pluginName" | "name";
+  settings: Obj;
+  /** Prefix of a setting's path relative to `unseal.kms` ("config." or ""). */
+  settingsPrefix: "config." | "";
+}
+
+export function kmsSealParts(raw: Obj): KmsSealParts {
+  if (raw["pluginName"] !== undefined) {
+    const config = raw["config"];
+    return {
+      name: raw["pluginName"],
+      nameField: "pluginName",
+      settings: isObject(config) ? config : {},
+      settingsPrefix: "config.",
+    };
+  }
+  const { name, ...settings } = raw;
+  return { name, nameField: "name", settings, settingsPrefix: "" };
+}

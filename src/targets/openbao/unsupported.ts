@@ -49,9 +49,6 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   plugins: "acted",
   unseal: "acted",
   "unseal.kms": "opaque",
-  // The seal stanza is still rendered from the earlier name-and-settings form of unseal.kms.
-  "unseal.kms.pluginName": "unsupported",
-  "unseal.kms.config": "unsupported",
   // The library path and variables the PKCS#11 library reads are not wired into the pods.
   "unseal.pkcs11.runtime": "unsupported",
   audit: "acted",
