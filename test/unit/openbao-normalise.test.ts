@@ -66,11 +66,17 @@ describe("paths upstream removed in 0.5, mapped to their 0.5 form", () => {
     assert.equal(deprecated.length, 2);
   });
 
-  it("reports nothing and changes nothing for a 0.5 spec or for what is not an object", () => {
+  it("changes nothing for a 0.5 spec or for what is not an object", () => {
     const spec = { tls: { acme: { domains: ["a.example.org"] } }, runtime: { restartAt: "x" } };
     assert.deepEqual(normaliseClusterSpec(spec), { spec, deprecated: [] });
     assert.deepEqual(normaliseClusterSpec(null), { spec: null, deprecated: [] });
     assert.deepEqual(normaliseClusterSpec([1]), { spec: [1], deprecated: [] });
+    // upgrade.tokenSecretRef is still read: reported, left where it is.
+    const withToken = { upgrade: { tokenSecretRef: { name: "upgrade-token" } } };
+    assert.deepEqual(normaliseClusterSpec(withToken), {
+      spec: withToken,
+      deprecated: [{ field: "spec.upgrade.tokenSecretRef", replacement: "spec.upgrade.jwtAuthRole" }],
+    });
     // An ocikms mode it does not know is left for the seal renderer to refuse by name.
     assert.deepEqual(normaliseClusterSpec({ unseal: { ocikms: { authType: "token" } } }).deprecated, []);
   });
