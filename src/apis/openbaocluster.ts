@@ -970,12 +970,10 @@ export const UnsealSchema = Type.Object(
           rsaEncryptLocal: Flag("Earlier setting with no OpenBao equivalent; refused when set."),
         },
         {
+          // Upstream 0.5 also requires slot or tokenLabel; earlier manifests name neither (the
+          // library's default token). They are admitted with a warning.
           description: "PKCS#11 seal settings.",
           "x-kubernetes-validations": [
-            cel(
-              "(has(self.slot) && size(self.slot) > 0) || (has(self.tokenLabel) && size(self.tokenLabel) > 0)",
-              "unseal.pkcs11 needs slot or tokenLabel",
-            ),
             cel(
               "!(has(self.slot) && size(self.slot) > 0 && has(self.tokenLabel) && size(self.tokenLabel) > 0)",
               "unseal.pkcs11 takes slot or tokenLabel, not both",
@@ -1053,6 +1051,8 @@ export const BackupTargetSchema = Type.Object(
     workloadIdentity: Type.Optional(WorkloadIdentitySchema),
   },
   {
+    // Upstream 0.5 also requires endpoint for provider s3. Earlier manifests leave it out for AWS
+    // itself (the region's endpoint); they are admitted with a warning.
     description: "An object storage location for snapshots.",
     "x-kubernetes-validations": [
       cel(
@@ -1062,10 +1062,6 @@ export const BackupTargetSchema = Type.Object(
       cel(
         "(has(self.provider) && self.provider == 'azure') || !has(self.azure)",
         "target.azure belongs to provider azure only",
-      ),
-      cel(
-        "(has(self.provider) && self.provider != 's3') || (has(self.endpoint) && size(self.endpoint) > 0)",
-        "target.endpoint is required for provider s3",
       ),
       cel(
         "!has(self.provider) || self.provider == 's3' || !has(self.roleArn) || size(self.roleArn) == 0",
@@ -1385,11 +1381,9 @@ export const OpenBaoClusterSpecSchema = Type.Object(
         "!has(self.recoveryKeys) || !has(self.recoveryKeys.initial) || (has(self.unseal) && has(self.unseal.type) && self.unseal.type != 'static')",
         "recoveryKeys.initial needs an auto-unseal (unseal.type other than static)",
       ),
-      // Several pods serving one ACME name must share the client's cache, or each orders its own.
-      cel(
-        "!has(self.tls) || !has(self.tls.mode) || self.tls.mode != 'ACME' || ((!has(self.replicas) || self.replicas <= 1) && (!has(self.upgrade) || !has(self.upgrade.strategy) || self.upgrade.strategy != 'BlueGreen')) || (has(self.tls.acme) && has(self.tls.acme.sharedCache))",
-        "tls.mode ACME with more than one serving pod (replicas > 1 or BlueGreen) needs tls.acme.sharedCache",
-      ),
+      // Upstream 0.5 also refuses ACME with more than one serving pod and no tls.acme.sharedCache.
+      // Earlier manifests (upstream's own ACME sample among them) have no shared cache; they are
+      // admitted with a warning (targets/openbao/upstream-refusals.ts), each pod keeping its own cache.
     ],
   } satisfies KubeOptions,
 );
