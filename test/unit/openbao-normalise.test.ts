@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { openBaoVerdict } from "../../src/targets/openbao/admission.js";
 import { describeDeprecation, normaliseClusterSpec } from "../../src/targets/openbao/normalise.js";
+import { upstreamRefusals } from "../../src/targets/openbao/upstream-refusals.js";
 import { checkClusterSpec } from "../../src/targets/openbao/validate/cluster.js";
 import { renderConfig } from "../../src/targets/openbao/workload/config/render.js";
 
@@ -185,5 +186,33 @@ describe("paths upstream removed in 0.5, mapped to their 0.5 form", () => {
       verdict.warnings[0]!,
       /spec\.maintenance\.restartAt is deprecated .*use spec\.runtime\.restartAt/,
     );
+  });
+
+  it("names what upstream 0.5 refuses and this schema admits, and nothing for a manifest upstream admits", () => {
+    const acme = { mode: "ACME", acme: { directoryURL: "https://acme.example.org/dir" } };
+    assert.deepEqual(
+      upstreamRefusals({
+        tls: acme,
+        backup: { target: { bucket: "b" } },
+        unseal: { type: "pkcs11", pkcs11: { lib: "/l.so", keyLabel: "k" } },
+      }).map((w) => w.split(":")[0]),
+      ["spec.tls.acme.sharedCache", "spec.backup.target.endpoint", "spec.unseal.pkcs11"],
+    );
+    assert.deepEqual(upstreamRefusals({ source: { target: { provider: "s3" } } }).length, 1);
+    assert.deepEqual(
+      upstreamRefusals({
+        replicas: 1,
+        tls: acme,
+        backup: { target: { bucket: "b", endpoint: "https://s3.example.org" } },
+        unseal: { type: "pkcs11", pkcs11: { lib: "/l.so", keyLabel: "k", slot: "0" } },
+      }),
+      [],
+    );
+    assert.deepEqual(
+      upstreamRefusals({ replicas: 1, upgrade: { strategy: "BlueGreen" }, tls: acme }).length,
+      1,
+    );
+    assert.deepEqual(upstreamRefusals({ backup: { target: { provider: "gcs", bucket: "b" } } }), []);
+    assert.deepEqual(upstreamRefusals("nonsense"), []);
   });
 });
