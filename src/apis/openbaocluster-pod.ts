@@ -11,12 +11,16 @@
 import { type TSchema, Type } from "@sinclair/typebox";
 import { IntOrString, type KubeOptions, QUANTITY_PATTERN } from "./common.js";
 
-const Str = (description: string) => Type.String({ description });
+// Every string and list is bounded: the spec carries CEL rules, and the API server prices a rule by
+// the largest value it could meet. The bounds are Kubernetes' own where it has one (names and keys
+// 253 or 316, annotation values by the object size), generous elsewhere.
+const Str = (description: string, maxLength = 316) => Type.String({ description, maxLength });
 const Int32 = (description: string) => Type.Integer({ description, format: "int32" });
-const StrMap = (description: string) => Type.Record(Type.String(), Type.String(), { description });
+const StrMap = (description: string) =>
+  Type.Record(Type.String(), Type.String({ maxLength: 65536 }), { description });
 const Atomic = <T extends TSchema>(items: T, description: string) =>
-  Type.Array(items, { description, "x-kubernetes-list-type": "atomic" } satisfies KubeOptions);
-const Strings = (description: string) => Atomic(Type.String(), description);
+  Type.Array(items, { description, maxItems: 64, "x-kubernetes-list-type": "atomic" } satisfies KubeOptions);
+const Strings = (description: string) => Atomic(Type.String({ maxLength: 316 }), description);
 
 /** A quantity that may be written as a number or a string (resource.Quantity in CRDs). */
 export const IntOrStringQuantity = (description: string) => {
@@ -61,6 +65,7 @@ export const ResourceRequirementsWithClaims = (description: string) =>
           ),
           {
             description: "Dynamic resource claims the container uses.",
+            maxItems: 32,
             "x-kubernetes-list-type": "map",
             "x-kubernetes-list-map-keys": ["name"],
           } satisfies KubeOptions,
@@ -220,9 +225,11 @@ export const Scheduling = (description: string) =>
     {
       affinity: Type.Optional(Affinity("Affinity of the pods.")),
       nodeSelector: Type.Optional(StrMap("Node labels the pods require.")),
-      tolerations: Type.Optional(Type.Array(Toleration, { description: "Taints the pods tolerate." })),
+      tolerations: Type.Optional(
+        Type.Array(Toleration, { description: "Taints the pods tolerate.", maxItems: 64 }),
+      ),
       topologySpreadConstraints: Type.Optional(
-        Type.Array(TopologySpreadConstraint, { description: "How the pods spread." }),
+        Type.Array(TopologySpreadConstraint, { description: "How the pods spread.", maxItems: 32 }),
       ),
     },
     { description },

@@ -9,8 +9,11 @@
 import { Type } from "@sinclair/typebox";
 import { cel, type KubeOptions, Quantity, StringEnum, Timestamp } from "./common.js";
 
-const Str = (description: string, extra: KubeOptions = {}) => Type.String({ description, ...extra });
-const StrMap = (description: string) => Type.Record(Type.String(), Type.String(), { description });
+// Strings and lists are bounded: the spec carries CEL rules, priced by the largest value they could meet.
+const Str = (description: string, extra: KubeOptions = {}) =>
+  Type.String({ description, maxLength: 4096, ...extra });
+const StrMap = (description: string) =>
+  Type.Record(Type.String(), Type.String({ maxLength: 65536 }), { description });
 const NonEmpty = (description: string) => Str(description, { minLength: 1, maxLength: 253 });
 
 export const VolumeModes = ["ManagedPVC", "ExistingPVC"] as const;
@@ -104,9 +107,13 @@ export const RecoveryKeysSchema = Type.Object(
                   maxLength: 64,
                   pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
                 }),
-                pgpPublicKey: Str("Base64 PGP public key the share is encrypted to.", { minLength: 1 }),
+                pgpPublicKey: Str("Base64 PGP public key the share is encrypted to.", {
+                  minLength: 1,
+                  maxLength: 65536,
+                }),
                 fingerprint: Type.Optional(
                   Str("Expected fingerprint of the key (40 or 64 hex digits).", {
+                    maxLength: 64,
                     pattern: "^([0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$",
                   }),
                 ),
@@ -242,9 +249,10 @@ const ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$";
 const EnvFromKey = (description: string) =>
   Type.Object(
     {
-      name: Str("Variable name.", { pattern: ENV_NAME }),
+      name: Str("Variable name.", { pattern: ENV_NAME, maxLength: 253 }),
       secretKey: Str("Key of unseal.credentialsSecretRef it comes from.", {
         minLength: 1,
+        maxLength: 253,
         pattern: "^[-._A-Za-z0-9]+$",
       }),
     },

@@ -718,7 +718,7 @@ export const SelfInitRequestSchema = Type.Object(
       AnyJSON("Request body. Stored in the object and in etcd: never put secret values here."),
     ),
     headers: Type.Optional(
-      Type.Record(Type.String(), Type.Array(Type.String()), {
+      Type.Record(Type.String(), Type.Array(Type.String({ maxLength: 8192 }), { maxItems: 32 }), {
         description: "HTTP headers sent with the request (OpenBao 2.6+).",
       }),
     ),
