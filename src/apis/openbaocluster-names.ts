@@ -128,6 +128,12 @@ export const OpenBaoClusterCondition = {
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
   /**
+   * True while the spec uses paths upstream removed in 0.5 (tls.acme.domain, maintenance.restartAt,
+   * earlier seal option names): still acted on, under their 0.5 name; the message names each with its
+   * replacement. Absent otherwise.
+   */
+  Deprecated: "Deprecated",
+  /**
    * False while a Secret reference names nothing (upstream's default name ""): the message names each
    * field and what waits for it; absent when every reference names a Secret.
    */
@@ -248,6 +254,8 @@ export const OpenBaoClusterReason = {
   /** An operator Job's pod did not start within the start bound: the operation failed. */
   JobStartTimeout: "JobStartTimeout",
   NotSupported: "NotSupported",
+  /** The Deprecated condition: earlier paths in use, mapped to their 0.5 form. */
+  DeprecatedFields: "DeprecatedFields",
   PodCrashLooping: "PodCrashLooping",
   PrePromotionHookStarted: "PrePromotionHookStarted",
   RaftPeerRemoved: "RaftPeerRemoved",

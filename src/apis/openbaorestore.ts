@@ -20,6 +20,7 @@ import {
   OpenBaoGroup,
   OpenBaoVersion,
 } from "./openbaocluster.js";
+import { RestoreExecutionSchema } from "./openbaocluster-v05.js";
 
 export * from "./openbaorestore-names.js";
 
@@ -86,9 +87,16 @@ export type OpenBaoRestoreSpec = Static<typeof OpenBaoRestoreSpecSchema>;
 
 export const OpenBaoRestoreStatusSchema = Type.Object(
   {
+    // Unknown is upstream 0.5's phase for a committed Job that vanished. This operator does not
+    // write it yet; the enum admits it so such a status validates, and the TypeScript type keeps to
+    // the phases the controller handles.
     phase: Type.Optional(
-      StringEnum(RestorePhases, { description: "Where the request is.", default: "Pending" }),
+      StringEnum([...RestorePhases, "Unknown"] as const, {
+        description: "Where the request is.",
+        default: "Pending",
+      }) as unknown as ReturnType<typeof StringEnum<typeof RestorePhases>>,
     ),
+    execution: Type.Optional(RestoreExecutionSchema),
     jobName: Type.Optional(
       Type.String({ description: "Restore Job created for this request.", maxLength: 253 }),
     ),

@@ -121,14 +121,147 @@ function oneUnseal(
   const unseal = at(o, "spec", "unseal");
   for (const [, f] of UNSEAL) delete unseal[f];
   unseal["type"] = type;
-  if (field) unseal[field] = part(`.spec.unseal.${field}`);
+  if (field) unseal[field] = sealBlock(part, field);
+}
+
+/** A complete seal block that also meets the block's own rules (one of slot and tokenLabel, API-key auth with a credentials Secret). */
+function sealBlock(part: (path: string) => Json, field: string): JsonObject {
+  const block = part(`.spec.unseal.${field}`) as JsonObject;
+  if (field === "pkcs11") delete block["tokenLabel"];
+  if (field === "ocikms") block["authTypeAPIKey"] = true;
+  return block;
+}
+
+const AUDIT_TYPES = ["file", "http", "socket", "syslog"] as const;
+
+/** An audit device of one type, carrying only that type's options block. */
+function oneAuditType(device: JsonObject, full: JsonObject, type: string): void {
+  for (const t of AUDIT_TYPES) delete device[`${t}Options`];
+  device["type"] = type;
+  device[`${type}Options`] = full[`${type}Options`] as Json;
+}
+
+/** A claim volume in one mode, with only the fields that mode takes. */
+function oneVolumeMode(volume: JsonObject, mode: "ManagedPVC" | "ExistingPVC"): void {
+  volume["mode"] = mode;
+  if (mode === "ManagedPVC") delete volume["existingClaimName"];
+  else {
+    delete volume["size"];
+    delete volume["storageClassName"];
+  }
 }
 
 function oneProvider(target: JsonObject, part: Json | undefined, provider: string): void {
   delete target["gcs"];
   delete target["azure"];
+  if (provider !== "s3") delete target["roleArn"];
   target["provider"] = provider;
   if (part !== undefined) target[provider] = part;
+}
+
+/** The five rules of a managed-or-existing claim volume, each broken once and fixed. */
+function volumeCases(field: string, path: string, volume: (o: JsonObject) => JsonObject): CelCase[] {
+  const managed = { mode: "ManagedPVC", size: "1Gi" };
+  const existing = { mode: "ExistingPVC", existingClaimName: "claim" };
+  const with_ = (extra: JsonObject) => (o: JsonObject) => {
+    Object.assign(volume(o), extra);
+  };
+  return [
+    {
+      message: `${field}.size applies to mode ManagedPVC only`,
+      field: path,
+      bad: with_({ ...existing, size: "1Gi" }),
+      good: with_(existing),
+    },
+    {
+      message: `${field}.storageClassName applies to mode ManagedPVC only`,
+      field: path,
+      bad: with_({ ...existing, storageClassName: "fast" }),
+      good: with_({ ...managed, storageClassName: "fast" }),
+    },
+    {
+      message: `${field}.existingClaimName must name the claim when mode is ExistingPVC`,
+      field: path,
+      bad: with_({ mode: "ExistingPVC" }),
+      good: with_(existing),
+    },
+    {
+      message: `${field}.existingClaimName applies to mode ExistingPVC only`,
+      field: path,
+      bad: with_({ ...managed, existingClaimName: "claim" }),
+      good: with_(managed),
+    },
+    {
+      message: `${field}.size must be set when mode is ManagedPVC`,
+      field: path,
+      bad: with_({ mode: "ManagedPVC" }),
+      good: with_(managed),
+    },
+  ];
+}
+
+function recoveryKeyCases(): CelCase[] {
+  const keys = (shares: number, threshold: number, recipients: number): Json => ({
+    initial: {
+      shares,
+      threshold,
+      recipients: Array.from({ length: recipients }, (_, i) => ({ name: `r${i}`, pgpPublicKey: "a2V5" })),
+    },
+  });
+  const ready = (o: JsonObject, part: (path: string) => Json) => {
+    oneUnseal(o, part, "transit", "transit");
+    at(o, "spec", "selfInit")["enabled"] = true;
+  };
+  return [
+    {
+      message: "recoveryKeys.initial.threshold may not exceed shares",
+      field: "spec.recoveryKeys.initial",
+      bad: (o, part) => {
+        ready(o, part);
+        spec(o)["recoveryKeys"] = keys(1, 2, 1);
+      },
+    },
+    {
+      message: "recoveryKeys.initial needs exactly one recipient per share",
+      field: "spec.recoveryKeys.initial",
+      bad: (o, part) => {
+        ready(o, part);
+        spec(o)["recoveryKeys"] = keys(2, 1, 1);
+      },
+    },
+    {
+      message: "recoveryKeys.initial needs selfInit.enabled: true",
+      field: "spec",
+      bad: (o, part) => {
+        ready(o, part);
+        at(o, "spec", "selfInit")["enabled"] = false;
+        spec(o)["recoveryKeys"] = keys(1, 1, 1);
+      },
+    },
+    {
+      message: "recoveryKeys.initial needs an auto-unseal (unseal.type other than static)",
+      field: "spec",
+      bad: (o) => {
+        at(o, "spec", "selfInit")["enabled"] = true;
+        spec(o)["recoveryKeys"] = keys(1, 1, 1);
+      },
+    },
+  ];
+}
+
+/** Upstream 0.5's rule of an object-store target: roleArn is for s3 only. */
+function targetCases(path: string, target: (o: JsonObject) => JsonObject): CelCase[] {
+  return [
+    {
+      message: "target.roleArn belongs to provider s3 only",
+      field: path,
+      bad: (o) => {
+        const t = target(o);
+        oneProvider(t, { project: "p" }, "gcs");
+        t["roleArn"] = "arn:aws:iam::1:role/backup";
+      },
+    },
+  ];
 }
 
 const KINDS: KindUnderTest[] = [
@@ -265,6 +398,17 @@ const KINDS: KindUnderTest[] = [
       tls["mode"] = "OperatorManaged";
       delete tls["acme"];
       oneProvider(at(o, "spec", "backup", "target"), undefined, "s3");
+      // Recovery keys need self-init and an auto-unseal: a variant of their own below.
+      delete spec(o)["recoveryKeys"];
+      at(o, "spec", "selfInit", "oidc")["enabled"] = true;
+      const afs = at(o, "spec", "auditFileStorage");
+      oneVolumeMode(afs, "ManagedPVC");
+      afs["mountPath"] = "/openbao/audit";
+      const audit = (spec(o)["audit"] as JsonObject[])[0]!;
+      oneAuditType(audit, structuredClone(audit), "file");
+      const request = (at(o, "spec", "selfInit")["requests"] as JsonObject[])[0]!;
+      const device = request["auditDevice"] as JsonObject;
+      oneAuditType(device, structuredClone(device), "file");
     },
     variants: [
       ...UNSEAL.map(
@@ -277,15 +421,50 @@ const KINDS: KindUnderTest[] = [
         tls["mode"] = "ACME";
         tls["acme"] = part(".spec.tls.acme");
         delete at(o, "spec", "tls", "acme")["domains"];
+        oneVolumeMode(at(o, "spec", "tls", "acme", "sharedCache"), "ManagedPVC");
       },
       (o, part) => {
         const tls = at(o, "spec", "tls");
         tls["mode"] = "ACME";
         tls["acme"] = part(".spec.tls.acme");
         delete at(o, "spec", "tls", "acme")["domain"];
+        oneVolumeMode(at(o, "spec", "tls", "acme", "sharedCache"), "ManagedPVC");
       },
       (o, part) => oneProvider(at(o, "spec", "backup", "target"), part(".spec.backup.target.gcs"), "gcs"),
       (o, part) => oneProvider(at(o, "spec", "backup", "target"), part(".spec.backup.target.azure"), "azure"),
+      (o, part) => {
+        oneUnseal(o, part, "pkcs11", undefined);
+        const block = part(".spec.unseal.pkcs11") as JsonObject;
+        delete block["slot"];
+        at(o, "spec", "unseal")["pkcs11"] = block;
+      },
+      (o, part) => {
+        oneUnseal(o, part, "transit", "transit");
+        at(o, "spec", "selfInit")["enabled"] = true;
+        spec(o)["recoveryKeys"] = part(".spec.recoveryKeys");
+      },
+      (o, part) => {
+        const tls = at(o, "spec", "tls");
+        tls["mode"] = "ACME";
+        tls["acme"] = part(".spec.tls.acme");
+        delete at(o, "spec", "tls", "acme")["domain"];
+        oneVolumeMode(at(o, "spec", "tls", "acme", "sharedCache"), "ExistingPVC");
+      },
+      (o, part) => {
+        const afs = part(".spec.auditFileStorage") as JsonObject;
+        oneVolumeMode(afs, "ExistingPVC");
+        afs["mountPath"] = "/openbao/audit";
+        spec(o)["auditFileStorage"] = afs;
+      },
+      ...AUDIT_TYPES.filter((t) => t !== "file").map((t) => (o: JsonObject, part: (path: string) => Json) => {
+        oneAuditType((spec(o)["audit"] as JsonObject[])[0]!, part(".spec.audit.[]") as JsonObject, t);
+        const request = (at(o, "spec", "selfInit")["requests"] as JsonObject[])[0]!;
+        oneAuditType(
+          request["auditDevice"] as JsonObject,
+          part(".spec.selfInit.requests.[].auditDevice") as JsonObject,
+          t,
+        );
+      }),
     ],
     cel: [
       {
@@ -333,13 +512,135 @@ const KINDS: KindUnderTest[] = [
           at(o, "spec", "tls")["mode"] = "ACME";
         },
       },
+      // Upstream 0.5 lets tls.acme stay outside ACME mode; only its shared cache is refused there.
       {
-        message: "tls.acme belongs to tls.mode ACME only",
+        message: "tls.acme.sharedCache belongs to tls.mode ACME only",
         field: "spec.tls",
         bad: (o) => {
+          at(o, "spec", "tls")["acme"] = {
+            directoryURL: "https://acme.example.org/directory",
+            sharedCache: { mode: "ManagedPVC", size: "1Gi" },
+          };
+        },
+        good: (o) => {
           at(o, "spec", "tls")["acme"] = { directoryURL: "https://acme.example.org/directory" };
         },
       },
+      ...volumeCases("tls.acme.sharedCache", "spec.tls.acme.sharedCache", (o) => {
+        const tls = at(o, "spec", "tls");
+        tls["mode"] = "ACME";
+        tls["acme"] = { directoryURL: "https://acme.example.org/directory", sharedCache: {} };
+        return at(o, "spec", "tls", "acme", "sharedCache");
+      }),
+      ...volumeCases("auditFileStorage", "spec.auditFileStorage", (o) => {
+        spec(o)["auditFileStorage"] = {};
+        return at(o, "spec", "auditFileStorage");
+      }),
+      {
+        message: "auditFileStorage.mountPath must be an absolute path other than /",
+        field: "spec.auditFileStorage",
+        bad: (o) => {
+          at(o, "spec", "auditFileStorage")["mountPath"] = "/";
+        },
+        good: (o) => {
+          at(o, "spec", "auditFileStorage")["mountPath"] = "/var/audit";
+        },
+      },
+      ...recoveryKeyCases(),
+      ...AUDIT_TYPES.flatMap((t): CelCase[] => {
+        const other = AUDIT_TYPES.find((x) => x !== t)!;
+        const carry = (device: JsonObject, full: JsonObject) => {
+          oneAuditType(device, full, other);
+          device[`${t}Options`] = full[`${t}Options`] as Json;
+        };
+        return [
+          {
+            message: `audit[].${t}Options belongs to type ${t} only`,
+            field: "spec.audit[0]",
+            bad: (o, part) =>
+              carry((spec(o)["audit"] as JsonObject[])[0]!, part(".spec.audit.[]") as JsonObject),
+          },
+          {
+            message: `auditDevice.${t}Options belongs to type ${t} only`,
+            field: "spec.selfInit.requests[0].auditDevice",
+            bad: (o, part) =>
+              carry(
+                (at(o, "spec", "selfInit")["requests"] as JsonObject[])[0]!["auditDevice"] as JsonObject,
+                part(".spec.selfInit.requests.[].auditDevice") as JsonObject,
+              ),
+          },
+        ];
+      }),
+      ...(["file", "http"] as const).map(
+        (t): CelCase => ({
+          message: `auditDevice type ${t} needs ${t}Options`,
+          field: "spec.selfInit.requests[0].auditDevice",
+          bad: (o) => {
+            const device = (at(o, "spec", "selfInit")["requests"] as JsonObject[])[0]![
+              "auditDevice"
+            ] as JsonObject;
+            for (const x of AUDIT_TYPES) delete device[`${x}Options`];
+            device["type"] = t;
+          },
+        }),
+      ),
+      {
+        message: "selfInit.oidc.additionalSubjects needs enabled: true",
+        field: "spec.selfInit.oidc",
+        bad: (o) => {
+          at(o, "spec", "selfInit", "oidc")["enabled"] = false;
+        },
+        good: (o) => {
+          delete at(o, "spec", "selfInit", "oidc")["additionalSubjects"];
+          at(o, "spec", "selfInit", "oidc")["enabled"] = false;
+        },
+      },
+      {
+        message: "unseal.kmip needs endpoint, kmsKeyID, clientCert and clientKey",
+        field: "spec.unseal.kmip",
+        bad: (o, part) => {
+          oneUnseal(o, part, "kmip", "kmip");
+          const kmip = at(o, "spec", "unseal", "kmip");
+          delete kmip["address"];
+          delete kmip["kmsKeyID"];
+        },
+        // The earlier form: address alone.
+        good: (o) => {
+          const unseal = at(o, "spec", "unseal");
+          delete unseal["static"];
+          unseal["type"] = "kmip";
+          unseal["kmip"] = { address: "kmip.example.org:5696" };
+        },
+      },
+      {
+        message: "unseal.pkcs11 takes slot or tokenLabel, not both",
+        field: "spec.unseal.pkcs11",
+        bad: (o, part) => {
+          oneUnseal(o, part, "pkcs11", "pkcs11");
+          at(o, "spec", "unseal", "pkcs11")["tokenLabel"] = "token";
+        },
+      },
+      {
+        message: "unseal.credentialsSecretRef with unseal.type ocikms needs ocikms.authTypeAPIKey: true",
+        field: "spec.unseal",
+        bad: (o, part) => {
+          oneUnseal(o, part, "ocikms", "ocikms");
+          at(o, "spec", "unseal", "ocikms")["authTypeAPIKey"] = false;
+        },
+        // The earlier spelling of API-key auth counts too.
+        good: (o) => {
+          const unseal = at(o, "spec", "unseal");
+          delete unseal["static"];
+          unseal["type"] = "ocikms";
+          unseal["ocikms"] = {
+            keyID: "ocid1.key",
+            cryptoEndpoint: "https://crypto.example.org",
+            managementEndpoint: "https://mgmt.example.org",
+            authType: "APIKey",
+          };
+        },
+      },
+      ...targetCases("spec.backup.target", (o) => at(o, "spec", "backup", "target")),
       ...UNSEAL.flatMap(([type, field]): CelCase[] => {
         const other = UNSEAL.find(([t]) => t !== type)!;
         const cases: CelCase[] = [
@@ -425,6 +726,7 @@ const KINDS: KindUnderTest[] = [
           at(o, "spec", "source", "target")["azure"] = { container: "c" };
         },
       },
+      ...targetCases("spec.source.target", (o) => at(o, "spec", "source", "target")),
     ],
   },
 ];

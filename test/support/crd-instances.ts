@@ -32,6 +32,12 @@ const PATTERN_SAMPLES: Record<string, string> = {
   "^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$":
     "2.4.1",
   "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$": "9.4.1",
+  "^[A-Za-z0-9][A-Za-z0-9_.-]*$": "security-officer",
+  "^([0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$": "0f343b0931126a20f133d67c2b018a3b4fc8f4b0",
+  "^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?$":
+    "system:serviceaccount:restore-ns:restore-sa",
+  "^[A-Za-z_][A-Za-z0-9_]*$": "PKCS11_TOKEN",
+  "^[-._A-Za-z0-9]+$": "token-pin",
 };
 
 /** An instance of `schema` with every declared property filled with a value the schema accepts. */

@@ -155,6 +155,8 @@ const ALLOWED: Record<string, string> = {
     "upstream's rule requires tls.rotationPeriod in OperatorManaged mode; here it is defaulted, so the rule could never fail",
   "OpenBaoCluster spec.replicas maximum":
     "upstream has no maximum (replicas: 100 made 100 pods); none of its samples or docs asks for more than 9 voters, and Raft gains nothing from more",
+  "OpenBaoCluster spec.unseal.kmip.address optional":
+    "upstream 0.5 renamed it endpoint; either form is accepted, and a CEL rule requires address or the 0.5 set (endpoint, kmsKeyID, clientCert, clientKey)",
   "OpenBaoRestore spec required":
     "a restore without spec names no cluster and no snapshot; upstream's controller fails it, this schema refuses it",
 };

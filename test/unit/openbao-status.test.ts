@@ -33,6 +33,20 @@ const settled: PassResult = {
 const cond = (s: OpenBaoCluster["status"], type: string) => s?.conditions?.find((c) => c.type === type);
 
 describe("openbao status", () => {
+  it("Deprecated names each earlier path with its replacement, as a Warning, and goes when none is left", () => {
+    const deprecated = [
+      "spec.tls.acme.domain is deprecated (removed upstream in 0.5): use spec.tls.acme.domains",
+    ];
+    const withOld = nextStatus(cluster(), { ...settled, deprecated }, t0);
+    const c = cond(withOld, "Deprecated");
+    assert.equal(c?.status, "True");
+    assert.equal(c?.reason, "DeprecatedFields");
+    assert.equal(c?.message, deprecated[0]);
+    assert.equal(eventType(c!), "Warning");
+    const after = nextStatus(cluster(withOld), { ...settled, deprecated: [] }, t1);
+    assert.equal(cond(after, "Deprecated"), undefined);
+  });
+
   it("the phase names the operation holding the lock once initialized: Upgrading, BackingUp; a restore reads Running", () => {
     const locked = (operation: "Upgrade" | "Backup" | "Restore") =>
       nextStatus(

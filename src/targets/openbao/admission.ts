@@ -5,6 +5,8 @@
  */
 import { documentShape } from "../../apis/object-check.js";
 import type { AdmissionProblem, AdmissionRequest, AdmissionVerdict } from "../../runtime/admission.js";
+import { describeDeprecation, normaliseClusterSpec } from "./normalise.js";
+import { upstreamRefusals } from "./upstream-refusals.js";
 import { checkClusterSpec } from "./validate/cluster.js";
 import { checkRestoreSpec } from "./validate/restore.js";
 
@@ -22,5 +24,13 @@ export function openBaoVerdict(request: AdmissionRequest): AdmissionVerdict {
   ).map((p) => ({ field: p.field, message: p.message }));
   // The kind's own words win over the schema's for the same field.
   const fields = new Set(own.map((p) => p.field));
-  return { errors: [...schema.filter((p) => !p.field || !fields.has(p.field)), ...own], warnings: [] };
+  // Paths upstream removed in 0.5 are admitted one more step, each with a warning naming its
+  // replacement; so are values upstream 0.5 refuses that earlier manifests leave out.
+  const warnings = [
+    ...(request.kind.kind === "OpenBaoCluster"
+      ? normaliseClusterSpec(object?.spec).deprecated.map(describeDeprecation)
+      : []),
+    ...upstreamRefusals(object?.spec),
+  ];
+  return { errors: [...schema.filter((p) => !p.field || !fields.has(p.field)), ...own], warnings };
 }

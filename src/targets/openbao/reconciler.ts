@@ -43,6 +43,7 @@ import {
   reconcileErrors,
   recordClusterState,
 } from "./metrics.js";
+import { describeDeprecation, normaliseClusterSpec } from "./normalise.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import type { AdmissionReadiness } from "./profile/posture.js";
@@ -177,12 +178,16 @@ export class OpenBaoClusterReconciler {
       cluster = await addFinalizer(this.d.client, OPENBAOCLUSTER, cluster, CLUSTER_FINALIZER, rc.signal);
     // Before any name is derived: a cluster from before upstream's names keeps its pods' Service.
     cluster = await keepPeerService(this.d, cluster, { observeOnly, signal: rc.signal });
+    // Paths upstream removed in 0.5 are read under their 0.5 names from here on (never written back).
+    const normalised = normaliseClusterSpec(cluster.spec);
+    if (normalised.deprecated.length > 0) cluster = { ...cluster, spec: normalised.spec };
 
     const writes = new Writes(observeOnly);
     const ctx = this.context(cluster, rc);
     const result: PassResult = {
       ...startingPassResult(cluster),
       ...(this.d.admission ? { admission: this.d.admission } : {}),
+      deprecated: normalised.deprecated.map(describeDeprecation),
     };
     let step = "validate" as Blocked["step"];
     if (cluster.spec.paused) {

@@ -49,6 +49,8 @@ export interface PassResult {
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */
   unsupported?: string[];
+  /** Paths upstream removed in 0.5 that the spec still uses, each with its replacement: the Deprecated condition. */
+  deprecated?: string[];
   /** Secret references that name nothing, each `spec.….name is empty: what waits`: SecretReferencesNamed. */
   emptySecretReferences?: string[];
   /** Spec fields holding credentials given inline (seal, plugin env; names only): the SecurityRisk condition. */
@@ -243,6 +245,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       message: `accepted but not acted on: ${r.unsupported.join(", ")}`,
     });
   else list = removeCondition(list, "UnsupportedFields");
+  if (r.deprecated?.length)
+    put({
+      type: C.Deprecated,
+      status: "True",
+      reason: OpenBaoClusterReason.DeprecatedFields,
+      message: r.deprecated.join("; "),
+    });
+  else list = removeCondition(list, C.Deprecated);
   if (r.emptySecretReferences?.length)
     put({
       type: C.SecretReferencesNamed,
@@ -350,7 +360,8 @@ const isBad = (c: Condition): boolean =>
   c.type === C.SecurityRisk ||
   c.type === C.EtcdEncryptionWarning ||
   c.type === C.NodeSecurityCapabilityMismatch ||
-  c.type === "UnsupportedFields"
+  c.type === "UnsupportedFields" ||
+  c.type === C.Deprecated
     ? c.status === "True"
     : c.status === "False";
 

@@ -25,8 +25,18 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   imagePullSecrets: "acted",
   replicas: "acted",
   resources: "opaque",
+  // Dynamic resource claims need pod-level claims the StatefulSets do not declare.
+  "resources.claims": "unsupported",
   readReplicas: "acted",
   "readReplicas.resources": "opaque",
+  "readReplicas.resources.claims": "unsupported",
+  // Upstream 0.5 fields not built yet: pod labels/annotations, the read-replica pod template, the
+  // runtime restart request, recovery keys at initialization and the file-audit volume.
+  podMetadata: "unsupported",
+  "readReplicas.template": "unsupported",
+  runtime: "unsupported",
+  recoveryKeys: "unsupported",
+  auditFileStorage: "unsupported",
   storage: "acted",
   paused: "acted",
   deletionPolicy: "acted",
@@ -39,12 +49,17 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   plugins: "acted",
   unseal: "acted",
   "unseal.kms": "opaque",
+  // The library path and variables the PKCS#11 library reads are not wired into the pods.
+  "unseal.pkcs11.runtime": "unsupported",
   audit: "acted",
   "audit[].options": "opaque",
   "audit[].httpOptions.headers": "opaque",
   selfInit: "acted",
   "selfInit.requests[].data": "opaque",
   "selfInit.requests[].auditDevice.httpOptions.headers": "opaque",
+  // Request headers and conditions (OpenBao 2.6+) are not rendered into the request blocks.
+  "selfInit.requests[].headers": "unsupported",
+  "selfInit.requests[].when": "unsupported",
   // JWT auth for the operator's own lifecycle Jobs belongs with backup and upgrade.
   "selfInit.oidc": "unsupported",
   // Networking and identity.
@@ -52,6 +67,10 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   ingress: "acted",
   gateway: "acted",
   network: "acted",
+  "network.trustedIngressPeers": "unsupported",
+  "network.dnsEndpointIPs": "unsupported",
+  // Readiness follows the Ingress object; the load balancer address is not waited for.
+  "ingress.readinessMode": "unsupported",
   // The ServiceAccount the pods run as is named and shaped by the operator.
   serviceAccount: "unsupported",
   // Pods run with the operator's own hardened security context.
@@ -66,6 +85,7 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   backup: "acted",
   // The executor has no web-identity login to object storage yet.
   "backup.target.roleArn": "unsupported",
+  "backup.target.workloadIdentity": "unsupported",
   restore: "acted",
   // Not built: image signature checks, ServiceMonitors, maintenance windows.
   // Blue-green's break-glass gate reads it.
@@ -83,6 +103,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
 const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "initContainer.enabled": [true],
   "observability.metrics.enabled": [false],
+  "observability.metrics.scrapeProfile": ["Active"],
+  "observability.metrics.metricsOnlyListener.port": [8202],
+  "ingress.readinessMode": ["LoadBalancerPublished"],
   "observability.metrics.serviceMonitor.enabled": [true],
   "observability.metrics.serviceMonitor.interval": ["30s"],
   "observability.metrics.serviceMonitor.scrapeTimeout": ["10s"],

@@ -4,6 +4,7 @@
  * self-init requests that would escape their path), and what a manifest that never met the API
  * server may still get wrong. Pure: (metadata name, spec) in, field problems out.
  */
+import { kmsSealParts } from "../normalise.js";
 import { inlineCredentials } from "../workload/config/secret-config.js";
 import type { SpecView } from "../workload/config/spec-view.js";
 import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
@@ -35,7 +36,8 @@ const SEAL_REQUIRED: Readonly<Record<string, readonly string[]>> = {
   awskms: ["region", "kmsKeyID"],
   gcpCloudKMS: ["project", "region", "keyRing", "cryptoKey"],
   azureKeyVault: ["vaultName", "keyName"],
-  kmip: ["address"],
+  // Upstream 0.5's name, or the earlier one (a|b: either).
+  kmip: ["endpoint|address"],
   ocikms: ["keyID", "cryptoEndpoint", "managementEndpoint"],
   pkcs11: ["lib", "keyLabel"],
 };
@@ -252,9 +254,12 @@ function checkSeal(spec: Obj, add: Add): void {
       add(`spec.unseal.${own}`, "must be an object");
       return;
     }
-    for (const key of SEAL_REQUIRED[own] ?? [])
-      if (typeof settings[key] !== "string" || settings[key] === "")
-        add(`spec.unseal.${own}.${key}`, `is required for the ${type} seal`);
+    for (const keys of SEAL_REQUIRED[own] ?? []) {
+      const present = keys
+        .split("|")
+        .some((key) => typeof settings[key] === "string" && settings[key] !== "");
+      if (!present) add(`spec.unseal.${own}.${keys.split("|")[0]}`, `is required for the ${type} seal`);
+    }
     if (type === "kms") checkKmsPlugin(spec, settings, add);
   }
 }
@@ -264,16 +269,17 @@ function checkSeal(spec: Obj, add: Add): void {
  * kms, the same name) leaves the server unable to unseal, crash-looping.
  */
 function checkKmsPlugin(spec: Obj, kms: Obj, add: Add): void {
-  const name = kms["name"];
+  const { name, nameField } = kmsSealParts(kms);
+  const field = `spec.unseal.kms.${nameField}`;
   if (typeof name !== "string" || name === "") {
-    add("spec.unseal.kms.name", "is required: the name of the KMS plugin that serves the seal");
+    add(field, "is required: the name of the KMS plugin that serves the seal");
     return;
   }
   const plugins = Array.isArray(spec["plugins"]) ? spec["plugins"] : [];
   const declared = plugins.some((p) => isObject(p) && p["type"] === "kms" && p["name"] === name);
   if (!declared)
     add(
-      "spec.unseal.kms.name",
+      field,
       `names KMS plugin ${JSON.stringify(name)}, which spec.plugins does not declare (add a plugin with type kms and name ${JSON.stringify(name)})`,
     );
 }

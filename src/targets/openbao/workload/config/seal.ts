@@ -10,6 +10,7 @@
  * file, and the whole file is then kept in a Secret ({@link sealKeepsCredentialInFile}).
  */
 import { isSecretField } from "../../../../runtime/log.js";
+import { kmsSealParts } from "../../normalise.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_STATIC_KEY_ID } from "./options.js";
@@ -120,6 +121,11 @@ export const SEAL_TYPES: Record<string, SealType> = {
   kmip: {
     specField: "kmip",
     names: {
+      // Upstream 0.5's names, and the earlier ones (address, certificate, key, tlsServerName).
+      endpoint: "endpoint",
+      clientCert: "client_cert",
+      clientKey: "client_key",
+      serverName: "server_name",
       address: "endpoint",
       certificate: "client_cert",
       key: "client_key",
@@ -215,25 +221,26 @@ export function renderSeal(spec: SpecView, paths: ConfigPaths): HclBlock {
 }
 
 /**
- * A seal served by a KMS plugin (OpenBao 2.6+): `unseal.kms.name` names the plugin (declared in
- * spec.plugins with type kms) and the seal stanza; the other keys are the plugin's own settings,
- * which must be written as OpenBao-style identifiers.
+ * A seal served by a KMS plugin (OpenBao 2.6+): upstream 0.5's `unseal.kms.pluginName` (or the
+ * earlier `unseal.kms.name`) names the plugin (declared in spec.plugins with type kms) and the seal
+ * stanza; `unseal.kms.config` (or, earlier, the other keys) holds the plugin's own settings, which
+ * must be written as OpenBao-style identifiers.
  */
 function renderPluginSeal(spec: SpecView): HclBlock {
   const raw = spec.unseal?.["kms"];
   if (!isObject(raw)) throw new ConfigError("unseal.kms", "is required for unseal.type kms");
-  const { name, ...rest } = raw;
+  const { name, nameField, settings: rest, settingsPrefix } = kmsSealParts(raw);
   if (typeof name !== "string" || !/^[a-z0-9][a-z0-9_-]*$/.test(name))
     throw new ConfigError(
-      "unseal.kms.name",
+      `unseal.kms.${nameField}`,
       "must name the KMS plugin (lower-case letters, digits, - and _)",
     );
   const settings: Record<string, string | number | boolean> = record();
   for (const [k, v] of Object.entries(rest)) {
-    if (!/^[a-z][a-z0-9_]*$/.test(k))
-      throw new ConfigError(`unseal.kms.${k}`, "is not a snake_case setting name");
+    const at = `unseal.kms.${settingsPrefix}${k}`;
+    if (!/^[a-z][a-z0-9_]*$/.test(k)) throw new ConfigError(at, "is not a snake_case setting name");
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
-      throw new ConfigError(`unseal.kms.${k}`, "must be a string, number or boolean");
+      throw new ConfigError(at, "must be a string, number or boolean");
     settings[k] = v;
   }
   return block("seal", [name], attrs(settings, "unseal.kms"));
@@ -272,9 +279,10 @@ export function inlineSealSecrets(spec: SpecView): string[] {
 function pluginSecretSettings(spec: SpecView): string[] {
   const raw = spec.unseal?.["kms"];
   if (!isObject(raw)) return [];
-  return Object.entries(raw)
-    .filter(([k, v]) => k !== "name" && given(v) && isSecretField(k))
-    .map(([k]) => k);
+  const { settings, settingsPrefix } = kmsSealParts(raw);
+  return Object.entries(settings)
+    .filter(([k, v]) => given(v) && isSecretField(k))
+    .map(([k]) => `${settingsPrefix}${k}`);
 }
 
 /** An environment variable for the seal, with its value from a Secret the operator writes. */

@@ -77,7 +77,8 @@ function storageOf(c: OpenBaoCluster, component: ComponentName): { size: string;
   if (component === Component.ReadReplica) {
     const s = c.spec.readReplicas?.storage;
     return {
-      size: s?.size ?? c.spec.storage.size,
+      // Upstream 0.5 takes an int-or-string quantity here; a bare number is bytes.
+      size: s?.size === undefined ? c.spec.storage.size : String(s.size),
       storageClassName: s?.storageClassName ?? c.spec.storage.storageClassName,
     };
   }
