@@ -11,8 +11,9 @@ import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceT
 const DEFAULT_WATCH_TIMEOUT_SECONDS: [number, number] = [1800, 3600];
 /**
  * Silence after which a watch asks whether the server has reached its resourceVersion (see
- * judgeQuiet): past etcd's default progress-notification interval (10 minutes), after which even a
- * watch of a kind nobody writes hears a bookmark from a server that is not behind it.
+ * judgeQuiet): past etcd's default progress-notification interval (10 minutes) and the cache's
+ * minute between bookmarks, by when a watch of a kind nobody writes has heard a bookmark from a
+ * server that is not behind it (etcd's revision moves all the time: Leases, Events).
  */
 const DEFAULT_STALE_AFTER_MS = 15 * 60_000;
 /**
@@ -516,9 +517,12 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * What a watch with nothing to say for a quiet period is. Silence alone means little: the API
-   * server sends a bookmark only when its watch cache of the kind moves past our resourceVersion,
-   * and for a kind nobody writes that is when etcd's progress notification reaches it (every 10
-   * minutes by default), so a healthy watch of `ingresses` can be silent for minutes. What is asked:
+   * server's watch cache sends a watch a bookmark (about every minute) only once its version of the
+   * kind is past the one the watch started from (k8s.io/apiserver cacher, cache_watcher.go), and
+   * for a kind nobody writes that version moves when etcd's progress notification reaches the cache
+   * (every 10 minutes by default), so a healthy watch of `ingresses` can be silent for minutes
+   * (kube-apiserver 1.37 here: one started at the cache's version heard nothing, one started below
+   * it a bookmark every 60 s). What is asked:
    * - is the connection alive? An HTTP/2 ping on it, answered: the watch stays open, costing no
    *   request ("alive"); unanswered: the transport drops the connection ("dead": the watch is
    *   opened again, from its resourceVersion, on another). HTTP/1.1 has no ping, so the watch is
@@ -553,7 +557,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (reached === false) return "behind";
     }
     log.debug(
-      { connection: alive ? "answers pings" : "cannot be pinged", serverAtVersion: reached },
+      {
+        connection: alive ? "answers pings" : "no ping (HTTP/1.1, or the watch not answered yet)",
+        serverAtVersion: reached,
+      },
       "watch quiet",
     );
     if (alive === undefined) return "reopen";
