@@ -520,9 +520,10 @@ export class Informer<T extends KubeObject = KubeObject> {
    * server's watch cache sends a watch a bookmark (about every minute) only once its version of the
    * kind is past the one the watch started from (k8s.io/apiserver cacher, cache_watcher.go), and
    * for a kind nobody writes that version moves when etcd's progress notification reaches the cache
-   * (every 10 minutes by default), so a healthy watch of `ingresses` can be silent for minutes
-   * (kube-apiserver 1.37 here: one started at the cache's version heard nothing, one started below
-   * it a bookmark every 60 s). What is asked:
+   * (every 10 minutes by default), so a healthy watch of `ingresses` can be silent for minutes:
+   * issue 46 saw watches of openbaorestores, ingresses, CRDs and storage classes silent past 120 s,
+   * where the test environment's kube-apiserver 1.37 moved its cache's version, and so sent a
+   * quiet watch of limitranges a bookmark, every 60 s. What is asked:
    * - is the connection alive? An HTTP/2 ping on it, answered: the watch stays open, costing no
    *   request ("alive"); unanswered: the transport drops the connection ("dead": the watch is
    *   opened again, from its resourceVersion, on another). HTTP/1.1 has no ping, so the watch is
