@@ -17,6 +17,8 @@ export interface RequestSpec {
    */
   deadlineMs?: number;
   accept?: string;
+  /** Retries of an answer with Retry-After, instead of the client's own number. */
+  maxRetries?: number;
   /** Aborts the request wherever it is (waiting for the answer or reading it). */
   signal?: AbortSignal;
 }

@@ -4,7 +4,7 @@ import type { RequestSpec } from "./api-request.js";
 import { exponentialDelay, sleep } from "./backoff.js";
 import { type Credentials, loadCredentials } from "./credentials/index.js";
 import type { RequestAuth } from "./credentials/types.js";
-import { ApiError } from "./errors.js";
+import { ApiError, isResourceVersionTooLarge } from "./errors.js";
 import { Http1Transport } from "./http1-transport.js";
 import { Http2Transport } from "./http2-transport.js";
 import { restClientDryRunRequests, restClientRequests, trackTransport } from "./metrics.js";
@@ -50,6 +50,12 @@ export interface Watch {
   done: Promise<void>;
   /** Ends the watch; `silent`: because it went quiet, so its connection is checked before reuse. */
   abort(silent?: boolean): void;
+  /**
+   * Whether the connection carrying this watch answers a ping within `timeoutMs` (one that does not
+   * is dropped, and the watch fails with it); undefined where that cannot be asked: the server has
+   * not answered the watch yet, or the protocol has no ping (HTTP/1.1).
+   */
+  connectionAlive(timeoutMs: number): Promise<boolean | undefined>;
 }
 
 export interface ApplyOptions {
@@ -253,7 +259,7 @@ export class KubeClient {
         if (status >= 200 && status < 300) return text;
         const retryAfter =
           status === 429 || status >= 500 ? parseRetryAfter(res.headers["retry-after"]) : undefined;
-        if (retryAfter === undefined || attempt >= this.maxRetries) {
+        if (retryAfter === undefined || attempt >= (spec.maxRetries ?? this.maxRetries)) {
           const err = toApiError(status, text, `${spec.method} ${spec.path}`);
           if (retryAfter !== undefined)
             err.message = `${err.message} (gave up after ${attempt + 1} attempts answered with Retry-After)`;
@@ -316,6 +322,32 @@ export class KubeClient {
     // An empty PartialObjectMetadataList carries `items: null`.
     list.items ??= [];
     return list;
+  }
+
+  /**
+   * Whether the API server has reached `resourceVersion` for this resource (namespace): a one-item
+   * metadata list that must be at least that fresh. False when the server answers that the version
+   * is too large (it is behind it: a lagging watch cache, or etcd restored from a backup); asked once,
+   * without the Retry-After retries, since the caller decides what to do about a server behind it.
+   */
+  async reachedResourceVersion(
+    type: ResourceType,
+    namespace: string | undefined,
+    resourceVersion: string,
+  ): Promise<boolean> {
+    try {
+      await this.request({
+        method: "GET",
+        path: this.resourcePath(type, namespace),
+        query: { limit: 1, resourceVersion, resourceVersionMatch: "NotOlderThan" },
+        accept: ACCEPT_METADATA_LIST,
+        maxRetries: 0,
+      });
+      return true;
+    } catch (e) {
+      if (isResourceVersionTooLarge(e)) return false;
+      throw e;
+    }
   }
 
   /**
@@ -487,6 +519,7 @@ export class KubeClient {
    */
   watch(type: ResourceType, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Watch {
     let response: Readable | undefined;
+    let alive: RawResponse["alive"];
     let aborted = false;
     // abort() must also end a watch whose request has not been answered yet.
     const cancel = new AbortController();
@@ -505,6 +538,7 @@ export class KubeClient {
         cancel.signal,
       );
       response = res.body;
+      alive = res.alive;
       if (aborted) res.body.destroy();
       if (res.status !== 200) throw toApiError(res.status, await readBody(res.body), `WATCH ${type.plural}`);
       res.body.setEncoding("utf8");
@@ -535,6 +569,9 @@ export class KubeClient {
           silent ? new SilentConnectionError(`WATCH ${type.plural}: silent; given up`) : undefined,
         );
         response?.destroy();
+      },
+      async connectionAlive(timeoutMs: number) {
+        return alive?.(timeoutMs);
       },
     };
   }

@@ -7,9 +7,9 @@ import type { ResourceType } from "./types.js";
  *   a watch ended on time) for longer than the threshold: its cache no longer follows the cluster;
  * - a work queue with keys waiting while no worker has taken or finished a key for that long:
  *   every worker is stuck in a reconcile that does not return.
- * A quiet cluster is not stuck: an open watch gets a bookmark every minute or two (kube-apiserver
- * 1.37 sent its first after 120 s on a quiet namespace) and ends on time within 10 minutes, so the
- * default leaves more than twice that gap. Neither is an empty queue, nor a standby whose
+ * A quiet cluster is not stuck: a watch with nothing to say has its connection pinged after two
+ * bookmark intervals (2 minutes) of silence, and an answer counts as progress, so the default
+ * leaves more than twice that gap. Neither is an empty queue, nor a standby whose
  * controllers have not started.
  */
 export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000;

@@ -56,6 +56,8 @@ interface Session {
   /** False once the server sent GOAWAY, the connection failed, or newer credentials replaced it. */
   open: boolean;
   readonly pinger: NodeJS.Timeout;
+  /** A liveness check in flight, shared by every stream that asks at once (see check()). */
+  checking?: Promise<boolean>;
 }
 
 /**
@@ -170,6 +172,42 @@ export class Http2Transport implements Transport {
     this.ping(s, SUSPECT_PING_TIMEOUT_MS, () => {
       if (!s.h2.destroyed && !s.h2.closed) s.open = true;
     });
+  }
+
+  /**
+   * Whether `s` answers a ping within `timeoutMs`; a connection that does not is dropped. Checks
+   * asked while one is in flight share it, so a hundred quiet watches on one connection send one ping.
+   */
+  private check(s: Session, timeoutMs: number): Promise<boolean> {
+    if (s.h2.destroyed || s.h2.closed) return Promise.resolve(false);
+    if (s.checking) return s.checking;
+    const checking = new Promise<boolean>((resolve) => {
+      let settled = false;
+      const settle = (answered: boolean, failure?: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (failure) this.drop(s, new TransportError(failure));
+        resolve(answered);
+      };
+      const timer = setTimeout(
+        () => settle(false, `no answer to an HTTP/2 ping within ${timeoutMs} ms`),
+        timeoutMs,
+      ).unref();
+      const sent = s.h2.ping((err) =>
+        err ? settle(false, `HTTP/2 ping failed: ${err.message}`) : settle(true),
+      );
+      if (!sent) {
+        // Too many pings outstanding: each has a deadline that drops the connection, so whether it
+        // still stands once this check's time is up is the answer.
+        clearTimeout(timer);
+        setTimeout(() => settle(!s.h2.destroyed), timeoutMs).unref();
+      }
+    }).finally(() => {
+      if (s.checking === checking) s.checking = undefined;
+    });
+    s.checking = checking;
+    return checking;
   }
 
   private async connect(pool: Pool, tlsKey: string, auth: RequestAuth): Promise<Session | "http/1.1"> {
@@ -310,7 +348,12 @@ export class Http2Transport implements Transport {
       });
       stream.once("response", (head) => {
         answered = true;
-        resolve({ status: Number(head[":status"] ?? 0), headers: head, body: stream });
+        resolve({
+          status: Number(head[":status"] ?? 0),
+          headers: head,
+          body: stream,
+          alive: (timeoutMs) => this.check(s, timeoutMs),
+        });
       });
       stream.on("error", (e: Error) => {
         if (answered) return; // the body's reader sees it

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { exponentialDelay, sleep } from "./backoff.js";
-import type { KubeClient } from "./client.js";
+import type { KubeClient, Watch } from "./client.js";
 import { errorMessage, isForbidden, isGone, isResourceVersionTooLarge } from "./errors.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
@@ -9,6 +9,18 @@ import { slimForCache } from "./slim.js";
 import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
 
 const DEFAULT_WATCH_TIMEOUT_SECONDS: [number, number] = [1800, 3600];
+/**
+ * Silence after which a watch asks whether the server has reached its resourceVersion (see
+ * judgeQuiet): past etcd's default progress-notification interval (10 minutes) and the cache's
+ * minute between bookmarks, by when a watch of a kind nobody writes has heard a bookmark from a
+ * server that is not behind it (etcd's revision moves all the time: Leases, Events).
+ */
+const DEFAULT_STALE_AFTER_MS = 15 * 60_000;
+/**
+ * How long a quiet watch's connection may take to answer its ping, as the transport gives a
+ * connection under suspicion: a live one answers in a round trip.
+ */
+const QUIET_PING_TIMEOUT_MS = 3_000;
 
 /**
  * How a namespaced kind limited to some namespaces is watched: one list+watch per namespace, or one
@@ -49,10 +61,17 @@ export interface InformerOptions {
   /** A watch that ends sooner than this without a single event counts as a failure (default 1 s). */
   minWatchMs?: number;
   /**
-   * How often the API server sends a bookmark on a quiet watch (about every minute). A watch
-   * silent for twice this long (no event, no bookmark) is judged broken and opened again.
+   * How often the API server sends a bookmark to a watch that has something to say (about every
+   * minute). A watch silent for twice this long (no event, no bookmark) has its connection checked
+   * (an HTTP/2 ping; over HTTP/1.1 it is opened again from its resourceVersion): a dead one is
+   * replaced, a quiet one kept. Never a list.
    */
   bookmarkIntervalMs?: number;
+  /**
+   * Silence after which a watch also asks whether the API server has reached its resourceVersion
+   * (default 15 minutes), and lists again only if not: a server behind the version sends nothing.
+   */
+  staleAfterMs?: number;
   /**
    * Server-side watch timeout range (default 30 to 60 minutes, the API server's own default range
    * for a watch that names none); a watch ends and resumes from the last resourceVersion. A dead
@@ -87,12 +106,13 @@ export interface InformerHandler<T extends KubeObject> {
 /**
  * A cache of one resource type, kept current by list+watch.
  *
- * Watches resume from the last resourceVersion seen (bookmarks included). A 410 Gone, or a
- * resourceVersion the server has not reached ("too large"), triggers a full relist. Every other
- * error is logged and retried with capped exponential backoff, and so is a watch that closes at
- * once with nothing in it (an API server or proxy closing every watch must not become a hot loop)
- * or that stays silent past two bookmark intervals (a dead TCP path the kernel has not noticed, or
- * a server behind our resourceVersion), which also relists.
+ * Watches resume from the last resourceVersion seen (bookmarks included), as client-go's reflector
+ * does. A 410 Gone, or a resourceVersion the server has not reached ("too large", or found behind
+ * by judgeQuiet after long silence), triggers a full relist; nothing else does. Every other error
+ * is logged and retried with capped exponential backoff, and so is a watch that closes at once with
+ * nothing in it (an API server or proxy closing every watch must not become a hot loop) or whose
+ * connection, checked after two bookmark intervals of silence, is dead. A watch that is only quiet
+ * is kept, at debug level and without a request (see judgeQuiet).
  * The failure count starts over only after a healthy period, so a watch that flaps keeps its
  * delay. The loop only ends when the informer is stopped. managedFields are dropped on the way in because no
  * reconciler reads them and they roughly double an object's size (unless keepManagedFields), and so
@@ -120,7 +140,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Latched once every scope of the start listed, so a namespace added later cannot unready the process. */
   private synced = false;
   // Per scope, the monotonic time of its last sign of life (a list page, a watch event or bookmark,
-  // a watch the server ended on time): what liveness reads to tell a stuck loop from a quiet one.
+  // a watch the server ended on time, a quiet watch's connection answering a ping): what liveness
+  // reads to tell a stuck loop from a quiet one.
   private readonly lastProgress = new Map<string, number>();
   private readonly refusedScopes = new Set<string>();
 
@@ -346,7 +367,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /**
    * The scopes (namespace, or "*") of a running informer whose list/watch loop has shown no sign
    * of life for `thresholdMs`: failing lists or watches, or a connection gone silent. A healthy
-   * watch is not quiet that long: the API server sends a bookmark every minute or two (health.ts).
+   * quiet watch shows life every two bookmark intervals: its connection answering a ping counts.
    */
   stalledScopes(thresholdMs: number, now = performance.now()): string[] {
     if (!this.abort || this.abort.signal.aborted) return [];
@@ -360,9 +381,13 @@ export class Informer<T extends KubeObject = KubeObject> {
     let failures = 0;
     let lastFailureAt = Number.NEGATIVE_INFINITY;
     let listedBefore = false;
-    const silenceMs = 2 * (this.opts.bookmarkIntervalMs ?? 60_000);
+    const quietMs = 2 * (this.opts.bookmarkIntervalMs ?? 60_000);
+    const staleMs = this.opts.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     const minWatchMs = this.opts.minWatchMs ?? 1_000;
     const resetMs = this.opts.backoffResetMs ?? 120_000;
+    // The last time the server told this loop something (a list, an event, a bookmark), or a check
+    // found it at our resourceVersion: kept across re-opened watches, it is what staleMs measures.
+    let heardAt = performance.now();
     while (!signal.aborted) {
       try {
         if (loop.relistWanted) {
@@ -373,12 +398,14 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (listedBefore) informerRelists.inc({ resource: this.type.plural });
           resourceVersion = await this.relist(namespace);
           listedBefore = true;
+          heardAt = performance.now();
           this.markSynced(namespace);
         }
         const [lo, hi] = this.opts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
         const watchStarted = performance.now();
         let events = 0;
-        let silent = false;
+        let verdict: QuietVerdict | undefined;
+        let ended = false;
         let silence: NodeJS.Timeout | undefined;
         const w = this.client.watch(
           this.type,
@@ -393,6 +420,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           (event) => {
             resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
             events++;
+            heardAt = performance.now();
             silence?.refresh();
             this.progress(namespace);
             if (event.type === "BOOKMARK") return;
@@ -403,28 +431,54 @@ export class Informer<T extends KubeObject = KubeObject> {
           },
         );
         loop.watch = w;
-        silence = setTimeout(() => {
-          silent = true;
-          w.abort(true);
-        }, silenceMs);
+        const openedAt = resourceVersion;
+        let judging = false;
+        // One judgement at a time (an event re-arms the timer while one may be in flight).
+        const onQuiet = () => {
+          if (judging) return;
+          judging = true;
+          const stale = performance.now() - heardAt >= staleMs;
+          void this.judgeQuiet(w, namespace, resourceVersion ?? openedAt, stale, log).then((v) => {
+            judging = false;
+            if (ended) return;
+            if (v === "alive" || v === "reached") {
+              // Quiet, not dead: its connection answered, so the loop is alive (liveness reads it).
+              this.progress(namespace);
+              if (v === "reached") heardAt = performance.now();
+              silence?.refresh();
+              return;
+            }
+            verdict = v;
+            w.abort(v === "reopen");
+          });
+        };
+        silence = setTimeout(onQuiet, quietMs);
         const onAbort = () => w.abort();
         signal.addEventListener("abort", onAbort, { once: true });
         try {
           await w.done;
           this.progress(namespace);
         } finally {
+          ended = true;
           loop.watch = undefined;
           clearTimeout(silence);
           signal.removeEventListener("abort", onAbort);
         }
         if (signal.aborted) break;
         if (loop.relistWanted) continue;
-        if (silent) {
-          // Either the path died, or the server is behind our resourceVersion: a watch cache
-          // accepts a version it has not reached and then filters out everything older, bookmarks
-          // included. Resuming could be silent forever; a fresh list is right in both cases.
+        if (verdict === "dead")
+          throw new Error(`watch silent for ${quietMs} ms and its connection did not answer a ping`);
+        if (verdict === "behind") {
+          log.warn(
+            { resourceVersion, silentForMs: Math.round(performance.now() - heardAt) },
+            "the API server has not reached this watch's resourceVersion (etcd restored from a backup?); listing again",
+          );
           resourceVersion = undefined;
-          throw new Error(`watch silent for ${silenceMs} ms (no event, no bookmark): listing again`);
+          continue;
+        }
+        if (verdict === "reopen") {
+          log.debug({ quietMs }, "watch quiet; opening it again from its resourceVersion");
+          continue;
         }
         const lasted = performance.now() - watchStarted;
         if (events === 0 && lasted < minWatchMs)
@@ -459,6 +513,59 @@ export class Informer<T extends KubeObject = KubeObject> {
         await sleep(delay, signal);
       }
     }
+  }
+
+  /**
+   * What a watch with nothing to say for a quiet period is. Silence alone means little: the API
+   * server's watch cache sends a watch a bookmark (about every minute) only once its version of the
+   * kind is past the one the watch started from (k8s.io/apiserver cacher, cache_watcher.go), and
+   * for a kind nobody writes that version moves when etcd's progress notification reaches the cache
+   * (every 10 minutes by default), so a healthy watch of `ingresses` can be silent for minutes:
+   * issue 46 saw watches of openbaorestores, ingresses, CRDs and storage classes silent past 120 s,
+   * where the test environment's kube-apiserver 1.37 moved its cache's version, and so sent a
+   * quiet watch of limitranges a bookmark, every 60 s. What is asked:
+   * - is the connection alive? An HTTP/2 ping on it, answered: the watch stays open, costing no
+   *   request ("alive"); unanswered: the transport drops the connection ("dead": the watch is
+   *   opened again, from its resourceVersion, on another). HTTP/1.1 has no ping, so the watch is
+   *   opened again from its resourceVersion ("reopen"): a WATCH, never a LIST.
+   * - after `stale` silence (staleAfterMs, across re-opened watches), has the server reached our
+   *   resourceVersion? The watch cache accepts a watch from a version it has not reached and then
+   *   drops every event and bookmark up to it: silent for as long as it is behind, which for etcd
+   *   restored from a backup without its revision bumped is until it has made up the difference.
+   *   client-go stays stuck there; one metadata list of one item tells ("behind": a fresh list),
+   *   and otherwise the silence is known to be quiet ("reached").
+   */
+  private async judgeQuiet(
+    w: Watch,
+    namespace: string | undefined,
+    resourceVersion: string,
+    stale: boolean,
+    log: Logger,
+  ): Promise<QuietVerdict> {
+    const alive = await w.connectionAlive(QUIET_PING_TIMEOUT_MS).catch(() => undefined);
+    if (alive === false) return "dead";
+    let reached: boolean | undefined;
+    if (stale) {
+      try {
+        reached = await this.client.reachedResourceVersion(this.type, namespace, resourceVersion);
+      } catch (e) {
+        // Not an answer either way (the server busy, the connection failing): asked again next time.
+        log.debug(
+          { err: errorMessage(e) },
+          "could not ask whether the server reached the watch's resourceVersion",
+        );
+      }
+      if (reached === false) return "behind";
+    }
+    log.debug(
+      {
+        connection: alive ? "answers pings" : "no ping (HTTP/1.1, or the watch not answered yet)",
+        serverAtVersion: reached,
+      },
+      "watch quiet",
+    );
+    if (alive === undefined) return "reopen";
+    return reached ? "reached" : "alive";
   }
 
   /** Lists page by page, then reconciles the store with what the server holds now. */
@@ -576,6 +683,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 }
+
+/** See Informer.judgeQuiet. */
+type QuietVerdict = "alive" | "reached" | "reopen" | "dead" | "behind";
 
 interface Loop {
   readonly abort: AbortController;

@@ -25,6 +25,13 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
+  /**
+   * Whether the connection that carries this answer is still alive: an HTTP/2 ping answered within
+   * `timeoutMs` (true), or not (false: the connection is dropped, so every stream on it fails).
+   * Absent where the protocol has no way to ask (HTTP/1.1); a long-lived stream that goes quiet is
+   * then only known to be alive by opening it again.
+   */
+  alive?(timeoutMs: number): Promise<boolean>;
 }
 
 export interface Transport {

@@ -35,16 +35,19 @@ describe("informer recovery on the real API server", () => {
 
   it("relists when the watch cache is behind its resourceVersion (a silent watch), instead of resuming it", async () => {
     // The watch cache accepts a version it has not reached and then sends nothing older, not even
-    // bookmarks: only the silence shows it. A 1 s bookmark interval keeps the test short.
-    const { watchesAtInflated, lists } = await inflatedResourceVersion(
+    // bookmarks: only long silence hints at it, and a one-item list at NotOlderThan tells it from a
+    // quiet kind. A 1 s bookmark interval and a 4 s staleAfterMs keep the test short.
+    const { watchesAtInflated, lists, probes } = await inflatedResourceVersion(
       sharedEnv().kubeconfigPath,
       client,
       ns,
       {
         bookmarkIntervalMs: 1_000,
+        staleAfterMs: 4_000,
       },
     );
     assert.ok(watchesAtInflated >= 1, "a watch was opened at the inflated resourceVersion");
+    assert.ok(probes >= 1, "the server was asked whether it reached that resourceVersion");
     assert.ok(lists >= 2, "the informer listed again");
   });
 
@@ -64,7 +67,7 @@ describe("informer recovery on the real API server", () => {
     assert.ok(lists >= 2, "the informer listed again");
   });
 
-  it("treats a watch silent for two bookmark intervals as broken and reconnects", async () => {
+  it("treats a watch silent for two bookmark intervals whose connection does not answer as broken and reconnects", async () => {
     const proxy = await HoldingProxy.start(serverOf(sharedEnv().kubeconfigPath));
     const viaProxy = clientFor(
       kubeconfigThrough(sharedEnv().kubeconfigPath, proxy.port, join(dir, "kc.json")),
@@ -196,7 +199,7 @@ async function inflatedResourceVersion(
   ns: string,
   extra: Partial<InformerOptions>,
   tooLarge = false,
-): Promise<{ watchesAtInflated: number; lists: number }> {
+): Promise<{ watchesAtInflated: number; lists: number; probes: number }> {
   let inflated: string | undefined;
   const fwd = await ApiForwarder.start(kubeconfigPath, {
     watchStatus: (q) =>
@@ -226,7 +229,10 @@ async function inflatedResourceVersion(
     process.stdout.write(
       `# inflated resourceVersion: ${watchesAtInflated} watch(es) at it before relisting\n`,
     );
-    return { watchesAtInflated, lists: fwd.lists().length };
+    // Whether the server reached a version is asked with a one-item list at NotOlderThan; the
+    // informer's own lists never name a resourceVersion.
+    const probes = fwd.lists().filter((r) => r.query.get("resourceVersionMatch") === "NotOlderThan").length;
+    return { watchesAtInflated, lists: fwd.lists().length - probes, probes };
   } finally {
     await informer.stop();
     viaFwd.close();
