@@ -59,6 +59,7 @@ import {
 } from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
+import { ImageVerifier } from "./imageverify/verifier.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
 import { keepPeerService } from "./steps/peer-service.js";
 import { RootTokenRefusals } from "./steps/root-token.js";
@@ -123,6 +124,7 @@ export class OpenBaoClusterReconciler {
       ...deps,
       autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks(),
       rootTokenRefusals: deps.rootTokenRefusals ?? new RootTokenRefusals(),
+      imageVerifier: deps.imageVerifier ?? new ImageVerifier(),
     };
     const d = this.d;
     this.now = d.now ?? (() => new Date());
