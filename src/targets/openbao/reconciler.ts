@@ -31,6 +31,7 @@ import {
   podName,
   voterSetName,
 } from "./identity.js";
+import { ImageVerifier } from "./imageverify/verifier.js";
 import {
   clusterInitialized,
   clusterPhase,
@@ -59,7 +60,6 @@ import {
 } from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
-import { ImageVerifier } from "./imageverify/verifier.js";
 import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
 import { keepPeerService } from "./steps/peer-service.js";
 import { RootTokenRefusals } from "./steps/root-token.js";

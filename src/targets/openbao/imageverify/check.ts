@@ -1,5 +1,6 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import type { ServiceContext } from "../services.js";
+import type { CachedReader } from "../../../runtime/cached-reader.js";
+import type { EventRecorder } from "../../../runtime/events.js";
 import {
   enabledVerification,
   type FailurePolicy,
@@ -23,6 +24,13 @@ export type ImageCheck =
   | { kind: "warned"; image: string; message: string }
   | { kind: "blocked"; reason: string; message: string; transient: boolean };
 
+/** What a check reads (pull Secrets) and says (the Warning event under Warn). */
+export interface CheckContext {
+  reader: Pick<CachedReader, "get">;
+  events: Pick<EventRecorder, "record">;
+  signal?: AbortSignal | undefined;
+}
+
 export interface ImageCheckInput {
   field: VerificationField;
   image: string;
@@ -34,7 +42,7 @@ export interface ImageCheckInput {
 
 export async function checkImage(
   verifier: ImageVerifier,
-  ctx: Pick<ServiceContext, "reader" | "events" | "owner" | "signal">,
+  ctx: CheckContext,
   cluster: OpenBaoCluster,
   input: ImageCheckInput,
 ): Promise<ImageCheck> {
@@ -60,4 +68,31 @@ export async function checkImage(
     note: `${message}; used anyway because spec.${input.field}.failurePolicy is Warn`,
   });
   return { kind: "warned", image: input.image, message };
+}
+
+/** The image a Job of the operator's may run, or why it may not. */
+export type OperatorImage = { ok: true; image: string } | { ok: false; reason: string; message: string };
+
+/**
+ * An executor, snapshot or hook image under spec.operatorImageVerification (never the OpenBao
+ * image's settings: upstream keeps the two apart, since the two kinds of image have different
+ * signers). Without a verifier or with the block off, the image as written.
+ */
+export async function operatorImage(
+  verifier: ImageVerifier | undefined,
+  ctx: CheckContext,
+  cluster: OpenBaoCluster,
+  image: string,
+  reason: string,
+  what: string,
+): Promise<OperatorImage> {
+  if (!verifier) return { ok: true, image };
+  const out = await checkImage(verifier, ctx, cluster, {
+    field: "operatorImageVerification",
+    image,
+    reason,
+    what,
+  });
+  if (out.kind === "blocked") return { ok: false, reason: out.reason, message: out.message };
+  return { ok: true, image: out.image };
 }

@@ -1,6 +1,6 @@
 import { SECRET } from "../../../runtime/builtin-types.js";
+import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeObject } from "../../../runtime/types.js";
-import type { ServiceContext } from "../services.js";
 import { type PullSecret, pullCredentials } from "./pull-secrets.js";
 import type { VerifySettings } from "./verifier.js";
 
@@ -47,7 +47,7 @@ export function pullSecretNames(v: VerificationView): string[] {
 
 /** What the verifier needs, with the pull Secrets read; throws naming a Secret that is missing. */
 export async function verifySettings(
-  ctx: Pick<ServiceContext, "reader">,
+  ctx: { reader: Pick<CachedReader, "get"> },
   namespace: string,
   field: VerificationField,
   v: VerificationView,
