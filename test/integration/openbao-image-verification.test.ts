@@ -1,10 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { STATEFULSET } from "../../src/runtime/builtin-types.js";
+import { OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
+import { applyAny } from "../../src/runtime/apply.js";
+import { JOB, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
-import { EVENTS_V1 } from "../../src/runtime/events.js";
+import { EVENTS_V1, EventRecorder } from "../../src/runtime/events.js";
+import type { Informer } from "../../src/runtime/informer.js";
+import { silentLogger } from "../../src/runtime/log.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { ImageVerifier } from "../../src/targets/openbao/imageverify/verifier.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
+import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
+import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
+import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { type OciRegistry, startOciRegistry } from "../../src/testenv/oci-registry.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
@@ -18,7 +27,9 @@ import { type CosignKey, cosignKey, cosignSign, pushTinyImage } from "../support
 // another key. First the verifier alone, then the operator process on the real API server: a signed
 // image gets the voter StatefulSet pinned to its digest; an unsigned or wrongly signed one under
 // Block gets no StatefulSet at all and Degraded with upstream's reason naming the image; under Warn
-// the StatefulSet is written with the image as given, and a Warning event says why.
+// the StatefulSet is written with the image as given, and a Warning event says why. Last, the
+// operator's own Job images under operatorImageVerification, through the restore controller: a
+// refused executor image fails the restore before any Job exists, a signed one runs pinned.
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -32,6 +43,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
   let ns: string;
   let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
   const digests: Record<string, string> = {};
+  let restoreNs: string | undefined;
   const image = (repo: string) => `${registry.host}/${repo}:${VERSION}`;
 
   before(async () => {
@@ -50,6 +62,12 @@ describe("openbao image verification with cosign signatures (loopback registry, 
     op = await startOpenBaoOperatorOnApi(sharedEnv().kubeconfigPath, ns);
   });
   after(async () => {
+    // No restore controller runs in the operator here: the test drops the finalizers itself.
+    if (restoreNs)
+      for (const r of (await client.list<KubeObject>(OPENBAORESTORE, { namespace: restoreNs })).items)
+        await client
+          .mergePatch(OPENBAORESTORE, r.metadata.name!, restoreNs, { metadata: { finalizers: null } })
+          .catch(() => {});
     await op?.stop();
     client?.close();
     await registry?.stop();
@@ -165,5 +183,109 @@ describe("openbao image verification with cosign signatures (loopback registry, 
     assert.equal(event["type"], "Warning");
     assert.match(event["note"], /is not signed.*failurePolicy is Warn/);
     assert.notEqual(cond(await get("warned"), "Degraded")?.reason, "ImageVerificationFailed");
+  });
+
+  it("operatorImageVerification: a restore's unsigned executor image fails it with no Job; a signed one runs pinned", async () => {
+    // A namespace the operator process does not watch: the restore controller here is the test's
+    // own, and the test may say the cluster is initialized (a restore waits for that).
+    const ns = await freshNamespace(client, "ob-imgverify-restore");
+    restoreNs = ns;
+    await createOpenBaoCluster(client, ns, "ops", {
+      replicas: 1,
+      operatorImageVerification: verification(signer.pub),
+    });
+    await client.mergePatch(
+      OPENBAOCLUSTER,
+      "ops",
+      ns,
+      {
+        status: {
+          initialized: true,
+          conditions: [
+            {
+              type: "Available",
+              status: "True",
+              reason: "AllReplicasReady",
+              message: "1/1",
+              lastTransitionTime: "2026-12-01T09:00:00Z",
+            },
+          ],
+        },
+      },
+      "status",
+    );
+    for (const name of ["restore-token", "s3-creds"])
+      await client.create(SECRET, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: ns },
+        stringData: { token: "not-used" },
+      });
+    const restore = (name: string, repo: string) =>
+      applyAny(
+        client,
+        {
+          apiVersion: "openbao.org/v1alpha1",
+          kind: OpenBaoRestoreKind,
+          metadata: { name, namespace: ns },
+          spec: {
+            cluster: "ops",
+            image: image(repo),
+            source: {
+              key: "snaps/ops.snap",
+              target: {
+                bucket: "snaps",
+                endpoint: "http://s3.invalid:9000",
+                credentialsSecretRef: { name: "s3-creds" },
+              },
+            },
+            tokenSecretRef: { name: "restore-token" },
+          },
+        },
+        { fieldManager: "test-user", force: true },
+      );
+    const verifier = new ImageVerifier();
+    const events = new EventRecorder(client, "platform-operator/openbao", "test", silentLogger());
+    const pass = async (name: string) => {
+      const cur = await client.get<KubeObject>(OPENBAORESTORE, name, ns);
+      await new RestoreReconciler({
+        client,
+        events,
+        log: silentLogger(),
+        restores: { get: () => cur } as unknown as Informer<never>,
+        probe: async () => ({ exists: true, size: 4096 }),
+        jobs: executorRestoreJobs(client, parseOpenBaoConfig({}, "targets.openbao"), verifier, events),
+      }).reconcile(`${ns}/${name}`, { log: silentLogger(), signal: new AbortController().signal });
+      return (await client.get<KubeObject>(OPENBAORESTORE, name, ns)) as Json;
+    };
+    const jobs = async () =>
+      (await client.list<KubeObject>(JOB, { namespace: ns })).items.map((j) => j.metadata.name);
+
+    await restore("unsigned", "openbao-unsigned");
+    let r = await pass("unsigned");
+    for (let i = 0; i < 3 && r["status"]?.phase !== "Failed"; i++) r = await pass("unsigned");
+    assert.equal(r["status"]?.phase, "Failed");
+    const validated = (r["status"].conditions as Json[]).find((c) => c["type"] === "Validated");
+    assert.equal(validated?.["reason"], "RestoreExecutorImageVerificationFailed");
+    assert.match(
+      validated?.["message"],
+      new RegExp(`restore executor image ${image("openbao-unsigned")} failed verification: .*is not signed`),
+    );
+    assert.deepEqual(await jobs(), [], "no Job for a refused executor image");
+    assert.equal(
+      ((await client.get(OPENBAOCLUSTER, "ops", ns)) as Json)["status"]?.operationLock,
+      undefined,
+      "the lock was released",
+    );
+
+    await restore("signed", "openbao-signed");
+    r = await pass("signed");
+    for (let i = 0; i < 3 && r["status"]?.phase !== "Running"; i++) r = await pass("signed");
+    assert.equal(r["status"]?.phase, "Running", JSON.stringify(r["status"]));
+    const job = (await client.get<KubeObject>(JOB, r["status"].jobName, ns)) as Json;
+    assert.equal(
+      job["spec"].template.spec.containers[0].image,
+      `${registry.host}/openbao-signed@${digests["openbao-signed"]}`,
+    );
   });
 });
