@@ -323,6 +323,33 @@ describe("the image verifier against a registry", () => {
     );
   });
 
+  it("keeps a tag's last verified digest while the registry does not answer, and only then", async () => {
+    const reg = new FakeRegistry("team/openbao");
+    const key = keyPair();
+    let now = 0;
+    let down = false;
+    const fetch: typeof reg.fetch = async (input, init) => {
+      if (down) throw Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
+      return reg.fetch(input, init);
+    };
+    const v = new ImageVerifier({ fetch, now: () => now, tagTtlMs: 1000 });
+    const digest = reg.pushImage("2.4.4", "a");
+    reg.signImage(digest, key.priv);
+    await v.verify(image("2.4.4"), settings(key.pub));
+    now = 5000;
+    down = true;
+    assert.deepEqual(await v.verify(image("2.4.4"), settings(key.pub)), {
+      digest,
+      pinned: `${HOST}/team/openbao@${digest}`,
+      cached: true,
+    });
+    // Never verified: an outage is a failure, said to be transient.
+    await assert.rejects(
+      v.verify(image("2.5.0"), settings(key.pub)),
+      (e: Error & { transient?: boolean }) => e.transient === true,
+    );
+  });
+
   it("refuses an unsigned image, a wrong key, and a signature copied from another image", async () => {
     const reg = new FakeRegistry("team/openbao");
     const key = keyPair();

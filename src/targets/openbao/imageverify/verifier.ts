@@ -106,6 +106,10 @@ export class ImageVerifier {
       this.remember(cacheKey, entry);
       return { digest, pinned: entry.pinned, cached: false };
     } catch (e) {
+      // A registry that does not answer changes nothing about a digest already verified: the tag's
+      // last verified digest stays in use, so an outage neither blocks nor rolls the pods to the tag.
+      if (e instanceof RegistryError && e.transient && hit)
+        return { digest: hit.digest, pinned: hit.pinned, cached: true };
       if (e instanceof RegistryError)
         throw new ImageVerificationError(`image ${image}: ${e.message}`, e.transient);
       throw e;
