@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import { type CheckContext, checkImage, operatorImage } from "../../src/targets/openbao/imageverify/check.js";
 import {
   BUNDLE_ANNOTATION,
   SIGNATURE_ANNOTATION,
@@ -17,11 +20,18 @@ import {
 } from "../../src/targets/openbao/imageverify/reference.js";
 import { challengeParams } from "../../src/targets/openbao/imageverify/registry.js";
 import {
+  enabledVerification,
+  failurePolicyOf,
+  pullSecretNames,
+} from "../../src/targets/openbao/imageverify/settings.js";
+import {
   keyFingerprint,
   loadPublicKey,
   verifiesWith,
 } from "../../src/targets/openbao/imageverify/signature.js";
 import { ImageVerifier, type VerifySettings } from "../../src/targets/openbao/imageverify/verifier.js";
+import type { Pass } from "../../src/targets/openbao/steps/context.js";
+import { withPinnedImage } from "../../src/targets/openbao/steps/images.js";
 
 // The pure parts of image verification, and the verifier against an in-memory registry answering
 // through a fetch function (the real registry and real cosign are in the integration test).
@@ -441,6 +451,163 @@ describe("the image verifier against a registry", () => {
       v.verify(image("2.4.4"), settings(keyPair().pub)),
       (e: Error & { transient?: boolean }) =>
         e.transient === true && /did not answer \(ECONNREFUSED\)/.test(e.message),
+    );
+  });
+});
+
+describe("failure policy and spec settings", () => {
+  const HOST = "registry.example";
+  const cluster = (spec: Record<string, unknown>) =>
+    ({
+      metadata: { name: "bao", namespace: "ns" },
+      spec: { version: "2.4.4", storage: { size: "1Gi" }, ...spec },
+    }) as unknown as OpenBaoCluster;
+  const recorded: { type: string; reason: string; note: string }[] = [];
+  const secrets = new Map<string, KubeObject>();
+  const ctx = {
+    reader: { get: async (_t: unknown, name: string) => secrets.get(name) },
+    events: {
+      record: (_o: unknown, e: { type: string; reason: string; note: string }) => void recorded.push(e),
+    },
+  } as unknown as CheckContext;
+  const input = {
+    field: "imageVerification" as const,
+    image: `${HOST}/team/openbao:2.4.4`,
+    reason: "ImageVerificationFailed",
+    what: "OpenBao image",
+  };
+
+  it("reads the blocks tolerantly: off unless enabled, Block unless Warn, empty names name nothing", () => {
+    assert.equal(enabledVerification({}, "imageVerification"), undefined);
+    assert.equal(
+      enabledVerification({ imageVerification: { enabled: false } }, "imageVerification"),
+      undefined,
+    );
+    assert.equal(enabledVerification({ imageVerification: "x" }, "imageVerification"), undefined);
+    const v = enabledVerification(
+      { operatorImageVerification: { enabled: true, subjectRegExp: "^x" } },
+      "operatorImageVerification",
+    );
+    assert.equal(v?.subjectRegExp, "^x");
+    assert.equal(failurePolicyOf({}), "Block");
+    assert.equal(failurePolicyOf({ failurePolicy: "Warn" }), "Warn");
+    assert.deepEqual(pullSecretNames({ imagePullSecrets: [{ name: "" }, { name: "a" }, {}] }), ["a"]);
+  });
+
+  it("skips a disabled block, pins a verified image, blocks or warns on failure with the reason", async () => {
+    const reg = new FakeRegistry("team/openbao");
+    const key = keyPair();
+    const digest = reg.pushImage("2.4.4", "a");
+    const v = new ImageVerifier({ fetch: reg.fetch });
+    assert.deepEqual(await checkImage(v, ctx, cluster({}), input), { kind: "skipped", image: input.image });
+    const block = { enabled: true, publicKey: key.pub, ignoreTlog: true };
+    const blocked = await checkImage(v, ctx, cluster({ imageVerification: block }), input);
+    assert.equal(blocked.kind, "blocked");
+    assert.equal((blocked as { reason: string }).reason, "ImageVerificationFailed");
+    assert.match(
+      (blocked as { message: string }).message,
+      /^OpenBao image registry\.example\/team\/openbao:2\.4\.4 failed verification: .*is not signed/,
+    );
+    assert.equal(recorded.length, 0, "Block says it in the condition, not in an event");
+    const warned = await checkImage(
+      v,
+      ctx,
+      cluster({ imageVerification: { ...block, failurePolicy: "Warn" } }),
+      input,
+    );
+    assert.deepEqual(warned.kind, "warned");
+    assert.equal(recorded.length, 1);
+    assert.equal(recorded[0]!.type, "Warning");
+    assert.equal(recorded[0]!.reason, "ImageVerificationFailed");
+    assert.match(recorded[0]!.note, /failurePolicy is Warn/);
+    reg.signImage(digest, key.priv);
+    assert.deepEqual(await checkImage(v, ctx, cluster({ imageVerification: block }), input), {
+      kind: "pinned",
+      image: `${HOST}/team/openbao@${digest}`,
+      cached: false,
+    });
+  });
+
+  it("operator images follow operatorImageVerification only, never imageVerification", async () => {
+    const reg = new FakeRegistry("team/openbao");
+    const v = new ImageVerifier({ fetch: reg.fetch });
+    const on = { enabled: true, publicKey: keyPair().pub, ignoreTlog: true };
+    const image = `${HOST}/team/openbao:2.4.4`;
+    assert.deepEqual(
+      await operatorImage(v, ctx, cluster({ imageVerification: on }), image, "R", "executor image"),
+      {
+        ok: true,
+        image,
+      },
+    );
+    const refused = await operatorImage(
+      v,
+      ctx,
+      cluster({ operatorImageVerification: on }),
+      image,
+      "R",
+      "executor image",
+    );
+    assert.equal(refused.ok, false);
+    assert.match(
+      (refused as { message: string }).message,
+      /^executor image .* failed verification: .*has no manifest/,
+    );
+  });
+
+  it("names a pull Secret that is missing or not one, by the field it is listed in", async () => {
+    const v = new ImageVerifier({ fetch: new FakeRegistry("x").fetch });
+    const on = {
+      enabled: true,
+      publicKey: keyPair().pub,
+      ignoreTlog: true,
+      imagePullSecrets: [{ name: "pull" }],
+    };
+    const missing = await checkImage(v, ctx, cluster({ imageVerification: on }), input);
+    assert.match(
+      (missing as { message: string }).message,
+      /spec\.imageVerification\.imagePullSecrets: Secret pull does not exist/,
+    );
+    secrets.set("pull", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "pull" },
+      type: "Opaque",
+      data: { a: "c2VjcmV0" },
+    } as KubeObject);
+    const wrong = await checkImage(v, ctx, cluster({ imageVerification: on }), input);
+    assert.match(
+      (wrong as { message: string }).message,
+      /spec\.imageVerification\.imagePullSecrets: Secret pull has type Opaque/,
+    );
+  });
+
+  it("pins a StatefulSet's OpenBao container to the verified digest, and leaves other images alone", () => {
+    const sts = {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: "openbao", image: "a:1" },
+              { name: "x", image: "a:1" },
+            ],
+          },
+        },
+      },
+    };
+    const pinned = withPinnedImage(
+      { pinnedImages: new Map([["a:1", "a@sha256:1"]]) } as unknown as Pass,
+      sts,
+    );
+    const containers = (pinned["spec"] as typeof sts.spec).template.spec.containers;
+    assert.deepEqual(
+      containers.map((c) => c.image),
+      ["a@sha256:1", "a:1"],
+    );
+    assert.equal(withPinnedImage({} as Pass, sts), sts);
+    assert.equal(
+      withPinnedImage({ pinnedImages: new Map([["b:1", "b@sha256:2"]]) } as unknown as Pass, sts),
+      sts,
     );
   });
 });
