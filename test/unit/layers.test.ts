@@ -87,6 +87,7 @@ const OPENBAO_ROOMS: { holds: string[]; why: string }[] = [
   { holds: ["adminops/"], why: "backups and upgrades drive the workload and its pods' OpenBao" },
   { holds: ["steps/"], why: "the workload pass in order, each step calling the workload's services" },
   { holds: ["workload/"], why: "the workload's services: StatefulSets, certificates, network, init" },
+  { holds: ["imageverify/"], why: "image signatures checked before a pod or Job runs the image" },
   { holds: ["validate/"], why: "spec checks; the workload reuses their value checks" },
   { holds: ["workload/config/"], why: "the spec read as OpenBao config (seal, spec views), validation too" },
   { holds: ["reload/"], why: "the certificate reload wrapper in the pods" },

@@ -13,6 +13,7 @@ describe("openbao workload steps", () => {
       [
         "validate",
         "certificates",
+        "images",
         "infrastructure",
         "storage",
         "initialization",

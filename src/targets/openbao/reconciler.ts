@@ -31,6 +31,7 @@ import {
   podName,
   voterSetName,
 } from "./identity.js";
+import { ImageVerifier } from "./imageverify/verifier.js";
 import {
   clusterInitialized,
   clusterPhase,
@@ -123,6 +124,7 @@ export class OpenBaoClusterReconciler {
       ...deps,
       autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks(),
       rootTokenRefusals: deps.rootTokenRefusals ?? new RootTokenRefusals(),
+      imageVerifier: deps.imageVerifier ?? new ImageVerifier(),
     };
     const d = this.d;
     this.now = d.now ?? (() => new Date());

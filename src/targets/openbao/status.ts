@@ -22,6 +22,7 @@ export interface Blocked {
     | "tenancy"
     | "validate"
     | "certificates"
+    | "images"
     | "infrastructure"
     | "storage"
     | "initialization"

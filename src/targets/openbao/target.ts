@@ -15,6 +15,7 @@ import { type KubeObject, objectKey, type ResourceType } from "../../runtime/typ
 import { setupAdminOps } from "./adminops/wiring.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
+import { ImageVerifier } from "./imageverify/verifier.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
@@ -181,7 +182,10 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
       watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
+      // One verifier for the target: what the workload verified, a Job's image check finds cached.
+      const imageVerifier = new ImageVerifier();
       const reconciler = new OpenBaoClusterReconciler({
+        imageVerifier,
         client: manager.client,
         reader: manager.reader,
         events: manager.events,
@@ -249,10 +253,14 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       // Only the clusters of the namespaces watched (configured or onboarded): one waiting for its
       // tenant is neither backed up nor upgraded.
       const watched = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER, selected);
-      setupAdminOps(manager, config, watched, { stores: defaultSnapshotStores });
+      setupAdminOps(manager, config, watched, { stores: defaultSnapshotStores, imageVerifier });
       // Restores: their own controller and queue (restore/wiring.ts).
       const { defaultRestorePorts } = await import("./restore/defaults.js");
-      setupRestore(manager, config, defaultRestorePorts(manager.client, config));
+      setupRestore(
+        manager,
+        config,
+        defaultRestorePorts(manager.client, config, imageVerifier, manager.events),
+      );
     },
   };
 }

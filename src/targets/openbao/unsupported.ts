@@ -87,11 +87,12 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   "backup.target.roleArn": "unsupported",
   "backup.target.workloadIdentity": "unsupported",
   restore: "acted",
-  // Not built: image signature checks, ServiceMonitors, maintenance windows.
   // Blue-green's break-glass gate reads it.
   breakGlassAck: "acted",
-  imageVerification: "unsupported",
-  operatorImageVerification: "unsupported",
+  // cosign signatures checked before a pod or Job runs the image (imageverify/).
+  imageVerification: "acted",
+  operatorImageVerification: "acted",
+  // Not built: ServiceMonitors, maintenance windows.
   observability: "unsupported",
   maintenance: "unsupported",
 };
@@ -109,10 +110,6 @@ const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "observability.metrics.serviceMonitor.enabled": [true],
   "observability.metrics.serviceMonitor.interval": ["30s"],
   "observability.metrics.serviceMonitor.scrapeTimeout": ["10s"],
-  "imageVerification.failurePolicy": ["Block"],
-  "operatorImageVerification.failurePolicy": ["Block"],
-  "imageVerification.imagePullSecrets[].name": [""],
-  "operatorImageVerification.imagePullSecrets[].name": [""],
   "unseal.credentialsSecretRef.name": [""],
 };
 

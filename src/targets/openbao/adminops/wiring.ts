@@ -13,6 +13,7 @@ import type { KubeObject } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { LABEL_CLUSTER, serverPodCluster } from "../identity.js";
+import type { ImageVerifier } from "../imageverify/verifier.js";
 import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
@@ -49,6 +50,8 @@ export interface AdminOpsWiring {
   /** Replaces the BlueGreen strategy (adminops/upgrade/bluegreen's BlueGreenUpgrade by default). */
   blueGreen?: StrategyHandler;
   rolling?: RollingOptions;
+  /** Checks the executor, snapshot and hook images (spec.operatorImageVerification); shared with the workload. */
+  imageVerifier?: ImageVerifier;
 }
 
 /**
@@ -80,7 +83,10 @@ export function setupAdminOps(
     config,
     clusters,
     stores: wiring.stores,
+    ...(wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {}),
   });
+  const verifier = wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {};
+  const snapshotDeps = { client: manager.client, events: manager.events, config, ...verifier };
   const upgrades = new UpgradeManager({
     client: manager.client,
     reader: manager.reader,
@@ -90,7 +96,7 @@ export function setupAdminOps(
     snapshot:
       wiring.preUpgradeSnapshot ??
       ((cluster, opts) =>
-        ensurePreUpgradeSnapshot({ client: manager.client, events: manager.events, config }, cluster, {
+        ensurePreUpgradeSnapshot(snapshotDeps, cluster, {
           ...opts,
           strategy: "RollingUpdate",
         })),
@@ -99,13 +105,14 @@ export function setupAdminOps(
       new BlueGreenUpgrade({
         client: manager.client,
         events: manager.events,
+        ...verifier,
         access: { clusterDomain: config.clusterDomain, reader: manager.reader },
         jobStartTimeoutMs: config.jobStartTimeoutMs,
         snapshot: (cluster, opts) =>
           (
             wiring.preUpgradeSnapshot ??
             ((c, o) =>
-              ensurePreUpgradeSnapshot({ client: manager.client, events: manager.events, config }, c, {
+              ensurePreUpgradeSnapshot(snapshotDeps, c, {
                 ...o,
                 strategy: "BlueGreen",
               }))

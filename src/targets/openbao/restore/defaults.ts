@@ -4,8 +4,11 @@
  */
 import type { BackupTarget, OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
 import { SERVICE_ACCOUNT } from "../../../runtime/builtin-types.js";
+import { liveReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
+import type { EventRecorder } from "../../../runtime/events.js";
 import { ownerReferenceFor } from "../../../runtime/ownership.js";
 import { BACKUP_JWT_AUDIENCE } from "../adminops/backup/reconciler.js";
 import { jobOutcome } from "../adminops/backup/result.js";
@@ -14,6 +17,8 @@ import { refOf } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_PART_SIZE, type ExecutorJob } from "../executor/contract.js";
 import { API_PORT, Component, clusterLabels, clusterNames } from "../identity.js";
+import { operatorImage } from "../imageverify/check.js";
+import type { ImageVerifier } from "../imageverify/verifier.js";
 import { credentialsFromFiles } from "../objectstore/credentials.js";
 import { tlsEnabled, tlsSecretName } from "../workload/statefulsets/build.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
@@ -87,7 +92,25 @@ export function restoreContract(r: OpenBaoRestore, c: OpenBaoCluster): ExecutorJ
   };
 }
 
-export function executorRestoreJobs(client: KubeClient, config: OpenBaoTargetConfig): RestoreJobs {
+/** The executor image a restore names: its own, the cluster's backup image, the target's default. */
+function executorImageOf(
+  r: OpenBaoRestore,
+  c: OpenBaoCluster,
+  config: OpenBaoTargetConfig,
+): string | undefined {
+  return r.spec.image ?? c.spec.backup?.image ?? config.executorImage;
+}
+
+/**
+ * Restore Jobs run by the executor. With `imageVerifier`, the executor image is verified under the
+ * cluster's spec.operatorImageVerification before the Job is made (a Warn is said through `events`).
+ */
+export function executorRestoreJobs(
+  client: KubeClient,
+  config: OpenBaoTargetConfig,
+  imageVerifier?: ImageVerifier,
+  events: Pick<EventRecorder, "record"> = { record: () => {} },
+): RestoreJobs {
   return {
     async prepare(_r, c, signal) {
       await client.apply(
@@ -108,8 +131,20 @@ export function executorRestoreJobs(client: KubeClient, config: OpenBaoTargetCon
         { fieldManager: RESTORE_FIELD_MANAGER, force: true, signal },
       );
     },
-    build(r, c, name) {
-      const image = r.spec.image ?? c.spec.backup?.image ?? config.executorImage;
+    async image(r, c, signal) {
+      const image = executorImageOf(r, c, config);
+      if (!image) return { ok: true, image: "" };
+      return operatorImage(
+        imageVerifier,
+        { reader: liveReader(client), events, signal },
+        c,
+        image,
+        OpenBaoRestoreReason.RestoreExecutorImageVerificationFailed,
+        "restore executor image",
+      );
+    },
+    build(r, c, name, verified) {
+      const image = verified || executorImageOf(r, c, config);
       if (!image)
         throw new Error(
           "no executor image: set spec.image, the cluster's spec.backup.image, or the openbao target's executorImage",
@@ -131,6 +166,11 @@ export function executorRestoreJobs(client: KubeClient, config: OpenBaoTargetCon
   };
 }
 
-export function defaultRestorePorts(client: KubeClient, config: OpenBaoTargetConfig): RestorePorts {
-  return { probe: storeProbe, jobs: executorRestoreJobs(client, config) };
+export function defaultRestorePorts(
+  client: KubeClient,
+  config: OpenBaoTargetConfig,
+  imageVerifier?: ImageVerifier,
+  events?: Pick<EventRecorder, "record">,
+): RestorePorts {
+  return { probe: storeProbe, jobs: executorRestoreJobs(client, config, imageVerifier, events) };
 }

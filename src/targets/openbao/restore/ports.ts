@@ -30,8 +30,17 @@ export type RestoreJobOutcome =
 export interface RestoreJobs {
   /** Objects the Job needs before it can start (its ServiceAccount), applied idempotently. */
   prepare?(restore: OpenBaoRestore, cluster: OpenBaoCluster, signal?: AbortSignal): Promise<void>;
+  /**
+   * The executor image the Job may run (pinned to its verified digest under the cluster's
+   * spec.operatorImageVerification), or why it may not; unset: the image as build() chooses it.
+   */
+  image?(
+    restore: OpenBaoRestore,
+    cluster: OpenBaoCluster,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; image: string } | { ok: false; reason: string; message: string }>;
   /** The restore Job for this request, named `name`, owned (controller) by the restore. Pure. */
-  build(restore: OpenBaoRestore, cluster: OpenBaoCluster, name: string): KubeObject;
+  build(restore: OpenBaoRestore, cluster: OpenBaoCluster, name: string, image?: string): KubeObject;
   /** Where the Job stands, from the Job and its pods (the executor's termination message). Pure. */
   outcome(job: KubeObject, pods: readonly KubeObject[]): RestoreJobOutcome;
 }

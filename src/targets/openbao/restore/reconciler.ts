@@ -202,9 +202,17 @@ export class RestoreReconciler {
         rc,
       );
     if (!job) {
+      const verified = await this.d.jobs.image?.(r, cluster!, rc.signal);
+      if (verified && !verified.ok)
+        return this.finish(
+          r,
+          failed(r, this.now(), verified.reason, verified.message),
+          { reason: verified.reason },
+          rc,
+        );
       let intent: KubeObject;
       try {
-        intent = this.d.jobs.build(r, cluster!, jobName);
+        intent = this.d.jobs.build(r, cluster!, jobName, verified?.image);
       } catch (e) {
         // A request the builder cannot turn into a Job (e.g. no executor image anywhere) never will.
         const msg = errorMessage(e);

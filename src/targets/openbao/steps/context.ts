@@ -4,6 +4,7 @@ import type { KubeObject } from "../../../runtime/types.js";
 import type { Writes } from "../apply.js";
 import type { BaoClient, BaoEndpoint } from "../baoclient/client.js";
 import type { OpenBaoTargetConfig } from "../config.js";
+import type { ImageVerifier } from "../imageverify/verifier.js";
 import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { Blocked, PassResult } from "../status.js";
 import type { AutopilotChecks } from "../workload/autopilot/autopilot.js";
@@ -21,6 +22,8 @@ export interface StepDeps {
   autopilotChecks?: AutopilotChecks;
   /** Which clusters' root token OpenBao refused (the reconciler keeps one); see root-token.ts. */
   rootTokenRefusals?: RootTokenRefusals;
+  /** Checks image signatures and caches what passed (the reconciler keeps one). */
+  imageVerifier?: ImageVerifier;
   /** Test seam: how a pod's OpenBao is reached. */
   baoClient?: (ep: BaoEndpoint) => BaoClient;
 }
@@ -45,6 +48,11 @@ export interface Pass {
    * the spec gives no inline credentials): a changed credential rolls the pods like a changed file.
    */
   sealCredentialsRevision?: string;
+  /**
+   * Images verified by the images step, as written → pinned to the verified digest; the workload's
+   * StatefulSets run the pinned form. Undefined when nothing was verified.
+   */
+  pinnedImages?: ReadonlyMap<string, string>;
 }
 
 /** undefined: the next step may run. Otherwise where and why the pass stopped. */

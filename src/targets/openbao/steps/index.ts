@@ -1,6 +1,7 @@
 import { autopilotStep } from "./autopilot.js";
 import { certificatesStep } from "./certificates.js";
 import type { Pass, Step, StepOutcome } from "./context.js";
+import { imagesStep } from "./images.js";
 import { infrastructureStep } from "./infrastructure.js";
 import { initializationStep } from "./initialization.js";
 import { lostDataStep } from "./lost-data.js";
@@ -11,13 +12,14 @@ export type { Pass, Step, StepDeps, StepOutcome } from "./context.js";
 
 /**
  * The spec's order. Validation comes first because nothing is written for a bad spec; the rest is
- * certificates → infrastructure → storage → the lost-data guard → initialization (while
- * uninitialized) → Autopilot. The guard comes before initialization, so nothing initializes over
+ * certificates → verified images (nothing that runs an image is written before it passed) →
+ * infrastructure → storage → the lost-data guard → initialization (while uninitialized) → Autopilot. The guard comes before initialization, so nothing initializes over
  * data that is gone.
  */
 export const WORKLOAD_STEPS: readonly Step[] = [
   validateStep,
   certificatesStep,
+  imagesStep,
   infrastructureStep,
   storageStep,
   lostDataStep,

@@ -24,6 +24,7 @@ import { voterPartition } from "../workload/statefulsets/partition.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
+import { withPinnedImage } from "./images.js";
 import { retireLegacyPdb } from "./legacy-names.js";
 import { readReplicasStep } from "./read-replicas.js";
 import { retireVoterSets } from "./retire.js";
@@ -161,14 +162,14 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, hashes: ConfigHash
   await applyOwned(
     ctx,
     writes,
-    buildServingStatefulSet(cluster, voter(hashes.serving), intent.replicas),
+    withPinnedImage(pass, buildServingStatefulSet(cluster, voter(hashes.serving), intent.replicas)),
     pass.liveVoters,
   );
   const green = greenRevision(cluster);
   if (green && hashes.green) {
     const set = buildGreenStatefulSet(cluster, voter(hashes.green), green);
     const name = revisionNames(refOf(cluster), green.revision).statefulSet;
-    await applyOwned(ctx, writes, set, cached(deps.statefulSets, ns, name));
+    await applyOwned(ctx, writes, withPinnedImage(pass, set), cached(deps.statefulSets, ns, name));
   }
   await retireVoterSets(pass);
   await applyOwned(

@@ -16,6 +16,7 @@ import { voterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { baoForPod, raftPeers } from "./bao.js";
 import { type Pass, type StepOutcome, waitingAt } from "./context.js";
+import { withPinnedImage } from "./images.js";
 import { retireLegacyPdb } from "./legacy-names.js";
 
 interface StatefulSetStatus {
@@ -82,15 +83,18 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
   await applyOwned(
     ctx,
     writes,
-    buildStatefulSet(cluster, {
-      component: Component.ReadReplica,
-      replicas,
-      configHash: rolloutHash(configText) + (pass.sealCredentialsRevision ?? ""),
-      certHash: pass.certHash,
-      clusterDomain: deps.config.clusterDomain,
-      runtime,
-      claim: liveClaim(live),
-    }),
+    withPinnedImage(
+      pass,
+      buildStatefulSet(cluster, {
+        component: Component.ReadReplica,
+        replicas,
+        configHash: rolloutHash(configText) + (pass.sealCredentialsRevision ?? ""),
+        certHash: pass.certHash,
+        clusterDomain: deps.config.clusterDomain,
+        runtime,
+        claim: liveClaim(live),
+      }),
+    ),
     live,
   );
   await applyOwned(

@@ -22,6 +22,8 @@ import { type KubeObject, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
+import { type OperatorImage, operatorImage } from "../../imageverify/check.js";
+import type { ImageVerifier } from "../../imageverify/verifier.js";
 import { backupHolder, contention, type LockIdentity, OperationLockStore } from "../../opslifecycle/index.js";
 import { egressRulesMissing } from "../../profile/egress.js";
 import { parseDurationMs } from "../../workload/certs/duration.js";
@@ -83,6 +85,8 @@ export interface BackupReconcilerDeps {
    */
   reader?: Pick<CachedReader, "get">;
   stores: SnapshotStoreFactory;
+  /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
+  imageVerifier?: ImageVerifier;
   now?: () => Date;
 }
 
@@ -207,6 +211,12 @@ export class BackupReconciler {
         lockHeld ? contention(cluster.status!.operationLock!, id).requeueAfterMs : PREREQ_POLL_MS,
       );
     }
+    // Before the lock: a refused image holds nothing and starts nothing.
+    const executor = await this.executorImage(cluster, image!, rc);
+    if (!executor.ok) {
+      await this.condition(cluster, "False", executor.reason, executor.message, rc, "Warning");
+      return requeueAfter(PREREQ_POLL_MS);
+    }
     const got = await this.locks.acquire(ref, id, {
       message: `backup ${jobName}`,
       signal: rc.signal,
@@ -250,7 +260,7 @@ export class BackupReconciler {
         action: "Backup",
         note: `manual backup requested through ${TriggerBackupAnnotation}; Job ${jobName}`,
       });
-    await ensureBackupJob(this.d, cluster, jobName, key, image!, rc);
+    await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc);
     await this.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
     return requeueAfter(RUNNING_POLL_MS);
   }
@@ -279,8 +289,9 @@ export class BackupReconciler {
           id: shortHash(jobName),
         });
         const image = cluster.spec.backup.image ?? this.d.config.executorImage;
-        if (image) {
-          await ensureBackupJob(this.d, cluster, jobName, key, image, rc);
+        const executor = image ? await this.executorImage(cluster, image, rc) : undefined;
+        if (executor?.ok) {
+          await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc);
           return requeueAfter(RUNNING_POLL_MS);
         }
       }
@@ -444,6 +455,26 @@ export class BackupReconciler {
   }
 
   /** The BackingUp condition (see status-writes.ts). */
+  /** The executor image, verified under spec.operatorImageVerification when that is enabled. */
+  private executorImage(
+    cluster: OpenBaoCluster,
+    image: string,
+    rc: ReconcileContext,
+  ): Promise<OperatorImage> {
+    return operatorImage(
+      this.d.imageVerifier,
+      {
+        reader: this.d.reader ?? liveReader(this.d.client),
+        events: this.d.events,
+        signal: rc.signal,
+      },
+      cluster,
+      image,
+      OpenBaoClusterReason.BackupExecutorImageVerificationFailed,
+      "backup executor image",
+    );
+  }
+
   private condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",

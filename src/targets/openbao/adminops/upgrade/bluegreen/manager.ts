@@ -8,6 +8,8 @@
  */
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
+import { liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import {
   done,
@@ -20,6 +22,8 @@ import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import { refOf } from "../../../cluster-ref.js";
 import { revisionFor } from "../../../identity.js";
+import { operatorImage } from "../../../imageverify/check.js";
+import type { ImageVerifier } from "../../../imageverify/verifier.js";
 import {
   ADMINOPS_FIELD_MANAGER,
   adminOpsPlaneOf,
@@ -54,6 +58,8 @@ export interface BlueGreenDeps {
   client: KubeClient;
   events: EventRecorder;
   access: BaoAccess;
+  /** Checks the hook image under spec.operatorImageVerification; unset: not checked. */
+  imageVerifier?: ImageVerifier;
   now?: () => Date;
   /** How long the hook Job's pod may take to start (the target's jobStartTimeout). */
   jobStartTimeoutMs?: number;
@@ -95,13 +101,29 @@ export class BlueGreenUpgrade {
     const seen = await observeBlueGreen(this.d.client, this.d.access, cluster, bg, token, rc.signal);
     const snapshot = await this.snapshot(cluster, bg, from, rc);
     const hookSpec = cluster.spec.upgrade?.blueGreen?.verification?.prePromotionHook;
-    const hook =
+    let hook =
       hookSpec && bg.phase === "Syncing"
         ? await observeHook(this.d.client, cluster, bg, {
             now: this.now(),
             timeoutMs: this.d.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS,
           })
         : undefined;
+    // The hook's image under spec.operatorImageVerification, before its Job exists: a refused image
+    // is the hook failing (the plan's validation failure, rolled back as autoRollback says).
+    let hookImage = hookSpec?.image;
+    if (hook?.state === "NotStarted" && hookSpec) {
+      const checked = await operatorImage(
+        this.d.imageVerifier,
+        { reader: liveReader(this.d.client), events: this.d.events, signal: rc.signal },
+        cluster,
+        hookSpec.image,
+        OpenBaoClusterReason.UpgradeExecutorImageVerificationFailed,
+        "pre-promotion hook image",
+      );
+      if (checked.ok) hookImage = checked.image;
+      else
+        hook = { state: "Failed", jobName: hook.jobName, message: `${checked.reason}: ${checked.message}` };
+    }
     const now = this.now();
     const plan = planBlueGreen(
       specOf(cluster),
@@ -137,8 +159,8 @@ export class BlueGreenUpgrade {
     }
 
     let next = plan.blueGreen;
-    if (plan.startHook && hookSpec)
-      await startHook(this.d, cluster, bg, hookSpec, this.d.access.clusterDomain);
+    if (plan.startHook && hookSpec && hookImage)
+      await startHook(this.d, cluster, bg, { ...hookSpec, image: hookImage }, this.d.access.clusterDomain);
     const failure = plan.halted ? undefined : await this.act(plan.actions, seen, cluster, bg, token, rc);
     if (failure) {
       next = recordStepFailure(next ?? bg, failure);

@@ -1,6 +1,7 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoAnnotation } from "../../../../../apis/openbaocluster-names.js";
+import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
+import { liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
@@ -9,6 +10,8 @@ import { refOf } from "../../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../../config.js";
 import { objectKey } from "../../../executor/contract.js";
 import { type ClusterRef, Component, LABEL_CLUSTER } from "../../../identity.js";
+import { operatorImage } from "../../../imageverify/check.js";
+import type { ImageVerifier } from "../../../imageverify/verifier.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { buildExecutorJob } from "../../jobs/build.js";
 import { endUnstartedJob } from "../../jobs/end-unstarted.js";
@@ -44,6 +47,8 @@ export interface PreUpgradeSnapshotDeps {
   /** One event when the Job is created; none per pass. */
   events?: EventRecorder;
   config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs">;
+  /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
+  imageVerifier?: ImageVerifier;
   now?: () => Date;
 }
 
@@ -66,6 +71,9 @@ export interface PreUpgradeSnapshotOutcome {
   /** While Running: why its pod cannot start (jobs/start-health.ts), shown in the condition. */
   notStarted?: string;
 }
+
+/** Events go nowhere when the caller gave no recorder (the Warn policy's event among them). */
+const SILENT = { record: () => {} };
 
 export const PreUpgradeSnapshotEvent = { JobCreated: "PreUpgradeSnapshotJobCreated" } as const;
 export const PreUpgradeBackupFailed = "PreUpgradeBackupFailed";
@@ -115,6 +123,17 @@ export async function ensurePreUpgradeSnapshot(
     defaultImage: deps.config.executorImage,
   });
   if (!plan.ok) return { state: "Failed", reason: plan.reason, message: plan.message };
+  const executor = await operatorImage(
+    deps.imageVerifier,
+    { reader: liveReader(deps.client), events: deps.events ?? SILENT, signal: opts.signal },
+    cluster,
+    plan.image,
+    strategy === "BlueGreen"
+      ? OpenBaoClusterReason.BlueGreenSnapshotImageVerificationFailed
+      : OpenBaoClusterReason.PreUpgradeBackupImageVerificationFailed,
+    "pre-upgrade snapshot executor image",
+  );
+  if (!executor.ok) return { state: "Failed", reason: executor.reason, message: executor.message };
 
   const now = (deps.now ?? (() => new Date()))();
   const key = objectKey({
@@ -130,7 +149,7 @@ export async function ensurePreUpgradeSnapshot(
     cluster,
     name: jobName,
     component: identity.component,
-    image: plan.image,
+    image: executor.image,
     contract: snapshotUploadContract(cluster, plan.target, key, plan.auth),
     serviceAccountName: sa,
     labels: identity.labels,

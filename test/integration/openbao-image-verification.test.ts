@@ -1,0 +1,291 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
+import { applyAny } from "../../src/runtime/apply.js";
+import { JOB, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { EVENTS_V1, EventRecorder } from "../../src/runtime/events.js";
+import type { Informer } from "../../src/runtime/informer.js";
+import { silentLogger } from "../../src/runtime/log.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { ImageVerifier } from "../../src/targets/openbao/imageverify/verifier.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
+import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
+import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
+import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
+import { type OciRegistry, startOciRegistry } from "../../src/testenv/oci-registry.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { makeTempDir } from "../../src/testenv/tempdirs.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
+import { type CosignKey, cosignKey, cosignSign, pushTinyImage } from "../support/signed-images.js";
+
+// Image verification against real cosign signatures in a real registry on loopback: images signed
+// by cosign with a key it generated (offline, no transparency log), one unsigned, one signed with
+// another key. First the verifier alone, then the operator process on the real API server: a signed
+// image gets the voter StatefulSet pinned to its digest; an unsigned or wrongly signed one under
+// Block gets no StatefulSet at all and Degraded with upstream's reason naming the image; under Warn
+// the StatefulSet is written with the image as given, and a Warning event says why. Last, the
+// operator's own Job images under operatorImageVerification, through the restore controller: a
+// refused executor image fails the restore before any Job exists, a signed one runs pinned.
+
+// biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
+type Json = Record<string, any>;
+const VERSION = "2.7.2";
+
+describe("openbao image verification with cosign signatures (loopback registry, real API server)", () => {
+  let registry: OciRegistry;
+  let signer: CosignKey;
+  let other: CosignKey;
+  let client: KubeClient;
+  let ns: string;
+  let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
+  const digests: Record<string, string> = {};
+  let restoreNs: string | undefined;
+  const image = (repo: string) => `${registry.host}/${repo}:${VERSION}`;
+
+  before(async () => {
+    [registry, signer, other] = await Promise.all([
+      startOciRegistry(makeTempDir("oci-registry")),
+      cosignKey("signer"),
+      cosignKey("other"),
+    ]);
+    for (const repo of ["openbao-signed", "openbao-unsigned", "openbao-otherkey"])
+      digests[repo] = await pushTinyImage(registry, repo, VERSION);
+    await cosignSign(signer, `${registry.host}/openbao-signed@${digests["openbao-signed"]}`);
+    await cosignSign(other, `${registry.host}/openbao-otherkey@${digests["openbao-otherkey"]}`);
+    client = clientFor(sharedEnv().kubeconfigPath);
+    ns = await freshNamespace(client, "ob-imgverify");
+    await installOpenBaoClusterCrd(client);
+    op = await startOpenBaoOperatorOnApi(sharedEnv().kubeconfigPath, ns);
+  });
+  after(async () => {
+    // No restore controller runs in the operator here: the test drops the finalizers itself.
+    if (restoreNs)
+      for (const r of (await client.list<KubeObject>(OPENBAORESTORE, { namespace: restoreNs })).items)
+        await client
+          .mergePatch(OPENBAORESTORE, r.metadata.name!, restoreNs, { metadata: { finalizers: null } })
+          .catch(() => {});
+    await op?.stop();
+    client?.close();
+    await registry?.stop();
+  });
+
+  const verification = (key: string, failurePolicy = "Block") => ({
+    enabled: true,
+    failurePolicy,
+    publicKey: key,
+    // Signed offline: there is no transparency-log entry to check.
+    ignoreTlog: true,
+  });
+  const get = async (name: string): Promise<Json> => (await client.get(OPENBAOCLUSTER, name, ns)) as Json;
+  const cond = (c: Json, type: string): Json | undefined =>
+    (c["status"]?.conditions ?? []).find((x: Json) => x["type"] === type);
+  const statefulSet = async (name: string): Promise<Json | undefined> =>
+    (await client.getOrUndefined(STATEFULSET, name, ns)) as Json | undefined;
+  const passes = async (name: string) =>
+    metricSum(await op!.metrics(), "openbao_reconcile_duration_seconds_count", { namespace: ns, name });
+
+  it("the verifier takes cosign's own signature, and refuses an unsigned image and another key's", async () => {
+    const v = new ImageVerifier();
+    const settings = { field: "spec.imageVerification", publicKey: signer.pub, ignoreTlog: true };
+    const ok = await v.verify(image("openbao-signed"), settings);
+    assert.equal(ok.digest, digests["openbao-signed"]);
+    assert.equal(ok.pinned, `${registry.host}/openbao-signed@${digests["openbao-signed"]}`);
+    assert.equal((await v.verify(image("openbao-signed"), settings)).cached, true);
+    await assert.rejects(
+      v.verify(image("openbao-unsigned"), settings),
+      /is not signed: no sha256-[0-9a-f]{64}\.sig/,
+    );
+    await assert.rejects(
+      v.verify(image("openbao-otherkey"), settings),
+      /no signature verifies with spec\.imageVerification\.publicKey/,
+    );
+    // And the right key for that one.
+    const byOther = await v.verify(image("openbao-otherkey"), { ...settings, publicKey: other.pub });
+    assert.equal(byOther.digest, digests["openbao-otherkey"]);
+  });
+
+  it("a signed image: the voter StatefulSet runs it pinned to the verified digest", async () => {
+    await createOpenBaoCluster(client, ns, "signed", {
+      replicas: 1,
+      image: image("openbao-signed"),
+      imageVerification: verification(signer.pub),
+    });
+    const sts = await eventually(() => statefulSet("signed"), 60_000, "the signed cluster's StatefulSet");
+    assert.equal(
+      sts["spec"].template.spec.containers[0].image,
+      `${registry.host}/openbao-signed@${digests["openbao-signed"]}`,
+    );
+    const c = await eventually(
+      async () => {
+        const x = await get("signed");
+        return cond(x, "Degraded") ? x : undefined;
+      },
+      30_000,
+      "the signed cluster's status",
+    );
+    assert.notEqual(cond(c, "Degraded")?.reason, "ImageVerificationFailed");
+    assert.doesNotMatch(cond(c, "UnsupportedFields")?.message ?? "", /imageVerification/);
+  });
+
+  for (const [name, repo, why] of [
+    ["unsigned", "openbao-unsigned", /is not signed/],
+    ["otherkey", "openbao-otherkey", /no signature verifies with spec\.imageVerification\.publicKey/],
+  ] as const) {
+    it(`Block, ${name} image: Degraded with ImageVerificationFailed naming the image, and no StatefulSet`, async () => {
+      await createOpenBaoCluster(client, ns, name, {
+        replicas: 1,
+        image: image(repo),
+        imageVerification: verification(signer.pub),
+      });
+      const c = await eventually(
+        async () => {
+          const x = await get(name);
+          return cond(x, "Degraded")?.reason === "ImageVerificationFailed" ? x : undefined;
+        },
+        60_000,
+        `${name}: Degraded=ImageVerificationFailed`,
+      );
+      const degraded = cond(c, "Degraded")!;
+      assert.equal(degraded.status, "True");
+      assert.ok(degraded.message.includes(image(repo)), degraded.message);
+      assert.match(degraded.message, why);
+      // More passes, and still nothing that would run the image.
+      const seen = await passes(name);
+      await eventually(
+        async () => ((await passes(name)) >= seen + 2 ? true : undefined),
+        60_000,
+        "two more passes",
+      );
+      assert.equal(await statefulSet(name), undefined, "no StatefulSet for a refused image");
+    });
+  }
+
+  it("Warn, unsigned image: the StatefulSet runs the image as given, and a Warning event says why", async () => {
+    await createOpenBaoCluster(client, ns, "warned", {
+      replicas: 1,
+      image: image("openbao-unsigned"),
+      imageVerification: verification(signer.pub, "Warn"),
+    });
+    const sts = await eventually(() => statefulSet("warned"), 60_000, "the warned cluster's StatefulSet");
+    assert.equal(sts["spec"].template.spec.containers[0].image, image("openbao-unsigned"));
+    const event = await eventually(
+      async () =>
+        ((await client.list(EVENTS_V1, { namespace: ns })).items as Json[]).find(
+          (e) => e["regarding"]?.name === "warned" && e["reason"] === "ImageVerificationFailed",
+        ),
+      30_000,
+      "the Warning event",
+    );
+    assert.equal(event["type"], "Warning");
+    assert.match(event["note"], /is not signed.*failurePolicy is Warn/);
+    assert.notEqual(cond(await get("warned"), "Degraded")?.reason, "ImageVerificationFailed");
+  });
+
+  it("operatorImageVerification: a restore's unsigned executor image fails it with no Job; a signed one runs pinned", async () => {
+    // A namespace the operator process does not watch: the restore controller here is the test's
+    // own, and the test may say the cluster is initialized (a restore waits for that).
+    const ns = await freshNamespace(client, "ob-imgverify-restore");
+    restoreNs = ns;
+    await createOpenBaoCluster(client, ns, "ops", {
+      replicas: 1,
+      operatorImageVerification: verification(signer.pub),
+    });
+    await client.mergePatch(
+      OPENBAOCLUSTER,
+      "ops",
+      ns,
+      {
+        status: {
+          initialized: true,
+          conditions: [
+            {
+              type: "Available",
+              status: "True",
+              reason: "AllReplicasReady",
+              message: "1/1",
+              lastTransitionTime: "2026-12-01T09:00:00Z",
+            },
+          ],
+        },
+      },
+      "status",
+    );
+    for (const name of ["restore-token", "s3-creds"])
+      await client.create(SECRET, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: ns },
+        stringData: { token: "not-used" },
+      });
+    const restore = (name: string, repo: string) =>
+      applyAny(
+        client,
+        {
+          apiVersion: "openbao.org/v1alpha1",
+          kind: OpenBaoRestoreKind,
+          metadata: { name, namespace: ns },
+          spec: {
+            cluster: "ops",
+            image: image(repo),
+            source: {
+              key: "snaps/ops.snap",
+              target: {
+                bucket: "snaps",
+                endpoint: "http://s3.invalid:9000",
+                credentialsSecretRef: { name: "s3-creds" },
+              },
+            },
+            tokenSecretRef: { name: "restore-token" },
+          },
+        },
+        { fieldManager: "test-user", force: true },
+      );
+    const verifier = new ImageVerifier();
+    const events = new EventRecorder(client, "platform-operator/openbao", "test", silentLogger());
+    const pass = async (name: string) => {
+      const cur = await client.get<KubeObject>(OPENBAORESTORE, name, ns);
+      await new RestoreReconciler({
+        client,
+        events,
+        log: silentLogger(),
+        restores: { get: () => cur } as unknown as Informer<never>,
+        probe: async () => ({ exists: true, size: 4096 }),
+        jobs: executorRestoreJobs(client, parseOpenBaoConfig({}, "targets.openbao"), verifier, events),
+      }).reconcile(`${ns}/${name}`, { log: silentLogger(), signal: new AbortController().signal });
+      return (await client.get<KubeObject>(OPENBAORESTORE, name, ns)) as Json;
+    };
+    const jobs = async () =>
+      (await client.list<KubeObject>(JOB, { namespace: ns })).items.map((j) => j.metadata.name);
+
+    await restore("unsigned", "openbao-unsigned");
+    let r = await pass("unsigned");
+    for (let i = 0; i < 3 && r["status"]?.phase !== "Failed"; i++) r = await pass("unsigned");
+    assert.equal(r["status"]?.phase, "Failed");
+    const validated = (r["status"].conditions as Json[]).find((c) => c["type"] === "Validated");
+    assert.equal(validated?.["reason"], "RestoreExecutorImageVerificationFailed");
+    assert.match(
+      validated?.["message"],
+      new RegExp(`restore executor image ${image("openbao-unsigned")} failed verification: .*is not signed`),
+    );
+    assert.deepEqual(await jobs(), [], "no Job for a refused executor image");
+    assert.equal(
+      ((await client.get(OPENBAOCLUSTER, "ops", ns)) as Json)["status"]?.operationLock,
+      undefined,
+      "the lock was released",
+    );
+
+    await restore("signed", "openbao-signed");
+    r = await pass("signed");
+    for (let i = 0; i < 3 && r["status"]?.phase !== "Running"; i++) r = await pass("signed");
+    assert.equal(r["status"]?.phase, "Running", JSON.stringify(r["status"]));
+    const job = (await client.get<KubeObject>(JOB, r["status"].jobName, ns)) as Json;
+    assert.equal(
+      job["spec"].template.spec.containers[0].image,
+      `${registry.host}/openbao-signed@${digests["openbao-signed"]}`,
+    );
+  });
+});
