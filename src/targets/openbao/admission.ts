@@ -9,6 +9,7 @@ import { describeDeprecation, normaliseClusterSpec } from "./normalise.js";
 import { upstreamRefusals } from "./upstream-refusals.js";
 import { checkClusterSpec } from "./validate/cluster.js";
 import { checkRestoreSpec } from "./validate/restore.js";
+import { ignoredPodMetadata } from "./workload/statefulsets/pod-metadata.js";
 
 export function openBaoVerdict(request: AdmissionRequest): AdmissionVerdict {
   if (request.operation === "DELETE") return { errors: [], warnings: [] };
@@ -31,6 +32,8 @@ export function openBaoVerdict(request: AdmissionRequest): AdmissionVerdict {
       ? normaliseClusterSpec(object?.spec).deprecated.map(describeDeprecation)
       : []),
     ...upstreamRefusals(object?.spec),
+    // Pod labels and annotations the operator owns are left off the pods; said, not refused.
+    ...(request.kind.kind === "OpenBaoCluster" ? ignoredPodMetadata(object?.spec) : []),
   ];
   return { errors: [...schema.filter((p) => !p.field || !fields.has(p.field)), ...own], warnings };
 }

@@ -30,10 +30,15 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   readReplicas: "acted",
   "readReplicas.resources": "opaque",
   "readReplicas.resources.claims": "unsupported",
-  // Upstream 0.5 fields not built yet: pod labels/annotations, the read-replica pod template, the
-  // runtime restart request, recovery keys at initialization and the file-audit volume.
-  podMetadata: "unsupported",
-  "readReplicas.template": "unsupported",
+  // Pod labels and annotations (statefulsets/pod-metadata.ts); the read-replica template's metadata
+  // and resources. Its scheduling is not wired into the read-replica pods yet.
+  podMetadata: "acted",
+  "readReplicas.template": "acted",
+  "readReplicas.template.resources": "opaque",
+  "readReplicas.template.resources.claims": "unsupported",
+  "readReplicas.template.scheduling": "unsupported",
+  // Upstream 0.5 fields not built yet: the runtime restart request, recovery keys at
+  // initialization and the file-audit volume.
   runtime: "unsupported",
   recoveryKeys: "unsupported",
   auditFileStorage: "unsupported",

@@ -47,9 +47,14 @@ export function renderServerSettings(spec: SpecView, paths: ConfigPaths): HclNod
   );
 }
 
-/** Whether the config names a plugin directory (and the pod must then mount one). */
+/**
+ * Whether the config names a plugin directory (and the pod must then mount one): only when
+ * `spec.plugins` declares at least one plugin, as upstream renders it since 0.4.1 (upstream found
+ * OpenBao 2.6 refusing the setting otherwise), so `configuration.plugin`'s download settings alone
+ * do not bring one.
+ */
 export function pluginDirectoryWanted(spec: SpecView): boolean {
-  return objectList(spec.plugins, "plugins").length > 0 || spec.configuration?.plugin !== undefined;
+  return objectList(spec.plugins, "plugins").length > 0;
 }
 
 /**

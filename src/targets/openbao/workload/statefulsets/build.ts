@@ -18,6 +18,7 @@ import { configEnv } from "../config/index.js";
 import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
+import { podTemplateMetadata } from "./pod-metadata.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
 import { writableVolumes } from "./writable-volumes.js";
 
@@ -83,6 +84,17 @@ function storageOf(c: OpenBaoCluster, component: ComponentName): { size: string;
     };
   }
   return { size: c.spec.storage.size, storageClassName: c.spec.storage.storageClassName };
+}
+
+/**
+ * The OpenBao container's resources, as upstream 0.5 means them: `spec.resources` is the voters'
+ * only; read replicas take `readReplicas.template.resources` (upstream's name) or
+ * `readReplicas.resources` (this operator's earlier name), and without either they ask for nothing
+ * rather than the voters' sizing. Undefined: the container has no resources block.
+ */
+export function containerResources(c: OpenBaoCluster, component: ComponentName): unknown {
+  if (component !== Component.ReadReplica) return c.spec.resources;
+  return c.spec.readReplicas?.template?.resources ?? c.spec.readReplicas?.resources;
 }
 
 /** One StatefulSet of voters or read replicas. Pure: the same inputs give the same object. */
@@ -157,7 +169,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
   const storage = inp.claim
     ? { size: inp.claim.size ?? fromSpec.size, storageClassName: inp.claim.storageClassName }
     : fromSpec;
-  const resources = isReplica ? (c.spec.readReplicas?.resources ?? c.spec.resources) : c.spec.resources;
+  const resources = containerResources(c, inp.component);
   const container: Obj = {
     name: "openbao",
     image: imageOf(c),
@@ -191,7 +203,10 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...(resources ? { resources } : {}),
   };
   const template: Obj = {
-    metadata: { labels, annotations: { [ANNOTATION_CONFIG_HASH]: inp.configHash } },
+    metadata: podTemplateMetadata(c.spec, inp.component, {
+      labels,
+      annotations: { [ANNOTATION_CONFIG_HASH]: inp.configHash },
+    }),
     spec: {
       serviceAccountName: serviceAccountName(c),
       securityContext: {
