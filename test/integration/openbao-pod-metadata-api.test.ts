@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { CONFIGMAP, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
+
+// Upstream 0.5's podMetadata, voter resources and plugin_directory with the real operator process on
+// the real API server (no node: the voter StatefulSet and config.hcl are written before any pod runs,
+// which is all these fields change). The built objects themselves are unit-tested in
+// openbao-pod-metadata.test.ts.
+
+// biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
+type Json = Record<string, any>;
+
+describe("openbao podMetadata, resources and plugin_directory on the real API server", () => {
+  let client: KubeClient;
+  let ns: string;
+  let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    ns = await freshNamespace(client, "ob-podmeta");
+    await installOpenBaoClusterCrd(client);
+    op = await startOpenBaoOperatorOnApi(sharedEnv().kubeconfigPath, ns);
+  });
+  after(async () => {
+    await op?.stop();
+    client.close();
+  });
+
+  const configOf = async (name: string): Promise<string | undefined> => {
+    const cm = (await client.get(CONFIGMAP, `${name}-config`, ns).catch(() => undefined)) as Json | undefined;
+    return cm?.["data"]?.["config.hcl"];
+  };
+
+  it("the voter pods carry the labels, annotations and resources; config.hcl gains plugin_directory only with a plugin", async () => {
+    await createOpenBaoCluster(client, ns, "meta", {
+      replicas: 1,
+      podMetadata: {
+        labels: { "team.example.com/owner": "payments", "openbao.org/cluster": "spoof" },
+        annotations: { "example.com/scrape": "yes" },
+      },
+      resources: { requests: { cpu: "50m", memory: "64Mi" } },
+      configuration: { plugin: { autoDownload: true } },
+      // Still not acted on: the condition must name it and only it.
+      readReplicas: { replicas: 0, template: { scheduling: { nodeSelector: { zone: "a" } } } },
+    });
+    const sts = await eventually(
+      async () => (await client.get(STATEFULSET, "meta", ns).catch(() => undefined)) as Json | undefined,
+      60_000,
+      "the voter StatefulSet",
+    );
+    const meta = sts["spec"].template.metadata;
+    assert.equal(meta.labels["team.example.com/owner"], "payments");
+    assert.equal(meta.labels["openbao.org/cluster"], "meta", "the operator's selector label wins");
+    assert.equal(meta.annotations["example.com/scrape"], "yes");
+    assert.ok(meta.annotations["openbao.org/config-hash"], "the rollout hash is still there");
+    // The API server accepted the template: its selector still matches the pod labels.
+    for (const [k, v] of Object.entries(sts["spec"].selector.matchLabels as Record<string, string>))
+      assert.equal(meta.labels[k], v, k);
+    assert.deepEqual(sts["spec"].template.spec.containers[0].resources, {
+      requests: { cpu: "50m", memory: "64Mi" },
+    });
+
+    const text = await eventually(() => configOf("meta"), 30_000, "config.hcl");
+    assert.doesNotMatch(text, /plugin_directory/);
+    assert.match(text, /plugin_auto_download\s*=\s*true/);
+
+    const cond = await eventually(
+      async () =>
+        ((await client.get(OPENBAOCLUSTER, "meta", ns)) as Json)["status"]?.conditions?.find(
+          (c: Json) => c["type"] === "UnsupportedFields",
+        ),
+      60_000,
+      "the UnsupportedFields condition",
+    );
+    assert.equal(cond.message, "accepted but not acted on: spec.readReplicas.template.scheduling");
+
+    // Declaring a plugin brings plugin_directory into config.hcl (and a new hash rolls the pods).
+    await client.mergePatch(OPENBAOCLUSTER, "meta", ns, {
+      spec: {
+        plugins: [
+          {
+            type: "secret",
+            name: "aws",
+            image: "ghcr.io/openbao/openbao-plugin-secrets-aws",
+            version: "v1.0.0",
+            binaryName: "openbao-plugin-secrets-aws",
+            sha256sum: "a".repeat(64),
+          },
+        ],
+      },
+    });
+    const withPlugin = await eventually(
+      async () => {
+        const t = await configOf("meta");
+        return t && /plugin_directory/.test(t) ? t : undefined;
+      },
+      60_000,
+      "plugin_directory in config.hcl",
+    );
+    assert.match(withPlugin, /^plugin_directory\s*=\s*"\/openbao\/plugins"$/m);
+  });
+});
