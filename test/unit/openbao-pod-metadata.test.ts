@@ -9,9 +9,11 @@ import {
   LABEL_CLUSTER,
   LABEL_COMPONENT,
   LABEL_OPENBAO_ACTIVE,
+  LABEL_REVISION,
 } from "../../src/targets/openbao/identity.js";
 import { unsupportedFields } from "../../src/targets/openbao/unsupported.js";
 import { renderConfig } from "../../src/targets/openbao/workload/config/index.js";
+import { asRevisionSet } from "../../src/targets/openbao/workload/statefulsets/bluegreen.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { ignoredPodMetadata } from "../../src/targets/openbao/workload/statefulsets/pod-metadata.js";
 
@@ -79,6 +81,13 @@ describe("spec.podMetadata on the OpenBao pods", () => {
       ["base", "read", "read"],
     );
     assert.equal(replica.annotations.a, "read");
+  });
+
+  it("blue-green revision sets keep the user's keys and their own revision label, not the user's", () => {
+    const c = cluster({ podMetadata: { labels: { team: "a", [LABEL_REVISION]: "spoof" } } });
+    const set = asRevisionSet(c, built(c), "r2", 3) as Json;
+    assert.equal(set.spec.template.metadata.labels.team, "a");
+    assert.equal(set.spec.template.metadata.labels[LABEL_REVISION], "r2");
   });
 
   it("without podMetadata the pod template is what it was (no rollout for existing clusters)", () => {
