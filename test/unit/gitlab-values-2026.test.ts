@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { GitLabCoreSpec } from "../../src/apis/gitlabcore.js";
+import { type PassOutcome, planStatus } from "../../src/targets/gitlab/status/plan.js";
 import { validateGitLabCore } from "../../src/targets/gitlab/validate.js";
 import {
   clickHouseEnabledIn,
@@ -223,5 +224,27 @@ describe("gitlab validate: the newer fields' rules offline", () => {
         `${k}: ${found.join("; ")}`,
       );
     }
+  });
+});
+
+describe("gitlab status: clickHouseEnabled", () => {
+  const t0 = new Date("2026-01-01T00:00:00Z");
+  const applied = (clickHouseEnabled: boolean | undefined): PassOutcome => ({
+    kind: "applied",
+    targetVersion: "10.4.0",
+    chartVersion: "10.4.0",
+    hooksRan: true,
+    renderedKinds: ["apps/v1/Deployment"],
+    workloads: { ready: ["Deployment gl/web"], notReady: [] },
+    stepping: false,
+    clickHouseEnabled,
+  });
+
+  it("publishes what the applied values say, true and false, and keeps it when a pass does not say", () => {
+    const on = planStatus(undefined, 1, applied(true), t0).status;
+    assert.equal(on.clickHouseEnabled, true);
+    const off = planStatus(on, 2, applied(false), t0).status;
+    assert.equal(off.clickHouseEnabled, false);
+    assert.equal(planStatus(on, 2, applied(undefined), t0).status.clickHouseEnabled, true);
   });
 });
