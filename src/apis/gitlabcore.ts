@@ -3,6 +3,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import {
   Conditions,
   cel,
+  DataKey,
   FreeFormObject,
   KindSchema,
   type KubeOptions,
@@ -195,6 +196,15 @@ const CertManager = () =>
     { description: "Annotates the Gateway so cert-manager issues its certificate." },
   );
 
+const ConfigureEnvoy = () =>
+  Type.Boolean({
+    description:
+      "Add the chart's Envoy Gateway extensions for a class or Gateway the operator does not provision.",
+    default: false,
+  });
+
+export const ControllerNameImmutableMessage = "envoyGatewayController.controllerName cannot be changed";
+
 export const NetworkingModes = ["envoyGatewayController", "gatewayClass", "gateway"] as const;
 export const NetworkingOneModeMessage = "set at most one of envoyGatewayController, gatewayClass and gateway";
 
@@ -202,7 +212,21 @@ export const GitLabNetworkingSchema = Type.Object(
   {
     envoyGatewayController: Type.Optional(
       Type.Object(
-        { certManager: Type.Optional(CertManager()) },
+        {
+          controllerName: Type.Optional(
+            Type.String({
+              description:
+                "controllerName of the GatewayClass the operator provisions; fixed once set, as a GatewayClass's is.",
+              minLength: 1,
+              maxLength: 253,
+              pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+$",
+              // A GatewayClass cannot change its controller: the API server refuses the change here
+              // rather than letting the render fail against the existing class.
+              "x-kubernetes-validations": [cel("self == oldSelf", ControllerNameImmutableMessage)],
+            } satisfies KubeOptions),
+          ),
+          certManager: Type.Optional(CertManager()),
+        },
         { description: "The chart renders a GatewayClass for Envoy Gateway and a Gateway using it." },
       ),
     ),
@@ -210,6 +234,7 @@ export const GitLabNetworkingSchema = Type.Object(
       Type.Object(
         {
           name: ObjectName("Existing GatewayClass the rendered Gateway uses."),
+          configureEnvoy: Type.Optional(ConfigureEnvoy()),
           certManager: Type.Optional(CertManager()),
         },
         { description: "The chart renders a Gateway of an existing GatewayClass." },
@@ -222,6 +247,7 @@ export const GitLabNetworkingSchema = Type.Object(
           namespace: Type.Optional(
             ObjectName("Namespace of the Gateway; this object's namespace when unset."),
           ),
+          configureEnvoy: Type.Optional(ConfigureEnvoy()),
         },
         { description: "Routes attach to an existing Gateway; the chart renders no Gateway." },
       ),
@@ -272,18 +298,99 @@ export const GitLabOpenBaoSchema = Type.Object(
   { description: "Backs the GitLab Secret Manager with the bundled OpenBao; setting it turns both on." },
 );
 
+export const CustomCAOneSourceMessage = "set exactly one of secret and configMap";
+
+export const CustomCASchema = Type.Object(
+  {
+    secret: Type.Optional(ObjectName("Secret in the namespace of this GitLabCore holding CA certificates.")),
+    configMap: Type.Optional(
+      ObjectName("ConfigMap in the namespace of this GitLabCore holding CA certificates."),
+    ),
+    keys: Type.Optional(
+      Type.Array(DataKey("Key holding PEM certificates."), {
+        description: "Keys to read; every key of the object when unset.",
+        maxItems: 64,
+      }),
+    ),
+  },
+  {
+    description: "Certificate authorities GitLab trusts, from one Secret or one ConfigMap.",
+    "x-kubernetes-validations": [cel("has(self.secret) != has(self.configMap)", CustomCAOneSourceMessage)],
+  } satisfies KubeOptions,
+);
+export type CustomCA = Static<typeof CustomCASchema>;
+
+export const ClickHouseUrlMessage = "url must be an http:// or https:// URL";
+/** The TypeScript twin of the url rule below, for offline validate. */
+export const clickHouseUrlHolds = (url: string): boolean => /^https?:\/\/[^/?#\s]+/.test(url);
+
+export const GitLabClickHouseSchema = Type.Object(
+  {
+    url: Type.String({
+      description: "HTTP(S) endpoint of the ClickHouse server, such as https://clickhouse.example.com:8443.",
+      minLength: 1,
+      maxLength: 2048,
+      "x-kubernetes-validations": [cel("self.matches('^https?://[^/?#\\\\s]+')", ClickHouseUrlMessage)],
+    } satisfies KubeOptions),
+    database: Type.String({ description: "Database name.", minLength: 1, maxLength: 255 }),
+    user: Type.String({ description: "Database user.", minLength: 1, maxLength: 255 }),
+    passwordSecretRef: SecretKeySelector("Secret key holding the ClickHouse password."),
+  },
+  { description: "External ClickHouse database; setting it turns GitLab's ClickHouse integration on." },
+);
+
+export const HostOrDomainMessage = "set exactly one of hostname and domain";
+export const OpenBaoOneNameMessage = "set spec.components.openbao or spec.openbao, not both";
+
+/** The spec-level CEL rules, each with its TypeScript twin for offline validate. */
+export const SpecRules: {
+  rule: string;
+  message: string;
+  field: string;
+  holds: (s: Record<string, unknown>) => boolean;
+}[] = [
+  {
+    rule: "has(self.hostname) != has(self.domain)",
+    message: HostOrDomainMessage,
+    field: "spec.hostname",
+    holds: (s) => (s["hostname"] !== undefined) !== (s["domain"] !== undefined),
+  },
+  {
+    rule: "!has(self.openbao) || !has(self.components) || !has(self.components.openbao)",
+    message: OpenBaoOneNameMessage,
+    field: "spec.components.openbao",
+    holds: (s) => {
+      const c = s["components"];
+      const nested =
+        typeof c === "object" && c !== null && (c as Record<string, unknown>)["openbao"] !== undefined;
+      return s["openbao"] === undefined || !nested;
+    },
+  },
+];
+
 export const GitLabCoreSpecSchema = Type.Object(
   {
     version: GitLabVersionSchema,
-    hostname: Type.String({
-      description:
-        "Fully qualified host name of the instance; its domain also names the registry and KAS hosts.",
-      minLength: 1,
-      maxLength: 253,
-      // Lower-case labels of at most 63 characters, at least two, the last starting with a letter:
-      // no IP address, trailing dot or single label. A public suffix is refused by the reconciler.
-      pattern: HOSTNAME_PATTERN,
-    }),
+    hostname: Type.Optional(
+      Type.String({
+        description:
+          "Fully qualified host name of the instance; its domain also names the registry and KAS hosts. Exactly one of hostname and domain.",
+        minLength: 1,
+        maxLength: 253,
+        // Lower-case labels of at most 63 characters, at least two, the last starting with a letter:
+        // no IP address, trailing dot or single label. A public suffix is refused by the reconciler.
+        pattern: HOSTNAME_PATTERN,
+      }),
+    ),
+    domain: Type.Optional(
+      Type.String({
+        description:
+          "Domain every component is served under: GitLab at gitlab.<domain>, the registry at registry.<domain>. Exactly one of hostname and domain.",
+        minLength: 1,
+        maxLength: 246,
+        pattern: HOSTNAME_PATTERN,
+      }),
+    ),
     edition: Type.Optional(
       StringEnum(Editions, { description: "Image repository every component pulls from.", default: "ee" }),
     ),
@@ -306,6 +413,27 @@ export const GitLabCoreSpecSchema = Type.Object(
       ),
     ),
     openbao: Type.Optional(GitLabOpenBaoSchema),
+    components: Type.Optional(
+      Type.Object(
+        { openbao: Type.Optional(GitLabOpenBaoSchema) },
+        { description: "Optional components; components.openbao is the newer name of spec.openbao." },
+      ),
+    ),
+    clickhouse: Type.Optional(GitLabClickHouseSchema),
+    certificates: Type.Optional(
+      Type.Object(
+        {
+          customCAs: Type.Optional(
+            Type.Array(CustomCASchema, {
+              description:
+                "Sets the chart's global.certificates.customCAs; the same key in spec.chart.values replaces the list.",
+              maxItems: 32,
+            }),
+          ),
+        },
+        { description: "Certificate authorities of the administrator's own." },
+      ),
+    ),
     networking: Type.Optional(GitLabNetworkingSchema),
     chart: Type.Optional(
       Type.Object(
@@ -339,7 +467,10 @@ export const GitLabCoreSpecSchema = Type.Object(
       ),
     ),
   },
-  { description: "The GitLab instance to run." },
+  {
+    description: "The GitLab instance to run.",
+    "x-kubernetes-validations": SpecRules.map((r) => cel(r.rule, r.message)),
+  } satisfies KubeOptions,
 );
 export type GitLabCoreSpec = Static<typeof GitLabCoreSpecSchema>;
 
@@ -352,6 +483,11 @@ export const GitLabCoreStatusSchema = Type.Object(
     gitlabVersion: Type.Optional(VersionString("GitLab version the applied chart deploys.")),
     targetVersion: Type.Optional(VersionString("Chart version spec.version resolved to.")),
     hooksVersion: Type.Optional(VersionString("Chart version whose pre-install hooks last completed.")),
+    clickHouseEnabled: Type.Optional(
+      Type.Boolean({
+        description: "Whether the last rendered values turn GitLab's ClickHouse integration on.",
+      }),
+    ),
     renderedKinds: Type.Optional(
       Type.Array(Type.String({ maxLength: 317 }), {
         description: "Kinds the release rendered, as <apiVersion>/<Kind>; prune and deletion list these.",

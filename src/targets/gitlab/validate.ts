@@ -5,6 +5,9 @@
 // upstream only finds out at render. Across objects: one name or one hostname used twice.
 import type { TSchema } from "@sinclair/typebox";
 import {
+  ClickHouseUrlMessage,
+  CustomCAOneSourceMessage,
+  clickHouseUrlHolds,
   type GitLabCore,
   GitLabCoreGroup,
   GitLabCoreKind,
@@ -12,6 +15,7 @@ import {
   GitLabCoreVersion,
   NetworkingModes,
   NetworkingOneModeMessage,
+  SpecRules,
   VersionUnionRules,
 } from "../../apis/gitlabcore.js";
 import { schemaErrors } from "../../apis/validate.js";
@@ -73,9 +77,27 @@ export function validateGitLabCore(doc: unknown, options: GitLabValidateOptions 
     if (NetworkingModes.filter((m) => net[m] !== undefined).length > 1)
       problems.push({ field: "spec.networking", message: NetworkingOneModeMessage });
   }
+  if (spec) problems.push(...newerFieldRules(spec));
   // The values need a well-formed spec: a type error above would only echo here as a crash or noise.
   if (problems.length > 0) return dedupe(problems);
   return valuesProblems(doc as unknown as GitLabCore, options);
+}
+
+/** The CEL rules of the newer fields (spec.domain, customCAs, clickhouse), as the API server applies them. */
+function newerFieldRules(spec: Record<string, unknown>): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const r of SpecRules) if (!r.holds(spec)) out.push({ field: r.field, message: r.message });
+  const certs = spec["certificates"];
+  const cas = isMap(certs) ? certs["customCAs"] : undefined;
+  if (Array.isArray(cas))
+    cas.forEach((ca, i) => {
+      if (isMap(ca) && (ca["secret"] !== undefined) === (ca["configMap"] !== undefined))
+        out.push({ field: `spec.certificates.customCAs[${i}]`, message: CustomCAOneSourceMessage });
+    });
+  const ch = spec["clickhouse"];
+  if (isMap(ch) && typeof ch["url"] === "string" && !clickHouseUrlHolds(ch["url"]))
+    out.push({ field: "spec.clickhouse.url", message: ClickHouseUrlMessage });
+  return out;
 }
 
 function valuesProblems(obj: GitLabCore, options: GitLabValidateOptions): FieldProblem[] {
@@ -198,7 +220,11 @@ export function validateGitLabCoreDocuments(
       place: d,
       object,
       ...(name === undefined ? {} : { name: `${namespace ?? ""}/${name}` }),
-      ...(typeof spec["hostname"] === "string" ? { host: spec["hostname"] } : {}),
+      ...(typeof spec["hostname"] === "string"
+        ? { host: spec["hostname"] }
+        : typeof spec["domain"] === "string"
+          ? { host: `gitlab.${spec["domain"]}` }
+          : {}),
     });
   }
   const shared = (key: "name" | "host", field: string, what: string) => {

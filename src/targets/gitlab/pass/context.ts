@@ -47,6 +47,8 @@ export interface PassState {
   upgradePass?: boolean;
   /** render */
   render?: Rendered;
+  /** The rendered values turn GitLab's ClickHouse integration on (status.clickHouseEnabled). */
+  clickHouseEnabled?: boolean;
   plan?: ReturnType<typeof planApply>;
   /** hooks: evaluated once per pass. */
   hooksDue?: boolean;

@@ -79,6 +79,7 @@ async function applied(p: PassState): Promise<Pass> {
       workloads: workloadReadiness(p.report!.live),
       stepping,
       migrations: p.migrations,
+      clickHouseEnabled: p.clickHouseEnabled ?? false,
     },
     next: stepping || p.migrations === "running" ? "step" : nextAfter(p, "resync"),
   };

@@ -4,6 +4,7 @@ import { planApply } from "../apply/plan.js";
 import { preflights } from "../metrics.js";
 import { dryRunPreflight } from "../preflight/exec.js";
 import { planPreflight } from "../preflight/plan.js";
+import { clickHouseEnabledIn } from "../values/clickhouse.js";
 import { fail, holdUpgrade, reasonOf, type Stage } from "./context.js";
 
 /** The chart of this step rendered with the object's effective values, and the apply planned. */
@@ -13,6 +14,7 @@ export const renderChart: Stage = {
     const { deps, release, signal } = p;
     try {
       const values = deps.values(p.obj, p.step!);
+      p.clickHouseEnabled = clickHouseEnabledIn(values);
       p.render = await deps.release.render(
         {
           version: p.step!,

@@ -74,6 +74,8 @@ export type PassOutcome =
       hooksRan: boolean;
       renderedKinds: string[];
       workloads: Readiness;
+      /** The applied values turn GitLab's ClickHouse integration on; unset keeps the recorded one. */
+      clickHouseEnabled?: boolean;
       /** A multi-minor upgrade stopped short of the target: more steps follow. */
       stepping: boolean;
       /** The previous step's batched migrations, when an upgrade waits for them. */
@@ -201,6 +203,7 @@ export function planStatus(
     if (o.gitlabVersion) status.gitlabVersion = o.gitlabVersion;
     else delete status.gitlabVersion;
     status.renderedKinds = o.renderedKinds;
+    if (o.clickHouseEnabled !== undefined) status.clickHouseEnabled = o.clickHouseEnabled;
     if (o.hooksRan) {
       status.hooksVersion = o.chartVersion;
       inputs.push(

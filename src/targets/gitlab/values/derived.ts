@@ -3,7 +3,7 @@
 // messages quote. Secrets are only named (Secret name and key), never read.
 import semver from "semver";
 import type { GitLabCoreSpec } from "../../../apis/gitlabcore.js";
-import { hostsOf } from "./hostname.js";
+import { domainHostsOf, hostsOf } from "./hostname.js";
 import { setAt, type Values, type ValuesError } from "./merge.js";
 
 /** Chart 10.4.0 is the first that takes the Envoy Gateway and GatewayClass modes (supportsConfigureEnvoy). */
@@ -14,8 +14,9 @@ export const EXTERNAL_SERVICES_ONLY_CHART = "10.0.0";
 /**
  * Each derived chart key and the field it comes from. Only keys whose field is set are derived.
  *
- * - `global.hosts.domain` ← hostname: its parent domain, or itself when it is an apex (public suffix list)
- * - `global.hosts.gitlab.name` ← hostname, as given
+ * - `global.hosts.domain` ← hostname: its parent domain, or itself when it is an apex (public suffix list);
+ *   or ← domain, as given
+ * - `global.hosts.gitlab.name` ← hostname, as given; or `gitlab.` + domain
  * - `global.hosts.registry.name`, `global.hosts.kas.name` ← `registry.` and `kas.` + the domain
  * - `global.edition` ← edition (default `ee`): the chart's switch for the image repositories of every
  *   component (`…-ee` or `…-ce`)
@@ -29,7 +30,10 @@ export const EXTERNAL_SERVICES_ONLY_CHART = "10.0.0";
  * - `global.openbao.enabled: true`, `openbao.install: true`, `openbao.serviceAccount.create: false`,
  *   `openbao.role.create: false`, `openbao.serviceAccount.name` ← openbao.serviceAccount.name, and
  *   `openbao.config.storage.postgresql.connection.{host,port,database,username,password.secret,password.key}`
- *   ← openbao.postgresql (port 5432, database and username `openbao` when unset)
+ *   ← openbao.postgresql (port 5432, database and username `openbao` when unset); components.openbao
+ *   (the newer name) the same
+ * - `global.clickhouse.main.{url,database,username,password.secret,password.key}` ← clickhouse
+ * - `global.certificates.customCAs` ← certificates.customCAs, each `{secret|configMap, keys}`
  * - `global.gatewayApi.enabled` ← networking: false when unset, true in every mode
  * - envoyGatewayController: `gatewayApiResources.class.enabled: true` and `global.gatewayApi.class.name`
  *   `<namespace>-<name>-gitlab` (the GatewayClass is cluster-scoped: one per instance, never shared)
@@ -55,6 +59,8 @@ export const DERIVED_FROM: Record<string, string> = {
   "global.appConfig.object_store": "spec.objectStorage",
   "global.openbao": "spec.openbao",
   openbao: "spec.openbao",
+  "global.clickhouse": "spec.clickhouse",
+  "global.certificates.customCAs": "spec.certificates.customCAs",
   "global.gatewayApi": "spec.networking",
   gatewayApiResources: "spec.networking",
   "shared-secrets": "the shared-secrets defaults",
@@ -94,13 +100,15 @@ export function derivedValues(input: DeriveInput, errors: ValuesError[]): Values
   const known = input.chartVersion !== undefined;
   const atLeast = (v: string): boolean => chart !== null && semver.gte(chart, v);
 
-  const hosts = hostsOf(spec.hostname);
+  // spec.domain (the newer form) names the domain itself; spec.hostname names GitLab's host.
+  const hostField = spec.domain !== undefined ? "spec.domain" : "spec.hostname";
+  const hosts = spec.domain !== undefined ? domainHostsOf(spec.domain) : hostsOf(spec.hostname);
   if (hosts.ok) {
     setAt(out, "global.hosts.domain", hosts.hosts.domain);
     setAt(out, "global.hosts.gitlab.name", hosts.hosts.gitlab);
     setAt(out, "global.hosts.registry.name", hosts.hosts.registry);
     setAt(out, "global.hosts.kas.name", hosts.hosts.kas);
-  } else errors.push({ field: "spec.hostname", message: hosts.message });
+  } else errors.push({ field: hostField, message: hosts.message });
 
   setAt(out, "global.edition", spec.edition ?? "ee");
 
@@ -136,15 +144,16 @@ export function derivedValues(input: DeriveInput, errors: ValuesError[]): Values
     setAt(out, "global.appConfig.object_store.connection.key", spec.objectStorage.connectionSecretRef.key);
   }
 
-  if (spec.openbao) {
-    const pg = spec.openbao.postgresql;
+  // spec.components.openbao is the newer name of spec.openbao; the API server refuses both at once.
+  const openbao = spec.components?.openbao ?? spec.openbao;
+  if (openbao) {
+    const pg = openbao.postgresql;
     setAt(out, "global.openbao.enabled", true);
     setAt(out, "openbao.install", true);
     // The administrator provides the ServiceAccount and its Role: the operator applies no RBAC.
     setAt(out, "openbao.serviceAccount.create", false);
     setAt(out, "openbao.role.create", false);
-    if (spec.openbao.serviceAccount?.name)
-      setAt(out, "openbao.serviceAccount.name", spec.openbao.serviceAccount.name);
+    if (openbao.serviceAccount?.name) setAt(out, "openbao.serviceAccount.name", openbao.serviceAccount.name);
     const conn = "openbao.config.storage.postgresql.connection";
     setAt(out, `${conn}.host`, pg.host);
     setAt(out, `${conn}.port`, pg.port ?? 5432);
@@ -153,6 +162,27 @@ export function derivedValues(input: DeriveInput, errors: ValuesError[]): Values
     setAt(out, `${conn}.password.secret`, pg.passwordSecretRef.name);
     setAt(out, `${conn}.password.key`, pg.passwordSecretRef.key);
   }
+
+  if (spec.clickhouse) {
+    const ch = spec.clickhouse;
+    setAt(out, "global.clickhouse.main.url", ch.url);
+    setAt(out, "global.clickhouse.main.database", ch.database);
+    setAt(out, "global.clickhouse.main.username", ch.user);
+    setAt(out, "global.clickhouse.main.password.secret", ch.passwordSecretRef.name);
+    setAt(out, "global.clickhouse.main.password.key", ch.passwordSecretRef.key);
+  }
+
+  const cas = spec.certificates?.customCAs;
+  if (cas && cas.length > 0)
+    setAt(
+      out,
+      "global.certificates.customCAs",
+      // The chart's own entry shape: secret or configMap, and keys when given.
+      cas.map((ca) => ({
+        ...(ca.secret !== undefined ? { secret: ca.secret } : { configMap: ca.configMap }),
+        ...(ca.keys && ca.keys.length > 0 ? { keys: [...ca.keys] } : {}),
+      })),
+    );
 
   deriveNetworking(input, out, errors, chart, (v) => !known || atLeast(v));
 
@@ -198,15 +228,26 @@ function deriveNetworking(
   if (mode === "envoyGatewayController") {
     setAt(out, "gatewayApiResources.class.enabled", true);
     setAt(out, "global.gatewayApi.class.name", `${input.namespace}-${input.name}-gitlab`);
+    // The class the operator provisions is Envoy Gateway's: its extensions always apply.
+    setAt(out, "global.gatewayApi.configureEnvoy", true);
     issuerAnnotations(out, net.envoyGatewayController?.certManager?.issuerRef);
   } else if (mode === "gatewayClass") {
     setAt(out, "gatewayApiResources.class.enabled", false);
     setAt(out, "global.gatewayApi.class.name", net.gatewayClass!.name);
+    setAt(out, "global.gatewayApi.configureEnvoy", net.gatewayClass!.configureEnvoy ?? false);
     issuerAnnotations(out, net.gatewayClass?.certManager?.issuerRef);
   } else {
     setAt(out, "gatewayApiResources.class.enabled", false);
     setAt(out, "global.gatewayApi.gatewayRef.name", net.gateway!.name);
     setAt(out, "global.gatewayApi.gatewayRef.namespace", net.gateway!.namespace ?? input.namespace);
+    const configure = net.gateway!.configureEnvoy ?? false;
+    // Charts before 10.4.0 know no configureEnvoy: asking for it there is an error, leaving it off is not.
+    if (configure && !atLeast(CONFIGURE_ENVOY_MIN_CHART))
+      errors.push({
+        field: "spec.networking.gateway.configureEnvoy",
+        message: `needs chart ${CONFIGURE_ENVOY_MIN_CHART} or later; the target chart is ${chart ?? String(input.chartVersion)}`,
+      });
+    else if (atLeast(CONFIGURE_ENVOY_MIN_CHART)) setAt(out, "global.gatewayApi.configureEnvoy", configure);
   }
 }
 

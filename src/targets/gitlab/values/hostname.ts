@@ -63,3 +63,18 @@ export function hostsOf(hostname: unknown): HostsResult {
     hosts: { domain, gitlab: hostname, registry: `registry.${domain}`, kas: `kas.${domain}` },
   };
 }
+
+/**
+ * The chart's hosts from spec.domain, the newer form: every component is a subdomain of it (GitLab at
+ * gitlab.<domain>). The domain passes the same checks as a hostname, the public-suffix one included,
+ * since hosts under a public suffix would belong to others.
+ */
+export function domainHostsOf(domain: unknown): HostsResult {
+  const checked = hostsOf(domain);
+  if (!checked.ok) return checked;
+  const d = domain as string;
+  return {
+    ok: true,
+    hosts: { domain: d, gitlab: `gitlab.${d}`, registry: `registry.${d}`, kas: `kas.${d}` },
+  };
+}

@@ -9,6 +9,7 @@ import type { ValuesFromLayer } from "./from-refs.js";
 import { isMap, mergeLayer, type Values, type ValuesError } from "./merge.js";
 import { operatorOverrides } from "./overrides.js";
 
+export { clickHouseEnabledIn } from "./clickhouse.js";
 export {
   CONFIGURE_ENVOY_MIN_CHART,
   DERIVED_FROM,
@@ -21,7 +22,7 @@ export {
   type ValuesFromRead,
   type ValuesSourceLookup,
 } from "./from-refs.js";
-export { type GitLabHosts, hostsOf } from "./hostname.js";
+export { domainHostsOf, type GitLabHosts, hostsOf } from "./hostname.js";
 export { MAX_DEPTH, type Values, type ValuesError, valueAt } from "./merge.js";
 export { operatorOverrides } from "./overrides.js";
 
