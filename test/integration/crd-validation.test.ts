@@ -271,8 +271,14 @@ const KINDS: KindUnderTest[] = [
     base(o) {
       spec(o)["version"] = { type: "Static", version: "9.4.1" };
       const networking = at(o, "spec", "networking");
-      delete networking["envoyGatewayController"];
+      delete networking["gatewayClass"];
       delete networking["gateway"];
+      // One of each pair the schema makes exclusive: hostname (not domain), spec.openbao (not its
+      // newer name under components), a Secret (not a ConfigMap) per trusted CA.
+      delete spec(o)["domain"];
+      delete spec(o)["components"];
+      delete (at(o, "spec", "certificates")["customCAs"] as JsonObject[])[0]!["configMap"];
+      at(o, "spec", "clickhouse")["url"] = "https://clickhouse.example.org:8443";
     },
     variants: [
       (o) => {
@@ -297,7 +303,18 @@ const KINDS: KindUnderTest[] = [
         spec(o)["version"] = { type: "OldestSupported", major: 9 };
       },
       (o, part) => {
-        spec(o)["networking"] = { envoyGatewayController: part(".spec.networking.envoyGatewayController") };
+        spec(o)["networking"] = { gatewayClass: part(".spec.networking.gatewayClass") };
+      },
+      (o) => {
+        delete spec(o)["hostname"];
+        spec(o)["domain"] = "example.org";
+      },
+      (o) => {
+        spec(o)["components"] = { openbao: spec(o)["openbao"] as Json };
+        delete spec(o)["openbao"];
+      },
+      (o) => {
+        at(o, "spec", "certificates")["customCAs"] = [{ configMap: "company-cas", keys: ["ca.crt"] }];
       },
       (o, part) => {
         spec(o)["networking"] = { gateway: part(".spec.networking.gateway") };
@@ -354,6 +371,46 @@ const KINDS: KindUnderTest[] = [
         field: "spec.version",
         bad: (o) => {
           at(o, "spec", "version")["major"] = 9;
+        },
+      },
+      {
+        message: "set exactly one of hostname and domain",
+        field: "spec",
+        bad: (o) => {
+          spec(o)["domain"] = "example.org";
+        },
+      },
+      {
+        message: "set spec.components.openbao or spec.openbao, not both",
+        field: "spec",
+        bad: (o) => {
+          spec(o)["components"] = { openbao: structuredClone(spec(o)["openbao"]) as Json };
+        },
+      },
+      {
+        message: "set exactly one of secret and configMap",
+        field: "spec.certificates.customCAs[0]",
+        bad: (o) => {
+          (at(o, "spec", "certificates")["customCAs"] as JsonObject[])[0]!["configMap"] = "company-cas";
+        },
+      },
+      {
+        message: "url must be an http:// or https:// URL",
+        field: "spec.clickhouse.url",
+        bad: (o) => {
+          at(o, "spec", "clickhouse")["url"] = "clickhouse.example.org:9000";
+        },
+      },
+      {
+        message: "envoyGatewayController.controllerName cannot be changed",
+        field: "spec.networking.envoyGatewayController.controllerName",
+        update: true,
+        bad: (o) => {
+          at(o, "spec", "networking", "envoyGatewayController")["controllerName"] =
+            "example.org/another-controller";
+        },
+        good: (o) => {
+          spec(o)["edition"] = "ce";
         },
       },
     ],

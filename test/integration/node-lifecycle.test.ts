@@ -152,6 +152,9 @@ describe("node: restarts and teardown", () => {
     record.netns = readlink(`/proc/${anchor}/ns/net`);
     record.mntns = readlink(`/proc/${anchor}/ns/mnt`);
     const during = nodePids(record);
+    // A pid freed by the teardown can be taken at once by any new process (a node another test file
+    // starts beside this one may even get this node's index back): the start time tells them apart.
+    const startedAt = new Map(during.map((pid) => [pid, processStartTicks(pid)]));
     assert.ok(during.length > 10, `node processes found while running: ${during.length}`);
     assert.ok(cgroupFolders(node.addresses.cgroupRoot).length > 0, "pods live under the node's cgroup root");
 
@@ -187,7 +190,12 @@ describe("node: restarts and teardown", () => {
       "no process in the node's namespaces or cgroups",
     );
     for (const pid of during)
-      assert.ok(!existsSync(`/proc/${pid}`) || isZombieFree(pid, index), `pid ${pid} is gone`);
+      assert.ok(
+        !existsSync(`/proc/${pid}`) ||
+          processStartTicks(pid) !== startedAt.get(pid) ||
+          isZombieFree(pid, index),
+        `pid ${pid} is gone`,
+      );
     assert.deepEqual(cgroupFolders(`/platform-operator-ponode${index}`), [], "no cgroup folder");
     assert.deepEqual(after_.mounts, before_.mounts, "the host's mounts are unchanged");
     assert.deepEqual(after_.links, before_.links, "no veth (hence no network namespace) is left");
@@ -224,6 +232,17 @@ describe("node: restarts and teardown", () => {
 
 function readlink(path: string): string {
   return execFileSync("readlink", [path], { encoding: "utf8" }).trim();
+}
+
+/** When the process started, in clock ticks since boot (field 22 of /proc/<pid>/stat); undefined once gone. */
+function processStartTicks(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
 }
 
 function isZombieFree(pid: number, index: number): boolean {

@@ -38,6 +38,8 @@ const PATTERN_SAMPLES: Record<string, string> = {
     "system:serviceaccount:restore-ns:restore-sa",
   "^[A-Za-z_][A-Za-z0-9_]*$": "PKCS11_TOKEN",
   "^[-._A-Za-z0-9]+$": "token-pin",
+  "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+$":
+    "gateway.envoyproxy.io/gatewayclass-controller",
 };
 
 /** An instance of `schema` with every declared property filled with a value the schema accepts. */
