@@ -1167,7 +1167,19 @@ export const UpgradeSchema = Type.Object(
     ),
     blueGreen: Type.Optional(BlueGreenSchema),
   },
-  { description: "How upgrades run." },
+  {
+    description: "How upgrades run.",
+    // Upstream refuses a token Secret for upgrades since 0.1.0 (and dropped the field in 0.5). It
+    // stays in the schema so an object stored before keeps reading (validation ratcheting lets an
+    // unchanged value through); new values are refused, naming the replacement.
+    "x-kubernetes-validations": [
+      cel(
+        "!has(self.tokenSecretRef)",
+        "spec.upgrade.tokenSecretRef is not supported (upstream refuses it since 0.1.0): set spec.upgrade.jwtAuthRole, or enable spec.selfInit.oidc, whose bootstrap creates the upgrade role",
+        { fieldPath: ".tokenSecretRef" },
+      ),
+    ],
+  },
 );
 
 // ---------------------------------------------------------------- spec

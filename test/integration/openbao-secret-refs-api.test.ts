@@ -65,7 +65,6 @@ describe("openbao target: Secret references that name nothing, on the real API s
       tokenSecretRef: {},
       target: { bucket: "b", credentialsSecretRef: { name: "" } },
     },
-    upgrade: { tokenSecretRef: {} },
     imagePullSecrets: [{ name: "pull" }, {}],
   };
 
@@ -73,7 +72,6 @@ describe("openbao target: Secret references that name nothing, on the real API s
     const created = (await createOpenBaoCluster(client, ns, NAME, spec)) as unknown as Json;
     assert.deepEqual(created["spec"].backup.tokenSecretRef, { name: "" });
     assert.deepEqual(created["spec"].backup.target.credentialsSecretRef, { name: "" });
-    assert.deepEqual(created["spec"].upgrade.tokenSecretRef, { name: "" });
     assert.deepEqual(created["spec"].imagePullSecrets, [{ name: "pull" }, { name: "" }]);
   });
 
@@ -95,7 +93,6 @@ describe("openbao target: Secret references that name nothing, on the real API s
     for (const field of [
       "spec.backup.target.credentialsSecretRef.name",
       "spec.backup.tokenSecretRef.name",
-      "spec.upgrade.tokenSecretRef.name",
       "spec.imagePullSecrets[1].name",
     ])
       assert.ok(named["message"].includes(`${field} is empty`), `${field} in: ${named["message"]}`);

@@ -147,7 +147,7 @@ describe("openbao target: no secret value outside a Secret", () => {
           credentialsSecretRef: { name: "store-creds" },
         },
       },
-      upgrade: { strategy: "RollingUpdate", tokenSecretRef: { name: "upgrade-token" } },
+      upgrade: { strategy: "RollingUpdate" },
     });
     await apply("aws", {
       unseal: {

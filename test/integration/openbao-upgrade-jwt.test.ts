@@ -97,15 +97,26 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
     });
   });
 
-  it("spec.upgrade.tokenSecretRef comes first; without either, the root-token Secret", async () => {
+  it("spec.upgrade.tokenSecretRef is refused as upstream refuses it; one stored before comes first; without either, the root-token Secret", async () => {
+    await assert.rejects(
+      cluster("both", { jwtAuthRole: "nope", tokenSecretRef: { name: "mine" } }),
+      (e: Error) => {
+        assert.match(e.message, /spec\.upgrade\.tokenSecretRef is not supported/);
+        assert.match(e.message, /spec\.upgrade\.jwtAuthRole/, "names the replacement");
+        return true;
+      },
+    );
     await client.create(SECRET, {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name: "mine", namespace: ns },
       stringData: { token: "from-secret" },
     } as KubeObject);
-    const both = await cluster("both", { jwtAuthRole: "nope", tokenSecretRef: { name: "mine" } });
-    assert.equal(await upgradeToken(client, access(), both, clock), "from-secret");
+    // An object stored before the rule existed keeps its value (validation ratcheting); the upgrade
+    // still reads it, ahead of the JWT role, as it did then.
+    const stored = await cluster("stored", { jwtAuthRole: "nope" });
+    const before = { ...stored, spec: { ...stored.spec, upgrade: { ...stored.spec.upgrade, tokenSecretRef: { name: "mine" } } } };
+    assert.equal(await upgradeToken(client, access(), before, clock), "from-secret");
     await client.create(SECRET, {
       apiVersion: "v1",
       kind: "Secret",

@@ -107,10 +107,11 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     const noLogin = await ensure("2.6.2-to-2.7.2");
     assert.equal(noLogin.reason, "AuthenticationRequired");
 
-    await patchSpec({ upgrade: { preUpgradeSnapshot: true, tokenSecretRef: { name: "upgrade-token" } } });
+    // spec.upgrade.tokenSecretRef is refused by the API server (as upstream does): the token is backup's.
+    await patchSpec({ upgrade: { preUpgradeSnapshot: true }, backup: { tokenSecretRef: { name: "upgrade-token" } } });
     const noToken = await ensure("2.6.2-to-2.7.2");
     assert.equal(noToken.reason, "NoBackupToken");
-    assert.match(noToken.message!, /upgrade-token \(spec\.upgrade\.tokenSecretRef\)/);
+    assert.match(noToken.message!, /upgrade-token \(spec\.backup\.tokenSecretRef\)/);
     assert.equal((await upgradeJobs()).length, 0);
   });
 
@@ -136,9 +137,9 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     assert.equal(job.metadata.annotations?.["openbao.org/backup-key"], first.key);
     assert.match(first.key!, new RegExp(`^${ns}/${NAME}/20261201T100000Z-pre-upgrade-[0-9a-f]{8}\\.snap$`));
     const podSpec = (job["spec"] as { template: { spec: Record<string, unknown> } }).template.spec;
-    // spec.upgrade's login: the upgrade's own ServiceAccount, created and owned by the cluster.
-    assert.equal(podSpec["serviceAccountName"], `${NAME}-upgrade-serviceaccount`);
-    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, `${NAME}-upgrade-serviceaccount`, ns);
+    // spec.backup's login (spec.upgrade names none): backup's ServiceAccount, created and owned by the cluster.
+    assert.equal(podSpec["serviceAccountName"], `${NAME}-backup-serviceaccount`);
+    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, `${NAME}-backup-serviceaccount`, ns);
     assert.equal(sa.metadata.ownerReferences?.[0]?.name, NAME);
     assert.equal(job.metadata.ownerReferences?.[0]?.kind, "OpenBaoCluster");
     assert.ok(!JSON.stringify(job).includes(TOKEN), "the token reached the Job spec");
@@ -208,7 +209,7 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
 
   it("falls back to spec.backup's login and its ServiceAccount when spec.upgrade names none", async () => {
     await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
-      spec: { upgrade: { tokenSecretRef: null }, backup: { jwtAuthRole: "backup-role" } },
+      spec: { backup: { tokenSecretRef: null, jwtAuthRole: "backup-role" } },
     });
     const r = await ensure("2.8.0-to-2.9.0");
     assert.equal(r.state, "Running", r.message);

@@ -87,8 +87,9 @@ export function normaliseClusterSpec<T>(spec: T): { spec: T; deprecated: Depreca
       note("unseal.ocikms.authType", "unseal.ocikms.authTypeAPIKey");
     }
   }
-  // upgrade.tokenSecretRef: upstream refuses it since 0.1.0. It is still read here (the upgrade's
-  // token when no JWT role is set), so it is only reported, not moved.
+  // upgrade.tokenSecretRef: upstream refuses it since 0.1.0, and so does our CRD now. An object
+  // stored before keeps it (validation ratcheting) and it is still read there (the upgrade's token
+  // when no JWT role is set), so it is only reported, not moved.
   const upgrade = isObject(out["upgrade"]) ? out["upgrade"] : undefined;
   if (upgrade && isObject(upgrade["tokenSecretRef"])) note("upgrade.tokenSecretRef", "upgrade.jwtAuthRole");
   return { spec: out as T, deprecated };
