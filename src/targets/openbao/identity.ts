@@ -58,6 +58,8 @@ export const Component = {
   UpgradeSnapshot: "upgrade-snapshot",
   /** Upstream's component of the blue-green pre-promotion hook Job. */
   ValidationHook: "validation-hook",
+  /** The metrics Service and ServiceMonitor of spec.observability.metrics (upstream's value). */
+  Metrics: "metrics",
 } as const;
 export type ComponentName = (typeof Component)[keyof typeof Component];
 
@@ -152,6 +154,9 @@ export function clusterNames(cluster: ClusterRef) {
      * not-ready pods included: they have no certificate until the challenge passes).
      */
     acmeService: `${n}-acme`,
+    /** spec.observability.metrics: the Service Prometheus scrapes (upstream's name) and its ServiceMonitor. */
+    metricsService: `${n}-metrics`,
+    serviceMonitor: `${n}-metrics`,
     /** ConfigMap holding the PID-1 wrapper that makes OpenBao reload its certificate on change. */
     reloadWrapperConfigMap: `${n}-tls-reload`,
     /**

@@ -72,12 +72,10 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   ingress: "acted",
   gateway: "acted",
   network: "acted",
-  "network.trustedIngressPeers": "unsupported",
-  "network.dnsEndpointIPs": "unsupported",
   // Readiness follows the Ingress object; the load balancer address is not waited for.
   "ingress.readinessMode": "unsupported",
-  // The ServiceAccount the pods run as is named and shaped by the operator.
-  serviceAccount: "unsupported",
+  // The pods' ServiceAccount: its name and annotations (workload/identity).
+  serviceAccount: "acted",
   // Pods run with the operator's own hardened security context.
   securityContext: "unsupported",
   workloadHardening: "acted",
@@ -97,8 +95,10 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   // cosign signatures checked before a pod or Job runs the image (imageverify/).
   imageVerification: "acted",
   operatorImageVerification: "acted",
-  // Not built: ServiceMonitors, maintenance windows.
-  observability: "unsupported",
+  // Telemetry, the metrics-only listener, the metrics Service and ServiceMonitor (workload/config/metrics.ts,
+  // workload/network/metrics.ts).
+  observability: "acted",
+  // Not built: maintenance windows.
   maintenance: "unsupported",
 };
 
@@ -108,13 +108,7 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
  */
 const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "initContainer.enabled": [true],
-  "observability.metrics.enabled": [false],
-  "observability.metrics.scrapeProfile": ["Active"],
-  "observability.metrics.metricsOnlyListener.port": [8202],
   "ingress.readinessMode": ["LoadBalancerPublished"],
-  "observability.metrics.serviceMonitor.enabled": [true],
-  "observability.metrics.serviceMonitor.interval": ["30s"],
-  "observability.metrics.serviceMonitor.scrapeTimeout": ["10s"],
   "unseal.credentialsSecretRef.name": [""],
 };
 

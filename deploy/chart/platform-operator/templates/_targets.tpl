@@ -140,6 +140,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [gateway.networking.k8s.io]
   resources: [httproutes, tlsroutes, backendtlspolicies]
   verbs: [get, list, watch, create, patch, delete]
+# spec.observability.metrics: the cluster's ServiceMonitor, where the Prometheus Operator's CRD is
+# served; delete when metrics are turned off again.
+- apiGroups: [monitoring.coreos.com]
+  resources: [servicemonitors]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]

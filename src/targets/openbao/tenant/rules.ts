@@ -49,6 +49,7 @@ export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze
     ["httproutes", "tlsroutes", "backendtlspolicies"],
     [...WRITE, "delete"],
   ),
+  rule(["monitoring.coreos.com"], ["servicemonitors"], [...WRITE, "delete"]),
   rule(["events.k8s.io"], ["events"], ["create", "patch"]),
 ]);
 

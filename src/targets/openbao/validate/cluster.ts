@@ -10,6 +10,7 @@ import type { SpecView } from "../workload/config/spec-view.js";
 import { clusterCredentialRefs, credentialNamespaceProblems } from "./credentials.js";
 import type { FieldProblem } from "./field-problem.js";
 import { imageProblem } from "./image.js";
+import { checkMetrics, checkNetwork } from "./network.js";
 import { isDuration, isHostName, isObjectName, parseQuantity, parseVersion } from "./values.js";
 
 type Obj = Record<string, unknown>;
@@ -65,6 +66,8 @@ export function checkClusterSpec(
   checkInlineCredentials(spec, add);
   checkSelfInit(spec, add);
   checkUpgrade(spec, add);
+  checkNetwork(spec, add);
+  checkMetrics(spec, add);
   problems.push(...credentialNamespaceProblems(clusterCredentialRefs(spec), namespace));
   return problems;
 }

@@ -21,6 +21,7 @@ import {
 import { renderAuditDevices } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode, type HclValue, renderNodes } from "./hcl.js";
+import { type MetricsSettings, metricsSettings } from "./metrics.js";
 import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
 import { renderSeal } from "./seal.js";
 import { selfInitAuditDevices } from "./selfinit.js";
@@ -199,6 +200,49 @@ export function isAddressOrCidr(value: string): boolean {
   return Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * The API listener and, with a metrics-only listener, that one: it serves /v1/sys/metrics alone on
+ * its port, with the API listener's certificate (without a token when asked), and the API
+ * listener stops serving metrics, so the one way to them is the one the NetworkPolicy opens.
+ */
+function renderListeners(
+  spec: SpecView,
+  ref: ClusterRef,
+  opts: RenderOptions,
+  paths: ConfigPaths,
+  metrics: MetricsSettings | undefined,
+): HclBlock[] {
+  const api = renderListener(spec, ref, opts, paths);
+  const only = metrics?.listener;
+  if (!only) return [api];
+  const tls = tlsSource(spec);
+  const address = (opts.listenAddress ?? `0.0.0.0:${API_PORT}`).replace(/:\d+$/, `:${only.port}`);
+  const metricsListener = block(
+    "listener",
+    ["tcp"],
+    [
+      ...attrs({ address }),
+      ...(tls === "disabled"
+        ? attrs({ tls_disable: true })
+        : attrs({
+            tls_cert_file: paths.tlsCertFile,
+            tls_key_file: paths.tlsKeyFile,
+            tls_client_ca_file: paths.tlsCAFile,
+          })),
+      block(
+        "telemetry",
+        [],
+        attrs({ metrics_only: true, unauthenticated_metrics_access: only.unauthenticated }),
+      ),
+    ],
+  );
+  const apiWithout: HclBlock = {
+    ...api,
+    body: [...api.body, block("telemetry", [], attrs({ disallow_metrics: true }))],
+  };
+  return [apiWithout, metricsListener];
+}
+
 function renderListener(spec: SpecView, ref: ClusterRef, opts: RenderOptions, paths: ConfigPaths): HclBlock {
   const tls = tlsSource(spec);
   const acme = spec.tls?.acme;
@@ -266,15 +310,16 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
   const ref = clusterRef(cluster);
   const spec = specView(cluster);
   const paths = resolvedPaths(opts);
+  const metrics = metricsSettings(cluster.spec);
   const nodes: HclNode[] = [
     renderStorage(cluster, spec, opts, paths),
-    renderListener(spec, ref, opts, paths),
+    ...renderListeners(spec, ref, opts, paths, metrics),
     renderSeal(spec, paths),
     // Namespace from the file, pod name from BAO_K8S_POD_NAME: OpenBao labels its own pod with its
     // active/sealed/initialized state, which the Services select on.
     block("service_registration", ["kubernetes"], attrs({ namespace: ref.namespace })),
     ...renderServerSettings(spec, paths),
-    ...renderTelemetry(spec),
+    ...renderTelemetry(spec, metrics !== undefined),
     ...renderAuditDevices([
       ...objectList<AuditDeviceView>(spec.audit, "audit").map((device, i) => ({
         device,

@@ -2,8 +2,10 @@
  * Server-wide settings from spec.configuration, the telemetry stanza and declarative plugins. Each
  * spec field maps to the OpenBao setting of the same meaning; fields without one are refused by name.
  */
+
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode } from "./hcl.js";
+import { DEFAULT_PROMETHEUS_RETENTION } from "./metrics.js";
 import type { ConfigPaths } from "./options.js";
 import type { PluginView, SpecView } from "./spec-view.js";
 import { isObject, mapSettings, objectList } from "./values.js";
@@ -101,12 +103,21 @@ const TELEMETRY: Record<string, string> = {
   usageGaugePeriod: "usage_gauge_period",
 };
 
-export function renderTelemetry(spec: SpecView): HclBlock[] {
+/**
+ * The telemetry stanza from spec.telemetry. With `prometheus` (observability.metrics on), upstream's
+ * Prometheus settings are laid over it: metrics without a host name prefix, kept 30 s unless
+ * spec.telemetry says how long.
+ */
+export function renderTelemetry(spec: SpecView, prometheus = false): HclBlock[] {
   const t = spec.telemetry;
-  if (t === undefined) return [];
-  if (!isObject(t)) throw new ConfigError("telemetry", "must be an object");
-  const { dogStatsdTags, ...rest } = t;
+  if (t === undefined && !prometheus) return [];
+  if (t !== undefined && !isObject(t)) throw new ConfigError("telemetry", "must be an object");
+  const { dogStatsdTags, ...rest } = t ?? {};
   const settings = mapSettings(rest, "telemetry", TELEMETRY, "OpenBao's telemetry stanza");
+  if (prometheus) {
+    settings["disable_hostname"] = true;
+    settings["prometheus_retention_time"] ??= DEFAULT_PROMETHEUS_RETENTION;
+  }
   let tags: string[] | undefined;
   if (dogStatsdTags !== undefined) {
     if (!Array.isArray(dogStatsdTags) || dogStatsdTags.some((v) => typeof v !== "string"))

@@ -14,6 +14,7 @@ import {
   LABEL_OPENBAO_ACTIVE,
   podSelector,
 } from "../../identity.js";
+import { metricsSettingsOrNone } from "../config/metrics.js";
 import { clientSelector } from "../statefulsets/bluegreen.js";
 
 /**
@@ -26,7 +27,8 @@ export interface NetworkCluster {
   spec: Pick<
     OpenBaoClusterSpec,
     "service" | "ingress" | "gateway" | "network" | "readReplicas" | "tls" | "replicas" | "profile"
-  >;
+  > &
+    Partial<Pick<OpenBaoClusterSpec, "observability" | "version">>;
   /** status.blueGreen moves the client Service to green once green can take over. */
   status?: Pick<NonNullable<OpenBaoCluster["status"]>, "blueGreen">;
 }
@@ -310,9 +312,14 @@ export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObj
     apiFrom.push(byName(inputs.operatorNamespace));
   const gwNs = c.spec.gateway?.enabled ? (c.spec.gateway.gatewayRef.namespace ?? ref.namespace) : undefined;
   if (gwNs && gwNs !== ref.namespace && gwNs !== inputs.operatorNamespace) apiFrom.push(byName(gwNs));
+  // A metrics-only listener is reached as the API port is, by the same clients and trusted peers.
+  const listener = metricsSettingsOrNone(c)?.listener;
+  const clientPorts = [tcp(API_PORT), ...(listener ? [tcp(listener.port)] : [])];
+  const trusted = (net.trustedIngressPeers ?? []).map((peer) => ({ from: [peer], ports: clientPorts }));
   const egress: Record<string, unknown>[] = [
     { to: [peers], ports: [tcp(API_PORT), tcp(CLUSTER_PORT)] },
     dnsEgress(c),
+    ...dnsEndpointEgress(c),
     ...apiServerEgressRule(inputs),
   ];
   return {
@@ -325,7 +332,8 @@ export function networkPolicy(c: NetworkCluster, inputs: NetworkInputs): KubeObj
       policyTypes: ["Ingress", "Egress"],
       ingress: [
         { from: [peers], ports: [tcp(API_PORT), tcp(CLUSTER_PORT)] },
-        { from: apiFrom, ports: [tcp(API_PORT)] },
+        { from: apiFrom, ports: clientPorts },
+        ...trusted,
         ...((net.ingressRules ?? []) as Record<string, unknown>[]),
       ],
       egress: [...egress, ...((net.egressRules ?? []) as Record<string, unknown>[])],
@@ -364,6 +372,26 @@ function dnsEgress(c: NetworkCluster): Record<string, unknown> {
   };
 }
 
+/**
+ * spec.network.dnsEndpointIPs: the DNS pods' own addresses, for network plugins that match egress
+ * after the Service address was translated, where the namespace/pod rule above matches nothing.
+ */
+function dnsEndpointEgress(c: NetworkCluster): Record<string, unknown>[] {
+  const ips = c.spec.network?.dnsEndpointIPs ?? [];
+  const host = (ip: string) => (ip.includes(":") ? `${ip}/128` : `${ip}/32`);
+  return ips.length === 0
+    ? []
+    : [
+        {
+          to: ips.map((ip) => ({ ipBlock: { cidr: host(ip) } })),
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
+      ];
+}
+
 function apiServerEgressRule(inputs: NetworkInputs): Record<string, unknown>[] {
   const to = inputs.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } }));
   return to.length > 0 ? [{ to, ports: inputs.apiServer.ports.map(tcp) }] : [];
@@ -382,6 +410,7 @@ export function jobsNetworkPolicy(c: NetworkCluster, inputs: NetworkInputs): Kub
   const rules = (c.spec.network?.egressRules ?? []) as Record<string, unknown>[];
   const egress: Record<string, unknown>[] = [
     dnsEgress(c),
+    ...dnsEndpointEgress(c),
     { to: [{ podSelector: { matchLabels: peerSelector(ref) } }], ports: [tcp(API_PORT)] },
     ...apiServerEgressRule(inputs),
   ];

@@ -1,7 +1,14 @@
 import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { type ClusterRef, clusterNames, legacyNames } from "../../identity.js";
+import { metricsSettingsOrNone } from "../config/metrics.js";
 import { applyOwned, deleteIfOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
+import {
+  metricsService,
+  SERVICE_MONITOR_API_VERSION,
+  SERVICE_MONITOR_KIND,
+  serviceMonitor,
+} from "./metrics.js";
 import {
   acmeService,
   activeService,
@@ -80,9 +87,17 @@ export async function reconcileNetwork(
     ...(opts.backendCaPem ? { backendCaPem: opts.backendCaPem } : {}),
   };
   const gw = gatewayObjects(cluster, inputs);
-  const optional = [readService(cluster), acmeService(cluster), ingress(cluster)].filter(
-    (o): o is KubeObject => o !== undefined,
-  );
+  const metrics = metricsSettingsOrNone(cluster);
+  const monitorServed =
+    (await ctx.client.resources.find(SERVICE_MONITOR_API_VERSION, SERVICE_MONITOR_KIND)) !== undefined;
+  const optional = [
+    readService(cluster),
+    acmeService(cluster),
+    ingress(cluster),
+    metrics ? metricsService(ref, metrics) : undefined,
+    // Upstream's rule: written where the Prometheus Operator's CRD is served, silently left out elsewhere.
+    metrics && monitorServed ? serviceMonitor(ref, metrics, cluster.spec.tls?.enabled !== false) : undefined,
+  ].filter((o): o is KubeObject => o !== undefined);
   const desired = [
     ...headlessServices(cluster),
     clientService(cluster),
@@ -102,7 +117,15 @@ export async function reconcileNetwork(
     (live) => (live["spec"] as { clusterIP?: string } | undefined)?.clusterIP !== "None",
   );
   for (const obj of desired) await applyOwned(ctx, obj, changes);
-  await removeUnwanted(ctx, ref.namespace, desired, withoutGatewayAPI ? undefined : gatewayApi, ref, changes);
+  await removeUnwanted(
+    ctx,
+    ref.namespace,
+    desired,
+    withoutGatewayAPI ? undefined : gatewayApi,
+    ref,
+    changes,
+    monitorServed,
+  );
 
   // Routes that cannot be served are a concern of their own: the Services, the NetworkPolicy and so
   // the pods do not wait for a Gateway API that may never be installed.
@@ -204,6 +227,7 @@ async function removeUnwanted(
   gatewayApi: NetworkInputs["gatewayApi"] | undefined,
   ref: ClusterRef,
   changes: string[],
+  monitorServed: boolean,
 ): Promise<void> {
   const names = clusterNames(ref);
   const legacy = legacyNames(ref);
@@ -211,6 +235,10 @@ async function removeUnwanted(
   const candidates: { apiVersion: string; kind: string; name: string }[] = [
     { apiVersion: "v1", kind: "Service", name: names.readService },
     { apiVersion: "v1", kind: "Service", name: names.acmeService },
+    { apiVersion: "v1", kind: "Service", name: names.metricsService },
+    ...(monitorServed
+      ? [{ apiVersion: SERVICE_MONITOR_API_VERSION, kind: SERVICE_MONITOR_KIND, name: names.serviceMonitor }]
+      : []),
     { apiVersion: "v1", kind: "Service", name: legacy.headlessService },
     { apiVersion: "v1", kind: "Service", name: legacy.blueClientService },
     { apiVersion: "v1", kind: "Service", name: legacy.greenClientService },

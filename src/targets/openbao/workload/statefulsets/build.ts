@@ -15,6 +15,7 @@ import {
 import type { PodRuntime } from "../../services.js";
 import { namedPullSecrets } from "../../validate/secret-refs.js";
 import { configEnv } from "../config/index.js";
+import { METRICS_PORT_NAME, metricsSettingsOrNone } from "../config/metrics.js";
 import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
@@ -182,6 +183,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ports: [
       { name: "api", containerPort: API_PORT, protocol: "TCP" },
       { name: "cluster", containerPort: CLUSTER_PORT, protocol: "TCP" },
+      ...metricsPorts(c),
     ],
     // Ready means initialized and unsealed (standbys included): a fresh, sealed pod is not Ready.
     readinessProbe: {
@@ -263,6 +265,12 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
 }
 
 /** Partition 0 is the API server's default: left out, so a cluster that never upgrades keeps its object. */
+/** The metrics-only listener's port, named as the metrics Service targets it. */
+function metricsPorts(c: OpenBaoCluster): Obj[] {
+  const listener = metricsSettingsOrNone(c)?.listener;
+  return listener ? [{ name: METRICS_PORT_NAME, containerPort: listener.port, protocol: "TCP" }] : [];
+}
+
 function rollingUpdate(partition: number | undefined): Obj {
   return partition && partition > 0
     ? { type: "RollingUpdate", rollingUpdate: { partition } }
