@@ -41,7 +41,7 @@ export class CountingClient extends KubeClient {
 
 export { fixtureChartsDir, fixtureVersions } from "../../src/testenv/gitlab-fixture-chart.js";
 
-const looseCrd = (
+export const looseCrd = (
   group: string,
   kind: string,
   plural: string,
