@@ -59,7 +59,10 @@ export function vaultSeedLifecycle(paths: number): Lifecycle {
         ...(phase === "seed" ? {} : { rotate: { token: "r1", keys: ["password"] } }),
       });
 
-      /** Every object reconciled at its generation, and `done` true of each. */
+      /**
+       * Every object reconciled at its generation, and `done` true of each. What they hold is not
+       * waited for but compared afterwards, so a wrong end state is a violation, not a timeout.
+       */
       const settled = (what: string, done: (o: VaultSeed) => boolean) =>
         eventually(
           async () => {
@@ -126,13 +129,13 @@ export function vaultSeedLifecycle(paths: number): Lifecycle {
         async drive(): Promise<Checkpoints> {
           const cp: Checkpoints = new Map();
           await applyAll((i) => specOf(i, "seed"));
-          await settled("seeded", (o) => (o.status?.managedKeys?.length ?? 0) === 4);
+          await settled("seeded", () => true);
           cp.set("seeded", await observe("seeded"));
           await applyAll((i) => specOf(i, "rotate"));
           await settled("rotated", (o) => o.status?.rotationToken === "r1");
           cp.set("rotated", await observe("rotated"));
           await applyAll((i) => specOf(i, "prune"));
-          await settled("pruned", (o) => (o.status?.managedKeys?.length ?? 0) === 3);
+          await settled("pruned", () => true);
           cp.set("pruned", await observe("pruned"));
           await deleteAll(client, ns, paths);
           await eventually(

@@ -73,7 +73,10 @@ describe("vault planner: a rotation killed halfway", () => {
     const cut = applied(state, first, "intent");
     const next = await planFor(rotSpec("t1"), cut, first.managedKeys);
     assert.deepEqual(next.changes, [{ action: "rotate-field", key: "a" }, { action: "record-rotation" }]);
-    assert.notEqual((next.data as Record<string, unknown>)["a"], (state.data as Record<string, unknown>)["a"]);
+    assert.notEqual(
+      (next.data as Record<string, unknown>)["a"],
+      (state.data as Record<string, unknown>)["a"],
+    );
     assert.equal(next.intentMetadata?.[ROTATION_PENDING_KEY], String(cut.version + 1));
   });
 
