@@ -8,7 +8,7 @@ import { clientFor } from "../support/kube.js";
 // A seeded sample of the fault campaign (`npm run faults` runs it whole): a different seed each run,
 // printed so that a failure replays with `npm run faults -- --seed N --paths 10 --sample 3`.
 const seed = Number(process.env["FAULTS_SEED"] ?? Date.now() % 1_000_000);
-const say = (line: string) => console.log(`# [faults] ${line}`);
+const say = (line: string) => console.log(`[faults] ${line}`);
 
 describe("fault campaign sample", () => {
   it("VaultSeed (10 paths): killed after sampled writes, the lifecycle ends as without faults", async () => {
