@@ -4,6 +4,10 @@
 //   1. `data` (when not null) with `options.cas = expectedVersion`; on a CAS mismatch, read and plan again;
 //   2. `customMetadata` (when not null), which replaces the path's whole custom_metadata map.
 // Data goes first so that a rotation token is only recorded once the rotated values are stored.
+// A rotation writes one more thing before the data: `intentMetadata`, the path's custom_metadata
+// with a rotation-pending marker naming the version the rotated values will be. A controller
+// killed between the data and the record finds that version stored and records the rotation
+// instead of generating the keys a second time (their first values may already have been read).
 //
 // KV layout: the path's data is the declared tree as nested JSON objects, e.g.
 //   { "admin": { "password": "...", "passwordHashed": "$2b$..." }, "webhook": "" }
@@ -11,6 +15,7 @@
 //   ohmlab.fr/owner           "<namespace>/<name>" of the object that owns the path
 //   ohmlab.fr/rotation-token  the last rotate.token whose keys were written
 //   ohmlab.fr/rotation-period-start  when the current rotate.every period began (RFC 3339, UTC)
+//   ohmlab.fr/rotation-pending  while a rotation is being written: the KV version that holds it
 
 import { VaultSeedReason, type VaultSeedReasonType } from "../../apis/vaultseed-names.js";
 import type { ValueGenerator } from "./generate.js";
@@ -33,6 +38,7 @@ import { type CompiledSeed, compileSeed } from "./validate.js";
 export const OWNER_MARKER_KEY = "ohmlab.fr/owner";
 export const ROTATION_TOKEN_KEY = "ohmlab.fr/rotation-token";
 export const ROTATION_PERIOD_KEY = "ohmlab.fr/rotation-period-start";
+export const ROTATION_PENDING_KEY = "ohmlab.fr/rotation-pending";
 
 export const CUSTOM_METADATA_MAX_KEYS = 64;
 export const CUSTOM_METADATA_MAX_KEY_BYTES = 128;
@@ -115,6 +121,11 @@ export interface Plan {
   data: DataTree | null;
   /** The path's complete new custom_metadata, or null when it is not written. */
   customMetadata: Record<string, string> | null;
+  /**
+   * Written before the data when the data rotates keys: the current custom_metadata with the
+   * rotation-pending marker (the version the data write creates); null otherwise.
+   */
+  intentMetadata?: Record<string, string> | null;
   /** The version the data write must name as `cas`. */
   expectedVersion: number;
   /** status.managedKeys after the writes: the keys this controller has written and that remain. */
@@ -156,6 +167,13 @@ export function nextRotationAt(
   const period = seed.rotate?.everyMs;
   if (period === undefined) return undefined;
   return (recordedPeriodStart(customMetadata, period, nowMs) ?? nowMs) + period;
+}
+
+/** The KV version a rotation in progress is written as, when a pass recorded one; undefined otherwise. */
+export function pendingRotationVersion(customMetadata: Record<string, string>): number | undefined {
+  const text = ownMarker(customMetadata, ROTATION_PENDING_KEY);
+  const version = text === undefined ? Number.NaN : Number(text);
+  return Number.isInteger(version) && version > 0 ? version : undefined;
 }
 
 export function recordedRotationToken(customMetadata: Record<string, string>): string | undefined {
@@ -330,8 +348,12 @@ async function seedPath(input: PlanInput, seed: CompiledSeed, me: string): Promi
     periodMs === undefined ? undefined : recordedPeriodStart(current.customMetadata, periodMs, nowMs);
   const periodDue = periodStart !== undefined && nowMs >= periodStart + periodMs!;
   const startsPeriod = periodMs !== undefined && (periodStart === undefined || periodDue);
+  // A rotation whose data a killed pass stored (the pending version exists) is recorded, not redone.
+  const pending = pendingRotationVersion(current.customMetadata);
+  const rotationLanded = pending !== undefined && current.exists && current.version >= pending;
   // A path created now gets fresh values anyway; its token and period are only recorded.
-  const rotating = (rotationDue || periodDue) && current.exists ? rotationKeys(seed) : new Set<string>();
+  const rotating =
+    (rotationDue || periodDue) && current.exists && !rotationLanded ? rotationKeys(seed) : new Set<string>();
 
   const pruned = seed.prune && current.exists ? prune(draft, seed, input.managedKeys) : new Set<string>();
 
@@ -364,15 +386,27 @@ async function seedPath(input: PlanInput, seed: CompiledSeed, me: string): Promi
     if (!draft.changes.some((c) => c.action === action)) draft.changes.push({ action });
     metadataChanged = true;
   }
+  if (pending !== undefined) {
+    delete metadata[ROTATION_PENDING_KEY];
+    metadataChanged = true;
+  }
   const metadataProblem = metadataChanged ? customMetadataProblem(metadata) : undefined;
   if (metadataProblem)
     return noWrites(input, { kind: "stalled", reason: Reason.InvalidSpec, message: metadataProblem });
 
   const writesData = draft.changes.some((change) => DATA_ACTIONS.has(change.action));
+  const intentMetadata =
+    writesData && rotating.size > 0 && rotationStored
+      ? { ...current.customMetadata, [ROTATION_PENDING_KEY]: String(current.version + 1) }
+      : null;
+  const intentProblem = intentMetadata ? customMetadataProblem(intentMetadata) : undefined;
+  if (intentProblem)
+    return noWrites(input, { kind: "stalled", reason: Reason.InvalidSpec, message: intentProblem });
   return {
     changes: draft.changes,
     data: writesData ? draft.tree : null,
     customMetadata: metadataChanged ? metadata : null,
+    intentMetadata,
     expectedVersion: current.version,
     managedKeys: managedKeysAfter(input.managedKeys, draft, seed, pruned),
     outcome: outcomeOf(draft),

@@ -35,6 +35,7 @@ import {
   ownerMarkerOf,
   type Plan,
   plan,
+  ROTATION_PENDING_KEY,
   recordedRotationToken,
 } from "./planner.js";
 import type { ReadCache } from "./read-cache.js";
@@ -345,6 +346,27 @@ export class VaultSeedReconciler {
     return values;
   }
 
+  /**
+   * Keys about to be written are listed in status.managedKeys before the write: the status is
+   * otherwise written after it, and a controller killed in between would leave keys it wrote
+   * unrecorded, so never pruned. Listing a key whose write then fails costs nothing: the next
+   * pass writes it. Nothing is written when every key is listed already.
+   */
+  private async recordManagedKeys(obj: VaultSeed, planned: readonly string[], signal: AbortSignal) {
+    const prev = this.statuses.freshest(`${obj.metadata.namespace}/${obj.metadata.name}`, obj).status ?? {};
+    const known = new Set(prev.managedKeys ?? []);
+    if (planned.every((k) => known.has(k))) return;
+    const status: Record<string, unknown> = {
+      observedGeneration: prev.observedGeneration,
+      conditions: prev.conditions,
+      managedKeys: [...new Set([...known, ...planned])].sort(),
+      kvVersion: prev.kvVersion,
+      rotationToken: prev.rotationToken,
+    };
+    for (const k of Object.keys(status)) if (status[k] === undefined) delete status[k];
+    await this.statuses.write(obj, status as VaultSeed["status"], { signal });
+  }
+
   /** Writes data (with CAS) then custom metadata, as the plan orders. */
   private async apply(
     obj: VaultSeed,
@@ -357,12 +379,26 @@ export class VaultSeedReconciler {
   ): Promise<"conflict" | { version: number; metadata: Record<string, string> }> {
     let version = current.version;
     let data = current.data;
+    let stored = current.customMetadata;
+    if (p.data) await this.recordManagedKeys(obj, p.managedKeys, signal);
+    if (p.data && p.intentMetadata) {
+      // The rotation is announced before it is written (see the planner): a successor of a pass
+      // killed after the data write records it instead of rotating again.
+      await this.d.kv.writeMetadata(path, p.intentMetadata, signal);
+      stored = p.intentMetadata;
+      this.d.reads.set(path, { ...current, customMetadata: stored });
+    }
     if (p.data) {
       try {
         version = await this.d.kv.write(path, p.data, p.expectedVersion, signal);
         data = p.data;
       } catch (e) {
         if (e instanceof BackendError && e.failure === "conflict") {
+          // Someone else wrote the version the marker names: it must not pass for the rotation.
+          if (p.intentMetadata) {
+            const { [ROTATION_PENDING_KEY]: _mine, ...before } = current.customMetadata;
+            await this.d.kv.writeMetadata(path, before, signal);
+          }
           this.d.reads.forget(path);
           return "conflict";
         }
@@ -377,10 +413,10 @@ export class VaultSeedReconciler {
       // Should the metadata write below fail, the status still follows what was written.
       progress.kvVersion = version;
       progress.managedKeys = p.managedKeys;
-      this.d.reads.set(path, { exists: true, version, data, customMetadata: current.customMetadata });
+      this.d.reads.set(path, { exists: true, version, data, customMetadata: stored });
       for (const dependent of this.d.refs.dependentsOf(path)) this.d.enqueue(dependent);
     }
-    let metadata = current.customMetadata;
+    let metadata = stored;
     if (p.customMetadata) {
       await this.d.kv.writeMetadata(path, p.customMetadata, signal);
       metadata = p.customMetadata;

@@ -1,0 +1,30 @@
+export interface FaultArgs {
+  all: boolean;
+  seed: number;
+  sample: number;
+  paths: number;
+  /** Lifecycle name prefixes to run (lower case); empty: all. */
+  only: string[];
+}
+
+/** `--all`, `--seed N`, `--sample K`, `--paths P`, `--lifecycle NAME` (repeatable). */
+export function parseFaultArgs(argv: string[], now: number): FaultArgs {
+  const out: FaultArgs = { all: false, seed: now % 1_000_000, sample: 5, paths: 200, only: [] };
+  const count = (flag: string, value: string | undefined, min: number): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new Error(`${flag}: must be a whole number of at least ${min}, got ${value}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--all") out.all = true;
+    else if (a === "--seed") out.seed = count(a, argv[++i], 0);
+    else if (a === "--sample") out.sample = count(a, argv[++i], 1);
+    else if (a === "--paths") out.paths = count(a, argv[++i], 1);
+    else if (a === "--lifecycle") out.only.push((argv[++i] ?? "").toLowerCase());
+    else
+      throw new Error(`unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME`);
+  }
+  return out;
+}

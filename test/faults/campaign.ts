@@ -1,0 +1,187 @@
+import { CONFIGMAP, LEASE, NAMESPACE, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import type { ResourceType } from "../../src/runtime/types.js";
+import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
+import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { sameAsBaseline } from "./compare.js";
+import type { Checkpoints, Lifecycle } from "./lifecycle.js";
+import { OperatorProcess } from "./operator-process.js";
+import { crashPoints } from "./sample.js";
+import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
+
+export interface RunResult {
+  /** The write after which the operator was killed; undefined for the run without faults. */
+  crashAt?: number;
+  /** false when the run made fewer writes than crashAt (timing varies): no crash happened. */
+  reached: boolean;
+  writes: RecordedWrite[];
+  checkpoints?: Checkpoints;
+  violations: string[];
+  seconds: number;
+  operatorTail?: string;
+}
+
+export interface Row {
+  lifecycle: string;
+  fault: string;
+  /** Writes of the run without faults: the crash points there are. */
+  writes: number;
+  points: number[];
+  runs: number;
+  survived: number;
+  notReached: number;
+  violations: number;
+  failures: RunResult[];
+}
+
+export interface CampaignOptions {
+  client: KubeClient;
+  /** Every crash point when true; otherwise `sample` of them picked with `seed`. */
+  all: boolean;
+  sample: number;
+  seed: number;
+  say(line: string): void;
+}
+
+// Kinds a lifecycle's operator might create in its namespace: any of them left at the end, new
+// since the run began and owned by nothing, is a leak.
+const LEAK_KINDS: ResourceType[] = [CONFIGMAP, SECRET, LEASE, SERVICE_ACCOUNT];
+
+async function namesIn(client: KubeClient, ns: string): Promise<Map<string, boolean>> {
+  const out = new Map<string, boolean>();
+  for (const kind of LEAK_KINDS)
+    for (const o of (await client.list(kind, { namespace: ns })).items)
+      out.set(`${kind.kind}/${o.metadata.name}`, (o.metadata.ownerReferences ?? []).length > 0);
+  return out;
+}
+
+/** One run of `lifecycle`: without faults, or killing the operator right after write `crashAt`. */
+export async function runOnce(
+  lifecycle: Lifecycle,
+  opts: CampaignOptions,
+  crashAt?: number,
+  baseline?: Checkpoints,
+): Promise<RunResult> {
+  const { client, say } = opts;
+  const started = performance.now();
+  const ns = uniqueName("faults");
+  await client.create(NAMESPACE, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  const dir = makeTempDir("faults");
+  const log = new WriteLog();
+  const proxies: WriteProxy[] = [];
+  let op: OperatorProcess | undefined;
+  let restarted: Promise<void> | undefined;
+  const result: RunResult = {
+    crashAt,
+    reached: crashAt === undefined,
+    writes: log.writes,
+    violations: [],
+    seconds: 0,
+  };
+  try {
+    const run = await lifecycle.prepare({ client, namespace: ns, say });
+    const kube = await WriteProxy.kube(sharedEnv().kubeconfigPath, { backend: "kube", log });
+    proxies.push(kube);
+    const proxied: Record<string, string> = {};
+    for (const [name, address] of Object.entries(run.backends)) {
+      const p = await WriteProxy.plain(address, { backend: name, log, ignore: run.ignore?.[name] });
+      proxies.push(p);
+      proxied[name] = p.url;
+    }
+    const before = await namesIn(client, ns);
+    const operator = new OperatorProcess(dir, kube.url, run.section(proxied));
+    op = operator;
+    if (crashAt !== undefined)
+      log.arm(crashAt, () => {
+        result.reached = true;
+        operator.killNow();
+        restarted = operator.restart();
+      });
+    operator.start();
+    try {
+      result.checkpoints = await run.drive();
+    } catch (e) {
+      result.violations.push(`the lifecycle did not finish: ${(e as Error).message}`);
+    }
+    await restarted;
+    if (result.checkpoints) {
+      result.violations.push(...run.check(result.checkpoints, baseline ?? result.checkpoints));
+      if (baseline) result.violations.push(...sameAsBaseline(result.checkpoints, baseline));
+    }
+    for (const [name, owned] of await namesIn(client, ns))
+      if (!before.has(name) && !owned) result.violations.push(`left behind, owned by nothing: ${name}`);
+  } finally {
+    await op?.stop();
+    if (result.violations.length > 0) result.operatorTail = op?.tail();
+    log.disarm();
+    for (const p of proxies) await p.close();
+    removeTempDir(dir);
+    await client.delete(NAMESPACE, ns).catch(() => {});
+  }
+  result.seconds = (performance.now() - started) / 1000;
+  return result;
+}
+
+/** The run without faults, then a run per chosen crash point; one row of the table. */
+export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row> {
+  const { say } = opts;
+  say(`${lifecycle.name}: run without faults (recording the operator's writes)`);
+  const base = await runOnce(lifecycle, opts);
+  const row: Row = {
+    lifecycle: lifecycle.name,
+    fault: "SIGKILL after write N",
+    writes: base.writes.length,
+    points: [],
+    runs: 0,
+    survived: 0,
+    notReached: 0,
+    violations: 0,
+    failures: [],
+  };
+  if (base.violations.length > 0 || !base.checkpoints) {
+    row.failures.push(base);
+    row.violations = base.violations.length;
+    say(`${lifecycle.name}: the run without faults failed: ${base.violations.join("; ")}`);
+    return row;
+  }
+  say(
+    `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
+  );
+  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed);
+  for (const n of row.points) {
+    const r = await runOnce(lifecycle, opts, n, base.checkpoints);
+    row.runs++;
+    if (!r.reached) row.notReached++;
+    if (r.violations.length === 0) row.survived++;
+    else {
+      row.violations += r.violations.length;
+      row.failures.push(r);
+    }
+    const at = base.writes[n - 1];
+    say(
+      `${lifecycle.name}: kill after write ${n}/${base.writes.length} (${at?.backend} ${at?.method} ${at?.path})` +
+        `: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,
+    );
+    for (const v of r.violations.slice(0, 5)) say(`  - ${v}`);
+  }
+  return row;
+}
+
+function summary(writes: RecordedWrite[]): string {
+  const by = new Map<string, number>();
+  for (const w of writes) by.set(`${w.backend} ${w.method}`, (by.get(`${w.backend} ${w.method}`) ?? 0) + 1);
+  return [...by].map(([k, v]) => `${k} ${v}`).join(", ");
+}
+
+/** lifecycle × fault → runs, survived, violations, as a Markdown table. */
+export function table(rows: Row[]): string {
+  const lines = [
+    "| lifecycle | fault | crash points (of writes) | runs | survived | not reached | violations |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  for (const r of rows)
+    lines.push(
+      `| ${r.lifecycle} | ${r.fault} | ${r.points.length} of ${r.writes} | ${r.runs} | ${r.survived} | ${r.notReached} | ${r.violations} |`,
+    );
+  return lines.join("\n");
+}

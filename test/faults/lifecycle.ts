@@ -1,0 +1,32 @@
+import type { KubeClient } from "../../src/runtime/client.js";
+
+/** What one run of a lifecycle saw at its named checkpoints, normalised so two runs compare equal. */
+export type Checkpoints = Map<string, unknown>;
+
+export interface RunContext {
+  client: KubeClient;
+  /** The run's own namespace (also its OpenBao prefix). */
+  namespace: string;
+  say(line: string): void;
+}
+
+/** The backends besides the API server a run's operator talks to, by name, and their real addresses. */
+export type Backends = Record<string, string>;
+
+export interface PreparedRun {
+  /** Real addresses of the other backends the operator uses; the campaign puts a WriteProxy in front of each. */
+  backends: Backends;
+  /** Writes to these backends that change no data (a login) and are not crash points. */
+  ignore?: Record<string, (method: string, path: string) => boolean>;
+  /** The operator's `targets:` YAML, given the proxied addresses of `backends`. */
+  section(proxied: Backends): string;
+  /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
+  drive(): Promise<Checkpoints>;
+  /** Invariants of this run alone and against the run without faults; each string is one violation. */
+  check(run: Checkpoints, baseline: Checkpoints): string[];
+}
+
+export interface Lifecycle {
+  name: string;
+  prepare(ctx: RunContext): Promise<PreparedRun>;
+}

@@ -1,0 +1,92 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { trackChild } from "../../src/testenv/processes.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+/**
+ * The operator under test as its own process (`platform-operator run`), talking to the API server
+ * through `kubeServer` (a WriteProxy). `section` is the YAML of its targets (indented two spaces).
+ * Leader election is off: a killed operator's successor would otherwise wait out the Lease, which
+ * adds time to every crash point and tests nothing about the lifecycle.
+ */
+export class OperatorProcess {
+  private child?: ChildProcess;
+  private exited?: Promise<void>;
+  private out = "";
+  /** How many processes were started (1 + restarts). */
+  starts = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly kubeServer: string,
+    private readonly section: string,
+  ) {}
+
+  start(): void {
+    const kubeconfig = join(this.dir, "kubeconfig.json");
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "proxy", cluster: { server: this.kubeServer } }],
+        contexts: [{ name: "proxy", context: { cluster: "proxy" } }],
+        "current-context": "proxy",
+      }),
+      { mode: 0o600 },
+    );
+    const config = join(this.dir, "operator.yaml");
+    writeFileSync(
+      config,
+      `leaderElection: { enabled: false }
+probes: { port: 0, host: 127.0.0.1 }
+logLevel: info
+targets:
+${this.section}`,
+    );
+    const child = spawn(process.execPath, [MAIN, "run", "--config", config, "--kubeconfig", kubeconfig], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    trackChild(child, "operator under faults");
+    const keep = (c: Buffer) => {
+      // Only the tail matters when a run fails: the last 64 KiB.
+      this.out = (this.out + c.toString("utf8")).slice(-65_536);
+    };
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
+    this.exited = new Promise<void>((r) => child.once("exit", () => r()));
+    this.child = child;
+    this.starts++;
+  }
+
+  /** SIGKILL now, synchronously: no shutdown, nothing in flight finishes. */
+  killNow(): void {
+    const c = this.child;
+    if (c && c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  }
+
+  /** Kills the process and starts a fresh one once it is gone. */
+  async restart(): Promise<void> {
+    this.killNow();
+    await this.exited;
+    this.start();
+  }
+
+  /** What the current and earlier processes printed last (for a failed run's report). */
+  tail(): string {
+    return this.out;
+  }
+
+  async stop(): Promise<void> {
+    const c = this.child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    c.kill("SIGTERM");
+    const timer = new Promise<void>((r) => setTimeout(r, 20_000).unref());
+    await Promise.race([this.exited, timer]);
+    this.killNow();
+    await this.exited;
+  }
+}
