@@ -18,6 +18,8 @@ import type { Manager } from "../../../runtime/manager.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { GitLabSecretsReconciler } from "./reconciler.js";
 
+export const GitLabSecretsApiVersion = `${GitLabSecretsGroup}/${GitLabSecretsVersion}`;
+
 export const GITLABSECRETS: ResourceType = {
   group: GitLabSecretsGroup,
   version: GitLabSecretsVersion,
@@ -33,6 +35,30 @@ export function keysDeclaring(all: readonly GitLabSecrets[], secret: KubeObject)
   return all
     .filter((g) => (g.spec?.secrets ?? []).some((s) => s.name === secret.metadata.name))
     .map((g) => `${g.metadata.namespace}/${g.metadata.name}`);
+}
+
+/**
+ * Sets the controller up when the API server serves GitLabSecrets. Helm installs a chart's CRDs on
+ * install only, so an operator upgraded in place may run before this CRD exists: an informer of an
+ * unserved kind would never sync and would hold the whole gitlab target back. It is then left out,
+ * with a warning, until the next start; a discovery failure counts as served.
+ */
+export async function setupGitLabSecretsIfServed(
+  manager: Manager,
+  opts: { concurrency: number },
+): Promise<Controller | undefined> {
+  const served = await manager.client.resources
+    .find(GitLabSecretsApiVersion, GitLabSecretsKind)
+    .then((t) => t !== undefined)
+    .catch(() => true);
+  if (!served) {
+    manager.log.warn(
+      { kind: GitLabSecretsKind, crd: `${GitLabSecretsPlural}.${GitLabSecretsGroup}` },
+      "GitLabSecrets is not served (its CRD is not installed): not reconciled until the operator restarts with it",
+    );
+    return undefined;
+  }
+  return setupGitLabSecrets(manager, opts);
 }
 
 export function setupGitLabSecrets(manager: Manager, opts: { concurrency: number }): Controller {
