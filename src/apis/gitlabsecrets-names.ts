@@ -26,7 +26,7 @@ export const GeneratorTypes = [
 export type GeneratorType = (typeof GeneratorTypes)[number];
 
 /** The generator types this reconciler produces; the others are refused by name in the Ready condition. */
-export const ImplementedGeneratorTypes: readonly GeneratorType[] = ["random", "bytes", "static"];
+export const ImplementedGeneratorTypes: readonly GeneratorType[] = ["random", "bytes", "static", "rsa"];
 
 export const RandomCharsets = ["alphanumeric", "hex", "lowerAlphanumeric"] as const;
 export type RandomCharset = (typeof RandomCharsets)[number];

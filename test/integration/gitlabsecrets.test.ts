@@ -260,13 +260,17 @@ describe("GitLabSecrets: fill-missing on the real API server", () => {
       name: string;
       generators: Record<string, unknown>[];
     }[];
-    secrets[0]!.generators.push({ type: "bytes", key: "extra", length: 32, encoding: "base64" });
+    secrets[0]!.generators.push(
+      { type: "bytes", key: "extra", length: 32, encoding: "base64" },
+      { type: "rsa", key: "signing.key", bits: 2048 },
+    );
     await client.mergePatch(GITLABSECRETS, "gl", ns, { spec: { secrets } });
     const gs = await untilReady(GitLabSecretsReason.SecretsReady);
     assert.equal(gs.metadata.generation, 2);
     const gitaly = (await secret("gl-gitaly-secret"))!;
     assert.equal(gitaly.data!["token"], first["gl-gitaly-secret"]!["token"]);
     assert.equal(Buffer.from(decoded(gitaly, "extra")!, "base64").length, 32);
+    assert.match(decoded(gitaly, "signing.key")!, /^-----BEGIN PRIVATE KEY-----\n/);
     for (const name of ["gl-workhorse-secret", "gl-gitlab-runner-secret"])
       assert.deepEqual((await secret(name))!.data, first[name], `${name} untouched`);
     first["gl-gitaly-secret"] = { ...gitaly.data };

@@ -1,12 +1,15 @@
 import assert from "node:assert/strict";
+import { createPrivateKey } from "node:crypto";
 import { describe, it } from "node:test";
 import type { GitLabSecretsSpec } from "../../src/apis/gitlabsecrets.js";
 import { GitLabSecretsReason } from "../../src/apis/gitlabsecrets-names.js";
 import {
   base64Wrapped,
   cryptoRandom,
+  cryptoSources,
   generateValue,
   randomString,
+  type Sources,
 } from "../../src/targets/gitlab/secrets/generate.js";
 import { type ObservedSecret, planSecrets, type SecretWrite } from "../../src/targets/gitlab/secrets/plan.js";
 
@@ -38,14 +41,14 @@ function plan(
   observed: Record<string, ObservedSecret> = {},
   labels = { app: "gitlab" },
 ) {
-  return planSecrets({ spec, labels, observed: new Map(Object.entries(observed)), random: cryptoRandom });
+  return planSecrets({ spec, labels, observed: new Map(Object.entries(observed)), sources: cryptoSources });
 }
 
 const byName = (writes: SecretWrite[], name: string) => writes.find((w) => w.name === name);
 
 describe("GitLabSecrets planning: fill-missing", () => {
-  it("creates each missing Secret with every declared key, the resource's labels and no owner", () => {
-    const p = plan(chartLike);
+  it("creates each missing Secret with every declared key, the resource's labels and no owner", async () => {
+    const p = await plan(chartLike);
     assert.equal(p.invalid, undefined);
     assert.equal(p.reason, GitLabSecretsReason.SecretsReady);
     assert.deepEqual(
@@ -69,8 +72,8 @@ describe("GitLabSecrets planning: fill-missing", () => {
     ]);
   });
 
-  it("writes nothing when every key exists, whatever the values (an empty one included)", () => {
-    const p = plan(chartLike, {
+  it("writes nothing when every key exists, whatever the values (an empty one included)", async () => {
+    const p = await plan(chartLike, {
       "gl-gitaly-secret": { resourceVersion: "5", labels: { app: "gitlab" }, data: { token: b64("mine") } },
       "gl-gitlab-runner-secret": {
         resourceVersion: "6",
@@ -82,8 +85,8 @@ describe("GitLabSecrets planning: fill-missing", () => {
     assert.equal(p.reason, GitLabSecretsReason.SecretsReady);
   });
 
-  it("adds only the missing key to an existing Secret, guarded by the version read", () => {
-    const p = plan(chartLike, {
+  it("adds only the missing key to an existing Secret, guarded by the version read", async () => {
+    const p = await plan(chartLike, {
       "gl-gitaly-secret": { resourceVersion: "5", labels: { app: "gitlab" }, data: { token: b64("mine") } },
       "gl-gitlab-runner-secret": {
         resourceVersion: "6",
@@ -101,7 +104,7 @@ describe("GitLabSecrets planning: fill-missing", () => {
     assert.deepEqual(w.labels, {}, "labels already right are not sent");
   });
 
-  it("adds a key declared later without touching the others, and labels a Secret that lacks them", () => {
+  it("adds a key declared later without touching the others, and labels a Secret that lacks them", async () => {
     const spec: GitLabSecretsSpec = {
       secrets: [
         {
@@ -113,7 +116,7 @@ describe("GitLabSecrets planning: fill-missing", () => {
         },
       ],
     };
-    const p = plan(
+    const p = await plan(
       spec,
       { "gl-gitaly-secret": { resourceVersion: "9", data: { token: b64("mine") } } },
       {
@@ -128,7 +131,7 @@ describe("GitLabSecrets planning: fill-missing", () => {
     assert.deepEqual(w.labels, { app: "gitlab" });
   });
 
-  it("refuses an unimplemented generator type by name and fills in the other Secrets", () => {
+  it("refuses an unimplemented generator type by name and fills in the other Secrets", async () => {
     const spec: GitLabSecretsSpec = {
       secrets: [
         ...(chartLike.secrets ?? []),
@@ -146,7 +149,7 @@ describe("GitLabSecrets planning: fill-missing", () => {
         { name: "gl-gitlab-shell-host-keys", generators: [{ type: "sshHostKeys" }] },
       ],
     };
-    const p = plan(spec);
+    const p = await plan(spec);
     assert.equal(p.reason, GitLabSecretsReason.GeneratorNotImplemented);
     assert.match(p.message, /gl-rails-secret \(generator type railsSecrets\)/);
     assert.match(p.message, /gl-gitlab-shell-host-keys \(generator type sshHostKeys\)/);
@@ -160,8 +163,8 @@ describe("GitLabSecrets planning: fill-missing", () => {
     );
   });
 
-  it("refuses spec.certificates by name", () => {
-    const p = plan({
+  it("refuses spec.certificates by name", async () => {
+    const p = await plan({
       certificates: [
         {
           authority: { commonName: "GitLab Helm Chart", algorithm: "rsa", keySize: 4096 },
@@ -179,7 +182,7 @@ describe("GitLabSecrets planning: fill-missing", () => {
     assert.deepEqual(p.writes, []);
   });
 
-  it("refuses bad input naming the field, and writes nothing at all", () => {
+  it("refuses bad input naming the field, and writes nothing at all", async () => {
     const cases: [GitLabSecretsSpec, RegExp][] = [
       [
         { secrets: [{ name: "a", generators: [{ type: "random", key: "k", length: 8 }] }] },
@@ -218,21 +221,21 @@ describe("GitLabSecrets planning: fill-missing", () => {
       ],
     ];
     for (const [spec, re] of cases) {
-      const p = plan(spec);
+      const p = await plan(spec);
       assert.deepEqual(p.writes, []);
       assert.equal(p.reason, GitLabSecretsReason.InvalidSpec);
       assert.match(p.invalid ?? "", re);
       assert.match(p.message, /nothing written/);
     }
     // Valid entries beside a bad one are not written either.
-    const mixed = plan({ secrets: [...(chartLike.secrets ?? []), ...(cases[0]![0].secrets ?? [])] });
+    const mixed = await plan({ secrets: [...(chartLike.secrets ?? []), ...(cases[0]![0].secrets ?? [])] });
     assert.deepEqual(mixed.writes, []);
     assert.match(mixed.invalid ?? "", /^spec\.secrets\[2\]\.generators\[0\]\.charset: required/);
   });
 });
 
 describe("GitLabSecrets generators: the Job's recipes", () => {
-  it("random: exactly `length` characters of the charset, for every charset", () => {
+  it("random: exactly `length` characters of the charset, for every charset", async () => {
     for (const [charset, re] of [
       ["alphanumeric", /^[a-zA-Z0-9]+$/],
       ["hex", /^[a-f0-9]+$/],
@@ -246,54 +249,82 @@ describe("GitLabSecrets generators: the Job's recipes", () => {
     }
   });
 
-  it("random: uniform enough that every character of a narrow charset appears", () => {
+  it("random: uniform enough that every character of a narrow charset appears", async () => {
     const v = randomString(cryptoRandom, "hex", 4096);
     assert.equal(new Set(v).size, 16);
   });
 
-  it("random: base64 wraps at 76 columns with a trailing newline, base64-nowrap does neither", () => {
-    const wrapped = generateValue(
-      { type: "random", key: "k", charset: "alphanumeric", length: 128, encoding: "base64" },
-      cryptoRandom,
+  it("random: base64 wraps at 76 columns with a trailing newline, base64-nowrap does neither", async () => {
+    const wrapped = (
+      await generateValue(
+        { type: "random", key: "k", charset: "alphanumeric", length: 128, encoding: "base64" },
+        cryptoSources,
+      )
     ).toString("utf8");
     const lines = wrapped.split("\n");
     assert.equal(lines.at(-1), "", "ends in a newline");
     assert.ok(lines.slice(0, -2).every((l) => l.length === 76));
     assert.match(Buffer.from(wrapped.replace(/\n/g, ""), "base64").toString("utf8"), /^[a-zA-Z0-9]{128}$/);
-    const flat = generateValue(
-      { type: "random", key: "k", charset: "lowerAlphanumeric", length: 128, encoding: "base64-nowrap" },
-      cryptoRandom,
+    const flat = (
+      await generateValue(
+        { type: "random", key: "k", charset: "lowerAlphanumeric", length: 128, encoding: "base64-nowrap" },
+        cryptoSources,
+      )
     ).toString("utf8");
     assert.doesNotMatch(flat, /\n/);
     assert.match(Buffer.from(flat, "base64").toString("utf8"), /^[a-z0-9]{128}$/);
     assert.equal(base64Wrapped(Buffer.from("")), "\n");
   });
 
-  it("random: jsonArray wraps before encoding", () => {
-    const v = generateValue(
-      { type: "random", key: "k", charset: "alphanumeric", length: 32, wrap: "jsonArray" },
-      cryptoRandom,
+  it("random: jsonArray wraps before encoding", async () => {
+    const v = (
+      await generateValue(
+        { type: "random", key: "k", charset: "alphanumeric", length: 32, wrap: "jsonArray" },
+        cryptoSources,
+      )
     ).toString("utf8");
     const parsed = JSON.parse(v) as string[];
     assert.equal(parsed.length, 1);
     assert.match(parsed[0]!, /^[a-zA-Z0-9]{32}$/);
   });
 
-  it("bytes: raw stores the bytes, base64 encodes them unwrapped", () => {
-    const fixed = (n: number) => Buffer.alloc(n, 0xff);
+  it("bytes: raw stores the bytes, base64 encodes them unwrapped", async () => {
+    const fixed: Sources = { random: (n) => Buffer.alloc(n, 0xff), rsa: cryptoSources.rsa };
     assert.deepEqual(
-      generateValue({ type: "bytes", key: "k", length: 32, encoding: "raw" }, fixed),
-      fixed(32),
+      await generateValue({ type: "bytes", key: "k", length: 32, encoding: "raw" }, fixed),
+      Buffer.alloc(32, 0xff),
     );
-    const enc = generateValue({ type: "bytes", key: "k", length: 72, encoding: "base64" }, fixed).toString(
-      "utf8",
-    );
+    const enc = (
+      await generateValue({ type: "bytes", key: "k", length: 72, encoding: "base64" }, fixed)
+    ).toString("utf8");
     assert.doesNotMatch(enc, /\n/);
-    assert.deepEqual(Buffer.from(enc, "base64"), fixed(72));
+    assert.deepEqual(Buffer.from(enc, "base64"), Buffer.alloc(72, 0xff));
   });
 
-  it("two generations differ (the values come from the CSPRNG)", () => {
+  it("rsa: a PEM private key of the declared size", async () => {
+    const pem = (await generateValue({ type: "rsa", key: "k", bits: 2048 }, cryptoSources)).toString("utf8");
+    assert.match(pem, /^-----BEGIN PRIVATE KEY-----\n/);
+    const key = createPrivateKey(pem);
+    assert.equal(key.asymmetricKeyType, "rsa");
+    assert.equal(key.asymmetricKeyDetails?.modulusLength, 2048);
+  });
+
+  it("rsa: planned like any key, and refused without bits naming the field", async () => {
+    const spec: GitLabSecretsSpec = {
+      secrets: [{ name: "aigw", generators: [{ type: "rsa", key: "signing.key", bits: 2048 }] }],
+    };
+    const p = await plan(spec);
+    assert.equal(p.reason, GitLabSecretsReason.SecretsReady);
+    assert.match(text(p.writes[0]!.data["signing.key"]), /BEGIN PRIVATE KEY/);
+    const bad = await plan({ secrets: [{ name: "aigw", generators: [{ type: "rsa", key: "k" }] }] });
+    assert.equal(bad.invalid, "spec.secrets[0].generators[0].bits: required for a rsa generator");
+  });
+
+  it("two generations differ (the values come from the CSPRNG)", async () => {
     const g = { type: "random", key: "k", charset: "alphanumeric", length: 64 } as const;
-    assert.notEqual(generateValue(g, cryptoRandom).toString(), generateValue(g, cryptoRandom).toString());
+    assert.notEqual(
+      (await generateValue(g, cryptoSources)).toString(),
+      (await generateValue(g, cryptoSources)).toString(),
+    );
   });
 });

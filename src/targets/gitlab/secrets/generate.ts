@@ -3,13 +3,41 @@
  * makes them (character set, length, encoding), from a source of random bytes: the CSPRNG in
  * production, a fixed sequence in tests. Pure apart from that source.
  */
-import { randomBytes } from "node:crypto";
+import { generateKeyPair, randomBytes } from "node:crypto";
 import type { Generator, RandomCharset } from "../../../apis/gitlabsecrets.js";
 
 /** n random bytes. */
 export type RandomSource = (n: number) => Buffer;
 
 export const cryptoRandom: RandomSource = (n) => randomBytes(n);
+
+/** A PEM RSA private key of `bits`. */
+export type RsaSource = (bits: number) => Promise<string>;
+
+/**
+ * As `openssl genrsa <bits>` writes it with OpenSSL 3: PKCS#8 PEM. Generated off the event loop
+ * (libuv's pool): a 4096-bit key takes long enough to stall watches and the Lease otherwise.
+ */
+export const cryptoRsa: RsaSource = (bits) =>
+  new Promise((resolve, reject) =>
+    generateKeyPair(
+      "rsa",
+      {
+        modulusLength: bits,
+        privateKeyEncoding: { type: "pkcs8", format: "pem" },
+        publicKeyEncoding: { type: "spki", format: "pem" },
+      },
+      (err, _publicKey, privateKey) => (err ? reject(err) : resolve(privateKey)),
+    ),
+  );
+
+/** Where generated values come from: the CSPRNG and node's RSA key generation, or fixed ones in tests. */
+export interface Sources {
+  random: RandomSource;
+  rsa: RsaSource;
+}
+
+export const cryptoSources: Sources = { random: cryptoRandom, rsa: cryptoRsa };
 
 const ALPHABETS: Record<RandomCharset, string> = {
   alphanumeric: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
@@ -45,10 +73,11 @@ export function base64Wrapped(data: Buffer): string {
 }
 
 /**
- * The stored bytes of one generator of an implemented type (random, bytes, static); the caller has
- * checked its fields (plan.ts).
+ * The stored bytes of one generator of an implemented type (random, bytes, static, rsa); the caller
+ * has checked its fields (plan.ts).
  */
-export function generateValue(g: Generator, random: RandomSource): Buffer {
+export async function generateValue(g: Generator, sources: Sources): Promise<Buffer> {
+  const random = sources.random;
   switch (g.type) {
     case "random": {
       let text = randomString(random, g.charset!, g.length!);
@@ -65,6 +94,8 @@ export function generateValue(g: Generator, random: RandomSource): Buffer {
     }
     case "static":
       return Buffer.from(g.value ?? "", "utf8");
+    case "rsa":
+      return Buffer.from(await sources.rsa(g.bits!), "utf8");
     default:
       throw new Error(`generator type ${g.type} is not implemented`);
   }

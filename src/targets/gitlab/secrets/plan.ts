@@ -1,6 +1,6 @@
 /**
  * What one GitLabSecrets pass writes, decided from the spec and the Secrets as read (pure, with the
- * random source injected). fill-missing, as GitLab's contract for the resource says: a missing
+ * sources of random values and RSA keys injected; async only because key generation is). fill-missing, as GitLab's contract for the resource says: a missing
  * Secret is created with every key; a missing key is added to an existing Secret; a key that exists
  * keeps its bytes, even empty; no key is removed and no Secret's type changes. No owner reference
  * is set: deleting the resource must not take the values (db_key_base) with it.
@@ -15,7 +15,7 @@ import {
   RandomEncodings,
   RandomWraps,
 } from "../../../apis/gitlabsecrets-names.js";
-import { generateValue, type RandomSource } from "./generate.js";
+import { generateValue, type Sources } from "./generate.js";
 
 /** A Secret as read: its data as the API holds it (base64 per key). */
 export interface ObservedSecret {
@@ -96,6 +96,14 @@ function fieldProblem(g: Record<string, unknown>, at: string): string | undefine
         need("value") ??
         (typeof g["value"] === "string" ? undefined : `${at}.value: must be a string`)
       );
+    case "rsa":
+      return (
+        need("key") ??
+        need("bits") ??
+        (Number.isInteger(g["bits"]) && (g["bits"] as number) >= 1024
+          ? undefined
+          : `${at}.bits: must be an integer of at least 1024`)
+      );
     default:
       return undefined;
   }
@@ -131,12 +139,12 @@ const implemented = (t: GeneratorType) => ImplementedGeneratorTypes.includes(t);
  * The writes that make every declared Secret hold every declared key, and the status they lead to.
  * `labels` are the resource's own, carried onto every declared Secret it can produce.
  */
-export function planSecrets(input: {
+export async function planSecrets(input: {
   spec: GitLabSecretsSpec | undefined;
   labels: Record<string, string>;
   observed: ReadonlyMap<string, ObservedSecret | undefined>;
-  random: RandomSource;
-}): SecretsPlan {
+  sources: Sources;
+}): Promise<SecretsPlan> {
   const invalid = validateSpec(input.spec);
   if (invalid)
     return {
@@ -162,7 +170,7 @@ export function planSecrets(input: {
     const present = live?.data ?? {};
     const data: Record<string, string> = {};
     for (const g of s.generators)
-      if (!(g.key! in present)) data[g.key!] = generateValue(g, input.random).toString("base64");
+      if (!(g.key! in present)) data[g.key!] = (await generateValue(g, input.sources)).toString("base64");
     if (!live) {
       writes.push({
         op: "create",

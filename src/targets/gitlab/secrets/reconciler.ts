@@ -21,7 +21,7 @@ import { errorMessage } from "../../../runtime/errors.js";
 import type { EventRecorder } from "../../../runtime/events.js";
 import { StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
-import { cryptoRandom, type RandomSource } from "./generate.js";
+import { cryptoSources, type Sources } from "./generate.js";
 import {
   describeWrite,
   type ObservedSecret,
@@ -34,7 +34,7 @@ export interface GitLabSecretsReconcilerDeps {
   client: KubeClient;
   type: ResourceType;
   events: EventRecorder;
-  random?: RandomSource;
+  sources?: Sources;
   now?: () => Date;
 }
 
@@ -42,11 +42,11 @@ type SecretObject = KubeObject & { type?: string; data?: Record<string, string> 
 
 export class GitLabSecretsReconciler {
   private readonly status: StatusWriter<GitLabSecretsStatus>;
-  private readonly random: RandomSource;
+  private readonly sources: Sources;
   private readonly now: () => Date;
 
   constructor(private readonly d: GitLabSecretsReconcilerDeps) {
-    this.random = d.random ?? cryptoRandom;
+    this.sources = d.sources ?? cryptoSources;
     this.now = d.now ?? (() => new Date());
     this.status = new StatusWriter<GitLabSecretsStatus>({
       client: d.client,
@@ -84,7 +84,12 @@ export class GitLabSecretsReconciler {
           },
         );
       }
-      plan = planSecrets({ spec: gs.spec, labels: gs.metadata.labels ?? {}, observed, random: this.random });
+      plan = await planSecrets({
+        spec: gs.spec,
+        labels: gs.metadata.labels ?? {},
+        observed,
+        sources: this.sources,
+      });
       for (const w of plan.writes) await this.write(namespace, w);
     } catch (e) {
       if (signal?.aborted) throw e;
