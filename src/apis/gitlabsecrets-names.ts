@@ -51,6 +51,8 @@ export const GitLabSecretsReason = {
   InvalidSpec: "InvalidSpec",
   /** Reading or writing a Secret failed; retried with backoff. */
   SecretWriteFailed: "SecretWriteFailed",
+  /** The target runs observe-only: what is missing is reported, not written. */
+  ObserveOnly: "ObserveOnly",
   /** A Secret was created, or keys were added to one (an event). */
   SecretsGenerated: "SecretsGenerated",
 } as const;

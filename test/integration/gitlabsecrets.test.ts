@@ -381,4 +381,31 @@ describe("GitLabSecrets: fill-missing on the real API server", () => {
       "the Secret and its value stay",
     );
   });
+
+  it("observe-only: reports what is missing and writes no Secret", async () => {
+    const ns2 = await freshNamespace(client, "gl-secrets-observe");
+    const observer = await startGitLabTarget(cp.kubeconfigPath, ns2, source, { observeOnly: true });
+    try {
+      await client.create(GITLABSECRETS, {
+        apiVersion: "apps.gitlab.com/v2alpha1",
+        kind: "GitLabSecrets",
+        metadata: { name: "gl", namespace: ns2, labels },
+        spec: { secrets: spec.secrets.slice(0, 1) },
+      } as KubeObject);
+      const gs = await eventually(
+        async () => {
+          const g = await client.getOrUndefined<GitLabSecrets>(GITLABSECRETS, "gl", ns2);
+          return ready(g)?.reason === GitLabSecretsReason.ObserveOnly ? g : undefined;
+        },
+        WAIT_MS,
+        "Ready=False ObserveOnly",
+      );
+      assert.equal(ready(gs)!.status, "False");
+      assert.match(ready(gs)!.message, /would have: created gl-gitaly-secret \(token\)/);
+      assert.deepEqual(gs.status?.secrets, [{ name: "gl-gitaly-secret", ready: false }]);
+      assert.equal(await client.getOrUndefined(SECRET, "gl-gitaly-secret", ns2), undefined);
+    } finally {
+      await observer.stop();
+    }
+  });
 });

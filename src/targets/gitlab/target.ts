@@ -171,7 +171,10 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
       );
       manager.add(controller);
       // What the chart renders with shared-secrets.provider: controller, instead of its hook Job.
-      await setupGitLabSecretsIfServed(manager, { concurrency: config.concurrency });
+      await setupGitLabSecretsIfServed(manager, {
+        concurrency: config.concurrency,
+        observeOnly: config.observeOnly,
+      });
     },
   };
 }

@@ -35,6 +35,8 @@ export interface GitLabSecretsReconcilerDeps {
   type: ResourceType;
   events: EventRecorder;
   sources?: Sources;
+  /** The target's observe-only mode: plan and report, write no Secret. */
+  observeOnly?: boolean;
   now?: () => Date;
 }
 
@@ -90,6 +92,22 @@ export class GitLabSecretsReconciler {
         observed,
         sources: this.sources,
       });
+      if (this.d.observeOnly && plan.writes.length) {
+        await this.report(
+          gs,
+          {
+            ready: false,
+            reason: GitLabSecretsReason.ObserveOnly,
+            message: `observe-only, nothing written; would have: ${plan.writes.map(describeWrite).join("; ")}`,
+          },
+          plan.statuses.map((st) => ({
+            ...st,
+            ready: st.ready && !plan.writes.some((w) => w.name === st.name && Object.keys(w.data).length),
+          })),
+          signal,
+        );
+        return done();
+      }
       for (const w of plan.writes) await this.write(namespace, w);
     } catch (e) {
       if (signal?.aborted) throw e;

@@ -45,7 +45,7 @@ export function keysDeclaring(all: readonly GitLabSecrets[], secret: KubeObject)
  */
 export async function setupGitLabSecretsIfServed(
   manager: Manager,
-  opts: { concurrency: number },
+  opts: { concurrency: number; observeOnly?: boolean },
 ): Promise<Controller | undefined> {
   const served = await manager.client.resources
     .find(GitLabSecretsApiVersion, GitLabSecretsKind)
@@ -61,13 +61,17 @@ export async function setupGitLabSecretsIfServed(
   return setupGitLabSecrets(manager, opts);
 }
 
-export function setupGitLabSecrets(manager: Manager, opts: { concurrency: number }): Controller {
+export function setupGitLabSecrets(
+  manager: Manager,
+  opts: { concurrency: number; observeOnly?: boolean },
+): Controller {
   const informer = manager.informer<GitLabSecrets>(GITLABSECRETS);
   const secrets: Informer<KubeObject> = manager.informer<KubeObject>(SECRET, { metadataOnly: true });
   const reconciler = new GitLabSecretsReconciler({
     client: manager.client,
     type: GITLABSECRETS,
     events: manager.events,
+    observeOnly: opts.observeOnly,
   });
   const controller = new Controller({
     name: GITLABSECRETS_CONTROLLER_NAME,
