@@ -6,6 +6,7 @@
 import type { TObject } from "@sinclair/typebox";
 import { buildCrd, type CustomResourceDefinition, type KindDefinition } from "./crd.js";
 import { GitLabCoreDefinition } from "./gitlabcore.js";
+import { GitLabSecretsDefinition } from "./gitlabsecrets.js";
 import { OpenBaoClusterDefinition } from "./openbaocluster.js";
 import { OpenBaoRestoreDefinition } from "./openbaorestore.js";
 import { OpenBaoTenantDefinition } from "./openbaotenant.js";
@@ -46,6 +47,7 @@ export const allKinds: readonly KindDescriptor[] = Object.freeze(
   [
     VaultSeedDefinition,
     GitLabCoreDefinition,
+    GitLabSecretsDefinition,
     OpenBaoClusterDefinition,
     OpenBaoRestoreDefinition,
     OpenBaoTenantDefinition,
@@ -69,6 +71,7 @@ export function crdFor(kind: string): CustomResourceDefinition {
 export * from "./common.js";
 export * from "./crd.js";
 export * from "./gitlabcore.js";
+export * from "./gitlabsecrets.js";
 export * from "./openbaocluster.js";
 export * from "./openbaorestore.js";
 export * from "./openbaotenant.js";

@@ -17,7 +17,7 @@ const implemented: Record<string, { kinds: string[]; load: () => Promise<TargetD
     load: async () => (await import("../targets/openbao/target.js")).openbaoTarget() as TargetDefinition,
   },
   gitlab: {
-    kinds: ["GitLabCore"],
+    kinds: ["GitLabCore", "GitLabSecrets"],
     load: async () => (await import("../targets/gitlab/target.js")).gitlabTarget() as TargetDefinition,
   },
 };

@@ -20,6 +20,9 @@ import { eventually } from "./kube.js";
 const GITLAB_CRD = fileURLToPath(
   new URL("../../../deploy/crds/apps.gitlab.com_gitlabcores.yaml", import.meta.url),
 );
+const GITLABSECRETS_CRD = fileURLToPath(
+  new URL("../../../deploy/crds/apps.gitlab.com_gitlabsecrets.yaml", import.meta.url),
+);
 
 type RequestSpec = Parameters<KubeClient["request"]>[0];
 
@@ -70,13 +73,15 @@ export const looseCrd = (
 });
 
 /**
- * The GitLabCore definition, and the Gateway API kinds the chart renders (loose schemas: this
+ * The GitLabCore and GitLabSecrets definitions (as the chart installs them), and the Gateway API kinds the chart renders (loose schemas: this
  * cluster runs no gateway controller; only the objects' lifecycle matters). The Gateway API ones are
  * created only when absent, so a fuller definition another suite installed is left alone.
  */
 export async function installGitLabCrds(client: KubeClient, gatewayApi = true): Promise<void> {
-  const crd = parse(readFileSync(GITLAB_CRD, "utf8")) as KubeObject;
-  await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
+  for (const file of [GITLAB_CRD, GITLABSECRETS_CRD]) {
+    const crd = parse(readFileSync(file, "utf8")) as KubeObject;
+    await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, { fieldManager: "test-setup", force: true });
+  }
   const gw = "gateway.networking.k8s.io";
   for (const c of !gatewayApi
     ? []
@@ -89,7 +94,10 @@ export async function installGitLabCrds(client: KubeClient, gatewayApi = true): 
       if (!isConflict(e)) throw e;
     });
   }
-  const kinds: [string, string][] = [["apps.gitlab.com/v2alpha1", "GitLabCore"]];
+  const kinds: [string, string][] = [
+    ["apps.gitlab.com/v2alpha1", "GitLabCore"],
+    ["apps.gitlab.com/v2alpha1", "GitLabSecrets"],
+  ];
   if (gatewayApi) kinds.push([`${gw}/v1`, "GatewayClass"], [`${gw}/v1`, "HTTPRoute"]);
   for (const [apiVersion, kind] of kinds) {
     await eventually(

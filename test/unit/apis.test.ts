@@ -203,12 +203,13 @@ describe("apis: every schema is structural", () => {
 });
 
 describe("apis: kinds, names and columns", () => {
-  it("lists the five kinds with their groups, versions and plurals", () => {
+  it("lists the six kinds with their groups, versions and plurals", () => {
     assert.deepEqual(
       allKinds.map((k) => [k.apiVersion, k.kind, k.plural]),
       [
         ["ohmlab.fr/v1alpha1", "VaultSeed", "vaultseeds"],
         ["apps.gitlab.com/v2alpha1", "GitLabCore", "gitlabcores"],
+        ["apps.gitlab.com/v2alpha1", "GitLabSecrets", "gitlabsecrets"],
         ["openbao.org/v1alpha1", "OpenBaoCluster", "openbaoclusters"],
         ["openbao.org/v1alpha1", "OpenBaoRestore", "openbaorestores"],
         ["openbao.org/v1alpha1", "OpenBaoTenant", "openbaotenants"],

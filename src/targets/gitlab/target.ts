@@ -18,6 +18,7 @@ import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import type { LiveObjects } from "./apply/live.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
+import { setupGitLabSecretsIfServed } from "./secrets/wiring.js";
 import type { ValuesSourceLookup } from "./values/index.js";
 import { defaultValues, defaultVersionPolicy, releaseSourceFromEnv } from "./wiring.js";
 
@@ -169,6 +170,11 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
         keysNamingSource(informer.list(s.metadata.namespace), "Secret", s),
       );
       manager.add(controller);
+      // What the chart renders with shared-secrets.provider: controller, instead of its hook Job.
+      await setupGitLabSecretsIfServed(manager, {
+        concurrency: config.concurrency,
+        observeOnly: config.observeOnly,
+      });
     },
   };
 }

@@ -181,13 +181,23 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
 - apiGroups: [apps.gitlab.com]
   resources: [gitlabcores/status]
   verbs: [patch]
+# GitLabSecrets: applied and pruned as part of a release (the chart renders one with
+# shared-secrets.provider: controller), and reconciled into Secrets (status).
+- apiGroups: [apps.gitlab.com]
+  resources: [gitlabsecrets]
+  verbs: [list, watch, create, patch, delete]
+- apiGroups: [apps.gitlab.com]
+  resources: [gitlabsecrets/status]
+  verbs: [patch]
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, create, patch, delete]
-# Read through the labelled informer only: spec.chart.valuesFrom.
+# list, watch: the labelled informer (spec.chart.valuesFrom) and a metadata-only one (a Secret a
+# GitLabSecrets declares, deleted or edited); get, create, patch: GitLabSecrets fills in missing
+# Secrets and keys. Never update or delete: an existing value is never replaced or removed.
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [list, watch]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [""]
   resources: [services]
   verbs: [list, watch, create, patch, delete]
