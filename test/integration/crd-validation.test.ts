@@ -457,6 +457,8 @@ const KINDS: KindUnderTest[] = [
       oneProvider(at(o, "spec", "backup", "target"), undefined, "s3");
       // Recovery keys need self-init and an auto-unseal: a variant of their own below.
       delete spec(o)["recoveryKeys"];
+      // Refused as upstream refuses it: a CEL case of its own below.
+      delete at(o, "spec", "upgrade")["tokenSecretRef"];
       at(o, "spec", "selfInit", "oidc")["enabled"] = true;
       const afs = at(o, "spec", "auditFileStorage");
       oneVolumeMode(afs, "ManagedPVC");
@@ -524,6 +526,14 @@ const KINDS: KindUnderTest[] = [
       }),
     ],
     cel: [
+      {
+        message:
+          "spec.upgrade.tokenSecretRef is not supported (upstream refuses it since 0.1.0): set spec.upgrade.jwtAuthRole, or enable spec.selfInit.oidc, whose bootstrap creates the upgrade role",
+        field: "spec.upgrade.tokenSecretRef",
+        bad: (o) => {
+          at(o, "spec", "upgrade")["tokenSecretRef"] = { name: "upgrade-token" };
+        },
+      },
       {
         message: "target.gcs belongs to provider gcs only",
         field: "spec.backup.target",

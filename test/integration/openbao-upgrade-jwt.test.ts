@@ -115,7 +115,10 @@ describe("openbao upgrades: the JWT login of spec.upgrade.jwtAuthRole", () => {
     // An object stored before the rule existed keeps its value (validation ratcheting); the upgrade
     // still reads it, ahead of the JWT role, as it did then.
     const stored = await cluster("stored", { jwtAuthRole: "nope" });
-    const before = { ...stored, spec: { ...stored.spec, upgrade: { ...stored.spec.upgrade, tokenSecretRef: { name: "mine" } } } };
+    const before = {
+      ...stored,
+      spec: { ...stored.spec, upgrade: { ...stored.spec.upgrade, tokenSecretRef: { name: "mine" } } },
+    };
     assert.equal(await upgradeToken(client, access(), before, clock), "from-secret");
     await client.create(SECRET, {
       apiVersion: "v1",

@@ -108,7 +108,10 @@ describe("openbao pre-upgrade snapshot on the real API server", () => {
     assert.equal(noLogin.reason, "AuthenticationRequired");
 
     // spec.upgrade.tokenSecretRef is refused by the API server (as upstream does): the token is backup's.
-    await patchSpec({ upgrade: { preUpgradeSnapshot: true }, backup: { tokenSecretRef: { name: "upgrade-token" } } });
+    await patchSpec({
+      upgrade: { preUpgradeSnapshot: true },
+      backup: { tokenSecretRef: { name: "upgrade-token" } },
+    });
     const noToken = await ensure("2.6.2-to-2.7.2");
     assert.equal(noToken.reason, "NoBackupToken");
     assert.match(noToken.message!, /upgrade-token \(spec\.backup\.tokenSecretRef\)/);

@@ -91,10 +91,7 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
       upgrade: { strategy: "BlueGreen" },
       maintenance: { restartAt: "2026-11-30T08:00:00Z" },
     });
-    assert.deepEqual(unsupportedFields(asking), [
-      "spec.initContainer",
-      "spec.maintenance",
-    ]);
+    assert.deepEqual(unsupportedFields(asking), ["spec.initContainer", "spec.maintenance"]);
   });
 
   it("names a top-level field it does not know", () => {
