@@ -1155,7 +1155,7 @@ export const UpgradeSchema = Type.Object(
     // is still read) with no constraint of its own left to check.
     tokenSecretRef: Type.Optional(
       Type.Object(
-        { name: Type.Optional(Type.String({ description: "Name of the Secret." })) },
+        { name: Type.Optional(Text("Name of the Secret.", 253, { default: "" })) },
         {
           description:
             "Refused (upstream refuses it since 0.1.0): use jwtAuthRole. A value stored before is still read.",

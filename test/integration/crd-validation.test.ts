@@ -810,6 +810,9 @@ function causesOf(e: unknown): Cause[] {
   return ((e.details as { causes?: Cause[] } | undefined)?.causes ?? []) as Cause[];
 }
 
+/** Fields kept in a schema only so values stored before keep reading, refused whenever set. */
+const REFUSED_SUBTREES = [".spec.upgrade.tokenSecretRef"];
+
 /** Runs `work` over `items`, `limit` at a time: hundreds of requests, without a burst. */
 async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -910,7 +913,9 @@ describe("CRDs on the real API server", () => {
         // Every constraint of the spec is met by some valid object, so none goes untried.
         const untried = sectionConstraints(crd().schema)
           .map(constraintId)
-          .filter((id) => !violations.has(id));
+          .filter((id) => !violations.has(id))
+          // A field refused as a whole by its own CEL rule: no valid object holds it.
+          .filter((id) => !REFUSED_SUBTREES.some((p) => id.startsWith(p)));
         assert.deepEqual(untried, [], "constraints no valid object reaches");
 
         const wrong: string[] = [];
