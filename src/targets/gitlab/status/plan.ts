@@ -43,6 +43,8 @@ export type PassOutcome =
       /** The hooks are an upgrade step's (not an install's, nor a rerun of the deployed chart's). */
       upgrading: boolean;
       hooks: string[];
+      /** The run in progress, recorded so later passes (and a restarted operator) continue it. */
+      hookRun: NonNullable<GitLabCoreStatus["hookRun"]>;
     }
   | {
       kind: "observed";
@@ -136,6 +138,7 @@ export function planStatus(
   if (outcome.kind === "hooks") {
     // An interim report: the conditions this pass has not decided yet stay as they are.
     if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
+    status.hookRun = outcome.hookRun;
     phase = outcome.upgrading ? "Upgrading" : "Preparing";
     inputs.push(
       cond(
@@ -178,6 +181,8 @@ export function planStatus(
           ),
     );
   } else if (outcome.kind === "failed") {
+    // A failed pass ends the hook run: the next one starts a new run (Helm's rerun of the event).
+    delete status.hookRun;
     if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
     if (outcome.renderedKinds) status.renderedKinds = outcome.renderedKinds;
     phase = "Failed";
@@ -198,6 +203,7 @@ export function planStatus(
     inputs.push(cond(C.Upgradeable, false, outcome.reason, outcome.message, g));
   } else {
     const o = outcome;
+    delete status.hookRun;
     if (o.targetVersion) status.targetVersion = o.targetVersion;
     status.version = o.chartVersion;
     if (o.gitlabVersion) status.gitlabVersion = o.gitlabVersion;
