@@ -96,7 +96,11 @@ export class GitLabCoreReconciler {
         return requeueAfter(this.d.settings.stepRequeueMs);
       case "retry":
         return retry(
-          o.kind === "failed" ? o.reason : (o.kind === "applied" || o.kind === "observed") && o.blocked ? o.blocked.reason : o.kind,
+          o.kind === "failed"
+            ? o.reason
+            : (o.kind === "applied" || o.kind === "observed") && o.blocked
+              ? o.blocked.reason
+              : o.kind,
         );
       default:
         return requeueAfter(pass.next.waitMs);

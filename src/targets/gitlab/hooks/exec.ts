@@ -6,7 +6,7 @@ import { type KubeObject, objectKey, type ResourceType } from "../../../runtime/
 import type { LiveObjects } from "../apply/live.js";
 import { describeObject, redactedError } from "../apply/objects.js";
 import { FIELD_MANAGER } from "../apply/plan.js";
-import { HookMemory } from "./memory.js";
+import type { HookMemory } from "./memory.js";
 import { deletionsAfterFailure, deletionsAfterSuccess, hasPolicy, type PlannedHook } from "./plan.js";
 
 export { HookMemory } from "./memory.js";
@@ -102,7 +102,13 @@ export async function advanceHooks(
     } catch (e) {
       if (opts.signal?.aborted) throw e;
       // A hook that could not even be created or read: Helm returns at once, deleting nothing.
-      return { kind: "failed", hook: name, error: redactedError(planned.hook.object, e), completed, deleted: [] };
+      return {
+        kind: "failed",
+        hook: name,
+        error: redactedError(planned.hook.object, e),
+        completed,
+        deleted: [],
+      };
     }
     if (state.done) {
       if (opts.memory.first(opts.release, opts.runId, "completed", name)) {
@@ -141,7 +147,10 @@ function stateOf(type: ResourceType, o: KubeObject, opts: HookRunOptions): HookS
     if (c.some((x) => x.type === "Complete" && x.status === "True")) return { done: true };
     const failed = c.find((x) => x.type === "Failed" && x.status === "True");
     if (failed)
-      return { done: false, failed: `Job ${name} failed: ${failed.reason ?? ""} ${failed.message ?? ""}`.trim() };
+      return {
+        done: false,
+        failed: `Job ${name} failed: ${failed.reason ?? ""} ${failed.message ?? ""}`.trim(),
+      };
   } else {
     if (status?.phase === "Succeeded") return { done: true };
     if (status?.phase === "Failed") return { done: false, failed: `Pod ${name} failed` };

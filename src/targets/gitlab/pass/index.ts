@@ -1,9 +1,9 @@
 import type { GitLabCore } from "../../../apis/gitlabcore.js";
 import type { Logger } from "../../../runtime/log.js";
 import type { AppliedMemory } from "../apply/live.js";
+import { HookMemory } from "../hooks/exec.js";
 import type { GitLabReconcilerDeps } from "../ports.js";
 import type { PassOutcome } from "../status/plan.js";
-import { HookMemory } from "../hooks/exec.js";
 import { applyRelease } from "./apply.js";
 import type { Pass, PassState, Stage } from "./context.js";
 import { postHooks, preHooks } from "./hooks.js";
