@@ -53,6 +53,12 @@ export const GitLabCoreReason = {
   // A required spec.chart.valuesFrom entry is missing (or unlabelled), or holds no map of values.
   ValuesReferenceNotFound: "ValuesReferenceNotFound",
   ValuesReferenceInvalid: "ValuesReferenceInvalid",
+  // A Job an upgrade step gates on failed an attempt and retries (not Failed=True yet): the
+  // pre-deployment migrations, the migrations (post-deployment included), the batched background
+  // migrations wait.
+  RetryingPreMigrations: "RetryingPreMigrations",
+  RetryingPostMigrations: "RetryingPostMigrations",
+  RetryingBatchedMigrationsCheck: "RetryingBatchedMigrationsCheck",
   UpgradeComplete: "UpgradeComplete",
   CleanupFailed: "CleanupFailed",
 } as const;

@@ -7,6 +7,7 @@ import type { Rendered } from "../apply/rendered.js";
 import type { HookMemory } from "../hooks/exec.js";
 import type { planHooks } from "../hooks/plan.js";
 import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
+import type { MigrationsRetry } from "../status/migrations.js";
 import type { PassOutcome, UpgradeBlock } from "../status/plan.js";
 import type { MigrationsState } from "../status/version.js";
 
@@ -55,6 +56,8 @@ export interface PassState {
   /** step: the chart this pass applies (the target, or the next minor on the way). */
   step?: string;
   migrations?: MigrationsState;
+  /** The gating Job that retries, when migrations is "retrying". */
+  migrationsRetry?: MigrationsRetry | undefined;
   upgradePass?: boolean;
   /** render */
   render?: Rendered;

@@ -80,8 +80,10 @@ async function applied(p: PassState): Promise<Pass> {
       workloads: workloadReadiness(p.report!.live),
       stepping,
       migrations: p.migrations,
+      migrationsRetry: p.migrationsRetry,
       clickHouseEnabled: p.clickHouseEnabled ?? false,
     },
-    next: stepping || p.migrations === "running" ? "step" : nextAfter(p, "resync"),
+    next:
+      stepping || p.migrations === "running" || p.migrations === "retrying" ? "step" : nextAfter(p, "resync"),
   };
 }
