@@ -143,8 +143,8 @@ describe("GitLabCore hook Jobs waited for by watch", () => {
   const jobPath = (name: string) => `/apis/batch/v1/namespaces/${ns}/jobs/${name}`;
   const readsOf = (o: RunningGitLab, name: string) =>
     o.client.reads.filter((p) => p.split("?")[0] === jobPath(name)).length;
-  const start = () =>
-    startGitLabTarget(sharedEnv().kubeconfigPath, ns, source, { requeueInterval: "2s", hookTimeout: "5m" });
+  const start = (hookTimeout = "5m") =>
+    startGitLabTarget(sharedEnv().kubeconfigPath, ns, source, { requeueInterval: "2s", hookTimeout });
   const created = (name: string) =>
     eventually(() => client.getOrUndefined<JobObject>(JOB, name, ns), 60_000, `Job ${name} to be created`);
   const gone = async (type: typeof JOB, name: string) =>
@@ -341,5 +341,34 @@ describe("GitLabCore hook Jobs waited for by watch", () => {
       again.metadata.annotations?.[GitLabHookRunAnnotation],
       first.metadata.annotations?.[GitLabHookRunAnnotation],
     );
+  });
+
+  it("the hook timeout counts from the Job's creation, across a restart, and fails the run without reading the Job", async () => {
+    const name = "ht";
+    await applyGitLab(
+      client,
+      gitlabCore(ns, name, { version: { type: "Static", version: "1.0.0" }, hostname: "gitlab.example.com" }),
+    );
+    const first = await created("ht-first");
+    const createdAt = Date.parse(first.metadata.creationTimestamp!);
+    // Restarted with a 6 s timeout: the deadline is the Job's creation + 6 s, not the restart + 6 s.
+    await op.stop();
+    op = await start("6s");
+    const o = await waitForGitLab(
+      client,
+      ns,
+      name,
+      (g) => conditionOf(g, "Initialized")?.reason === "HooksFailed",
+      "the hook to time out",
+      60_000,
+    );
+    const init = conditionOf(o, "Initialized")!;
+    assert.match(
+      init.message,
+      new RegExp(`^hook Job ${ns}/ht-first: timed out after 6 s waiting for hook Job ht-first`),
+    );
+    // Seconds precision on both sides: not before the deadline.
+    assert.ok(Date.parse(init.lastTransitionTime) >= createdAt + 6_000 - 1_000, "not before the deadline");
+    assert.equal(readsOf(op, "ht-first"), 0, "the restarted operator never read the Job");
   });
 });
