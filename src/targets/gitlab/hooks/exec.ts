@@ -1,6 +1,7 @@
 import { GitLabHookRunAnnotation } from "../../../apis/gitlabcore-names.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { errorMessage, isNotFound } from "../../../runtime/errors.js";
+import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
 import { type KubeObject, objectKey, type ResourceType } from "../../../runtime/types.js";
 import type { LiveObjects } from "../apply/live.js";
@@ -73,10 +74,14 @@ export async function advanceHooks(
     opts.signal?.throwIfAborted();
     const name = describeObject(inNamespace(planned.hook.object, owner));
     let state: HookState;
+    let watched = false;
     try {
       const obj = await objectFor(client, owner, planned);
       objects[i] = obj;
-      let live = await liveOf(client, obj, opts, name);
+      // A kind without an informer (none given, or one the operator may not list) has no watch.
+      const cache = opts.live ? await opts.live(obj.type) : undefined;
+      watched = cache !== undefined;
+      let live = await liveOf(client, obj, opts, name, cache);
       if (live && live.metadata.annotations?.[GitLabHookRunAnnotation] !== opts.runId) {
         // Another run's object (or one made by hand).
         if (live.metadata.deletionTimestamp)
@@ -120,7 +125,6 @@ export async function advanceHooks(
     if (state.failed === undefined) {
       const left = opts.timeoutMs - (state.ageMs ?? 0);
       // Watched: the Job's own events wake the pass; the requeue only keeps the deadline.
-      const watched = opts.live !== undefined;
       return {
         kind: "waiting",
         hook: name,
@@ -182,8 +186,8 @@ async function liveOf(
   obj: HookObject,
   opts: HookRunOptions,
   name: string,
+  cache: Informer<KubeObject> | undefined,
 ): Promise<KubeObject | undefined> {
-  const cache = opts.live ? await opts.live(obj.type) : undefined;
   const made = opts.memory.createdUid(opts.release, opts.runId, name);
   if (cache) {
     const cached = cache.get(objectKey(obj.object));
@@ -249,7 +253,7 @@ async function removeAll(
     if (!obj) continue;
     const name = describeObject(obj.object);
     try {
-      const live = await liveOf(client, obj, opts, name);
+      const live = await liveOf(client, obj, opts, name, opts.live ? await opts.live(obj.type) : undefined);
       if (!live || live.metadata.annotations?.[GitLabHookRunAnnotation] !== opts.runId) continue;
       await deleteLive(client, obj.type, live);
       deleted.push(name);
