@@ -13,6 +13,11 @@ export const GitLabCoreFinalizer = "gitlabcore.apps.gitlab.com/finalizer";
 export const GitLabReleaseNameLabel = "operator.gitlab.com/release-name";
 export const GitLabReleaseNamespaceLabel = "operator.gitlab.com/release-namespace";
 /**
+ * On every hook object the operator creates: the id of the hook run (status.hookRun.id) it belongs
+ * to. A later pass tells this run's Job from a previous run's by it, without any memory.
+ */
+export const GitLabHookRunAnnotation = "operator.gitlab.com/hook-run";
+/**
  * A ConfigMap or Secret the operator may read (valuesFrom, versionRef) carries this label set to
  * "true"; its informers select on it, so an unlabelled object is never seen and counts as missing.
  */
@@ -48,6 +53,12 @@ export const GitLabCoreReason = {
   // A required spec.chart.valuesFrom entry is missing (or unlabelled), or holds no map of values.
   ValuesReferenceNotFound: "ValuesReferenceNotFound",
   ValuesReferenceInvalid: "ValuesReferenceInvalid",
+  // A Job an upgrade step gates on failed an attempt and retries (not Failed=True yet): the
+  // pre-deployment migrations, the migrations (post-deployment included), the batched background
+  // migrations wait.
+  RetryingPreMigrations: "RetryingPreMigrations",
+  RetryingPostMigrations: "RetryingPostMigrations",
+  RetryingBatchedMigrationsCheck: "RetryingBatchedMigrationsCheck",
   UpgradeComplete: "UpgradeComplete",
   CleanupFailed: "CleanupFailed",
 } as const;

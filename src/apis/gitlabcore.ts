@@ -483,6 +483,20 @@ export const GitLabCoreStatusSchema = Type.Object(
     gitlabVersion: Type.Optional(VersionString("GitLab version the applied chart deploys.")),
     targetVersion: Type.Optional(VersionString("Chart version spec.version resolved to.")),
     hooksVersion: Type.Optional(VersionString("Chart version whose pre-install hooks last completed.")),
+    hookRun: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String({ maxLength: 63, description: "Stamped on every hook object this run creates." }),
+          event: Type.String({ maxLength: 32, description: "The Helm hook event that runs." }),
+          chartVersion: VersionString("Chart version whose hooks run."),
+          generation: Type.Integer({ minimum: 0, description: "The generation the run is for." }),
+        },
+        {
+          description:
+            "The hook run in progress, so a later pass (or a restarted operator) waits for the hooks it created instead of creating them again.",
+        },
+      ),
+    ),
     clickHouseEnabled: Type.Optional(
       Type.Boolean({
         description: "Whether the last rendered values turn GitLab's ClickHouse integration on.",

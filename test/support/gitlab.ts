@@ -26,13 +26,18 @@ const GITLABSECRETS_CRD = fileURLToPath(
 
 type RequestSpec = Parameters<KubeClient["request"]>[0];
 
-/** A KubeClient that counts its requests (watches aside), and those that write (anything but GET) by method. */
+/**
+ * A KubeClient that counts its requests (watches aside), and those that write (anything but GET) by
+ * method; the paths it read (GET), in order, so a test can count the reads of one object.
+ */
 export class CountingClient extends KubeClient {
   readonly writes = new Map<string, number>();
+  readonly reads: string[] = [];
   requestCount = 0;
   override request<T = unknown>(spec: RequestSpec): Promise<T> {
     this.requestCount++;
     if (spec.method !== "GET") this.writes.set(spec.method, (this.writes.get(spec.method) ?? 0) + 1);
+    else this.reads.push(spec.path);
     return super.request<T>(spec);
   }
   get writeCount(): number {

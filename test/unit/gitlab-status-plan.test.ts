@@ -129,6 +129,7 @@ describe("gitlab status plan", () => {
         targetVersion: "10.3.0",
         upgrading: false,
         hooks: ["ConfigMap gl/gl-shared-secrets", "Job gl/gl-shared-secrets"],
+        hookRun: { id: "1-run", event: "pre-install", chartVersion: "10.3.0", generation: 1 },
       },
       t0,
     );

@@ -13,6 +13,7 @@ import { StatusWriter } from "../../runtime/status.js";
 import { AppliedMemory } from "./apply/live.js";
 import { FIELD_MANAGER } from "./apply/plan.js";
 import { cleanUpRelease } from "./deletion/index.js";
+import { HookMemory } from "./hooks/exec.js";
 import { passSeconds } from "./metrics.js";
 import { type Pass, runPass } from "./pass/index.js";
 import type { GitLabReconcilerDeps } from "./ports.js";
@@ -29,9 +30,6 @@ export type {
   VersionPolicy,
 } from "./ports.js";
 
-/** A type that follows the repository retries a failed resolution this often. */
-const TRACKING_RETRY_MS = 600_000;
-
 /**
  * One GitLabCore: resolve the version, render, run the hooks once per release, apply every object,
  * report readiness, prune what the render dropped. A pass over unchanged inputs writes nothing.
@@ -39,6 +37,7 @@ const TRACKING_RETRY_MS = 600_000;
 export class GitLabCoreReconciler {
   private readonly statuses: StatusWriter<GitLabCoreStatus>;
   private readonly applied = new AppliedMemory();
+  private readonly hookMemory = new HookMemory();
   private readonly now: () => Date;
 
   constructor(private readonly d: GitLabReconcilerDeps) {
@@ -72,26 +71,39 @@ export class GitLabCoreReconciler {
     const pass = await runPass(obj, {
       deps: this.d,
       applied: this.applied,
+      hookMemory: this.hookMemory,
+      now: this.now,
       log: ctx.log,
       signal: ctx.signal,
       progress: (outcome) => this.writeStatus(current, outcome, ctx.log, ctx.signal),
     });
     passSeconds.observe({ outcome: pass.outcome.kind }, (performance.now() - started) / 1000);
-    await this.writeStatus(obj, pass.outcome, ctx.log, ctx.signal);
+    if (!pass.written) await this.writeStatus(obj, pass.outcome, ctx.log, ctx.signal);
     return this.next(pass);
   };
 
-  /** A failed pass backs off in the runtime (5 s doubling to 5 minutes), counted as an error. */
+  /**
+   * A failed pass (or an upgrade held on a version that cannot be resolved) backs off in the
+   * runtime (5 s doubling to 5 minutes), counted as an error; a pass waiting for a hook looks again
+   * by the hook's deadline at the latest, its watch waking it sooner.
+   */
   private next(pass: Pass): ReconcileResult {
+    const o = pass.outcome;
     switch (pass.next) {
       case "resync":
         return requeueAfter(this.d.settings.requeueMs);
       case "step":
         return requeueAfter(this.d.settings.stepRequeueMs);
-      case "tracking-retry":
-        return requeueAfter(TRACKING_RETRY_MS);
       case "retry":
-        return retry(pass.outcome.kind === "failed" ? pass.outcome.reason : pass.outcome.kind);
+        return retry(
+          o.kind === "failed"
+            ? o.reason
+            : (o.kind === "applied" || o.kind === "observed") && o.blocked
+              ? o.blocked.reason
+              : o.kind,
+        );
+      default:
+        return requeueAfter(pass.next.waitMs);
     }
   }
 
@@ -138,5 +150,6 @@ export class GitLabCoreReconciler {
   private forget(key: string): void {
     this.statuses.forget(key);
     this.applied.forgetAll(`${key}|`);
+    this.hookMemory.forget(key);
   }
 }

@@ -18,6 +18,7 @@ import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import type { LiveObjects } from "./apply/live.js";
 import { type GitLabTargetConfig, parseGitLabConfig } from "./config.js";
 import { GitLabCoreReconciler, type ReleaseSource, type VersionPolicy } from "./reconciler.js";
+import { HOOK_ANNOTATION } from "./render/manifests.js";
 import { setupGitLabSecretsIfServed } from "./secrets/wiring.js";
 import type { ValuesSourceLookup } from "./values/index.js";
 import { defaultValues, defaultVersionPolicy, releaseSourceFromEnv } from "./wiring.js";
@@ -98,6 +99,33 @@ export function releaseKeysOf(o: KubeObject): string[] {
   return name && namespace ? [`${namespace}/${name}`] : [];
 }
 
+/** A hook (Helm's annotation): not one of the release's objects, whatever labels it carries. */
+const isHook = (o: KubeObject): boolean => o.metadata.annotations?.[HOOK_ANNOTATION] !== undefined;
+
+/**
+ * Changes to the release's objects wake their release. For a hook only an update does: that is a
+ * running hook Job's progress, which the pass waits for. Its creation and deletion are the pass's
+ * own doing (a failed run deletes its hooks by policy), and waking on them would start the next run
+ * at once, bypassing the failure backoff; a pass that deleted an earlier run's hook looks again on
+ * its own (hooks/exec.ts).
+ */
+export function watchRelease(controller: Controller, inf: Informer<KubeObject>): void {
+  // Each key once: a second add of a key a worker has just taken marks it dirty, and it would run
+  // again right after the pass, whatever the pass returned (a failure's backoff included).
+  const enqueue = (...objs: KubeObject[]) => {
+    for (const k of new Set(objs.flatMap(releaseKeysOf))) controller.queue.add(k);
+  };
+  inf.addHandler({
+    add: (o) => {
+      if (!isHook(o)) enqueue(o);
+    },
+    update: (o, n) => enqueue(o, n),
+    delete: (o) => {
+      if (!isHook(o)) enqueue(o);
+    },
+  });
+}
+
 export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<GitLabTargetConfig> {
   return {
     name: "gitlab",
@@ -128,7 +156,7 @@ export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<Gi
         inf.start();
         if (!watched.has(inf) && controller) {
           watched.add(inf);
-          controller.watchMapped(inf, releaseKeysOf);
+          watchRelease(controller, inf);
         }
         // A kind the operator may not list (RBAC) never syncs: the pass then reads and writes that
         // kind directly, so the refusal is reported as an apply failure instead of a silent wait.

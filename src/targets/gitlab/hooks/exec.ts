@@ -1,107 +1,207 @@
+import { GitLabHookRunAnnotation } from "../../../apis/gitlabcore-names.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { errorMessage, isNotFound } from "../../../runtime/errors.js";
+import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
-import type { KubeObject, ResourceType } from "../../../runtime/types.js";
-import { describeObject, poll, redactedError, waitUntilGone } from "../apply/objects.js";
+import { type KubeObject, objectKey, type ResourceType } from "../../../runtime/types.js";
+import type { LiveObjects } from "../apply/live.js";
+import { describeObject, redactedError } from "../apply/objects.js";
 import { FIELD_MANAGER } from "../apply/plan.js";
+import type { HookMemory } from "./memory.js";
 import { deletionsAfterFailure, deletionsAfterSuccess, hasPolicy, type PlannedHook } from "./plan.js";
 
+export { HookMemory } from "./memory.js";
+
 export interface HookRunOptions {
-  /** How long one hook (a Job, a Pod) may take before the pass fails. */
+  /** The run these hooks belong to (status.hookRun.id), stamped on each object created. */
+  runId: string;
+  /** The release's key: what the memory files this run under. */
+  release: string;
+  /** How long one hook (a Job, a Pod) may take from its creation before the run fails. */
   timeoutMs: number;
+  /** When to look again for a kind no watch covers (no informer): nothing else would wake the pass. */
+  pollMs: number;
+  /** Informers of the release's kinds; their watches wake the release when a hook changes. */
+  live?: LiveObjects | undefined;
+  memory: HookMemory;
+  now: () => Date;
   signal?: AbortSignal;
   log: Logger;
-  /** Observe-only: report what would run, create nothing. */
-  dryRun?: boolean;
 }
-
-export interface HookRunReport {
-  /** Hooks run, in order ("Kind namespace/name"). */
-  ran: string[];
-  /** The first hook that failed, and why (the rest did not run). */
-  failed?: { hook: string; error: string };
-  /** Hooks deleted by their policy after the event ("Kind namespace/name"), in order. */
-  deleted: string[];
-}
-
-/** Thrown inside a hook run: the hook's own failure, as opposed to an API error. */
-class HookFailed extends Error {}
 
 /**
- * Runs one event's planned hooks as Helm's execHook does. Each hook in turn: its previous object
- * removed under before-hook-creation, created, waited for (a Job to completion, a Pod to success,
- * anything else is done once created). When one fails: it is deleted if it says hook-failed, the
- * hooks that succeeded before it are deleted if they say hook-succeeded, and the rest never run.
- * Only when every hook succeeded are the hook-succeeded ones deleted, last first, so a ConfigMap
- * hook that a later Job mounts is there until that Job is done. A hook with neither policy stays.
- * As in Helm, what a hook creates is not part of the release: it carries no owner reference, so
- * deleting the GitLabCore leaves what the policies keep (Helm's uninstall leaves it too), and
- * prune never deletes it (see prune/index.ts).
+ * Where one event's hooks stand after a look at them. Each hook completed in this look is named
+ * in `completed` (said once per run, however many passes see it).
  */
-export async function runHooks(
-  client: KubeClient,
-  owner: KubeObject,
-  hooks: readonly PlannedHook[],
-  opts: HookRunOptions,
-): Promise<HookRunReport> {
-  const report: HookRunReport = { ran: [], deleted: [] };
-  const created: (HookObject | undefined)[] = [];
-  const removeAll = async (which: readonly PlannedHook[], policy: string) => {
-    for (const planned of which) {
-      const obj = created[hooks.indexOf(planned)];
-      if (!obj) continue;
-      try {
-        await remove(client, obj, opts.signal);
-        report.deleted.push(describeObject(obj.object));
-        opts.log.info({ hook: describeObject(obj.object), policy }, "hook deleted");
-      } catch (e) {
-        if (opts.signal?.aborted) throw e;
-        opts.log.warn(
-          { hook: describeObject(obj.object), err: errorMessage(e) },
-          "could not delete the hook",
-        );
-      }
-    }
-  };
-  for (const [i, planned] of hooks.entries()) {
-    opts.signal?.throwIfAborted();
-    const name = describeObject(inNamespace(planned.hook.object, owner));
-    if (opts.dryRun) {
-      report.ran.push(name);
-      continue;
-    }
-    try {
-      const obj = await objectFor(client, owner, planned);
-      if (hasPolicy(planned, "before-hook-creation")) await remove(client, obj, opts.signal);
-      await client.apply(obj.type, obj.object, {
-        fieldManager: FIELD_MANAGER,
-        force: true,
-        signal: opts.signal,
-      });
-      created[i] = obj;
-      opts.log.info({ hook: name, weight: planned.hook.weight }, "hook started");
-      const { name: n, namespace } = obj.object.metadata;
-      await waitForHook(client, obj.type, n!, namespace, opts);
-      opts.log.info({ hook: name }, "hook completed");
-      report.ran.push(name);
-    } catch (e) {
-      if (opts.signal?.aborted) throw e;
-      const rendered = planned.hook.object;
-      const error = e instanceof HookFailed ? e.message : redactedError(rendered, e);
-      report.failed = { hook: name, error };
-      // A hook that could not even be created leaves nothing to delete (Helm returns at once).
-      if (created[i]) await removeAll(deletionsAfterFailure(hooks, i), "after a failure");
-      return report;
-    }
-  }
-  if (!opts.dryRun) await removeAll(deletionsAfterSuccess(hooks), "hook-succeeded");
-  return report;
-}
+export type HookProgress =
+  | { kind: "done"; completed: string[]; deleted: string[] }
+  /** A hook is running (or an old one is being deleted): look again in `afterMs` at the latest. */
+  | { kind: "waiting"; hook: string; afterMs: number; completed: string[] }
+  | { kind: "failed"; hook: string; error: string; completed: string[]; deleted: string[] };
 
 /** A hook as created: the object sent and the resource it is of. */
 interface HookObject {
   type: ResourceType;
   object: KubeObject;
+}
+
+type HookState = { done: true } | { done: false; failed?: string; ageMs?: number };
+
+/**
+ * One look at an event's hooks, run as Helm's execHook runs them, but never waiting inside the
+ * pass: each hook in order is found (the release's informers) or created, stamped with the run's
+ * id; a Job or Pod still running ends the look with `waiting`, and the watch on its kind brings
+ * the next pass when it changes. A hook from an earlier run is deleted first under
+ * before-hook-creation (the deletion's event brings the next pass, which creates it). When a hook
+ * fails or times out (counted from the object's creationTimestamp, so a restarted operator keeps
+ * the deadline): it is deleted if it says hook-failed, the hooks that succeeded before it are
+ * deleted if they say hook-succeeded, and the rest never run. Only when every hook succeeded are
+ * the hook-succeeded ones deleted, last first, so a ConfigMap hook a later Job mounts is there
+ * until that Job is done. A hook with neither policy stays. As in Helm, what a hook creates is
+ * not part of the release: no owner reference, so deleting the GitLabCore leaves what the
+ * policies keep, and prune never deletes it (see prune/index.ts).
+ */
+export async function advanceHooks(
+  client: KubeClient,
+  owner: KubeObject,
+  hooks: readonly PlannedHook[],
+  opts: HookRunOptions,
+): Promise<HookProgress> {
+  const completed: string[] = [];
+  const objects: (HookObject | undefined)[] = [];
+  opts.memory.startRun(opts.release, opts.runId);
+  for (const [i, planned] of hooks.entries()) {
+    opts.signal?.throwIfAborted();
+    const name = describeObject(inNamespace(planned.hook.object, owner));
+    let state: HookState;
+    let watched = false;
+    try {
+      const obj = await objectFor(client, owner, planned);
+      objects[i] = obj;
+      // A kind without an informer (none given, or one the operator may not list) has no watch.
+      const cache = opts.live ? await opts.live(obj.type) : undefined;
+      watched = cache !== undefined;
+      let live = await liveOf(client, obj, opts, name, cache);
+      if (live && live.metadata.annotations?.[GitLabHookRunAnnotation] !== opts.runId) {
+        // Another run's object (or one made by hand).
+        if (live.metadata.deletionTimestamp)
+          return { kind: "waiting", hook: name, afterMs: opts.pollMs, completed };
+        if (hasPolicy(planned, "before-hook-creation")) {
+          await deleteLive(client, obj.type, live);
+          opts.log.info({ hook: name }, "hook of an earlier run deleted before its creation");
+          return { kind: "waiting", hook: name, afterMs: opts.pollMs, completed };
+        }
+        live = undefined; // kept by its policy: applied over, as Helm's create would update it
+      }
+      if (!live) {
+        live = await client.apply(obj.type, stamped(obj.object, opts.runId), {
+          fieldManager: FIELD_MANAGER,
+          force: true,
+          signal: opts.signal,
+        });
+        opts.memory.created(opts.release, opts.runId, name, live.metadata.uid);
+        if (opts.memory.first(opts.release, opts.runId, "started", name))
+          opts.log.info({ hook: name, weight: planned.hook.weight }, "hook started");
+      }
+      state = stateOf(obj.type, live, opts);
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      // A hook that could not even be created or read: Helm returns at once, deleting nothing.
+      return {
+        kind: "failed",
+        hook: name,
+        error: redactedError(planned.hook.object, e),
+        completed,
+        deleted: [],
+      };
+    }
+    if (state.done) {
+      if (opts.memory.first(opts.release, opts.runId, "completed", name)) {
+        opts.log.info({ hook: name }, "hook completed");
+        completed.push(name);
+      }
+      continue;
+    }
+    if (state.failed === undefined) {
+      const left = opts.timeoutMs - (state.ageMs ?? 0);
+      // Watched: the Job's own events wake the pass; the requeue only keeps the deadline.
+      return {
+        kind: "waiting",
+        hook: name,
+        afterMs: Math.max(1, watched ? left : Math.min(left, opts.pollMs)),
+        completed,
+      };
+    }
+    const deleted = await removeAll(client, deletionsAfterFailure(hooks, i), hooks, objects, opts);
+    return { kind: "failed", hook: name, error: state.failed, completed, deleted };
+  }
+  const deleted = await removeAll(client, deletionsAfterSuccess(hooks), hooks, objects, opts);
+  return { kind: "done", completed, deleted };
+}
+
+/** What the hook says: a Job until Complete (or Failed=True), a Pod until Succeeded; anything else is done once there. */
+function stateOf(type: ResourceType, o: KubeObject, opts: HookRunOptions): HookState {
+  const isJob = type.group === "batch" && type.kind === "Job";
+  const isPod = type.group === "" && type.kind === "Pod";
+  if (!isJob && !isPod) return { done: true };
+  const status = (o as JobLike).status;
+  const name = o.metadata.name;
+  if (isJob) {
+    const c = status?.conditions ?? [];
+    if (c.some((x) => x.type === "Complete" && x.status === "True")) return { done: true };
+    const failed = c.find((x) => x.type === "Failed" && x.status === "True");
+    if (failed)
+      return {
+        done: false,
+        failed: `Job ${name} failed: ${failed.reason ?? ""} ${failed.message ?? ""}`.trim(),
+      };
+  } else {
+    if (status?.phase === "Succeeded") return { done: true };
+    if (status?.phase === "Failed") return { done: false, failed: `Pod ${name} failed` };
+  }
+  const created = Date.parse(o.metadata.creationTimestamp ?? "");
+  const ageMs = Number.isNaN(created) ? 0 : opts.now().getTime() - created;
+  if (ageMs >= opts.timeoutMs)
+    return {
+      done: false,
+      ageMs,
+      failed: `timed out after ${opts.timeoutMs / 1000} s waiting for hook ${type.kind} ${name}`,
+    };
+  return { done: false, ageMs };
+}
+
+interface JobLike extends KubeObject {
+  status?: {
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    phase?: string;
+  };
+}
+
+/**
+ * The hook as the cluster has it: from the release's informer of its kind (no request), or read
+ * when there is no informer, or when the informer has not yet seen the object this run created.
+ */
+async function liveOf(
+  client: KubeClient,
+  obj: HookObject,
+  opts: HookRunOptions,
+  name: string,
+  cache: Informer<KubeObject> | undefined,
+): Promise<KubeObject | undefined> {
+  const made = opts.memory.createdUid(opts.release, opts.runId, name);
+  if (cache) {
+    const cached = cache.get(objectKey(obj.object));
+    if (made === undefined || cached?.metadata.uid === made) return cached;
+  }
+  const { name: n, namespace } = obj.object.metadata;
+  return client.getOrUndefined(obj.type, n!, namespace);
+}
+
+function stamped(o: KubeObject, runId: string): KubeObject {
+  return {
+    ...o,
+    metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, [GitLabHookRunAnnotation]: runId } },
+  };
 }
 
 function inNamespace(rendered: KubeObject, owner: KubeObject): KubeObject {
@@ -124,57 +224,44 @@ async function objectFor(client: KubeClient, owner: KubeObject, planned: Planned
   return { type, object: obj };
 }
 
-/** Deletes the object (pods of a Job too, in the background) and waits until it is gone. */
-async function remove(client: KubeClient, hook: HookObject, signal?: AbortSignal) {
-  const { type, object: obj } = hook;
-  const live = await client.getOrUndefined(type, obj.metadata.name!, obj.metadata.namespace);
-  if (!live?.metadata.uid) return;
+/** Deletes this very object (a newer one of the same name is left alone), its pods in the background. */
+async function deleteLive(client: KubeClient, type: ResourceType, live: KubeObject): Promise<void> {
   try {
-    await client.delete(type, obj.metadata.name!, obj.metadata.namespace, {
-      preconditions: { uid: live.metadata.uid },
+    await client.delete(type, live.metadata.name!, live.metadata.namespace, {
+      preconditions: live.metadata.uid ? { uid: live.metadata.uid } : undefined,
       propagationPolicy: "Background",
     });
   } catch (e) {
-    if (isNotFound(e)) return;
-    throw e;
+    if (!isNotFound(e)) throw e;
   }
-  await waitUntilGone(client, type, obj.metadata, live.metadata.uid, signal);
 }
 
-interface JobLike extends KubeObject {
-  status?: {
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    phase?: string;
-  };
-}
-
-/** A Job until Complete (or Failed), a Pod until Succeeded (or Failed); any other kind is done once created. */
-async function waitForHook(
+/**
+ * Deletes the hooks a policy names, in the order given, without waiting for them to go: nothing
+ * later in the pass needs them gone, and the next run's before-hook-creation handles a straggler.
+ */
+async function removeAll(
   client: KubeClient,
-  type: ResourceType,
-  name: string,
-  namespace: string | undefined,
+  which: readonly PlannedHook[],
+  hooks: readonly PlannedHook[],
+  objects: readonly (HookObject | undefined)[],
   opts: HookRunOptions,
-): Promise<void> {
-  const isJob = type.group === "batch" && type.kind === "Job";
-  const isPod = type.group === "" && type.kind === "Pod";
-  if (!isJob && !isPod) return;
-  await poll(
-    async () => {
-      const o = await client.getOrUndefined<JobLike>(type, name, namespace);
-      if (!o) throw new HookFailed(`${type.kind} ${name} disappeared before it finished`);
-      if (isJob) {
-        const c = o.status?.conditions ?? [];
-        if (c.some((x) => x.type === "Complete" && x.status === "True")) return true;
-        const failed = c.find((x) => x.type === "Failed" && x.status === "True");
-        if (failed)
-          throw new HookFailed(`Job ${name} failed: ${failed.reason ?? ""} ${failed.message ?? ""}`.trim());
-        return undefined;
-      }
-      if (o.status?.phase === "Succeeded") return true;
-      if (o.status?.phase === "Failed") throw new HookFailed(`Pod ${name} failed`);
-      return undefined;
-    },
-    { timeoutMs: opts.timeoutMs, intervalMs: 1000, signal: opts.signal, what: `hook ${type.kind} ${name}` },
-  );
+): Promise<string[]> {
+  const deleted: string[] = [];
+  for (const planned of which) {
+    const obj = objects[hooks.indexOf(planned)];
+    if (!obj) continue;
+    const name = describeObject(obj.object);
+    try {
+      const live = await liveOf(client, obj, opts, name, opts.live ? await opts.live(obj.type) : undefined);
+      if (!live || live.metadata.annotations?.[GitLabHookRunAnnotation] !== opts.runId) continue;
+      await deleteLive(client, obj.type, live);
+      deleted.push(name);
+      opts.log.info({ hook: name }, "hook deleted");
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      opts.log.warn({ hook: name, err: errorMessage(e) }, "could not delete the hook");
+    }
+  }
+  return deleted;
 }

@@ -4,15 +4,24 @@ import type { ApplyReport } from "../apply/exec.js";
 import type { AppliedMemory } from "../apply/live.js";
 import type { planApply } from "../apply/plan.js";
 import type { Rendered } from "../apply/rendered.js";
+import type { HookMemory } from "../hooks/exec.js";
 import type { planHooks } from "../hooks/plan.js";
 import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
+import type { MigrationsRetry } from "../status/migrations.js";
 import type { PassOutcome, UpgradeBlock } from "../status/plan.js";
 import type { MigrationsState } from "../status/version.js";
 
-/** What a pass ends with: the outcome status reports, and when to look again. */
+/**
+ * What a pass ends with: the outcome status reports, and when to look again: the quiet resync, the
+ * upgrade's step interval, the runtime's failure backoff (`retry`, counted as an error), or at the
+ * latest after `waitMs` while something the pass started runs (a hook Job: its watch wakes the
+ * pass sooner).
+ */
 export interface Pass {
   outcome: PassOutcome;
-  next: "resync" | "step" | "retry" | "tracking-retry";
+  next: "resync" | "step" | "retry" | { waitMs: number };
+  /** The pass already wrote this outcome as its status (a waiting hook run): nothing more to write. */
+  written?: boolean;
 }
 
 export type FailedStage = "version" | "chart" | "render" | "preflight" | "hooks" | "apply";
@@ -30,8 +39,11 @@ export interface PassState {
   readonly observe: boolean;
   readonly deps: GitLabReconcilerDeps;
   readonly applied: AppliedMemory;
-  /** Writes an interim status while the pass goes on (hooks can take minutes). */
+  /** Writes an interim status while the pass goes on (before it creates the first hook of a run). */
   readonly progress: (outcome: PassOutcome) => Promise<void>;
+  /** What this process said of each hook run (logs, metrics once per hook). */
+  readonly hookMemory: HookMemory;
+  readonly now: () => Date;
   /**
    * version, step, preflight: why the upgrade this pass was asked for cannot go ahead. The pass
    * then converges the deployed version instead (see {@link holdUpgrade}).
@@ -44,6 +56,8 @@ export interface PassState {
   /** step: the chart this pass applies (the target, or the next minor on the way). */
   step?: string;
   migrations?: MigrationsState;
+  /** The gating Job that retries, when migrations is "retrying". */
+  migrationsRetry?: MigrationsRetry | undefined;
   upgradePass?: boolean;
   /** render */
   render?: Rendered;
@@ -89,18 +103,15 @@ export interface Stage {
   run(p: PassState): Promise<Pass | undefined>;
 }
 
-/** The pass ends failed at `stage`; a version that follows the repository is retried slowly. */
+/** The pass ends failed at `stage`: retried with the runtime's failure backoff. */
 export function fail(
-  p: PassState,
+  _p: PassState,
   stage: FailedStage,
   reason: string,
   message: string,
   extra: Partial<Extract<PassOutcome, { kind: "failed" }>> = {},
 ): Pass {
-  return {
-    outcome: { kind: "failed", stage, reason, message, ...extra },
-    next: stage === "version" && p.obj.spec.version.type !== "Static" ? "tracking-retry" : "retry",
-  };
+  return { outcome: { kind: "failed", stage, reason, message, ...extra }, next: "retry" };
 }
 
 /** The reason a release source attached to its error, or the stage's own. */

@@ -1,14 +1,26 @@
+import type { GitLabCoreStatus } from "../../../apis/gitlabcore.js";
 import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import { describeObject } from "../apply/objects.js";
-import { runHooks } from "../hooks/exec.js";
-import { type HookEvent, hookEventFor, hooksDue, planHooks, postHookEventFor } from "../hooks/plan.js";
+import { advanceHooks } from "../hooks/exec.js";
+import {
+  type HookEvent,
+  hookEventFor,
+  hooksDue,
+  type PlannedHook,
+  planHooks,
+  postHookEventFor,
+} from "../hooks/plan.js";
 import { hooksRun } from "../metrics.js";
-import { fail, type PassState, type Stage } from "./context.js";
+import type { PassOutcome } from "../status/plan.js";
+import { fail, type Pass, type PassState, type Stage } from "./context.js";
+
+export type HookRun = NonNullable<GitLabCoreStatus["hookRun"]>;
 
 /**
  * The pre hooks, once per release. Helm runs post-install/post-upgrade hooks once the release's
  * objects are applied; a release with some is complete only after them, so they are planned here
- * and run by `postHooks`. Observe-only lists what would run.
+ * and run by `postHooks`. Observe-only lists what would run. A run spans passes: while a hook Job
+ * runs the pass ends waiting, and the Job's watch brings the next one.
  */
 export const preHooks: Stage = {
   name: "hooks",
@@ -18,14 +30,18 @@ export const preHooks: Stage = {
     p.postHooks = planHooks(render.hooks, postHookEventFor(deployed));
     p.hooksDue = hooksDue(p.status, p.obj.metadata.generation, render.chart.version);
     if (!p.hooksDue) return undefined;
-    const plan = planHooks(render.hooks, hookEventFor(deployed));
+    const event = hookEventFor(deployed);
+    const plan = planHooks(render.hooks, event);
     if (p.observe) {
       for (const h of [...plan.run, ...p.postHooks.run])
         p.wouldHook.push(`${h.hook.object.kind} ${h.hook.object.metadata.name}`);
       return undefined;
     }
-    const failed = await run(p, plan.run, hookEventFor(deployed));
-    if (failed) return failed;
+    // The run already reached the post hooks (a pass that waited for them): the pre hooks are done.
+    if (!sameRun(p.status.hookRun, p, postHookEventFor(deployed))) {
+      const ended = await run(p, plan.run, event);
+      if (ended) return ended;
+    }
     p.hooksRan = true;
     if (plan.excluded.length)
       p.log.info(
@@ -47,36 +63,74 @@ export const postHooks: Stage = {
   },
 };
 
+/** Whether the recorded run is this release's run of `event` for this chart and generation. */
+function sameRun(r: HookRun | undefined, p: PassState, event: HookEvent): r is HookRun {
+  return (
+    r !== undefined &&
+    r.event === event &&
+    r.chartVersion === p.render!.chart.version &&
+    r.generation === (p.obj.metadata.generation ?? 0)
+  );
+}
+
+/**
+ * One look at an event's hooks. A new run gets an id, written to status (with HooksRunning) before
+ * its first hook is created, so a restarted operator finds the hooks it created by that id instead
+ * of creating them again. Ends the pass while a hook runs (waiting) or when one failed.
+ */
 async function run(
   p: PassState,
-  hooks: ReturnType<typeof planHooks>["run"],
+  hooks: readonly PlannedHook[],
   event: HookEvent,
   extra: { renderedKinds?: string[] } = {},
-) {
-  // A hook may run for minutes: the status says so before the wait, not after it.
-  if (hooks.length)
-    await p.progress({
-      kind: "hooks",
-      event,
-      chartVersion: p.render!.chart.version,
-      targetVersion: p.target,
-      upgrading: p.upgradePass === true,
-      hooks: hooks.map((h) => describeObject(inNamespace(h.hook.object, p.release.namespace))),
-    });
-  const result = await runHooks(p.deps.client, p.obj, hooks, {
+): Promise<Pass | undefined> {
+  if (!hooks.length) return undefined;
+  const generation = p.obj.metadata.generation ?? 0;
+  const recorded = p.status.hookRun;
+  const hookRun: HookRun = sameRun(recorded, p, event)
+    ? recorded
+    : {
+        id: `${generation}-${p.now().getTime().toString(36)}`,
+        event,
+        chartVersion: p.render!.chart.version,
+        generation,
+      };
+  const waiting: PassOutcome = {
+    kind: "hooks",
+    event,
+    chartVersion: p.render!.chart.version,
+    targetVersion: p.target,
+    upgrading: p.upgradePass === true,
+    hooks: hooks.map((h) => describeObject(inNamespace(h.hook.object, p.release.namespace))),
+    hookRun,
+  };
+  // A hook may run for minutes: the status says so before the first hook exists (unchanged on
+  // later passes of the run, so nothing is written then).
+  await p.progress(waiting);
+  const progress = await advanceHooks(p.deps.client, p.obj, hooks, {
+    runId: hookRun.id,
+    release: `${p.release.namespace}/${p.release.name}`,
     timeoutMs: p.deps.settings.hookTimeoutMs,
+    pollMs: p.deps.settings.stepRequeueMs,
+    live: p.deps.live,
+    memory: p.hookMemory,
+    now: p.now,
     signal: p.signal,
     log: p.log,
   });
-  hooksRun.inc(
-    { outcome: result.failed ? "failed" : "succeeded" },
-    result.ran.length + (result.failed ? 1 : 0),
-  );
-  if (!result.failed) return undefined;
-  return fail(p, "hooks", R.HooksFailed, `hook ${result.failed.hook}: ${result.failed.error}`, {
-    targetVersion: p.target,
-    ...extra,
-  });
+  if (progress.completed.length) hooksRun.inc({ outcome: "succeeded" }, progress.completed.length);
+  switch (progress.kind) {
+    case "done":
+      return undefined;
+    case "waiting":
+      return { outcome: waiting, next: { waitMs: progress.afterMs }, written: true };
+    case "failed":
+      hooksRun.inc({ outcome: "failed" });
+      return fail(p, "hooks", R.HooksFailed, `hook ${progress.hook}: ${progress.error}`, {
+        targetVersion: p.target,
+        ...extra,
+      });
+  }
 }
 
 function inNamespace<T extends { metadata: { namespace?: string } }>(o: T, namespace: string): T {

@@ -1,6 +1,7 @@
 import type { GitLabCore } from "../../../apis/gitlabcore.js";
 import type { Logger } from "../../../runtime/log.js";
 import type { AppliedMemory } from "../apply/live.js";
+import { HookMemory } from "../hooks/exec.js";
 import type { GitLabReconcilerDeps } from "../ports.js";
 import type { PassOutcome } from "../status/plan.js";
 import { applyRelease } from "./apply.js";
@@ -35,6 +36,9 @@ export async function runPass(
   input: {
     deps: GitLabReconcilerDeps;
     applied: AppliedMemory;
+    /** Kept across passes by the reconciler; a fresh one when not given. */
+    hookMemory?: HookMemory;
+    now?: () => Date;
     log: Logger;
     signal: AbortSignal;
     /** Writes an interim status (before hooks run); nothing when not given. */
@@ -51,6 +55,8 @@ export async function runPass(
     observe: input.deps.settings.observeOnly === true,
     deps: input.deps,
     applied: input.applied,
+    hookMemory: input.hookMemory ?? new HookMemory(),
+    now: input.now ?? (() => new Date()),
     progress: input.progress ?? (async () => {}),
     hooksRan: false,
     wouldHook: [],

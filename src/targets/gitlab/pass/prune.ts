@@ -43,12 +43,13 @@ async function observed(p: PassState): Promise<Pass> {
 
 /**
  * A held upgrade is looked at again with the resync; one whose version follows the repository and
- * could not be resolved waits as a failed resolution does, so the index is not asked every resync.
- * Objects deleted or edited by hand wake the pass anyway.
+ * could not be resolved is a failure the runtime retries with its backoff (and counts), as a failed
+ * resolution is, so the index is not asked every resync. Objects deleted or edited by hand wake
+ * the pass anyway.
  */
 function nextAfter(p: PassState, otherwise: Pass["next"]): Pass["next"] {
   const unresolved = p.blocked && p.target === undefined && p.obj.spec.version.type !== "Static";
-  return unresolved ? "tracking-retry" : otherwise;
+  return unresolved ? "retry" : otherwise;
 }
 
 async function applied(p: PassState): Promise<Pass> {
@@ -79,8 +80,10 @@ async function applied(p: PassState): Promise<Pass> {
       workloads: workloadReadiness(p.report!.live),
       stepping,
       migrations: p.migrations,
+      migrationsRetry: p.migrationsRetry,
       clickHouseEnabled: p.clickHouseEnabled ?? false,
     },
-    next: stepping || p.migrations === "running" ? "step" : nextAfter(p, "resync"),
+    next:
+      stepping || p.migrations === "running" || p.migrations === "retrying" ? "step" : nextAfter(p, "resync"),
   };
 }

@@ -1,8 +1,11 @@
 import { GitLabConfigSourceLabel, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import { JOB } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
-import { releaseSelector } from "../apply/plan.js";
-import { migrationsState, TARGET_VERSION_LABEL } from "../status/version.js";
+import type { KubeObject } from "../../../runtime/types.js";
+import { releaseLabels, releaseSelector } from "../apply/plan.js";
+import { HOOK_ANNOTATION } from "../render/manifests.js";
+import { type MigrationsJob, migrationsGate } from "../status/migrations.js";
+import { BATCHED_CHECK_LABEL, TARGET_VERSION_LABEL } from "../status/version.js";
 import { holdUpgrade, type PassState, reasonOf, type Stage } from "./context.js";
 
 /**
@@ -57,7 +60,8 @@ export const resolveVersion: Stage = {
 
 /**
  * Which chart this pass applies: the target, or the next minor on the way to it; the deployed one
- * again while the previous step's batched migrations run or failed.
+ * again while the previous step's migrations Jobs (pre-deployment, migrations, batched migrations
+ * wait) run, retry or failed.
  */
 export const chooseStep: Stage = {
   name: "step",
@@ -67,9 +71,15 @@ export const chooseStep: Stage = {
     const deployed = p.status.version;
     p.step = target;
     if (deployed && deployed !== target) {
-      if (!p.obj.spec.upgrade?.skipBatchedMigrationCheck && p.status.gitlabVersion)
-        p.migrations = await migrationsOf(p, p.status.gitlabVersion);
-      if (p.migrations === "running" || p.migrations === "failed") p.step = deployed;
+      if (p.status.gitlabVersion) {
+        const gate = migrationsGate(await migrationJobs(p, p.status.gitlabVersion), {
+          skipBatched: p.obj.spec.upgrade?.skipBatchedMigrationCheck === true,
+        });
+        p.migrations = gate.state;
+        p.migrationsRetry = gate.retry;
+      }
+      if (p.migrations === "running" || p.migrations === "retrying" || p.migrations === "failed")
+        p.step = deployed;
       else {
         const path = p.deps.versions.path(deployed, target, p.available!);
         if ("error" in path) return holdUpgrade(p, "version", path.reason, path.error);
@@ -85,10 +95,28 @@ export const chooseStep: Stage = {
   },
 };
 
-async function migrationsOf(p: PassState, gitlabVersion: string) {
-  const list = await p.deps.client.list(JOB, {
-    namespace: p.release.namespace,
-    labelSelector: `${releaseSelector(p.release)},${TARGET_VERSION_LABEL}=${gitlabVersion}`,
-  });
-  return migrationsState(list.items as { status?: { conditions?: { type: string; status: string }[] } }[]);
+/**
+ * The release's Jobs for a GitLab version (the label the chart stamps; the wait Job by its own
+ * label), hooks aside: from the release's Job informer, whose watch wakes the release as they
+ * progress, else listed.
+ */
+async function migrationJobs(p: PassState, gitlabVersion: string): Promise<MigrationsJob[]> {
+  const cache = p.deps.live ? await p.deps.live(JOB) : undefined;
+  const labels = releaseLabels(p.release);
+  const items: KubeObject[] = cache
+    ? cache
+        .list(p.release.namespace)
+        .filter((j) => Object.entries(labels).every(([k, v]) => j.metadata.labels?.[k] === v))
+    : (
+        await p.deps.client.list(JOB, {
+          namespace: p.release.namespace,
+          labelSelector: releaseSelector(p.release),
+        })
+      ).items;
+  return items.filter((j) => {
+    const l = j.metadata.labels ?? {};
+    if (j.metadata.annotations?.[HOOK_ANNOTATION] !== undefined) return false;
+    const v = l[TARGET_VERSION_LABEL];
+    return v === gitlabVersion || (l[BATCHED_CHECK_LABEL] !== undefined && v === undefined);
+  }) as MigrationsJob[];
 }

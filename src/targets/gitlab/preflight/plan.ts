@@ -1,6 +1,6 @@
 import { groupOf } from "../../../runtime/ownership.js";
 import type { RenderedObject } from "../apply/rendered.js";
-import { TARGET_VERSION_LABEL } from "../status/version.js";
+import { BATCHED_CHECK_LABEL, TARGET_VERSION_LABEL } from "../status/version.js";
 
 // Spec 001, "Preflight": the dry run applies what the first pass of an upgrade applies, the gated
 // workloads paused and the pre-migrations Job. The gated workloads are the ones that run GitLab's
@@ -87,9 +87,10 @@ export function planPreflight(planned: readonly RenderedObject[]): PreflightPlan
     const component = componentOf(o);
     const workload = isKind(o, "apps", "Deployment") || isKind(o, "apps", "StatefulSet");
     // Chart 10.3 and later label the migrations Job with the version it migrates to; earlier ones
-    // are known by their component.
+    // are known by their component. The batched migrations wait Job shares both: left out.
     const migrations =
       isKind(o, "batch", "Job") &&
+      o.metadata.labels?.[BATCHED_CHECK_LABEL] === undefined &&
       (component === MIGRATIONS_COMPONENT || o.metadata.labels?.[TARGET_VERSION_LABEL] !== undefined);
     if (workload && component !== undefined && GATED_COMPONENTS.includes(component)) {
       objects.push(paused(o));

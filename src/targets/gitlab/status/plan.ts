@@ -6,6 +6,7 @@ import {
   findCondition,
   setCondition,
 } from "../../../runtime/conditions.js";
+import { type MigrationsRetry, retryMessage, retryReason } from "./migrations.js";
 import type { MigrationsState } from "./version.js";
 import type { Readiness } from "./workloads.js";
 
@@ -43,6 +44,8 @@ export type PassOutcome =
       /** The hooks are an upgrade step's (not an install's, nor a rerun of the deployed chart's). */
       upgrading: boolean;
       hooks: string[];
+      /** The run in progress, recorded so later passes (and a restarted operator) continue it. */
+      hookRun: NonNullable<GitLabCoreStatus["hookRun"]>;
     }
   | {
       kind: "observed";
@@ -78,8 +81,10 @@ export type PassOutcome =
       clickHouseEnabled?: boolean;
       /** A multi-minor upgrade stopped short of the target: more steps follow. */
       stepping: boolean;
-      /** The previous step's batched migrations, when an upgrade waits for them. */
+      /** The previous step's migrations Jobs, when an upgrade waits for them. */
       migrations?: MigrationsState;
+      /** The gating Job that retries, when migrations is "retrying". */
+      migrationsRetry?: MigrationsRetry | undefined;
     };
 
 export interface StatusEvent {
@@ -136,6 +141,7 @@ export function planStatus(
   if (outcome.kind === "hooks") {
     // An interim report: the conditions this pass has not decided yet stay as they are.
     if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
+    status.hookRun = outcome.hookRun;
     phase = outcome.upgrading ? "Upgrading" : "Preparing";
     inputs.push(
       cond(
@@ -178,6 +184,8 @@ export function planStatus(
           ),
     );
   } else if (outcome.kind === "failed") {
+    // A failed pass ends the hook run: the next one starts a new run (Helm's rerun of the event).
+    delete status.hookRun;
     if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
     if (outcome.renderedKinds) status.renderedKinds = outcome.renderedKinds;
     phase = "Failed";
@@ -198,6 +206,7 @@ export function planStatus(
     inputs.push(cond(C.Upgradeable, false, outcome.reason, outcome.message, g));
   } else {
     const o = outcome;
+    delete status.hookRun;
     if (o.targetVersion) status.targetVersion = o.targetVersion;
     status.version = o.chartVersion;
     if (o.gitlabVersion) status.gitlabVersion = o.gitlabVersion;
@@ -232,9 +241,16 @@ export function planStatus(
       inputs.push(cond(C.Upgradeable, false, o.blocked.reason, o.blocked.message, g));
     } else if (o.migrations === "failed") {
       phase = "Failed";
-      const m = `the batched migrations of GitLab ${o.gitlabVersion ?? o.chartVersion} failed; the upgrade to ${o.targetVersion} waits`;
+      const m = `the migrations Jobs of GitLab ${o.gitlabVersion ?? o.chartVersion} failed; the upgrade to ${o.targetVersion} waits`;
       inputs.push(cond(C.Upgradeable, false, R.MigrationsJobFailed, m, g));
       inputs.push(cond(C.Progressing, false, R.MigrationsJobFailed, m, g));
+    } else if (o.migrations === "retrying" && o.migrationsRetry) {
+      // Not failed until Failed=True: the step keeps waiting, and says which Job retries and why.
+      phase = "Upgrading";
+      const r = o.migrationsRetry;
+      const m = retryMessage(r);
+      inputs.push(cond(C.Progressing, true, retryReason(r), m, g));
+      inputs.push(cond(C.Upgradeable, false, retryReason(r), m, g));
     } else if (o.stepping || waitingMigrations) {
       phase = "Upgrading";
       const m = waitingMigrations

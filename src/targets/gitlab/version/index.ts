@@ -4,7 +4,6 @@ export {
   type ResolveInput,
   resolveTargetVersion,
   SUPPORTED_MINORS,
-  TRACKING_RETRY_MS,
   tracksRepository,
   type VersionFailureReason,
 } from "./resolve.js";

@@ -29,9 +29,6 @@ import {
 /** Minors GitLab supports at once: the current one and the two before it (security backports). */
 export const SUPPORTED_MINORS = 3;
 
-/** How often an instance whose type follows the repository retries after a failed resolution. */
-export const TRACKING_RETRY_MS = 10 * 60_000;
-
 export type VersionFailureReason = "VersionUnresolved" | "DowngradeRefused";
 
 export interface ResolveInput {
@@ -61,7 +58,7 @@ export type Resolution =
       error: string;
     };
 
-/** Whether the type follows a chart list (and so retries every TRACKING_RETRY_MS after a failure). */
+/** Whether the type follows a chart list (a failed resolution may clear when the list changes). */
 export const tracksRepository = (spec: GitLabVersion): boolean => spec.type !== "Static";
 
 const fail = (reason: VersionFailureReason, field: string, error: string): Resolution => ({

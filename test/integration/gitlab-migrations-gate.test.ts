@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../src/apis/gitlabcore-names.js";
+import { JOB } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import type { Rendered, RenderedObject } from "../../src/targets/gitlab/apply/rendered.js";
+import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import {
+  applyGitLab,
+  conditionOf,
+  gitlabCore,
+  installGitLabCrds,
+  type RunningGitLab,
+  startGitLabTarget,
+  waitForGitLab,
+} from "../support/gitlab.js";
+import { clientFor, freshNamespace } from "../support/kube.js";
+
+// An upgrade step gates on three Jobs of the deployed GitLab version (GitLab's "Migrations Job
+// failures" and "Batched background migrations" specs): the pre-deployment migrations, the
+// migrations, the batched background migrations wait. No Job controller runs on the shared API
+// server: the test writes each Job's status as the controller would, and the operator's Job watch
+// must carry every change to the status it reports.
+
+const TARGET = "gitlab.com/target-version";
+const BATCHED = "gitlab.com/batched-background-migrations-check";
+const APP = { "1.0.0": "19.0.0", "1.1.0": "19.1.0" } as const;
+
+function renderFor(release: string, ns: string, version: "1.0.0" | "1.1.0"): Rendered {
+  const labels = (extra: Record<string, string>) => ({
+    [GitLabReleaseNameLabel]: release,
+    [GitLabReleaseNamespaceLabel]: ns,
+    app: "migrations",
+    [TARGET]: APP[version],
+    ...extra,
+  });
+  const job = (
+    name: string,
+    container: string,
+    extra: Record<string, string>,
+    pre = false,
+  ): RenderedObject => ({
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: `${release}-${name}-${version.replaceAll(".", "-")}`,
+      namespace: ns,
+      labels: labels(extra),
+    },
+    spec: {
+      backoffLimit: 2,
+      template: {
+        spec: {
+          restartPolicy: "Never",
+          containers: [
+            {
+              name: container,
+              image: "busybox:1.36",
+              command: ["true"],
+              ...(pre ? { env: [{ name: "SKIP_POST_DEPLOYMENT_MIGRATIONS", value: "true" }] } : {}),
+            },
+          ],
+        },
+      },
+    },
+  });
+  return {
+    chart: { name: "gitlab", version, appVersion: APP[version], digest: version },
+    objects: [
+      job("pre", "migrations", {}, true),
+      job("migrations", "migrations", {}),
+      job("bbm-wait", "wait", { [BATCHED]: "true" }),
+    ],
+    hooks: [],
+  };
+}
+
+const source = (): ReleaseSource => ({
+  capabilities: async () => ({ kubeVersion: "v1.37.2", apiVersions: ["v1", "batch/v1"] }),
+  versions: async () => ["1.0.0", "1.1.0"],
+  render: async (req) => renderFor(req.releaseName, req.namespace, req.version as "1.0.0" | "1.1.0"),
+});
+
+/** When each Job started: the API server keeps status.startTime once set. */
+const started = new Map<string, string>();
+
+/** The Job controller's status writes: failed pods so far, and the end when there is one. */
+async function jobStatus(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  s: { failed?: number; end?: "Complete" | "Failed" },
+) {
+  // Whole seconds, as the API server keeps them (a startTime sent again must be equal).
+  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const c = (type: string, reason: string) => ({
+    type,
+    status: "True",
+    reason,
+    message: reason,
+    lastProbeTime: now,
+    lastTransitionTime: now,
+  });
+  const conditions =
+    s.end === "Complete"
+      ? [c("SuccessCriteriaMet", "CompletionsReached"), c("Complete", "CompletionsReached")]
+      : s.end === "Failed"
+        ? [c("FailureTarget", "BackoffLimitExceeded"), c("Failed", "BackoffLimitExceeded")]
+        : undefined;
+  await client.applyStatus(
+    JOB,
+    {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name, namespace: ns },
+      status: {
+        startTime: started.get(name) ?? now,
+        ...(s.failed ? { failed: s.failed } : {}),
+        ...(s.end === "Complete" ? { completionTime: now, succeeded: 1 } : {}),
+        ...(conditions ? { conditions } : {}),
+      },
+    },
+    { fieldManager: "test-job-controller", force: true },
+  );
+  if (!started.has(name)) started.set(name, now);
+}
+
+describe("GitLabCore upgrade steps gate on the migrations Jobs", () => {
+  let client: KubeClient;
+  let ns: string;
+  let op: RunningGitLab;
+  const NAME = "mg";
+  const spec = (version: string, skip = false) =>
+    gitlabCore(ns, NAME, {
+      version: { type: "Static", version },
+      hostname: "gitlab.example.com",
+      upgrade: { skipBatchedMigrationCheck: skip },
+    });
+  const progressing = (reason: string, what: string) =>
+    waitForGitLab(client, ns, NAME, (g) => conditionOf(g, "Progressing")?.reason === reason, what, 60_000);
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installGitLabCrds(client, false);
+    ns = await freshNamespace(client, "gl-migrate");
+    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, source, {
+      requeueInterval: "2s",
+      stepInterval: "1s",
+    });
+  });
+  after(async () => {
+    await op?.stop();
+    client?.close();
+  });
+
+  it("each Job holds the step; a retry says which Job, how many attempts are left, and what to read", async () => {
+    await applyGitLab(client, spec("1.0.0"));
+    await waitForGitLab(client, ns, NAME, (g) => g.status?.version === "1.0.0", "1.0.0 applied", 60_000);
+    await applyGitLab(client, spec("1.1.0"));
+    const waiting = await progressing("MigrationsRunning", "the step waiting for 19.0.0's Jobs");
+    assert.equal(waiting.status?.version, "1.0.0");
+    assert.equal(waiting.status?.phase, "Upgrading");
+
+    const pre = `${NAME}-pre-1-0-0`;
+    const migrations = `${NAME}-migrations-1-0-0`;
+    const wait = `${NAME}-bbm-wait-1-0-0`;
+    await jobStatus(client, ns, pre, { failed: 1 });
+    const o1 = await progressing("RetryingPreMigrations", "the pre-deployment migrations retrying");
+    const m1 = conditionOf(o1, "Progressing")!;
+    assert.equal(m1.status, "True");
+    assert.equal(o1.status?.phase, "Upgrading");
+    assert.match(
+      m1.message,
+      new RegExp(`Job ${pre} is retrying: failed attempt 1 of 3 \\(backoffLimit 2\\), 2 left`),
+    );
+    assert.match(m1.message, new RegExp(`kubectl -n ${ns} logs job/${pre} -c migrations --previous$`));
+    assert.equal(conditionOf(o1, "Upgradeable")?.status, "False");
+
+    await jobStatus(client, ns, pre, { failed: 1, end: "Complete" });
+    await jobStatus(client, ns, migrations, { failed: 2 });
+    const o2 = await progressing("RetryingPostMigrations", "the migrations retrying");
+    assert.match(conditionOf(o2, "Progressing")!.message, /failed attempt 2 of 3 .*, 1 left/);
+
+    await jobStatus(client, ns, migrations, { failed: 2, end: "Complete" });
+    await jobStatus(client, ns, wait, { failed: 1 });
+    const o3 = await progressing("RetryingBatchedMigrationsCheck", "the batched migrations check retrying");
+    assert.match(conditionOf(o3, "Progressing")!.message, new RegExp(`logs job/${wait} -c wait --previous`));
+    assert.equal(o3.status?.version, "1.0.0", "still no step");
+
+    // Failed=True ends it: the step is held as failed, the deployed version kept.
+    await jobStatus(client, ns, wait, { failed: 3, end: "Failed" });
+    const failed = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => conditionOf(g, "Upgradeable")?.reason === "MigrationsJobFailed",
+      "MigrationsJobFailed",
+      60_000,
+    );
+    assert.equal(failed.status?.phase, "Failed");
+    assert.equal(failed.status?.version, "1.0.0");
+
+    // skipBatchedMigrationCheck leaves out the wait Job only: the other two completed, so the step goes.
+    await applyGitLab(client, spec("1.1.0", true));
+    const moved = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => g.status?.version === "1.1.0",
+      "1.1.0 applied",
+      60_000,
+    );
+    assert.equal(moved.status?.gitlabVersion, "19.1.0", "read off the migrations Job, not the wait Job");
+  });
+});
