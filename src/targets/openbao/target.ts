@@ -9,12 +9,14 @@ import {
 } from "../../runtime/builtin-types.js";
 import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
+import type { Informer } from "../../runtime/informer.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import { type KubeObject, objectKey, type ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
+import { refOf } from "./cluster-ref.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
-import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
+import { clusterNames, LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { ImageVerifier } from "./imageverify/verifier.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
@@ -89,17 +91,16 @@ function watchWhatAPassReads(
   manager: Manager,
   owned: { labelSelector: string; keepManagedFields: boolean },
   gatewayAPI: boolean,
-): void {
-  manager.informer(SECRET, { keepManagedFields: true });
-  for (const t of [
+): { secrets: Informer<KubeObject>; children: Informer<KubeObject>[] } {
+  const secrets = manager.informer<KubeObject>(SECRET, { keepManagedFields: true });
+  const children = [
     kind("", "Service", "services"),
     kind("networking.k8s.io", "NetworkPolicy", "networkpolicies"),
     kind("networking.k8s.io", "Ingress", "ingresses"),
     SERVICE_ACCOUNT,
     kind("rbac.authorization.k8s.io", "Role", "roles"),
     kind("rbac.authorization.k8s.io", "RoleBinding", "rolebindings"),
-  ])
-    manager.informer(t, owned);
+  ].map((t) => manager.informer<KubeObject>(t, owned));
   // Pods: OpenBao labels its own with its active/sealed/initialized state (service registration).
   manager.informer(POD, { labelSelector: LABEL_CLUSTER, prune: POD_PRUNING });
   manager.informer(PERSISTENT_VOLUME_CLAIM, { labelSelector: LABEL_CLUSTER });
@@ -120,6 +121,34 @@ function watchWhatAPassReads(
   if (gatewayAPI)
     for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
       manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
+  return { secrets, children };
+}
+
+/**
+ * The clusters a Secret concerns: those whose TLS, unseal key or root token it is. The owned ones
+ * (the operator's CA and server certificate) also wake their owner; this covers the Secrets a user
+ * or another controller keeps (External TLS, a restored unseal key), whose change a settled cluster
+ * must not wait for the resync to see.
+ */
+export function secretClusters(clusters: Informer<OpenBaoCluster>) {
+  return (secret: KubeObject): string[] => {
+    const ns = secret.metadata.namespace;
+    const name = secret.metadata.name;
+    if (!ns || !name) return [];
+    return clusters
+      .list(ns)
+      .filter((c) => {
+        const names = clusterNames(refOf(c));
+        const tls = c.spec?.tls;
+        return [
+          tls?.serverSecretName || names.serverSecret,
+          tls?.caSecretName || names.caSecret,
+          names.unsealKeySecret,
+          names.rootTokenSecret,
+        ].includes(name);
+      })
+      .map(objectKey);
+  };
 }
 
 /**
@@ -181,7 +210,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
-      watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
+      const read = watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
       // One verifier for the target: what the workload verified, a Job's image check finds cached.
       const imageVerifier = new ImageVerifier();
       const reconciler = new OpenBaoClusterReconciler({
@@ -214,6 +243,11 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       controller.watchOwned(statefulSets, OPENBAOCLUSTER);
       controller.watchOwned(configMaps, OPENBAOCLUSTER);
       controller.watchOwned(pdbs, OPENBAOCLUSTER);
+      // The other children and the Secrets a pass reads: a settled cluster is not resynced often
+      // (resync.ts), so a child edited or deleted by hand, or a TLS Secret replaced, wakes it.
+      for (const inf of read.children) controller.watchOwned(inf, OPENBAOCLUSTER);
+      controller.watchOwned(read.secrets, OPENBAOCLUSTER);
+      controller.watchMapped(read.secrets, secretClusters(clusters));
       // A server pod OpenBao relabels (it became active or standby, sealed or unsealed) or that
       // starts to go wakes its cluster: leader and seal state reach status without a poll.
       controller.watchMapped(

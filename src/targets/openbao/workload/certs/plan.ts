@@ -137,6 +137,8 @@ export interface StoredCa {
 export interface CaDecision {
   action: "keep" | "create" | "replace";
   reason: string;
+  /** A kept CA: epoch ms at which it is due for replacement (a pass should run by then). */
+  dueAt?: number;
 }
 
 /**
@@ -150,14 +152,17 @@ export function planCa(stored: StoredCa | undefined, rotationMs: number, now: Da
   if (!keyMatches(cert, stored.keyPem))
     return { action: "replace", reason: "the CA Secret's tls.key does not match its certificate" };
   if (!cert.ca) return { action: "replace", reason: "the CA Secret's certificate is not a CA" };
-  if (Date.parse(cert.validTo) - now.getTime() < 3 * rotationMs)
+  const dueAt = Date.parse(cert.validTo) - 3 * rotationMs;
+  if (now.getTime() > dueAt)
     return { action: "replace", reason: `the CA expires at ${new Date(cert.validTo).toISOString()}` };
-  return { action: "keep", reason: "the CA is current" };
+  return { action: "keep", reason: "the CA is current", dueAt };
 }
 
 export interface LeafDecision {
   action: "keep" | "issue";
   reason: string;
+  /** A kept leaf: epoch ms at which it is due for reissue (a pass should run by then). */
+  dueAt?: number;
 }
 
 export interface StoredLeaf {
@@ -190,12 +195,12 @@ export function planLeaf(
   const want = [...new Set(names.map(sanKey))].sort();
   const have = [...new Set(sanKeys(leaf))].sort();
   if (want.join(",") !== have.join(",")) return { action: "issue", reason: "the names to cover changed" };
-  const issuedAt = Date.parse(leaf.validFrom) + ISSUE_SLACK_MS;
+  const rotateAt = Date.parse(leaf.validFrom) + ISSUE_SLACK_MS + rotationMs;
+  const expiringAt = Date.parse(leaf.validTo) - rotationMs / 2;
   const t = now.getTime();
-  if (t >= issuedAt + rotationMs) return { action: "issue", reason: "the rotation period has passed" };
-  if (t >= Date.parse(leaf.validTo) - rotationMs / 2)
-    return { action: "issue", reason: "the certificate is close to expiry" };
-  return { action: "keep", reason: "the certificate is current" };
+  if (t >= rotateAt) return { action: "issue", reason: "the rotation period has passed" };
+  if (t >= expiringAt) return { action: "issue", reason: "the certificate is close to expiry" };
+  return { action: "keep", reason: "the certificate is current", dueAt: Math.min(rotateAt, expiringAt) };
 }
 
 function signedBy(leaf: X509Certificate, ca: X509Certificate): boolean {
