@@ -23,6 +23,7 @@ import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import type { WorkloadServices } from "./services.js";
+import type { StepDeps } from "./steps/index.js";
 import type { Tenancy } from "./tenant/follow.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 import { GATEWAY_GROUP, GATEWAY_VERSIONS } from "./workload/network/reconcile.js";
@@ -170,8 +171,12 @@ async function tenantMode(
 /**
  * The openbao target: the OpenBaoCluster workload controller. `services` replaces the certificate,
  * configuration, networking and identity services (tests); by default the real ones are loaded.
+ * `baoClient` replaces how the workload reaches a pod's OpenBao (tests with a stand-in OpenBao).
  */
-export function openbaoTarget(services?: WorkloadServices): TargetDefinition<OpenBaoTargetConfig> {
+export function openbaoTarget(
+  services?: WorkloadServices,
+  seams: Pick<StepDeps, "baoClient"> = {},
+): TargetDefinition<OpenBaoTargetConfig> {
   return {
     name: "openbao",
     parseConfig: parseOpenBaoConfig,
@@ -214,6 +219,7 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       // One verifier for the target: what the workload verified, a Job's image check finds cached.
       const imageVerifier = new ImageVerifier();
       const reconciler = new OpenBaoClusterReconciler({
+        ...seams,
         imageVerifier,
         client: manager.client,
         reader: manager.reader,
