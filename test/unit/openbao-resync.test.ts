@@ -8,6 +8,7 @@ import { postureOf } from "../../src/targets/openbao/profile/posture.js";
 import { nextWarningAt, WARNING_EVERY_MS } from "../../src/targets/openbao/profile/warnings.js";
 import { nextPassMs, OBSERVE_EVERY_MS } from "../../src/targets/openbao/resync.js";
 import { secretClusters } from "../../src/targets/openbao/target.js";
+import { parseCertificates } from "../../src/targets/openbao/workload/certs/pem.js";
 import {
   caValidityMs,
   leafValidityMs,
@@ -136,5 +137,24 @@ describe("openbao resync: Secrets that wake a settled cluster", () => {
     assert.deepEqual(map(secret("b-tls-server")), []);
     assert.deepEqual(map(secret("unrelated")), []);
     assert.deepEqual(map(secret("a-tls-server", "elsewhere")), []);
+  });
+});
+
+describe("openbao certificates: checked once per Secret content", () => {
+  it("parses the same PEM once, and still tells a key that does not match", () => {
+    const t0 = new Date(now);
+    const ca = createCertificateAuthority("ca", t0, caValidityMs(HOUR));
+    const first = parseCertificates(ca.certPem);
+    assert.ok(first && first.length === 1);
+    assert.equal(parseCertificates(ca.certPem), first, "the same parsed certificates");
+    const other = createCertificateAuthority("other", t0, caValidityMs(HOUR));
+    const bundle = ca.certPem;
+    assert.equal(planCa({ ...ca, bundlePem: bundle }, HOUR, t0).action, "keep");
+    // Same certificate, another key: checked again, not taken from what was remembered.
+    assert.match(
+      planCa({ ...ca, keyPem: other.keyPem, bundlePem: bundle }, HOUR, t0).reason,
+      /does not match/,
+    );
+    assert.equal(planCa({ ...ca, bundlePem: bundle }, HOUR, t0).action, "keep");
   });
 });

@@ -203,20 +203,39 @@ export function planLeaf(
   return { action: "keep", reason: "the certificate is current", dueAt: Math.min(rotateAt, expiringAt) };
 }
 
+// What was checked once for the same parsed certificates (parseCertificates hands out the same
+// objects for the same PEM) need not be checked again: a signature check and a private key parse
+// on every quiet pass were the rest of a pass's certificate cost.
+const signedByMemo = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
+const keyMatchesMemo = new WeakMap<X509Certificate, Map<string, boolean>>();
+
 function signedBy(leaf: X509Certificate, ca: X509Certificate): boolean {
+  const known = signedByMemo.get(leaf)?.get(ca);
+  if (known !== undefined) return known;
+  let ok: boolean;
   try {
-    return leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
+    ok = leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
   } catch {
-    return false;
+    ok = false;
   }
+  const m = signedByMemo.get(leaf) ?? new WeakMap<X509Certificate, boolean>();
+  m.set(ca, ok);
+  signedByMemo.set(leaf, m);
+  return ok;
 }
 
 function keyMatches(cert: X509Certificate, keyPem: string): boolean {
+  const known = keyMatchesMemo.get(cert)?.get(keyPem);
+  if (known !== undefined) return known;
+  let ok: boolean;
   try {
-    return cert.checkPrivateKey(createPrivateKey(keyPem));
+    ok = cert.checkPrivateKey(createPrivateKey(keyPem));
   } catch {
-    return false;
+    ok = false;
   }
+  // One entry per certificate: a key replaced beside the same certificate replaces it.
+  keyMatchesMemo.set(cert, new Map([[keyPem, ok]]));
+  return ok;
 }
 
 /** ca.crt after a CA change: the new CA first, then the earlier ones that are still valid. */
