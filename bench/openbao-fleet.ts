@@ -45,6 +45,7 @@ export async function fleet(
     for (const ns of namespaces) await createCluster(client, ns, 1);
     const formedMs: (number | undefined)[] = namespaces.map(() => undefined);
     let peakMiB = 0;
+    let lastSaid = performance.now();
     await until(
       `${n} formed clusters`,
       async () => {
@@ -59,6 +60,13 @@ export async function fleet(
         }
         peakMiB = memoryMiB(op.pid, "VmHWM");
         const left = formedMs.filter((t) => t === undefined).length;
+        // Progress on stderr, so a run cut short still says how far it got.
+        if (performance.now() - lastSaid > 30_000) {
+          lastSaid = performance.now();
+          say(
+            `fleet: ${n - left}/${n} formed after ${seconds(lastSaid - t0)}, peak RSS ${peakMiB.toFixed(1)} MiB`,
+          );
+        }
         return left === 0 ? true : undefined;
       },
       3_600_000,
