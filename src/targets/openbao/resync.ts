@@ -12,6 +12,9 @@
 /** How often a settled cluster whose pod labels leave gaps is observed through OpenBao's API. */
 export const OBSERVE_EVERY_MS = 60_000;
 
+/** A failing pass backs off no further than this (before the 10-minute resync it was the resync). */
+export const FAILURE_BACKOFF_MAX_MS = 60_000;
+
 export interface NextPassInput {
   /** Initialized, every voter ready, no step blocked. */
   settled: boolean;

@@ -22,6 +22,7 @@ import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
+import { FAILURE_BACKOFF_MAX_MS } from "./resync.js";
 import type { WorkloadServices } from "./services.js";
 import type { StepDeps } from "./steps/index.js";
 import type { Tenancy } from "./tenant/follow.js";
@@ -240,9 +241,10 @@ export function openbaoTarget(
         concurrency: config.concurrency,
         reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
         // A failed step is often OpenBao not answering yet: first look again at the poll interval,
-        // then back off to the resync. Pods going Ready wake the cluster sooner either way.
+        // then back off to the resync, or a minute at most (the resync is a long backstop now).
+        // Pods going Ready wake the cluster sooner either way.
         failureBaseDelayMs: config.pollMs,
-        failureMaxDelayMs: Math.max(config.pollMs, config.resyncMs),
+        failureMaxDelayMs: Math.max(config.pollMs, Math.min(config.resyncMs, FAILURE_BACKOFF_MAX_MS)),
       });
       controller.watchPrimary(clusters, workloadRelevant);
       // Pods going Ready move the StatefulSet's status: that wakes the cluster that owns it.
