@@ -19,15 +19,20 @@
  *    seconds, API requests by method and OpenBao requests over BENCH_QUIET_WINDOW (5m), for each
  *    cluster count of BENCH_QUIET_CLUSTERS (1,5), next to its RSS (bench/openbao-quiet.ts).
  *
+ * 6. Fleet mode (BENCH_FLEET=N, e.g. 50; steps 1-5 are then skipped): N one-voter clusters created
+ *    at once under a fresh operator on its default intervals; each cluster's time from the apply to
+ *    formed, the operator's API requests until all formed, its peak RSS, then one quiet window of
+ *    BENCH_QUIET_WINDOW, every cost also per cluster (bench/openbao-fleet.ts).
+ *
  * BENCH_QUIET_PASSES (5) sets how many quiet passes are counted; BENCH_RESYNC (5s) the operator's
  * resyncInterval, which paces them (its pollInterval stays the default, 3 s). BENCH_QUIET_RESYNC
- * sets the quiet windows' resyncInterval (the default, 1m, when unset); BENCH_QUIET_REPLICAS (3)
+ * sets the quiet windows' resyncInterval (the target's default when unset); BENCH_QUIET_REPLICAS (3)
  * the voters of the clusters added for the windows; BENCH_SKIP_HAND=1 leaves out step 1.
  */
 import { randomBytes } from "node:crypto";
 import { allKinds } from "../src/apis/index.js";
 import { formed, OPENBAO_CLUSTER, observeFormation, votersOf } from "../src/cli/openbao-formation.js";
-import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
+import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import { asDuration } from "../src/runtime/configvalues.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
@@ -36,8 +41,10 @@ import { BAO_DEFAULT_VERSION } from "../src/testenv/cache.js";
 import { type LocalNode, startNode } from "../src/testenv/node/node.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
 import { apiWrites, metricSum } from "../test/support/openbao-operator.js";
+import { createCluster, freshNamespace, say, seconds, settled, until } from "./openbao-common.js";
+import { fleet, fleetTable } from "./openbao-fleet.js";
 import { type QuietWindow, quietTable, quietWindow } from "./openbao-quiet.js";
-import { memoryMiB, type OperatorInNode, startOperatorInNode } from "./operator-in-node.js";
+import { memoryMiB, startOperatorInNode } from "./operator-in-node.js";
 
 const QUIET = Number(process.env["BENCH_QUIET_PASSES"] ?? 5);
 const RESYNC = process.env["BENCH_RESYNC"] ?? "5s";
@@ -51,36 +58,9 @@ const QUIET_CLUSTERS = (process.env["BENCH_QUIET_CLUSTERS"] ?? "1,5")
 const QUIET_RESYNC = process.env["BENCH_QUIET_RESYNC"];
 const QUIET_REPLICAS = Number(process.env["BENCH_QUIET_REPLICAS"] ?? REPLICAS);
 const SKIP_HAND = process.env["BENCH_SKIP_HAND"] === "1";
-
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const FLEET = Number(process.env["BENCH_FLEET"] ?? 0);
 
 const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
-
-/** Polls `check` every `everyMs` until it returns a value; fails after `timeoutMs`, naming `what`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, everyMs = 500) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${seconds(timeoutMs)} waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-async function freshNamespace(client: KubeClient, prefix: string): Promise<string> {
-  const ns = `${prefix}-${randomBytes(3).toString("hex")}`;
-  await client.create(NAMESPACE, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-  // Pods are refused until the ServiceAccount controller has made `default` there.
-  await until(
-    `ServiceAccount ${ns}/default`,
-    () => client.getOrUndefined(SERVICE_ACCOUNT, "default", ns),
-    60_000,
-    200,
-  );
-  return ns;
-}
 
 async function applyAll(client: KubeClient, ns: string, objects: KubeObject[]): Promise<void> {
   for (const o of objects) {
@@ -318,37 +298,6 @@ async function withOperator(node: LocalNode, client: KubeClient) {
 
 // --- 5. Quiet windows ---------------------------------------------------------------------------
 
-async function createCluster(client: KubeClient, ns: string, replicas: number): Promise<void> {
-  await client.create(OPENBAO_CLUSTER, {
-    apiVersion: "openbao.org/v1alpha1",
-    kind: "OpenBaoCluster",
-    metadata: { name: "bao", namespace: ns },
-    spec: { version: BAO_DEFAULT_VERSION, replicas, storage: { size: "128Mi" } },
-  });
-}
-
-/** Every cluster passed once under this process, then no API write for 15 s. */
-async function settled(op: OperatorInNode, clusters: number): Promise<void> {
-  let writes = -1;
-  let since = performance.now();
-  await until(
-    `${clusters} cluster(s) to settle`,
-    async () => {
-      const m = await op.metrics();
-      const w = apiWrites(m);
-      if (w !== writes) {
-        writes = w;
-        since = performance.now();
-        return undefined;
-      }
-      const passes = metricSum(m, "controller_runtime_reconcile_total", { controller: "openbaocluster" });
-      return passes >= clusters && performance.now() - since >= 15_000 ? true : undefined;
-    },
-    600_000,
-    2000,
-  );
-}
-
 async function quietWindows(node: LocalNode, client: KubeClient, firstNs: string): Promise<QuietWindow[]> {
   const most = QUIET_CLUSTERS.at(-1) ?? 1;
   const namespaces = [firstNs];
@@ -409,6 +358,18 @@ try {
     30_000,
     200,
   );
+  if (FLEET > 0) {
+    const r = await fleet(node, client, FLEET, WINDOW_MS);
+    client.close();
+    for (const l of fleetTable(r, "the default")) process.stdout.write(`${l}\n`);
+  } else await standard(client);
+} finally {
+  const left = await node.stop();
+  if (left.length) say(`node teardown left: ${left.join("; ")}`);
+}
+
+/** Steps 1 to 5: by hand, the operator's 3-voter cluster, its quiet passes, the quiet windows. */
+async function standard(client: KubeClient): Promise<void> {
   const hand = SKIP_HAND ? undefined : await byHand(client);
   const op = await withOperator(node, client);
   const windows = await quietWindows(node, client, op.namespace);
@@ -437,8 +398,5 @@ try {
   out(
     `operator RSS: peak ${op.peak.toFixed(0)} MiB (VmHWM; ${op.peakDuringFormation.toFixed(0)} MiB by the time the cluster formed), steady ${op.steady.toFixed(0)} MiB (VmRSS after the quiet passes)`,
   );
-  for (const l of quietTable(windows, QUIET_RESYNC ?? "1m (default)")) out(l);
-} finally {
-  const left = await node.stop();
-  if (left.length) say(`node teardown left: ${left.join("; ")}`);
+  for (const l of quietTable(windows, QUIET_RESYNC ?? "the default")) out(l);
 }

@@ -317,7 +317,7 @@ describe("openbao target helpers", () => {
     assert.deepEqual(parseOpenBaoConfig({}, "targets.openbao"), {
       observeOnly: false,
       concurrency: 2,
-      resyncMs: 60_000,
+      resyncMs: 600_000,
       pollMs: 3_000,
       clusterDomain: "cluster.local",
     });

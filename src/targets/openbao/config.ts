@@ -8,7 +8,11 @@ export interface OpenBaoTargetConfig {
   /** Reconcile fully, write nothing, report Drifted with what a real run would change. */
   observeOnly: boolean;
   concurrency: number;
-  /** Quiet resync: how often a settled cluster is looked at again (leader, seal state). */
+  /**
+   * Backstop resync of a settled cluster (default 10m): events wake it for everything watched, and
+   * what falls due by the clock (certificate rotation, reminders) brings its pass forward
+   * (resync.ts).
+   */
   resyncMs: number;
   /** Re-check period while a cluster waits for pods, TLS or initialization. */
   pollMs: number;
@@ -48,6 +52,9 @@ export interface OpenBaoTargetConfig {
    */
   gatewayAPI?: false;
 }
+
+/** A settled cluster waits for events; this pass only catches what no watch sees. */
+export const DEFAULT_RESYNC_MS = 10 * 60_000;
 
 const KEYS = [
   "observeOnly",
@@ -102,7 +109,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     concurrency,
     resyncMs:
       root["resyncInterval"] === undefined
-        ? 60_000
+        ? DEFAULT_RESYNC_MS
         : asDuration(root["resyncInterval"], `${field}.resyncInterval`),
     pollMs:
       root["pollInterval"] === undefined ? 3_000 : asDuration(root["pollInterval"], `${field}.pollInterval`),

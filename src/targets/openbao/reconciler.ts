@@ -49,6 +49,7 @@ import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import type { AdmissionReadiness } from "./profile/posture.js";
 import { PostureWarnings } from "./profile/say-warnings.js";
+import { nextPassMs } from "./resync.js";
 import type { ServiceContext } from "./services.js";
 import {
   type Blocked,
@@ -236,7 +237,21 @@ export class OpenBaoClusterReconciler {
         ? terminal(result.blocked.reason)
         : retry(result.blocked.reason);
     const settled = !result.blocked && result.initialized && result.readyReplicas >= result.desiredReplicas;
-    return requeueAfter(settled || result.paused ? this.d.config.resyncMs : this.d.config.pollMs);
+    const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+    return requeueAfter(
+      nextPassMs({
+        settled,
+        paused: !!result.paused,
+        observedThroughApi: !!result.observedThroughApi,
+        dueAt: [
+          ...(result.dueAt ?? []),
+          observeOnly ? undefined : this.postureWarnings.nextDue(cluster, key),
+        ],
+        now: this.now().getTime(),
+        resyncMs: this.d.config.resyncMs,
+        pollMs: this.d.config.pollMs,
+      }),
+    );
   }
 
   /**
@@ -284,6 +299,7 @@ export class OpenBaoClusterReconciler {
     if (labels.activeLeader !== undefined) result.activeLeader = labels.activeLeader;
     if (labels.gaps.length === 0) return;
     rc.log.debug({ gaps: labels.gaps }, "OpenBao's pod labels do not tell everything; asking pod 0's API");
+    result.observedThroughApi = true;
     try {
       const bao = await baoForOrdinal(this.d, cluster, this.context(cluster, rc), 0);
       const health = await bao.health(rc.signal);

@@ -19,6 +19,7 @@ export function defaultServices(
         reason: out.reason,
         message: out.message,
         activeCertHash: out.activeCertHash,
+        ...(out.recheckAt !== undefined ? { recheckAt: out.recheckAt } : {}),
         ...(out.changes ? { changes: out.changes } : {}),
       };
     },

@@ -31,6 +31,8 @@ export interface StepOutcome {
   message: string;
   /** sha256 of the active leaf certificate and key, when the certificates step knows it. */
   activeCertHash?: string;
+  /** Epoch ms by which a pass must look again (a certificate due for rotation, or expiring). */
+  recheckAt?: number;
   /** Objects the service wrote or deleted, or in observe-only mode would have ("Service/x would be created"). */
   changes?: string[];
   /**

@@ -72,6 +72,10 @@ export interface PassResult {
   admission?: AdmissionReadiness;
   /** The voter StatefulSet's ReplicaFailure message, when it has one (pods it could not create). */
   replicaFailure?: string;
+  /** Epoch ms of what falls due by the clock alone (certificate rotation): the next pass comes by then. */
+  dueAt?: number[];
+  /** Observed through OpenBao's API because the pod labels did not tell: looked at again within a minute. */
+  observedThroughApi?: boolean;
 }
 
 /** A pass's result before any step ran: what the stored status and the spec already say. */

@@ -9,18 +9,22 @@ import {
 } from "../../runtime/builtin-types.js";
 import { inClusterNamespace } from "../../runtime/client.js";
 import { Controller, generationChanged, type Predicate } from "../../runtime/controller.js";
+import type { Informer } from "../../runtime/informer.js";
 import type { Manager } from "../../runtime/manager.js";
 import type { TargetDefinition } from "../../runtime/target.js";
 import { type KubeObject, objectKey, type ResourceType } from "../../runtime/types.js";
 import { setupAdminOps } from "./adminops/wiring.js";
+import { refOf } from "./cluster-ref.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
-import { LABEL_CLUSTER, serverPodCluster } from "./identity.js";
+import { clusterNames, LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { ImageVerifier } from "./imageverify/verifier.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
+import { FAILURE_BACKOFF_MAX_MS } from "./resync.js";
 import type { WorkloadServices } from "./services.js";
+import type { StepDeps } from "./steps/index.js";
 import type { Tenancy } from "./tenant/follow.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
 import { GATEWAY_GROUP, GATEWAY_VERSIONS } from "./workload/network/reconcile.js";
@@ -89,17 +93,16 @@ function watchWhatAPassReads(
   manager: Manager,
   owned: { labelSelector: string; keepManagedFields: boolean },
   gatewayAPI: boolean,
-): void {
-  manager.informer(SECRET, { keepManagedFields: true });
-  for (const t of [
+): { secrets: Informer<KubeObject>; children: Informer<KubeObject>[] } {
+  const secrets = manager.informer<KubeObject>(SECRET, { keepManagedFields: true });
+  const children = [
     kind("", "Service", "services"),
     kind("networking.k8s.io", "NetworkPolicy", "networkpolicies"),
     kind("networking.k8s.io", "Ingress", "ingresses"),
     SERVICE_ACCOUNT,
     kind("rbac.authorization.k8s.io", "Role", "roles"),
     kind("rbac.authorization.k8s.io", "RoleBinding", "rolebindings"),
-  ])
-    manager.informer(t, owned);
+  ].map((t) => manager.informer<KubeObject>(t, owned));
   // Pods: OpenBao labels its own with its active/sealed/initialized state (service registration).
   manager.informer(POD, { labelSelector: LABEL_CLUSTER, prune: POD_PRUNING });
   manager.informer(PERSISTENT_VOLUME_CLAIM, { labelSelector: LABEL_CLUSTER });
@@ -120,6 +123,34 @@ function watchWhatAPassReads(
   if (gatewayAPI)
     for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
       manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
+  return { secrets, children };
+}
+
+/**
+ * The clusters a Secret concerns: those whose TLS, unseal key or root token it is. The owned ones
+ * (the operator's CA and server certificate) also wake their owner; this covers the Secrets a user
+ * or another controller keeps (External TLS, a restored unseal key), whose change a settled cluster
+ * must not wait for the resync to see.
+ */
+export function secretClusters(clusters: Informer<OpenBaoCluster>) {
+  return (secret: KubeObject): string[] => {
+    const ns = secret.metadata.namespace;
+    const name = secret.metadata.name;
+    if (!ns || !name) return [];
+    return clusters
+      .list(ns)
+      .filter((c) => {
+        const names = clusterNames(refOf(c));
+        const tls = c.spec?.tls;
+        return [
+          tls?.serverSecretName || names.serverSecret,
+          tls?.caSecretName || names.caSecret,
+          names.unsealKeySecret,
+          names.rootTokenSecret,
+        ].includes(name);
+      })
+      .map(objectKey);
+  };
 }
 
 /**
@@ -141,8 +172,12 @@ async function tenantMode(
 /**
  * The openbao target: the OpenBaoCluster workload controller. `services` replaces the certificate,
  * configuration, networking and identity services (tests); by default the real ones are loaded.
+ * `baoClient` replaces how the workload reaches a pod's OpenBao (tests with a stand-in OpenBao).
  */
-export function openbaoTarget(services?: WorkloadServices): TargetDefinition<OpenBaoTargetConfig> {
+export function openbaoTarget(
+  services?: WorkloadServices,
+  seams: Pick<StepDeps, "baoClient"> = {},
+): TargetDefinition<OpenBaoTargetConfig> {
   return {
     name: "openbao",
     parseConfig: parseOpenBaoConfig,
@@ -181,10 +216,11 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
-      watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
+      const read = watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
       // One verifier for the target: what the workload verified, a Job's image check finds cached.
       const imageVerifier = new ImageVerifier();
       const reconciler = new OpenBaoClusterReconciler({
+        ...seams,
         imageVerifier,
         client: manager.client,
         reader: manager.reader,
@@ -205,15 +241,21 @@ export function openbaoTarget(services?: WorkloadServices): TargetDefinition<Ope
         concurrency: config.concurrency,
         reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
         // A failed step is often OpenBao not answering yet: first look again at the poll interval,
-        // then back off to the resync. Pods going Ready wake the cluster sooner either way.
+        // then back off to the resync, or a minute at most (the resync is a long backstop now).
+        // Pods going Ready wake the cluster sooner either way.
         failureBaseDelayMs: config.pollMs,
-        failureMaxDelayMs: Math.max(config.pollMs, config.resyncMs),
+        failureMaxDelayMs: Math.max(config.pollMs, Math.min(config.resyncMs, FAILURE_BACKOFF_MAX_MS)),
       });
       controller.watchPrimary(clusters, workloadRelevant);
       // Pods going Ready move the StatefulSet's status: that wakes the cluster that owns it.
       controller.watchOwned(statefulSets, OPENBAOCLUSTER);
       controller.watchOwned(configMaps, OPENBAOCLUSTER);
       controller.watchOwned(pdbs, OPENBAOCLUSTER);
+      // The other children and the Secrets a pass reads: a settled cluster is not resynced often
+      // (resync.ts), so a child edited or deleted by hand, or a TLS Secret replaced, wakes it.
+      for (const inf of read.children) controller.watchOwned(inf, OPENBAOCLUSTER);
+      controller.watchOwned(read.secrets, OPENBAOCLUSTER);
+      controller.watchMapped(read.secrets, secretClusters(clusters));
       // A server pod OpenBao relabels (it became active or standby, sealed or unsealed) or that
       // starts to go wakes its cluster: leader and seal state reach status without a poll.
       controller.watchMapped(

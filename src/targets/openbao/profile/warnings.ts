@@ -54,3 +54,22 @@ export function dueWarnings(
     return Number.isNaN(last) || now.getTime() - last >= WARNING_EVERY_MS;
   }).map(({ reason, annotation, note }) => ({ reason, annotation, note }));
 }
+
+/**
+ * When the next reminder falls due (epoch ms): the earliest stamp of an applicable warning plus the
+ * hour. Undefined when none applies, or one is due already or has no readable stamp (the pass that
+ * just ran says and stamps those).
+ */
+export function nextWarningAt(
+  posture: Posture,
+  annotations: Readonly<Record<string, string>> | undefined,
+): number | undefined {
+  let next: number | undefined;
+  for (const w of WARNINGS) {
+    if (!w.applies(posture)) continue;
+    const last = Date.parse(annotations?.[w.annotation]?.trim() ?? "");
+    if (Number.isNaN(last)) continue;
+    next = Math.min(next ?? Infinity, last + WARNING_EVERY_MS);
+  }
+  return next;
+}

@@ -10,6 +10,7 @@ export const certificatesStep: Step = {
     const tls = await pass.deps.services.certificates(pass.ctx, pass.cluster);
     pass.result.tls = { ready: tls.ready, reason: tls.reason, message: tls.message };
     pass.certHash = tls.activeCertHash;
+    if (tls.recheckAt !== undefined) pass.result.dueAt = [...(pass.result.dueAt ?? []), tls.recheckAt];
     recordServiceChanges(pass, tls.changes);
     if (!tls.ready) return waitingAt("certificates", tls.reason, tls.message);
     return undefined;

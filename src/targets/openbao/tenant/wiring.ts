@@ -25,6 +25,9 @@ import { TenantProvisioner } from "./provisioner.js";
 
 export const TENANT_CONTROLLER_NAME = OpenBaoTenantManagers.controller;
 
+/** How often a settled tenant is looked at again, whatever the clusters' resync (see below). */
+export const TENANT_RESYNC_MS = 60_000;
+
 export function setupTenants(
   manager: Manager,
   config: OpenBaoTargetConfig,
@@ -59,9 +62,11 @@ export function setupTenants(
         return done();
       }
       const result = await provisioner.reconcile(tenant, ctx.signal);
-      // Settled: look again at the resync interval (new clusters, Roles edited or deleted by hand).
+      // Settled: look again at the resync interval (new clusters, Roles edited or deleted by hand),
+      // but at least every minute: a tenant's objects carry no owner reference that would wake it,
+      // unlike a cluster's children, so the clusters' longer backstop would slow their repair.
       return result === undefined && !tenant.metadata.deletionTimestamp
-        ? requeueAfter(config.resyncMs)
+        ? requeueAfter(Math.min(config.resyncMs, TENANT_RESYNC_MS))
         : result;
     },
   });

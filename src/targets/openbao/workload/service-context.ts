@@ -40,6 +40,8 @@ export interface ServiceOutcome {
   condition?: ConditionInput;
   /** sha256 of the active server certificate and key, when the operator can see them. */
   activeCertHash?: string;
+  /** Epoch ms by which a pass must look again (a certificate due for rotation, or expiring). */
+  recheckAt?: number;
   /** Networking: the Gateway API concern, when spec.gateway is enabled. */
   gateway?: { ready: boolean; reason: string; message: string };
   /**

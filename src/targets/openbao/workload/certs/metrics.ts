@@ -1,7 +1,7 @@
-import { X509Certificate } from "node:crypto";
 import { Counter, Gauge } from "prom-client";
 import { OpenBaoMetric as M } from "../../../../apis/openbaocluster-names.js";
 import { registry } from "../../../../runtime/metrics.js";
+import { parseCertificates } from "./pem.js";
 
 // Upstream's TLS metric names and labels, so its certificate-expiry alerts keep working.
 
@@ -31,12 +31,9 @@ export function showCertificateExpiry(
 ): void {
   for (const other of SOURCES)
     if (other !== source) tlsCertExpiry.remove({ namespace: ref.namespace, name: ref.name, type: other });
-  let notAfter: number;
-  try {
-    notAfter = certPem ? Date.parse(new X509Certificate(certPem).validTo) : Number.NaN;
-  } catch {
-    notAfter = Number.NaN;
-  }
+  // The same parsed certificate the pass's plan used (parsing is cached by PEM text).
+  const leaf = certPem ? parseCertificates(certPem)?.[0] : undefined;
+  const notAfter = leaf ? Date.parse(leaf.validTo) : Number.NaN;
   if (Number.isFinite(notAfter))
     tlsCertExpiry.set(
       { namespace: ref.namespace, name: ref.name, type: source },

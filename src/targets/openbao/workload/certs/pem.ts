@@ -7,13 +7,25 @@ export function certificateBlocks(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
 }
 
-/** Parsed certificates of a PEM bundle; undefined when a block does not parse. */
+/**
+ * Parsed certificates, by PEM text: every pass of every cluster reads the same few Secrets, and
+ * parsing them again each time was most of a quiet pass's CPU. Bounded; the oldest entry goes first.
+ */
+const parsed = new Map<string, X509Certificate[] | undefined>();
+const PARSED_MAX = 512;
+
+/** Parsed certificates of a PEM bundle; undefined when a block does not parse. Treat as read-only. */
 export function parseCertificates(pem: string): X509Certificate[] | undefined {
+  if (parsed.has(pem)) return parsed.get(pem);
+  let certs: X509Certificate[] | undefined;
   try {
-    return certificateBlocks(pem).map((b) => new X509Certificate(b));
+    certs = certificateBlocks(pem).map((b) => new X509Certificate(b));
   } catch {
-    return undefined;
+    certs = undefined;
   }
+  parsed.set(pem, certs);
+  if (parsed.size > PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+  return certs;
 }
 
 /**

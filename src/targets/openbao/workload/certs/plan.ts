@@ -137,6 +137,8 @@ export interface StoredCa {
 export interface CaDecision {
   action: "keep" | "create" | "replace";
   reason: string;
+  /** A kept CA: epoch ms at which it is due for replacement (a pass should run by then). */
+  dueAt?: number;
 }
 
 /**
@@ -150,14 +152,17 @@ export function planCa(stored: StoredCa | undefined, rotationMs: number, now: Da
   if (!keyMatches(cert, stored.keyPem))
     return { action: "replace", reason: "the CA Secret's tls.key does not match its certificate" };
   if (!cert.ca) return { action: "replace", reason: "the CA Secret's certificate is not a CA" };
-  if (Date.parse(cert.validTo) - now.getTime() < 3 * rotationMs)
+  const dueAt = Date.parse(cert.validTo) - 3 * rotationMs;
+  if (now.getTime() > dueAt)
     return { action: "replace", reason: `the CA expires at ${new Date(cert.validTo).toISOString()}` };
-  return { action: "keep", reason: "the CA is current" };
+  return { action: "keep", reason: "the CA is current", dueAt };
 }
 
 export interface LeafDecision {
   action: "keep" | "issue";
   reason: string;
+  /** A kept leaf: epoch ms at which it is due for reissue (a pass should run by then). */
+  dueAt?: number;
 }
 
 export interface StoredLeaf {
@@ -190,28 +195,47 @@ export function planLeaf(
   const want = [...new Set(names.map(sanKey))].sort();
   const have = [...new Set(sanKeys(leaf))].sort();
   if (want.join(",") !== have.join(",")) return { action: "issue", reason: "the names to cover changed" };
-  const issuedAt = Date.parse(leaf.validFrom) + ISSUE_SLACK_MS;
+  const rotateAt = Date.parse(leaf.validFrom) + ISSUE_SLACK_MS + rotationMs;
+  const expiringAt = Date.parse(leaf.validTo) - rotationMs / 2;
   const t = now.getTime();
-  if (t >= issuedAt + rotationMs) return { action: "issue", reason: "the rotation period has passed" };
-  if (t >= Date.parse(leaf.validTo) - rotationMs / 2)
-    return { action: "issue", reason: "the certificate is close to expiry" };
-  return { action: "keep", reason: "the certificate is current" };
+  if (t >= rotateAt) return { action: "issue", reason: "the rotation period has passed" };
+  if (t >= expiringAt) return { action: "issue", reason: "the certificate is close to expiry" };
+  return { action: "keep", reason: "the certificate is current", dueAt: Math.min(rotateAt, expiringAt) };
 }
 
+// What was checked once for the same parsed certificates (parseCertificates hands out the same
+// objects for the same PEM) need not be checked again: a signature check and a private key parse
+// on every quiet pass were the rest of a pass's certificate cost.
+const signedByMemo = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
+const keyMatchesMemo = new WeakMap<X509Certificate, Map<string, boolean>>();
+
 function signedBy(leaf: X509Certificate, ca: X509Certificate): boolean {
+  const known = signedByMemo.get(leaf)?.get(ca);
+  if (known !== undefined) return known;
+  let ok: boolean;
   try {
-    return leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
+    ok = leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
   } catch {
-    return false;
+    ok = false;
   }
+  const m = signedByMemo.get(leaf) ?? new WeakMap<X509Certificate, boolean>();
+  m.set(ca, ok);
+  signedByMemo.set(leaf, m);
+  return ok;
 }
 
 function keyMatches(cert: X509Certificate, keyPem: string): boolean {
+  const known = keyMatchesMemo.get(cert)?.get(keyPem);
+  if (known !== undefined) return known;
+  let ok: boolean;
   try {
-    return cert.checkPrivateKey(createPrivateKey(keyPem));
+    ok = cert.checkPrivateKey(createPrivateKey(keyPem));
   } catch {
-    return false;
+    ok = false;
   }
+  // One entry per certificate: a key replaced beside the same certificate replaces it.
+  keyMatchesMemo.set(cert, new Map([[keyPem, ok]]));
+  return ok;
 }
 
 /** ca.crt after a CA change: the new CA first, then the earlier ones that are still valid. */

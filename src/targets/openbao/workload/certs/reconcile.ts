@@ -5,6 +5,7 @@ import { createCertificateAuthority, issueServerCertificate } from "../../../../
 import type { KubeObject } from "../../../../runtime/types.js";
 import { applyOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
 import { hideCertificateExpiry, showCertificateExpiry, tlsRotations } from "./metrics.js";
+import { parseCertificates } from "./pem.js";
 import {
   caValidityMs,
   certificateHash,
@@ -115,12 +116,17 @@ async function external(
     return outcome(false, TlsReason.Invalid, message);
   }
   showCertificateExpiry(ref, "External", certPem);
-  return outcome(
-    true,
-    TlsReason.Ready,
-    `Secret ${settings.serverSecretName} is valid`,
-    certificateHash(certPem, keyPem),
-  );
+  // Valid now; it stops being valid at its notAfter, which a pass must see without an event.
+  const validTo = parseCertificates(certPem)?.[0]?.validTo;
+  return {
+    ...outcome(
+      true,
+      TlsReason.Ready,
+      `Secret ${settings.serverSecretName} is valid`,
+      certificateHash(certPem, keyPem),
+    ),
+    ...(validTo ? { recheckAt: Date.parse(validTo) } : {}),
+  };
 }
 
 function warn(ctx: ServiceContext, reason: string, note: string): void {
@@ -211,7 +217,11 @@ async function operatorManaged(
   // Observe-only wrote nothing: the active leaf is still the stored one.
   const active = ctx.observeOnly ? storedLeaf : leaf;
   showCertificateExpiry(ref, "OperatorManaged", active?.certPem);
+  // What was kept is due again at a known time; what was just issued is looked at again by the
+  // pass its Secret's write wakes.
+  const due = [caPlan.dueAt, leafPlan.dueAt].filter((t): t is number => t !== undefined);
   return {
+    ...(due.length > 0 ? { recheckAt: Math.min(...due) } : {}),
     ...outcome(
       true,
       TlsReason.OperatorManaged,

@@ -1,0 +1,104 @@
+import { formed, observeFormation, votersOf } from "../src/cli/openbao-formation.js";
+import type { KubeClient } from "../src/runtime/client.js";
+import type { LocalNode } from "../src/testenv/node/node.js";
+import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
+import { metricSum } from "../test/support/openbao-operator.js";
+import { createCluster, freshNamespace, say, seconds, settled, until } from "./openbao-common.js";
+import { type QuietWindow, quietTable, quietWindow } from "./openbao-quiet.js";
+import { memoryMiB, startOperatorInNode } from "./operator-in-node.js";
+
+// bench:openbao's fleet mode (BENCH_FLEET=N): N one-voter clusters created at once under a fresh
+// operator on its default intervals — the time each took from the apply to formed (initialized,
+// its voter ready and listed by OpenBao as a Raft voter), the operator's API requests from the
+// apply to the last one formed, its peak RSS then, and one quiet window once all settled; every
+// cost also divided by N.
+
+export interface FleetResult {
+  clusters: number;
+  /** Milliseconds from the apply to formed, per cluster, in creation order. */
+  formedMs: number[];
+  allFormedMs: number;
+  apiRequests: number;
+  peakMiB: number;
+  window: QuietWindow;
+}
+
+const requests = (m: string) => metricSum(m, "rest_client_requests_total");
+
+export async function fleet(
+  node: LocalNode,
+  client: KubeClient,
+  n: number,
+  windowMs: number,
+): Promise<FleetResult> {
+  say(`fleet: making ${n} namespaces...`);
+  const namespaces: string[] = [];
+  for (let i = 0; i < n; i++) namespaces.push(await freshNamespace(client, "bench-fleet"));
+  const dir = makeTempDir("bench-openbao-fleet");
+  const op = await startOperatorInNode(node, namespaces, dir, {}, "openbao operator (bench, fleet)");
+  try {
+    // Its start-up lists and watches are not the clusters' cost.
+    await settled(op, 0);
+    const before = requests(await op.metrics());
+    say(`fleet: creating ${n} one-voter clusters...`);
+    const t0 = performance.now();
+    for (const ns of namespaces) await createCluster(client, ns, 1);
+    const formedMs: (number | undefined)[] = namespaces.map(() => undefined);
+    let peakMiB = 0;
+    let lastSaid = performance.now();
+    await until(
+      `${n} formed clusters`,
+      async () => {
+        for (let i = 0; i < n; i++) {
+          if (formedMs[i] !== undefined) continue;
+          const f = await observeFormation(
+            client,
+            { name: "bao", namespace: namespaces[i]! },
+            { withPeers: true },
+          ).catch(() => undefined);
+          if (f && formed(f) && votersOf(f) === 1) formedMs[i] = performance.now() - t0;
+        }
+        peakMiB = memoryMiB(op.pid, "VmHWM");
+        const left = formedMs.filter((t) => t === undefined).length;
+        // Progress on stderr, so a run cut short still says how far it got.
+        if (performance.now() - lastSaid > 30_000) {
+          lastSaid = performance.now();
+          say(
+            `fleet: ${n - left}/${n} formed after ${seconds(lastSaid - t0)}, peak RSS ${peakMiB.toFixed(1)} MiB`,
+          );
+        }
+        return left === 0 ? true : undefined;
+      },
+      3_600_000,
+      2000,
+    );
+    const allFormedMs = performance.now() - t0;
+    const apiRequests = requests(await op.metrics()) - before;
+    say(`fleet: all ${n} formed in ${seconds(allFormedMs)}; waiting for them to settle...`);
+    await settled(op, n);
+    say(`fleet: measuring ${n} clusters for ${seconds(windowMs)}...`);
+    const window = await quietWindow(op, n, windowMs);
+    return { clusters: n, formedMs: formedMs as number[], allFormedMs, apiRequests, peakMiB, window };
+  } finally {
+    await op.stop();
+    removeTempDir(dir);
+  }
+}
+
+/** The fleet's figures as lines: totals, then per cluster. */
+export function fleetTable(r: FleetResult, resync: string): string[] {
+  const sorted = [...r.formedMs].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const w = r.window;
+  const apiQuiet = Object.values(w.apiByMethod).reduce((a, b) => a + b, 0);
+  const per = (x: number, digits = 2) => (x / r.clusters).toFixed(digits);
+  return [
+    `\nFleet: ${r.clusters} one-voter clusters created at once, a fresh operator on its default intervals`,
+    `all formed (apply → initialized, ready, Raft voter): ${seconds(r.allFormedMs)}; per cluster: first ${seconds(sorted[0]!)}, median ${seconds(at(0.5))}, 90th ${seconds(at(0.9))}, last ${seconds(sorted.at(-1)!)}`,
+    `API requests apply → all formed: ${r.apiRequests} (${per(r.apiRequests, 1)} per cluster)`,
+    `operator RSS: peak ${r.peakMiB.toFixed(1)} MiB by the time all formed, steady ${w.rssMiB.toFixed(1)} MiB after the quiet window`,
+    `quiet ${seconds(w.seconds * 1000)}: CPU ${w.cpuSeconds.toFixed(2)} s (${per(w.cpuSeconds, 3)} s per cluster), API requests ${apiQuiet} (${per(apiQuiet)} per cluster), OpenBao requests ${w.baoRequests} (${per(w.baoRequests)} per cluster), passes ${w.reconciles}`,
+    `formed per cluster (s, creation order): ${r.formedMs.map((t) => (t / 1000).toFixed(0)).join(" ")}`,
+    ...quietTable([w], resync).slice(1),
+  ];
+}
