@@ -3,6 +3,8 @@
  * run path imports these, and so never loads TypeBox, which only the CRD builder and offline
  * validation need (gitlabcore.ts re-exports everything here).
  */
+import { reasonTable } from "./reason.js";
+
 export const GitLabCoreGroup = "apps.gitlab.com";
 export const GitLabCoreVersion = "v2alpha1";
 export const GitLabCoreApiVersion = `${GitLabCoreGroup}/${GitLabCoreVersion}` as const;
@@ -28,7 +30,7 @@ export const GitLabCoreCondition = {
 } as const;
 export type GitLabCoreConditionType = (typeof GitLabCoreCondition)[keyof typeof GitLabCoreCondition];
 
-export const GitLabCoreReason = {
+export const GitLabCoreReason = reasonTable<typeof GitLabCoreKind>()({
   ChartRendered: "ChartRendered",
   RenderFailed: "RenderFailed",
   HooksFailed: "HooksFailed",
@@ -50,7 +52,7 @@ export const GitLabCoreReason = {
   ValuesReferenceInvalid: "ValuesReferenceInvalid",
   UpgradeComplete: "UpgradeComplete",
   CleanupFailed: "CleanupFailed",
-} as const;
+});
 export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
 
 export const VersionTypes = ["Static", "Patch", "Latest", "Previous", "OldestSupported"] as const;

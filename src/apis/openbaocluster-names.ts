@@ -3,6 +3,8 @@
  * run path imports these, and so never loads TypeBox (about 200 modules), which only the CRD builder
  * and offline validation need. `openbaocluster.ts` re-exports all of it.
  */
+import { reasonTable } from "./reason.js";
+
 export const OpenBaoGroup = "openbao.org";
 export const OpenBaoVersion = "v1alpha1";
 export const OpenBaoApiVersion = `${OpenBaoGroup}/${OpenBaoVersion}` as const;
@@ -146,7 +148,7 @@ export const OpenBaoClusterCondition = {
 export type OpenBaoClusterConditionType =
   (typeof OpenBaoClusterCondition)[keyof typeof OpenBaoClusterCondition];
 
-export const OpenBaoClusterReason = {
+export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   Reconciled: "Reconciled",
   Paused: "Paused",
   InvalidSpec: "InvalidSpec",
@@ -276,7 +278,7 @@ export const OpenBaoClusterReason = {
   SecretReferenceMissingName: "SecretReferenceMissingName",
   /** Tenant mode: no provisioned OpenBaoTenant onboards the cluster's namespace; nothing is created until one does. */
   TenantNotProvisioned: "TenantNotProvisioned",
-} as const;
+});
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
 export const ClusterPhases = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
