@@ -1,5 +1,11 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
-import { VaultSeedReason as R, VaultSeedManagers } from "../../apis/vaultseed-names.js";
+import {
+  VaultSeedEventReason as E,
+  VaultSeedReason as R,
+  type VaultSeedEventReasonType,
+  VaultSeedManagers,
+  type VaultSeedReasonType,
+} from "../../apis/vaultseed-names.js";
 import type { KubeClient } from "../../runtime/client.js";
 import { findCondition } from "../../runtime/conditions.js";
 import {
@@ -9,7 +15,7 @@ import {
   retry,
 } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
-import type { EventRecorder } from "../../runtime/events.js";
+import type { KindEvents } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
@@ -67,7 +73,7 @@ export interface VaultSeedReconcilerDeps {
   client: KubeClient;
   informer: Informer<VaultSeed>;
   kv: KvBackend;
-  events: EventRecorder;
+  events: KindEvents<VaultSeedReasonType | VaultSeedEventReasonType>;
   config: VaultTargetConfig;
   generator: ValueGenerator;
   reads: ReadCache;
@@ -469,11 +475,11 @@ export class VaultSeedReconciler {
    */
   private failure(e: unknown, log: Logger): Outcome {
     if (e instanceof BackendError) {
-      const waiting = (reason: string): Outcome => ({
+      const waiting = (reason: VaultSeedReasonType): Outcome => ({
         verdict: { ready: false, reconciling: true, reason, message: e.message },
         next: "wait",
       });
-      const stalled = (reason: string): Outcome => ({
+      const stalled = (reason: VaultSeedReasonType): Outcome => ({
         verdict: { ready: false, stalled: true, reason, message: e.message },
       });
       switch (e.failure) {
@@ -642,13 +648,13 @@ function statusPlane(s: VaultSeed["status"]): unknown {
 class ScopeSkip extends Error {}
 
 /** The event reason for a write: the most telling action in it. */
-function eventReason(p: Plan): string {
+function eventReason(p: Plan): VaultSeedEventReasonType {
   const actions = new Set(p.changes.map((c) => c.action));
-  if (actions.has("adopt")) return "Adopted";
+  if (actions.has("adopt")) return E.Adopted;
   // A path created now (first time, or again after a metadata delete) gets fresh values anyway:
   // its rotation token is only recorded, nothing is rotated.
-  if (actions.has("create-path")) return "Wrote";
-  if (actions.has("rotate-field") || actions.has("record-rotation")) return "Rotated";
-  if (actions.has("prune-field") && actions.size === 1) return "Pruned";
-  return "Wrote";
+  if (actions.has("create-path")) return E.Wrote;
+  if (actions.has("rotate-field") || actions.has("record-rotation")) return E.Rotated;
+  if (actions.has("prune-field") && actions.size === 1) return E.Pruned;
+  return E.Wrote;
 }
