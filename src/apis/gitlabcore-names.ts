@@ -52,6 +52,12 @@ export const GitLabCoreReason = reasonTable<typeof GitLabCoreKind>()({
   ValuesReferenceInvalid: "ValuesReferenceInvalid",
   UpgradeComplete: "UpgradeComplete",
   CleanupFailed: "CleanupFailed",
+  // Beyond the upstream reasons: an upgrade step waits for the previous version's batched migrations.
+  MigrationsRunning: "MigrationsRunning",
+  // Not an upstream reason: a pass is waiting for hooks, reported before the wait.
+  HooksRunning: "HooksRunning",
+  // Observe-only mode: the Drifted condition says what a real pass would change.
+  ObserveOnly: "ObserveOnly",
 });
 export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
 
