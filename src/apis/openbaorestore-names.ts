@@ -56,6 +56,15 @@ export const OpenBaoRestoreReason = reasonTable<typeof OpenBaoRestoreKind>()({
   PodsRestarted: "PodsRestarted",
   /** A Secret reference whose name is empty (upstream's default ""); the request never runs. */
   SecretReferenceMissingName: "SecretReferenceMissingName",
+  // Why the restore Job failed, as the executor reports it (its contract's failure reasons) or as
+  // the Job showed it without a report; named as the executor names them.
+  InvalidInput: "InvalidInput",
+  AuthFailed: "AuthFailed",
+  SnapshotFailed: "SnapshotFailed",
+  UploadFailed: "UploadFailed",
+  DownloadFailed: "DownloadFailed",
+  Interrupted: "Interrupted",
+  DeadlineExceeded: "DeadlineExceeded",
 });
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 
