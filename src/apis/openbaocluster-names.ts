@@ -278,6 +278,26 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   SecretReferenceMissingName: "SecretReferenceMissingName",
   /** Tenant mode: no provisioned OpenBaoTenant onboards the cluster's namespace; nothing is created until one does. */
   TenantNotProvisioned: "TenantNotProvisioned",
+  /** Degraded while a scale-down waits: the pods to remove are not yet out of Raft. */
+  ScaleDownWaiting: "ScaleDownWaiting",
+  ScaleDownPending: "ScaleDownPending",
+  /** A scale-down removes the active node last: it is asked to step down first. */
+  StepDownRequested: "StepDownRequested",
+  /** Drifted (observe-only): what a real run would change. */
+  ObserveOnly: "ObserveOnly",
+  /** BackingUp: spec.backup.schedule is not a cron expression the operator reads. */
+  InvalidSchedule: "InvalidSchedule",
+  // Events only: what the backup and the rolling upgrade did (no condition carries these).
+  BackupJobCreated: "BackupJobCreated",
+  PreUpgradeSnapshotJobCreated: "PreUpgradeSnapshotJobCreated",
+  BackupManualTriggerAccepted: "BackupManualTriggerAccepted",
+  BackupRetentionApplied: "BackupRetentionApplied",
+  BackupRetentionFailed: "BackupRetentionFailed",
+  LeaderSteppedDown: "LeaderSteppedDown",
+  UpgradePodReplaced: "UpgradePodReplaced",
+  UpgradePodReplacing: "UpgradePodReplacing",
+  UpgradeRetargeted: "UpgradeRetargeted",
+  UpgradeRetryAccepted: "UpgradeRetryAccepted",
 });
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 

@@ -1,3 +1,4 @@
+import type { OpenBaoClusterReasonType } from "../../../apis/openbaocluster-names.js";
 import { applyIfChanged } from "../../../runtime/apply.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
@@ -34,14 +35,14 @@ export interface ServiceContext {
 export interface ServiceOutcome {
   ready: boolean;
   /** A CamelCase reason, as used in conditions and events. */
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   message: string;
   /** The condition this service owns, when it owns one (TLSReady for certificates). */
   condition?: ConditionInput;
   /** sha256 of the active server certificate and key, when the operator can see them. */
   activeCertHash?: string;
   /** Networking: the Gateway API concern, when spec.gateway is enabled. */
-  gateway?: { ready: boolean; reason: string; message: string };
+  gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string };
   /**
    * Objects written or deleted in this pass ("Kind/name created|changed|deleted"), or, in
    * observe-only mode, that would have been. Empty on a quiet pass.
