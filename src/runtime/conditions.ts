@@ -4,7 +4,7 @@
  * exists for the type checker only. The runtime knows no kind, so it asks only that the reason came
  * from some table; a target's helpers narrow it to their kind's union.
  */
-export type KindReason = string;
+export type KindReason = string & { readonly __reasonOf: string };
 
 /** metav1.Condition. */
 export interface Condition {
