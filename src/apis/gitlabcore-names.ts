@@ -3,6 +3,8 @@
  * run path imports these, and so never loads TypeBox, which only the CRD builder and offline
  * validation need (gitlabcore.ts re-exports everything here).
  */
+import { reasonTable } from "./reason.js";
+
 export const GitLabCoreGroup = "apps.gitlab.com";
 export const GitLabCoreVersion = "v2alpha1";
 export const GitLabCoreApiVersion = `${GitLabCoreGroup}/${GitLabCoreVersion}` as const;
@@ -33,7 +35,7 @@ export const GitLabCoreCondition = {
 } as const;
 export type GitLabCoreConditionType = (typeof GitLabCoreCondition)[keyof typeof GitLabCoreCondition];
 
-export const GitLabCoreReason = {
+export const GitLabCoreReason = reasonTable<typeof GitLabCoreKind>()({
   ChartRendered: "ChartRendered",
   RenderFailed: "RenderFailed",
   HooksFailed: "HooksFailed",
@@ -61,7 +63,13 @@ export const GitLabCoreReason = {
   RetryingBatchedMigrationsCheck: "RetryingBatchedMigrationsCheck",
   UpgradeComplete: "UpgradeComplete",
   CleanupFailed: "CleanupFailed",
-} as const;
+  // Beyond the upstream reasons: an upgrade step waits for the previous version's batched migrations.
+  MigrationsRunning: "MigrationsRunning",
+  // Not an upstream reason: a pass is waiting for hooks, reported before the wait.
+  HooksRunning: "HooksRunning",
+  // Observe-only mode: the Drifted condition says what a real pass would change.
+  ObserveOnly: "ObserveOnly",
+});
 export type GitLabCoreReasonType = (typeof GitLabCoreReason)[keyof typeof GitLabCoreReason];
 
 export const VersionTypes = ["Static", "Patch", "Latest", "Previous", "OldestSupported"] as const;

@@ -2,6 +2,8 @@
  * GitLabSecrets' names and the constants its reconciler uses, without the schema (see
  * `gitlabcore-names.ts`); `gitlabsecrets.ts` re-exports all of it.
  */
+import { reasonTable } from "./reason.js";
+
 export {
   GitLabCoreGroup as GitLabSecretsGroup,
   GitLabCoreVersion as GitLabSecretsVersion,
@@ -42,7 +44,7 @@ export const GitLabSecretsCondition = {
 } as const;
 export type GitLabSecretsConditionType = (typeof GitLabSecretsCondition)[keyof typeof GitLabSecretsCondition];
 
-export const GitLabSecretsReason = {
+export const GitLabSecretsReason = reasonTable<typeof GitLabSecretsKind>()({
   /** Every declared Secret holds every declared key. */
   SecretsReady: "SecretsReady",
   /** A declared generator (or spec.certificates) is of a type this operator does not produce yet. */
@@ -55,7 +57,7 @@ export const GitLabSecretsReason = {
   ObserveOnly: "ObserveOnly",
   /** A Secret was created, or keys were added to one (an event). */
   SecretsGenerated: "SecretsGenerated",
-} as const;
+});
 export type GitLabSecretsReasonType = (typeof GitLabSecretsReason)[keyof typeof GitLabSecretsReason];
 
 /** The controller and the field manager that write GitLabSecrets status and the Secrets. */

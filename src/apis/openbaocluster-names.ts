@@ -3,6 +3,8 @@
  * run path imports these, and so never loads TypeBox (about 200 modules), which only the CRD builder
  * and offline validation need. `openbaocluster.ts` re-exports all of it.
  */
+import { reasonTable } from "./reason.js";
+
 export const OpenBaoGroup = "openbao.org";
 export const OpenBaoVersion = "v1alpha1";
 export const OpenBaoApiVersion = `${OpenBaoGroup}/${OpenBaoVersion}` as const;
@@ -146,7 +148,7 @@ export const OpenBaoClusterCondition = {
 export type OpenBaoClusterConditionType =
   (typeof OpenBaoClusterCondition)[keyof typeof OpenBaoClusterCondition];
 
-export const OpenBaoClusterReason = {
+export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   Reconciled: "Reconciled",
   Paused: "Paused",
   InvalidSpec: "InvalidSpec",
@@ -276,7 +278,27 @@ export const OpenBaoClusterReason = {
   SecretReferenceMissingName: "SecretReferenceMissingName",
   /** Tenant mode: no provisioned OpenBaoTenant onboards the cluster's namespace; nothing is created until one does. */
   TenantNotProvisioned: "TenantNotProvisioned",
-} as const;
+  /** Degraded while a scale-down waits: the pods to remove are not yet out of Raft. */
+  ScaleDownWaiting: "ScaleDownWaiting",
+  ScaleDownPending: "ScaleDownPending",
+  /** A scale-down removes the active node last: it is asked to step down first. */
+  StepDownRequested: "StepDownRequested",
+  /** Drifted (observe-only): what a real run would change. */
+  ObserveOnly: "ObserveOnly",
+  /** BackingUp: spec.backup.schedule is not a cron expression the operator reads. */
+  InvalidSchedule: "InvalidSchedule",
+  // Events only: what the backup and the rolling upgrade did (no condition carries these).
+  BackupJobCreated: "BackupJobCreated",
+  PreUpgradeSnapshotJobCreated: "PreUpgradeSnapshotJobCreated",
+  BackupManualTriggerAccepted: "BackupManualTriggerAccepted",
+  BackupRetentionApplied: "BackupRetentionApplied",
+  BackupRetentionFailed: "BackupRetentionFailed",
+  LeaderSteppedDown: "LeaderSteppedDown",
+  UpgradePodReplaced: "UpgradePodReplaced",
+  UpgradePodReplacing: "UpgradePodReplacing",
+  UpgradeRetargeted: "UpgradeRetargeted",
+  UpgradeRetryAccepted: "UpgradeRetryAccepted",
+});
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
 export const ClusterPhases = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;

@@ -1151,17 +1151,14 @@ export const UpgradeSchema = Type.Object(
     ),
     preUpgradeSnapshot: Flag("Take a snapshot (with spec.backup's target) before upgrading."),
     jwtAuthRole: Type.Optional(Text("OpenBao JWT role the upgrade Jobs log in with.")),
-    // Refused below; kept as an opaque object so a value stored before the refusal survives (and
-    // is still read) with no constraint of its own left to check.
+    // Refused below; kept in the schema so a value stored before the refusal survives (validation
+    // ratcheting) and is still read.
     tokenSecretRef: Type.Optional(
-      Type.Object(
-        { name: Type.Optional(Text("Name of the Secret.", 253, { default: "" })) },
-        {
-          description:
-            "Refused (upstream refuses it since 0.1.0): use jwtAuthRole. A value stored before is still read.",
-          "x-kubernetes-preserve-unknown-fields": true,
-        } satisfies KubeOptions,
-      ),
+      Type.Object({ name: Type.Optional(Text("Name of the Secret.", 253, { default: "" })) }, {
+        description:
+          "Refused (upstream refuses it since 0.1.0): use jwtAuthRole. A value stored before is still read.",
+        "x-kubernetes-preserve-unknown-fields": true,
+      } satisfies KubeOptions),
     ),
     image: Type.Optional(Image("Executor image for upgrade Jobs.")),
     requests: Type.Optional(

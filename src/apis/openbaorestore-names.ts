@@ -2,6 +2,8 @@
  * OpenBaoRestore's names and the constants its controller uses, without the schema (see
  * `openbaocluster-names.ts`); `openbaorestore.ts` re-exports all of it.
  */
+import { reasonTable } from "./reason.js";
+
 export const OpenBaoRestoreKind = "OpenBaoRestore";
 export const OpenBaoRestorePlural = "openbaorestores";
 
@@ -21,7 +23,7 @@ export const OpenBaoRestoreCondition = {
 export type OpenBaoRestoreConditionType =
   (typeof OpenBaoRestoreCondition)[keyof typeof OpenBaoRestoreCondition];
 
-export const OpenBaoRestoreReason = {
+export const OpenBaoRestoreReason = reasonTable<typeof OpenBaoRestoreKind>()({
   ClusterNotFound: "ClusterNotFound",
   ClusterNotInitialized: "ClusterNotInitialized",
   ClusterUnhealthy: "ClusterUnhealthy",
@@ -54,7 +56,16 @@ export const OpenBaoRestoreReason = {
   PodsRestarted: "PodsRestarted",
   /** A Secret reference whose name is empty (upstream's default ""); the request never runs. */
   SecretReferenceMissingName: "SecretReferenceMissingName",
-} as const;
+  // Why the restore Job failed, as the executor reports it (its contract's failure reasons) or as
+  // the Job showed it without a report; named as the executor names them.
+  InvalidInput: "InvalidInput",
+  AuthFailed: "AuthFailed",
+  SnapshotFailed: "SnapshotFailed",
+  UploadFailed: "UploadFailed",
+  DownloadFailed: "DownloadFailed",
+  Interrupted: "Interrupted",
+  DeadlineExceeded: "DeadlineExceeded",
+});
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 
 /** The controller and the field manager that write OpenBaoRestore objects. */

@@ -2,6 +2,8 @@
  * OpenBaoTenant's names and the constants its provisioner uses, without the schema (see
  * `openbaocluster-names.ts`); `openbaotenant.ts` re-exports all of it.
  */
+import { reasonTable } from "./reason.js";
+
 export const OpenBaoTenantKind = "OpenBaoTenant";
 export const OpenBaoTenantPlural = "openbaotenants";
 
@@ -14,7 +16,7 @@ export const OpenBaoTenantCondition = {
 } as const;
 export type OpenBaoTenantConditionType = (typeof OpenBaoTenantCondition)[keyof typeof OpenBaoTenantCondition];
 
-export const OpenBaoTenantReason = {
+export const OpenBaoTenantReason = reasonTable<typeof OpenBaoTenantKind>()({
   /** Upstream's reason: a tenant outside the operator's namespace names another namespace. */
   SecurityViolation: "SecurityViolation",
   /** A system namespace or the operator's own: never handed to a tenant. */
@@ -26,7 +28,7 @@ export const OpenBaoTenantReason = {
   ClustersRemain: "ClustersRemain",
   /** Deleted: the Roles and RoleBindings are gone (an event). */
   Offboarded: "Offboarded",
-} as const;
+});
 export type OpenBaoTenantReasonType = (typeof OpenBaoTenantReason)[keyof typeof OpenBaoTenantReason];
 
 /** The controller and the field manager that write OpenBaoTenant objects and what they provision. */

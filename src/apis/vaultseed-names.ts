@@ -3,6 +3,8 @@
  * path imports these, and so never loads TypeBox (about 7 MiB of RSS), which only the CRD builder and
  * offline validation need.
  */
+import { reasonTable } from "./reason.js";
+
 export const VaultSeedGroup = "ohmlab.fr";
 export const VaultSeedVersion = "v1alpha1";
 export const VaultSeedApiVersion = `${VaultSeedGroup}/${VaultSeedVersion}` as const;
@@ -17,7 +19,7 @@ export const VaultSeedCondition = {
 } as const;
 export type VaultSeedConditionType = (typeof VaultSeedCondition)[keyof typeof VaultSeedCondition];
 
-export const VaultSeedReason = {
+export const VaultSeedReason = reasonTable<typeof VaultSeedKind>()({
   Reconciled: "Reconciled",
   RefPending: "RefPending",
   RefCycle: "RefCycle",
@@ -39,8 +41,20 @@ export const VaultSeedReason = {
   /** Stalled: the object could not be handled at all; the message says why. */
   ReconcileFailed: "ReconcileFailed",
   Deleted: "Deleted",
-} as const;
+});
 export type VaultSeedReasonType = (typeof VaultSeedReason)[keyof typeof VaultSeedReason];
+
+/**
+ * The reasons of the events a write records, named by its most telling action. Apart from the
+ * condition reasons because they never stand on a condition (the not-ready gauge lists those).
+ */
+export const VaultSeedEventReason = reasonTable<typeof VaultSeedKind>()({
+  Adopted: "Adopted",
+  Wrote: "Wrote",
+  Rotated: "Rotated",
+  Pruned: "Pruned",
+});
+export type VaultSeedEventReasonType = (typeof VaultSeedEventReason)[keyof typeof VaultSeedEventReason];
 
 export const DeletionPolicies = ["Retain", "Delete"] as const;
 export type VaultSeedDeletionPolicy = (typeof DeletionPolicies)[number];

@@ -1,3 +1,11 @@
+/**
+ * A reason taken from a kind's reason table. The tables (`src/apis/*-names.ts`) brand each value with
+ * this property, so a condition or event reason spelled as a bare string does not compile; the brand
+ * exists for the type checker only. The runtime knows no kind, so it asks only that the reason came
+ * from some table; a target's helpers narrow it to their kind's union.
+ */
+export type KindReason = string & { readonly __reasonOf: string };
+
 /** metav1.Condition. */
 export interface Condition {
   type: string;
@@ -8,7 +16,14 @@ export interface Condition {
   message: string;
 }
 
-export type ConditionInput = Omit<Condition, "lastTransitionTime">;
+/** A condition to set; its reason comes from a reason table (`R` narrows it to one kind's). */
+export interface ConditionInput<R extends KindReason = KindReason> {
+  type: string;
+  status: Condition["status"];
+  observedGeneration?: number;
+  reason: R;
+  message: string;
+}
 
 /**
  * Returns the list with `input` set. lastTransitionTime moves only when the status changes, so

@@ -1,18 +1,28 @@
 import { randomBytes } from "node:crypto";
 import { EVENTS_V1 } from "./builtin-types.js";
 import type { KubeClient } from "./client.js";
+import type { KindReason } from "./conditions.js";
 import { errorMessage, isNotFound } from "./errors.js";
 import type { Logger } from "./log.js";
 import { eventsDropped } from "./metrics.js";
 import { apiVersionOf, type KubeObject, type ResourceType } from "./types.js";
 
-export interface EventInput {
+/** An event to record; its reason comes from a reason table (`R` narrows it to one kind's). */
+export interface EventInput<R extends KindReason = KindReason> {
   type: "Normal" | "Warning";
-  reason: string;
+  reason: R;
   /** What the controller did or failed to do, e.g. "Write", "Reconcile". */
   action: string;
   /** Human text. Names keys and counts, never values. */
   note: string;
+}
+
+/**
+ * The recorder as one kind's controller sees it: only that kind's reasons are accepted. Every
+ * EventRecorder is one; a target's dependencies name this type so a foreign reason does not compile.
+ */
+export interface KindEvents<R extends KindReason> {
+  record(regarding: KubeObject, e: EventInput<R>, type?: ResourceType): void;
 }
 
 export interface EventRecorderOptions {

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { GitLabCore } from "../../src/apis/gitlabcore.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../src/apis/openbaocluster-names.js";
 import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
 import { argocdCmData } from "../../src/cli/argocd.js";
 import { applyAny } from "../../src/runtime/apply.js";
@@ -531,7 +532,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
       sealed: false,
       activeLeader: "c-0",
       currentVersion: "2.7.2",
-      tls: { ready: true, reason: "OperatorManagedTLS", message: "certificates issued" },
+      tls: { ready: true, reason: OpenBaoClusterReason.OperatorManagedTLS, message: "certificates issued" },
     };
     /** One workload pass's status write, as the reconciler's writeStatus does it. */
     const pass = async (name: string, r: PassResult, observeOnly = false) => {
@@ -575,7 +576,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         client,
         recorder(),
         cluster,
-        { status: "True", reason: "UpgradeInProgress", message: "rolling c-2 to 2.7.3" },
+        { status: "True", reason: OpenBaoClusterReason.UpgradeInProgress, message: "rolling c-2 to 2.7.3" },
         now(),
       );
       await expect(KEY, await get("c"), "Progressing", /^upgrading: UpgradeInProgress: rolling c-2/);
@@ -583,7 +584,11 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         client,
         recorder(),
         await get("c"),
-        { status: "False", reason: "DowngradeBlocked", message: "2.7.2 -> 2.6.2 is a downgrade" },
+        {
+          status: "False",
+          reason: OpenBaoClusterReason.DowngradeBlocked,
+          message: "2.7.2 -> 2.6.2 is a downgrade",
+        },
         now(),
       );
       await expect(KEY, await get("c"), "Degraded", /^upgrade: DowngradeBlocked: /);
@@ -591,7 +596,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         client,
         recorder(),
         await get("c"),
-        { status: "False", reason: "UpgradeComplete", message: "running 2.7.2" },
+        { status: "False", reason: OpenBaoClusterReason.UpgradeComplete, message: "running 2.7.2" },
         now(),
       );
       await expect(KEY, await get("c"), "Healthy", /^AllReplicasReady/);
@@ -602,7 +607,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         ...serving,
         blocked: {
           step: "storage",
-          reason: "StorageShrinkRefused",
+          reason: OpenBaoClusterReason.StorageShrinkRefused,
           message: "spec.storage.size 1Gi is below 2Gi",
           failed: true,
         },
@@ -615,7 +620,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         ...serving,
         blocked: {
           step: "certificates",
-          reason: "TLSSecretMissing",
+          reason: OpenBaoClusterReason.TLSSecretMissing,
           message: "Secret c-tls not found",
           failed: false,
         },

@@ -8,6 +8,7 @@ import { silentLogger } from "../../src/runtime/log.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { CONFIGMAP, clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { testReason } from "../support/reasons.js";
 import { installWidgetCrd, WIDGET } from "../support/widgets.js";
 
 describe("runtime client against a real kube-apiserver", () => {
@@ -146,12 +147,12 @@ describe("runtime client against a real kube-apiserver", () => {
       { fieldManager: "mgr" },
     );
     const rec = new EventRecorder(client, "platform-operator/test", "test-1", silentLogger());
-    const e = { type: "Normal" as const, reason: "Wrote", action: "Write", note: "wrote 2 keys" };
+    const e = { type: "Normal" as const, reason: testReason("Wrote"), action: "Write", note: "wrote 2 keys" };
     rec.record(w, e);
     await rec.flush();
     rec.record(w, e);
     await rec.flush();
-    rec.record(w, { ...e, reason: "Other" });
+    rec.record(w, { ...e, reason: testReason("Other") });
     await rec.flush();
     const list = await client.list(EVENTS_V1, { namespace: ns });
     const mine = list.items.filter((i) => (i["regarding"] as { uid: string }).uid === w.metadata.uid);

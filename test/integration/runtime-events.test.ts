@@ -10,6 +10,7 @@ import type { KubeObject } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, freshNamespace } from "../support/kube.js";
 import { clientWithToken, grantInNamespace, serviceAccountToken } from "../support/rbac.js";
+import { testReason } from "../support/reasons.js";
 
 type Event = KubeObject & {
   reason?: string;
@@ -23,7 +24,12 @@ async function dropped(cause: string): Promise<number> {
   return m.values.find((v) => v.labels["cause"] === cause)?.value ?? 0;
 }
 
-const ev = (reason: string, note = "n") => ({ type: "Warning" as const, reason, action: "Reconcile", note });
+const ev = (reason: string, note = "n") => ({
+  type: "Warning" as const,
+  reason: testReason(reason),
+  action: "Reconcile",
+  note,
+});
 
 describe("event recorder against the shared API server", () => {
   let admin: KubeClient;

@@ -244,8 +244,8 @@ describe("apis: kinds, names and columns", () => {
 
   it("exports the condition and reason names of document 003", () => {
     assert.deepEqual(Object.values(VaultSeedCondition), ["Ready", "Reconciling", "Stalled", "Drifted"]);
-    assert.ok(Object.values(VaultSeedReason).includes("OwnedByAnother"));
-    assert.ok(Object.values(VaultSeedReason).includes("BackendUnavailable"));
+    assert.ok((Object.values(VaultSeedReason) as string[]).includes("OwnedByAnother"));
+    assert.ok((Object.values(VaultSeedReason) as string[]).includes("BackendUnavailable"));
   });
 });
 

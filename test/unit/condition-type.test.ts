@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Value } from "@sinclair/typebox/value";
 import { ConditionSchema, type Condition as SchemaCondition } from "../../src/apis/common.js";
+import { VaultSeedReason } from "../../src/apis/vaultseed-names.js";
 import { type Condition as RuntimeCondition, setCondition } from "../../src/runtime/conditions.js";
 
 // The runtime may not import src/apis and the reverse (layers), so the two declarations are held
@@ -20,7 +21,7 @@ describe("one condition type for the schemas and the runtime", () => {
       {
         type: "Ready",
         status: "False",
-        reason: "BackendUnavailable",
+        reason: VaultSeedReason.BackendUnavailable,
         message: "x".repeat(40_000),
         observedGeneration: 3,
       },

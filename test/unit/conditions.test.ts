@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { exponentialDelay, jitter } from "../../src/runtime/backoff.js";
 import { findCondition, isTrue, sameConditions, setCondition } from "../../src/runtime/conditions.js";
+import { testReason } from "../support/reasons.js";
 
 describe("conditions", () => {
   const t1 = new Date("2026-01-01T00:00:00.123Z");
@@ -10,7 +11,7 @@ describe("conditions", () => {
   it("adds a condition with lastTransitionTime in seconds precision", () => {
     const l = setCondition(
       [],
-      { type: "Ready", status: "True", reason: "Reconciled", message: "", observedGeneration: 1 },
+      { type: "Ready", status: "True", reason: testReason("Reconciled"), message: "", observedGeneration: 1 },
       t1,
     );
     assert.equal(l.length, 1);
@@ -21,12 +22,12 @@ describe("conditions", () => {
   it("keeps lastTransitionTime when only reason, message or generation change", () => {
     let l = setCondition(
       [],
-      { type: "Ready", status: "False", reason: "A", message: "a", observedGeneration: 1 },
+      { type: "Ready", status: "False", reason: testReason("A"), message: "a", observedGeneration: 1 },
       t1,
     );
     l = setCondition(
       l,
-      { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
+      { type: "Ready", status: "False", reason: testReason("B"), message: "b", observedGeneration: 2 },
       t2,
     );
     const c = findCondition(l, "Ready")!;
@@ -36,23 +37,26 @@ describe("conditions", () => {
   });
 
   it("moves lastTransitionTime when the status changes, and keeps other types", () => {
-    let l = setCondition([], { type: "Ready", status: "False", reason: "A", message: "" }, t1);
-    l = setCondition(l, { type: "Stalled", status: "False", reason: "A", message: "" }, t1);
-    l = setCondition(l, { type: "Ready", status: "True", reason: "A", message: "" }, t2);
+    let l = setCondition([], { type: "Ready", status: "False", reason: testReason("A"), message: "" }, t1);
+    l = setCondition(l, { type: "Stalled", status: "False", reason: testReason("A"), message: "" }, t1);
+    l = setCondition(l, { type: "Ready", status: "True", reason: testReason("A"), message: "" }, t2);
     assert.equal(findCondition(l, "Ready")!.lastTransitionTime, "2026-01-01T01:00:00Z");
     assert.equal(l.length, 2);
   });
 
   it("sameConditions ignores order only", () => {
     const a = setCondition(
-      setCondition([], { type: "A", status: "True", reason: "r", message: "" }, t1),
-      { type: "B", status: "False", reason: "r", message: "" },
+      setCondition([], { type: "A", status: "True", reason: testReason("r"), message: "" }, t1),
+      { type: "B", status: "False", reason: testReason("r"), message: "" },
       t1,
     );
     const b = [a[1]!, a[0]!];
     assert.ok(sameConditions(a, b));
     assert.ok(
-      !sameConditions(a, setCondition(a, { type: "A", status: "True", reason: "other", message: "" }, t1)),
+      !sameConditions(
+        a,
+        setCondition(a, { type: "A", status: "True", reason: testReason("other"), message: "" }, t1),
+      ),
     );
   });
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { GitLabCoreReason } from "../../src/apis/gitlabcore-names.js";
 import { findCondition } from "../../src/runtime/conditions.js";
 import type { RenderedObject } from "../../src/targets/gitlab/apply/rendered.js";
 import { planPreflight, SKIP_POST_DEPLOYMENT_MIGRATIONS } from "../../src/targets/gitlab/preflight/plan.js";
@@ -109,7 +110,7 @@ describe("gitlab status plan: a refused preflight", () => {
         workloads: { ready: ["Deployment gl/web"], notReady: [] },
         stepping: false,
         blocked: {
-          reason: "PreflightFailed",
+          reason: GitLabCoreReason.PreflightFailed,
           message: "preflight of chart 10.4.0 refused: Deployment gl/gl-webservice: spec.replicas invalid",
         },
       },

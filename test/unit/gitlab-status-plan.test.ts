@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { GitLabCoreStatus } from "../../src/apis/gitlabcore.js";
+import { GitLabCoreReason } from "../../src/apis/gitlabcore-names.js";
 import { findCondition } from "../../src/runtime/conditions.js";
 import { sameStatus } from "../../src/runtime/status.js";
 import { parseGitLabConfig } from "../../src/targets/gitlab/config.js";
@@ -53,7 +54,7 @@ describe("gitlab status plan", () => {
       {
         kind: "failed",
         stage: "apply",
-        reason: "ApplyFailed",
+        reason: GitLabCoreReason.ApplyFailed,
         message: "kind gateway.networking.k8s.io/v1/GatewayClass is not served by the cluster",
       },
       t1,
@@ -70,7 +71,12 @@ describe("gitlab status plan", () => {
     const { status } = planStatus(
       first,
       1,
-      { kind: "failed", stage: "hooks", reason: "HooksFailed", message: "hook Job gl/x failed" },
+      {
+        kind: "failed",
+        stage: "hooks",
+        reason: GitLabCoreReason.HooksFailed,
+        message: "hook Job gl/x failed",
+      },
       t1,
     );
     assert.equal(c(status, "Initialized")?.status, "False");
@@ -83,7 +89,7 @@ describe("gitlab status plan", () => {
     const { status } = planStatus(
       first,
       4,
-      { kind: "failed", stage: "render", reason: "RenderFailed", message: "values: bad" },
+      { kind: "failed", stage: "render", reason: GitLabCoreReason.RenderFailed, message: "values: bad" },
       t1,
     );
     for (const type of ["Initialized", "Available", "Progressing", "Upgradeable"]) {
@@ -100,7 +106,10 @@ describe("gitlab status plan", () => {
       applied({
         targetVersion: undefined,
         hooksRan: true,
-        blocked: { reason: "VersionUnresolved", message: "chart version 12.0.0 is in no chart source" },
+        blocked: {
+          reason: GitLabCoreReason.VersionUnresolved,
+          message: "chart version 12.0.0 is in no chart source",
+        },
       }),
       t1,
     );

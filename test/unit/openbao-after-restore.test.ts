@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../src/apis/openbaorestore.js";
+import { OpenBaoRestoreReason } from "../../src/apis/openbaorestore-names.js";
 import type { EventInput } from "../../src/runtime/events.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { BaoRequestError } from "../../src/targets/openbao/baoclient/client.js";
@@ -104,10 +105,12 @@ describe("a snapshot sealed by another key", () => {
       spec: { cluster: "dst", source: { key: "k", target: { bucket: "b" } } },
       status: { phase: "Running" },
     } as OpenBaoRestore;
-    const s = failed(r, new Date(), "SealMismatch", "could not verify hash file", { unchanged: true });
+    const s = failed(r, new Date(), OpenBaoRestoreReason.SealMismatch, "could not verify hash file", {
+      unchanged: true,
+    });
     assert.match(s.message ?? "", /the cluster was not changed$/);
     assert.doesNotMatch(s.message ?? "", /follow-up/);
-    assert.match(failed(r, new Date(), "RestoreFailed", "x").message ?? "", /follow-up/);
+    assert.match(failed(r, new Date(), OpenBaoRestoreReason.RestoreFailed, "x").message ?? "", /follow-up/);
   });
 });
 

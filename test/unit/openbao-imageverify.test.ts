@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../src/apis/openbaocluster-names.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { type CheckContext, checkImage, operatorImage } from "../../src/targets/openbao/imageverify/check.js";
 import {
@@ -473,7 +474,7 @@ describe("failure policy and spec settings", () => {
   const input = {
     field: "imageVerification" as const,
     image: `${HOST}/team/openbao:2.4.4`,
-    reason: "ImageVerificationFailed",
+    reason: OpenBaoClusterReason.ImageVerificationFailed,
     what: "OpenBao image",
   };
 
@@ -534,7 +535,14 @@ describe("failure policy and spec settings", () => {
     const on = { enabled: true, publicKey: keyPair().pub, ignoreTlog: true };
     const image = `${HOST}/team/openbao:2.4.4`;
     assert.deepEqual(
-      await operatorImage(v, ctx, cluster({ imageVerification: on }), image, "R", "executor image"),
+      await operatorImage(
+        v,
+        ctx,
+        cluster({ imageVerification: on }),
+        image,
+        OpenBaoClusterReason.BackupExecutorImageVerificationFailed,
+        "executor image",
+      ),
       {
         ok: true,
         image,
@@ -545,7 +553,7 @@ describe("failure policy and spec settings", () => {
       ctx,
       cluster({ operatorImageVerification: on }),
       image,
-      "R",
+      OpenBaoClusterReason.BackupExecutorImageVerificationFailed,
       "executor image",
     );
     assert.equal(refused.ok, false);

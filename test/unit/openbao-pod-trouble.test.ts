@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../src/apis/openbaocluster-names.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { nextStatus, transitions } from "../../src/targets/openbao/status.js";
 import { podTrouble, scrub } from "../../src/targets/openbao/workload/pod-trouble.js";
@@ -109,7 +110,12 @@ describe("openbao pod trouble: why a pod does not answer", () => {
         initialized: false,
         desiredReplicas: 1,
         readyReplicas: 0,
-        blocked: { step: "initialization", reason: "PodCrashLooping", message: t.message, failed: t.stuck },
+        blocked: {
+          step: "initialization",
+          reason: OpenBaoClusterReason.PodCrashLooping,
+          message: t.message,
+          failed: t.stuck,
+        },
       },
       new Date(0),
     );

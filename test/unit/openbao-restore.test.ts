@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../src/apis/openbaorestore.js";
+import { OpenBaoRestoreReason } from "../../src/apis/openbaorestore-names.js";
 import { restoreJobName, restoreLockIdentity } from "../../src/targets/openbao/restore/names.js";
 import { completed, failed, running } from "../../src/targets/openbao/restore/status.js";
 import { type RestoreObservation, validateRestore } from "../../src/targets/openbao/restore/validate.js";
@@ -144,9 +145,14 @@ describe("restore names and status", () => {
     assert.equal(done.phase, "Completed");
     assert.match(done.message ?? "", /follow-up: .*OpenBaoSealed/);
     assert.equal(done.conditions?.find((c) => c.type === "RestoreComplete")?.reason, "RestoreSucceeded");
-    const early = failed(r, t, "SnapshotNotFound", "spec.source: no snapshot");
+    const early = failed(r, t, OpenBaoRestoreReason.SnapshotNotFound, "spec.source: no snapshot");
     assert.match(early.message ?? "", /the cluster was not changed/);
-    const late = failed({ ...r, status: run }, t, "RestoreFailed", "OpenBao refused the snapshot");
+    const late = failed(
+      { ...r, status: run },
+      t,
+      OpenBaoRestoreReason.RestoreFailed,
+      "OpenBao refused the snapshot",
+    );
     assert.match(late.message ?? "", /follow-up/);
   });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../src/apis/openbaocluster-names.js";
 import {
   eventType,
   nextStatus,
@@ -28,7 +29,7 @@ const settled: PassResult = {
   sealed: false,
   activeLeader: "demo-1",
   currentVersion: "2.7.2",
-  tls: { ready: true, reason: "OperatorManagedTLS", message: "ok" },
+  tls: { ready: true, reason: OpenBaoClusterReason.OperatorManagedTLS, message: "ok" },
 };
 const cond = (s: OpenBaoCluster["status"], type: string) => s?.conditions?.find((c) => c.type === type);
 
@@ -97,7 +98,7 @@ describe("openbao status", () => {
         readyReplicas: 0,
         blocked: {
           step: "initialization",
-          reason: "PodNotReady",
+          reason: OpenBaoClusterReason.PodNotReady,
           message: "waiting for pod demo-0",
           failed: false,
         },
@@ -113,7 +114,12 @@ describe("openbao status", () => {
       cluster(),
       {
         ...settled,
-        blocked: { step: "storage", reason: "StorageResizeNotSupported", message: "no", failed: true },
+        blocked: {
+          step: "storage",
+          reason: OpenBaoClusterReason.StorageResizeNotSupported,
+          message: "no",
+          failed: true,
+        },
       },
       t0,
     );
@@ -133,7 +139,12 @@ describe("openbao status", () => {
     assert.equal(degraded({ readyReplicas: 1 })?.reason, "Reconciling");
     assert.match(degraded({ readyReplicas: 1 })!.message, /1\/3 voters ready/);
     const waiting = degraded({
-      blocked: { step: "infrastructure", reason: "ScaleDownWaiting", message: "m", failed: false },
+      blocked: {
+        step: "infrastructure",
+        reason: OpenBaoClusterReason.ScaleDownWaiting,
+        message: "m",
+        failed: false,
+      },
     });
     assert.equal(waiting?.reason, "Reconciling");
     assert.match(waiting!.message, /infrastructure waits: ScaleDownWaiting/);
@@ -141,7 +152,7 @@ describe("openbao status", () => {
   });
 
   it("a gateway without the Gateway API is a condition of its own: the cluster stays Available", () => {
-    const missing = { ready: false, reason: "GatewayAPIMissing", message: "no HTTPRoute" };
+    const missing = { ready: false, reason: OpenBaoClusterReason.GatewayAPIMissing, message: "no HTTPRoute" };
     const s = nextStatus(cluster(), { ...settled, gateway: missing }, t0);
     assert.equal(cond(s, "GatewayReady")?.status, "False");
     assert.equal(cond(s, "GatewayReady")?.reason, "GatewayAPIMissing");

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { OpenBaoClusterReason, type OpenBaoClusterReasonType } from "../../src/apis/openbaocluster-names.js";
 import type { Pass, Step } from "../../src/targets/openbao/steps/index.js";
 import { runSteps, WORKLOAD_STEPS } from "../../src/targets/openbao/steps/index.js";
 import { initializationStep } from "../../src/targets/openbao/steps/initialization.js";
@@ -26,7 +27,7 @@ describe("openbao workload steps", () => {
 
   it("a step that stops the pass keeps the later ones from running, and says why", async () => {
     const ran: string[] = [];
-    const step = (name: Step["name"], stop?: string): Step => ({
+    const step = (name: Step["name"], stop?: OpenBaoClusterReasonType): Step => ({
       name,
       async run() {
         ran.push(name);
@@ -36,7 +37,7 @@ describe("openbao workload steps", () => {
     const seen: string[] = [];
     const out = await runSteps(
       {} as Pass,
-      [step("certificates"), step("infrastructure", "TLSSecretMissing"), step("storage")],
+      [step("certificates"), step("infrastructure", OpenBaoClusterReason.TLSSecretMissing), step("storage")],
       (s) => seen.push(s),
     );
     assert.deepEqual(ran, ["certificates", "infrastructure"]);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../src/apis/openbaocluster-names.js";
 import { nextStatus, type PassResult } from "../../src/targets/openbao/status.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import {
@@ -206,7 +207,7 @@ describe("openbao StorageExpanded condition", () => {
       ...cluster,
       status: nextStatus(
         cluster,
-        result({ expanded: false, reason: "StorageRestartRequired", message: "m" }),
+        result({ expanded: false, reason: OpenBaoClusterReason.StorageRestartRequired, message: "m" }),
         now,
       ),
     };
@@ -219,7 +220,11 @@ describe("openbao StorageExpanded condition", () => {
       ...cluster,
       status: nextStatus(
         skipped,
-        result({ expanded: true, reason: "StorageExpanded", message: "3 volume(s) at 2Gi" }),
+        result({
+          expanded: true,
+          reason: OpenBaoClusterReason.StorageExpanded,
+          message: "3 volume(s) at 2Gi",
+        }),
         now,
       ),
     };

@@ -3,6 +3,12 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { GitLabCoreReason } from "../../src/apis/gitlabcore-names.js";
+import { OpenBaoClusterReason, type OpenBaoClusterReasonType } from "../../src/apis/openbaocluster-names.js";
+import { OpenBaoRestoreReason } from "../../src/apis/openbaorestore-names.js";
+import { VaultSeedReason, type VaultSeedReasonType } from "../../src/apis/vaultseed-names.js";
+import type { ConditionInput, KindReason } from "../../src/runtime/conditions.js";
+import type { EventInput } from "../../src/runtime/events.js";
 
 const repo = join(fileURLToPath(import.meta.url), "../../../..");
 
@@ -30,7 +36,48 @@ export function literalReasons(text: string): string[] {
     .map(({ line, n }) => `${n}: ${line.trim()}`);
 }
 
+// Checked by the type checker when the tests build: each `@ts-expect-error` line must fail to
+// compile, so a reason spelled as a string, or taken from another kind, is refused.
+const fromTable: OpenBaoClusterReasonType = OpenBaoClusterReason.OperationLockHeld;
+// @ts-expect-error a literal is no kind's reason, even when it spells a table's value
+const literal: OpenBaoClusterReasonType = "OperationLockHeld";
+// @ts-expect-error the restore's reason of the same value is not the cluster's
+const foreign: OpenBaoClusterReasonType = OpenBaoRestoreReason.OperationLockHeld;
+// @ts-expect-error nor is a GitLabCore reason a VaultSeed one
+const otherTarget: VaultSeedReasonType = GitLabCoreReason.ApplyFailed;
+// The runtime (which may not import the tables) accepts any table's reason and no bare string.
+const anyTable: KindReason = VaultSeedReason.Reconciled;
+const condition: ConditionInput<VaultSeedReasonType> = {
+  type: "Ready",
+  status: "True",
+  // @ts-expect-error a condition's reason comes from its kind's table
+  reason: "Reconciled",
+  message: "",
+};
+const event: EventInput = {
+  type: "Normal",
+  // @ts-expect-error so does an event's
+  reason: "Reconciled",
+  action: "Reconcile",
+  note: "",
+};
+
 describe("reasons come from one named set per kind", () => {
+  it("a table's reasons are the same strings at run time (alerts match on them)", () => {
+    assert.deepEqual(
+      [fromTable, literal, foreign, otherTarget, anyTable, condition.reason, event.reason],
+      [
+        "OperationLockHeld",
+        "OperationLockHeld",
+        "OperationLockHeld",
+        "ApplyFailed",
+        "Reconciled",
+        "Reconciled",
+        "Reconciled",
+      ],
+    );
+  });
+
   it("finds the shapes it guards against", () => {
     assert.equal(literalReasons('  reason: "InvalidSpec",').length, 1);
     assert.equal(literalReasons('if (c.reason === "Initializing") return').length, 1);

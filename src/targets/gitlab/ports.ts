@@ -1,6 +1,7 @@
 import type { GitLabCore, GitLabVersion } from "../../apis/gitlabcore.js";
+import type { GitLabCoreReasonType } from "../../apis/gitlabcore-names.js";
 import type { KubeClient } from "../../runtime/client.js";
-import type { EventRecorder } from "../../runtime/events.js";
+import type { KindEvents } from "../../runtime/events.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { KubeObject, ResourceType } from "../../runtime/types.js";
 import type { LiveObjects } from "./apply/live.js";
@@ -19,7 +20,7 @@ export interface Capabilities {
 
 /** Thrown by a release source to say which reason a failure reports (ChartPullFailed, RenderFailed). */
 export interface ReasonedError extends Error {
-  reason?: string;
+  reason?: GitLabCoreReasonType;
 }
 
 /** Where charts come from and how they are rendered: the renderer's side, injected. */
@@ -40,8 +41,8 @@ export interface ReleaseSource {
   ): Promise<Rendered>;
 }
 
-export type Resolution = { version: string } | { error: string; reason: string };
-export type UpgradePath = { steps: string[] } | { error: string; reason: string };
+export type Resolution = { version: string } | { error: string; reason: GitLabCoreReasonType };
+export type UpgradePath = { steps: string[] } | { error: string; reason: GitLabCoreReasonType };
 
 /** Version resolution, pure; injected so the reconciler does not depend on how it is decided. */
 export interface VersionPolicy {
@@ -71,7 +72,7 @@ export interface GitLabReconcilerDeps {
   client: KubeClient;
   informer: Informer<GitLabCore>;
   configMaps: Informer<KubeObject>;
-  events: EventRecorder;
+  events: KindEvents<GitLabCoreReasonType>;
   release: ReleaseSource;
   versions: VersionPolicy;
   /** Effective chart values for a resource and the chart version about to be rendered. */

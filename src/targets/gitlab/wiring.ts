@@ -1,4 +1,5 @@
 import type { GitLabCore } from "../../apis/gitlabcore.js";
+import { type GitLabCoreReasonType, GitLabCoreReason as R } from "../../apis/gitlabcore-names.js";
 import type { Manager } from "../../runtime/manager.js";
 import { ChartNotFoundError, ChartSource, chartSourceConfigFromEnv } from "./charts/index.js";
 import type { GitLabTargetConfig } from "./config.js";
@@ -24,13 +25,13 @@ export const defaultVersionPolicy: VersionPolicy = {
 
 /** Effective values that cannot be built (a free-form value fighting a derived one) fail the render. */
 class ValuesFailed extends Error {
-  readonly reason = "RenderFailed";
+  readonly reason = R.RenderFailed;
 }
 
 /** A spec.chart.valuesFrom entry that is missing or holds no map: nothing renders. */
 class ValuesReferenceFailed extends Error {
   constructor(
-    readonly reason: string,
+    readonly reason: GitLabCoreReasonType,
     message: string,
   ) {
     super(message);
@@ -66,7 +67,7 @@ export function defaultValues(
  * unresolved version, as the status table says; ChartPullFailed is for a pull that was tried.
  */
 class VersionInNoSource extends Error {
-  readonly reason = "VersionUnresolved";
+  readonly reason = R.VersionUnresolved;
 }
 
 /**

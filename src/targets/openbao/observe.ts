@@ -1,8 +1,8 @@
+import { OpenBaoClusterReason } from "../../apis/openbaocluster-names.js";
 import { type Condition, removeCondition, setCondition } from "../../runtime/conditions.js";
 import { type DriftChange, summarizeDrift } from "./drift.js";
 
 export const DRIFTED = "Drifted";
-export const OBSERVE_ONLY = "ObserveOnly";
 
 /**
  * The observe-only report: Drifted True naming what a real run would change, False when nothing.
@@ -21,7 +21,7 @@ export function driftedCondition(
     {
       type: DRIFTED,
       status: summary ? "True" : "False",
-      reason: OBSERVE_ONLY,
+      reason: OpenBaoClusterReason.ObserveOnly,
       message: summary ? `a real run would: ${summary}` : "a real run would change nothing",
       ...(generation !== undefined ? { observedGeneration: generation } : {}),
     },

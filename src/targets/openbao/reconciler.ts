@@ -1,5 +1,5 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../apis/openbaocluster-names.js";
+import { OpenBaoClusterReason, type OpenBaoClusterReasonType } from "../../apis/openbaocluster-names.js";
 import { PERSISTENT_VOLUME_CLAIM, POD, SECRET } from "../../runtime/builtin-types.js";
 import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
@@ -363,10 +363,11 @@ export class OpenBaoClusterReconciler {
     const written = await this.status.write(cluster, next, {
       signal: rc.signal,
       onChange: () => {
+        // Every condition of the workload plane was set from the kind's reasons (nextStatus).
         for (const c of transitions(prev?.conditions, next.conditions ?? []))
           this.d.events.record(cluster, {
             type: eventType(c),
-            reason: c.reason,
+            reason: c.reason as OpenBaoClusterReasonType,
             action: "Reconcile",
             note: `${c.type}: ${c.message}`,
           });

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
+import type { OpenBaoClusterReasonType } from "../../apis/openbaocluster-names.js";
 import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
 import type { EventRecorder } from "../../runtime/events.js";
@@ -26,7 +27,7 @@ export interface ServiceContext {
 
 export interface StepOutcome {
   ready: boolean;
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   /** Names objects and fields, never secret values. */
   message: string;
   /** sha256 of the active leaf certificate and key, when the certificates step knows it. */
@@ -39,7 +40,7 @@ export interface StepOutcome {
    * Networking only: whether the Gateway API routes spec.gateway asks for are served. A concern of its
    * own, so a missing Gateway API leaves the rest of the cluster running; undefined without spec.gateway.
    */
-  gateway?: { ready: boolean; reason: string; message: string };
+  gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string };
 }
 
 /** Inputs of config.hcl that are not in the spec. */

@@ -1,5 +1,9 @@
 import type { OpenBaoCluster, OpenBaoClusterPhase, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
-import { OpenBaoClusterCondition as C, OpenBaoClusterReason } from "../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterCondition as C,
+  OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
+} from "../../apis/openbaocluster-names.js";
 import {
   type Condition,
   type ConditionInput,
@@ -27,7 +31,7 @@ export interface Blocked {
     | "storage"
     | "initialization"
     | "autopilot";
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   /** Names objects, fields and endpoints; never values. */
   message: string;
   /** True for a failure (Degraded); false while waiting for something that will come. */
@@ -37,7 +41,7 @@ export interface Blocked {
 /** What one pass observed and did, from which the status is derived. */
 export interface PassResult {
   blocked?: Blocked;
-  tls?: { ready: boolean; reason: string; message: string };
+  tls?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string };
   initialized: boolean;
   selfInitialized?: boolean;
   desiredReplicas: number;
@@ -60,12 +64,12 @@ export interface PassResult {
    * Volume growth as the storage step saw it: null when no growth is asked for (the condition
    * goes), undefined when the step did not run (the condition stays as it was).
    */
-  storage?: { expanded: boolean; reason: string; message: string } | null;
+  storage?: { expanded: boolean; reason: OpenBaoClusterReasonType; message: string } | null;
   /**
    * The Gateway API routes of spec.gateway: null without them (the condition goes), undefined when
    * networking did not run (the condition stays as it was).
    */
-  gateway?: { ready: boolean; reason: string; message: string } | null;
+  gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string } | null;
   /** Set when OpenBao refuses the operator's root token (HTTP 403): what to do, naming the Secret. */
   rootTokenRefused?: string;
   /** Whether the admission policies are in place, for ProductionReady; undefined: not known. */
@@ -113,7 +117,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
   const prev = workloadPlaneOf(cluster.status);
   const g = cluster.metadata.generation;
   let list: Condition[] = [...(prev.conditions ?? [])];
-  const put = (c: Omit<ConditionInput, "observedGeneration">) => {
+  const put = (c: Omit<ConditionInput<OpenBaoClusterReasonType>, "observedGeneration">) => {
     list = setCondition(list, { ...c, observedGeneration: g }, now);
   };
   if (r.tls) {
@@ -139,7 +143,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       : {
           type: C.OpenBaoInitialized,
           status: "False",
-          reason: r.blocked?.step === "initialization" ? r.blocked.reason : "Initializing",
+          reason: r.blocked?.step === "initialization" ? r.blocked.reason : OpenBaoClusterReason.Initializing,
           message:
             r.blocked?.step === "initialization"
               ? r.blocked.message
@@ -192,8 +196,8 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
               r.blocked && !r.blocked.failed
                 ? r.blocked.reason
                 : r.readyReplicas === 0
-                  ? "NoReplicasReady"
-                  : "NotReady",
+                  ? OpenBaoClusterReason.NoReplicasReady
+                  : OpenBaoClusterReason.NotReady,
             message:
               r.blocked && !r.blocked.failed
                 ? `${r.blocked.step}: ${r.blocked.message}`
@@ -316,7 +320,10 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
  * it), Reconciling while a step waits or the voters are not all Ready yet, Idle when every step ran
  * and nothing is left to do. Upstream writes Reconciling in every case, idle or not.
  */
-function notDegraded(r: PassResult, allReady: boolean): Omit<ConditionInput, "observedGeneration"> {
+function notDegraded(
+  r: PassResult,
+  allReady: boolean,
+): Omit<ConditionInput<OpenBaoClusterReasonType>, "observedGeneration"> {
   const base = { type: C.Degraded, status: "False" as const };
   if (r.paused)
     return {

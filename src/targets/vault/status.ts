@@ -1,10 +1,14 @@
-import { VaultSeedCondition as C, VaultSeedReason as R } from "../../apis/vaultseed-names.js";
+import {
+  VaultSeedCondition as C,
+  VaultSeedReason as R,
+  type VaultSeedReasonType,
+} from "../../apis/vaultseed-names.js";
 import { type Condition, removeCondition, setCondition } from "../../runtime/conditions.js";
 
 /** The verdict of one reconcile, from which every condition is derived. */
 export interface Verdict {
   ready: boolean;
-  reason: string;
+  reason: VaultSeedReasonType;
   /** Names keys, paths and counts; never values. */
   message: string;
   /** Waiting for something, retried with backoff. */

@@ -1,6 +1,8 @@
+import { GitLabCoreReason } from "../../../apis/gitlabcore-names.js";
+
 /** A chart could not be pulled or verified; the condition reason is ChartPullFailed. */
 export class ChartPullError extends Error {
-  readonly reason = "ChartPullFailed";
+  readonly reason = GitLabCoreReason.ChartPullFailed;
   constructor(message: string) {
     super(message);
     this.name = "ChartPullError";

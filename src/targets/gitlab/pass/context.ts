@@ -1,4 +1,5 @@
 import type { GitLabCore, GitLabCoreStatus } from "../../../apis/gitlabcore.js";
+import { GitLabCoreReason, type GitLabCoreReasonType } from "../../../apis/gitlabcore-names.js";
 import type { Logger } from "../../../runtime/log.js";
 import type { ApplyReport } from "../apply/exec.js";
 import type { AppliedMemory } from "../apply/live.js";
@@ -83,7 +84,7 @@ export interface PassState {
 export function holdUpgrade(
   p: PassState,
   stage: FailedStage,
-  reason: string,
+  reason: GitLabCoreReasonType,
   message: string,
 ): Pass | undefined {
   const deployed = p.status.version;
@@ -107,15 +108,20 @@ export interface Stage {
 export function fail(
   _p: PassState,
   stage: FailedStage,
-  reason: string,
+  reason: GitLabCoreReasonType,
   message: string,
   extra: Partial<Extract<PassOutcome, { kind: "failed" }>> = {},
 ): Pass {
   return { outcome: { kind: "failed", stage, reason, message, ...extra }, next: "retry" };
 }
 
-/** The reason a release source attached to its error, or the stage's own. */
-export function reasonOf(e: unknown, fallback: string): string {
+const KNOWN_REASONS: ReadonlySet<string> = new Set(Object.values(GitLabCoreReason));
+
+/**
+ * The reason a release source attached to its error, or the stage's own. Only GitLabCore's reasons
+ * are taken: another error's `reason` (a Kubernetes API error's `Forbidden`, say) is not one of ours.
+ */
+export function reasonOf(e: unknown, fallback: GitLabCoreReasonType): GitLabCoreReasonType {
   const r = (e as { reason?: unknown } | undefined)?.reason;
-  return typeof r === "string" && r ? r : fallback;
+  return typeof r === "string" && KNOWN_REASONS.has(r) ? (r as GitLabCoreReasonType) : fallback;
 }

@@ -12,6 +12,7 @@ import {
   GitLabSecretsKind,
   GitLabSecretsManagers,
   GitLabSecretsReason,
+  type GitLabSecretsReasonType,
 } from "../../../apis/gitlabsecrets-names.js";
 import { SECRET } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
@@ -160,7 +161,7 @@ export class GitLabSecretsReconciler {
 
   private async report(
     gs: GitLabSecrets,
-    o: { ready: boolean; reason: string; message: string },
+    o: { ready: boolean; reason: GitLabSecretsReasonType; message: string },
     secrets: { name: string; ready: boolean }[] | undefined,
     signal?: AbortSignal,
   ): Promise<void> {

@@ -1,5 +1,9 @@
 import type { GitLabCorePhase, GitLabCoreStatus } from "../../../apis/gitlabcore.js";
-import { GitLabCoreCondition as C, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import {
+  GitLabCoreCondition as C,
+  type GitLabCoreReasonType,
+  GitLabCoreReason as R,
+} from "../../../apis/gitlabcore-names.js";
 import {
   type Condition,
   type ConditionInput,
@@ -10,29 +14,22 @@ import { type MigrationsRetry, retryMessage, retryReason } from "./migrations.js
 import type { MigrationsState } from "./version.js";
 import type { Readiness } from "./workloads.js";
 
-/** Beyond the upstream reasons: an upgrade step waits for the previous version's batched migrations. */
-export const MigrationsRunning = "MigrationsRunning";
-/** Observe-only mode: the Drifted condition says what a real pass would change. */
-export const ObserveOnly = "ObserveOnly";
 export const DriftedCondition = "Drifted";
 
 /** Where a pass stopped before anything was applied, and why. */
 export type FailedStage = {
   stage: "version" | "chart" | "render" | "preflight" | "hooks" | "apply";
-  reason: string;
+  reason: GitLabCoreReasonType;
   /** Names fields, kinds and objects; never values. */
   message: string;
 };
 
 /** Why the upgrade a pass was asked for cannot go ahead (the deployed version was converged instead). */
 export interface UpgradeBlock {
-  reason: string;
+  reason: GitLabCoreReasonType;
   /** Names versions, fields and objects; never values. */
   message: string;
 }
-
-/** Not an upstream reason: a pass is waiting for hooks, reported before the wait. */
-export const HooksRunning = "HooksRunning";
 
 export type PassOutcome =
   | {
@@ -89,11 +86,11 @@ export type PassOutcome =
 
 export interface StatusEvent {
   type: "Normal" | "Warning";
-  reason: string;
+  reason: GitLabCoreReasonType;
   note: string;
 }
 
-const WARNING_REASONS = new Set<string>([
+const WARNING_REASONS = new Set<GitLabCoreReasonType>([
   R.RenderFailed,
   R.HooksFailed,
   R.ApplyFailed,
@@ -103,7 +100,7 @@ const WARNING_REASONS = new Set<string>([
   R.MigrationsJobFailed,
   R.PreflightFailed,
   // Reported by the version logic when a literal version is below the deployed one.
-  "DowngradeRefused",
+  R.DowngradeRefused,
 ]);
 
 /** "apply 3: ConfigMap ns/a, ..." with at most 10 names, so the message stays short. */
@@ -113,7 +110,13 @@ function listed(what: string, names: readonly string[]): string | undefined {
   return `${what} ${names.length}: ${shown}${names.length > 10 ? ", ..." : ""}`;
 }
 
-const cond = (type: string, ok: boolean, reason: string, message: string, g?: number): ConditionInput => ({
+const cond = (
+  type: string,
+  ok: boolean,
+  reason: GitLabCoreReasonType,
+  message: string,
+  g?: number,
+): ConditionInput<GitLabCoreReasonType> => ({
   type,
   status: ok ? "True" : "False",
   reason,
@@ -134,7 +137,7 @@ export function planStatus(
 ): { status: GitLabCoreStatus; events: StatusEvent[] } {
   const g = generation;
   const before = (prev?.conditions ?? []) as Condition[];
-  const inputs: ConditionInput[] = [];
+  const inputs: ConditionInput<GitLabCoreReasonType>[] = [];
   const status: GitLabCoreStatus = { ...(prev ?? {}) };
   let phase: GitLabCorePhase;
 
@@ -147,7 +150,7 @@ export function planStatus(
       cond(
         C.Progressing,
         true,
-        HooksRunning,
+        R.HooksRunning,
         `running the ${outcome.event} hooks of chart ${outcome.chartVersion}: ${listed("hooks", outcome.hooks)}`,
         g,
       ),
@@ -171,14 +174,14 @@ export function planStatus(
         ? cond(
             DriftedCondition,
             true,
-            ObserveOnly,
+            R.ObserveOnly,
             `chart ${outcome.chartVersion}: would ${parts.join("; would ")}`,
             g,
           )
         : cond(
             DriftedCondition,
             false,
-            ObserveOnly,
+            R.ObserveOnly,
             `chart ${outcome.chartVersion}: a real pass would change nothing`,
             g,
           ),
@@ -256,10 +259,10 @@ export function planStatus(
       const m = waitingMigrations
         ? `chart ${o.chartVersion} applied; waiting for its batched migrations before the next step to ${o.targetVersion}`
         : `chart ${o.chartVersion} applied on the way to ${o.targetVersion}`;
-      inputs.push(cond(C.Progressing, true, waitingMigrations ? MigrationsRunning : R.ChartRendered, m, g));
+      inputs.push(cond(C.Progressing, true, waitingMigrations ? R.MigrationsRunning : R.ChartRendered, m, g));
       inputs.push(
         waitingMigrations
-          ? cond(C.Upgradeable, false, MigrationsRunning, m, g)
+          ? cond(C.Upgradeable, false, R.MigrationsRunning, m, g)
           : cond(C.Upgradeable, true, R.ChartRendered, m, g),
       );
     } else {

@@ -13,6 +13,7 @@
 // - A tracking type never moves an instance back: one ahead of the minor its type selects keeps
 //   taking the patches of its own minor.
 import type { GitLabVersion } from "../../../apis/gitlabcore.js";
+import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import {
   canonical,
   compareMinors,
@@ -29,7 +30,7 @@ import {
 /** Minors GitLab supports at once: the current one and the two before it (security backports). */
 export const SUPPORTED_MINORS = 3;
 
-export type VersionFailureReason = "VersionUnresolved" | "DowngradeRefused";
+export type VersionFailureReason = typeof R.VersionUnresolved | typeof R.DowngradeRefused;
 
 export interface ResolveInput {
   spec: GitLabVersion;
@@ -87,7 +88,7 @@ export function resolveTargetVersion(input: ResolveInput): Resolution {
       return resolveTracking(input, deployed);
     default:
       return fail(
-        "VersionUnresolved",
+        R.VersionUnresolved,
         "spec.version.type",
         `unknown version type ${shown(String((spec as { type: unknown }).type))}`,
       );
@@ -102,28 +103,28 @@ function resolveStatic(input: ResolveInput, deployed: string | undefined): Resol
   if (spec.version !== undefined && spec.versionRef === undefined) {
     field = "spec.version.version";
     version = canonical(spec.version);
-    if (!version) return fail("VersionUnresolved", field, `${shown(spec.version)} is not a semantic version`);
+    if (!version) return fail(R.VersionUnresolved, field, `${shown(spec.version)} is not a semantic version`);
     from = "spec.version.version";
   } else if (spec.versionRef !== undefined && spec.version === undefined) {
     field = "spec.version.versionRef";
     const ref = `ConfigMap ${spec.versionRef.name} key ${spec.versionRef.key}`;
     const raw = input.versionRefValue;
-    if (raw === undefined) return fail("VersionUnresolved", field, `${ref} does not exist`);
-    if (raw.trim() === "") return fail("VersionUnresolved", field, `${ref} is empty`);
+    if (raw === undefined) return fail(R.VersionUnresolved, field, `${ref} does not exist`);
+    if (raw.trim() === "") return fail(R.VersionUnresolved, field, `${ref} is empty`);
     version = canonical(raw);
     if (!version)
-      return fail("VersionUnresolved", field, `${ref} holds ${shown(raw.trim())}, not a semantic version`);
+      return fail(R.VersionUnresolved, field, `${ref} holds ${shown(raw.trim())}, not a semantic version`);
     from = ref;
   } else {
     return fail(
-      "VersionUnresolved",
+      R.VersionUnresolved,
       "spec.version",
       "type Static takes exactly one of version and versionRef",
     );
   }
   if (deployed && lessThan(version, deployed))
     return fail(
-      "DowngradeRefused",
+      R.DowngradeRefused,
       field,
       `${version} is below the deployed chart version ${deployed}; downgrades are refused`,
     );
@@ -134,10 +135,10 @@ function resolveTracking(input: ResolveInput, deployed: string | undefined): Res
   const { spec } = input;
   const source = input.sourceName ?? "the available charts";
   const versions = releasedVersions(input.available);
-  if (versions.length === 0) return fail("VersionUnresolved", "spec.version", `${source} list no release`);
+  if (versions.length === 0) return fail(R.VersionUnresolved, "spec.version", `${source} list no release`);
 
   const picked = pickMinor(spec, versions, source);
-  if ("error" in picked) return fail("VersionUnresolved", picked.field, picked.error);
+  if ("error" in picked) return fail(R.VersionUnresolved, picked.field, picked.error);
   let minor = picked.minor;
   let why = picked.why;
 
@@ -148,13 +149,13 @@ function resolveTracking(input: ResolveInput, deployed: string | undefined): Res
   const version = newestPatch(versions, minor);
   if (!version)
     return fail(
-      "VersionUnresolved",
+      R.VersionUnresolved,
       spec.type === "Patch" ? "spec.version.minor" : "spec.version",
       `${source} have no release of minor ${minorLabel(minor)}`,
     );
   if (deployed && lessThan(version, deployed))
     return fail(
-      "DowngradeRefused",
+      R.DowngradeRefused,
       "spec.version",
       `the newest release ${source} have for ${minorLabel(minor)} is ${version}, below the deployed chart version ${deployed}; downgrades are refused`,
     );

@@ -1,5 +1,6 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
+import type { KindReason } from "../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../runtime/events.js";
 import {
   enabledVerification,
@@ -18,11 +19,11 @@ import { ImageVerificationError, type ImageVerifier } from "./verifier.js";
  * - `blocked`: failed under Block; nothing may use the image. `reason` is upstream's reason for that
  *   image, `message` names the image and what failed (never a credential).
  */
-export type ImageCheck =
+export type ImageCheck<R extends KindReason> =
   | { kind: "skipped"; image: string }
   | { kind: "pinned"; image: string; cached: boolean }
   | { kind: "warned"; image: string; message: string }
-  | { kind: "blocked"; reason: string; message: string; transient: boolean };
+  | { kind: "blocked"; reason: R; message: string; transient: boolean };
 
 /** What a check reads (pull Secrets) and says (the Warning event under Warn). */
 export interface CheckContext {
@@ -31,21 +32,22 @@ export interface CheckContext {
   signal?: AbortSignal | undefined;
 }
 
-export interface ImageCheckInput {
+/** `R`: the reasons of the kind that reports a failure (the cluster's, or a restore's). */
+export interface ImageCheckInput<R extends KindReason> {
   field: VerificationField;
   image: string;
   /** Upstream's reason for a failure of this image (ImageVerificationFailed, …ExecutorImage…). */
-  reason: string;
+  reason: R;
   /** What the image is for, in messages: "OpenBao image", "backup executor image". */
   what: string;
 }
 
-export async function checkImage(
+export async function checkImage<R extends KindReason>(
   verifier: ImageVerifier,
   ctx: CheckContext,
   cluster: OpenBaoCluster,
-  input: ImageCheckInput,
-): Promise<ImageCheck> {
+  input: ImageCheckInput<R>,
+): Promise<ImageCheck<R>> {
   const block = enabledVerification(cluster.spec, input.field);
   if (!block) return { kind: "skipped", image: input.image };
   const policy: FailurePolicy = failurePolicyOf(block);
@@ -71,21 +73,23 @@ export async function checkImage(
 }
 
 /** The image a Job of the operator's may run, or why it may not. */
-export type OperatorImage = { ok: true; image: string } | { ok: false; reason: string; message: string };
+export type OperatorImage<R extends KindReason> =
+  | { ok: true; image: string }
+  | { ok: false; reason: R; message: string };
 
 /**
  * An executor, snapshot or hook image under spec.operatorImageVerification (never the OpenBao
  * image's settings: upstream keeps the two apart, since the two kinds of image have different
  * signers). Without a verifier or with the block off, the image as written.
  */
-export async function operatorImage(
+export async function operatorImage<R extends KindReason>(
   verifier: ImageVerifier | undefined,
   ctx: CheckContext,
   cluster: OpenBaoCluster,
   image: string,
-  reason: string,
+  reason: R,
   what: string,
-): Promise<OperatorImage> {
+): Promise<OperatorImage<R>> {
   if (!verifier) return { ok: true, image };
   const out = await checkImage(verifier, ctx, cluster, {
     field: "operatorImageVerification",

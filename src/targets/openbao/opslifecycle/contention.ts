@@ -4,18 +4,15 @@
  * (the OpenBaoRestore, or the cluster's BackingUp/Upgrading condition through the AdminOps plane).
  */
 import type { OperationLock } from "../../../apis/openbaocluster.js";
+import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import type { LockIdentity } from "./lock.js";
-
-/** Upstream's reason for a request waiting on the lock. */
-export const REASON_LOCK_HELD = "OperationLockHeld";
-/** Upstream's reason when a restore took the lock with overrideOperationLock. */
-export const REASON_LOCK_OVERRIDDEN = "OperationLockOverridden";
 
 /** How long a contended caller waits before it asks again (a release also wakes it through the watch). */
 export const CONTENTION_REQUEUE_MS = 15_000;
 
 export interface Contention {
-  reason: typeof REASON_LOCK_HELD;
+  /** Upstream's reason for a request waiting on the lock; a restore says it with its own kind's. */
+  reason: typeof OpenBaoClusterReason.OperationLockHeld;
   /** For the condition and the event; names holder and operation, never secret values. */
   message: string;
   eventType: "Normal";
@@ -30,7 +27,7 @@ export function contention(heldBy: OperationLock, requester: LockIdentity): Cont
     hint +=
       "; to take it instead, create a new OpenBaoRestore with overrideOperationLock: true and force: true";
   return {
-    reason: REASON_LOCK_HELD,
+    reason: OpenBaoClusterReason.OperationLockHeld,
     message: `the cluster's operation lock is held by ${what} (holder ${heldBy.holder})${since}; ${hint}`,
     // Waiting on another operation is expected, not a fault.
     eventType: "Normal",

@@ -1,6 +1,7 @@
 import type { OpenBaoClusterSpec } from "../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
+  type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
 import type { ConditionInput } from "../../../runtime/conditions.js";
@@ -40,14 +41,14 @@ export function postureOf(spec: SpecView): Posture {
 /** What ProductionReady needs of the start-up check of the admission policies. */
 export type AdmissionReadiness = Pick<PolicyCheck, "ready" | "summary">;
 
-type Input = Omit<ConditionInput, "observedGeneration">;
+type Input = Omit<ConditionInput<OpenBaoClusterReasonType>, "observedGeneration">;
 
 /**
  * ProductionReady, with upstream's order of reasons: the first thing that keeps the cluster from
  * production is the one named, so fixing them one by one walks down this list.
  */
 export function productionReadiness(p: Posture, admission: AdmissionReadiness | undefined): Input {
-  const no = (reason: string, message: string): Input => ({
+  const no = (reason: OpenBaoClusterReasonType, message: string): Input => ({
     type: C.ProductionReady,
     status: "False",
     reason,

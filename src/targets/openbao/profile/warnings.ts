@@ -1,4 +1,7 @@
-import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
+import {
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../apis/openbaocluster-names.js";
 import type { Posture } from "./posture.js";
 
 /**
@@ -10,7 +13,7 @@ import type { Posture } from "./posture.js";
 export const WARNING_EVERY_MS = 60 * 60_000;
 
 export interface PostureWarning {
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   annotation: string;
   note: string;
 }

@@ -161,7 +161,9 @@ export function executorRestoreJobs(
     },
     outcome: (job, pods) => {
       const o = jobOutcome(job, pods);
-      return o.state === "succeeded" ? { state: "succeeded", size: o.size, durationMs: o.durationMs } : o;
+      if (o.state === "succeeded") return { state: "succeeded", size: o.size, durationMs: o.durationMs };
+      // The executor's word, under the same name in the restore's reasons.
+      return o.state === "failed" ? { ...o, reason: OpenBaoRestoreReason[o.reason] } : o;
     },
   };
 }

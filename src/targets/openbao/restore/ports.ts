@@ -1,5 +1,6 @@
 import type { BackupTarget, OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import type { OpenBaoRestoreReasonType } from "../../../apis/openbaorestore-names.js";
 import type { KubeObject } from "../../../runtime/types.js";
 
 /**
@@ -25,7 +26,7 @@ export type SnapshotProbe = (
 export type RestoreJobOutcome =
   | { state: "running" }
   | { state: "succeeded"; size?: number; durationMs?: number }
-  | { state: "failed"; reason: string; message: string };
+  | { state: "failed"; reason: OpenBaoRestoreReasonType; message: string };
 
 export interface RestoreJobs {
   /** Objects the Job needs before it can start (its ServiceAccount), applied idempotently. */
@@ -38,7 +39,7 @@ export interface RestoreJobs {
     restore: OpenBaoRestore,
     cluster: OpenBaoCluster,
     signal?: AbortSignal,
-  ): Promise<{ ok: true; image: string } | { ok: false; reason: string; message: string }>;
+  ): Promise<{ ok: true; image: string } | { ok: false; reason: OpenBaoRestoreReasonType; message: string }>;
   /** The restore Job for this request, named `name`, owned (controller) by the restore. Pure. */
   build(restore: OpenBaoRestore, cluster: OpenBaoCluster, name: string, image?: string): KubeObject;
   /** Where the Job stands, from the Job and its pods (the executor's termination message). Pure. */

@@ -1,4 +1,4 @@
-import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
+import { OpenBaoRestoreReason, type OpenBaoRestoreReasonType } from "../../../apis/openbaorestore-names.js";
 /**
  * The OpenBaoRestore controller's pass. A restore is a state machine persisted in its status:
  * Pending → Validating → Running → Completed | Failed. Every step is idempotent and keyed by the
@@ -20,7 +20,7 @@ import {
 } from "../../../runtime/controller.js";
 import { deepEqual } from "../../../runtime/converge.js";
 import { errorMessage, isConflict, isNotFound } from "../../../runtime/errors.js";
-import type { EventInput, EventRecorder } from "../../../runtime/events.js";
+import type { EventInput, KindEvents } from "../../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
@@ -35,7 +35,7 @@ import {
 } from "../adminops/jobs/start-health.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
-import { contention, REASON_LOCK_OVERRIDDEN, takeoverNote } from "../opslifecycle/contention.js";
+import { contention, takeoverNote } from "../opslifecycle/contention.js";
 import { OperationLockStore } from "../opslifecycle/lock-store.js";
 import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
@@ -52,11 +52,15 @@ import {
   validating,
 } from "./status.js";
 import { OPENBAORESTORE, RESTORE_API_VERSION, RESTORE_FIELD_MANAGER, RESTORE_FINALIZER } from "./types.js";
+
+/** An event of the restore (recorded on it, and on its cluster where the cluster's side changed). */
+type RestoreEvent = EventInput<OpenBaoRestoreReasonType>;
+
 import { readyToProbe, secretsToCheck, validateRestore } from "./validate.js";
 
 export interface RestoreReconcilerDeps {
   client: KubeClient;
-  events: EventRecorder;
+  events: KindEvents<OpenBaoRestoreReasonType>;
   log: Logger;
   restores: Informer<OpenBaoRestore>;
   probe: SnapshotProbe;
@@ -168,9 +172,9 @@ export class RestoreReconciler {
           rc.signal,
         );
         overridden = takeoverNote(t.previous, id, "spec.overrideOperationLock with spec.force");
-        const note: EventInput = {
+        const note: RestoreEvent = {
           type: "Warning",
-          reason: REASON_LOCK_OVERRIDDEN,
+          reason: OpenBaoRestoreReason.OperationLockOverridden,
           action: "TakeLock",
           note: overridden,
         };
@@ -181,7 +185,12 @@ export class RestoreReconciler {
         const before = r.status?.message;
         r = await this.write(r, lockWait(r, this.now(), c.message), rc);
         if (before !== r.status?.message)
-          this.event(r, { type: c.eventType, reason: c.reason, action: "TakeLock", note: c.message });
+          this.event(r, {
+            type: c.eventType,
+            reason: OpenBaoRestoreReason.OperationLockHeld,
+            action: "TakeLock",
+            note: c.message,
+          });
         return requeueAfter(c.requeueAfterMs);
       }
     }
@@ -195,7 +204,7 @@ export class RestoreReconciler {
         failed(
           r,
           this.now(),
-          "JobConflict",
+          OpenBaoRestoreReason.JobConflict,
           `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
         ),
         { reason: OpenBaoRestoreReason.JobConflict },
@@ -379,7 +388,7 @@ export class RestoreReconciler {
           if (!isNotFound(e) && !isConflict(e)) throw e;
         });
     const names = old.map((p) => p.metadata.name).join(", ");
-    const note: EventInput = {
+    const note: RestoreEvent = {
       type: "Normal",
       reason: OpenBaoRestoreReason.PodsRestarted,
       action: "RestartPods",
@@ -446,7 +455,7 @@ export class RestoreReconciler {
     return { ...r, metadata: written.metadata, status: written.status };
   }
 
-  private event(r: OpenBaoRestore, e: EventInput): void {
+  private event(r: OpenBaoRestore, e: RestoreEvent): void {
     this.d.events.record(r, e, OPENBAORESTORE);
   }
 }

@@ -11,10 +11,13 @@ import type {
 import {
   OpenBaoRestoreCondition as C,
   OpenBaoRestoreReason,
+  type OpenBaoRestoreReasonType,
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { type Condition, type ConditionInput, setCondition } from "../../../runtime/conditions.js";
-import { REASON_LOCK_HELD, REASON_LOCK_OVERRIDDEN } from "../opslifecycle/contention.js";
+
+/** A condition of an OpenBaoRestore: only its kind's reasons. */
+type RestoreCondition = Omit<ConditionInput<OpenBaoRestoreReasonType>, "observedGeneration">;
 
 const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
@@ -33,7 +36,7 @@ function put(
   now: Date,
   phase: OpenBaoRestorePhase,
   message: string,
-  conds: Omit<ConditionInput, "observedGeneration">[],
+  conds: RestoreCondition[],
 ): OpenBaoRestoreStatus {
   const prev = r.status ?? {};
   let list: Condition[] = [...(prev.conditions ?? [])];
@@ -50,7 +53,7 @@ function put(
 export function validating(
   r: OpenBaoRestore,
   now: Date,
-  reason: string,
+  reason: OpenBaoRestoreReasonType,
   message: string,
 ): OpenBaoRestoreStatus {
   return put(r, now, "Validating", message, [{ type: C.Validated, status: "False", reason, message }]);
@@ -64,7 +67,7 @@ export function lockWait(r: OpenBaoRestore, now: Date, message: string): OpenBao
       reason: R.ValidationSucceeded,
       message: "target, snapshot and credentials checked",
     },
-    { type: C.LockAcquired, status: "False", reason: REASON_LOCK_HELD, message },
+    { type: C.LockAcquired, status: "False", reason: R.OperationLockHeld, message },
   ]);
 }
 
@@ -78,7 +81,7 @@ export interface RunningInput {
 
 export function running(r: OpenBaoRestore, now: Date, inp: RunningInput): OpenBaoRestoreStatus {
   const forced = inp.forced.length ? ` (force overrode: ${inp.forced.join(", ")})` : "";
-  const conds: Omit<ConditionInput, "observedGeneration">[] = [
+  const conds: RestoreCondition[] = [
     {
       type: C.Validated,
       status: "True",
@@ -102,7 +105,7 @@ export function running(r: OpenBaoRestore, now: Date, inp: RunningInput): OpenBa
     conds.push({
       type: C.OperationLockOverride,
       status: "True",
-      reason: REASON_LOCK_OVERRIDDEN,
+      reason: R.OperationLockOverridden,
       message: inp.overridden,
     });
   const s = put(r, now, "Running", `restore Job ${inp.jobName} is running`, conds);
@@ -143,7 +146,7 @@ export function completed(r: OpenBaoRestore, now: Date, size?: number): OpenBaoR
 export function failed(
   r: OpenBaoRestore,
   now: Date,
-  reason: string,
+  reason: OpenBaoRestoreReasonType,
   message: string,
   opts: { unchanged?: boolean } = {},
 ): OpenBaoRestoreStatus {
@@ -152,7 +155,7 @@ export function failed(
   // (nor when OpenBao refused the snapshot before applying it: `unchanged`).
   const tail = ran && !opts.unchanged ? `; ${FOLLOW_UP}` : "; the cluster was not changed";
   const msg = `${message}${tail}`;
-  const conds: Omit<ConditionInput, "observedGeneration">[] = [
+  const conds: RestoreCondition[] = [
     { type: C.RestoreComplete, status: "False", reason: R.RestoreFailed, message: `${reason}: ${msg}` },
   ];
   if (!ran) conds.push({ type: C.Validated, status: "False", reason, message });

@@ -6,7 +6,10 @@
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
-import { OpenBaoRestoreReason as R } from "../../../apis/openbaorestore-names.js";
+import {
+  type OpenBaoRestoreReasonType,
+  OpenBaoRestoreReason as R,
+} from "../../../apis/openbaorestore-names.js";
 import { findCondition } from "../../../runtime/conditions.js";
 import { egressRulesMissing } from "../profile/egress.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
@@ -40,8 +43,8 @@ export interface RestoreObservation {
 
 export type Verdict =
   | { kind: "ok"; auth: RestoreAuth; size?: number; forced: string[] }
-  | { kind: "wait"; reason: string; message: string }
-  | { kind: "fail"; reason: string; message: string };
+  | { kind: "wait"; reason: OpenBaoRestoreReasonType; message: string }
+  | { kind: "fail"; reason: OpenBaoRestoreReasonType; message: string };
 
 /** The Secrets validation needs looked up (token and store credentials), so the caller can read them. */
 export function secretsToCheck(r: OpenBaoRestore, c: OpenBaoCluster | undefined): string[] {

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import type { OpenBaoClusterReasonType } from "../../../apis/openbaocluster-names.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import type { Writes } from "../apply.js";
@@ -72,7 +73,11 @@ export function recordServiceChanges(pass: Pass, changes: readonly string[] | un
   }
 }
 
-export const waitingAt = (step: Blocked["step"], reason: string, message: string): Blocked => ({
+export const waitingAt = (
+  step: Blocked["step"],
+  reason: OpenBaoClusterReasonType,
+  message: string,
+): Blocked => ({
   step,
   reason,
   message,

@@ -1,4 +1,7 @@
-import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
+import {
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../apis/openbaocluster-names.js";
 import { checkImage } from "../imageverify/check.js";
 import { enabledVerification } from "../imageverify/settings.js";
 import { bluePinnedImage, greenRevision, withImage } from "../workload/statefulsets/bluegreen.js";
@@ -19,7 +22,7 @@ export const imagesStep: Step = {
     pass.pinnedImages = undefined;
     if (!enabledVerification(cluster.spec, "imageVerification") || !deps.imageVerifier) return undefined;
     const green = greenRevision(cluster);
-    const wanted: { image: string; reason: string; what: string }[] = [
+    const wanted: { image: string; reason: OpenBaoClusterReasonType; what: string }[] = [
       {
         image: bluePinnedImage(cluster) ?? imageOf(cluster),
         reason: R.ImageVerificationFailed,

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
 import { applyOwned, cached, removeOwned } from "../apply.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, revisionNames, voterConfigMapName } from "../identity.js";
@@ -51,11 +52,11 @@ export const infrastructureStep: Step = {
     await workloadsStep(pass, intent, configHashes);
     const replicas = await readReplicasStep(pass);
     if (replicas) return replicas;
-    if (intent.waiting) return waitingAt("infrastructure", "ScaleDownWaiting", intent.waiting);
+    if (intent.waiting) return waitingAt("infrastructure", R.ScaleDownWaiting, intent.waiting);
     if (intent.removePeers.length > 0 && pass.writes.dryRun)
       return waitingAt(
         "infrastructure",
-        "ScaleDownPending",
+        R.ScaleDownPending,
         `would remove Raft peers ${intent.removePeers.join(", ")}`,
       );
     return undefined;

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
 import { applyOwned, cached } from "../apply.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, podName } from "../identity.js";
@@ -113,7 +114,7 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
   if (replicas !== want)
     return waitingAt(
       "infrastructure",
-      "ScaleDownWaiting",
+      R.ScaleDownWaiting,
       `read replicas shrink to ${want} once their Raft peers are removed`,
     );
   return undefined;

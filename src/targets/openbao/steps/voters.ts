@@ -49,7 +49,11 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
   // itself leaving, it steps down first and the removal waits for the next pass.
   const leader = peers.leader;
   if (!leader || !peers.ids.includes(leader))
-    return waitingAt("infrastructure", "LeaderUnknown", "scale-down waits for an active node");
+    return waitingAt(
+      "infrastructure",
+      OpenBaoClusterReason.LeaderUnknown,
+      "scale-down waits for an active node",
+    );
   if (intent.removePeers.includes(leader)) {
     if (writes.dryRun) writes.record("step-down", leader);
     else {
@@ -58,7 +62,7 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
     }
     return waitingAt(
       "infrastructure",
-      "StepDownRequested",
+      OpenBaoClusterReason.StepDownRequested,
       `${leader} leads Raft and is leaving: it was asked to step down first`,
     );
   }

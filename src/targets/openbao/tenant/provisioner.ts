@@ -16,6 +16,7 @@ import {
   OpenBaoTenantKind,
   OpenBaoTenantManagers,
   OpenBaoTenantReason,
+  type OpenBaoTenantReasonType,
 } from "../../../apis/openbaotenant-names.js";
 import { applyIfChanged } from "../../../runtime/apply.js";
 import {
@@ -30,7 +31,7 @@ import type { KubeClient } from "../../../runtime/client.js";
 import { setCondition } from "../../../runtime/conditions.js";
 import { done, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../../runtime/errors.js";
-import type { EventRecorder } from "../../../runtime/events.js";
+import type { KindEvents } from "../../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
 import { StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
@@ -64,14 +65,14 @@ export interface TenantProvisionerDeps {
   reader?: TenantReader;
   /** tenants.clusterSelector: only the clusters this install manages count (allow-lists, offboarding). */
   clusterSelector?: string;
-  events: EventRecorder;
+  events: KindEvents<OpenBaoTenantReasonType>;
   operator: OperatorIdentity;
   now?: () => Date;
 }
 
 interface Outcome {
   provisioned: boolean;
-  reason: string;
+  reason: OpenBaoTenantReasonType;
   message: string;
   /** lastError: set for every outcome that is not a success (or a wait while offboarding). */
   error?: string;

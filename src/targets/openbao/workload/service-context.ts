@@ -1,3 +1,4 @@
+import type { OpenBaoClusterReasonType } from "../../../apis/openbaocluster-names.js";
 import { applyIfChanged } from "../../../runtime/apply.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
@@ -34,7 +35,7 @@ export interface ServiceContext {
 export interface ServiceOutcome {
   ready: boolean;
   /** A CamelCase reason, as used in conditions and events. */
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   message: string;
   /** The condition this service owns, when it owns one (TLSReady for certificates). */
   condition?: ConditionInput;
@@ -43,7 +44,7 @@ export interface ServiceOutcome {
   /** Epoch ms by which a pass must look again (a certificate due for rotation, or expiring). */
   recheckAt?: number;
   /** Networking: the Gateway API concern, when spec.gateway is enabled. */
-  gateway?: { ready: boolean; reason: string; message: string };
+  gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string };
   /**
    * Objects written or deleted in this pass ("Kind/name created|changed|deleted"), or, in
    * observe-only mode, that would have been. Empty on a quiet pass.

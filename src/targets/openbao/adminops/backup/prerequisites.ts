@@ -1,5 +1,8 @@
 import type { OpenBaoCluster, OperationLock } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
+import {
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../../apis/openbaocluster-names.js";
 import { egressRulesMissing } from "../../profile/egress.js";
 import { describeEmpty, emptyClusterReferences } from "../../validate/secret-refs.js";
 
@@ -20,7 +23,7 @@ export interface BackupFacts {
   holder: string;
 }
 
-export type Prerequisites = { ok: true } | { ok: false; reason: string; message: string };
+export type Prerequisites = { ok: true } | { ok: false; reason: OpenBaoClusterReasonType; message: string };
 
 export const BackupReason = {
   PrerequisitesMissing: R.PrerequisitesMissing,
@@ -33,7 +36,7 @@ export const BackupReason = {
   BackupSucceeded: R.BackupSucceeded,
   BackupFailed: R.BackupFailed,
   NetworkEgressRulesRequired: R.NetworkEgressRulesRequired,
-  InvalidSchedule: "InvalidSchedule",
+  InvalidSchedule: R.InvalidSchedule,
   Idle: R.Idle,
 } as const;
 
@@ -82,6 +85,6 @@ export function checkPrerequisites(f: BackupFacts): Prerequisites {
   return { ok: true };
 }
 
-function missing(reason: string, message: string): Prerequisites {
+function missing(reason: OpenBaoClusterReasonType, message: string): Prerequisites {
   return { ok: false, reason, message };
 }

@@ -4,6 +4,7 @@ import {
   OpenBaoAnnotation,
   OpenBaoClusterManagers,
   OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
@@ -460,7 +461,7 @@ export class BackupReconciler {
     cluster: OpenBaoCluster,
     image: string,
     rc: ReconcileContext,
-  ): Promise<OperatorImage> {
+  ): Promise<OperatorImage<typeof OpenBaoClusterReason.BackupExecutorImageVerificationFailed>> {
     return operatorImage(
       this.d.imageVerifier,
       {
@@ -478,7 +479,7 @@ export class BackupReconciler {
   private condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",
-    reason: string,
+    reason: OpenBaoClusterReasonType,
     message: string,
     rc: ReconcileContext,
     eventType: "Normal" | "Warning" = "Normal",

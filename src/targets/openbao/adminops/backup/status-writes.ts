@@ -1,5 +1,8 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterCondition as C } from "../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterCondition as C,
+  type OpenBaoClusterReasonType,
+} from "../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { type Condition, setCondition } from "../../../../runtime/conditions.js";
 import type { ReconcileContext } from "../../../../runtime/controller.js";
@@ -24,7 +27,7 @@ export async function writeBackup(
 }
 
 /** The routine reasons: they change every backup, so they make no event (the outcome has its own). */
-const QUIET_REASONS = new Set<string>([
+const QUIET_REASONS = new Set<OpenBaoClusterReasonType>([
   BackupReason.Idle,
   BackupReason.BackupInProgress,
   BackupReason.BackupSucceeded,
@@ -35,7 +38,7 @@ const QUIET_REASONS = new Set<string>([
 export async function setBackingUp(
   d: { client: KubeClient; events: EventRecorder; now: () => Date },
   cluster: OpenBaoCluster,
-  condition: { status: "True" | "False"; reason: string; message: string },
+  condition: { status: "True" | "False"; reason: OpenBaoClusterReasonType; message: string },
   rc: ReconcileContext,
   eventType: "Normal" | "Warning" = "Normal",
 ): Promise<void> {

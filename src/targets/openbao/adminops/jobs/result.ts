@@ -1,6 +1,6 @@
 import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../../runtime/types.js";
-import { type ExecutorResult, parseResult } from "../../executor/contract.js";
+import { type ExecutorFailureReason, type ExecutorResult, parseResult } from "../../executor/contract.js";
 import { recordedStartFailure } from "./start-health.js";
 
 /**
@@ -9,10 +9,17 @@ import { recordedStartFailure } from "./start-health.js";
  * restore, pre-upgrade snapshot), so a result means the same thing whoever started the Job.
  */
 
+/**
+ * Why a Job failed: the executor's own word, or what the Job showed without one. A wire vocabulary,
+ * not one kind's reasons: the restore reports it through its reason table (restore/defaults.ts), the
+ * cluster's flows in messages, metrics and lastFailureReason.
+ */
+export type JobFailureReason = ExecutorFailureReason | "DeadlineExceeded" | "JobStartTimeout" | "JobMissing";
+
 export type JobOutcome =
   | { state: "running" }
   | { state: "succeeded"; key?: string; size?: number; durationMs?: number }
-  | { state: "failed"; reason: string; message: string };
+  | { state: "failed"; reason: JobFailureReason; message: string };
 
 interface JobCondition {
   type: string;

@@ -149,7 +149,7 @@ export function startTimeoutFailure(
   jobName: string,
   h: Extract<JobStartHealth, { started: false }>,
   timeoutMs: number,
-): { reason: string; message: string } {
+): { reason: typeof OpenBaoClusterReason.JobStartTimeout; message: string } {
   const what = h.trouble
     ? `${h.trouble.reason}: ${h.trouble.message}`
     : "its pod was created but never ran (see the pod's events)";
@@ -163,7 +163,9 @@ export function startTimeoutFailure(
  * The start failure the operator wrote on a Job before ending it (see endUnstartedJob), for a pass
  * that finds the Job already failed: its pods, which showed the trouble, are gone by then.
  */
-export function recordedStartFailure(job: KubeObject): { reason: string; message: string } | undefined {
+export function recordedStartFailure(
+  job: KubeObject,
+): { reason: typeof OpenBaoClusterReason.JobStartTimeout; message: string } | undefined {
   const text = job.metadata.annotations?.[JobStartFailureAnnotation];
   return text ? { reason: OpenBaoClusterReason.JobStartTimeout, message: text } : undefined;
 }

@@ -1,4 +1,7 @@
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
+} from "../../../../apis/openbaocluster-names.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../../runtime/errors.js";
 import { createCertificateAuthority, issueServerCertificate } from "../../../../runtime/pki/x509.js";
@@ -26,15 +29,20 @@ import { validateServerMaterial } from "./validate.js";
 /** Condition type and reasons this service reports (upstream's names where they exist). */
 export const TLS_READY = "TLSReady";
 export const TlsReason = {
-  OperatorManaged: "OperatorManagedTLS",
-  Ready: "Ready",
-  Disabled: "Disabled",
-  Missing: "TLSSecretMissing",
-  Invalid: "TLSSecretInvalid",
-  InvalidSpec: "InvalidSpec",
+  OperatorManaged: OpenBaoClusterReason.OperatorManagedTLS,
+  Ready: OpenBaoClusterReason.Ready,
+  Disabled: OpenBaoClusterReason.Disabled,
+  Missing: OpenBaoClusterReason.TLSSecretMissing,
+  Invalid: OpenBaoClusterReason.TLSSecretInvalid,
+  InvalidSpec: OpenBaoClusterReason.InvalidSpec,
 } as const;
 
-function outcome(ready: boolean, reason: string, message: string, activeCertHash?: string): ServiceOutcome {
+function outcome(
+  ready: boolean,
+  reason: OpenBaoClusterReasonType,
+  message: string,
+  activeCertHash?: string,
+): ServiceOutcome {
   return {
     ready,
     reason,
@@ -129,7 +137,7 @@ async function external(
   };
 }
 
-function warn(ctx: ServiceContext, reason: string, note: string): void {
+function warn(ctx: ServiceContext, reason: OpenBaoClusterReasonType, note: string): void {
   ctx.events.record(ctx.owner, { type: "Warning", reason, action: "ValidateTLS", note });
 }
 

@@ -1,5 +1,8 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
+} from "../../../../apis/openbaocluster-names.js";
 import { POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { ApiError, errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
@@ -14,7 +17,7 @@ export const ROOT_TOKEN_KEY = "token";
 
 export type InitOutcome =
   | { done: true; selfInitialized: boolean; recovered?: boolean }
-  | { done: false; reason: string; message: string; failed?: boolean };
+  | { done: false; reason: OpenBaoClusterReasonType; message: string; failed?: boolean };
 
 export interface InitDeps {
   ctx: ServiceContext;
@@ -23,7 +26,11 @@ export interface InitDeps {
   bao: (ordinal: number) => Promise<BaoClient>;
 }
 
-const waiting = (reason: string, message: string): InitOutcome => ({ done: false, reason, message });
+const waiting = (reason: OpenBaoClusterReasonType, message: string): InitOutcome => ({
+  done: false,
+  reason,
+  message,
+});
 
 export const selfInitEnabled = (c: OpenBaoCluster): boolean => c.spec.selfInit?.enabled === true;
 
@@ -57,23 +64,26 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
       failed: trouble.stuck,
     };
   if (!pod || phase !== "Running")
-    return troubled() ?? waiting("PodNotReady", `waiting for pod ${pod0} to run`);
+    return troubled() ?? waiting(OpenBaoClusterReason.PodNotReady, `waiting for pod ${pod0} to run`);
   let bao: BaoClient;
   try {
     bao = await d.bao(0);
   } catch (e) {
-    return waiting("TLSSecretMissing", errorMessage(e));
+    return waiting(OpenBaoClusterReason.TLSSecretMissing, errorMessage(e));
   }
   let health: Awaited<ReturnType<BaoClient["health"]>>;
   try {
     health = await bao.health(d.ctx.signal);
   } catch (e) {
-    return troubled() ?? waiting("PodNotReady", `pod ${pod0} does not answer yet: ${errorMessage(e)}`);
+    return (
+      troubled() ??
+      waiting(OpenBaoClusterReason.PodNotReady, `pod ${pod0} does not answer yet: ${errorMessage(e)}`)
+    );
   }
   if (selfInitEnabled(cluster)) {
     if (health.initialized && !health.sealed) return { done: true, selfInitialized: true };
     return waiting(
-      "Initializing",
+      OpenBaoClusterReason.Initializing,
       `OpenBao on ${pod0} is initializing itself (initialized=${health.initialized}, sealed=${health.sealed})`,
     );
   }
@@ -92,7 +102,7 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   }
   if (d.writes.dryRun) {
     d.writes.record("initialize", pod0);
-    return waiting("Initializing", `observe-only: would initialize OpenBao on ${pod0}`);
+    return waiting(OpenBaoClusterReason.Initializing, `observe-only: would initialize OpenBao on ${pod0}`);
   }
   const { rootToken } = await bao.init(initRequest(cluster), d.ctx.signal);
   await storeRootToken(d.ctx, cluster, rootToken);

@@ -1,3 +1,4 @@
+import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
 import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { type ClusterRef, clusterNames, legacyNames } from "../../identity.js";
@@ -26,9 +27,9 @@ import {
 } from "./plan.js";
 
 export const NetworkReason = {
-  Ready: "Ready",
-  GatewayAPIMissing: "GatewayAPIMissing",
-  NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
+  Ready: R.Ready,
+  GatewayAPIMissing: R.GatewayAPIMissing,
+  NetworkEgressRulesRequired: R.NetworkEgressRulesRequired,
 } as const;
 
 export const GATEWAY_GROUP = "gateway.networking.k8s.io";

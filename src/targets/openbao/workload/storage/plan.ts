@@ -1,4 +1,7 @@
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
+} from "../../../../apis/openbaocluster-names.js";
 import { parseQuantity } from "../../../../runtime/quantity.js";
 
 /**
@@ -57,10 +60,10 @@ export type StoragePlan =
   | { kind: "none" }
   /** The size asks for growth: the class and the claims must be looked at. */
   | { kind: "inspect" }
-  | { kind: "refuse"; reason: string; message: string }
+  | { kind: "refuse"; reason: OpenBaoClusterReasonType; message: string }
   | { kind: "grow"; claims: string[]; size: string }
   | { kind: "restart"; pod: string; uid: string; message: string }
-  | { kind: "wait"; reason: string; message: string }
+  | { kind: "wait"; reason: OpenBaoClusterReasonType; message: string }
   /** Growth is in hand: every claim asks for the size; `expanded` once every capacity shows it. */
   | { kind: "settled"; expanded: boolean; message: string };
 

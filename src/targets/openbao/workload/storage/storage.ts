@@ -1,5 +1,8 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
+} from "../../../../apis/openbaocluster-names.js";
 import { PERSISTENT_VOLUME_CLAIM, POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
@@ -42,13 +45,13 @@ export function liveClaim(
 }
 
 export interface StorageVerdict {
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   message: string;
   failed: boolean;
 }
 
 /** Where volume growth stands, for the StorageExpanded condition; null when none is asked for. */
-export type StorageState = { expanded: boolean; reason: string; message: string } | null;
+export type StorageState = { expanded: boolean; reason: OpenBaoClusterReasonType; message: string } | null;
 
 export interface StorageOutcome {
   /** Set when the later steps must wait (or the change is refused). */

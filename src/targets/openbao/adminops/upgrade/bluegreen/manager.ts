@@ -52,7 +52,6 @@ import { planBlueGreen, recordStepFailure } from "./plan.js";
 import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
 
 export const STRATEGY = "BlueGreen";
-const UPGRADE_IN_PROGRESS = "UpgradeInProgress";
 
 export interface BlueGreenDeps {
   client: KubeClient;
@@ -169,7 +168,11 @@ export class BlueGreenUpgrade {
 
     await this.write(cluster, plan, next, rc);
     // Phase changes inside one condition reason (UpgradeInProgress) get their own event.
-    if (plan.event && plan.blueGreen?.phase !== bg.phase && plan.condition?.reason === UPGRADE_IN_PROGRESS)
+    if (
+      plan.event &&
+      plan.blueGreen?.phase !== bg.phase &&
+      plan.condition?.reason === OpenBaoClusterReason.UpgradeInProgress
+    )
       this.d.events.record(cluster, {
         type: plan.event.type,
         reason: plan.event.reason,
@@ -245,7 +248,7 @@ export class BlueGreenUpgrade {
       upgradeFailureTotal.inc({
         ...labels,
         strategy: STRATEGY,
-        reason: plan.condition?.reason ?? "UpgradeRollback",
+        reason: plan.condition?.reason ?? OpenBaoClusterReason.UpgradeRollback,
       });
       upgradeStatus.set(labels, UpgradeStatusValue.Failed);
     }

@@ -3,6 +3,7 @@ import type {
   OpenBaoClusterSpec,
   OpenBaoClusterStatus,
 } from "../../../../../apis/openbaocluster.js";
+import type { OpenBaoClusterReasonType } from "../../../../../apis/openbaocluster-names.js";
 
 export type BlueGreenStatus = NonNullable<OpenBaoClusterStatus["blueGreen"]>;
 export type BreakGlassStatus = NonNullable<OpenBaoClusterStatus["breakGlass"]>;
@@ -98,9 +99,9 @@ export interface Plan {
   upgradeRequests?: UpgradeRequestsStatus;
   actions: RaftAction[];
   /** Condition Upgrading: status and upstream reason. */
-  condition?: { status: "True" | "False"; reason: string; message: string };
+  condition?: { status: "True" | "False"; reason: OpenBaoClusterReasonType; message: string };
   /** A Kubernetes event worth emitting for this transition. */
-  event?: { type: "Normal" | "Warning"; reason: string; message: string };
+  event?: { type: "Normal" | "Warning"; reason: OpenBaoClusterReasonType; message: string };
   /** The upgrade finished (Cleanup done): the caller records currentVersion and releases the lock. */
   completed?: boolean;
   /** The rollback finished: the caller releases the lock and counts a rollback. */

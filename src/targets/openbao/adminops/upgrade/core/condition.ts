@@ -7,6 +7,7 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
+  type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
@@ -34,9 +35,9 @@ export const UpgradeReason = {
 } as const;
 
 /** Reasons that are routine progress: no event each time they are set (the condition says it). */
-const QUIET = new Set<string>([R.UpgradeInProgress, R.NoUpgradeNeeded]);
+const QUIET = new Set<OpenBaoClusterReasonType>([R.UpgradeInProgress, R.NoUpgradeNeeded]);
 /** Reasons that are a refusal or a failure: a Warning event. */
-const WARNING = new Set<string>([
+const WARNING = new Set<OpenBaoClusterReasonType>([
   R.UpgradeFailed,
   R.DowngradeBlocked,
   R.InvalidVersion,
@@ -48,7 +49,7 @@ const WARNING = new Set<string>([
 
 export interface UpgradingCondition {
   status: "True" | "False";
-  reason: string;
+  reason: OpenBaoClusterReasonType;
   message: string;
 }
 

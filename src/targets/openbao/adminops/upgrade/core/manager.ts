@@ -6,7 +6,10 @@
  */
 
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoClusterCondition as C } from "../../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoClusterCondition as C,
+  type OpenBaoClusterReasonType,
+} from "../../../../../apis/openbaocluster-names.js";
 import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import {
@@ -285,7 +288,7 @@ export class UpgradeManager {
   private async condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",
-    reason: string,
+    reason: OpenBaoClusterReasonType,
     message: string,
     rc: ReconcileContext,
   ): Promise<void> {

@@ -3,7 +3,10 @@
  * do, and may it start. Each refusal has upstream's reason and a message naming the field; nothing
  * here reads the cluster, so the same answer comes from a unit test and from the controller.
  */
-import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
+import {
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../../../apis/openbaocluster-names.js";
 import { imageProblem } from "../../../validate/image.js";
 import { parseVersion, type Version } from "../../../validate/values.js";
 
@@ -22,7 +25,7 @@ export type VersionDecision =
   /** An upgrade from `from` to `to` may start. */
   | { kind: "upgrade"; from: string; to: string }
   /** Asked for but refused; nothing changes until the spec changes. */
-  | { kind: "refused"; reason: string; message: string };
+  | { kind: "refused"; reason: OpenBaoClusterReasonType; message: string };
 
 /** Without the leading v and any build metadata: the form status and comparisons use. */
 export function normalizeVersion(v: string): string {

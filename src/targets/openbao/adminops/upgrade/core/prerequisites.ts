@@ -6,7 +6,10 @@
  */
 
 import type { OperationLock } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
+import {
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../../../apis/openbaocluster-names.js";
 
 export interface VoterFacts {
   ordinal: number;
@@ -29,7 +32,9 @@ export interface UpgradeFacts {
   holder: string;
 }
 
-export type UpgradePrerequisites = { ok: true } | { ok: false; reason: string; message: string };
+export type UpgradePrerequisites =
+  | { ok: true }
+  | { ok: false; reason: OpenBaoClusterReasonType; message: string };
 
 export function checkUpgradePrerequisites(f: UpgradeFacts): UpgradePrerequisites {
   if (!f.initialized)
@@ -69,6 +74,6 @@ export function checkUpgradePrerequisites(f: UpgradeFacts): UpgradePrerequisites
   return { ok: true };
 }
 
-function missing(reason: string, message: string): UpgradePrerequisites {
+function missing(reason: OpenBaoClusterReasonType, message: string): UpgradePrerequisites {
   return { ok: false, reason, message };
 }

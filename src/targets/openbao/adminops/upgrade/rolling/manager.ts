@@ -33,7 +33,10 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
  * crash-looping) operator cannot retry a failing step forever. How long a pod has been waited for
  * lives in memory: after a restart that wait starts over, which only makes the wait longer.
  */
-import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
+import {
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import {
   done,
@@ -70,11 +73,11 @@ import { heldPartition, planRolling, type RollingStep } from "./plan.js";
 export const STRATEGY = "RollingUpdate";
 
 export const RollingEvent = {
-  StepDown: "LeaderSteppedDown",
-  PodUpgraded: "UpgradePodReplaced",
-  PartitionLowered: "UpgradePodReplacing",
-  Retargeted: "UpgradeRetargeted",
-  RetryAccepted: "UpgradeRetryAccepted",
+  StepDown: R.LeaderSteppedDown,
+  PodUpgraded: R.UpgradePodReplaced,
+  PartitionLowered: R.UpgradePodReplacing,
+  Retargeted: R.UpgradeRetargeted,
+  RetryAccepted: R.UpgradeRetryAccepted,
 } as const;
 
 export interface RollingOptions {
@@ -593,7 +596,7 @@ export class RollingUpgrade {
   private async condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",
-    reason: string,
+    reason: OpenBaoClusterReasonType,
     message: string,
     rc: ReconcileContext,
   ): Promise<void> {

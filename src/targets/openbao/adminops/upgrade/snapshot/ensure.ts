@@ -1,5 +1,9 @@
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/openbaocluster-names.js";
+import {
+  OpenBaoAnnotation,
+  OpenBaoClusterReason,
+  type OpenBaoClusterReasonType,
+} from "../../../../../apis/openbaocluster-names.js";
 import { JOB, POD, SECRET } from "../../../../../runtime/builtin-types.js";
 import { liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
@@ -64,7 +68,7 @@ export interface PreUpgradeSnapshotOutcome {
   state: "NotRequested" | "Running" | "Succeeded" | "Failed";
   jobName?: string;
   /** Upstream's reason: PreUpgradeBackupFailed for a failed Job, the missing piece's otherwise. */
-  reason?: string;
+  reason?: OpenBaoClusterReasonType;
   message?: string;
   /** Object key the snapshot was (or is being) written to. */
   key?: string;
@@ -75,8 +79,9 @@ export interface PreUpgradeSnapshotOutcome {
 /** Events go nowhere when the caller gave no recorder (the Warn policy's event among them). */
 const SILENT = { record: () => {} };
 
-export const PreUpgradeSnapshotEvent = { JobCreated: "PreUpgradeSnapshotJobCreated" } as const;
-export const PreUpgradeBackupFailed = "PreUpgradeBackupFailed";
+export const PreUpgradeSnapshotEvent = {
+  JobCreated: OpenBaoClusterReason.PreUpgradeSnapshotJobCreated,
+} as const;
 
 /** How long a finished snapshot Job stays: long enough for a failure to be read and looked at. */
 const SNAPSHOT_JOB_TTL_SECONDS = 24 * 3600;
@@ -268,7 +273,7 @@ async function report(
     state: "Failed",
     jobName,
     key: annotated,
-    reason: PreUpgradeBackupFailed,
+    reason: OpenBaoClusterReason.PreUpgradeBackupFailed,
     message: `pre-upgrade snapshot Job ${jobName} failed (${outcome.reason}): ${outcome.message}`.slice(
       0,
       4000,

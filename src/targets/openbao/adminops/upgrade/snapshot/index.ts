@@ -1,6 +1,5 @@
 export {
   ensurePreUpgradeSnapshot,
-  PreUpgradeBackupFailed,
   type PreUpgradeSnapshotDeps,
   PreUpgradeSnapshotEvent,
   type PreUpgradeSnapshotOptions,

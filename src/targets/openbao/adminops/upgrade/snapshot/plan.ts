@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { BackupTarget, OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import {
   OpenBaoAnnotation,
+  type OpenBaoClusterReasonType,
   OpenBaoLabel,
   OpenBaoClusterReason as R,
 } from "../../../../../apis/openbaocluster-names.js";
@@ -109,7 +110,7 @@ export type SnapshotPlan =
       authFrom: "upgrade" | "backup";
       image: string;
     }
-  | { ok: false; reason: string; message: string };
+  | { ok: false; reason: OpenBaoClusterReasonType; message: string };
 
 /**
  * What the Job needs: spec.backup's target (where the snapshot goes) and credentials; a login,
@@ -164,6 +165,6 @@ export function planSnapshot(f: SnapshotFacts): SnapshotPlan {
   return { ok: true, target, auth, authFrom: own ? "upgrade" : "backup", image };
 }
 
-function missing(reason: string, message: string): SnapshotPlan {
+function missing(reason: OpenBaoClusterReasonType, message: string): SnapshotPlan {
   return { ok: false, reason, message };
 }
