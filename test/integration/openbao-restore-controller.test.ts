@@ -486,7 +486,10 @@ describe("OpenBaoRestore controller on the real API server", () => {
           "terminalObservedAt",
           "followThroughCompletedAt",
         ])
-          assert.ok((r.status?.execution as Record<string, unknown>)[at], `${stage}: execution.${at}`);
+          assert.ok(
+            ((r.status?.execution ?? {}) as Record<string, unknown>)[at],
+            `${stage}: execution.${at}`,
+          );
       }
       // Terminal: further passes change nothing and create nothing; the lock is free.
       await pass(name);
