@@ -37,7 +37,13 @@ export async function readOidcFacts(
   });
   if (typeof discovery?.issuer !== "string" || discovery.issuer === "")
     throw new Error("the API server's /.well-known/openid-configuration names no issuer");
-  const jwks = await client.request<{ keys?: unknown }>({ method: "GET", path: "/openid/v1/jwks", signal });
+  // The API server offers the key set only as its own media type (406 for application/json).
+  const jwks = await client.request<{ keys?: unknown }>({
+    method: "GET",
+    path: "/openid/v1/jwks",
+    accept: "application/jwk-set+json",
+    signal,
+  });
   const facts: OidcBootstrapFacts = {
     issuer: discovery.issuer,
     publicKeysPem: publicKeysPem(jwks?.keys),
