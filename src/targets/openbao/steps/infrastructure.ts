@@ -106,7 +106,10 @@ async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
       );
     }
   }
-  const selfInitText = selfInitEnabled(cluster) ? deps.services.renderSelfInit(cluster, oidc) : "";
+  // Once initialized the file is written inert whatever the requests say: nothing is rendered (and
+  // selfInit.oidc's bootstrap, which needs the issuer read above, is not asked for).
+  const selfInitText =
+    selfInitEnabled(cluster) && !result.initialized ? deps.services.renderSelfInit(cluster, oidc) : "";
   await applyOwned(
     ctx,
     writes,
