@@ -247,6 +247,11 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   CertificateIssued: "CertificateIssued",
   DeadlineExceeded: "DeadlineExceeded",
   InitializationFailed: "InitializationFailed",
+  /**
+   * selfInit.oidc: the API server's ServiceAccount issuer or signing keys could not be read, so the
+   * first start (which would revoke the root token) waits rather than run without the JWT bootstrap.
+   */
+  OIDCIssuerUnavailable: "OIDCIssuerUnavailable",
   InitializationRecovered: "InitializationRecovered",
   InlineCredentials: "InlineCredentials",
   Interrupted: "Interrupted",

@@ -87,9 +87,8 @@ export type OpenBaoRestoreSpec = Static<typeof OpenBaoRestoreSpecSchema>;
 
 export const OpenBaoRestoreStatusSchema = Type.Object(
   {
-    // Unknown is upstream 0.5's phase for a committed Job that vanished. This operator does not
-    // write it yet; the enum admits it so such a status validates, and the TypeScript type keeps to
-    // the phases the controller handles.
+    // Unknown is upstream 0.5's phase for a committed Job that vanished (restore/receipt.ts writes
+    // it); the TypeScript type keeps to the other phases, and the receipt module names this one.
     phase: Type.Optional(
       StringEnum([...RestorePhases, "Unknown"] as const, {
         description: "Where the request is.",

@@ -10,7 +10,7 @@ import { OpenBaoClusterReason } from "../../src/apis/openbaocluster-names.js";
 import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
 import { argocdCmData } from "../../src/cli/argocd.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { CONFIGMAP, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, JOB, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EventRecorder } from "../../src/runtime/events.js";
 import type { Informer } from "../../src/runtime/informer.js";
@@ -46,7 +46,7 @@ import {
   startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
-import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
+import { clientFor, eventually, freshNamespace, NAMESPACE } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import {
   applySeed,
@@ -508,6 +508,27 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
       const done = await get("r1");
       assert.equal(done.status?.phase, "Completed");
       await expect(KEY, done, "Healthy", /^Completed: snapshot snaps\/good\.snap restored .*follow-up/);
+    });
+
+    it("Unknown (its committed Job vanished) is Degraded, saying it is not run again", async () => {
+      await createRestore("r-gone", "bao");
+      await pass("r-gone");
+      assert.equal((await get("r-gone")).status?.phase, "Running");
+      await client.delete(JOB, "restore-r-gone", ns, { propagationPolicy: "Background" });
+      await eventually(
+        async () => ((await client.getOrUndefined(JOB, "restore-r-gone", ns)) ? undefined : true),
+        30_000,
+        "the Job deleted",
+      );
+      await pass("r-gone");
+      const r = await get("r-gone");
+      assert.equal(r.status?.phase as string, "Unknown");
+      await expect(
+        KEY,
+        r,
+        "Degraded",
+        /^Unknown: restore Job restore-r-gone was committed .*not created again/,
+      );
     });
 
     it("Failed is Degraded, naming the field", async () => {

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { crdFor } from "../../src/apis/index.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { type OpenBaoRestore, OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
+import {
+  type OpenBaoRestore,
+  OpenBaoRestoreKind,
+  type OpenBaoRestoreStatus,
+} from "../../src/apis/openbaorestore.js";
 import { applyAny } from "../../src/runtime/apply.js";
 import { EVENTS_V1 as EVENTS, JOB, POD, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
@@ -42,8 +46,11 @@ describe("OpenBaoRestore controller on the real API server", () => {
   const clock = new Date("2026-12-01T10:00:00Z");
 
   const get = (name: string) => client.get<OpenBaoRestore>(OPENBAORESTORE, name, ns);
-  /** One pass by a fresh reconciler over the object as stored now. */
-  const pass = async (name: string) => {
+  /**
+   * One pass by a fresh reconciler over the object as stored now; `afterStatusWrite` may throw to
+   * stop the pass right after a status write (an operator that dies there).
+   */
+  const pass = async (name: string, afterStatusWrite?: (s: OpenBaoRestoreStatus) => void) => {
     const cur = await get(name);
     const r = new RestoreReconciler({
       client,
@@ -58,6 +65,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
       // The real builder and result reader: the Job is what the executor would get.
       jobs: executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao")),
       now: () => clock,
+      ...(afterStatusWrite ? { afterStatusWrite } : {}),
     });
     return r.reconcile(`${ns}/${name}`, rc);
   };
@@ -413,5 +421,106 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal((await get("r1")).status?.phase, "Completed");
     await pass("r1");
     assert.equal((await cluster("bao")).status?.operationLock, undefined);
+  });
+
+  it("stopped right after each receipt stage, a restore never creates a second Job", async () => {
+    await createOpenBaoCluster(client, ns, "rcpt", { replicas: 1 });
+    await healthy("rcpt");
+    const stages = ["Prepared", "Committed", "Created", "TerminalObserved", "FollowThroughComplete"] as const;
+    for (const stage of stages) {
+      const name = `rc-${stage.toLowerCase()}`;
+      const jobName = `restore-${name}`;
+      await createRestore(name, { cluster: "rcpt" });
+      const uids = new Set<string>();
+      const seen = async () => {
+        const jobs = (await restoreJobs()).filter((j) => j.metadata.name === jobName);
+        assert.ok(jobs.length <= 1, `${stage}: ${jobs.length} Jobs`);
+        for (const j of jobs) uids.add(j.metadata.uid!);
+        return jobs[0];
+      };
+      // The operator dies right after recording `stage`, once; every later pass is a fresh one.
+      let stopped = false;
+      const stopAt = (s: OpenBaoRestoreStatus) => {
+        if (!stopped && s.execution?.stage === stage) {
+          stopped = true;
+          throw new Error(`operator stopped after ${stage}`);
+        }
+      };
+      for (
+        let i = 0;
+        i < 12 && !["Completed", "Failed", "Unknown"].includes((await get(name)).status?.phase ?? "");
+        i++
+      ) {
+        await pass(name, stopAt).catch((e: Error) => assert.match(e.message, /operator stopped after/));
+        const job = await seen();
+        // Plays the executor once the Job exists and has no result yet.
+        if (job && !(job as { status?: { conditions?: unknown[] } }).status?.conditions?.length)
+          await finishJob(
+            jobName,
+            { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 900 },
+            true,
+          );
+      }
+      assert.ok(stopped, `the pass stopped after ${stage}`);
+      const r = await get(name);
+      assert.ok(uids.size <= 1, `${stage}: Jobs ${[...uids].join(", ")}`);
+      if (stage === "Committed") {
+        // Stopped between committing and creating: no Job, and none is made later; reported instead.
+        assert.equal(uids.size, 0);
+        assert.equal(r.status?.phase as string, "Unknown");
+        assert.equal(r.status?.execution?.stage, "Unknown");
+        const c = await cond(name, "RestoreComplete");
+        assert.equal(c?.reason, "JobMissing");
+        assert.equal(c?.status, "Unknown");
+      } else {
+        assert.equal(uids.size, 1, `${stage}: exactly one Job`);
+        assert.equal(r.status?.phase, "Completed", `${stage}: ${r.status?.message}`);
+        assert.equal(r.status?.execution?.stage, "FollowThroughComplete");
+        assert.equal(r.status?.execution?.jobUID, [...uids][0]);
+        assert.equal(r.status?.execution?.terminalResult, "Succeeded");
+        assert.equal(r.status?.execution?.operationID, `restore-${r.metadata.uid}`);
+        for (const at of [
+          "preparedAt",
+          "committedAt",
+          "createdAt",
+          "terminalObservedAt",
+          "followThroughCompletedAt",
+        ])
+          assert.ok(
+            ((r.status?.execution ?? {}) as Record<string, unknown>)[at],
+            `${stage}: execution.${at}`,
+          );
+      }
+      // Terminal: further passes change nothing and create nothing; the lock is free.
+      await pass(name);
+      await seen();
+      assert.ok(uids.size <= 1);
+      assert.equal((await cluster("rcpt")).status?.operationLock, undefined);
+    }
+  });
+
+  it("a committed Job that disappears is reported as Unknown, not created again", async () => {
+    await createRestore("rc-gone", { cluster: "rcpt" });
+    await pass("rc-gone");
+    const running = await get("rc-gone");
+    assert.equal(running.status?.phase, "Running");
+    assert.equal(running.status?.execution?.stage, "Created");
+    const job = (await restoreJobs()).find((j) => j.metadata.name === "restore-rc-gone")!;
+    assert.equal(running.status?.execution?.jobUID, job.metadata.uid);
+    await client.delete(JOB, "restore-rc-gone", ns, { propagationPolicy: "Background" });
+    await eventually(
+      async () =>
+        (await restoreJobs()).some((j) => j.metadata.name === "restore-rc-gone") ? undefined : true,
+      30_000,
+      "the Job deleted",
+    );
+    await pass("rc-gone");
+    await pass("rc-gone");
+    const r = await get("rc-gone");
+    assert.equal(r.status?.phase as string, "Unknown");
+    assert.equal(r.status?.execution?.stage, "Unknown");
+    assert.match(r.status?.message ?? "", /is not created again/);
+    assert.equal((await restoreJobs()).filter((j) => j.metadata.name === "restore-rc-gone").length, 0);
+    assert.equal((await cluster("rcpt")).status?.operationLock, undefined);
   });
 });

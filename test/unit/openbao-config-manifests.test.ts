@@ -45,7 +45,13 @@ describe("config.hcl from upstream-style manifests", () => {
     assert.deepEqual(plain(one(doc, "audit", "file", "stdout").value), {
       options: { file_path: "/dev/stdout" },
     });
-    const init = one(parseHcl(renderSelfInitRequests(cluster)), "initialize", "operator").value as Entry[];
+    // The manifest enables selfInit.oidc: its bootstrap needs the API server's issuer and keys.
+    const oidc = {
+      issuer: "https://kubernetes.default.svc",
+      publicKeysPem: ["-----BEGIN PUBLIC KEY-----\n"],
+    };
+    const init = one(parseHcl(renderSelfInitRequests(cluster, oidc)), "initialize", "operator")
+      .value as Entry[];
     assert.deepEqual(
       init.map((r) => r.labels[0]),
       [

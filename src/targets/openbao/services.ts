@@ -4,6 +4,7 @@ import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import type { Logger } from "../../runtime/log.js";
+import type { OidcBootstrapFacts } from "./oidc-roles.js";
 
 /**
  * The contract between the workload controller and the narrow services it runs in order
@@ -76,8 +77,11 @@ export interface WorkloadServices {
   networking(ctx: ServiceContext, cluster: OpenBaoCluster): Promise<StepOutcome>;
   identity(ctx: ServiceContext, cluster: OpenBaoCluster): Promise<StepOutcome>;
   renderConfig(cluster: OpenBaoCluster, inputs: ConfigInputs): string;
-  /** The self-init `initialize` blocks, in their own file so they can be made inert later. */
-  renderSelfInit(cluster: OpenBaoCluster): string;
+  /**
+   * The self-init `initialize` blocks, in their own file so they can be made inert later; `oidc` is
+   * what selfInit.oidc's JWT bootstrap needs from the API server (absent when it is off).
+   */
+  renderSelfInit(cluster: OpenBaoCluster, oidc?: OidcBootstrapFacts): string;
   /** The container's command, the TLS and wrapper volumes; `tlsSecretName` is unset without TLS files. */
   podRuntime(cluster: OpenBaoCluster, paths: { configFiles: string[]; tlsSecretName?: string }): PodRuntime;
 }

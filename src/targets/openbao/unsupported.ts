@@ -65,8 +65,8 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   // Request headers and conditions (OpenBao 2.6+) are not rendered into the request blocks.
   "selfInit.requests[].headers": "unsupported",
   "selfInit.requests[].when": "unsupported",
-  // JWT auth for the operator's own lifecycle Jobs belongs with backup and upgrade.
-  "selfInit.oidc": "unsupported",
+  // JWT auth at auth/jwt-operator for the operator and its Jobs (workload/config/oidc-bootstrap.ts).
+  "selfInit.oidc": "acted",
   // Networking and identity.
   service: "acted",
   ingress: "acted",

@@ -76,7 +76,7 @@ export interface ExecutorJob {
   };
   auth: ExecutorAuth;
   store: ExecutorStore;
-  /** Restore only: use snapshot-force (a snapshot from another cluster, or the restore's `force`). */
+  /** Restore only: use snapshot-force, only with the restore's spec.force: true (else the seal-checked snapshot path). */
   force?: boolean;
 }
 

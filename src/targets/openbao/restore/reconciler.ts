@@ -42,6 +42,15 @@ import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome, RestoreJobs, SnapshotProbe } from "./ports.js";
 import {
+  committed,
+  created,
+  followThroughComplete,
+  isCommitted,
+  lost,
+  prepared,
+  terminalObserved,
+} from "./receipt.js";
+import {
   completed,
   failed,
   isTerminal,
@@ -70,6 +79,11 @@ export interface RestoreReconcilerDeps {
   pollMs?: number;
   /** How long the restore Job's pod may take to start (the target's jobStartTimeout). */
   jobStartTimeoutMs?: number;
+  /**
+   * Test seam, called after each status write: a test throws here to play an operator that stops
+   * right after a receipt stage was recorded, then runs a fresh reconciler.
+   */
+  afterStatusWrite?: (written: OpenBaoRestoreStatus) => void;
 }
 
 const DEFAULT_POLL_MS = 15_000;
@@ -112,7 +126,8 @@ export class RestoreReconciler {
     };
     const phase = r.status?.phase ?? "Pending";
     if (isTerminal(phase)) return this.releaseLock(r, rc);
-    if (phase === "Running") return this.observe(r, rc);
+    // Once committed to its Job (status.execution), a restore only ever observes that Job.
+    if (phase === "Running" || isCommitted(r.status?.execution)) return this.observe(r, rc);
     return this.validate(r, rc);
   }
 
@@ -232,7 +247,11 @@ export class RestoreReconciler {
           rc,
         );
       }
+      // The receipt comes first: Prepared (built, nothing created), then Committed, recorded before
+      // the create call, so no later pass or restarted operator ever creates a second Job.
+      r = await this.write(r, prepared(r, this.now(), jobName), rc);
       await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      r = await this.write(r, committed(r, this.now()), rc);
       try {
         job = await this.d.client.create(JOB, intent);
         this.event(r, {
@@ -243,15 +262,29 @@ export class RestoreReconciler {
         });
       } catch (e) {
         if (!isConflict(e)) throw e;
+        job = await this.d.client.getOrUndefined(JOB, jobName, ns);
       }
     }
-    await this.write(r, running(r, this.now(), { jobName, size: v.size, overridden, forced: v.forced }), rc);
+    const withJob: OpenBaoRestore = {
+      ...r,
+      status: r.status?.execution
+        ? created(r, this.now(), job?.metadata.uid)
+        : // A Job of this request found without a receipt (made before receipts): recorded as created.
+          created({ ...r, status: prepared(r, this.now(), jobName) }, this.now(), job?.metadata.uid),
+    };
+    await this.write(
+      r,
+      running(withJob, this.now(), { jobName, size: v.size, overridden, forced: v.forced }),
+      rc,
+    );
     return requeueAfter(this.pollMs);
   }
 
-  private async observe(r: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+  private async observe(r0: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
+    let r = r0;
     const ns = r.metadata.namespace!;
-    const jobName = r.status?.jobName ?? restoreJobName(r);
+    const exec = r.status?.execution;
+    const jobName = exec?.jobName ?? r.status?.jobName ?? restoreJobName(r);
     // Renewal keeps the lock's audit fields current; a holder change here means another restore
     // overrode it, which the message says, while this Job is still observed to its end.
     const ref: ClusterRef = { name: r.spec.cluster, namespace: ns };
@@ -264,16 +297,37 @@ export class RestoreReconciler {
     if (held && !held.acquired)
       rc.log.warn({ holder: held.heldBy.holder }, "the operation lock was taken from this running restore");
     const job = await this.d.client.getOrUndefined(JOB, jobName, ns);
-    if (!job)
+    if (!job) {
+      // Its success was seen before it went (TTL, garbage collection): the follow-through goes on.
+      if (
+        exec?.stage === "TerminalObserved" &&
+        exec.terminalResult === "Succeeded" &&
+        exec.terminalObservedAt
+      )
+        return this.followThrough(r, new Date(exec.terminalObservedAt), undefined, undefined, rc);
+      // Committed and gone: reported (phase Unknown), never created again.
+      return this.finish(r, lost(r, this.now(), jobName), { reason: OpenBaoRestoreReason.JobMissing }, rc);
+    }
+    if (job && !ownedBy(job, r))
       return this.finish(
         r,
         failed(
           r,
           this.now(),
-          OpenBaoRestoreReason.JobMissing,
-          `restore Job ${jobName} is gone before reporting a result`,
+          OpenBaoRestoreReason.JobConflict,
+          `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
         ),
-        { reason: OpenBaoRestoreReason.JobMissing },
+        { reason: OpenBaoRestoreReason.JobConflict },
+        rc,
+      );
+    // The operator stopped between committing and recording the Job: recorded now, from the Job.
+    if (exec?.stage === "Committed" || r.status?.phase !== "Running")
+      r = await this.write(
+        r,
+        running({ ...r, status: created(r, this.now(), job.metadata.uid) }, this.now(), {
+          jobName,
+          forced: [],
+        }),
         rc,
       );
     const pods = await this.d.client.list(POD, { namespace: ns, labelSelector: `job-name=${jobName}` });
@@ -287,26 +341,51 @@ export class RestoreReconciler {
           ? (this.now().getTime() - startedMs) / 1000
           : undefined;
     if (outcome.state === "succeeded") {
-      const restarted = await this.restartPods(r, job, rc);
-      if (restarted === "waiting") return requeueAfter(Math.min(this.pollMs, 2000));
-      return this.finish(r, completed(r, this.now(), outcome.size), { durationS }, rc);
+      if (r.status?.execution?.stage !== "TerminalObserved")
+        r = await this.write(r, terminalObserved(r.status ?? {}, this.now(), "Succeeded"), rc);
+      return this.followThrough(r, jobFinishedAt(job), outcome.size, durationS, rc);
     }
     if (outcome.reason === OpenBaoRestoreReason.SealMismatch) {
       // OpenBao checked the seal before touching anything: say what the target needs, not "follow up".
       const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
       return this.finish(
         r,
-        failed(r, this.now(), outcome.reason, `${outcome.message}: ${sealMismatchHint(cluster)}`, {
-          unchanged: true,
-        }),
+        terminalObserved(
+          failed(r, this.now(), outcome.reason, `${outcome.message}: ${sealMismatchHint(cluster)}`, {
+            unchanged: true,
+          }),
+          this.now(),
+          "Failed",
+        ),
         { reason: outcome.reason, durationS },
         rc,
       );
     }
     return this.finish(
       r,
-      failed(r, this.now(), outcome.reason, outcome.message),
+      terminalObserved(failed(r, this.now(), outcome.reason, outcome.message), this.now(), "Failed"),
       { reason: outcome.reason, durationS },
+      rc,
+    );
+  }
+
+  /**
+   * After a successful Job: every OpenBao pod from before the snapshot's application restarted,
+   * then Completed with the receipt's FollowThroughComplete.
+   */
+  private async followThrough(
+    r: OpenBaoRestore,
+    finishedAt: Date | undefined,
+    size: number | undefined,
+    durationS: number | undefined,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const restarted = await this.restartPods(r, finishedAt, rc);
+    if (restarted === "waiting") return requeueAfter(Math.min(this.pollMs, 2000));
+    return this.finish(
+      r,
+      followThroughComplete(completed(r, this.now(), size), this.now()),
+      { durationS },
       rc,
     );
   }
@@ -333,7 +412,11 @@ export class RestoreReconciler {
       await endUnstartedJob(this.d.client, job, failure);
       return this.finish(
         r,
-        failed(r, this.now(), OpenBaoRestoreReason.JobStartTimeout, failure.message, { unchanged: true }),
+        terminalObserved(
+          failed(r, this.now(), OpenBaoRestoreReason.JobStartTimeout, failure.message, { unchanged: true }),
+          this.now(),
+          "Failed",
+        ),
         { reason: OpenBaoRestoreReason.JobStartTimeout },
         rc,
       );
@@ -362,14 +445,13 @@ export class RestoreReconciler {
    */
   private async restartPods(
     r: OpenBaoRestore,
-    job: KubeObject,
+    finishedAt: Date | undefined,
     rc: ReconcileContext,
   ): Promise<"done" | "waiting"> {
     const ns = r.metadata.namespace!;
-    const finishedAt = jobFinishedAt(job);
     if (!finishedAt) {
       rc.log.warn(
-        { job: job.metadata.name },
+        { job: r.status?.execution?.jobName ?? r.status?.jobName },
         "restore Job succeeded without a completion time; pods not restarted",
       );
       return "done";
@@ -450,6 +532,7 @@ export class RestoreReconciler {
     rc: ReconcileContext,
   ): Promise<OpenBaoRestore> {
     const written = await this.memory.write(r, next, { signal: rc.signal });
+    this.d.afterStatusWrite?.(next);
     if (!written) return r;
     rc.log.debug({ phase: next.phase }, "restore status written");
     return { ...r, metadata: written.metadata, status: written.status };

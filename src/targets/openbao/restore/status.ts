@@ -29,7 +29,8 @@ export const FOLLOW_UP =
   "follow-up: check the OpenBaoCluster's OpenBaoSealed and Available conditions; pods may need to be unsealed or restarted before clients are served";
 
 export const isTerminal = (p: OpenBaoRestorePhase | undefined): boolean =>
-  p === "Completed" || p === "Failed";
+  // Unknown (upstream 0.5): a committed Job vanished; reported once, never retried.
+  p === "Completed" || p === "Failed" || (p as string | undefined) === "Unknown";
 
 function put(
   r: OpenBaoRestore,

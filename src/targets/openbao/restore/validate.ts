@@ -11,6 +11,7 @@ import {
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { findCondition } from "../../../runtime/conditions.js";
+import { OidcRole, oidcEnabled } from "../oidc-roles.js";
 import { egressRulesMissing } from "../profile/egress.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
 import { describeEmpty, emptyRestoreReferences } from "../validate/secret-refs.js";
@@ -26,6 +27,8 @@ export function restoreAuth(r: OpenBaoRestore, c: OpenBaoCluster | undefined): R
   if (r.spec.jwtAuthRole) return { method: "jwt", role: r.spec.jwtAuthRole };
   if (r.spec.tokenSecretRef?.name) return { method: "token", secretName: r.spec.tokenSecretRef.name };
   if (c?.spec.restore?.jwtAuthRole) return { method: "jwt", role: c.spec.restore.jwtAuthRole };
+  // The restore role spec.selfInit.oidc bootstrapped (upstream's order: before the backup's login).
+  if (c && oidcEnabled(c)) return { method: "jwt", role: OidcRole.restore };
   if (c?.spec.backup?.jwtAuthRole) return { method: "jwt", role: c.spec.backup.jwtAuthRole };
   if (c?.spec.backup?.tokenSecretRef?.name)
     return { method: "token", secretName: c.spec.backup.tokenSecretRef.name };

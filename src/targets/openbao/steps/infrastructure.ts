@@ -1,7 +1,11 @@
 import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
+import { errorMessage } from "../../../runtime/errors.js";
 import { applyOwned, cached, removeOwned } from "../apply.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, revisionNames, voterConfigMapName } from "../identity.js";
+import { oidcEnabled } from "../oidc-roles.js";
+import type { Blocked } from "../status.js";
+import type { OidcBootstrapFacts } from "../workload/config/oidc-bootstrap.js";
 import { ensureUnsealKey, UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { selfInitEnabled } from "../workload/init/init.js";
 import {
@@ -27,6 +31,7 @@ import { liveClaim } from "../workload/storage/storage.js";
 import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
 import { withPinnedImage } from "./images.js";
 import { retireLegacyPdb } from "./legacy-names.js";
+import { readOidcFacts } from "./oidc-facts.js";
 import { readReplicasStep } from "./read-replicas.js";
 import { retireVoterSets } from "./retire.js";
 import { voterStep } from "./voters.js";
@@ -42,6 +47,7 @@ export const infrastructureStep: Step = {
     const intent = await voterStep(pass);
     if ("step" in intent) return intent;
     const configHashes = await configStep(pass);
+    if ("step" in configHashes) return configHashes;
     const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
     recordServiceChanges(pass, net.changes);
     pass.result.gateway = net.gateway ?? null;
@@ -64,7 +70,7 @@ export const infrastructureStep: Step = {
 };
 
 /** The voters' config.hcl and the self-init request file; returns the hash that rolls the pods. */
-async function configStep(pass: Pass): Promise<ConfigHashes> {
+async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
   const { cluster, ctx, deps, writes, result } = pass;
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));
@@ -86,7 +92,24 @@ async function configStep(pass: Pass): Promise<ConfigHashes> {
   // the pods as a new config does (its revision joins the hash; the value itself never does).
   pass.sealCredentialsRevision = await applySealCredentials(ctx, writes, cluster);
   await applyConfigObject(pass, configText, voterConfigMapName(serving));
-  const selfInitText = selfInitEnabled(cluster) ? deps.services.renderSelfInit(cluster) : "";
+  let oidc: OidcBootstrapFacts | undefined;
+  // Only the first start reads the requests; afterwards the file is inert and nothing is fetched.
+  if (selfInitEnabled(cluster) && oidcEnabled(cluster) && !result.initialized) {
+    try {
+      oidc = await readOidcFacts(ctx.client, ctx.now().getTime(), ctx.signal);
+    } catch (e) {
+      if (ctx.signal?.aborted) throw e;
+      return waitingAt(
+        "infrastructure",
+        R.OIDCIssuerUnavailable,
+        `spec.selfInit.oidc: cannot read the API server's ServiceAccount issuer (${errorMessage(e)}); OpenBao is not started without its JWT bootstrap`,
+      );
+    }
+  }
+  // Once initialized the file is written inert whatever the requests say: nothing is rendered (and
+  // selfInit.oidc's bootstrap, which needs the issuer read above, is not asked for).
+  const selfInitText =
+    selfInitEnabled(cluster) && !result.initialized ? deps.services.renderSelfInit(cluster, oidc) : "";
   await applyOwned(
     ctx,
     writes,

@@ -294,6 +294,7 @@ function checkSelfInit(spec: Obj, add: Add): void {
     add("spec.selfInit", "must be an object");
     return;
   }
+  checkOidc(selfInit, add);
   const requests = selfInit["requests"];
   if (requests === undefined || requests === null) return;
   if (!Array.isArray(requests)) {
@@ -327,6 +328,40 @@ function checkSelfInit(spec: Obj, add: Add): void {
     if (has(request, "data") && !isObject(request["data"]))
       add(`${at}.data`, "must be an object (the request body), not a list or a single value");
   }
+}
+
+const SERVICE_ACCOUNT_SUBJECT =
+  /^system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
+
+/** selfInit.oidc: subjects OpenBao can match exactly, and no request enabling the mount it enables. */
+function checkOidc(selfInit: Obj, add: Add): void {
+  const oidc = selfInit["oidc"];
+  if (!isObject(oidc) || oidc["enabled"] !== true) return;
+  const extra = oidc["additionalSubjects"];
+  if (isObject(extra))
+    for (const [who, list] of Object.entries(extra)) {
+      if (!Array.isArray(list)) continue;
+      list.forEach((s, i) => {
+        if (typeof s !== "string" || !SERVICE_ACCOUNT_SUBJECT.test(s))
+          add(
+            `spec.selfInit.oidc.additionalSubjects.${who}[${i}]`,
+            `${JSON.stringify(s)} must be system:serviceaccount:<namespace>:<name>`,
+          );
+      });
+    }
+  const requests = selfInit["requests"];
+  if (selfInit["enabled"] === true && Array.isArray(requests))
+    requests.forEach((r, i) => {
+      if (
+        isObject(r) &&
+        typeof r["path"] === "string" &&
+        r["path"].replace(/\/+$/, "") === "sys/auth/jwt-operator"
+      )
+        add(
+          `spec.selfInit.requests[${i}].path`,
+          "sys/auth/jwt-operator is enabled by spec.selfInit.oidc already; OpenBao would refuse to enable it twice and stop initializing",
+        );
+    });
 }
 
 /** Why a self-init request path is not a relative API path inside OpenBao; undefined when it is. */

@@ -1,5 +1,6 @@
 -- Argo CD health of an OpenBaoRestore (openbao.org/v1alpha1): a one-shot request whose status.phase
--- goes Pending -> Validating -> Running -> Completed or Failed. Argo CD closes the string library for
+-- goes Pending -> Validating -> Running -> Completed or Failed, or Unknown when the Job it committed
+-- to vanished before its end was seen (never retried). Argo CD closes the string library for
 -- argocd-cm scripts: only `..` and base.
 local hs = {}
 
@@ -30,6 +31,7 @@ local message = obj.status.message or ""
 -- A terminal phase is final whatever the generation: the controller never runs a restore twice.
 if phase == "Completed" then return say("Healthy", "Completed: " .. message) end
 if phase == "Failed" then return say("Degraded", "Failed: " .. message) end
+if phase == "Unknown" then return say("Degraded", "Unknown: " .. message) end
 
 if obj.status.observedGeneration ~= nil and obj.status.observedGeneration < generation then
   return say("Progressing", "the status is for generation " .. obj.status.observedGeneration ..

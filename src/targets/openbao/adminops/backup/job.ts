@@ -7,6 +7,7 @@ import { ApiError } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import { refOf } from "../../cluster-ref.js";
 import { Component } from "../../identity.js";
+import { withBootstrapRole } from "../../oidc-roles.js";
 import { buildExecutorJob } from "../jobs/build.js";
 import {
   ensureExecutorServiceAccount,
@@ -34,7 +35,12 @@ export async function ensureBackupJob(
   const sa = backupServiceAccount(ref);
   await ensureExecutorServiceAccount(d.client, cluster, sa, Component.Backup, rc.signal);
   // Prerequisites made sure one of the two is set.
-  const contract = snapshotUploadContract(cluster, spec.target, key, executorAuth(spec)!);
+  const contract = snapshotUploadContract(
+    cluster,
+    spec.target,
+    key,
+    executorAuth(withBootstrapRole(cluster, "backup", spec))!,
+  );
   const job = buildExecutorJob({
     cluster,
     name: jobName,

@@ -3,6 +3,7 @@ import {
   type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../../apis/openbaocluster-names.js";
+import { withBootstrapRole } from "../../oidc-roles.js";
 import { egressRulesMissing } from "../../profile/egress.js";
 import { describeEmpty, emptyClusterReferences } from "../../validate/secret-refs.js";
 
@@ -52,12 +53,14 @@ export function checkPrerequisites(f: BackupFacts): Prerequisites {
   if (egress) return missing(R.NetworkEgressRulesRequired, egress);
   if (f.cluster.status?.initialized !== true)
     return missing(R.ClusterNotReady, "the cluster is not initialized yet (status.initialized)");
-  const jwt = spec.jwtAuthRole?.trim();
-  const tokenSecret = spec.tokenSecretRef?.name?.trim();
+  // spec.selfInit.oidc bootstraps a backup role, used when the spec names no login of its own.
+  const login = withBootstrapRole(f.cluster, "backup", spec);
+  const jwt = login?.jwtAuthRole?.trim();
+  const tokenSecret = login?.tokenSecretRef?.name?.trim();
   if (!jwt && !tokenSecret)
     return missing(
       R.AuthenticationRequired,
-      "set spec.backup.jwtAuthRole (JWT login with a projected ServiceAccount token) or spec.backup.tokenSecretRef",
+      "set spec.backup.jwtAuthRole (JWT login with a projected ServiceAccount token) or spec.backup.tokenSecretRef, or enable spec.selfInit.oidc; the root token is never used for backups",
     );
   if (!jwt && tokenSecret && !f.secretsPresent.has(tokenSecret))
     return missing(R.NoBackupToken, `Secret ${tokenSecret} (spec.backup.tokenSecretRef) does not exist`);

@@ -7,6 +7,7 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { auditOptions, type PlacedAuditDevice } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
+import { type OidcBootstrapFacts, oidcBootstrapBlock } from "./oidc-bootstrap.js";
 import { type AuditDeviceView, type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
 import { isObject, objectList, record, stringValue, toHcl } from "./values.js";
 
@@ -52,10 +53,11 @@ const OPERATIONS = new Set(["create", "read", "update", "delete", "list", "patch
 const BODIES = ["data", "auditDevice", "authMethod", "secretEngine", "policy"] as const;
 
 /**
- * The initialize stanzas for the cluster's self-init requests, or "" when self-init is off.
+ * The initialize stanzas for the cluster's self-init requests, or "" when self-init is off: first
+ * selfInit.oidc's JWT bootstrap (from `oidc`, the observed issuer), then the spec's requests.
  * Throws ConfigError naming the request field that cannot be rendered.
  */
-export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
+export function renderSelfInitRequests(cluster: OpenBaoCluster, oidc?: OidcBootstrapFacts): string {
   const spec = specView(cluster);
   if (!spec.selfInit?.enabled) return "";
   const requests = objectList<SelfInitRequestView>(spec.selfInit.requests, "selfInit.requests");
@@ -92,7 +94,8 @@ export function renderSelfInitRequests(cluster: OpenBaoCluster): string {
     );
   });
   const kept = body.filter((n): n is HclNode => n !== undefined);
-  return `${renderNodes([block("initialize", [SELF_INIT_BLOCK], kept)])}\n`;
+  const bootstrap = oidcBootstrapBlock(cluster, oidc);
+  return `${renderNodes([...(bootstrap ? [bootstrap] : []), block("initialize", [SELF_INIT_BLOCK], kept)])}\n`;
 }
 
 function dataAttributes(data: HclObject, field: string): HclNode[] {

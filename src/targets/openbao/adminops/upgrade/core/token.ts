@@ -4,6 +4,7 @@ import type { KubeClient } from "../../../../../runtime/client.js";
 import { secretValue } from "../../../../../runtime/secrets.js";
 import { refOf } from "../../../cluster-ref.js";
 import { clusterNames } from "../../../identity.js";
+import { withBootstrapRole } from "../../../oidc-roles.js";
 import { describeEmpty, emptyClusterReferences } from "../../../validate/secret-refs.js";
 import { ROOT_TOKEN_KEY } from "../../../workload/init/init.js";
 import { forgetJwtToken, jwtUpgradeToken } from "./jwt-login.js";
@@ -26,7 +27,8 @@ export async function upgradeToken(
   const ref = refOf(cluster);
   const named = cluster.spec.upgrade?.tokenSecretRef?.name?.trim();
   if (named) return secretValue(access.reader ?? liveReader(client), ref.namespace, named, "token");
-  const role = cluster.spec.upgrade?.jwtAuthRole?.trim();
+  // spec.selfInit.oidc bootstraps an upgrade role, used when the spec names no login of its own.
+  const role = withBootstrapRole(cluster, "upgrade", cluster.spec.upgrade)?.jwtAuthRole?.trim();
   if (role) return jwtUpgradeToken(client, access, cluster, role, now().getTime(), signal);
   const unnamed = emptyClusterReferences(cluster.spec).find(
     (r) => r.field === "spec.upgrade.tokenSecretRef.name",

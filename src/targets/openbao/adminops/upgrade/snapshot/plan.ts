@@ -8,6 +8,7 @@ import {
 } from "../../../../../apis/openbaocluster-names.js";
 import type { ExecutorAuth } from "../../../executor/contract.js";
 import { type ClusterRef, Component, type ComponentName, clusterNames } from "../../../identity.js";
+import { withBootstrapRole } from "../../../oidc-roles.js";
 import { egressRulesMissing } from "../../../profile/egress.js";
 import { describeEmpty, emptyClusterReferences } from "../../../validate/secret-refs.js";
 import { executorAuth } from "../../jobs/snapshot-upload.js";
@@ -138,7 +139,7 @@ export function planSnapshot(f: SnapshotFacts): SnapshotPlan {
     (r) => r.field.startsWith("spec.upgrade.") || r.field.startsWith("spec.backup."),
   );
   if (unnamed) return missing(R.SecretReferenceMissingName, describeEmpty(unnamed));
-  const own = executorAuth(cluster.spec.upgrade);
+  const own = executorAuth(withBootstrapRole(cluster, "upgrade", cluster.spec.upgrade));
   const auth = own ?? executorAuth(backup);
   if (!auth)
     return missing(
