@@ -127,6 +127,11 @@ export const OpenBaoClusterCondition = {
   StorageExpanded: "StorageExpanded",
   /** Whether the Gateway API routes spec.gateway asks for are served; absent without spec.gateway. */
   GatewayReady: "GatewayReady",
+  /**
+   * Upstream's: whether the managed Ingress is usable (its IngressClass exists; with readinessMode
+   * LoadBalancerPublished, its controller published an address). Absent without spec.ingress.
+   */
+  IngressIntegrationReady: "IngressIntegrationReady",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
   /**
@@ -194,6 +199,11 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   Error: "Error",
   EtcdEncryptionUnknown: "EtcdEncryptionUnknown",
   GatewayAPIMissing: "GatewayAPIMissing",
+  IngressCapabilitiesUnknown: "IngressCapabilitiesUnknown",
+  IngressClassMissing: "IngressClassMissing",
+  IngressIntegrationReady: "IngressIntegrationReady",
+  IngressLoadBalancerPending: "IngressLoadBalancerPending",
+  IngressObjectPending: "IngressObjectPending",
   HealthCheckFailed: "HealthCheckFailed",
   Idle: "Idle",
   ImageVerificationFailed: "ImageVerificationFailed",

@@ -34,6 +34,7 @@ export function defaultServices(
         message: out.message,
         changes: out.changes ?? [],
         ...(out.gateway ? { gateway: out.gateway } : {}),
+        ...(out.ingress ? { ingress: out.ingress } : {}),
       };
     },
     async identity(ctx, c) {

@@ -26,6 +26,13 @@ export interface ServiceContext {
   observeOnly?: boolean;
 }
 
+/** IngressIntegrationReady as upstream sets it: Unknown while something is pending or cannot be read. */
+export interface IngressReadiness {
+  status: "True" | "False" | "Unknown";
+  reason: OpenBaoClusterReasonType;
+  message: string;
+}
+
 export interface StepOutcome {
   ready: boolean;
   reason: OpenBaoClusterReasonType;
@@ -42,6 +49,8 @@ export interface StepOutcome {
    * own, so a missing Gateway API leaves the rest of the cluster running; undefined without spec.gateway.
    */
   gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string };
+  /** Networking only: the managed Ingress's integration; undefined without spec.ingress. */
+  ingress?: IngressReadiness;
 }
 
 /** Inputs of config.hcl that are not in the spec. */

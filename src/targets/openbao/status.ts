@@ -19,6 +19,7 @@ import {
   postureOf,
   productionReadiness,
 } from "./profile/posture.js";
+import type { IngressReadiness } from "./services.js";
 
 /** Where a pass stopped, if it did: a step that is not ready blocks every later one. */
 export interface Blocked {
@@ -70,6 +71,8 @@ export interface PassResult {
    * networking did not run (the condition stays as it was).
    */
   gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string } | null;
+  /** The managed Ingress: null without spec.ingress (the condition goes), undefined when networking did not run. */
+  ingress?: IngressReadiness | null;
   /** Set when OpenBao refuses the operator's root token (HTTP 403): what to do, naming the Secret. */
   rootTokenRefused?: string;
   /** Whether the admission policies are in place, for ProductionReady; undefined: not known. */
@@ -246,6 +249,8 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
       reason: r.gateway.reason,
       message: r.gateway.message,
     });
+  if (r.ingress === null) list = removeCondition(list, C.IngressIntegrationReady);
+  else if (r.ingress) put({ type: C.IngressIntegrationReady, ...r.ingress });
   if (r.unsupported?.length)
     put({
       type: "UnsupportedFields",

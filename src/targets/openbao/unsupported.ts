@@ -72,8 +72,6 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   ingress: "acted",
   gateway: "acted",
   network: "acted",
-  // Readiness follows the Ingress object; the load balancer address is not waited for.
-  "ingress.readinessMode": "unsupported",
   // The pods' ServiceAccount: its name and annotations (workload/identity).
   serviceAccount: "acted",
   // Pods run with the operator's own hardened security context.
@@ -108,7 +106,6 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
  */
 const INERT: Readonly<Record<string, readonly unknown[]>> = {
   "initContainer.enabled": [true],
-  "ingress.readinessMode": ["LoadBalancerPublished"],
   "unseal.credentialsSecretRef.name": [""],
 };
 

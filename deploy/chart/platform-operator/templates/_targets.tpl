@@ -130,6 +130,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [networking.k8s.io]
   resources: [ingresses]
   verbs: [get, list, watch, create, patch, delete]
+# IngressIntegrationReady: the IngressClass spec.ingress.className names must exist (cluster-scoped:
+# granted by the ClusterRole only; a namespace-scoped install reports IngressCapabilitiesUnknown).
+- apiGroups: [networking.k8s.io]
+  resources: [ingressclasses]
+  verbs: [get]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
   verbs: [get, list, watch, create, patch]

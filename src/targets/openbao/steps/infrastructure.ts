@@ -51,6 +51,7 @@ export const infrastructureStep: Step = {
     const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
     recordServiceChanges(pass, net.changes);
     pass.result.gateway = net.gateway ?? null;
+    pass.result.ingress = net.ingress ?? null;
     if (!net.ready) return waitingAt("infrastructure", net.reason, net.message);
     const ident = await pass.deps.services.identity(pass.ctx, pass.cluster);
     recordServiceChanges(pass, ident.changes);

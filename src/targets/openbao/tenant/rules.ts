@@ -43,6 +43,7 @@ export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze
   rule(["policy"], ["poddisruptionbudgets"], WRITE),
   rule(["networking.k8s.io"], ["networkpolicies"], WRITE),
   rule(["networking.k8s.io"], ["ingresses"], [...WRITE, "delete"]),
+  rule(["networking.k8s.io"], ["ingressclasses"], ["get"]),
   rule(["rbac.authorization.k8s.io"], ["roles", "rolebindings"], WRITE),
   rule(
     ["gateway.networking.k8s.io"],

@@ -10,6 +10,7 @@ import { groupOf, isControlledBy, setControllerReference } from "../../../runtim
 import type { KubeObject } from "../../../runtime/types.js";
 import type { DriftChange } from "../drift.js";
 import { LABEL_CLUSTER } from "../identity.js";
+import type { IngressReadiness } from "../services.js";
 
 /**
  * What every workload service of the openbao target gets from the controller: the means to talk to
@@ -45,6 +46,8 @@ export interface ServiceOutcome {
   recheckAt?: number;
   /** Networking: the Gateway API concern, when spec.gateway is enabled. */
   gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string };
+  /** Networking: the managed Ingress's integration, when spec.ingress is enabled. */
+  ingress?: IngressReadiness;
   /**
    * Objects written or deleted in this pass ("Kind/name created|changed|deleted"), or, in
    * observe-only mode, that would have been. Empty on a quiet pass.

@@ -4,6 +4,7 @@ import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { type ClusterRef, clusterNames, legacyNames } from "../../identity.js";
 import { metricsSettingsOrNone } from "../config/metrics.js";
 import { applyOwned, deleteIfOwned, type ServiceContext, type ServiceOutcome } from "../service-context.js";
+import { type IngressClassLookup, ingressReadiness } from "./ingress-readiness.js";
 import {
   metricsService,
   SERVICE_MONITOR_API_VERSION,
@@ -117,7 +118,11 @@ export async function reconcileNetwork(
     changes,
     (live) => (live["spec"] as { clusterIP?: string } | undefined)?.clusterIP !== "None",
   );
-  for (const obj of desired) await applyOwned(ctx, obj, changes);
+  let liveIngress: KubeObject | undefined;
+  for (const obj of desired) {
+    const written = await applyOwned(ctx, obj, changes);
+    if (obj.kind === "Ingress") liveIngress = written;
+  }
   await removeUnwanted(
     ctx,
     ref.namespace,
@@ -148,6 +153,14 @@ export async function reconcileNetwork(
       reason: NetworkReason.Ready,
       message: `${gw.objects.length} Gateway API objects are current`,
     };
+  const ingressOutcome = cluster.spec.ingress?.enabled
+    ? ingressReadiness({
+        live: liveIngress,
+        className: cluster.spec.ingress.className,
+        classLookup: await lookUpIngressClass(ctx, cluster.spec.ingress.className),
+        readinessMode: cluster.spec.ingress.readinessMode,
+      })
+    : undefined;
   if (apiServer.cidrs.length === 0) {
     const message =
       "the Kubernetes API server's address could not be found; set spec.network.apiServerCIDR or spec.network.apiServerEndpointIPs";
@@ -163,6 +176,7 @@ export async function reconcileNetwork(
       message,
       changes,
       ...(gateway ? { gateway } : {}),
+      ...(ingressOutcome ? { ingress: ingressOutcome } : {}),
     };
   }
   return {
@@ -171,7 +185,31 @@ export async function reconcileNetwork(
     message: `${desired.length} networking objects are current`,
     changes,
     ...(gateway ? { gateway } : {}),
+    ...(ingressOutcome ? { ingress: ingressOutcome } : {}),
   };
+}
+
+const INGRESS_CLASS: ResourceType = {
+  group: "networking.k8s.io",
+  version: "v1",
+  kind: "IngressClass",
+  plural: "ingressclasses",
+  namespaced: false,
+};
+
+/** Whether spec.ingress.className names an IngressClass; a namespace-scoped operator may not look. */
+async function lookUpIngressClass(
+  ctx: ServiceContext,
+  className: string | undefined,
+): Promise<IngressClassLookup> {
+  if (!className) return "not-named";
+  try {
+    return (await ctx.reader.get(INGRESS_CLASS, className)) ? "found" : "missing";
+  } catch (e) {
+    if (isNotFound(e)) return "missing";
+    if (isForbidden(e)) return "forbidden";
+    throw e;
+  }
 }
 
 async function servedGatewayKinds(ctx: ServiceContext): Promise<NetworkInputs["gatewayApi"]> {
