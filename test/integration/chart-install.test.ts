@@ -130,6 +130,14 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
     ),
   ),
   "get gateway.networking.k8s.io/httproutes": CACHE_MISS_ONLY,
+  ...Object.fromEntries(
+    ["get", "list", "watch", "create", "patch", "delete"].map((v) => [
+      `${v} monitoring.coreos.com/servicemonitors`,
+      "spec.observability.metrics is not used here and the node serves no Prometheus Operator CRD (openbao-metrics-api.test.ts writes and deletes one)",
+    ]),
+  ),
+  "get networking.k8s.io/ingressclasses":
+    "spec.ingress.className is not used here (openbao-ingress-readiness-api.test.ts reads one)",
   // Clusters without (this part of) the Gateway API: the informers of these kinds start only once
   // their CRDs are served, and the node's Gateway API has HTTPRoute alone.
   ...Object.fromEntries(
