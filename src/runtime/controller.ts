@@ -153,11 +153,16 @@ export class Controller {
       if (!owner.namespaced) return ref.name;
       return o.metadata.namespace ? `${o.metadata.namespace}/${ref.name}` : undefined;
     };
+    // Each key once per event: an update names the owner through the old and the new object, and a
+    // second add after a worker took the first would mark the key dirty, running it again at once
+    // (past the backoff its pass may have asked for).
     const enqueue = (...objs: T[]) => {
+      const keys = new Set<string>();
       for (const o of objs) {
         const k = ownerKey(o);
-        if (k !== undefined) this.queue.add(k);
+        if (k !== undefined) keys.add(k);
       }
+      for (const k of keys) this.queue.add(k);
     };
     informer.addHandler({
       add: (o) => enqueue(o),
@@ -178,8 +183,11 @@ export class Controller {
     map: (o: T) => Iterable<string>,
     predicate?: Predicate<T>,
   ): this {
+    // Each key once per event, for the reason watchOwned gives.
     const enqueue = (...objs: T[]) => {
-      for (const o of objs) for (const k of map(o)) this.queue.add(k);
+      const keys = new Set<string>();
+      for (const o of objs) for (const k of map(o)) keys.add(k);
+      for (const k of keys) this.queue.add(k);
     };
     informer.addHandler({
       add: (o) => enqueue(o),

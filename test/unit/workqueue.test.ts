@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { exponentialDelay } from "../../src/runtime/backoff.js";
-import { Controller } from "../../src/runtime/controller.js";
+import { Controller, requeueAfter } from "../../src/runtime/controller.js";
+import type { Informer, InformerHandler } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
+import type { KubeObject } from "../../src/runtime/types.js";
 import { WorkQueue } from "../../src/runtime/workqueue.js";
 
 describe("WorkQueue", () => {
@@ -206,4 +208,58 @@ describe("Controller", () => {
     await c.stop();
     assert.equal(finished, true);
   });
+});
+
+describe("Controller watches: one event, one pass", () => {
+  const obj = (name: string, owner?: string) =>
+    ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name,
+        namespace: "ns",
+        ...(owner
+          ? {
+              ownerReferences: [
+                { apiVersion: "example.test/v1", kind: "Thing", name: owner, uid: "u", controller: true },
+              ],
+            }
+          : {}),
+      },
+    }) as unknown as KubeObject;
+
+  for (const how of ["watchOwned", "watchMapped"] as const)
+    it(`${how}: an update naming the same key through the old and the new object runs it once, not again past its result`, async () => {
+      let calls = 0;
+      let first!: () => void;
+      const started = new Promise<void>((r) => {
+        first = r;
+      });
+      const c = new Controller({
+        name: `t-once-${how}`,
+        log: silentLogger(),
+        reconcile: async () => {
+          calls++;
+          first();
+          // A long wait asked for: a second pass now would ignore it.
+          return requeueAfter(3_600_000);
+        },
+      });
+      let handler!: InformerHandler<KubeObject>;
+      const informer = {
+        addHandler: (h: InformerHandler<KubeObject>) => void (handler = h),
+      } as unknown as Informer<KubeObject>;
+      if (how === "watchOwned")
+        c.watchOwned(informer, { group: "example.test", kind: "Thing", namespaced: true });
+      else c.watchMapped(informer, () => ["ns/thing"]);
+      c.start();
+      handler.update!(obj("cm", "thing"), obj("cm", "thing"));
+      await started;
+      await c.queue.drain();
+      // The pass is over: nothing may be queued to run it again (the requeue is an hour away).
+      const queued = c.queue.length;
+      await c.stop();
+      assert.equal(queued, 0, "a second pass queued by the same event");
+      assert.equal(calls, 1);
+    });
 });
