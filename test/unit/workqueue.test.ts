@@ -247,7 +247,9 @@ describe("Controller watches: one event, one pass", () => {
       });
       let handler!: InformerHandler<KubeObject>;
       const informer = {
-        addHandler: (h: InformerHandler<KubeObject>) => void (handler = h),
+        addHandler: (h: InformerHandler<KubeObject>) => {
+          handler = h;
+        },
       } as unknown as Informer<KubeObject>;
       if (how === "watchOwned")
         c.watchOwned(informer, { group: "example.test", kind: "Thing", namespaced: true });
