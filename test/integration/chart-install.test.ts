@@ -37,6 +37,12 @@ const BAO = "bao";
  * run has on the shared 2-core machine (3 voters and their Raft join are openbao-workload.test.ts's). */
 const VOTERS = 1;
 
+/**
+ * Reads come from the informers; a get is sent only for an object this process just wrote whose
+ * watch has not shown it yet (or before an informer synced), so whether one happens is timing.
+ */
+const CACHE_MISS_ONLY =
+  "read from an informer; a get only for this process's own write the watch has not shown yet";
 /** Each process's webhook Role: its serving Secret is replaced only to renew the leaf (90 days, renewed with 30 left). */
 const WEBHOOK_RENEWAL_ONLY =
   "the webhook's serving Secret is updated only when its leaf is renewed, 60 days after issue; the vault process renews one above";
@@ -54,18 +60,27 @@ const GITLAB_UNUSED_GRANTS: Record<string, string> = {
   "delete policy/poddisruptionbudgets": PRUNE_ONLY,
   "delete gateway.networking.k8s.io/gateways": PRUNE_ONLY,
   "delete gateway.networking.k8s.io/httproutes": PRUNE_ONLY,
+  // Hook Jobs and ConfigMaps are read from the release's informers; a GET only when a pass runs
+  // before the watch has shown an object the pass itself just created.
+  "get batch/jobs": CACHE_MISS_ONLY,
+  "get core/configmaps": CACHE_MISS_ONLY,
+  // GitLabSecrets: the chart here renders the shared-secrets hook (provider job), not a GitLabSecrets
+  // (gitlabsecrets.test.ts and gitlabsecrets-chart.test.ts run the controller).
+  ...Object.fromEntries(
+    [
+      "create apps.gitlab.com/gitlabsecrets",
+      "patch apps.gitlab.com/gitlabsecrets",
+      "delete apps.gitlab.com/gitlabsecrets",
+    ].map((g) => [g, "no GitLabSecrets rendered here: the chart's shared-secrets provider is the hook Job"]),
+  ),
+  "patch apps.gitlab.com/gitlabsecrets/status": "no GitLabSecrets here to report on",
+  "patch core/secrets": "a GitLabSecrets adds missing keys to an existing Secret; none here",
 };
 
 /**
  * Verbs the chart grants the openbao target that no scenario here reaches, each with the reason it
  * is still granted. Anything else granted and unused fails the audit test.
  */
-/**
- * Reads come from the informers; a get is sent only for an object this process just wrote whose
- * watch has not shown it yet (or before an informer synced), so whether one happens is timing.
- */
-const CACHE_MISS_ONLY =
-  "read from an informer; a get only for this process's own write the watch has not shown yet";
 /**
  * The AdminOps plane's writes (its conditions, the operation lock) are compare-and-set: each reads
  * the cluster fresh first. Whether this scenario's cluster gets one depends on when its first

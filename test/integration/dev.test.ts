@@ -60,7 +60,7 @@ describe("npm start (platform-operator dev)", () => {
     const code = await exited;
     const out = output();
     assert.equal(code, 0, out);
-    assert.match(out, /installed 5 CRDs/);
+    assert.match(out, /installed 6 CRDs/);
     // It says what runs, and applies only what a running target reconciles.
     assert.match(out, /\[dev\] targets running: vault \(VaultSeed\)/);
     assert.match(

@@ -39,7 +39,7 @@ describe("npm start -- --node (platform-operator dev --node)", () => {
     assert.match(out, /\[dev\] pods kube-system: .*coredns-\S+ Running 1\/1/);
     assert.match(
       out,
-      /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster, OpenBaoRestore; OpenBaoTenant off: needs targets\.openbao\.tenants\.enabled [^)]*\)\); gitlab \(GitLabCore\)/,
+      /\[dev\] targets running: vault \(VaultSeed\); openbao \(OpenBaoCluster, OpenBaoRestore; OpenBaoTenant off: needs targets\.openbao\.tenants\.enabled [^)]*\)\); gitlab \(GitLabCore, GitLabSecrets\)/,
     );
     // Each process serves its kinds' admission webhook, and the samples were admitted through them.
     assert.match(

@@ -133,8 +133,9 @@ export const CLUSTER_CASES: PolicyCase[] = [
   {
     table: CLUSTER_POLICY,
     rule: "system-secret-refs",
-    bad: { upgrade: { tokenSecretRef: { name: "other-root-token" } } },
-    good: { upgrade: { tokenSecretRef: { name: "upgrade-token" } } },
+    // spec.upgrade.tokenSecretRef, which the rule also reads, is refused by the CRD itself now.
+    bad: backup({}, { tokenSecretRef: { name: "other-root-token" } }),
+    good: backup({}, { tokenSecretRef: { name: "backup-token" } }),
   },
   {
     table: CLUSTER_POLICY,

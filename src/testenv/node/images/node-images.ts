@@ -12,12 +12,10 @@ export async function ensureNodeImages(
   log: (line: string) => void,
 ): Promise<BuiltImage[]> {
   const started = Date.now();
-  const specs = [
-    ...imageCatalog({ bao, kubectl: bin.kubectl, coredns: bin.coredns }),
-    await operatorImageSpec(log),
-  ];
   const images: BuiltImage[] = [];
-  for (const spec of specs) images.push(await ensureImageTarball(spec));
+  for (const spec of imageCatalog({ bao, kubectl: bin.kubectl, coredns: bin.coredns }))
+    images.push(await ensureImageTarball(spec));
+  images.push(await operatorImage(log));
   const built = images.filter((i) => i.built).map((i) => i.name);
   if (built.length > 0) log(`images written: ${built.join(", ")} (${formatDuration(Date.now() - started)})`);
   return images;
@@ -39,7 +37,23 @@ export async function reloadOperatorImage(
   socket: string,
   log: (line: string) => void = () => {},
 ): Promise<BuiltImage> {
-  const image = await ensureImageTarball(await operatorImageSpec(log));
+  const image = await operatorImage(log);
   await importImages(ctr, socket, [image]);
   return image;
+}
+
+/**
+ * The operator image from dist/ as it is now. A file that goes between listing dist/ and reading it
+ * (another test's probe file, a build writing dist/) means the tree changed under the build: it is
+ * listed again, a few times, rather than failing whoever asked.
+ */
+async function operatorImage(log: (line: string) => void): Promise<BuiltImage> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ensureImageTarball(await operatorImageSpec(log));
+    } catch (e) {
+      if (attempt >= 3 || (e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+      log(`dist/ changed while the operator image was built (${(e as Error).message}); listing it again`);
+    }
+  }
 }
