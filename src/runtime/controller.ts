@@ -176,12 +176,14 @@ export class Controller {
    * Any other kind: `map` names the primary keys a change concerns (e.g. every GitLabCore that names
    * a ConfigMap). On update both the old and the new object are mapped, so a key that stops
    * matching hears about it too. `predicate`, when given, decides which updates count (adds and
-   * deletes always do).
+   * deletes always do, except of objects `ownDoing` names: ones the pass itself creates and deletes,
+   * whose coming and going is no news to it, only their progress).
    */
   watchMapped<T extends KubeObject>(
     informer: Informer<T>,
     map: (o: T) => Iterable<string>,
     predicate?: Predicate<T>,
+    ownDoing?: (o: T) => boolean,
   ): this {
     // Each key once per event, for the reason watchOwned gives.
     const enqueue = (...objs: T[]) => {
@@ -190,11 +192,15 @@ export class Controller {
       for (const k of keys) this.queue.add(k);
     };
     informer.addHandler({
-      add: (o) => enqueue(o),
+      add: (o) => {
+        if (!ownDoing?.(o)) enqueue(o);
+      },
       update: (o, n) => {
         if (!predicate || predicate(o, n)) enqueue(o, n);
       },
-      delete: (o) => enqueue(o),
+      delete: (o) => {
+        if (!ownDoing?.(o)) enqueue(o);
+      },
     });
     return this;
   }

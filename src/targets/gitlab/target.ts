@@ -110,20 +110,7 @@ const isHook = (o: KubeObject): boolean => o.metadata.annotations?.[HOOK_ANNOTAT
  * its own (hooks/exec.ts).
  */
 export function watchRelease(controller: Controller, inf: Informer<KubeObject>): void {
-  // Each key once: a second add of a key a worker has just taken marks it dirty, and it would run
-  // again right after the pass, whatever the pass returned (a failure's backoff included).
-  const enqueue = (...objs: KubeObject[]) => {
-    for (const k of new Set(objs.flatMap(releaseKeysOf))) controller.queue.add(k);
-  };
-  inf.addHandler({
-    add: (o) => {
-      if (!isHook(o)) enqueue(o);
-    },
-    update: (o, n) => enqueue(o, n),
-    delete: (o) => {
-      if (!isHook(o)) enqueue(o);
-    },
-  });
+  controller.watchMapped(inf, releaseKeysOf, undefined, isHook);
 }
 
 export function gitlabTarget(hooks: GitLabTargetHooks = {}): TargetDefinition<GitLabTargetConfig> {
