@@ -82,6 +82,7 @@ const OPENBAO_ROOMS: { holds: string[]; why: string }[] = [
     holds: ["target.ts", "reconciler.ts", "services-default.ts", "admission.ts"],
     why: "the wiring builds the controllers and the admission checks",
   },
+  { holds: ["drill/"], why: "restore tests drive a throwaway cluster through an OpenBaoRestore" },
   { holds: ["tenant/"], why: "the tenant provisioner onboards namespaces for clusters and restores" },
   { holds: ["restore/"], why: "a restore runs the backup's executor Job with its defaults" },
   { holds: ["adminops/"], why: "backups and upgrades drive the workload and its pods' OpenBao" },
