@@ -95,11 +95,27 @@ export class RestoreTestReconciler {
     showVerification(source, interval);
 
     const obs = await this.observe(source, rc);
+    if (obs.foreign) {
+      // Never touched, nor its volumes or Secrets (they carry the same cluster label): no run can
+      // start while the name is taken, and the condition says so.
+      if (!spec) return done();
+      await this.condition(
+        source,
+        "False",
+        R.RestoreTestInvalid,
+        `a cluster named ${obs.foreign} exists and is not this cluster's restore test; rename or delete it`,
+        rc,
+      );
+      return requeueAfter(60_000);
+    }
     const p = plan(obs);
     return this.act(source, obs, p, rc);
   }
 
-  private async observe(source: OpenBaoCluster, rc: ReconcileContext): Promise<Observed> {
+  private async observe(
+    source: OpenBaoCluster,
+    rc: ReconcileContext,
+  ): Promise<Observed & { foreign?: string }> {
     const ns = source.metadata.namespace!;
     const name = throwawayClusterName(source.metadata.name!);
     const t = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, name, ns);
@@ -152,6 +168,7 @@ export class RestoreTestReconciler {
           }
         : {}),
       claims: claims.items.length,
+      ...(t && !mine ? { foreign: name } : {}),
     };
   }
 
@@ -331,7 +348,9 @@ export class RestoreTestReconciler {
       return requeueAfter(CLEANUP_POLL_MS);
     }
     const t = await this.d.client.getOrUndefined<KubeObject>(OPENBAOCLUSTER, name, ns);
-    if (t && mine(t)) {
+    // Someone else's cluster of that name: its volumes and Secrets are its own.
+    if (t && !mine(t)) return done();
+    if (t) {
       if (!t.metadata.deletionTimestamp) {
         await this.gone(this.d.client.delete(OPENBAOCLUSTER, name, ns));
         rc.log.info({ cluster: name }, "restore test: deleting the throwaway cluster");
