@@ -48,7 +48,9 @@ describe("openbao restore-test controller on the real API server", () => {
   let ns: string;
   const rc = { log: silentLogger(), signal: new AbortController().signal };
   let clock = new Date();
+  // The informers' caches, refreshed from the API server before each pass.
   const cache = new Map<string, OpenBaoCluster>();
+  const restoreCache = new Map<string, OpenBaoRestore>();
 
   /** A fresh reconciler: what a restarted operator would run. */
   const reconciler = () =>
@@ -57,14 +59,19 @@ describe("openbao restore-test controller on the real API server", () => {
       events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
       log: silentLogger(),
       clusters: { get: (k: string) => cache.get(k) } as never,
-      restores: {} as never,
+      restores: { get: (k: string) => restoreCache.get(k) } as never,
       clusterDomain: "cluster.local",
       now: () => clock,
       probeClient: () => new FakePod(),
     });
-  /** One pass on `name`, from the object as the API server has it now (the informer's copy). */
+  /** One pass on `name`, from the objects as the API server has them now (the informers' copies). */
   const pass = async (name: string, r = reconciler()) => {
-    cache.set(`${ns}/${name}`, await client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, ns));
+    cache.clear();
+    restoreCache.clear();
+    for (const c of (await client.list<OpenBaoCluster>(OPENBAOCLUSTER, { namespace: ns })).items)
+      cache.set(`${ns}/${c.metadata.name}`, c);
+    for (const x of (await client.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: ns })).items)
+      restoreCache.set(`${ns}/${x.metadata.name}`, x);
     return r.reconcile(`${ns}/${name}`, rc);
   };
   const get = <T extends KubeObject>(type: typeof OPENBAOCLUSTER, name: string) =>

@@ -20,6 +20,7 @@ import {
   recorded,
   recordOutcome,
 } from "../../src/targets/openbao/drill/plan.js";
+import { secretAllowLists } from "../../src/targets/openbao/tenant/secrets.js";
 
 const NOW = new Date("2026-12-06T12:00:30Z");
 
@@ -260,5 +261,16 @@ describe("restore test: the throwaway's objects", () => {
     assert.equal(rs.spec.source.target.bucket, "b");
     assert.deepEqual(rs.spec.tokenSecretRef, { name: "prod-restore-test-root-token" });
     assert.equal(rs.metadata.ownerReferences?.[0]?.uid, "u-2");
+  });
+});
+
+describe("restore test: a tenant's Secret allow-lists", () => {
+  it("the seal key copy is written before the throwaway exists; the canary's token is read", () => {
+    const c = source({ restoreTest: { canary: { path: "kv/data/c", tokenSecretRef: { name: "reader" } } } });
+    const lists = secretAllowLists([c]);
+    assert.ok(lists.write.includes("prod-restore-test-unseal-key"), JSON.stringify(lists));
+    assert.ok(lists.read.includes("reader"), JSON.stringify(lists));
+    const off = secretAllowLists([source({ restoreTest: { enabled: false } })]);
+    assert.ok(!off.write.includes("prod-restore-test-unseal-key"), JSON.stringify(off));
   });
 });

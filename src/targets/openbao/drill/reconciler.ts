@@ -118,7 +118,10 @@ export class RestoreTestReconciler {
   ): Promise<Observed & { foreign?: string }> {
     const ns = source.metadata.namespace!;
     const name = throwawayClusterName(source.metadata.name!);
-    const t = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, name, ns);
+    // From the informers: a pass of a cluster without restore tests (the usual one) sends nothing.
+    // A copy older than this process's own create or delete is harmless: both are repeated
+    // idempotently (a conflict or a not-found is what was wanted).
+    const t = this.d.clusters.get(`${ns}/${name}`);
     // Only a throwaway this source made counts: a cluster of that name without the label is the
     // user's and is never touched (the run waits, saying so).
     const mine =
@@ -128,17 +131,19 @@ export class RestoreTestReconciler {
         { cluster: name },
         "restore test: a cluster of the throwaway's name exists and is not ours",
       );
-    const r = await this.d.client.getOrUndefined<OpenBaoRestore>(
-      OPENBAORESTORE,
-      throwawayRestoreName(name),
-      ns,
-    );
+    const r = this.d.restores.get(`${ns}/${throwawayRestoreName(name)}`);
     const restore =
       r && r.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? r : undefined;
-    const claims = await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
-      namespace: ns,
-      labelSelector: `${LABEL_CLUSTER}=${name}`,
-    });
+    // Volumes are listed only around a run: while tests are on, or a throwaway or restore exists.
+    const claims =
+      enabled(source) || mine || restore
+        ? (
+            await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
+              namespace: ns,
+              labelSelector: `${LABEL_CLUSTER}=${name}`,
+            })
+          ).items.length
+        : 0;
     const complete = restore?.status?.conditions?.find(
       (c) => c.type === OpenBaoRestoreCondition.RestoreComplete,
     );
@@ -167,7 +172,7 @@ export class RestoreTestReconciler {
             },
           }
         : {}),
-      claims: claims.items.length,
+      claims,
       ...(t && !mine ? { foreign: name } : {}),
     };
   }
