@@ -62,9 +62,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   selfInit: "acted",
   "selfInit.requests[].data": "opaque",
   "selfInit.requests[].auditDevice.httpOptions.headers": "opaque",
-  // Request headers and conditions (OpenBao 2.6+) are not rendered into the request blocks.
-  "selfInit.requests[].headers": "unsupported",
-  "selfInit.requests[].when": "unsupported",
+  // Request headers and conditions (OpenBao 2.6+), rendered into the request blocks as given.
+  "selfInit.requests[].headers": "opaque",
+  "selfInit.requests[].when": "opaque",
   // JWT auth at auth/jwt-operator for the operator and its Jobs (workload/config/oidc-bootstrap.ts).
   "selfInit.oidc": "acted",
   // Networking and identity.
