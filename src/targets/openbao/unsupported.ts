@@ -31,12 +31,12 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   "readReplicas.resources": "opaque",
   "readReplicas.resources.claims": "unsupported",
   // Pod labels and annotations (statefulsets/pod-metadata.ts); the read-replica template's metadata
-  // and resources. Its scheduling is not wired into the read-replica pods yet.
+  // and resources; its scheduling goes into the read-replica pods (statefulsets/scheduling.ts).
   podMetadata: "acted",
   "readReplicas.template": "acted",
   "readReplicas.template.resources": "opaque",
   "readReplicas.template.resources.claims": "unsupported",
-  "readReplicas.template.scheduling": "unsupported",
+  "readReplicas.template.scheduling": "opaque",
   // Upstream 0.5 fields not built yet: the runtime restart request, recovery keys at
   // initialization and the file-audit volume.
   runtime: "unsupported",
