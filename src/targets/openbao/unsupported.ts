@@ -54,8 +54,8 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   plugins: "acted",
   unseal: "acted",
   "unseal.kms": "opaque",
-  // The library path and variables the PKCS#11 library reads are not wired into the pods.
-  "unseal.pkcs11.runtime": "unsupported",
+  // The library path and variables the PKCS#11 library reads (statefulsets/seal-wiring.ts).
+  "unseal.pkcs11.runtime": "acted",
   audit: "acted",
   "audit[].options": "opaque",
   "audit[].httpOptions.headers": "opaque",
