@@ -14,6 +14,7 @@ export async function registeredMetrics(): Promise<Map<string, { labels: Set<str
     "openbao/restore/metrics",
     "openbao/baoclient/client",
     "gitlab/metrics",
+    "gitlab/release-metrics",
   ])
     await import(`../../src/targets/${m}.js`);
   const out = new Map<string, { labels: Set<string> }>();

@@ -17,6 +17,7 @@ import { HookMemory } from "./hooks/exec.js";
 import { passSeconds } from "./metrics.js";
 import { type Pass, runPass } from "./pass/index.js";
 import type { GitLabReconcilerDeps } from "./ports.js";
+import { forgetReleaseMetrics, publishReleaseMetrics } from "./release-metrics.js";
 import { type PassOutcome, planStatus } from "./status/plan.js";
 
 export type {
@@ -133,6 +134,7 @@ export class GitLabCoreReconciler {
     signal: AbortSignal,
   ): Promise<void> {
     const { status, events } = planStatus(obj.status, obj.metadata.generation, outcome, this.now());
+    publishReleaseMetrics(obj.metadata.namespace!, obj.metadata.name!, status);
     try {
       await this.statuses.write(obj, status, {
         signal,
@@ -148,6 +150,8 @@ export class GitLabCoreReconciler {
   }
 
   private forget(key: string): void {
+    const [namespace, name] = key.split("/") as [string, string];
+    forgetReleaseMetrics(namespace, name);
     this.statuses.forget(key);
     this.applied.forgetAll(`${key}|`);
     this.hookMemory.forget(key);
