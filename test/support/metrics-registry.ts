@@ -8,6 +8,7 @@ export async function registeredMetrics(): Promise<Map<string, { labels: Set<str
     "vault/metrics",
     "openbao/metrics",
     "openbao/adminops/backup/metrics",
+    "openbao/drill/metrics",
     "openbao/adminops/upgrade/core/metrics",
     "openbao/workload/certs/metrics",
     "openbao/restore/metrics",
