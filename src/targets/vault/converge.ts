@@ -5,6 +5,7 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R } from "../../apis/vaultseed-names.js";
 import type { Logger } from "../../runtime/log.js";
+import type { CompiledSeed } from "./compile.js";
 import type { KvState } from "./kv.js";
 import { writePlan } from "./kv-write.js";
 import { observeOnly } from "./observe-only.js";
@@ -13,7 +14,6 @@ import { nextRotationAt, OWNER_MARKER_KEY, plan } from "./planner.js";
 import { readRefValue } from "./refs.js";
 import type { Outcome, Progress, SeedPass } from "./seed-pass.js";
 import { MAX_REPLANS } from "./seed-pass.js";
-import type { CompiledSeed } from "./validate.js";
 
 /**
  * Mounts, then read, plan and write with compare-and-set until the path holds what is declared, a

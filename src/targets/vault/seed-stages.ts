@@ -9,12 +9,12 @@ import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R, type VaultSeedReasonType } from "../../apis/vaultseed-names.js";
 import type { Logger } from "../../runtime/log.js";
 import { fail, invalid, proceed, type StageResult, Stages, wait } from "../../runtime/stages.js";
+import { type CompiledSeed, compileSeed } from "./compile.js";
 import { seedPath } from "./converge.js";
 import { finalize } from "./finalize.js";
 import { failure } from "./outcome.js";
 import { ensureDeletionPolicy, scopeRefusal } from "./scope-checks.js";
 import type { Outcome, Progress, SeedPass } from "./seed-pass.js";
-import { type CompiledSeed, compileSeed } from "./validate.js";
 
 /** What every stage of a pass reads. */
 export interface SeedBase {
