@@ -13,15 +13,19 @@ import {
 import { type ReconcileResult, requeueAfter, retry, terminal } from "./controller.js";
 import type { StagesOutcome } from "./stages.js";
 
-export interface SettleOptions<R extends KindReason> {
+/** When a pass is looked at again when nothing else says. */
+export interface NextPassOptions {
+  /** After a pass that ran every stage: the resync; undefined means nothing until the next change. */
+  doneAfterMs?: number | undefined;
+  /** After a wait that named no delay. */
+  waitAfterMs: number;
+}
+
+export interface SettleOptions<R extends KindReason> extends NextPassOptions {
   /** Ready=True when every stage ran. */
   readyReason: R;
   readyMessage: string;
   generation?: number | undefined;
-  /** After a pass that ran every stage: the resync; undefined means nothing until the next change. */
-  doneAfterMs?: number;
-  /** After a wait that named no delay. */
-  waitAfterMs: number;
   /** The condition types, when a kind names them otherwise. */
   types?: { ready: string; reconciling: string; stalled: string };
 }
@@ -32,6 +36,27 @@ export interface Settled<R extends KindReason> {
   /** Condition types to remove. */
   absent: string[];
   result: ReconcileResult;
+}
+
+/**
+ * The reconcile result alone, for a kind whose conditions are its own: done → requeue after
+ * `doneAfterMs`; wait → requeue after its delay; fail → the runtime's failure backoff, counted as
+ * an error; invalid → terminal, not retried until the object changes.
+ */
+export function stageResult<C, R extends KindReason, D>(
+  outcome: StagesOutcome<C, R, D>,
+  opts: NextPassOptions,
+): ReconcileResult {
+  switch (outcome.kind) {
+    case "done":
+      return opts.doneAfterMs === undefined ? undefined : requeueAfter(opts.doneAfterMs);
+    case "wait":
+      return requeueAfter(outcome.afterMs ?? opts.waitAfterMs);
+    case "fail":
+      return retry(outcome.reason);
+    case "invalid":
+      return terminal(outcome.reason);
+  }
 }
 
 /**
@@ -52,7 +77,7 @@ export function settleStages<C, R extends KindReason, D>(
         { type: t.ready, status: "True", reason: opts.readyReason, message: opts.readyMessage, ...g },
       ],
       absent: [t.reconciling, t.stalled],
-      result: opts.doneAfterMs === undefined ? undefined : requeueAfter(opts.doneAfterMs),
+      result: stageResult(outcome, opts),
     };
   }
   const { reason, message } = outcome;
@@ -65,11 +90,15 @@ export function settleStages<C, R extends KindReason, D>(
       return {
         conditions: shown ? [not(t.ready), yes(shown)] : [not(t.ready)],
         absent: [t.reconciling, t.stalled].filter((x) => x !== shown),
-        result: requeueAfter(outcome.afterMs ?? opts.waitAfterMs),
+        result: stageResult(outcome, opts),
       };
     }
     case "fail":
-      return { conditions: [not(t.ready), yes(t.reconciling)], absent: [t.stalled], result: retry(reason) };
+      return {
+        conditions: [not(t.ready), yes(t.reconciling)],
+        absent: [t.stalled],
+        result: stageResult(outcome, opts),
+      };
     case "invalid":
       return {
         conditions: [not(t.ready), yes(t.stalled)],

@@ -14,7 +14,7 @@ import {
   type StagesOutcome,
   wait,
 } from "../../src/runtime/stages.js";
-import { applySettled, settleStages } from "../../src/runtime/stages-settle.js";
+import { applySettled, settleStages, stageResult } from "../../src/runtime/stages-settle.js";
 import { testReason } from "../support/reasons.js";
 
 type R = ReturnType<typeof testReason>;
@@ -155,6 +155,23 @@ describe("pass kernel: outcome → conditions and result", () => {
     assert.equal(cond(i, "Stalled")?.reason, "BadSpec");
     assert.equal(cond(i, "Reconciling"), undefined);
     assert.deepEqual(settle(i).result, { terminalReason: "BadSpec" });
+  });
+
+  it("the result alone, for a kind whose conditions are its own: the same mapping", () => {
+    const next = { waitAfterMs: 7_000 };
+    assert.equal(
+      stageResult({ kind: "done", context: {} }, next),
+      undefined,
+      "no resync: nothing until a change",
+    );
+    assert.deepEqual(stageResult({ kind: "done", context: {} }, { ...next, doneAfterMs: 5 }), {
+      requeueAfterMs: 5,
+    });
+    assert.deepEqual(stageResult({ kind: "wait", stage: "s", reason: Waiting, message: "" }, next), {
+      requeueAfterMs: 7_000,
+    });
+    assert.deepEqual(stageResult({ ...fail(Broken, "x"), stage: "s" }, next), { retryReason: "Broken" });
+    assert.deepEqual(stageResult({ ...invalid(Bad, "x"), stage: "s" }, next), { terminalReason: "BadSpec" });
   });
 
   it("a failed pass backs off in the runtime and counts as an error; an invalid one is not retried", async () => {

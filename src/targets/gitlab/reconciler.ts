@@ -4,7 +4,7 @@ import type { ReconcileContext, ReconcileResult } from "../../runtime/controller
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Logger } from "../../runtime/log.js";
-import { settleStages } from "../../runtime/stages-settle.js";
+import { stageResult } from "../../runtime/stages-settle.js";
 import { StatusWriter } from "../../runtime/status.js";
 import { AppliedMemory } from "./apply/live.js";
 import { FIELD_MANAGER } from "./apply/plan.js";
@@ -88,17 +88,15 @@ export class GitLabCoreReconciler {
    * The kernel's result: a failed pass (or an upgrade held on a version that cannot be resolved)
    * backs off in the runtime (5 s doubling to 5 minutes), counted as an error; a pass waiting for a
    * hook looks again by the hook's deadline at the latest, its watch waking it sooner; an upgrade
-   * stepping on after the step interval; anything else at the resync. The conditions are
-   * GitLabCore's own (status/plan.ts), not the kernel's kstatus trio.
+   * stepping on after the step interval; anything else at the resync. The result only: the
+   * conditions are GitLabCore's own (status/plan.ts), not the kernel's kstatus trio.
    */
   private next(pass: GitLabPass): ReconcileResult {
     const { requeueMs, stepRequeueMs } = this.d.settings;
-    return settleStages(pass, {
-      readyReason: R.WorkloadsReady,
-      readyMessage: "",
+    return stageResult(pass, {
       doneAfterMs: pass.kind === "done" && pass.context.next === "step" ? stepRequeueMs : requeueMs,
       waitAfterMs: stepRequeueMs,
-    }).result;
+    });
   }
 
   /** State of the migrations Jobs this release ran for a GitLab version (the label the chart stamps). */
