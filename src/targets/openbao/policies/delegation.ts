@@ -345,7 +345,7 @@ const RESTORE_SECRETS: SecretGuard[] = [
 const RESTORE_VERBS: VerbGuard[] = [
   {
     id: "verb-restore",
-    field: "spec (an OpenBaoRestore)",
+    field: "spec.cluster",
     verbs: ["restore"],
     why: "a restore replaces the named cluster's data, policies and keys",
     value: (r) => `${r}.spec`,
