@@ -40,6 +40,8 @@ export const OpenBaoAnnotation = {
   Cluster: "openbao.org/cluster",
   Component: "openbao.org/component",
   ConfigHash: "openbao.org/config-hash",
+  /** Label upstream asks of a static restore-token Secret (with openbao.org/cluster), value RestoreTokenPurpose. */
+  CredentialPurpose: "openbao.org/credential-purpose",
   ForceRollback: "openbao.org/force-rollback",
   LastDevelopmentWarning: "openbao.org/last-development-warning",
   LastProfileNotSetWarning: "openbao.org/last-profile-not-set-warning",
@@ -70,7 +72,11 @@ export const OpenBaoLabel = {
   RestoreTestOf: "openbao.org/restore-test-of",
   /** Upstream's label on snapshot Jobs: `scheduled`, `manual` or `pre-upgrade`. */
   BackupType: OpenBaoAnnotation.BackupType,
+  CredentialPurpose: OpenBaoAnnotation.CredentialPurpose,
 } as const;
+
+/** The openbao.org/credential-purpose a static restore-token Secret carries (upstream 0.3.0). */
+export const RestoreTokenPurpose = "restore-token";
 
 export const OpenBaoFinalizer = {
   Cluster: "openbao.org/openbaocluster-finalizer",
@@ -171,18 +177,24 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   InvalidSpec: "InvalidSpec",
   WaitingForTLS: "WaitingForTLS",
   WaitingForPods: "WaitingForPods",
-  Initializing: "Initializing",
+  /**
+   * OpenBaoInitialized=False before the first initialization: upstream's word (the key keeps this
+   * operator's earlier name, "Initializing", so the code reads as before).
+   */
+  Initializing: "NotInitialized",
   Initialized: "Initialized",
   Sealed: "Sealed",
   Unsealed: "Unsealed",
   LeaderElected: "LeaderElected",
   NoLeader: "NoLeader",
   OperationLockHeld: "OperationLockHeld",
-  UpgradeInProgress: "UpgradeInProgress",
+  /** Upgrading=True while an upgrade runs: upstream's condition says InProgress (its constant UpgradeInProgress is shown nowhere). */
+  UpgradeInProgress: "InProgress",
   UpgradeComplete: "UpgradeComplete",
   UpgradeFailed: "UpgradeFailed",
   PreUpgradeBackupFailed: "PreUpgradeBackupFailed",
-  BackupInProgress: "BackupInProgress",
+  /** BackingUp=True while a backup Job runs: upstream's InProgress (this key's value was BackupInProgress). */
+  BackupInProgress: "InProgress",
   BackupSucceeded: "BackupSucceeded",
   BackupFailed: "BackupFailed",
   BreakGlass: "BreakGlass",
@@ -228,7 +240,8 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
   NoBackupToken: "NoBackupToken",
   NoReplicasReady: "NoReplicasReady",
-  NoUpgradeNeeded: "NoUpgradeNeeded",
+  /** Upgrading=False with nothing to do: upstream's condition says Idle (its constant NoUpgradeNeeded is shown nowhere). */
+  NoUpgradeNeeded: "Idle",
   NotReady: "NotReady",
   OperationLockOverridden: "OperationLockOverridden",
   OperatorManagedTLS: "OperatorManagedTLS",
