@@ -77,6 +77,18 @@ describe("restore validation", () => {
         .message,
       /carries: openbao\.org\/credential-purpose=restore-token;/,
     );
+    // The target's own root-token Secret is the operator's, written for this cluster: no labels asked
+    // (the restore tests log in with it).
+    assert.equal(
+      validateRestore(
+        obs({
+          restore: restore({ tokenSecretRef: { name: "bao-root-token" } }),
+          secretsFound: new Set(["bao-root-token", "creds"]),
+          secretLabels: new Map([["bao-root-token", { "openbao.org/cluster": "bao" }]]),
+        }),
+      ).kind,
+      "ok",
+    );
     // A JWT role wins over the token, so the Secret is not read for it: no labels asked.
     assert.equal(
       validateRestore(

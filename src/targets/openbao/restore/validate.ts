@@ -12,6 +12,7 @@ import {
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { findCondition } from "../../../runtime/conditions.js";
+import { clusterNames } from "../identity.js";
 import { OidcRole, oidcEnabled } from "../oidc-roles.js";
 import { egressRulesMissing } from "../profile/egress.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
@@ -150,7 +151,9 @@ export function validateRestore(o: RestoreObservation): Verdict {
  * (openbao.org/cluster) and its purpose (openbao.org/credential-purpose: restore-token), so a token
  * Secret made for something else is never lent to a restore Job by a typo. The labels that are
  * missing or wrong, as `key=value` (undefined when all are there, or the restore's own
- * spec.tokenSecretRef is not what it logs in with: a JWT role, or the cluster's backup token).
+ * spec.tokenSecretRef is not what it logs in with: a JWT role, or the cluster's backup token). The
+ * target cluster's own root-token Secret asks none: the operator wrote it for that cluster, so it
+ * cannot be a Secret made for something else (the restore tests log in with it).
  */
 export function restoreTokenLabelsMissing(
   r: OpenBaoRestore,
@@ -158,6 +161,8 @@ export function restoreTokenLabelsMissing(
 ): string | undefined {
   const name = r.spec.tokenSecretRef?.name;
   if (!name || r.spec.jwtAuthRole || !labels?.has(name)) return undefined;
+  if (name === clusterNames({ name: r.spec.cluster, namespace: r.metadata.namespace ?? "" }).rootTokenSecret)
+    return undefined;
   const have = labels.get(name) ?? {};
   const want: [string, string][] = [
     [OpenBaoLabel.Cluster, r.spec.cluster],
