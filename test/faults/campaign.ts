@@ -47,9 +47,13 @@ export interface CampaignOptions {
 // since the run began and owned by nothing, is a leak.
 const LEAK_KINDS: ResourceType[] = [CONFIGMAP, SECRET, LEASE, SERVICE_ACCOUNT];
 
-async function namesIn(client: KubeClient, ns: string): Promise<Map<string, boolean>> {
+async function namesIn(
+  client: KubeClient,
+  ns: string,
+  extra: ResourceType[] = [],
+): Promise<Map<string, boolean>> {
   const out = new Map<string, boolean>();
-  for (const kind of LEAK_KINDS)
+  for (const kind of [...LEAK_KINDS, ...extra])
     for (const o of (await client.list(kind, { namespace: ns })).items)
       out.set(`${kind.kind}/${o.metadata.name}`, (o.metadata.ownerReferences ?? []).length > 0);
   return out;
@@ -71,6 +75,7 @@ export async function runOnce(
   const proxies: WriteProxy[] = [];
   let op: OperatorProcess | undefined;
   let restarted: Promise<void> | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
   const result: RunResult = {
     crashAt,
     reached: crashAt === undefined,
@@ -80,6 +85,7 @@ export async function runOnce(
   };
   try {
     const run = await lifecycle.prepare({ client, namespace: ns, say });
+    cleanup = run.cleanup?.bind(run);
     const kube = await WriteProxy.kube(sharedEnv().kubeconfigPath, { backend: "kube", log });
     proxies.push(kube);
     const proxied: Record<string, string> = {};
@@ -88,8 +94,8 @@ export async function runOnce(
       proxies.push(p);
       proxied[name] = p.url;
     }
-    const before = await namesIn(client, ns);
-    const operator = new OperatorProcess(dir, kube.url, run.section(proxied));
+    const before = await namesIn(client, ns, run.leakKinds);
+    const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env);
     op = operator;
     if (crashAt !== undefined)
       log.arm(crashAt, () => {
@@ -108,12 +114,14 @@ export async function runOnce(
       result.violations.push(...run.check(result.checkpoints, baseline ?? result.checkpoints));
       if (baseline) result.violations.push(...sameAsBaseline(result.checkpoints, baseline));
     }
-    for (const [name, owned] of await namesIn(client, ns))
-      if (!before.has(name) && !owned) result.violations.push(`left behind, owned by nothing: ${name}`);
+    for (const [name, owned] of await namesIn(client, ns, run.leakKinds))
+      if (!before.has(name) && !owned && !run.keptOnPurpose?.(name))
+        result.violations.push(`left behind, owned by nothing: ${name}`);
   } finally {
     await op?.stop();
     if (result.violations.length > 0) result.operatorTail = op?.tail();
     log.disarm();
+    await cleanup?.().catch(() => {});
     for (const p of proxies) await p.close();
     removeTempDir(dir);
     await client.delete(NAMESPACE, ns).catch(() => {});

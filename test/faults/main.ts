@@ -19,6 +19,7 @@ import { startDevOpenBao } from "../../src/testenv/openbao.js";
 import { SHARED_ENV_VARS } from "../../src/testenv/shared.js";
 import { parseFaultArgs } from "./args.js";
 import { campaign, type Row, table } from "./campaign.js";
+import { gitLabCoreLifecycle } from "./gitlabcore.js";
 import { vaultSeedLifecycle } from "./vaultseed.js";
 
 const say = (l: string) => process.stderr.write(`[faults] ${l}\n`);
@@ -48,7 +49,7 @@ async function main(): Promise<number> {
     const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "faults", {
       rateLimit: { qps: 200, burst: 200 },
     });
-    const lifecycles = [vaultSeedLifecycle(args.paths)].filter(
+    const lifecycles = [vaultSeedLifecycle(args.paths), gitLabCoreLifecycle()].filter(
       (l) => args.only.length === 0 || args.only.some((o) => l.name.toLowerCase().startsWith(o)),
     );
     for (const l of lifecycles)

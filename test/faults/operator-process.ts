@@ -23,6 +23,8 @@ export class OperatorProcess {
     private readonly dir: string,
     private readonly kubeServer: string,
     private readonly section: string,
+    /** Added to the harness's environment (the gitlab target reads where its charts are from it). */
+    private readonly env: Record<string, string> = {},
   ) {}
 
   start(): void {
@@ -49,6 +51,7 @@ ${this.section}`,
     );
     const child = spawn(process.execPath, [MAIN, "run", "--config", config, "--kubeconfig", kubeconfig], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...this.env },
     });
     trackChild(child, "operator under faults");
     const keep = (c: Buffer) => {
