@@ -4,7 +4,7 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { sameAsBaseline } from "./compare.js";
-import type { Checkpoints, Lifecycle } from "./lifecycle.js";
+import type { Checkpoints, Lifecycle, Outage } from "./lifecycle.js";
 import { OperatorProcess } from "./operator-process.js";
 import { crashPoints } from "./sample.js";
 import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
@@ -12,6 +12,8 @@ import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
 export interface RunResult {
   /** The write after which the operator was killed; undefined for the run without faults. */
   crashAt?: number;
+  /** The outage of this run, begun after write `afterWrite`. */
+  outage?: Outage & { afterWrite: number };
   /** false when the run made fewer writes than crashAt (timing varies): no crash happened. */
   reached: boolean;
   writes: RecordedWrite[];
@@ -40,6 +42,10 @@ export interface CampaignOptions {
   all: boolean;
   sample: number;
   seed: number;
+  /** Crash points (default true). */
+  kills?: boolean;
+  /** The lifecycle's outages, one run each (default false). */
+  outages?: boolean;
   say(line: string): void;
 }
 
@@ -59,12 +65,16 @@ async function namesIn(
   return out;
 }
 
-/** One run of `lifecycle`: without faults, or killing the operator right after write `crashAt`. */
+/**
+ * One run of `lifecycle`: without faults, or killing the operator right after write `crashAt`, or
+ * taking one backend away for `outage.seconds` right after write `outage.afterWrite`.
+ */
 export async function runOnce(
   lifecycle: Lifecycle,
   opts: CampaignOptions,
   crashAt?: number,
   baseline?: Checkpoints,
+  outage?: Outage & { afterWrite: number },
 ): Promise<RunResult> {
   const { client, say } = opts;
   const started = performance.now();
@@ -76,9 +86,11 @@ export async function runOnce(
   let op: OperatorProcess | undefined;
   let restarted: Promise<void> | undefined;
   let cleanup: (() => Promise<void>) | undefined;
+  let healed: Promise<string[]> | undefined;
   const result: RunResult = {
     crashAt,
-    reached: crashAt === undefined,
+    outage,
+    reached: crashAt === undefined && outage === undefined,
     writes: log.writes,
     violations: [],
     seconds: 0,
@@ -89,11 +101,15 @@ export async function runOnce(
     const kube = await WriteProxy.kube(sharedEnv().kubeconfigPath, { backend: "kube", log });
     proxies.push(kube);
     const proxied: Record<string, string> = {};
+    const byName = new Map<string, WriteProxy>([["kube", kube]]);
     for (const [name, address] of Object.entries(run.backends)) {
       const p = await WriteProxy.plain(address, { backend: name, log, ignore: run.ignore?.[name] });
       proxies.push(p);
+      byName.set(name, p);
       proxied[name] = p.url;
     }
+    const outageProxy = outage && byName.get(outage.backend);
+    if (outage && !outageProxy) throw new Error(`outage of ${outage.backend}: the run has no such backend`);
     const before = await namesIn(client, ns, run.leakKinds);
     const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env);
     op = operator;
@@ -103,6 +119,21 @@ export async function runOnce(
         operator.killNow();
         restarted = operator.restart();
       });
+    if (outage && outageProxy)
+      log.arm(outage.afterWrite, () => {
+        result.reached = true;
+        healed = (async () => {
+          const watching = run.duringOutage?.(outage.backend);
+          await outageProxy.down();
+          say(`${outage.backend} down for ${outage.seconds} s after write ${outage.afterWrite}`);
+          await new Promise((r) => setTimeout(r, outage.seconds * 1000));
+          await outageProxy.up();
+          say(`${outage.backend} back`);
+          const missing = (await watching?.stop()) ?? [];
+          if (!operator.alive()) missing.push(`the operator exited during the ${outage.backend} outage`);
+          return missing;
+        })();
+      });
     operator.start();
     try {
       result.checkpoints = await run.drive();
@@ -110,6 +141,7 @@ export async function runOnce(
       result.violations.push(`the lifecycle did not finish: ${(e as Error).message}`);
     }
     await restarted;
+    if (healed) result.violations.push(...(await healed));
     if (result.checkpoints) {
       result.violations.push(...run.check(result.checkpoints, baseline ?? result.checkpoints));
       if (baseline) result.violations.push(...sameAsBaseline(result.checkpoints, baseline));
@@ -130,8 +162,45 @@ export async function runOnce(
   return result;
 }
 
+/** The run without faults, then a run per chosen crash point and per outage; rows of the table. */
+export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row[]> {
+  const base = opts.kills === false ? undefined : await campaign(lifecycle, opts);
+  const rows = base ? [base.row] : [];
+  if (!opts.outages || !lifecycle.outages?.length) return rows;
+  const baseline = base?.baseline ?? (await runOnce(lifecycle, opts));
+  if (!baseline.checkpoints || baseline.violations.length > 0) return rows;
+  for (const o of lifecycle.outages) {
+    const afterWrite = Math.max(1, Math.floor(baseline.writes.length * o.at));
+    const at = baseline.writes[afterWrite - 1];
+    opts.say(
+      `${lifecycle.name}: ${o.backend} down ${o.seconds} s after write ${afterWrite}/${baseline.writes.length} (${at?.backend} ${at?.method} ${at?.path})`,
+    );
+    const r = await runOnce(lifecycle, opts, undefined, baseline.checkpoints, { ...o, afterWrite });
+    const row: Row = {
+      lifecycle: lifecycle.name,
+      fault: `${o.backend} unreachable ${o.seconds} s`,
+      writes: baseline.writes.length,
+      points: [afterWrite],
+      runs: 1,
+      survived: r.violations.length === 0 ? 1 : 0,
+      notReached: r.reached ? 0 : 1,
+      violations: r.violations.length,
+      failures: r.violations.length ? [r] : [],
+    };
+    opts.say(
+      `${lifecycle.name}: ${o.backend} outage: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,
+    );
+    for (const v of r.violations.slice(0, 5)) opts.say(`  - ${v}`);
+    rows.push(row);
+  }
+  return rows;
+}
+
 /** The run without faults, then a run per chosen crash point; one row of the table. */
-export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row> {
+export async function campaign(
+  lifecycle: Lifecycle,
+  opts: CampaignOptions,
+): Promise<{ row: Row; baseline: RunResult }> {
   const { say } = opts;
   say(`${lifecycle.name}: run without faults (recording the operator's writes)`);
   const base = await runOnce(lifecycle, opts);
@@ -150,7 +219,7 @@ export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Pro
     row.failures.push(base);
     row.violations = base.violations.length;
     say(`${lifecycle.name}: the run without faults failed: ${base.violations.join("; ")}`);
-    return row;
+    return { row, baseline: base };
   }
   say(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
@@ -172,7 +241,7 @@ export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Pro
     );
     for (const v of r.violations.slice(0, 5)) say(`  - ${v}`);
   }
-  return row;
+  return { row, baseline: base };
 }
 
 function summary(writes: RecordedWrite[]): string {

@@ -75,7 +75,9 @@ export function gitLabCoreLifecycle(): Lifecycle {
       const { client, namespace: ns } = ctx;
       await installGitLabCrds(client, false);
       const helm = await ensureHelm();
-      const charts = fixtureChartsDir(fixtureVersions().filter((v) => v.version === FROM || v.version === TO));
+      const charts = fixtureChartsDir(
+        fixtureVersions().filter((v) => v.version === FROM || v.version === TO),
+      );
       const jobs = startJobStandIn(client, ns);
       // Generous for a loaded 2-core machine: a phase renders with helm and runs hooks one by one.
       const phaseMs = 180_000;
@@ -100,7 +102,19 @@ export function gitLabCoreLifecycle(): Lifecycle {
             const g = await get<GitLabCore>(GITLABCORE, NAME);
             if (!g || g.status?.observedGeneration !== g.metadata.generation || g.status?.hookRun)
               return undefined;
-            return (await done(g)) ? true : undefined;
+            if (!(await done(g))) return undefined;
+            // Paced: each look lists every kind.
+            await new Promise((r) => setTimeout(r, 200));
+            // The pass writes its status before it prunes: settled is when no object the
+            // GitLabCore owns is of another chart version (an earlier migrations Job, say).
+            for (const kind of KINDS)
+              for (const o of (await client.list<KubeObject>(kind, { namespace: ns })).items)
+                if (
+                  (o.metadata.ownerReferences ?? []).some((r) => r.uid === g.metadata.uid) &&
+                  o.metadata.labels?.["helm.sh/chart"] !== `gitlab-${g.status?.version}`
+                )
+                  return undefined;
+            return true;
           },
           phaseMs,
           `GitLabCore ${NAME} to be ${what}`,
@@ -156,14 +170,26 @@ export function gitLabCoreLifecycle(): Lifecycle {
 `,
         async drive(): Promise<Checkpoints> {
           const cp: Checkpoints = new Map();
-          const step = async (phase: Phase, change: () => Promise<unknown>, done: Parameters<typeof settled>[1]) => {
+          const step = async (
+            phase: Phase,
+            change: () => Promise<unknown>,
+            done: Parameters<typeof settled>[1],
+          ) => {
             jobs.phase(phase);
             await change();
             await settled(phase, done);
             cp.set(phase, await observe());
           };
-          await step("install", () => apply(FROM), (g) => g.status?.version === FROM);
-          await step("upgrade", () => apply(TO), (g) => g.status?.version === TO);
+          await step(
+            "install",
+            () => apply(FROM),
+            (g) => g.status?.version === FROM,
+          );
+          await step(
+            "upgrade",
+            () => apply(TO),
+            (g) => g.status?.version === TO,
+          );
           await step(
             "values",
             () => apply(TO, { gitlab: { webservice: { replicas: 2 } } }),
@@ -194,7 +220,8 @@ export function gitLabCoreLifecycle(): Lifecycle {
               const owners = o.metadata.ownerReferences ?? [];
               if (owners.some((r) => r.uid === uid)) continue;
               const policy = o.metadata.annotations?.["helm.sh/hook-delete-policy"] ?? "";
-              if (o.metadata.annotations?.["helm.sh/hook"] && !policy.includes("hook-succeeded")) kept.add(id);
+              if (o.metadata.annotations?.["helm.sh/hook"] && !policy.includes("hook-succeeded"))
+                kept.add(id);
               left.push(id);
             }
           cp.set("delete", { left: left.sort() });
@@ -210,9 +237,11 @@ export function gitLabCoreLifecycle(): Lifecycle {
         check(): string[] {
           const out: string[] = [];
           const seen = new Map<string, number>();
-          for (const j of jobs.seen) seen.set(`${j.during} ${j.name}`, (seen.get(`${j.during} ${j.name}`) ?? 0) + 1);
+          for (const j of jobs.seen)
+            seen.set(`${j.during} ${j.name}`, (seen.get(`${j.during} ${j.name}`) ?? 0) + 1);
           for (const [k, n] of seen)
-            if (n > 1) out.push(`Job ${k.split(" ")[1]} created ${n} times during the ${k.split(" ")[0]} phase`);
+            if (n > 1)
+              out.push(`Job ${k.split(" ")[1]} created ${n} times during the ${k.split(" ")[0]} phase`);
           return out;
         },
       };

@@ -29,13 +29,29 @@ export interface PreparedRun {
   keptOnPurpose?: (kindAndName: string) => boolean;
   /** Runs after the run, faults or not (the harness's own helpers stop here). */
   cleanup?(): Promise<void>;
+  /**
+   * Watches, while `backend` is down, for the failure to show where a user would look (the
+   * objects' conditions); `stop` ends the watch and returns what was missing, one violation each.
+   */
+  duringOutage?(backend: string): { stop(): Promise<string[]> };
   /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
   drive(): Promise<Checkpoints>;
   /** Invariants of this run alone and against the run without faults; each string is one violation. */
   check(run: Checkpoints, baseline: Checkpoints): string[];
 }
 
+/** One backend gone for a while, once, mid-lifecycle. */
+export interface Outage {
+  /** "kube" (the API server as the operator reaches it) or one of the lifecycle's backends. */
+  backend: string;
+  /** Where it begins: after this share of the run without faults' writes (0.1: early on). */
+  at: number;
+  seconds: number;
+}
+
 export interface Lifecycle {
   name: string;
+  /** The outages this lifecycle is run under (`npm run faults -- --outages`). */
+  outages?: Outage[];
   prepare(ctx: RunContext): Promise<PreparedRun>;
 }

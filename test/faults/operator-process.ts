@@ -65,6 +65,12 @@ ${this.section}`,
     this.starts++;
   }
 
+  /** Whether the current process is still running. */
+  alive(): boolean {
+    const c = this.child;
+    return !!c && c.exitCode === null && c.signalCode === null;
+  }
+
   /** SIGKILL now, synchronously: no shutdown, nothing in flight finishes. */
   killNow(): void {
     const c = this.child;

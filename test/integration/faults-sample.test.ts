@@ -14,7 +14,7 @@ describe("fault campaign sample", () => {
   it("VaultSeed (10 paths): killed after sampled writes, the lifecycle ends as without faults", async () => {
     say(`seed ${seed} (replay: npm run faults -- --seed ${seed} --paths 10 --sample 3)`);
     const client = clientFor(sharedEnv().kubeconfigPath);
-    const row = await campaign(vaultSeedLifecycle(10), { client, all: false, sample: 3, seed, say });
+    const { row } = await campaign(vaultSeedLifecycle(10), { client, all: false, sample: 3, seed, say });
     const found = row.failures.flatMap((f) =>
       f.violations.map((v) => `after write ${f.crashAt ?? "-"}: ${v}`),
     );
