@@ -26,7 +26,9 @@ export interface JobStandIn {
 }
 
 const finished = (j: JobObject) =>
-  (j.status?.conditions ?? []).some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+  (j.status?.conditions ?? []).some(
+    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+  );
 
 async function complete(client: KubeClient, ns: string, name: string): Promise<void> {
   // Whole seconds, as the API server keeps them.
