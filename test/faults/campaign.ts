@@ -42,10 +42,17 @@ export interface CampaignOptions {
   all: boolean;
   sample: number;
   seed: number;
+  /** With `all`, crash points from this one on (default 1). */
+  from?: number;
   /** Crash points (default true). */
   kills?: boolean;
   /** The lifecycle's outages, one run each (default false). */
   outages?: boolean;
+  /**
+   * The API server itself, when the campaign owns it: a "kube" outage then stops it for real (every
+   * client loses it, the harness's too); without it only the operator's proxy goes down.
+   */
+  apiServer?: { stop(): Promise<void>; start(): Promise<void> };
   say(line: string): void;
 }
 
@@ -124,10 +131,13 @@ export async function runOnce(
         result.reached = true;
         healed = (async () => {
           const watching = run.duringOutage?.(outage.backend);
-          await outageProxy.down();
-          say(`${outage.backend} down for ${outage.seconds} s after write ${outage.afterWrite}`);
+          const real = outage.backend === "kube" ? opts.apiServer : undefined;
+          await (real ? real.stop() : outageProxy.down());
+          say(
+            `${outage.backend} ${real ? "stopped" : "unreachable"} for ${outage.seconds} s after write ${outage.afterWrite}`,
+          );
           await new Promise((r) => setTimeout(r, outage.seconds * 1000));
-          await outageProxy.up();
+          await (real ? real.start() : outageProxy.up());
           say(`${outage.backend} back`);
           const missing = (await watching?.stop()) ?? [];
           if (!operator.alive()) missing.push(`the operator exited during the ${outage.backend} outage`);
@@ -178,7 +188,7 @@ export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions):
     const r = await runOnce(lifecycle, opts, undefined, baseline.checkpoints, { ...o, afterWrite });
     const row: Row = {
       lifecycle: lifecycle.name,
-      fault: `${o.backend} unreachable ${o.seconds} s`,
+      fault: `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
       writes: baseline.writes.length,
       points: [afterWrite],
       runs: 1,
@@ -224,7 +234,9 @@ export async function campaign(
   say(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
   );
-  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed);
+  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed).filter(
+    (n) => !opts.all || n >= (opts.from ?? 1),
+  );
   for (const n of row.points) {
     const r = await runOnce(lifecycle, opts, n, base.checkpoints);
     row.runs++;

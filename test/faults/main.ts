@@ -58,10 +58,12 @@ async function main(): Promise<number> {
         ...(await campaignRows(l, {
           client,
           all: args.all,
+          from: args.from,
           sample: args.sample,
           seed: args.seed,
           kills: args.kills,
           outages: args.outages,
+          apiServer: { stop: () => cp.stopApiServer(), start: () => cp.startApiServer() },
           say,
         })),
       );

@@ -51,7 +51,12 @@ export function vaultSeedLifecycle(paths: number): Lifecycle {
           Array.from({ length: 8 }, async () => {
             while (next < paths) {
               const i = next++;
-              await applySeed(client, seed(ns, name(i), spec(i)));
+              // Through an outage of the API server (a fault of the campaign): tried until it lands.
+              await eventually(
+                () => applySeed(client, seed(ns, name(i), spec(i))).then(() => true),
+                phaseMs,
+                `VaultSeed ${name(i)} to be applied`,
+              );
             }
           }),
         );
