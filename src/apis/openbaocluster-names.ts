@@ -63,6 +63,11 @@ export const OpenBaoLabel = {
   Cluster: OpenBaoAnnotation.Cluster,
   Component: OpenBaoAnnotation.Component,
   Revision: OpenBaoAnnotation.Revision,
+  /**
+   * On a restore test's throwaway cluster, its OpenBaoRestore and the Secret it gets: the source
+   * cluster's name (the drill controller finds its throwaway again by it after a restart).
+   */
+  RestoreTestOf: "openbao.org/restore-test-of",
   /** Upstream's label on snapshot Jobs: `scheduled`, `manual` or `pre-upgrade`. */
   BackupType: OpenBaoAnnotation.BackupType,
 } as const;
@@ -85,6 +90,11 @@ export const OpenBaoMetric = {
   BackupSizeBytes: "openbao_backup_size_bytes",
   BackupSuccessTotal: "openbao_backup_success_total",
   BackupTotal: "openbao_backup_total",
+  // Restore tests (spec.backup.restoreTest): no upstream counterpart, named after its backup metrics.
+  BackupLastVerifiedTimestampSeconds: "openbao_backup_last_verified_timestamp_seconds",
+  BackupVerificationFailed: "openbao_backup_verification_failed",
+  BackupRestoreTestIntervalSeconds: "openbao_backup_restore_test_interval_seconds",
+  BackupRestoreTestDurationSeconds: "openbao_backup_restore_test_duration_seconds",
   ClusterPhase: "openbao_cluster_phase",
   ClusterReadyReplicas: "openbao_cluster_ready_replicas",
   ClusterReplicas: "openbao_cluster_replicas",
@@ -120,6 +130,8 @@ export const OpenBaoClusterCondition = {
   TLSReady: "TLSReady",
   Upgrading: "Upgrading",
   BackingUp: "BackingUp",
+  /** spec.backup.restoreTest: whether the latest restore test of a backup passed; absent without one. */
+  BackupVerified: "BackupVerified",
   OpenBaoInitialized: "OpenBaoInitialized",
   OpenBaoSealed: "OpenBaoSealed",
   OpenBaoLeader: "OpenBaoLeader",
@@ -313,6 +325,21 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   UpgradePodReplacing: "UpgradePodReplacing",
   UpgradeRetargeted: "UpgradeRetargeted",
   UpgradeRetryAccepted: "UpgradeRetryAccepted",
+  // BackupVerified (spec.backup.restoreTest): the last restore test's outcome.
+  /** True: the latest backup was restored into a throwaway cluster, unsealed and read back. */
+  BackupVerified: "BackupVerified",
+  /** Unknown: the first restore test is running (a later one leaves the last outcome standing). */
+  RestoreTestRunning: "RestoreTestRunning",
+  /** The OpenBaoRestore into the throwaway cluster failed: the snapshot is corrupt, undecryptable or unreadable. */
+  RestoreTestRestoreFailed: "RestoreTestRestoreFailed",
+  /** The throwaway cluster did not answer unsealed after the restore. */
+  RestoreTestSealed: "RestoreTestSealed",
+  /** The canary path did not read back from the restored data. */
+  RestoreTestCanaryMissing: "RestoreTestCanaryMissing",
+  /** The test did not finish within spec.backup.restoreTest.timeout. */
+  RestoreTestTimedOut: "RestoreTestTimedOut",
+  /** The test cannot run as configured (no backup target, an invalid schedule, a Secret missing). */
+  RestoreTestInvalid: "RestoreTestInvalid",
 });
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
@@ -374,4 +401,7 @@ export const OpenBaoClusterManagers = {
   workload: "platform-operator-openbao",
   lock: "platform-operator-openbao-lock",
   adminOps: "platform-operator-openbao-adminops",
+  /** The restore-test controller (spec.backup.restoreTest) and the objects it creates. */
+  restoreTestController: "openbaocluster-restore-test",
+  restoreTest: "platform-operator-openbao-restore-test",
 } as const;
