@@ -4,7 +4,7 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { sameAsBaseline } from "./compare.js";
-import type { Checkpoints, Lifecycle } from "./lifecycle.js";
+import type { Checkpoints, Lifecycle, Outage } from "./lifecycle.js";
 import { OperatorProcess } from "./operator-process.js";
 import { crashPoints } from "./sample.js";
 import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
@@ -12,6 +12,8 @@ import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
 export interface RunResult {
   /** The write after which the operator was killed; undefined for the run without faults. */
   crashAt?: number;
+  /** The outage of this run, begun after write `afterWrite`. */
+  outage?: Outage & { afterWrite: number };
   /** false when the run made fewer writes than crashAt (timing varies): no crash happened. */
   reached: boolean;
   writes: RecordedWrite[];
@@ -40,6 +42,17 @@ export interface CampaignOptions {
   all: boolean;
   sample: number;
   seed: number;
+  /** With `all`, crash points from this one on (default 1). */
+  from?: number;
+  /** Crash points (default true). */
+  kills?: boolean;
+  /** The lifecycle's outages, one run each (default false). */
+  outages?: boolean;
+  /**
+   * The API server itself, when the campaign owns it: a "kube" outage then stops it for real (every
+   * client loses it, the harness's too); without it only the operator's proxy goes down.
+   */
+  apiServer?: { stop(): Promise<void>; start(): Promise<void> };
   say(line: string): void;
 }
 
@@ -47,20 +60,28 @@ export interface CampaignOptions {
 // since the run began and owned by nothing, is a leak.
 const LEAK_KINDS: ResourceType[] = [CONFIGMAP, SECRET, LEASE, SERVICE_ACCOUNT];
 
-async function namesIn(client: KubeClient, ns: string): Promise<Map<string, boolean>> {
+async function namesIn(
+  client: KubeClient,
+  ns: string,
+  extra: ResourceType[] = [],
+): Promise<Map<string, boolean>> {
   const out = new Map<string, boolean>();
-  for (const kind of LEAK_KINDS)
+  for (const kind of [...LEAK_KINDS, ...extra])
     for (const o of (await client.list(kind, { namespace: ns })).items)
       out.set(`${kind.kind}/${o.metadata.name}`, (o.metadata.ownerReferences ?? []).length > 0);
   return out;
 }
 
-/** One run of `lifecycle`: without faults, or killing the operator right after write `crashAt`. */
+/**
+ * One run of `lifecycle`: without faults, or killing the operator right after write `crashAt`, or
+ * taking one backend away for `outage.seconds` right after write `outage.afterWrite`.
+ */
 export async function runOnce(
   lifecycle: Lifecycle,
   opts: CampaignOptions,
   crashAt?: number,
   baseline?: Checkpoints,
+  outage?: Outage & { afterWrite: number },
 ): Promise<RunResult> {
   const { client, say } = opts;
   const started = performance.now();
@@ -71,31 +92,57 @@ export async function runOnce(
   const proxies: WriteProxy[] = [];
   let op: OperatorProcess | undefined;
   let restarted: Promise<void> | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
+  let healed: Promise<string[]> | undefined;
   const result: RunResult = {
     crashAt,
-    reached: crashAt === undefined,
+    outage,
+    reached: crashAt === undefined && outage === undefined,
     writes: log.writes,
     violations: [],
     seconds: 0,
   };
   try {
     const run = await lifecycle.prepare({ client, namespace: ns, say });
+    cleanup = run.cleanup?.bind(run);
     const kube = await WriteProxy.kube(sharedEnv().kubeconfigPath, { backend: "kube", log });
     proxies.push(kube);
     const proxied: Record<string, string> = {};
+    const byName = new Map<string, WriteProxy>([["kube", kube]]);
     for (const [name, address] of Object.entries(run.backends)) {
       const p = await WriteProxy.plain(address, { backend: name, log, ignore: run.ignore?.[name] });
       proxies.push(p);
+      byName.set(name, p);
       proxied[name] = p.url;
     }
-    const before = await namesIn(client, ns);
-    const operator = new OperatorProcess(dir, kube.url, run.section(proxied));
+    const outageProxy = outage && byName.get(outage.backend);
+    if (outage && !outageProxy) throw new Error(`outage of ${outage.backend}: the run has no such backend`);
+    const before = await namesIn(client, ns, run.leakKinds);
+    const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env);
     op = operator;
     if (crashAt !== undefined)
       log.arm(crashAt, () => {
         result.reached = true;
         operator.killNow();
         restarted = operator.restart();
+      });
+    if (outage && outageProxy)
+      log.arm(outage.afterWrite, () => {
+        result.reached = true;
+        healed = (async () => {
+          const watching = run.duringOutage?.(outage.backend);
+          const real = outage.backend === "kube" ? opts.apiServer : undefined;
+          await (real ? real.stop() : outageProxy.down());
+          say(
+            `${outage.backend} ${real ? "stopped" : "unreachable"} for ${outage.seconds} s after write ${outage.afterWrite}`,
+          );
+          await new Promise((r) => setTimeout(r, outage.seconds * 1000));
+          await (real ? real.start() : outageProxy.up());
+          say(`${outage.backend} back`);
+          const missing = (await watching?.stop()) ?? [];
+          if (!operator.alive()) missing.push(`the operator exited during the ${outage.backend} outage`);
+          return missing;
+        })();
       });
     operator.start();
     try {
@@ -104,16 +151,19 @@ export async function runOnce(
       result.violations.push(`the lifecycle did not finish: ${(e as Error).message}`);
     }
     await restarted;
+    if (healed) result.violations.push(...(await healed));
     if (result.checkpoints) {
       result.violations.push(...run.check(result.checkpoints, baseline ?? result.checkpoints));
       if (baseline) result.violations.push(...sameAsBaseline(result.checkpoints, baseline));
     }
-    for (const [name, owned] of await namesIn(client, ns))
-      if (!before.has(name) && !owned) result.violations.push(`left behind, owned by nothing: ${name}`);
+    for (const [name, owned] of await namesIn(client, ns, run.leakKinds))
+      if (!before.has(name) && !owned && !run.keptOnPurpose?.(name))
+        result.violations.push(`left behind, owned by nothing: ${name}`);
   } finally {
     await op?.stop();
     if (result.violations.length > 0) result.operatorTail = op?.tail();
     log.disarm();
+    await cleanup?.().catch(() => {});
     for (const p of proxies) await p.close();
     removeTempDir(dir);
     await client.delete(NAMESPACE, ns).catch(() => {});
@@ -122,8 +172,45 @@ export async function runOnce(
   return result;
 }
 
+/** The run without faults, then a run per chosen crash point and per outage; rows of the table. */
+export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row[]> {
+  const base = opts.kills === false ? undefined : await campaign(lifecycle, opts);
+  const rows = base ? [base.row] : [];
+  if (!opts.outages || !lifecycle.outages?.length) return rows;
+  const baseline = base?.baseline ?? (await runOnce(lifecycle, opts));
+  if (!baseline.checkpoints || baseline.violations.length > 0) return rows;
+  for (const o of lifecycle.outages) {
+    const afterWrite = Math.max(1, Math.floor(baseline.writes.length * o.at));
+    const at = baseline.writes[afterWrite - 1];
+    opts.say(
+      `${lifecycle.name}: ${o.backend} down ${o.seconds} s after write ${afterWrite}/${baseline.writes.length} (${at?.backend} ${at?.method} ${at?.path})`,
+    );
+    const r = await runOnce(lifecycle, opts, undefined, baseline.checkpoints, { ...o, afterWrite });
+    const row: Row = {
+      lifecycle: lifecycle.name,
+      fault: `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
+      writes: baseline.writes.length,
+      points: [afterWrite],
+      runs: 1,
+      survived: r.violations.length === 0 ? 1 : 0,
+      notReached: r.reached ? 0 : 1,
+      violations: r.violations.length,
+      failures: r.violations.length ? [r] : [],
+    };
+    opts.say(
+      `${lifecycle.name}: ${o.backend} outage: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,
+    );
+    for (const v of r.violations.slice(0, 5)) opts.say(`  - ${v}`);
+    rows.push(row);
+  }
+  return rows;
+}
+
 /** The run without faults, then a run per chosen crash point; one row of the table. */
-export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row> {
+export async function campaign(
+  lifecycle: Lifecycle,
+  opts: CampaignOptions,
+): Promise<{ row: Row; baseline: RunResult }> {
   const { say } = opts;
   say(`${lifecycle.name}: run without faults (recording the operator's writes)`);
   const base = await runOnce(lifecycle, opts);
@@ -142,12 +229,14 @@ export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Pro
     row.failures.push(base);
     row.violations = base.violations.length;
     say(`${lifecycle.name}: the run without faults failed: ${base.violations.join("; ")}`);
-    return row;
+    return { row, baseline: base };
   }
   say(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
   );
-  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed);
+  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed).filter(
+    (n) => !opts.all || n >= (opts.from ?? 1),
+  );
   for (const n of row.points) {
     const r = await runOnce(lifecycle, opts, n, base.checkpoints);
     row.runs++;
@@ -164,7 +253,7 @@ export async function campaign(lifecycle: Lifecycle, opts: CampaignOptions): Pro
     );
     for (const v of r.violations.slice(0, 5)) say(`  - ${v}`);
   }
-  return row;
+  return { row, baseline: base };
 }
 
 function summary(writes: RecordedWrite[]): string {

@@ -1,4 +1,5 @@
 import type { KubeClient } from "../../src/runtime/client.js";
+import type { ResourceType } from "../../src/runtime/types.js";
 
 /** What one run of a lifecycle saw at its named checkpoints, normalised so two runs compare equal. */
 export type Checkpoints = Map<string, unknown>;
@@ -20,13 +21,37 @@ export interface PreparedRun {
   ignore?: Record<string, (method: string, path: string) => boolean>;
   /** The operator's `targets:` YAML, given the proxied addresses of `backends`. */
   section(proxied: Backends): string;
+  /** Environment of the operator's process besides the harness's own (where its charts are, say). */
+  env?: Record<string, string>;
+  /** Kinds besides ConfigMap, Secret, Lease and ServiceAccount that are leaks when left owned by nothing. */
+  leakKinds?: ResourceType[];
+  /** Objects (`Kind/name`) the lifecycle leaves owned by nothing on purpose: hooks Helm keeps on uninstall. */
+  keptOnPurpose?: (kindAndName: string) => boolean;
+  /** Runs after the run, faults or not (the harness's own helpers stop here). */
+  cleanup?(): Promise<void>;
+  /**
+   * Watches, while `backend` is down, for the failure to show where a user would look (the
+   * objects' conditions); `stop` ends the watch and returns what was missing, one violation each.
+   */
+  duringOutage?(backend: string): { stop(): Promise<string[]> };
   /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
   drive(): Promise<Checkpoints>;
   /** Invariants of this run alone and against the run without faults; each string is one violation. */
   check(run: Checkpoints, baseline: Checkpoints): string[];
 }
 
+/** One backend gone for a while, once, mid-lifecycle. */
+export interface Outage {
+  /** "kube" (the API server as the operator reaches it) or one of the lifecycle's backends. */
+  backend: string;
+  /** Where it begins: after this share of the run without faults' writes (0.1: early on). */
+  at: number;
+  seconds: number;
+}
+
 export interface Lifecycle {
   name: string;
+  /** The outages this lifecycle is run under (`npm run faults -- --outages`). */
+  outages?: Outage[];
   prepare(ctx: RunContext): Promise<PreparedRun>;
 }

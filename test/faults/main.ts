@@ -8,6 +8,7 @@
  *   npm run faults -- --all              every crash point
  *   npm run faults -- --seed 1234        replays the sample of that seed
  *   npm run faults -- --sample 10 --paths 20
+ *   npm run faults -- --outages --no-kills --paths 1000   each lifecycle's outages, one run each
  *
  * It starts its own kube-apiserver + etcd and dev-mode OpenBao from the test cache (no node).
  */
@@ -18,7 +19,8 @@ import { startControlPlane } from "../../src/testenv/controlplane.js";
 import { startDevOpenBao } from "../../src/testenv/openbao.js";
 import { SHARED_ENV_VARS } from "../../src/testenv/shared.js";
 import { parseFaultArgs } from "./args.js";
-import { campaign, type Row, table } from "./campaign.js";
+import { campaignRows, type Row, table } from "./campaign.js";
+import { gitLabCoreLifecycle } from "./gitlabcore.js";
 import { vaultSeedLifecycle } from "./vaultseed.js";
 
 const say = (l: string) => process.stderr.write(`[faults] ${l}\n`);
@@ -48,11 +50,23 @@ async function main(): Promise<number> {
     const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "faults", {
       rateLimit: { qps: 200, burst: 200 },
     });
-    const lifecycles = [vaultSeedLifecycle(args.paths)].filter(
+    const lifecycles = [vaultSeedLifecycle(args.paths), gitLabCoreLifecycle()].filter(
       (l) => args.only.length === 0 || args.only.some((o) => l.name.toLowerCase().startsWith(o)),
     );
     for (const l of lifecycles)
-      rows.push(await campaign(l, { client, all: args.all, sample: args.sample, seed: args.seed, say }));
+      rows.push(
+        ...(await campaignRows(l, {
+          client,
+          all: args.all,
+          from: args.from,
+          sample: args.sample,
+          seed: args.seed,
+          kills: args.kills,
+          outages: args.outages,
+          apiServer: { stop: () => cp.stopApiServer(), start: () => cp.startApiServer() },
+          say,
+        })),
+      );
   } finally {
     await bao.stop();
     await cp.stop();
@@ -62,7 +76,7 @@ async function main(): Promise<number> {
   for (const r of rows)
     for (const f of r.failures) {
       console.log(
-        `\n${r.lifecycle}, ${f.crashAt === undefined ? "run without faults" : `kill after write ${f.crashAt}`}:`,
+        `\n${r.lifecycle}, ${f.outage ? `${f.outage.backend} down after write ${f.outage.afterWrite}` : f.crashAt === undefined ? "run without faults" : `kill after write ${f.crashAt}`}:`,
       );
       for (const v of f.violations) console.log(`  - ${v}`);
       if (f.operatorTail)

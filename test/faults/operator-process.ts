@@ -23,6 +23,8 @@ export class OperatorProcess {
     private readonly dir: string,
     private readonly kubeServer: string,
     private readonly section: string,
+    /** Added to the harness's environment (the gitlab target reads where its charts are from it). */
+    private readonly env: Record<string, string> = {},
   ) {}
 
   start(): void {
@@ -49,6 +51,7 @@ ${this.section}`,
     );
     const child = spawn(process.execPath, [MAIN, "run", "--config", config, "--kubeconfig", kubeconfig], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...this.env },
     });
     trackChild(child, "operator under faults");
     const keep = (c: Buffer) => {
@@ -60,6 +63,12 @@ ${this.section}`,
     this.exited = new Promise<void>((r) => child.once("exit", () => r()));
     this.child = child;
     this.starts++;
+  }
+
+  /** Whether the current process is still running. */
+  alive(): boolean {
+    const c = this.child;
+    return !!c && c.exitCode === null && c.signalCode === null;
   }
 
   /** SIGKILL now, synchronously: no shutdown, nothing in flight finishes. */

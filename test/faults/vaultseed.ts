@@ -29,6 +29,11 @@ type Values = Map<number, Record<string, string>>;
 export function vaultSeedLifecycle(paths: number): Lifecycle {
   return {
     name: `VaultSeed (${paths} paths)`,
+    // Early in the seed phase (its writes are the first third or so of the run's).
+    outages: [
+      { backend: "kube", at: 0.1, seconds: 30 },
+      { backend: "bao", at: 0.1, seconds: 30 },
+    ],
     async prepare(ctx: RunContext): Promise<PreparedRun> {
       const { client, namespace: ns } = ctx;
       await installVaultSeedCrd(client);
@@ -46,7 +51,12 @@ export function vaultSeedLifecycle(paths: number): Lifecycle {
           Array.from({ length: 8 }, async () => {
             while (next < paths) {
               const i = next++;
-              await applySeed(client, seed(ns, name(i), spec(i)));
+              // Through an outage of the API server (a fault of the campaign): tried until it lands.
+              await eventually(
+                () => applySeed(client, seed(ns, name(i), spec(i))).then(() => true),
+                phaseMs,
+                `VaultSeed ${name(i)} to be applied`,
+              );
             }
           }),
         );
@@ -153,6 +163,36 @@ export function vaultSeedLifecycle(paths: number): Lifecycle {
         },
         check(): string[] {
           return noValueRegenerated(values, paths, name);
+        },
+        duringOutage(backend) {
+          // What a user would see while it lasts: Ready False with its reason, read past the
+          // operator (the harness's own client). With the API server away from the operator it can
+          // write no condition at all: there the proof is that the lifecycle ends as without faults.
+          const reasons = new Map<string, number>();
+          let stopped = false;
+          const looking = (async () => {
+            while (!stopped) {
+              const list = await client.list<VaultSeed>(VAULTSEED, { namespace: ns }).catch(() => undefined);
+              for (const o of list?.items ?? []) {
+                const ready = findCondition(o.status?.conditions, "Ready");
+                if (ready?.status === "False")
+                  reasons.set(ready.reason, (reasons.get(ready.reason) ?? 0) + 1);
+              }
+              await new Promise((r) => setTimeout(r, 500));
+            }
+          })();
+          return {
+            async stop() {
+              stopped = true;
+              await looking;
+              const seen = [...reasons].map(([r, n]) => `${r} ×${n}`).join(", ") || "nothing";
+              ctx.say(`while ${backend} was down, Ready False seen: ${seen}`);
+              if (backend === "kube" || reasons.has(VaultSeedReason.BackendUnavailable)) return [];
+              return [
+                `while ${backend} was down no VaultSeed said Ready False BackendUnavailable (seen: ${seen})`,
+              ];
+            },
+          };
         },
       };
     },

@@ -67,6 +67,7 @@ export class WriteProxy {
   private constructor(
     private readonly server: http.Server,
     readonly url: string,
+    private readonly agent: http.Agent,
   ) {}
 
   static async kube(kubeconfigPath: string, opts: WriteProxyOptions): Promise<WriteProxy> {
@@ -127,12 +128,35 @@ export class WriteProxy {
       req.pipe(out);
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    server.on("close", () => agent.destroy());
-    return new WriteProxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return new WriteProxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, agent);
+  }
+
+  /**
+   * The backend gone as far as the operator can tell: the listener closes and every open connection
+   * is cut, so a request is refused (ECONNREFUSED) until `up`, which listens on the same port again.
+   */
+  async down(): Promise<void> {
+    const closed = new Promise<void>((r) => this.server.close(() => r()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  async up(): Promise<void> {
+    const port = Number(new URL(this.url).port);
+    await new Promise<void>((r, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, "127.0.0.1", () => {
+        this.server.off("error", reject);
+        r();
+      });
+    });
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    if (this.server.listening) {
+      this.server.closeAllConnections();
+      await new Promise<void>((r) => this.server.close(() => r()));
+    }
+    this.agent.destroy();
   }
 }
