@@ -490,6 +490,12 @@ export const GitLabCoreStatusSchema = Type.Object(
           event: Type.String({ maxLength: 32, description: "The Helm hook event that runs." }),
           chartVersion: VersionString("Chart version whose hooks run."),
           generation: Type.Integer({ minimum: 0, description: "The generation the run is for." }),
+          succeeded: Type.Optional(
+            Type.Boolean({
+              description:
+                "Every hook of the run succeeded, written before the hook-succeeded deletions start: a restarted operator finishes those deletions and creates no hook of this run again.",
+            }),
+          ),
         },
         {
           description:

@@ -11,9 +11,6 @@ import { clientFor } from "../support/kube.js";
 const seed = Number(process.env["FAULTS_SEED"] ?? Date.now() % 1_000_000);
 const say = (line: string) => console.log(`[faults] ${line}`);
 
-/** A hook Job created twice for one release: the violation the last test here pins down. */
-const hookRerun = (v: string) => /^Job \S+ created \d+ times during/.test(v) || v.startsWith("jobs created.");
-
 describe("fault campaign sample", () => {
   it("VaultSeed (10 paths): killed after sampled writes, the lifecycle ends as without faults", async () => {
     say(`seed ${seed} (replay: npm run faults -- --seed ${seed} --lifecycle vault --paths 10 --sample 3)`);
@@ -40,18 +37,16 @@ describe("fault campaign sample", () => {
     });
     gitlabBaseline = baseline;
     assert.ok(baseline.checkpoints, `the run without faults finished: ${baseline.violations.join("; ")}`);
-    // A hook re-run after a kill is a known fault of today's code, pinned by the test below; every
-    // other invariant must hold at every crash point.
     const found = row.failures.flatMap((f) =>
-      f.violations.filter((v) => !hookRerun(v)).map((v) => `after write ${f.crashAt ?? "-"}: ${v}`),
+      f.violations.map((v) => `after write ${f.crashAt ?? "-"}: ${v}`),
     );
     assert.equal(row.runs, 3, `three crash points run (seed ${seed})`);
     assert.deepEqual(found, [], `invariant violations (seed ${seed})`);
   });
 
-  it("GitLabCore: killed right after its first hook-succeeded deletion, no hook runs twice", {
-    todo: "issue 42: hook-succeeded hooks are deleted before status records the run as succeeded, so a restarted operator runs them all again",
-  }, async () => {
+  // Found by the campaign: hook-succeeded hooks were deleted before status recorded the run as
+  // succeeded, so a restarted operator ran them all again (status.hookRun.succeeded now comes first).
+  it("GitLabCore: killed right after its first hook-succeeded deletion, no hook runs twice", async () => {
     const base = gitlabBaseline;
     assert.ok(base?.checkpoints, "the run without faults of the test above");
     // The install's shared-secrets Job, deleted once every pre-install hook succeeded.

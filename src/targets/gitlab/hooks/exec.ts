@@ -24,6 +24,16 @@ export interface HookRunOptions {
   /** Informers of the release's kinds; their watches wake the release when a hook changes. */
   live?: LiveObjects | undefined;
   memory: HookMemory;
+  /**
+   * The run is recorded as succeeded (status.hookRun.succeeded): its hooks ran, and the
+   * hook-succeeded deletions may be half done. Only those deletions are finished; nothing is created.
+   */
+  succeeded?: boolean;
+  /**
+   * Records that every hook succeeded, before the first hook-succeeded deletion: a deleted hook is
+   * otherwise indistinguishable from one not yet created, and a restart would run it again.
+   */
+  onSucceeded?: () => Promise<void>;
   now: () => Date;
   signal?: AbortSignal;
   log: Logger;
@@ -70,6 +80,11 @@ export async function advanceHooks(
   const completed: string[] = [];
   const objects: (HookObject | undefined)[] = [];
   opts.memory.startRun(opts.release, opts.runId);
+  if (opts.succeeded) {
+    for (const [i, planned] of hooks.entries()) objects[i] = await objectFor(client, owner, planned);
+    const deleted = await removeAll(client, deletionsAfterSuccess(hooks), hooks, objects, opts);
+    return { kind: "done", completed, deleted };
+  }
   for (const [i, planned] of hooks.entries()) {
     opts.signal?.throwIfAborted();
     const name = describeObject(inNamespace(planned.hook.object, owner));
@@ -135,6 +150,7 @@ export async function advanceHooks(
     const deleted = await removeAll(client, deletionsAfterFailure(hooks, i), hooks, objects, opts);
     return { kind: "failed", hook: name, error: state.failed, completed, deleted };
   }
+  await opts.onSucceeded?.();
   const deleted = await removeAll(client, deletionsAfterSuccess(hooks), hooks, objects, opts);
   return { kind: "done", completed, deleted };
 }

@@ -116,6 +116,8 @@ async function run(
     pollMs: p.deps.settings.stepRequeueMs,
     live: p.deps.live,
     memory: p.hookMemory,
+    succeeded: hookRun.succeeded === true,
+    onSucceeded: () => p.progress({ ...waiting, hookRun: { ...hookRun, succeeded: true } }),
     now: p.now,
     signal: p.signal,
     log: p.log,
