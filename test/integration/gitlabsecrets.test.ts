@@ -276,25 +276,45 @@ describe("GitLabSecrets: fill-missing on the real API server", () => {
     first["gl-gitaly-secret"] = { ...gitaly.data };
   });
 
-  it("refuses a generator type it does not implement by name, and keeps the rest ready", async () => {
+  // Changed on purpose (issue 44): sshHostKeys was refused as not implemented; it is generated now.
+  it("generates the SSH host key pairs; a pair removed after it was recorded ready is reported, never generated again", async () => {
     const gs0 = (await resource())!;
     const secrets = [
       ...(gs0.spec.secrets ?? []),
       { name: "gl-gitlab-shell-host-keys", generators: [{ type: "sshHostKeys" }] },
     ];
     await client.mergePatch(GITLABSECRETS, "gl", ns, { spec: { secrets } });
-    const gs = await untilReady(GitLabSecretsReason.GeneratorNotImplemented, "False");
-    assert.match(ready(gs)!.message, /gl-gitlab-shell-host-keys \(generator type sshHostKeys\)/);
+    const gs = await untilReady(GitLabSecretsReason.SecretsReady);
+    const keys = (await secret("gl-gitlab-shell-host-keys"))!;
+    const types = ["rsa", "ecdsa", "ed25519"];
     assert.deepEqual(
-      gs.status?.secrets?.map((s) => [s.name, s.ready]),
-      [
-        ["gl-gitaly-secret", true],
-        ["gl-workhorse-secret", true],
-        ["gl-gitlab-runner-secret", true],
-        ["gl-gitlab-shell-host-keys", false],
-      ],
+      Object.keys(keys.data ?? {}).sort(),
+      types.flatMap((t) => [`ssh_host_${t}_key`, `ssh_host_${t}_key.pub`]).sort(),
     );
-    assert.equal(await secret("gl-gitlab-shell-host-keys"), undefined, "no partial unit is written");
+    assert.match(decoded(keys, "ssh_host_ed25519_key")!, /^-----BEGIN OPENSSH PRIVATE KEY-----\n/);
+    assert.match(decoded(keys, "ssh_host_rsa_key.pub")!, /^ssh-rsa AAAA/);
+    assert.deepEqual(
+      gs.status?.secrets?.find((s) => s.name === "gl-gitlab-shell-host-keys"),
+      { name: "gl-gitlab-shell-host-keys", ready: true, readyUnits: types.map((t) => `ssh_host_${t}_key`) },
+    );
+    // Clients trust the host keys they saw: a pair that is gone is reported, not replaced by a new one.
+    await client.mergePatch(SECRET, "gl-gitlab-shell-host-keys", ns, {
+      data: { ssh_host_rsa_key: null, "ssh_host_rsa_key.pub": null },
+    });
+    const reported = await untilReady(GitLabSecretsReason.SecretsReported, "False");
+    assert.match(
+      ready(reported)!.message,
+      /gl-gitlab-shell-host-keys: ssh_host_rsa_key: the host key pair recorded ready is gone; not generated again/,
+    );
+    const after = (await secret("gl-gitlab-shell-host-keys"))!;
+    assert.equal(after.data?.["ssh_host_rsa_key"], undefined, "not generated again");
+    assert.equal(
+      after.data?.["ssh_host_ed25519_key"],
+      keys.data?.["ssh_host_ed25519_key"],
+      "the others kept",
+    );
+    assert.equal(reported.status?.secrets?.find((s) => s.name === "gl-gitlab-shell-host-keys")?.ready, false);
+    first["gl-gitlab-shell-host-keys"] = { ...after.data }; // the private keys join the leak search
   });
 
   it("never puts a value in the log, events or status", async () => {

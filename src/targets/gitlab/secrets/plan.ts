@@ -16,6 +16,7 @@ import {
   RandomWraps,
 } from "../../../apis/gitlabsecrets-names.js";
 import { generateValue, type Sources } from "./generate.js";
+import { planUnit, unitKeys } from "./units.js";
 
 /** A Secret as read: its data as the API holds it (base64 per key). */
 export interface ObservedSecret {
@@ -41,7 +42,7 @@ export type SecretWrite =
       resourceVersion: string;
       /** Only the labels that are absent or differ. */
       labels: Record<string, string>;
-      /** Only the keys that were absent. */
+      /** The keys that were absent, and a secrets.yml that gained fields (its other content kept). */
       data: Record<string, string>;
     };
 
@@ -49,15 +50,27 @@ export interface SecretsPlan {
   /** Bad input: nothing is written, the message names the field. */
   invalid?: string;
   writes: SecretWrite[];
-  /** Per declared Secret: whether it holds every declared key once the writes are done. */
-  statuses: { name: string; ready: boolean }[];
+  /**
+   * Per declared Secret: whether it holds every declared key once the writes are done, and the
+   * data-bearing units (SSH host key pairs, secrets.yml fields) that then hold their data.
+   */
+  statuses: SecretStatus[];
+  /** Units left as they are (`<Secret>: <unit>: <why>`), never naming a value. */
+  reports: string[];
   /** Entries (or spec.certificates) not produced, each naming the generator type refused. */
   refused: string[];
   reason: GitLabSecretsReasonType;
   message: string;
 }
 
+export interface SecretStatus {
+  name: string;
+  ready: boolean;
+  readyUnits?: string[];
+}
+
 const DEFAULT_SECRET_TYPE = "Opaque";
+const UNIT_TYPES: readonly GeneratorType[] = ["x509", "sshHostKeys", "railsSecrets"];
 
 /** The first problem with an implemented generator's fields, naming the field; undefined when none. */
 function fieldProblem(g: Record<string, unknown>, at: string): string | undefined {
@@ -104,9 +117,46 @@ function fieldProblem(g: Record<string, unknown>, at: string): string | undefine
           ? undefined
           : `${at}.bits: must be an integer of at least 1024`)
       );
+    case "x509":
+      return (
+        need("commonName") ??
+        need("bits") ??
+        need("days") ??
+        need("certKey") ??
+        need("keyKey") ??
+        (Number.isInteger(g["bits"]) && (g["bits"] as number) >= 1024
+          ? undefined
+          : `${at}.bits: must be an integer of at least 1024`) ??
+        positive("days") ??
+        (g["certKey"] === g["keyKey"] ? `${at}.keyKey: must differ from certKey` : undefined)
+      );
+    case "railsSecrets":
+      return need("key") ?? need("env") ?? need("fields") ?? railsFieldsProblem(g["fields"], at);
     default:
       return undefined;
   }
+}
+
+/** Each secrets.yml field needs what its shape generates: charset and length, or bits. */
+function railsFieldsProblem(fields: unknown, at: string): string | undefined {
+  if (!Array.isArray(fields) || fields.length === 0) return `${at}.fields: at least one field is required`;
+  const seen = new Set<string>();
+  for (const [i, f] of (fields as Record<string, unknown>[]).entries()) {
+    const fat = `${at}.fields[${i}]`;
+    if (typeof f["path"] !== "string" || !f["path"]) return `${fat}.path: required`;
+    if (seen.has(f["path"])) return `${fat}.path: "${f["path"]}" is declared twice`;
+    seen.add(f["path"]);
+    if (f["shape"] === "pem") {
+      if (!(Number.isInteger(f["bits"]) && (f["bits"] as number) >= 1024))
+        return `${fat}.bits: a pem field needs bits, an integer of at least 1024`;
+    } else if (f["shape"] === "scalar" || f["shape"] === "list") {
+      if (!RandomCharsets.includes(f["charset"] as never))
+        return `${fat}.charset: a ${f["shape"]} field needs one of ${RandomCharsets.join(", ")}`;
+      if (!(Number.isInteger(f["length"]) && (f["length"] as number) > 0))
+        return `${fat}.length: a ${f["shape"]} field needs a positive integer`;
+    } else return `${fat}.shape: "${String(f["shape"])}" is not one of scalar, pem, list`;
+  }
+  return undefined;
 }
 
 /** Structure and fields of the spec; the definition refuses all of this already, offline input may not. */
@@ -124,9 +174,12 @@ export function validateSpec(spec: GitLabSecretsSpec | undefined): string | unde
       if (!g.type) return `${gat}.type: required`;
       const problem = fieldProblem(g as Record<string, unknown>, gat);
       if (problem) return problem;
-      if (g.key !== undefined) {
-        if (keys.has(g.key)) return `${gat}.key: "${g.key}" is generated twice in Secret ${s.name}`;
-        keys.add(g.key);
+      for (const k of UNIT_TYPES.includes(g.type) ? unitKeys(g) : g.key !== undefined ? [g.key] : []) {
+        if (keys.has(k))
+          return UNIT_TYPES.includes(g.type)
+            ? `${gat}: key "${k}" is generated twice in Secret ${s.name}`
+            : `${gat}.key: "${k}" is generated twice in Secret ${s.name}`;
+        keys.add(k);
       }
     }
   }
@@ -137,13 +190,16 @@ const implemented = (t: GeneratorType) => ImplementedGeneratorTypes.includes(t);
 
 /**
  * The writes that make every declared Secret hold every declared key, and the status they lead to.
- * `labels` are the resource's own, carried onto every declared Secret it can produce.
+ * `labels` are the resource's own, carried onto every declared Secret it can produce; `recorded`
+ * the data-bearing units status recorded ready per Secret (such a unit, once gone, is reported).
  */
 export async function planSecrets(input: {
   spec: GitLabSecretsSpec | undefined;
   labels: Record<string, string>;
   observed: ReadonlyMap<string, ObservedSecret | undefined>;
   sources: Sources;
+  recorded?: ReadonlyMap<string, readonly string[]>;
+  now?: Date;
 }): Promise<SecretsPlan> {
   const invalid = validateSpec(input.spec);
   if (invalid)
@@ -152,12 +208,15 @@ export async function planSecrets(input: {
       writes: [],
       statuses: [],
       refused: [],
+      reports: [],
       reason: GitLabSecretsReason.InvalidSpec,
       message: `spec refused, nothing written: ${invalid}`,
     };
+  const now = input.now ?? new Date();
   const writes: SecretWrite[] = [];
-  const statuses: SecretsPlan["statuses"] = [];
+  const statuses: SecretStatus[] = [];
   const refused: string[] = [];
+  const reports: string[] = [];
   for (const s of input.spec?.secrets ?? []) {
     const notImplemented = [...new Set(s.generators.map((g) => g.type).filter((t) => !implemented(t)))];
     if (notImplemented.length) {
@@ -168,9 +227,24 @@ export async function planSecrets(input: {
     }
     const live = input.observed.get(s.name);
     const present = live?.data ?? {};
+    const recorded = new Set(input.recorded?.get(s.name) ?? []);
     const data: Record<string, string> = {};
-    for (const g of s.generators)
-      if (!(g.key! in present)) data[g.key!] = (await generateValue(g, input.sources)).toString("base64");
+    const readyUnits: string[] = [];
+    let reported = false;
+    for (const g of s.generators) {
+      if (UNIT_TYPES.includes(g.type)) {
+        const u = await planUnit(g, present, {
+          sources: input.sources,
+          now,
+          recorded: (x) => recorded.has(x),
+        });
+        Object.assign(data, u.data);
+        readyUnits.push(...u.readyUnits);
+        reports.push(...u.reports.map((r) => `${s.name}: ${r}`));
+        reported ||= u.reports.length > 0;
+      } else if (!(g.key! in present))
+        data[g.key!] = (await generateValue(g, input.sources)).toString("base64");
+    }
     if (!live) {
       writes.push({
         op: "create",
@@ -186,21 +260,27 @@ export async function planSecrets(input: {
       if (Object.keys(data).length || Object.keys(labels).length)
         writes.push({ op: "patch", name: s.name, resourceVersion: live.resourceVersion ?? "", labels, data });
     }
-    statuses.push({ name: s.name, ready: true });
+    statuses.push({ name: s.name, ready: !reported, ...(readyUnits.length ? { readyUnits } : {}) });
   }
   if (input.spec?.certificates?.length) refused.push("spec.certificates (certificate sets)");
+  const base = { writes, statuses, refused, reports };
+  if (reports.length)
+    return {
+      ...base,
+      reason: GitLabSecretsReason.SecretsReported,
+      message:
+        `left as they are, reported: ${reports.join("; ")}` +
+        (refused.length ? `; not generated, not implemented by this operator: ${refused.join("; ")}` : "") +
+        "; the other Secrets are filled in",
+    };
   if (refused.length)
     return {
-      writes,
-      statuses,
-      refused,
+      ...base,
       reason: GitLabSecretsReason.GeneratorNotImplemented,
       message: `not generated, not implemented by this operator: ${refused.join("; ")}; the other Secrets are filled in`,
     };
   return {
-    writes,
-    statuses,
-    refused,
+    ...base,
     reason: GitLabSecretsReason.SecretsReady,
     message: `${statuses.length} Secret(s) hold every declared key`,
   };
