@@ -3,6 +3,7 @@ import { JOB } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { releaseLabels, releaseSelector } from "../apply/plan.js";
+import { provideWaitJob } from "../migrations/provide.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
 import { type MigrationsJob, migrationsGate } from "../status/migrations.js";
 import { BATCHED_CHECK_LABEL, TARGET_VERSION_LABEL } from "../status/version.js";
@@ -72,11 +73,14 @@ export const chooseStep: Stage = {
     p.step = target;
     if (deployed && deployed !== target) {
       if (p.status.gitlabVersion) {
-        const gate = migrationsGate(await migrationJobs(p, p.status.gitlabVersion), {
-          skipBatched: p.obj.spec.upgrade?.skipBatchedMigrationCheck === true,
-        });
+        const skipBatched = p.obj.spec.upgrade?.skipBatchedMigrationCheck === true;
+        const jobs = await migrationJobs(p, p.status.gitlabVersion);
+        const gate = migrationsGate(jobs, { skipBatched });
         p.migrations = gate.state;
         p.migrationsRetry = gate.retry;
+        // A chart too old to render the wait Job: the operator provides one once the migrations are done.
+        if (gate.state === "complete" && !skipBatched && !p.observe)
+          if (await provideWaitJob(p, p.status.gitlabVersion, jobs)) p.migrations = "running";
       }
       if (p.migrations === "running" || p.migrations === "retrying" || p.migrations === "failed")
         p.step = deployed;
