@@ -263,7 +263,10 @@ describe("a chart too old to render the wait Job: the operator provides one", ()
     await jobStatus(client, ns, `${NAME}-pre-1-0-0`, { end: "Complete" });
     await jobStatus(client, ns, `${NAME}-migrations-1-0-0`, { end: "Complete" });
     const job = await eventually(
-      () => client.getOrUndefined<KubeObject & { spec: Record<string, any> }>(JOB, wait, ns),
+      () =>
+        client.getOrUndefined<
+          KubeObject & { spec: { template: { spec: { containers: { image?: string; args: string[] }[] } } } }
+        >(JOB, wait, ns),
       60_000,
       "the operator's wait Job",
     );
