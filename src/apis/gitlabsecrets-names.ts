@@ -55,7 +55,7 @@ export type GitLabSecretsConditionType = (typeof GitLabSecretsCondition)[keyof t
 export const GitLabSecretsReason = reasonTable<typeof GitLabSecretsKind>()({
   /** Every declared Secret holds every declared key. */
   SecretsReady: "SecretsReady",
-  /** spec.certificates, which this operator does not produce yet. */
+  /** A generator type this operator does not produce (none of the chart's today). */
   GeneratorNotImplemented: "GeneratorNotImplemented",
   /**
    * A unit left as it is: a partial pair nothing can be derived from, a data-bearing unit recorded

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { GitLabSecrets } from "../../src/apis/gitlabsecrets.js";
 import { GitLabSecretsReason } from "../../src/apis/gitlabsecrets-names.js";
@@ -315,6 +316,48 @@ describe("GitLabSecrets: fill-missing on the real API server", () => {
     );
     assert.equal(reported.status?.secrets?.find((s) => s.name === "gl-gitlab-shell-host-keys")?.ready, false);
     first["gl-gitlab-shell-host-keys"] = { ...after.data }; // the private keys join the leak search
+  });
+
+  it("generates the certificate set: the API server takes the TLS Secret, its certificate verifies against the authority", async () => {
+    await client.mergePatch(GITLABSECRETS, "gl", ns, {
+      spec: {
+        certificates: [
+          {
+            authority: {
+              commonName: "GitLab Helm Chart",
+              organization: ns,
+              organizationalUnit: "gl",
+              algorithm: "ecdsa",
+            },
+            domain: "example.com",
+            tlsSecret: "gl-wildcard-tls",
+            caSecret: "gl-wildcard-tls-ca",
+            caKey: "cfssl_ca",
+            chainSecret: "gl-wildcard-tls-chain",
+            chainKey: "gitlab.example.com.crt",
+          },
+        ],
+      },
+    });
+    const gs = await eventually(
+      async () => {
+        const g = await resource();
+        return g?.status?.secrets?.some((s) => s.name === "gl-wildcard-tls" && s.ready) ? g : undefined;
+      },
+      60_000,
+      "the certificate set ready",
+    );
+    assert.deepEqual(gs.status?.secrets?.find((s) => s.name === "gl-wildcard-tls")?.readyUnits, [
+      "certificates/example.com",
+    ]);
+    const tls = (await secret("gl-wildcard-tls")) as SecretObj & { type?: string };
+    assert.equal(tls.type, "kubernetes.io/tls");
+    const ca = new X509Certificate(decoded(await secret("gl-wildcard-tls-ca"), "cfssl_ca")!);
+    const leaf = new X509Certificate(decoded(tls, "tls.crt")!);
+    assert.ok(leaf.verify(ca.publicKey) && leaf.checkHost("gitlab.example.com"));
+    assert.ok(leaf.checkPrivateKey(createPrivateKey(decoded(tls, "tls.key")!)));
+    for (const name of ["gl-wildcard-tls", "gl-wildcard-tls-ca", "gl-wildcard-tls-chain"])
+      first[name] = { ...(await secret(name))!.data };
   });
 
   it("never puts a value in the log, events or status", async () => {

@@ -391,6 +391,14 @@ describe("sshHostKeys generator", () => {
       p.message,
       /ssh_host_rsa_key: the host key pair recorded ready is gone; not generated again/,
     );
+    // It stays recorded, so the next pass (a spec change, a resync) reports it again.
+    assert.deepEqual(p.statuses[0]!.readyUnits, first.statuses[0]!.readyUnits);
+    const next = await plan(
+      hostKeys,
+      { "gl-gitlab-shell-host-keys": { resourceVersion: "10", data } },
+      { "gl-gitlab-shell-host-keys": p.statuses[0]!.readyUnits! },
+    );
+    assert.deepEqual(next.writes, []);
     // Not recorded (a new resource, or before the first pass finished): generated.
     const fresh = await plan(hostKeys, { "gl-gitlab-shell-host-keys": { resourceVersion: "9", data } });
     assert.deepEqual(Object.keys(fresh.writes[0]!.data).sort(), ["ssh_host_rsa_key", "ssh_host_rsa_key.pub"]);
@@ -550,5 +558,97 @@ describe("railsSecrets generator", () => {
       (await bad([])).invalid,
       "spec.secrets[0].generators[0].fields: at least one field is required",
     );
+  });
+});
+
+// ---- spec.certificates ------------------------------------------------------------------------
+
+const certSet = (algorithm: "rsa" | "ecdsa" = "ecdsa"): GitLabSecretsSpec => ({
+  certificates: [
+    {
+      authority: {
+        commonName: "GitLab Helm Chart",
+        organization: "gitlab-system",
+        organizationalUnit: "gl",
+        algorithm,
+        ...(algorithm === "rsa" ? { keySize: 2048 } : {}),
+        expiry: "3650d",
+      },
+      domain: "example.com",
+      certDays: 365,
+      tlsSecret: "gl-wildcard-tls",
+      caSecret: "gl-wildcard-tls-ca",
+      caKey: "cfssl_ca",
+      chainSecret: "gl-wildcard-tls-chain",
+      chainKey: "gitlab.example.com.crt",
+    },
+  ],
+});
+
+describe("spec.certificates: a certificate set", () => {
+  for (const algorithm of ["rsa", "ecdsa"] as const)
+    it(`${algorithm}: an authority of the spec's subject and a wildcard certificate it signed, with their chain`, async () => {
+      const now = new Date("2026-12-06T12:00:00Z");
+      const p = await plan(certSet(algorithm), {}, {}, now);
+      assert.equal(p.reason, GitLabSecretsReason.SecretsReady, p.message);
+      const data = (name: string) => p.writes.find((w) => w.name === name)!.data;
+      const ca = new X509Certificate(text(data("gl-wildcard-tls-ca")["cfssl_ca"]));
+      const leaf = new X509Certificate(text(data("gl-wildcard-tls")["tls.crt"]));
+      const key = createPrivateKey(text(data("gl-wildcard-tls")["tls.key"]));
+      assert.equal(ca.subject, "O=gitlab-system\nOU=gl\nCN=GitLab Helm Chart");
+      assert.ok(ca.ca && ca.verify(ca.publicKey), "a self-signed authority");
+      assert.equal(Date.parse(ca.validTo) - Date.parse(ca.validFrom), 3650 * DAY, "expiry: 3650d");
+      assert.ok(
+        leaf.verify(ca.publicKey) && leaf.checkIssued(ca),
+        "the wildcard certificate verifies against the authority",
+      );
+      assert.ok(leaf.checkPrivateKey(key), "tls.key is the certificate's key");
+      assert.equal(leaf.subjectAltName, "DNS:*.example.com, DNS:example.com");
+      assert.ok(leaf.checkHost("gitlab.example.com") && leaf.checkHost("registry.example.com"));
+      assert.equal(Date.parse(leaf.validTo) - Date.parse(leaf.validFrom), 365 * DAY, "certDays");
+      assert.equal(key.asymmetricKeyType, algorithm === "rsa" ? "rsa" : "ec");
+      assert.equal(
+        text(data("gl-wildcard-tls-chain")["gitlab.example.com.crt"]),
+        text(data("gl-wildcard-tls")["tls.crt"]) + text(data("gl-wildcard-tls-ca")["cfssl_ca"]),
+      );
+      assert.deepEqual(p.statuses[0], {
+        name: "gl-wildcard-tls",
+        ready: true,
+        readyUnits: ["certificates/example.com"],
+      });
+    });
+
+  it("derives a missing chain; reports a partial set, and a set recorded ready that is gone", async () => {
+    const first = await plan(certSet());
+    const data = (name: string) => first.writes.find((w) => w.name === name)!.data;
+    const observed = {
+      "gl-wildcard-tls": { resourceVersion: "1", data: data("gl-wildcard-tls") },
+      "gl-wildcard-tls-ca": { resourceVersion: "1", data: data("gl-wildcard-tls-ca") },
+    };
+    const derived = await plan(certSet(), observed);
+    assert.deepEqual(
+      derived.writes.map((w) => [w.op, w.name]),
+      [["create", "gl-wildcard-tls-chain"]],
+    );
+    assert.equal(
+      text(derived.writes[0]!.data["gitlab.example.com.crt"]),
+      text(data("gl-wildcard-tls")["tls.crt"]) + text(data("gl-wildcard-tls-ca")["cfssl_ca"]),
+    );
+
+    const partial = await plan(certSet(), { "gl-wildcard-tls-ca": observed["gl-wildcard-tls-ca"] });
+    assert.deepEqual(
+      partial.writes.filter((w) => Object.keys(w.data).length),
+      [],
+    );
+    assert.equal(partial.reason, GitLabSecretsReason.SecretsReported);
+    assert.match(partial.message, /certificates\/example.com: part of the set is present/);
+
+    const gone = await plan(certSet(), {}, { "gl-wildcard-tls": ["certificates/example.com"] });
+    assert.deepEqual(
+      gone.writes.filter((w) => Object.keys(w.data).length),
+      [],
+    );
+    assert.match(gone.message, /the certificate set recorded ready is gone; not issued again/);
+    assert.doesNotMatch(gone.message + partial.message, /BEGIN/);
   });
 });

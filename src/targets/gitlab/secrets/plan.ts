@@ -15,8 +15,9 @@ import {
   RandomEncodings,
   RandomWraps,
 } from "../../../apis/gitlabsecrets-names.js";
+import { certificateUnit, planCertificateSet } from "./certset.js";
 import { generateValue, type Sources } from "./generate.js";
-import { planUnit, unitKeys } from "./units.js";
+import { declaredUnits, planUnit, unitKeys } from "./units.js";
 
 /** A Secret as read: its data as the API holds it (base64 per key). */
 export interface ObservedSecret {
@@ -70,6 +71,7 @@ export interface SecretStatus {
 }
 
 const DEFAULT_SECRET_TYPE = "Opaque";
+const TLS_SECRET_TYPE = "kubernetes.io/tls";
 const UNIT_TYPES: readonly GeneratorType[] = ["x509", "sshHostKeys", "railsSecrets"];
 
 /** The first problem with an implemented generator's fields, naming the field; undefined when none. */
@@ -183,6 +185,13 @@ export function validateSpec(spec: GitLabSecretsSpec | undefined): string | unde
       }
     }
   }
+  for (const [i, c] of (spec?.certificates ?? []).entries())
+    for (const f of ["tlsSecret", "caSecret", "chainSecret"] as const) {
+      const at = `spec.certificates[${i}].${f}`;
+      if (!c[f]) return `${at}: required`;
+      if (seen.has(c[f])) return `${at}: Secret "${c[f]}" is declared twice`;
+      seen.add(c[f]);
+    }
   return undefined;
 }
 
@@ -217,6 +226,19 @@ export async function planSecrets(input: {
   const statuses: SecretStatus[] = [];
   const refused: string[] = [];
   const reports: string[] = [];
+  /** A create with every key, or a patch with the keys and labels the live Secret lacks. */
+  const pushWrite = (name: string, type: string, data: Record<string, string>) => {
+    const live = input.observed.get(name);
+    if (!live) {
+      writes.push({ op: "create", name, type, labels: { ...input.labels }, data });
+      return;
+    }
+    const labels = Object.fromEntries(
+      Object.entries(input.labels).filter(([k, v]) => live.labels?.[k] !== v),
+    );
+    if (Object.keys(data).length || Object.keys(labels).length)
+      writes.push({ op: "patch", name, resourceVersion: live.resourceVersion ?? "", labels, data });
+  };
   for (const s of input.spec?.secrets ?? []) {
     const notImplemented = [...new Set(s.generators.map((g) => g.type).filter((t) => !implemented(t)))];
     if (notImplemented.length) {
@@ -245,24 +267,35 @@ export async function planSecrets(input: {
       } else if (!(g.key! in present))
         data[g.key!] = (await generateValue(g, input.sources)).toString("base64");
     }
-    if (!live) {
-      writes.push({
-        op: "create",
-        name: s.name,
-        type: s.type ?? DEFAULT_SECRET_TYPE,
-        labels: { ...input.labels },
-        data,
-      });
-    } else {
-      const labels = Object.fromEntries(
-        Object.entries(input.labels).filter(([k, v]) => live.labels?.[k] !== v),
-      );
-      if (Object.keys(data).length || Object.keys(labels).length)
-        writes.push({ op: "patch", name: s.name, resourceVersion: live.resourceVersion ?? "", labels, data });
-    }
-    statuses.push({ name: s.name, ready: !reported, ...(readyUnits.length ? { readyUnits } : {}) });
+    pushWrite(s.name, s.type ?? DEFAULT_SECRET_TYPE, data);
+    // A unit once recorded stays recorded while declared, gone or not: that is what keeps it from
+    // being generated again on a later pass.
+    const declared = s.generators.flatMap(declaredUnits);
+    const units = [
+      ...declared.filter((u) => readyUnits.includes(u) || recorded.has(u)),
+      ...readyUnits.filter((u) => !declared.includes(u)),
+    ];
+    statuses.push({ name: s.name, ready: !reported, ...(units.length ? { readyUnits: units } : {}) });
   }
-  if (input.spec?.certificates?.length) refused.push("spec.certificates (certificate sets)");
+  for (const c of input.spec?.certificates ?? []) {
+    const unit = certificateUnit(c);
+    const recordedSet = (input.recorded?.get(c.tlsSecret) ?? []).includes(unit);
+    const set = await planCertificateSet(c, (n) => input.observed.get(n)?.data ?? {}, {
+      sources: input.sources,
+      now,
+      recorded: recordedSet,
+    });
+    reports.push(...set.reports);
+    for (const [name, type] of [
+      [c.tlsSecret, TLS_SECRET_TYPE],
+      [c.caSecret, DEFAULT_SECRET_TYPE],
+      [c.chainSecret, DEFAULT_SECRET_TYPE],
+    ] as const) {
+      pushWrite(name, type, set.data.get(name) ?? {});
+      const keep = name === c.tlsSecret && (set.ready || recordedSet);
+      statuses.push({ name, ready: set.ready, ...(keep ? { readyUnits: [unit] } : {}) });
+    }
+  }
   const base = { writes, statuses, refused, reports };
   if (reports.length)
     return {

@@ -75,11 +75,15 @@ export class GitLabSecretsReconciler {
     let plan: SecretsPlan;
     try {
       const observed = new Map<string, ObservedSecret | undefined>();
-      for (const s of gs.spec?.secrets ?? []) {
-        if (!s.name || observed.has(s.name)) continue;
-        const live = await this.d.client.getOrUndefined<SecretObject>(SECRET, s.name, namespace);
+      const names = [
+        ...(gs.spec?.secrets ?? []).map((s) => s.name),
+        ...(gs.spec?.certificates ?? []).flatMap((c) => [c.tlsSecret, c.caSecret, c.chainSecret]),
+      ];
+      for (const name of names) {
+        if (!name || observed.has(name)) continue;
+        const live = await this.d.client.getOrUndefined<SecretObject>(SECRET, name, namespace);
         observed.set(
-          s.name,
+          name,
           live && {
             resourceVersion: live.metadata.resourceVersion,
             type: live.type,

@@ -144,6 +144,13 @@ export function planUnit(g: Generator, present: Record<string, string>, ctx: Uni
   }
 }
 
+/** The data-bearing units a generator declares (status names), recorded ones kept while declared. */
+export function declaredUnits(g: Generator): string[] {
+  if (g.type === "sshHostKeys") return SshHostKeyTypes.map((t) => privateKeyName(t));
+  if (g.type === "railsSecrets") return (g.fields ?? []).map((f) => railsUnit(g, f.path));
+  return [];
+}
+
 /** The keys a unit generator may write, for overlap checks: a key generated twice is refused. */
 export function unitKeys(g: Generator): string[] {
   if (g.type === "x509") return [g.certKey!, g.keyKey!];
