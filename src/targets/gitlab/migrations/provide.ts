@@ -10,7 +10,7 @@ import { isConflict } from "../../../runtime/errors.js";
 import { setControllerReference } from "../../../runtime/ownership.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { releaseLabels } from "../apply/plan.js";
-import type { PassState } from "../pass/context.js";
+import type { PassBase } from "../pass/context.js";
 import { type MigrationsJob, roleOf } from "../status/migrations.js";
 import { deriveWaitJob, type WaitJobSource, waitJobName } from "./wait-job.js";
 
@@ -20,7 +20,7 @@ import { deriveWaitJob, type WaitJobSource, waitJobName } from "./wait-job.js";
  * migrations Job to derive one from (a chart that labels none: nothing to gate on).
  */
 export async function provideWaitJob(
-  p: PassState,
+  p: PassBase,
   gitlabVersion: string,
   jobs: readonly MigrationsJob[],
 ): Promise<boolean> {
