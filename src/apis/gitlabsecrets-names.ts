@@ -28,7 +28,15 @@ export const GeneratorTypes = [
 export type GeneratorType = (typeof GeneratorTypes)[number];
 
 /** The generator types this reconciler produces; the others are refused by name in the Ready condition. */
-export const ImplementedGeneratorTypes: readonly GeneratorType[] = ["random", "bytes", "static", "rsa"];
+export const ImplementedGeneratorTypes: readonly GeneratorType[] = [
+  "random",
+  "bytes",
+  "static",
+  "rsa",
+  "x509",
+  "sshHostKeys",
+  "railsSecrets",
+];
 
 export const RandomCharsets = ["alphanumeric", "hex", "lowerAlphanumeric"] as const;
 export type RandomCharset = (typeof RandomCharsets)[number];
@@ -47,8 +55,13 @@ export type GitLabSecretsConditionType = (typeof GitLabSecretsCondition)[keyof t
 export const GitLabSecretsReason = reasonTable<typeof GitLabSecretsKind>()({
   /** Every declared Secret holds every declared key. */
   SecretsReady: "SecretsReady",
-  /** A declared generator (or spec.certificates) is of a type this operator does not produce yet. */
+  /** A generator type this operator does not produce (none of the chart's today). */
   GeneratorNotImplemented: "GeneratorNotImplemented",
+  /**
+   * A unit left as it is: a partial pair nothing can be derived from, a data-bearing unit recorded
+   * ready that is gone, a secrets.yml that does not parse. The message names each, never a value.
+   */
+  SecretsReported: "SecretsReported",
   /** The spec cannot be acted on (a field the definition would refuse); the message names it. */
   InvalidSpec: "InvalidSpec",
   /** Reading or writing a Secret failed; retried with backoff. */

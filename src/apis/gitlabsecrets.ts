@@ -222,6 +222,13 @@ export const GitLabSecretsStatusSchema = Type.Object(
         Type.Object({
           name: Text("Name of the Secret."),
           ready: Type.Boolean({ description: "Whether the Secret holds every declared key." }),
+          readyUnits: Type.Optional(
+            Type.Array(Text("A unit: ssh_host_<type>_key, or <key>#<env>.<field> of a secrets.yml."), {
+              description:
+                "Data-bearing units (SSH host key pairs, secrets.yml fields) that held their data; one that is later gone is reported, never generated again.",
+              maxItems: 64,
+            }),
+          ),
         }),
         { description: "Readiness of each declared Secret.", maxItems: 256 },
       ),

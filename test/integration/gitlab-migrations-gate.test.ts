@@ -3,8 +3,10 @@ import { after, before, describe, it } from "node:test";
 import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../src/apis/gitlabcore-names.js";
 import { JOB } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
+import type { KubeObject } from "../../src/runtime/types.js";
 import type { Rendered, RenderedObject } from "../../src/targets/gitlab/apply/rendered.js";
 import type { ReleaseSource } from "../../src/targets/gitlab/reconciler.js";
+import { GITLABCORE } from "../../src/targets/gitlab/target.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import {
   applyGitLab,
@@ -15,7 +17,7 @@ import {
   startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
-import { clientFor, freshNamespace } from "../support/kube.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 // An upgrade step gates on three Jobs of the deployed GitLab version (GitLab's "Migrations Job
 // failures" and "Batched background migrations" specs): the pre-deployment migrations, the
@@ -27,7 +29,7 @@ const TARGET = "gitlab.com/target-version";
 const BATCHED = "gitlab.com/batched-background-migrations-check";
 const APP = { "1.0.0": "19.0.0", "1.1.0": "19.1.0" } as const;
 
-function renderFor(release: string, ns: string, version: "1.0.0" | "1.1.0"): Rendered {
+function renderFor(release: string, ns: string, version: "1.0.0" | "1.1.0", withWait = true): Rendered {
   const labels = (extra: Record<string, string>) => ({
     [GitLabReleaseNameLabel]: release,
     [GitLabReleaseNamespaceLabel]: ns,
@@ -70,16 +72,17 @@ function renderFor(release: string, ns: string, version: "1.0.0" | "1.1.0"): Ren
     objects: [
       job("pre", "migrations", {}, true),
       job("migrations", "migrations", {}),
-      job("bbm-wait", "wait", { [BATCHED]: "true" }),
+      ...(withWait ? [job("bbm-wait", "wait", { [BATCHED]: "true" })] : []),
     ],
     hooks: [],
   };
 }
 
-const source = (): ReleaseSource => ({
+const source = (withWait = true): ReleaseSource => ({
   capabilities: async () => ({ kubeVersion: "v1.37.2", apiVersions: ["v1", "batch/v1"] }),
   versions: async () => ["1.0.0", "1.1.0"],
-  render: async (req) => renderFor(req.releaseName, req.namespace, req.version as "1.0.0" | "1.1.0"),
+  render: async (req) =>
+    renderFor(req.releaseName, req.namespace, req.version as "1.0.0" | "1.1.0", withWait),
 });
 
 /** When each Job started: the API server keeps status.startTime once set. */
@@ -144,7 +147,7 @@ describe("GitLabCore upgrade steps gate on the migrations Jobs", () => {
     client = clientFor(sharedEnv().kubeconfigPath);
     await installGitLabCrds(client, false);
     ns = await freshNamespace(client, "gl-migrate");
-    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, source, {
+    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, () => source(), {
       requeueInterval: "2s",
       stepInterval: "1s",
     });
@@ -212,5 +215,133 @@ describe("GitLabCore upgrade steps gate on the migrations Jobs", () => {
       60_000,
     );
     assert.equal(moved.status?.gitlabVersion, "19.1.0", "read off the migrations Job, not the wait Job");
+  });
+});
+
+describe("a chart too old to render the wait Job: the operator provides one", () => {
+  let client: KubeClient;
+  let ns: string;
+  let op: RunningGitLab;
+  const spec = (name: string, version: string, skip = false) =>
+    gitlabCore(ns, name, {
+      version: { type: "Static", version },
+      hostname: "gitlab.example.com",
+      upgrade: { skipBatchedMigrationCheck: skip },
+    });
+  const jobs = async () =>
+    (await client.list<KubeObject>(JOB, { namespace: ns })).items.map((j) => j.metadata.name);
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installGitLabCrds(client, false);
+    ns = await freshNamespace(client, "gl-oldwait");
+    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, () => source(false), {
+      requeueInterval: "2s",
+      stepInterval: "1s",
+    });
+  });
+  after(async () => {
+    await op?.stop();
+    client?.close();
+  });
+
+  it("created once the migrations are done, derived from the migrations Job; the step waits on it and it is never pruned", async () => {
+    const NAME = "ow";
+    await applyGitLab(client, spec(NAME, "1.0.0"));
+    await waitForGitLab(client, ns, NAME, (g) => g.status?.version === "1.0.0", "1.0.0 applied", 60_000);
+    await applyGitLab(client, spec(NAME, "1.1.0"));
+    await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => conditionOf(g, "Progressing")?.reason === "MigrationsRunning",
+      "the step waiting for 19.0.0's Jobs",
+      60_000,
+    );
+    const wait = `${NAME}-bbm-wait-19-0-0`;
+    assert.ok(!(await jobs()).includes(wait), "no wait Job while the migrations run");
+    await jobStatus(client, ns, `${NAME}-pre-1-0-0`, { end: "Complete" });
+    await jobStatus(client, ns, `${NAME}-migrations-1-0-0`, { end: "Complete" });
+    const job = await eventually(
+      () =>
+        client.getOrUndefined<
+          KubeObject & { spec: { template: { spec: { containers: { image?: string; args: string[] }[] } } } }
+        >(JOB, wait, ns),
+      60_000,
+      "the operator's wait Job",
+    );
+    const core = await client.get<KubeObject>(GITLABCORE, NAME, ns);
+    assert.deepEqual(
+      job.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller]),
+      [["GitLabCore", NAME, core.metadata.uid, true]],
+    );
+    assert.equal(job.metadata.labels?.[BATCHED], "operator");
+    assert.equal(job.metadata.labels?.[TARGET], "19.0.0");
+    assert.equal(job.metadata.labels?.[GitLabReleaseNameLabel], NAME);
+    const container = job.spec.template.spec.containers[0];
+    assert.equal(container.image, "busybox:1.36", "the migrations Job's pod");
+    assert.deepEqual(container.args?.slice(0, 2), ["/bin/bash", "-c"]);
+    assert.match(container.args[2], /BatchedMigration/);
+    const managed = (job.metadata.managedFields ?? []) as { operation?: string; subresource?: string }[];
+    assert.ok(managed.length > 0);
+    assert.deepEqual(
+      managed.filter((m) => m.operation === "Apply" && !m.subresource),
+      [],
+      "created, never sent through the release's server-side apply",
+    );
+    const held = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => conditionOf(g, "Progressing")?.reason === "MigrationsRunning",
+      "held by the wait Job",
+      60_000,
+    );
+    assert.equal(held.status?.version, "1.0.0");
+
+    await jobStatus(client, ns, wait, { failed: 1 });
+    const retrying = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => conditionOf(g, "Progressing")?.reason === "RetryingBatchedMigrationsCheck",
+      "the operator's wait Job retrying",
+      60_000,
+    );
+    assert.match(conditionOf(retrying, "Progressing")!.message, new RegExp(`Job ${wait} is retrying`));
+
+    await jobStatus(client, ns, wait, { failed: 1, end: "Complete" });
+    const moved = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => g.status?.version === "1.1.0",
+      "1.1.0 applied",
+      60_000,
+    );
+    assert.equal(moved.status?.gitlabVersion, "19.1.0", "read off the migrations Job, not the wait Job");
+    // 1.1.0's render pruned what 1.0.0 rendered and it does not; the operator's Job is no rendered object.
+    // Prune (after 1.1.0 applied) removes what 1.0.0 rendered and 1.1.0 does not: the operator's
+    // Job is no rendered object, so it stays.
+    const left = await eventually(
+      async () => {
+        const names = await jobs();
+        return names.includes(`${NAME}-migrations-1-0-0`) ? undefined : names;
+      },
+      60_000,
+      "1.0.0's migrations Job pruned",
+    );
+    assert.ok(left.includes(wait), `the wait Job stays: ${left.join(", ")}`);
+  });
+
+  it("skipBatchedMigrationCheck: no wait Job, the step goes once the migrations are done", async () => {
+    const NAME = "os";
+    await applyGitLab(client, spec(NAME, "1.0.0", true));
+    await waitForGitLab(client, ns, NAME, (g) => g.status?.version === "1.0.0", "1.0.0 applied", 60_000);
+    await applyGitLab(client, spec(NAME, "1.1.0", true));
+    await jobStatus(client, ns, `${NAME}-pre-1-0-0`, { end: "Complete" });
+    await jobStatus(client, ns, `${NAME}-migrations-1-0-0`, { end: "Complete" });
+    await waitForGitLab(client, ns, NAME, (g) => g.status?.version === "1.1.0", "1.1.0 applied", 60_000);
+    assert.ok(!(await jobs()).some((n) => n?.startsWith(`${NAME}-bbm-wait`)));
   });
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { parse } from "yaml";
 import type { GitLabSecrets } from "../../src/apis/gitlabsecrets.js";
 import { GitLabSecretsReason } from "../../src/apis/gitlabsecrets-names.js";
 import { SECRET } from "../../src/runtime/builtin-types.js";
@@ -22,8 +23,8 @@ import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 // The fixture chart with shared-secrets.provider: controller, rendered by the real helm: the render
 // holds a GitLabSecrets (the real chart's shape) instead of the shared-secrets hook, the GitLabCore
-// applies and owns it like its other objects, and the gitlab target fills in its Secrets; the Rails
-// secrets.yml (railsSecrets) is refused by name. No hook Job runs, so no node is needed.
+// applies and owns it like its other objects, and the gitlab target fills in its Secrets, the Rails
+// secrets.yml (railsSecrets) included. No hook Job runs, so no node is needed.
 
 const JOB: ResourceType = { group: "batch", version: "v1", kind: "Job", plural: "jobs", namespaced: true };
 const WAIT_MS = 90_000;
@@ -80,9 +81,9 @@ describe("GitLabCore with shared-secrets.provider: controller", () => {
     assert.equal(gs.metadata.labels?.["operator.gitlab.com/release-name"], "gl", "the release labels");
     assert.equal(gs.metadata.labels?.["release"], "gl", "the chart's labels");
     const ready = gs.status!.conditions!.find((c) => c.type === "Ready")!;
-    assert.equal(ready.status, "False");
-    assert.equal(ready.reason, GitLabSecretsReason.GeneratorNotImplemented);
-    assert.match(ready.message, /gl-rails-secret \(generator type railsSecrets\)/);
+    // Changed on purpose (issue 44): railsSecrets was refused as not implemented; it is generated now.
+    assert.equal(ready.status, "True", ready.message);
+    assert.equal(ready.reason, GitLabSecretsReason.SecretsReady);
     for (const [name, key] of [
       ["gl-gitlab-initial-root-password", "password"],
       ["gl-gitlab-shell-secret", "secret"],
@@ -92,7 +93,20 @@ describe("GitLabCore with shared-secrets.provider: controller", () => {
       assert.equal(s.metadata.ownerReferences, undefined, `${name} has no owner`);
       assert.equal(s.metadata.labels?.["release"], "gl", `${name} carries the resource's labels`);
     }
-    assert.equal(await client.getOrUndefined(SECRET, "gl-rails-secret", ns), undefined);
+    const rails = await client.get<KubeObject & { data?: Record<string, string> }>(
+      SECRET,
+      "gl-rails-secret",
+      ns,
+    );
+    const doc = parse(Buffer.from(rails.data?.["secrets.yml"] ?? "", "base64").toString("utf8")) as Record<
+      string,
+      Record<string, unknown>
+    >;
+    const env = Object.values(doc)[0]!;
+    assert.equal(Object.keys(doc).length, 1, "one Rails environment");
+    assert.match(String(env["db_key_base"]), /^[a-f0-9]{128}$/);
+    assert.match(String(env["openid_connect_signing_key"]), /^-----BEGIN PRIVATE KEY-----\n/);
+    assert.equal((env["active_record_encryption_primary_key"] as string[]).length, 1);
     // The hook the controller backend replaces was not rendered, so not run.
     assert.equal(await client.getOrUndefined(JOB, "gl-shared-secrets", ns), undefined);
     assert.deepEqual(

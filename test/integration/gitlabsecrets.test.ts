@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { GitLabSecrets } from "../../src/apis/gitlabsecrets.js";
 import { GitLabSecretsReason } from "../../src/apis/gitlabsecrets-names.js";
@@ -276,25 +277,87 @@ describe("GitLabSecrets: fill-missing on the real API server", () => {
     first["gl-gitaly-secret"] = { ...gitaly.data };
   });
 
-  it("refuses a generator type it does not implement by name, and keeps the rest ready", async () => {
+  // Changed on purpose (issue 44): sshHostKeys was refused as not implemented; it is generated now.
+  it("generates the SSH host key pairs; a pair removed after it was recorded ready is reported, never generated again", async () => {
     const gs0 = (await resource())!;
     const secrets = [
       ...(gs0.spec.secrets ?? []),
       { name: "gl-gitlab-shell-host-keys", generators: [{ type: "sshHostKeys" }] },
     ];
     await client.mergePatch(GITLABSECRETS, "gl", ns, { spec: { secrets } });
-    const gs = await untilReady(GitLabSecretsReason.GeneratorNotImplemented, "False");
-    assert.match(ready(gs)!.message, /gl-gitlab-shell-host-keys \(generator type sshHostKeys\)/);
+    const gs = await untilReady(GitLabSecretsReason.SecretsReady);
+    const keys = (await secret("gl-gitlab-shell-host-keys"))!;
+    const types = ["rsa", "ecdsa", "ed25519"];
     assert.deepEqual(
-      gs.status?.secrets?.map((s) => [s.name, s.ready]),
-      [
-        ["gl-gitaly-secret", true],
-        ["gl-workhorse-secret", true],
-        ["gl-gitlab-runner-secret", true],
-        ["gl-gitlab-shell-host-keys", false],
-      ],
+      Object.keys(keys.data ?? {}).sort(),
+      types.flatMap((t) => [`ssh_host_${t}_key`, `ssh_host_${t}_key.pub`]).sort(),
     );
-    assert.equal(await secret("gl-gitlab-shell-host-keys"), undefined, "no partial unit is written");
+    assert.match(decoded(keys, "ssh_host_ed25519_key")!, /^-----BEGIN OPENSSH PRIVATE KEY-----\n/);
+    assert.match(decoded(keys, "ssh_host_rsa_key.pub")!, /^ssh-rsa AAAA/);
+    assert.deepEqual(
+      gs.status?.secrets?.find((s) => s.name === "gl-gitlab-shell-host-keys"),
+      { name: "gl-gitlab-shell-host-keys", ready: true, readyUnits: types.map((t) => `ssh_host_${t}_key`) },
+    );
+    // Clients trust the host keys they saw: a pair that is gone is reported, not replaced by a new one.
+    await client.mergePatch(SECRET, "gl-gitlab-shell-host-keys", ns, {
+      data: { ssh_host_rsa_key: null, "ssh_host_rsa_key.pub": null },
+    });
+    const reported = await untilReady(GitLabSecretsReason.SecretsReported, "False");
+    assert.match(
+      ready(reported)!.message,
+      /gl-gitlab-shell-host-keys: ssh_host_rsa_key: the host key pair recorded ready is gone; not generated again/,
+    );
+    const after = (await secret("gl-gitlab-shell-host-keys"))!;
+    assert.equal(after.data?.["ssh_host_rsa_key"], undefined, "not generated again");
+    assert.equal(
+      after.data?.["ssh_host_ed25519_key"],
+      keys.data?.["ssh_host_ed25519_key"],
+      "the others kept",
+    );
+    assert.equal(reported.status?.secrets?.find((s) => s.name === "gl-gitlab-shell-host-keys")?.ready, false);
+    first["gl-gitlab-shell-host-keys"] = { ...after.data }; // the private keys join the leak search
+  });
+
+  it("generates the certificate set: the API server takes the TLS Secret, its certificate verifies against the authority", async () => {
+    await client.mergePatch(GITLABSECRETS, "gl", ns, {
+      spec: {
+        certificates: [
+          {
+            authority: {
+              commonName: "GitLab Helm Chart",
+              organization: ns,
+              organizationalUnit: "gl",
+              algorithm: "ecdsa",
+            },
+            domain: "example.com",
+            tlsSecret: "gl-wildcard-tls",
+            caSecret: "gl-wildcard-tls-ca",
+            caKey: "cfssl_ca",
+            chainSecret: "gl-wildcard-tls-chain",
+            chainKey: "gitlab.example.com.crt",
+          },
+        ],
+      },
+    });
+    const gs = await eventually(
+      async () => {
+        const g = await resource();
+        return g?.status?.secrets?.some((s) => s.name === "gl-wildcard-tls" && s.ready) ? g : undefined;
+      },
+      60_000,
+      "the certificate set ready",
+    );
+    assert.deepEqual(gs.status?.secrets?.find((s) => s.name === "gl-wildcard-tls")?.readyUnits, [
+      "certificates/example.com",
+    ]);
+    const tls = (await secret("gl-wildcard-tls")) as SecretObj & { type?: string };
+    assert.equal(tls.type, "kubernetes.io/tls");
+    const ca = new X509Certificate(decoded(await secret("gl-wildcard-tls-ca"), "cfssl_ca")!);
+    const leaf = new X509Certificate(decoded(tls, "tls.crt")!);
+    assert.ok(leaf.verify(ca.publicKey) && leaf.checkHost("gitlab.example.com"));
+    assert.ok(leaf.checkPrivateKey(createPrivateKey(decoded(tls, "tls.key")!)));
+    for (const name of ["gl-wildcard-tls", "gl-wildcard-tls-ca", "gl-wildcard-tls-chain"])
+      first[name] = { ...(await secret(name))!.data };
   });
 
   it("never puts a value in the log, events or status", async () => {

@@ -8,6 +8,7 @@ import { errorMessage } from "../../../runtime/errors.js";
 import { proceed } from "../../../runtime/stages.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { releaseLabels, releaseSelector } from "../apply/plan.js";
+import { provideWaitJob } from "../migrations/provide.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
 import type { MigrationsRetry } from "../status/migrations.js";
 import { type MigrationsJob, migrationsGate } from "../status/migrations.js";
@@ -89,11 +90,14 @@ export async function chooseStep(p: PassBase & Resolved): Promise<GitLabStage<Ch
   let migrationsRetry: MigrationsRetry | undefined;
   if (deployed && deployed !== target) {
     if (p.status.gitlabVersion) {
-      const gate = migrationsGate(await migrationJobs(p, p.status.gitlabVersion), {
-        skipBatched: p.obj.spec.upgrade?.skipBatchedMigrationCheck === true,
-      });
+      const skipBatched = p.obj.spec.upgrade?.skipBatchedMigrationCheck === true;
+      const jobs = await migrationJobs(p, p.status.gitlabVersion);
+      const gate = migrationsGate(jobs, { skipBatched });
       migrations = gate.state;
       migrationsRetry = gate.retry;
+      // A chart too old to render the wait Job: the operator provides one once the migrations are done.
+      if (gate.state === "complete" && !skipBatched && !p.observe)
+        if (await provideWaitJob(p, p.status.gitlabVersion, jobs)) migrations = "running";
     }
     if (migrations === "running" || migrations === "retrying" || migrations === "failed") step = deployed;
     else {

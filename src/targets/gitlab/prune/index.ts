@@ -14,7 +14,9 @@ import type { ResourceType } from "../../../runtime/types.js";
 import type { LiveObjects } from "../apply/live.js";
 import { releaseLabels, releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
+import { OPERATOR_WAIT_JOB } from "../migrations/wait-job.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
+import { BATCHED_CHECK_LABEL } from "../status/version.js";
 
 /** Kinds that hold data or keys: a render that stops producing one never deletes it. */
 export const NEVER_PRUNE: GroupKind[] = [
@@ -52,7 +54,12 @@ async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): 
     }));
   return {
     ...inventory,
-    items: inventory.items.filter((i) => i.metadata.annotations?.[HOOK_ANNOTATION] === undefined),
+    // Nor is the wait Job the operator provides for an old chart (it is no rendered object).
+    items: inventory.items.filter(
+      (i) =>
+        i.metadata.annotations?.[HOOK_ANNOTATION] === undefined &&
+        i.metadata.labels?.[BATCHED_CHECK_LABEL] !== OPERATOR_WAIT_JOB,
+    ),
   };
 }
 

@@ -3,7 +3,7 @@
  * makes them (character set, length, encoding), from a source of random bytes: the CSPRNG in
  * production, a fixed sequence in tests. Pure apart from that source.
  */
-import { generateKeyPair, randomBytes } from "node:crypto";
+import { generateKeyPair, type KeyObject, randomBytes } from "node:crypto";
 import type { Generator, RandomCharset } from "../../../apis/gitlabsecrets.js";
 
 /** n random bytes. */
@@ -31,13 +31,26 @@ export const cryptoRsa: RsaSource = (bits) =>
     ),
   );
 
-/** Where generated values come from: the CSPRNG and node's RSA key generation, or fixed ones in tests. */
+export type KeySpec = { type: "rsa"; bits: number } | { type: "ecdsa" } | { type: "ed25519" };
+
+/** A private key of the spec, generated off the event loop (large RSA keys take seconds). */
+export const cryptoKeyPair = (spec: KeySpec): Promise<KeyObject> =>
+  new Promise((resolve, reject) => {
+    const done = (err: Error | null, _pub: KeyObject, priv: KeyObject) => (err ? reject(err) : resolve(priv));
+    if (spec.type === "rsa") generateKeyPair("rsa", { modulusLength: spec.bits }, done);
+    else if (spec.type === "ecdsa") generateKeyPair("ec", { namedCurve: "prime256v1" }, done);
+    else generateKeyPair("ed25519", undefined, done);
+  });
+
+/** Where generated values come from: the CSPRNG and node's key generation, or fixed ones in tests. */
 export interface Sources {
   random: RandomSource;
   rsa: RsaSource;
+  /** Key pairs of x509 and sshHostKeys units; node's generation when absent. */
+  keyPair?: (spec: KeySpec) => Promise<KeyObject>;
 }
 
-export const cryptoSources: Sources = { random: cryptoRandom, rsa: cryptoRsa };
+export const cryptoSources: Sources = { random: cryptoRandom, rsa: cryptoRsa, keyPair: cryptoKeyPair };
 
 const ALPHABETS: Record<RandomCharset, string> = {
   alphanumeric: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",

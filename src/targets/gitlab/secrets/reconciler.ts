@@ -27,6 +27,7 @@ import {
   describeWrite,
   type ObservedSecret,
   planSecrets,
+  type SecretStatus,
   type SecretsPlan,
   type SecretWrite,
 } from "./plan.js";
@@ -74,11 +75,15 @@ export class GitLabSecretsReconciler {
     let plan: SecretsPlan;
     try {
       const observed = new Map<string, ObservedSecret | undefined>();
-      for (const s of gs.spec?.secrets ?? []) {
-        if (!s.name || observed.has(s.name)) continue;
-        const live = await this.d.client.getOrUndefined<SecretObject>(SECRET, s.name, namespace);
+      const names = [
+        ...(gs.spec?.secrets ?? []).map((s) => s.name),
+        ...(gs.spec?.certificates ?? []).flatMap((c) => [c.tlsSecret, c.caSecret, c.chainSecret]),
+      ];
+      for (const name of names) {
+        if (!name || observed.has(name)) continue;
+        const live = await this.d.client.getOrUndefined<SecretObject>(SECRET, name, namespace);
         observed.set(
-          s.name,
+          name,
           live && {
             resourceVersion: live.metadata.resourceVersion,
             type: live.type,
@@ -92,6 +97,8 @@ export class GitLabSecretsReconciler {
         labels: gs.metadata.labels ?? {},
         observed,
         sources: this.sources,
+        recorded: new Map((gs.status?.secrets ?? []).map((st) => [st.name, st.readyUnits ?? []])),
+        now: this.now(),
       });
       if (this.d.observeOnly && plan.writes.length) {
         await this.report(
@@ -101,10 +108,22 @@ export class GitLabSecretsReconciler {
             reason: GitLabSecretsReason.ObserveOnly,
             message: `observe-only, nothing written; would have: ${plan.writes.map(describeWrite).join("; ")}`,
           },
-          plan.statuses.map((st) => ({
-            ...st,
-            ready: st.ready && !plan.writes.some((w) => w.name === st.name && Object.keys(w.data).length),
-          })),
+          // Nothing was written: the status keeps what it recorded, and no unit becomes ready.
+          plan.statuses.map((st) => {
+            const pending = plan.writes.some((w) => w.name === st.name && Object.keys(w.data).length);
+            const before = gs.status?.secrets?.find((b) => b.name === st.name)?.readyUnits;
+            return {
+              name: st.name,
+              ready: st.ready && !pending,
+              ...(pending
+                ? before
+                  ? { readyUnits: before }
+                  : {}
+                : st.readyUnits
+                  ? { readyUnits: st.readyUnits }
+                  : {}),
+            };
+          }),
           signal,
         );
         return done();
@@ -162,7 +181,7 @@ export class GitLabSecretsReconciler {
   private async report(
     gs: GitLabSecrets,
     o: { ready: boolean; reason: GitLabSecretsReasonType; message: string },
-    secrets: { name: string; ready: boolean }[] | undefined,
+    secrets: SecretStatus[] | undefined,
     signal?: AbortSignal,
   ): Promise<void> {
     const before = gs.status?.conditions?.find((c) => c.type === GitLabSecretsCondition.Ready);

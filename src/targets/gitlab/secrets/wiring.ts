@@ -33,7 +33,13 @@ export const GITLABSECRETS_CONTROLLER_NAME = GitLabSecretsManagers.controller;
 /** The resources of the Secret's namespace that declare it. */
 export function keysDeclaring(all: readonly GitLabSecrets[], secret: KubeObject): string[] {
   return all
-    .filter((g) => (g.spec?.secrets ?? []).some((s) => s.name === secret.metadata.name))
+    .filter(
+      (g) =>
+        (g.spec?.secrets ?? []).some((s) => s.name === secret.metadata.name) ||
+        (g.spec?.certificates ?? []).some((c) =>
+          [c.tlsSecret, c.caSecret, c.chainSecret].includes(secret.metadata.name ?? ""),
+        ),
+    )
     .map((g) => `${g.metadata.namespace}/${g.metadata.name}`);
 }
 
