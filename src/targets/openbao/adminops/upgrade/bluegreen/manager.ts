@@ -16,6 +16,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
+  retry,
 } from "../../../../../runtime/controller.js";
 import { deepEqual } from "../../../../../runtime/converge.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
@@ -45,7 +46,7 @@ import {
 } from "../core/metrics.js";
 import type { BaoAccess } from "../core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
-import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
+import { executePass } from "./actions.js";
 import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
 import { planBlueGreen, recordStepFailure } from "./plan.js";
@@ -186,7 +187,10 @@ export class BlueGreenUpgrade {
       await this.locks.release(ref, lock, rc.signal);
       return done();
     }
-    if (failure) return requeueAfter(FAILURE_REQUEUE_MS);
+    // A failed step is counted in status.blueGreen.jobFailureCount (maxJobFailures survives a
+    // restart); when to look again is the runtime's failure backoff, doubling from 5 s, so a leader
+    // change (a few seconds without an active node) cannot use up the attempts in one burst.
+    if (failure) return retry(OpenBaoClusterReason.HealthCheckFailed);
     return plan.requeueAfterMs === undefined ? done() : requeueAfter(Math.max(1, plan.requeueAfterMs));
   }
 

@@ -17,6 +17,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
+  retry,
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
@@ -63,7 +64,6 @@ export interface UpgradeManagerDeps {
 /** A missing prerequisite is looked at again after this (pods and the lock also wake the pass). */
 const PREREQ_POLL_MS = 15_000;
 const SNAPSHOT_POLL_MS = 10_000;
-const SNAPSHOT_FAILED_POLL_MS = 5 * 60_000;
 
 export class UpgradeManager {
   private readonly now: () => Date;
@@ -198,7 +198,14 @@ export class UpgradeManager {
       return requeueAfter(SNAPSHOT_POLL_MS);
     }
     if (snap.state === "Failed") {
-      upgradeFailureTotal.inc({ ...labels, strategy: ROLLING, reason: UpgradeReason.PreUpgradeBackupFailed });
+      // Counted once per failure, not once per look at it (the runtime's backoff looks again sooner).
+      const said = cluster.status?.conditions?.find((c) => c.type === C.Upgrading);
+      if (said?.reason !== UpgradeReason.PreUpgradeBackupFailed)
+        upgradeFailureTotal.inc({
+          ...labels,
+          strategy: ROLLING,
+          reason: UpgradeReason.PreUpgradeBackupFailed,
+        });
       await this.condition(
         cluster,
         "False",
@@ -208,7 +215,10 @@ export class UpgradeManager {
       );
       // Nothing was rolled: the lock goes back so backups and restores can run.
       await this.locks.release(ref, id, rc.signal);
-      return requeueAfter(SNAPSHOT_FAILED_POLL_MS);
+      // A failed Job stays failed for this upgrade; a missing Secret or image may be fixed. Either
+      // way the runtime's failure backoff looks again (5 s doubling to 5 minutes, counted as an
+      // error), and the Job's deletion or a spec change wakes the pass sooner.
+      return retry(UpgradeReason.PreUpgradeBackupFailed);
     }
     const now = this.now();
     const w = await writeUpgrade(
