@@ -181,6 +181,11 @@ export interface CasOptions {
    * force (server-side apply conflict recovery); false or absent lets the conflict error through.
    */
   onFieldConflict?: (e: ApiError) => boolean;
+  /**
+   * The object as the caller read it from the API server moments ago (not from a cache): the first
+   * round decides on it instead of reading again. A write since then only costs the lost race.
+   */
+  firstRead?: KubeObject;
 }
 
 export interface CasResult<T, D> {
@@ -220,7 +225,10 @@ export async function casStatus<T extends KubeObject, S, D>(
   let forced = false;
   for (let attempt = 0; ; attempt++) {
     opts.signal?.throwIfAborted();
-    const fresh = await client.get<T>(type, ref.name, ref.namespace);
+    const fresh =
+      attempt === 0 && opts.firstRead
+        ? (opts.firstRead as T)
+        : await client.get<T>(type, ref.name, ref.namespace);
     const { decision, plane } = decide(fresh);
     if (!plane) return { decision, object: fresh, wrote: false, retries: attempt, forced };
     const body = {

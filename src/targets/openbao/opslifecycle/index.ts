@@ -3,6 +3,7 @@
  * the status planes (who writes which part of OpenBaoCluster.status). It decides nothing
  * about backups, upgrades or restores; the domain code calls it.
  */
+export * from "./adminops-pass.js";
 export * from "./adminops-plane.js";
 export { type CasOptions, type CasResult, casStatus, isFieldManagerConflict, LostRacesError } from "./cas.js";
 export * from "./contention.js";

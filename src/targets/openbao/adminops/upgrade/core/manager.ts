@@ -24,7 +24,15 @@ import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { Informer } from "../../../../../runtime/informer.js";
 import { splitKey } from "../../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../../cluster-ref.js";
-import { CONTENTION_REQUEUE_MS, contention, OperationLockStore } from "../../../opslifecycle/index.js";
+import {
+  type AdminOpsContext,
+  AdminOpsPass,
+  CONTENTION_REQUEUE_MS,
+  commitBeforeRelease,
+  contention,
+  OperationLockStore,
+  planeTarget,
+} from "../../../opslifecycle/index.js";
 import { parseVersion } from "../../../validate/values.js";
 import { STRATEGY as ROLLING, type RollingOptions, RollingUpgrade } from "../rolling/manager.js";
 import { setUpgrading, UpgradeReason } from "./condition.js";
@@ -101,10 +109,28 @@ export class UpgradeManager {
     if (!fresh) return done();
     const cluster = fresh;
     if (cluster.metadata.deletionTimestamp) return done();
+    // The pass's AdminOps status changes are staged and applied once, at its end.
+    const adminOps = new AdminOpsPass(this.d.client, refOf(cluster));
+    const pass: AdminOpsContext = { ...rc, adminOps };
+    let result: ReconcileResult;
+    try {
+      result = await this.route(cluster, pass);
+    } catch (e) {
+      // What the pass decided before it failed is recorded still (as each write once was at once);
+      // a failure to record it is the next pass's to repeat, and the first error is the one told.
+      if (!rc.signal.aborted) await adminOps.commit(rc.signal).catch(() => undefined);
+      throw e;
+    }
+    await adminOps.commit(rc.signal);
+    return result;
+  }
+
+  private route(cluster: OpenBaoCluster, rc: AdminOpsContext): Promise<ReconcileResult> {
     // An upgrade in flight finishes with the strategy it started with; a strategy change waits.
     if (cluster.status?.upgrade) return this.rolling.advance(cluster, rc);
     const bg = cluster.status?.blueGreen?.phase;
-    if (bg && bg !== "Idle") return this.d.blueGreen ? this.d.blueGreen(cluster, rc) : done();
+    if (bg && bg !== "Idle")
+      return this.d.blueGreen ? this.d.blueGreen(cluster, rc) : Promise.resolve(done());
     return this.idle(cluster, rc);
   }
 
@@ -214,6 +240,7 @@ export class UpgradeManager {
         rc,
       );
       // Nothing was rolled: the lock goes back so backups and restores can run.
+      await commitBeforeRelease(rc);
       await this.locks.release(ref, id, rc.signal);
       // A failed Job stays failed for this upgrade; a missing Secret or image may be fixed. Either
       // way the runtime's failure backoff looks again (5 s doubling to 5 minutes, counted as an
@@ -222,7 +249,7 @@ export class UpgradeManager {
     }
     const now = this.now();
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur
@@ -292,6 +319,7 @@ export class UpgradeManager {
     const lock = cluster.status?.operationLock;
     const ref = refOf(cluster);
     if (lock?.operation !== "Upgrade" || !isUpgradeLock(ref.name, lock.holder)) return;
+    await commitBeforeRelease(rc);
     await this.locks.release(ref, { operation: "Upgrade", holder: lock.holder! }, rc.signal);
   }
 
@@ -303,7 +331,7 @@ export class UpgradeManager {
     rc: ReconcileContext,
   ): Promise<void> {
     await setUpgrading(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       this.d.events,
       cluster,
       { status, reason, message },

@@ -50,7 +50,7 @@ import {
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import { refOf } from "../../../cluster-ref.js";
-import type { OperationLockStore } from "../../../opslifecycle/index.js";
+import { commitBeforeRelease, type OperationLockStore, planeTarget } from "../../../opslifecycle/index.js";
 import { parseVersion } from "../../../validate/values.js";
 import { setUpgrading, UpgradeReason } from "../core/condition.js";
 import { upgradeLock } from "../core/lock.js";
@@ -168,7 +168,7 @@ export class RollingUpgrade {
       }
       const to = normalizeVersion(cluster.spec.version);
       await writeUpgrade(
-        this.d.client,
+        planeTarget(rc, this.d.client),
         ref,
         (cur) =>
           cur && cur.targetVersion === target
@@ -224,7 +224,7 @@ export class RollingUpgrade {
   private async clearFailures(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
     const target = cluster.status?.upgrade?.targetVersion;
     await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       refOf(cluster),
       (cur) => {
         if (!cur || cur.targetVersion !== target || !cur.consecutiveFailures) return undefined;
@@ -283,7 +283,7 @@ export class RollingUpgrade {
     // A new wait is recorded once, so its timeout holds across restarts of the operator.
     if (!Number.isFinite(began))
       await writeUpgrade(
-        this.d.client,
+        planeTarget(rc, this.d.client),
         ref,
         (cur) =>
           cur && cur.targetVersion === target
@@ -314,7 +314,7 @@ export class RollingUpgrade {
   ): Promise<ReconcileResult> {
     const { cluster, obs, target, ref, rc } = at;
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === step.ordinal
@@ -376,7 +376,7 @@ export class RollingUpgrade {
       );
     }
     await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target
@@ -413,7 +413,7 @@ export class RollingUpgrade {
   ): Promise<ReconcileResult> {
     const { cluster, u, obs, P, target, ref, rc } = at;
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === P
@@ -453,7 +453,7 @@ export class RollingUpgrade {
     const ref = refOf(cluster);
     const target = u.targetVersion ?? "";
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) => (cur && cur.targetVersion === target && !cur.failure ? { upgrade: null } : undefined),
       rc.signal,
@@ -473,6 +473,7 @@ export class RollingUpgrade {
       `upgraded from ${u.fromVersion} to ${target}${seconds !== undefined ? ` in ${Math.round(seconds)}s` : ""}`,
       rc,
     );
+    await commitBeforeRelease(rc);
     await this.d.locks.release(ref, upgradeLock(ref.name, u.fromVersion ?? ""), rc.signal);
     upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Succeeded);
     endRollingProgress({ namespace: ref.namespace, name: ref.name }, { total: cluster.spec.replicas ?? 3 });
@@ -502,7 +503,7 @@ export class RollingUpgrade {
     }
     // Clearing the failure and recording the request as handled is one write: one value, one retry.
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur, fresh) => {
         if (pendingRequest(fresh.spec, fresh.status?.upgradeRequests, "retry") !== retry) return undefined;
@@ -538,7 +539,7 @@ export class RollingUpgrade {
     // Counted on the fresh status the write starts from, so a count is never lost to a stale cache.
     let n = (cluster.status?.upgrade?.consecutiveFailures ?? 0) + 1;
     await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       refOf(cluster),
       (cur) => {
         if (!cur || cur.targetVersion !== target) return undefined;
@@ -571,7 +572,7 @@ export class RollingUpgrade {
     const now = this.d.now();
     const target = cluster.status?.upgrade?.targetVersion;
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target && !cur.failure
@@ -614,7 +615,7 @@ export class RollingUpgrade {
     rc: ReconcileContext,
   ): Promise<void> {
     await setUpgrading(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       this.d.events,
       cluster,
       { status, reason, message },
