@@ -40,6 +40,8 @@ export const LOCK_FIELDS = ["operationLock"] as const satisfies readonly (keyof 
 export const ADMINOPS_CONDITION_TYPES: readonly string[] = [
   OpenBaoClusterCondition.BackingUp,
   OpenBaoClusterCondition.Upgrading,
+  // The restore test's outcome, written next to status.backup's lastVerified* fields.
+  OpenBaoClusterCondition.BackupVerified,
 ];
 
 const FOREIGN_FIELDS: ReadonlySet<string> = new Set<string>([...ADMINOPS_FIELDS, ...LOCK_FIELDS]);
