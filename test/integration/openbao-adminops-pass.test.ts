@@ -118,7 +118,7 @@ describe("openbao AdminOps: one status write per pass", () => {
     const a = await planeOf("at-once");
     assert.equal(a.upgrade?.currentPartition, 1);
     assert.equal(a.upgrade?.consecutiveFailures, undefined);
-    assert.equal(a.conditions?.find((c) => c.type === "Upgrading")?.reason, "UpgradeInProgress");
+    assert.equal(a.conditions?.find((c) => c.type === "Upgrading")?.reason, UpgradeReason.InProgress);
     assert.deepEqual(await planeOf("staged"), a, "the one write leaves what the three did");
 
     // A pass that changes nothing writes nothing, staged or not.
