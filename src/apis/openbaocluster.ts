@@ -1520,6 +1520,15 @@ export const UpgradeStatusSchema = Type.Object(
       }),
     ),
     preUpgradeSnapshotJobName: Note("Snapshot Job taken before the upgrade.", 253),
+    waitingOn: Note(
+      "What the roll waits for (partition/ordinal), kept so its timeout survives a restart.",
+      64,
+    ),
+    waitingSince: When("When the roll began waiting for waitingOn."),
+    stepDownOrdinal: Count("The pod asked to step down last."),
+    stepDowns: Count(
+      "Step-downs of stepDownOrdinal so far; the roll fails with StepDownTimeout past the limit.",
+    ),
     failure: Type.Optional(
       Type.Object(
         {

@@ -61,6 +61,13 @@ export interface ReconcileContext {
    * on, so a pass ends promptly instead of holding up the shutdown or outliving its leadership.
    */
   signal: AbortSignal;
+  /**
+   * Passes of this key that failed in a row before this one (a thrown error or a `retry` result),
+   * 0 after a pass that did neither. The runtime keeps it, so a pass that must give up after N
+   * tries reads it here instead of keeping its own count; a count that must survive a restart
+   * belongs in the object's status. Absent outside a controller (a one-shot run, a test): read 0.
+   */
+  failures?: number;
 }
 
 /**
@@ -280,7 +287,11 @@ export class Controller {
     const started = performance.now();
     activeWorkers.inc({ controller: name });
     try {
-      const result = await this.opts.reconcile(key, { log, signal: this.abort.signal });
+      const result = await this.opts.reconcile(key, {
+        log,
+        signal: this.abort.signal,
+        failures: this.queue.numRequeues(key),
+      });
       this.settle(key, result, log);
     } catch (e) {
       if (this.abort.signal.aborted) {

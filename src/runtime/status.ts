@@ -181,6 +181,11 @@ export interface CasOptions {
    * force (server-side apply conflict recovery); false or absent lets the conflict error through.
    */
   onFieldConflict?: (e: ApiError) => boolean;
+  /**
+   * The object as the caller read it from the API server moments ago (not from a cache): the first
+   * round decides on it instead of reading again. A write since then only costs the lost race.
+   */
+  firstRead?: KubeObject;
 }
 
 export interface CasResult<T, D> {
@@ -220,7 +225,10 @@ export async function casStatus<T extends KubeObject, S, D>(
   let forced = false;
   for (let attempt = 0; ; attempt++) {
     opts.signal?.throwIfAborted();
-    const fresh = await client.get<T>(type, ref.name, ref.namespace);
+    const fresh =
+      attempt === 0 && opts.firstRead
+        ? (opts.firstRead as T)
+        : await client.get<T>(type, ref.name, ref.namespace);
     const { decision, plane } = decide(fresh);
     if (!plane) return { decision, object: fresh, wrote: false, retries: attempt, forced };
     const body = {
@@ -251,4 +259,70 @@ export async function casStatus<T extends KubeObject, S, D>(
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 20 * (attempt + 1))));
     }
   }
+}
+
+/**
+ * Removes status fields with a JSON merge patch under the read's resourceVersion, for the case an
+ * apply cannot express: a plane whose removal leaves status empty (server-side apply stores an
+ * emptied map as null, which a schema may refuse). `decide` reads the fresh object and names the
+ * fields to remove, or none (nothing to write). A lost race re-reads and decides again.
+ */
+export async function casRemoveStatusFields<T extends KubeObject, D>(
+  client: KubeClient,
+  type: ResourceType,
+  ref: { name: string; namespace?: string },
+  decide: (fresh: T) => { decision: D; remove?: readonly string[] },
+  opts: { signal?: AbortSignal; maxAttempts?: number } = {},
+): Promise<{ decision: D; wrote: boolean }> {
+  const max = opts.maxAttempts ?? 20;
+  for (let attempt = 0; attempt < max; attempt++) {
+    opts.signal?.throwIfAborted();
+    const fresh = await client.get<T>(type, ref.name, ref.namespace);
+    const { decision, remove } = decide(fresh);
+    if (!remove?.length) return { decision, wrote: false };
+    try {
+      await client.mergePatch(
+        type,
+        ref.name,
+        ref.namespace,
+        {
+          metadata: { resourceVersion: fresh.metadata.resourceVersion },
+          status: Object.fromEntries(remove.map((f) => [f, null])),
+        },
+        "status",
+      );
+      return { decision, wrote: true };
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+  }
+  const where = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+  throw new LostRacesError(`${where}: removing status fields lost ${max} races in a row; will retry`);
+}
+
+/**
+ * Applies `plane` as `fieldManager`'s status with force, conditional on the resourceVersion of
+ * `from`: how a writer takes fields another manager co-owns (its next apply can then drop them).
+ */
+export async function forceApplyStatus<T extends KubeObject, S>(
+  client: KubeClient,
+  type: ResourceType,
+  from: T,
+  plane: S,
+  opts: { fieldManager: string; signal?: AbortSignal },
+): Promise<T> {
+  return client.applyStatus<T>(
+    type,
+    {
+      apiVersion: from.apiVersion,
+      kind: from.kind,
+      metadata: {
+        name: from.metadata.name,
+        namespace: from.metadata.namespace,
+        resourceVersion: from.metadata.resourceVersion,
+      },
+      status: plane,
+    },
+    { fieldManager: opts.fieldManager, force: true, signal: opts.signal },
+  );
 }

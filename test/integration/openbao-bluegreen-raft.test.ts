@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import {
-  executePass,
-  FAILURE_REQUEUE_MS,
-} from "../../src/targets/openbao/adminops/upgrade/bluegreen/actions.js";
+import { exponentialDelay } from "../../src/runtime/backoff.js";
+import { FAILURE_BASE_DELAY_MS, FAILURE_MAX_DELAY_MS } from "../../src/runtime/controller.js";
+import { executePass } from "../../src/targets/openbao/adminops/upgrade/bluegreen/actions.js";
 import { raftView } from "../../src/targets/openbao/adminops/upgrade/bluegreen/observe.js";
 import {
   planBlueGreen,
@@ -130,8 +129,11 @@ async function pass(
     breakGlass: plan.breakGlass ?? h.status.breakGlass,
     upgradeRequests: plan.upgradeRequests ?? h.status.upgradeRequests,
   };
-  // As the manager does: a failed step is retried only after FAILURE_REQUEUE_MS.
-  if (failure) h.notBefore = Date.now() + FAILURE_REQUEUE_MS;
+  // As the runtime does with the manager's retry result: the AdminOps controller's failure backoff,
+  // doubling from 5 s per failed pass in a row.
+  if (failure)
+    h.notBefore =
+      Date.now() + exponentialDelay(bg?.jobFailureCount ?? 1, FAILURE_BASE_DELAY_MS, FAILURE_MAX_DELAY_MS);
   const now = h.status.blueGreen?.phase ?? "Idle";
   if (h.phases.at(-1) !== now) h.phases.push(now);
   return plan;

@@ -81,6 +81,48 @@ describe("reconcile results", () => {
     assert.equal(await counter(reconcileTotal, { controller: name, result: "success" }), 1);
   });
 
+  it("each pass reads its key's failures in a row on the context: failures count, a success resets", async () => {
+    const name = "t-retry-failures";
+    const seen: (number | undefined)[] = [];
+    const plan: (ReconcileResult | "throw")[] = [
+      retry("Broken"),
+      "throw",
+      retry("Broken"),
+      requeueAfter(1),
+      retry("Broken"),
+      done(),
+    ];
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => {
+      finish = r;
+    });
+    const c = new Controller({
+      name,
+      log: silentLogger(),
+      requeueJitter: 0,
+      baseDelayMs: 1,
+      failureBaseDelayMs: 1,
+      failureMaxDelayMs: 5,
+      queueRateLimit: { qps: 1000, burst: 1000 },
+      reconcile: async (_key, ctx) => {
+        seen.push(ctx.failures);
+        const r = plan[seen.length - 1];
+        if (seen.length === plan.length) finish();
+        if (r === "throw") throw new Error("boom");
+        return r;
+      },
+    });
+    c.start();
+    c.queue.add("a");
+    await finished;
+    while (c.queue.processingCount > 0) await delay(2);
+    await c.stop();
+    // A thrown error and a retry result both count; the requeue-after pass was a success.
+    assert.deepEqual(seen, [0, 1, 2, 3, 0, 1]);
+    assert.equal(await counter(reconcileErrors, { controller: name }), 4);
+    assert.equal(await counter(reconcileTotal, { controller: name, result: "success" }), 1);
+  });
+
   it("the failure schedule is 5 s doubling to the 5-minute cap by default", () => {
     const q = new WorkQueue({ name: "t-retry-schedule", rateLimit: { qps: 1000, burst: 1000 } });
     const schedule = { baseDelayMs: FAILURE_BASE_DELAY_MS, maxDelayMs: FAILURE_MAX_DELAY_MS };

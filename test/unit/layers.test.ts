@@ -13,6 +13,23 @@ function files(dir: string): string[] {
   );
 }
 
+/**
+ * Raw status writes in one file's text: an apply of the status subresource, a patch or update naming
+ * the "status" subresource, or a request path ending in /status (RBAC's "kinds/status" resource
+ * names are no write). Outside src/runtime status is written only through
+ * the runtime's writers (StatusWriter, casStatus and its kin in runtime/status.ts).
+ */
+const RAW_STATUS_WRITE =
+  /\bapplyStatus\s*[<(]|["'`]status["'`]\s*,?\s*\)|["'`](?:\/[^"'`\n]*|\$\{[^}]*\})?\/status["'`]/g;
+
+function rawStatusWrites(root: string): string[] {
+  return files(root).flatMap((file) =>
+    [...readFileSync(file, "utf8").matchAll(RAW_STATUS_WRITE)].map(
+      (m) => `${relative(root, file)}: ${m[0].replace(/\s+/g, " ")}`,
+    ),
+  );
+}
+
 /** The layer of a file under src: runtime, apis, cli, testenv, or targets/<name>. */
 function layerOf(file: string): string {
   const [top, sub] = relative(src, file).split("/");
@@ -187,6 +204,25 @@ describe("layers (DESIGN.md)", () => {
           `the room "${h}" holds no file`,
         );
     for (const f of openbao) assert.ok(roomOf(f) >= 0, `${f} has no room`);
+  });
+
+  it("writes status only through the runtime: no raw status patch or apply under src/targets", () => {
+    assert.deepEqual(rawStatusWrites(join(src, "targets")), []);
+  });
+
+  it("the raw status check can fail: an applyStatus, a status subresource patch and a /status path", () => {
+    const root = tree({
+      "targets/a/lock.ts": "await client.applyStatus(TYPE, body, opts);\n",
+      "targets/a/patch.ts": 'await client.mergePatch(TYPE, name, ns, body, "status");\n',
+      "targets/a/path.ts": 'const p = "/apis/g/v1/things/" + name + "/status";\n',
+      "targets/a/fine.ts":
+        'const status = "status is fine as a word";\nconst rule = "openbaoclusters/status";\nawait writer.write(obj, next);\n',
+    });
+    assert.deepEqual(rawStatusWrites(join(root, "targets")).sort(), [
+      "a/lock.ts: applyStatus(",
+      'a/patch.ts: "status")',
+      'a/path.ts: "/status"',
+    ]);
   });
 
   it("the checks can fail: a type-only circle and an arrow back up are found", () => {

@@ -11,7 +11,6 @@ import {
   decideTakeover,
   type LockIdentity,
   restoreHolder,
-  retryAfterFailure,
   workloadPlaneOf,
 } from "../../src/targets/openbao/opslifecycle/index.js";
 
@@ -103,13 +102,6 @@ describe("operation lock decisions", () => {
       contention(held, { operation: "Upgrade", holder: "upgrade/demo/1" }).message,
       /override/,
     );
-  });
-
-  it("retry intent backs off exponentially and is capped", () => {
-    assert.equal(retryAfterFailure(1).requeueAfterMs, 5_000);
-    assert.equal(retryAfterFailure(2).requeueAfterMs, 10_000);
-    assert.equal(retryAfterFailure(50).requeueAfterMs, 300_000);
-    assert.equal(retryAfterFailure(0).attempt, 1);
   });
 });
 

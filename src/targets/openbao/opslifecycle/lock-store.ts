@@ -6,10 +6,11 @@
  */
 import type { OpenBaoCluster, OperationLock } from "../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../runtime/client.js";
-import { isConflict, isInvalid } from "../../../runtime/errors.js";
+import { isInvalid } from "../../../runtime/errors.js";
+import { casRemoveStatusFields, forceApplyStatus } from "../../../runtime/status.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
-import { type CasResult, casStatus, LostRacesError } from "./cas.js";
+import { type CasResult, casStatus } from "./cas.js";
 import {
   type AcquireDecision,
   type AcquireOptions,
@@ -179,28 +180,18 @@ export class OperationLockStore {
     id: LockIdentity,
     signal?: AbortSignal,
   ): Promise<ReleaseResult> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      signal?.throwIfAborted();
-      const fresh = await this.client.get<OpenBaoCluster>(OPENBAOCLUSTER, ref.name, ref.namespace);
-      const d = decideRelease(fresh.status?.operationLock, id);
-      if (d.kind === "free") return { released: true, wrote: false };
-      if (d.kind === "not-holder") return { released: false, heldBy: d.heldBy };
-      try {
-        await this.client.mergePatch(
-          OPENBAOCLUSTER,
-          ref.name,
-          ref.namespace,
-          { metadata: { resourceVersion: fresh.metadata.resourceVersion }, status: { operationLock: null } },
-          "status",
-        );
-        return { released: true, wrote: true };
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new LostRacesError(
-      `${ref.namespace}/${ref.name}: releasing the operation lock lost 20 races in a row; will retry`,
+    const r = await casRemoveStatusFields<OpenBaoCluster, ReleaseDecision>(
+      this.client,
+      OPENBAOCLUSTER,
+      ref,
+      (fresh) => {
+        const d = decideRelease(fresh.status?.operationLock, id);
+        return d.kind === "release" ? { decision: d, remove: ["operationLock"] } : { decision: d };
+      },
+      { signal },
     );
+    if (r.decision.kind === "not-holder") return { released: false, heldBy: r.decision.heldBy };
+    return { released: true, wrote: r.wrote };
   }
 
   private casOptions(signal?: AbortSignal) {
@@ -219,19 +210,12 @@ export class OperationLockStore {
     signal?: AbortSignal,
   ): Promise<void> {
     const lock = first.cluster.status!.operationLock!;
-    await this.client.applyStatus(
+    await forceApplyStatus(
+      this.client,
       OPENBAOCLUSTER,
-      {
-        apiVersion: first.cluster.apiVersion,
-        kind: first.cluster.kind,
-        metadata: {
-          name: ref.name,
-          namespace: ref.namespace,
-          resourceVersion: first.cluster.metadata.resourceVersion,
-        },
-        status: { operationLock: { ...lock, message: `released by ${id.holder}` } },
-      },
-      { fieldManager: this.fieldManager, force: true, signal },
+      first.cluster,
+      { operationLock: { ...lock, message: `released by ${id.holder}` } },
+      { fieldManager: this.fieldManager, signal },
     );
     await this.releaseOnce(ref, id, signal, false);
   }

@@ -4,7 +4,7 @@ import {
   type OpenBaoClusterReasonType,
 } from "../../../../apis/openbaocluster-names.js";
 import { POD, SECRET } from "../../../../runtime/builtin-types.js";
-import { ApiError, errorMessage } from "../../../../runtime/errors.js";
+import { errorMessage } from "../../../../runtime/errors.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import type { Writes } from "../../apply.js";
 import type { BaoClient } from "../../baoclient/client.js";
@@ -87,6 +87,15 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
       `OpenBao on ${pod0} is initializing itself (initialized=${health.initialized}, sealed=${health.sealed})`,
     );
   }
+  const pending = unstoredRootTokens.get(cluster.metadata.uid ?? "");
+  if (health.initialized && pending !== undefined) {
+    // This process initialized it and the Secret write failed: the runtime's backoff brought the
+    // pass back, and the token kept in memory is stored now.
+    await storeRootToken(d.ctx, cluster, pending);
+    d.writes.record("initialize", pod0);
+    announceInitialized(d, cluster, pod0);
+    return { done: true, selfInitialized: false };
+  }
   if (health.initialized) {
     // Recovery: this operator initialized it before, but the status write did not land.
     const names = clusterNames(refOf(cluster));
@@ -107,6 +116,11 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
   const { rootToken } = await bao.init(initRequest(cluster), d.ctx.signal);
   await storeRootToken(d.ctx, cluster, rootToken);
   d.writes.record("initialize", pod0);
+  announceInitialized(d, cluster, pod0);
+  return { done: true, selfInitialized: false };
+}
+
+function announceInitialized(d: InitDeps, cluster: OpenBaoCluster, pod0: string): void {
   d.ctx.log.info({ pod: pod0 }, "initialized OpenBao; root token stored in the root-token Secret");
   d.ctx.events.record(cluster, {
     type: "Normal",
@@ -114,12 +128,19 @@ export async function reconcileInit(d: InitDeps, cluster: OpenBaoCluster): Promi
     action: "Initialize",
     note: `initialized OpenBao on ${pod0}; the root token is in Secret ${clusterNames(refOf(cluster)).rootTokenSecret}`,
   });
-  return { done: true, selfInitialized: false };
 }
 
 /**
+ * Root tokens OpenBao handed out whose Secret write failed, by cluster uid. OpenBao tells the token
+ * once: it is kept here until a later pass stores it, instead of a retry loop holding the worker
+ * (the next pass comes from the runtime's failure backoff). Lost with the process, as before.
+ */
+const unstoredRootTokens = new Map<string, string>();
+
+/**
  * Keeps the root token. Like the seal key it carries no owner reference, so deletionPolicy Retain
- * leaves a usable cluster behind. Written with retries: a token lost here cannot be recovered.
+ * leaves a usable cluster behind. One write per pass: a failure keeps the token in memory and
+ * throws, so the step fails (InitializationFailed) and the runtime retries with backoff.
  */
 async function storeRootToken(ctx: ServiceContext, cluster: OpenBaoCluster, token: string): Promise<void> {
   const name = clusterNames(refOf(cluster)).rootTokenSecret;
@@ -131,18 +152,14 @@ async function storeRootToken(ctx: ServiceContext, cluster: OpenBaoCluster, toke
     type: "Opaque",
     data: { [ROOT_TOKEN_KEY]: Buffer.from(token, "utf8").toString("base64") },
   };
-  let last: unknown;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      await ctx.client.apply(SECRET, body, { fieldManager: ctx.fieldManager, force: true });
-      return;
-    } catch (e) {
-      last = e;
-      if (e instanceof ApiError && e.code >= 400 && e.code < 500 && e.code !== 429) break;
-      await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
-    }
+  const uid = cluster.metadata.uid ?? "";
+  try {
+    await ctx.client.apply(SECRET, body, { fieldManager: ctx.fieldManager, force: true });
+  } catch (e) {
+    unstoredRootTokens.set(uid, token);
+    throw new Error(
+      `initialized OpenBao but could not store the root token in Secret ${ns}/${name} yet (kept in memory, retried with backoff): ${errorMessage(e)}`,
+    );
   }
-  throw new Error(
-    `initialized OpenBao but could not store the root token in Secret ${ns}/${name}: ${errorMessage(last)}`,
-  );
+  unstoredRootTokens.delete(uid);
 }

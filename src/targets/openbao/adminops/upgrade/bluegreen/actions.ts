@@ -37,12 +37,6 @@ export async function performActions(
   return undefined;
 }
 
-/**
- * After a failed step the next pass waits this long: a leader change leaves OpenBao without an
- * active node for a few seconds, which must not use up maxJobFailures in one burst.
- */
-export const FAILURE_REQUEUE_MS = 10_000;
-
 /** Phases whose progress is Raft's: a pass that cannot read Raft there counts as a failed step. */
 const RAFT_PHASES: readonly BlueGreenPhase[] = [
   "Promoting",

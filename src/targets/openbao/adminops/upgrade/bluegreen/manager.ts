@@ -16,8 +16,8 @@ import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
+  retry,
 } from "../../../../../runtime/controller.js";
-import { deepEqual } from "../../../../../runtime/converge.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import { refOf } from "../../../cluster-ref.js";
@@ -25,12 +25,12 @@ import { revisionFor } from "../../../identity.js";
 import { operatorImage } from "../../../imageverify/check.js";
 import type { ImageVerifier } from "../../../imageverify/verifier.js";
 import {
-  ADMINOPS_FIELD_MANAGER,
-  adminOpsPlaneOf,
   applyConcern,
-  casStatus,
+  changePlane,
+  commitBeforeRelease,
   contention,
   OperationLockStore,
+  planeTarget,
 } from "../../../opslifecycle/index.js";
 import { imageOf } from "../../../workload/statefulsets/build.js";
 import { DEFAULT_JOB_START_TIMEOUT_MS } from "../../jobs/start-health.js";
@@ -45,7 +45,7 @@ import {
 } from "../core/metrics.js";
 import type { BaoAccess } from "../core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
-import { executePass, FAILURE_REQUEUE_MS } from "./actions.js";
+import { executePass } from "./actions.js";
 import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
 import { planBlueGreen, recordStepFailure } from "./plan.js";
@@ -146,7 +146,7 @@ export class BlueGreenUpgrade {
       if (!got.acquired) {
         const c = contention(got.heldBy, lock);
         await setUpgrading(
-          this.d.client,
+          planeTarget(rc, this.d.client),
           this.d.events,
           cluster,
           { status: "False", reason: c.reason, message: c.message },
@@ -180,13 +180,24 @@ export class BlueGreenUpgrade {
         note: plan.event.message.slice(0, 1000),
       });
     if (plan.condition)
-      await setUpgrading(this.d.client, this.d.events, cluster, plan.condition, now, rc.signal);
+      await setUpgrading(
+        planeTarget(rc, this.d.client),
+        this.d.events,
+        cluster,
+        plan.condition,
+        now,
+        rc.signal,
+      );
     this.count(cluster, plan, bg);
     if (plan.completed || plan.rolledBack) {
+      await commitBeforeRelease(rc);
       await this.locks.release(ref, lock, rc.signal);
       return done();
     }
-    if (failure) return requeueAfter(FAILURE_REQUEUE_MS);
+    // A failed step is counted in status.blueGreen.jobFailureCount (maxJobFailures survives a
+    // restart); when to look again is the runtime's failure backoff, doubling from 5 s, so a leader
+    // change (a few seconds without an active node) cannot use up the attempts in one burst.
+    if (failure) return retry(OpenBaoClusterReason.HealthCheckFailed);
     return plan.requeueAfterMs === undefined ? done() : requeueAfter(Math.max(1, plan.requeueAfterMs));
   }
 
@@ -210,7 +221,7 @@ export class BlueGreenUpgrade {
     return executePass(bg.phase ?? "Idle", actions, { state: seen.state, ops }, sideIds(cluster, bg));
   }
 
-  /** blueGreen, breakGlass and upgradeRequests in one apply of the AdminOps plane (fresh read). */
+  /** blueGreen, breakGlass and upgradeRequests in one change of the AdminOps plane. */
   private async write(
     cluster: OpenBaoCluster,
     plan: Plan,
@@ -218,18 +229,17 @@ export class BlueGreenUpgrade {
     rc: ReconcileContext,
   ): Promise<void> {
     if (!blueGreen && !plan.breakGlass && !plan.upgradeRequests) return;
-    await casStatus(
-      this.d.client,
+    await changePlane(
+      planeTarget(rc, this.d.client),
       refOf(cluster),
-      (fresh) => {
-        const before = adminOpsPlaneOf(fresh.status);
+      (before) => {
         let next = before;
         if (blueGreen) next = applyConcern(next, "blueGreen", blueGreen);
         if (plan.breakGlass) next = applyConcern(next, "breakGlass", plan.breakGlass);
         if (plan.upgradeRequests) next = applyConcern(next, "upgradeRequests", plan.upgradeRequests);
-        return deepEqual(before, next) ? { decision: false } : { decision: true, plane: next };
+        return next;
       },
-      { fieldManager: ADMINOPS_FIELD_MANAGER, signal: rc.signal },
+      rc.signal,
     );
   }
 

@@ -1,6 +1,6 @@
 /**
  * The Upgrading condition and the upgrade's events. The condition goes through the AdminOps plane
- * (one fresh read, one conditional apply); an event is recorded only when the reason moves, so a
+ * (staged in the pass, or one fresh read and one conditional apply); an event is recorded only when the reason moves, so a
  * pass that waits says nothing new.
  */
 
@@ -14,7 +14,7 @@ import type { KubeClient } from "../../../../../runtime/client.js";
 import { type Condition, setCondition } from "../../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import { refOf } from "../../../cluster-ref.js";
-import { writeAdminOpsConcern } from "../../../opslifecycle/index.js";
+import { type AdminOpsPass, applyConcern, changePlane } from "../../../opslifecycle/index.js";
 
 /** Upstream's reasons for the Upgrading condition, plus the refusals a pass can report. */
 export const UpgradeReason = {
@@ -55,7 +55,7 @@ export interface UpgradingCondition {
 
 /** Sets Upgrading when it moved; returns whether it wrote. */
 export async function setUpgrading(
-  client: KubeClient,
+  to: KubeClient | AdminOpsPass,
   events: EventRecorder,
   cluster: OpenBaoCluster,
   c: UpgradingCondition,
@@ -64,17 +64,20 @@ export async function setUpgrading(
 ): Promise<boolean> {
   const before = cluster.status?.conditions?.find((x) => x.type === C.Upgrading);
   if (before?.status === c.status && before.reason === c.reason && before.message === c.message) return false;
-  await writeAdminOpsConcern(
-    client,
+  await changePlane(
+    to,
     refOf(cluster),
-    "conditions",
-    (cur) =>
-      setCondition(
-        (cur ?? []) as Condition[],
-        { type: C.Upgrading, ...c, observedGeneration: cluster.metadata.generation },
-        now,
+    (plane) =>
+      applyConcern(
+        plane,
+        "conditions",
+        setCondition(
+          (plane.conditions ?? []) as Condition[],
+          { type: C.Upgrading, ...c, observedGeneration: cluster.metadata.generation },
+          now,
+        ),
       ),
-    { signal },
+    signal,
   );
   if (before?.reason !== c.reason && !QUIET.has(c.reason))
     events.record(cluster, {

@@ -17,13 +17,22 @@ import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
+  retry,
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { Informer } from "../../../../../runtime/informer.js";
 import { splitKey } from "../../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../../cluster-ref.js";
-import { CONTENTION_REQUEUE_MS, contention, OperationLockStore } from "../../../opslifecycle/index.js";
+import {
+  type AdminOpsContext,
+  AdminOpsPass,
+  CONTENTION_REQUEUE_MS,
+  commitBeforeRelease,
+  contention,
+  OperationLockStore,
+  planeTarget,
+} from "../../../opslifecycle/index.js";
 import { parseVersion } from "../../../validate/values.js";
 import { STRATEGY as ROLLING, type RollingOptions, RollingUpgrade } from "../rolling/manager.js";
 import { setUpgrading, UpgradeReason } from "./condition.js";
@@ -63,7 +72,6 @@ export interface UpgradeManagerDeps {
 /** A missing prerequisite is looked at again after this (pods and the lock also wake the pass). */
 const PREREQ_POLL_MS = 15_000;
 const SNAPSHOT_POLL_MS = 10_000;
-const SNAPSHOT_FAILED_POLL_MS = 5 * 60_000;
 
 export class UpgradeManager {
   private readonly now: () => Date;
@@ -101,10 +109,28 @@ export class UpgradeManager {
     if (!fresh) return done();
     const cluster = fresh;
     if (cluster.metadata.deletionTimestamp) return done();
+    // The pass's AdminOps status changes are staged and applied once, at its end.
+    const adminOps = new AdminOpsPass(this.d.client, refOf(cluster));
+    const pass: AdminOpsContext = { ...rc, adminOps };
+    let result: ReconcileResult;
+    try {
+      result = await this.route(cluster, pass);
+    } catch (e) {
+      // What the pass decided before it failed is recorded still (as each write once was at once);
+      // a failure to record it is the next pass's to repeat, and the first error is the one told.
+      if (!rc.signal.aborted) await adminOps.commit(rc.signal).catch(() => undefined);
+      throw e;
+    }
+    await adminOps.commit(rc.signal);
+    return result;
+  }
+
+  private route(cluster: OpenBaoCluster, rc: AdminOpsContext): Promise<ReconcileResult> {
     // An upgrade in flight finishes with the strategy it started with; a strategy change waits.
     if (cluster.status?.upgrade) return this.rolling.advance(cluster, rc);
     const bg = cluster.status?.blueGreen?.phase;
-    if (bg && bg !== "Idle") return this.d.blueGreen ? this.d.blueGreen(cluster, rc) : done();
+    if (bg && bg !== "Idle")
+      return this.d.blueGreen ? this.d.blueGreen(cluster, rc) : Promise.resolve(done());
     return this.idle(cluster, rc);
   }
 
@@ -198,7 +224,14 @@ export class UpgradeManager {
       return requeueAfter(SNAPSHOT_POLL_MS);
     }
     if (snap.state === "Failed") {
-      upgradeFailureTotal.inc({ ...labels, strategy: ROLLING, reason: UpgradeReason.PreUpgradeBackupFailed });
+      // Counted once per failure, not once per look at it (the runtime's backoff looks again sooner).
+      const said = cluster.status?.conditions?.find((c) => c.type === C.Upgrading);
+      if (said?.reason !== UpgradeReason.PreUpgradeBackupFailed)
+        upgradeFailureTotal.inc({
+          ...labels,
+          strategy: ROLLING,
+          reason: UpgradeReason.PreUpgradeBackupFailed,
+        });
       await this.condition(
         cluster,
         "False",
@@ -207,12 +240,16 @@ export class UpgradeManager {
         rc,
       );
       // Nothing was rolled: the lock goes back so backups and restores can run.
+      await commitBeforeRelease(rc);
       await this.locks.release(ref, id, rc.signal);
-      return requeueAfter(SNAPSHOT_FAILED_POLL_MS);
+      // A failed Job stays failed for this upgrade; a missing Secret or image may be fixed. Either
+      // way the runtime's failure backoff looks again (5 s doubling to 5 minutes, counted as an
+      // error), and the Job's deletion or a spec change wakes the pass sooner.
+      return retry(UpgradeReason.PreUpgradeBackupFailed);
     }
     const now = this.now();
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur
@@ -282,6 +319,7 @@ export class UpgradeManager {
     const lock = cluster.status?.operationLock;
     const ref = refOf(cluster);
     if (lock?.operation !== "Upgrade" || !isUpgradeLock(ref.name, lock.holder)) return;
+    await commitBeforeRelease(rc);
     await this.locks.release(ref, { operation: "Upgrade", holder: lock.holder! }, rc.signal);
   }
 
@@ -293,7 +331,7 @@ export class UpgradeManager {
     rc: ReconcileContext,
   ): Promise<void> {
     await setUpgrading(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       this.d.events,
       cluster,
       { status, reason, message },

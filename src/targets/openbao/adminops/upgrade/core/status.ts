@@ -1,18 +1,13 @@
 /**
- * Writes of status.upgrade (and, for a handled request, status.upgradeRequests in the same apply),
- * through the AdminOps plane: fresh read, pure change, conditional apply. `change` returns undefined
+ * Changes of status.upgrade (and, for a handled request, status.upgradeRequests in the same apply),
+ * through the AdminOps plane: staged in the pass's AdminOpsPass (one apply at its end), or written
+ * at once (fresh read, pure change, conditional apply) given a client. `change` returns undefined
  * to leave the status as it is (a guard that no longer holds after a lost race writes nothing).
  */
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import { deepEqual } from "../../../../../runtime/converge.js";
 import type { ClusterRef } from "../../../identity.js";
-import {
-  ADMINOPS_FIELD_MANAGER,
-  adminOpsPlaneOf,
-  applyConcern,
-  casStatus,
-} from "../../../opslifecycle/index.js";
+import { type AdminOpsPass, applyConcern, changePlane } from "../../../opslifecycle/index.js";
 
 export type UpgradeStatus = NonNullable<OpenBaoClusterStatus["upgrade"]>;
 export type UpgradeRequestsStatus = NonNullable<OpenBaoClusterStatus["upgradeRequests"]>;
@@ -30,25 +25,23 @@ export interface UpgradeWrite {
 }
 
 export async function writeUpgrade(
-  client: KubeClient,
+  to: KubeClient | AdminOpsPass,
   ref: ClusterRef,
   change: (current: UpgradeStatus | undefined, fresh: OpenBaoCluster) => UpgradeChange | undefined,
   signal?: AbortSignal,
 ): Promise<UpgradeWrite> {
-  const r = await casStatus(
-    client,
+  const r = await changePlane(
+    to,
     ref,
-    (fresh) => {
-      const before = adminOpsPlaneOf(fresh.status);
-      const c = change(structuredClone(before.upgrade), fresh);
-      if (!c) return { decision: false };
-      let next = applyConcern(before, "upgrade", c.upgrade ?? undefined);
-      if (c.requests) next = applyConcern(next, "upgradeRequests", c.requests);
-      return deepEqual(before, next) ? { decision: false } : { decision: true, plane: next };
+    (before, fresh) => {
+      const c = change(before.upgrade, fresh);
+      if (!c) return undefined;
+      const next = applyConcern(before, "upgrade", c.upgrade ?? undefined);
+      return c.requests ? applyConcern(next, "upgradeRequests", c.requests) : next;
     },
-    { fieldManager: ADMINOPS_FIELD_MANAGER, signal },
+    signal,
   );
-  return { cluster: r.cluster, wrote: r.wrote && r.decision };
+  return { cluster: r.cluster, wrote: r.wrote };
 }
 
 export const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");

@@ -29,9 +29,11 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
  * upgrade still owns; the retry resumes under the same holder. A restore that must run anyway has
  * the explicit override (OpenBaoRestore overrideOperationLock), as upstream's runbook says.
  *
- * The count of failed steps in a row is status.upgrade.consecutiveFailures, so a restarted (or
- * crash-looping) operator cannot retry a failing step forever. How long a pod has been waited for
- * lives in memory: after a restart that wait starts over, which only makes the wait longer.
+ * When to retry is the runtime's: a transient failure is a `retry` result, backed off per key and
+ * counted in the error metrics. What must survive a restart to give up in time is in status: the
+ * failed steps in a row (status.upgrade.consecutiveFailures), the wait in progress and when it began
+ * (waitingOn, waitingSince), and the step-downs of one pod (stepDownOrdinal, stepDowns), so a
+ * restarted (or crash-looping) operator can neither retry a failing step nor wait forever.
  */
 import {
   type OpenBaoClusterReasonType,
@@ -43,11 +45,12 @@ import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
+  retry,
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import { refOf } from "../../../cluster-ref.js";
-import { type OperationLockStore, retryAfterFailure } from "../../../opslifecycle/index.js";
+import { commitBeforeRelease, type OperationLockStore, planeTarget } from "../../../opslifecycle/index.js";
 import { parseVersion } from "../../../validate/values.js";
 import { setUpgrading, UpgradeReason } from "../core/condition.js";
 import { upgradeLock } from "../core/lock.js";
@@ -112,9 +115,10 @@ class StepError extends Error {
 }
 
 export class RollingUpgrade {
-  private readonly waits = new Map<string, { what: string; since: number }>();
-  private readonly stepDowns = new Map<string, { ordinal: number; count: number }>();
-  /** When the partition was lowered to each cluster's pod being replaced (pod_duration_seconds). */
+  /**
+   * When the partition was lowered to each cluster's pod being replaced: only for the metric
+   * pod_duration_seconds (a replacement this process did not start is not timed), never a schedule.
+   */
   private readonly replacing = new Map<string, { ordinal: number; since: number }>();
   private readonly o: Required<RollingOptions>;
 
@@ -164,7 +168,7 @@ export class RollingUpgrade {
       }
       const to = normalizeVersion(cluster.spec.version);
       await writeUpgrade(
-        this.d.client,
+        planeTarget(rc, this.d.client),
         ref,
         (cur) =>
           cur && cur.targetVersion === target
@@ -220,7 +224,7 @@ export class RollingUpgrade {
   private async clearFailures(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
     const target = cluster.status?.upgrade?.targetVersion;
     await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       refOf(cluster),
       (cur) => {
         if (!cur || cur.targetVersion !== target || !cur.consecutiveFailures) return undefined;
@@ -253,7 +257,6 @@ export class RollingUpgrade {
       { namespace: ref.namespace, name: ref.name },
       { completed: (u.completedPods ?? []).length, total: obs.replicas, partition: P },
     );
-    if (step.kind !== "wait") this.waits.delete(key);
     const at: StepContext = { cluster, u, key, obs, now, P, target, ref, rc };
     switch (step.kind) {
       case "wait":
@@ -273,11 +276,21 @@ export class RollingUpgrade {
     at: StepContext,
     step: Extract<RollingStep, { kind: "wait" }>,
   ): Promise<ReconcileResult> {
-    const { cluster, u, key, obs, now, P, rc } = at;
+    const { cluster, u, obs, now, P, target, ref, rc } = at;
     const what = `${P}/${step.ordinal ?? "-"}`;
-    const w = this.waits.get(key);
-    const since = w?.what === what ? w.since : now.getTime();
-    this.waits.set(key, { what, since });
+    const began = u.waitingOn === what && u.waitingSince ? Date.parse(u.waitingSince) : Number.NaN;
+    const since = Number.isFinite(began) ? began : now.getTime();
+    // A new wait is recorded once, so its timeout holds across restarts of the operator.
+    if (!Number.isFinite(began))
+      await writeUpgrade(
+        planeTarget(rc, this.d.client),
+        ref,
+        (cur) =>
+          cur && cur.targetVersion === target
+            ? { upgrade: { ...cur, waitingOn: what, waitingSince: stamp(now) } }
+            : undefined,
+        rc.signal,
+      );
     if (now.getTime() - since > this.o.waitTimeoutMs)
       return this.fail(
         cluster,
@@ -301,13 +314,13 @@ export class RollingUpgrade {
   ): Promise<ReconcileResult> {
     const { cluster, obs, target, ref, rc } = at;
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === step.ordinal
           ? {
               upgrade: {
-                ...withoutLastError(cur),
+                ...withoutWait(withoutLastError(cur)),
                 completedPods: [...new Set([...(cur.completedPods ?? []), step.ordinal])].sort(
                   (a, b) => b - a,
                 ),
@@ -339,9 +352,8 @@ export class RollingUpgrade {
     at: StepContext,
     step: Extract<RollingStep, { kind: "step-down" }>,
   ): Promise<ReconcileResult> {
-    const { cluster, u, key, obs, now, target, ref, rc } = at;
-    const sd = this.stepDowns.get(key);
-    const count = sd?.ordinal === step.ordinal ? sd.count + 1 : 1;
+    const { cluster, u, obs, now, target, ref, rc } = at;
+    const count = u.stepDownOrdinal === step.ordinal ? (u.stepDowns ?? 0) + 1 : 1;
     if (count > this.o.maxStepDowns)
       return this.fail(
         cluster,
@@ -363,13 +375,19 @@ export class RollingUpgrade {
         `step-down of ${obs.voters[step.ordinal]!.name}: ${errorMessage(e)}`,
       );
     }
-    this.stepDowns.set(key, { ordinal: step.ordinal, count });
     await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target
-          ? { upgrade: { ...cur, lastStepDownTime: stamp(now) } }
+          ? {
+              upgrade: {
+                ...withoutWait(cur),
+                lastStepDownTime: stamp(now),
+                stepDownOrdinal: step.ordinal,
+                stepDowns: count,
+              },
+            }
           : undefined,
       rc.signal,
     );
@@ -395,11 +413,11 @@ export class RollingUpgrade {
   ): Promise<ReconcileResult> {
     const { cluster, u, obs, P, target, ref, rc } = at;
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === P
-          ? { upgrade: { ...withoutLastError(cur), currentPartition: step.to } }
+          ? { upgrade: { ...withoutWait(withoutLastError(cur)), currentPartition: step.to } }
           : undefined,
       rc.signal,
     );
@@ -435,7 +453,7 @@ export class RollingUpgrade {
     const ref = refOf(cluster);
     const target = u.targetVersion ?? "";
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) => (cur && cur.targetVersion === target && !cur.failure ? { upgrade: null } : undefined),
       rc.signal,
@@ -455,6 +473,7 @@ export class RollingUpgrade {
       `upgraded from ${u.fromVersion} to ${target}${seconds !== undefined ? ` in ${Math.round(seconds)}s` : ""}`,
       rc,
     );
+    await commitBeforeRelease(rc);
     await this.d.locks.release(ref, upgradeLock(ref.name, u.fromVersion ?? ""), rc.signal);
     upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Succeeded);
     endRollingProgress({ namespace: ref.namespace, name: ref.name }, { total: cluster.spec.replicas ?? 3 });
@@ -484,11 +503,11 @@ export class RollingUpgrade {
     }
     // Clearing the failure and recording the request as handled is one write: one value, one retry.
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur, fresh) => {
         if (pendingRequest(fresh.spec, fresh.status?.upgradeRequests, "retry") !== retry) return undefined;
-        const next = cur ? withoutLastError(cur) : undefined;
+        const next = cur ? withoutAttempts(withoutLastError(cur)) : undefined;
         if (next) delete next.failure;
         return {
           upgrade: next ?? null,
@@ -520,7 +539,7 @@ export class RollingUpgrade {
     // Counted on the fresh status the write starts from, so a count is never lost to a stale cache.
     let n = (cluster.status?.upgrade?.consecutiveFailures ?? 0) + 1;
     await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       refOf(cluster),
       (cur) => {
         if (!cur || cur.targetVersion !== target) return undefined;
@@ -538,12 +557,9 @@ export class RollingUpgrade {
       rc.signal,
     );
     if (n >= this.o.maxAttempts) return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
-    const retry = retryAfterFailure(n);
-    rc.log.warn(
-      { reason, err: message, attempt: n, retryInMs: retry.requeueAfterMs },
-      "upgrade step failed; will retry",
-    );
-    return requeueAfter(retry.requeueAfterMs);
+    rc.log.warn({ reason, err: message, attempt: n }, "upgrade step failed; will retry");
+    // The runtime backs the retry off per key (5 s doubling) and counts it as a failed pass.
+    return retry(reason);
   }
 
   private async fail(
@@ -556,7 +572,7 @@ export class RollingUpgrade {
     const now = this.d.now();
     const target = cluster.status?.upgrade?.targetVersion;
     const w = await writeUpgrade(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       ref,
       (cur) =>
         cur && cur.targetVersion === target && !cur.failure
@@ -588,8 +604,6 @@ export class RollingUpgrade {
   }
 
   private forget(key: string): void {
-    this.waits.delete(key);
-    this.stepDowns.delete(key);
     this.replacing.delete(key);
   }
 
@@ -601,7 +615,7 @@ export class RollingUpgrade {
     rc: ReconcileContext,
   ): Promise<void> {
     await setUpgrading(
-      this.d.client,
+      planeTarget(rc, this.d.client),
       this.d.events,
       cluster,
       { status, reason, message },
@@ -617,6 +631,22 @@ function withoutLastError(u: UpgradeStatus): UpgradeStatus {
   delete n.lastErrorMessage;
   delete n.lastErrorAt;
   delete n.consecutiveFailures;
+  return n;
+}
+
+/** The wait is over: the next one begins its own clock. */
+function withoutWait(u: UpgradeStatus): UpgradeStatus {
+  const n = { ...u };
+  delete n.waitingOn;
+  delete n.waitingSince;
+  return n;
+}
+
+/** A retried roll starts its waits and step-downs over. */
+function withoutAttempts(u: UpgradeStatus): UpgradeStatus {
+  const n = withoutWait(u);
+  delete n.stepDownOrdinal;
+  delete n.stepDowns;
   return n;
 }
 
