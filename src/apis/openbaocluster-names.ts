@@ -120,6 +120,8 @@ export const OpenBaoClusterCondition = {
   TLSReady: "TLSReady",
   Upgrading: "Upgrading",
   BackingUp: "BackingUp",
+  /** The rolling restart spec.runtime.restartAt asks for: True while pods are replaced. */
+  Restarting: "Restarting",
   OpenBaoInitialized: "OpenBaoInitialized",
   OpenBaoSealed: "OpenBaoSealed",
   OpenBaoLeader: "OpenBaoLeader",
@@ -313,6 +315,11 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   UpgradePodReplacing: "UpgradePodReplacing",
   UpgradeRetargeted: "UpgradeRetargeted",
   UpgradeRetryAccepted: "UpgradeRetryAccepted",
+  // The Restarting condition (spec.runtime.restartAt) and its events.
+  RestartInProgress: "RestartInProgress",
+  RestartComplete: "RestartComplete",
+  RestartStepFailed: "RestartStepFailed",
+  RestartPodDeleted: "RestartPodDeleted",
 });
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
@@ -322,7 +329,9 @@ export const TLSModes = ["OperatorManaged", "External", "ACME"] as const;
 export type TLSMode = (typeof TLSModes)[number];
 export const UpgradeStrategies = ["RollingUpdate", "BlueGreen"] as const;
 export type UpgradeStrategy = (typeof UpgradeStrategies)[number];
-export const ClusterOperations = ["Upgrade", "Backup", "Restore"] as const;
+// "Restart" (spec.runtime.restartAt) is this operator's own: upstream rolls a pod-template annotation
+// without the lock.
+export const ClusterOperations = ["Upgrade", "Backup", "Restore", "Restart"] as const;
 export type ClusterOperation = (typeof ClusterOperations)[number];
 export const BackupProviders = ["s3", "gcs", "azure"] as const;
 export type BackupProvider = (typeof BackupProviders)[number];

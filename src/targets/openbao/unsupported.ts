@@ -37,9 +37,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   "readReplicas.template.resources": "opaque",
   "readReplicas.template.resources.claims": "unsupported",
   "readReplicas.template.scheduling": "unsupported",
-  // Upstream 0.5 fields not built yet: the runtime restart request, recovery keys at
-  // initialization and the file-audit volume.
-  runtime: "unsupported",
+  // The operator's rolling restart, the leader last (adminops/restart).
+  runtime: "acted",
+  // Upstream 0.5 fields not built yet: recovery keys at initialization and the file-audit volume.
   recoveryKeys: "unsupported",
   auditFileStorage: "unsupported",
   storage: "acted",
