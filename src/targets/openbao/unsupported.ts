@@ -39,8 +39,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   "readReplicas.template.scheduling": "unsupported",
   // The operator's rolling restart, the leader last (adminops/restart).
   runtime: "acted",
-  // Upstream 0.5 fields not built yet: recovery keys at initialization and the file-audit volume.
-  recoveryKeys: "unsupported",
+  // Recovery keys made once at self-init, PGP-encrypted per recipient (workload/config/recovery-keys.ts).
+  recoveryKeys: "acted",
+  // Upstream 0.5 field not built yet: the file-audit volume.
   auditFileStorage: "unsupported",
   storage: "acted",
   paused: "acted",
