@@ -320,6 +320,8 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   RestartComplete: "RestartComplete",
   RestartStepFailed: "RestartStepFailed",
   RestartPodDeleted: "RestartPodDeleted",
+  /** Event: the operator created a ManagedPVC claim (auditFileStorage, tls.acme.sharedCache). */
+  SharedClaimCreated: "SharedClaimCreated",
 });
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 

@@ -41,14 +41,13 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   runtime: "acted",
   // Recovery keys made once at self-init, PGP-encrypted per recipient (workload/config/recovery-keys.ts).
   recoveryKeys: "acted",
-  // Upstream 0.5 field not built yet: the file-audit volume.
-  auditFileStorage: "unsupported",
+  // The shared claim file audit devices write on, one folder per pod (workload/statefulsets/shared-claims.ts).
+  auditFileStorage: "acted",
   storage: "acted",
   paused: "acted",
   deletionPolicy: "acted",
   // Certificates and listener.
   tls: "acted",
-  "tls.acme.sharedCache": "unsupported",
   // config.hcl: server settings, telemetry, plugins, seals, audit devices, self-init requests.
   configuration: "acted",
   telemetry: "acted",

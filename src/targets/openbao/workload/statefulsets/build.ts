@@ -21,6 +21,7 @@ import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
+import { sharedClaimVolumes } from "./shared-claims.js";
 import { writableVolumes } from "./writable-volumes.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
@@ -123,7 +124,10 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       ];
   const runtimeMounts = inp.runtime.volumeMounts.map((m) => String((m as Obj)["mountPath"]));
   const seal = sealVolumes(c);
+  // The audit and ACME-cache claims; a file audit folder on the audit claim needs no emptyDir.
+  const shared = sharedClaimVolumes(c);
   const audit = writableVolumes(c, PATHS.dataDir, [
+    ...shared.mounts.map((m) => String(m["mountPath"])),
     PATHS.configDir,
     PATHS.tlsDir,
     PATHS.unsealDir,
@@ -135,6 +139,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...unsealVolume(c),
     ...seal.volumes,
     ...inp.runtime.volumes,
+    ...shared.volumes,
     ...audit.volumes,
   ];
   const mounts: Obj[] = [
@@ -143,6 +148,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...(unsealVolume(c).length ? [{ name: "unseal-key", mountPath: PATHS.unsealDir, readOnly: true }] : []),
     ...seal.mounts,
     ...inp.runtime.volumeMounts,
+    ...shared.mounts,
     ...audit.mounts,
   ];
   // Per-pod values (node id, addresses, service registration) come from the config renderer, so
