@@ -40,6 +40,8 @@ export const OpenBaoAnnotation = {
   Cluster: "openbao.org/cluster",
   Component: "openbao.org/component",
   ConfigHash: "openbao.org/config-hash",
+  /** Label upstream asks of a static restore-token Secret (with openbao.org/cluster), value RestoreTokenPurpose. */
+  CredentialPurpose: "openbao.org/credential-purpose",
   ForceRollback: "openbao.org/force-rollback",
   LastDevelopmentWarning: "openbao.org/last-development-warning",
   LastProfileNotSetWarning: "openbao.org/last-profile-not-set-warning",
@@ -63,9 +65,18 @@ export const OpenBaoLabel = {
   Cluster: OpenBaoAnnotation.Cluster,
   Component: OpenBaoAnnotation.Component,
   Revision: OpenBaoAnnotation.Revision,
+  /**
+   * On a restore test's throwaway cluster, its OpenBaoRestore and the Secret it gets: the source
+   * cluster's name (the drill controller finds its throwaway again by it after a restart).
+   */
+  RestoreTestOf: "openbao.org/restore-test-of",
   /** Upstream's label on snapshot Jobs: `scheduled`, `manual` or `pre-upgrade`. */
   BackupType: OpenBaoAnnotation.BackupType,
+  CredentialPurpose: OpenBaoAnnotation.CredentialPurpose,
 } as const;
+
+/** The openbao.org/credential-purpose a static restore-token Secret carries (upstream 0.3.0). */
+export const RestoreTokenPurpose = "restore-token";
 
 export const OpenBaoFinalizer = {
   Cluster: "openbao.org/openbaocluster-finalizer",
@@ -85,6 +96,11 @@ export const OpenBaoMetric = {
   BackupSizeBytes: "openbao_backup_size_bytes",
   BackupSuccessTotal: "openbao_backup_success_total",
   BackupTotal: "openbao_backup_total",
+  // Restore tests (spec.backup.restoreTest): no upstream counterpart, named after its backup metrics.
+  BackupLastVerifiedTimestampSeconds: "openbao_backup_last_verified_timestamp_seconds",
+  BackupVerificationFailed: "openbao_backup_verification_failed",
+  BackupRestoreTestIntervalSeconds: "openbao_backup_restore_test_interval_seconds",
+  BackupRestoreTestDurationSeconds: "openbao_backup_restore_test_duration_seconds",
   ClusterPhase: "openbao_cluster_phase",
   ClusterReadyReplicas: "openbao_cluster_ready_replicas",
   ClusterReplicas: "openbao_cluster_replicas",
@@ -122,6 +138,8 @@ export const OpenBaoClusterCondition = {
   BackingUp: "BackingUp",
   /** The rolling restart spec.runtime.restartAt asks for: True while pods are replaced. */
   Restarting: "Restarting",
+  /** spec.backup.restoreTest: whether the latest restore test of a backup passed; absent without one. */
+  BackupVerified: "BackupVerified",
   OpenBaoInitialized: "OpenBaoInitialized",
   OpenBaoSealed: "OpenBaoSealed",
   OpenBaoLeader: "OpenBaoLeader",
@@ -161,18 +179,24 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   InvalidSpec: "InvalidSpec",
   WaitingForTLS: "WaitingForTLS",
   WaitingForPods: "WaitingForPods",
-  Initializing: "Initializing",
+  /**
+   * OpenBaoInitialized=False before the first initialization: upstream's word (the key keeps this
+   * operator's earlier name, "Initializing", so the code reads as before).
+   */
+  Initializing: "NotInitialized",
   Initialized: "Initialized",
   Sealed: "Sealed",
   Unsealed: "Unsealed",
   LeaderElected: "LeaderElected",
   NoLeader: "NoLeader",
   OperationLockHeld: "OperationLockHeld",
-  UpgradeInProgress: "UpgradeInProgress",
+  /** Upgrading=True while an upgrade runs: upstream's condition says InProgress (its constant UpgradeInProgress is shown nowhere). */
+  UpgradeInProgress: "InProgress",
   UpgradeComplete: "UpgradeComplete",
   UpgradeFailed: "UpgradeFailed",
   PreUpgradeBackupFailed: "PreUpgradeBackupFailed",
-  BackupInProgress: "BackupInProgress",
+  /** BackingUp=True while a backup Job runs: upstream's InProgress (this key's value was BackupInProgress). */
+  BackupInProgress: "InProgress",
   BackupSucceeded: "BackupSucceeded",
   BackupFailed: "BackupFailed",
   BreakGlass: "BreakGlass",
@@ -218,7 +242,8 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   NetworkEgressRulesRequired: "NetworkEgressRulesRequired",
   NoBackupToken: "NoBackupToken",
   NoReplicasReady: "NoReplicasReady",
-  NoUpgradeNeeded: "NoUpgradeNeeded",
+  /** Upgrading=False with nothing to do: upstream's condition says Idle (its constant NoUpgradeNeeded is shown nowhere). */
+  NoUpgradeNeeded: "Idle",
   NotReady: "NotReady",
   OperationLockOverridden: "OperationLockOverridden",
   OperatorManagedTLS: "OperatorManagedTLS",
@@ -322,6 +347,21 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   RestartPodDeleted: "RestartPodDeleted",
   /** Event: the operator created a ManagedPVC claim (auditFileStorage, tls.acme.sharedCache). */
   SharedClaimCreated: "SharedClaimCreated",
+  // BackupVerified (spec.backup.restoreTest): the last restore test's outcome.
+  /** True: the latest backup was restored into a throwaway cluster, unsealed and read back. */
+  BackupVerified: "BackupVerified",
+  /** Unknown: the first restore test is running (a later one leaves the last outcome standing). */
+  RestoreTestRunning: "RestoreTestRunning",
+  /** The OpenBaoRestore into the throwaway cluster failed: the snapshot is corrupt, undecryptable or unreadable. */
+  RestoreTestRestoreFailed: "RestoreTestRestoreFailed",
+  /** The throwaway cluster did not answer unsealed after the restore. */
+  RestoreTestSealed: "RestoreTestSealed",
+  /** The canary path did not read back from the restored data. */
+  RestoreTestCanaryMissing: "RestoreTestCanaryMissing",
+  /** The test did not finish within spec.backup.restoreTest.timeout. */
+  RestoreTestTimedOut: "RestoreTestTimedOut",
+  /** The test cannot run as configured (no backup target, an invalid schedule, a Secret missing). */
+  RestoreTestInvalid: "RestoreTestInvalid",
 });
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
@@ -385,4 +425,7 @@ export const OpenBaoClusterManagers = {
   workload: "platform-operator-openbao",
   lock: "platform-operator-openbao-lock",
   adminOps: "platform-operator-openbao-adminops",
+  /** The restore-test controller (spec.backup.restoreTest) and the objects it creates. */
+  restoreTestController: "openbaocluster-restore-test",
+  restoreTest: "platform-operator-openbao-restore-test",
 } as const;

@@ -1072,6 +1072,43 @@ export const BackupTargetSchema = Type.Object(
 );
 export type BackupTarget = Static<typeof BackupTargetSchema>;
 
+/**
+ * Restore tests ("drills"): the latest backup restored into a throwaway one-pod cluster beside the
+ * source, checked, and deleted. Upstream names the field spec.backup.restoreTest in its design; the
+ * shape below is this operator's own (upstream published none yet).
+ */
+export const RestoreTestSchema = Type.Object(
+  {
+    enabled: Flag("Run restore tests.", true),
+    schedule: Type.Optional(
+      Text("Cron schedule of the tests; unset: each new backup is tested once, after it is taken.", 128, {
+        minLength: 1,
+      }),
+    ),
+    canary: Type.Optional(
+      Type.Object(
+        {
+          path: Text(
+            'API path read from the restored data, e.g. "kv/data/restore-canary"; the test fails unless it answers with data.',
+            512,
+            { minLength: 1, pattern: "^[A-Za-z0-9_.\\-/]+$" },
+          ),
+          tokenSecretRef: Type.Optional(
+            NameReference(
+              "Secret (key token) with a token of the source cluster that may read the path; spec.backup.tokenSecretRef when unset.",
+            ),
+          ),
+        },
+        { description: "A path written before the backup, read back from the restored data." },
+      ),
+    ),
+    timeout: Type.Optional(
+      Duration("How long one test may take, throwaway cluster included, before it fails (default 30m)."),
+    ),
+  },
+  { description: "Periodic restore tests of the latest backup into a throwaway cluster." },
+);
+
 export const BackupSchema = Type.Object(
   {
     schedule: Text('Cron schedule, e.g. "0 3 * * *".', 128, { minLength: 1 }),
@@ -1090,6 +1127,7 @@ export const BackupSchema = Type.Object(
     jwtAuthRole: Type.Optional(Text("OpenBao JWT role the backup Job logs in with.")),
     tokenSecretRef: Type.Optional(NameReference("Secret with an OpenBao token, when no JWT role is set.")),
     image: Type.Optional(Image("Executor image for backup Jobs.")),
+    restoreTest: Type.Optional(RestoreTestSchema),
   },
   { description: "Scheduled Raft snapshots to object storage." },
 );
@@ -1444,6 +1482,13 @@ export const BackupStatusSchema = Type.Object(
     lastFailureMessage: Note("Detail of the last failure.", 4096),
     lastFailureTime: When("When the last failure was recorded."),
     jobName: Note("Backup Job in flight.", 253),
+    lastVerifiedTime: When("When the last restore test that passed ended (spec.backup.restoreTest)."),
+    lastVerifiedBackupKey: Note("Object key of the snapshot the last passing restore test restored."),
+    lastVerificationTime: When("When the last restore test ended, whatever its outcome."),
+    lastVerificationBackupKey: Note("Object key the last restore test restored, whatever its outcome."),
+    lastVerificationScheduledTime: When("Schedule window of the last restore test; one test per window."),
+    lastVerificationFailureReason: Note("Reason code of the last restore test, when it failed.", 253),
+    lastVerificationFailureMessage: Note("Detail of the last restore test, when it failed.", 4096),
   },
   { description: "Backup schedule and outcome." },
 );

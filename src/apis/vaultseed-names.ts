@@ -38,7 +38,7 @@ export const VaultSeedReason = reasonTable<typeof VaultSeedKind>()({
   BackendRejected: "BackendRejected",
   /** Ready=False, Reconciling: a path written moments ago without an owner marker is not adopted yet. */
   AdoptionPending: "AdoptionPending",
-  /** Stalled: the object could not be handled at all; the message says why. */
+  /** Reconciling: the object could not be handled at all (retried with backoff); the message says why. */
   ReconcileFailed: "ReconcileFailed",
   Deleted: "Deleted",
 });

@@ -8,9 +8,9 @@ import {
   ContractError,
   ExecutorPaths,
   executorFiles,
-  formatResult,
   fromEnv,
 } from "../targets/openbao/executor/contract.js";
+import { formatResult } from "../targets/openbao/executor/result.js";
 import { type ExecutorFiles, runExecutor } from "../targets/openbao/executor/run.js";
 
 export const executorHelp = `Usage: platform-operator executor [options]

@@ -1,3 +1,10 @@
+/**
+ * The Kubernetes API client, one class on purpose: every verb (get, list, apply, patch, delete,
+ * watch, metadata lists) goes through the same request path (the token bucket, Retry-After and
+ * 429/5xx retries, the HTTP/2-or-HTTP/1 transport and its lanes, dry-run counting, withholding of
+ * secret values from errors), and the path's state is the class's. What stands apart already
+ * lives apart: credentials/, the transports, the REST mapper, rate limiting, request building.
+ */
 import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import type { RequestSpec } from "./api-request.js";

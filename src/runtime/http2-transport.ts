@@ -1,3 +1,9 @@
+/**
+ * Over 400 lines and still one thing: the HTTP/2 connections to one API server (see the class's
+ * comment). Opening them, spreading streams up to the server's limit, the pings that drop a dead
+ * or suspected connection, the Lease's own pool and the fall back to HTTP/1.1 all act on the same
+ * list of sessions; split, each part would need that list and its bookkeeping.
+ */
 import { createHash } from "node:crypto";
 import http2 from "node:http2";
 import tls from "node:tls";

@@ -1,3 +1,9 @@
+/**
+ * One informer: list+watch of one kind per namespace scope, resumed from resourceVersion, relisted
+ * on 410 Gone, a quiet watch questioned before it is trusted, and the cache and owner indexes the
+ * events keep. One thing in one file because the watch loop, the relist and the cache share the
+ * per-scope state (resourceVersion, sync, progress) that each step of the loop reads and moves.
+ */
 import { setMaxListeners } from "node:events";
 import { exponentialDelay, sleep } from "./backoff.js";
 import type { KubeClient, Watch } from "./client.js";

@@ -1,3 +1,9 @@
+/**
+ * A target's manager: its informers (started when their kind is served, one cache per kind), its
+ * controllers, its Lease, the namespaces it watches and the health it reports. One class because
+ * starting, stopping and the namespace changes must reach every part in one order: informers synced
+ * before controllers, controllers drained before the Lease goes.
+ */
 import { hostname } from "node:os";
 import { mayClusterWide } from "./access.js";
 import { AdmissionChecks } from "./admission.js";

@@ -600,7 +600,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         { status: "True", reason: OpenBaoClusterReason.UpgradeInProgress, message: "rolling c-2 to 2.7.3" },
         now(),
       );
-      await expect(KEY, await get("c"), "Progressing", /^upgrading: UpgradeInProgress: rolling c-2/);
+      await expect(KEY, await get("c"), "Progressing", /^upgrading: InProgress: rolling c-2/);
       await setUpgrading(
         client,
         recorder(),

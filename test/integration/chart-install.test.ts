@@ -125,6 +125,12 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
   "create core/serviceaccounts/token":
     "spec.upgrade.jwtAuthRole logs in with the upgrade ServiceAccount's token; no upgrade here (openbao-upgrade-rolling.test.ts rolls with it)",
   "create batch/jobs": "executor Jobs run backups and restores; none here",
+  // Restore tests make a throwaway cluster and its OpenBaoRestore, and delete both
+  // (openbao-restore-test-node.test.ts); this scenario configures no spec.backup.restoreTest.
+  "create openbao.org/openbaoclusters": "a restore test's throwaway cluster; no restore test here",
+  "delete openbao.org/openbaoclusters": "a restore test's throwaway cluster; no restore test here",
+  "create openbao.org/openbaorestores": "a restore test's restore request; no restore test here",
+  "delete openbao.org/openbaorestores": "a restore test's restore request; no restore test here",
   "delete core/services":
     "the read-replica Service is deleted when spec.readReplicas.service is turned off; it needs a second StatefulSet",
   "delete core/configmaps":

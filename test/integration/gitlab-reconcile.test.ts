@@ -6,6 +6,7 @@ import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
 import { isNotFound } from "../../src/runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { renders } from "../../src/targets/gitlab/metrics.js";
+import { releaseInfo, releasePhase } from "../../src/targets/gitlab/release-metrics.js";
 import { GITLABCORE } from "../../src/targets/gitlab/target.js";
 import {
   applyGitLab,
@@ -100,6 +101,17 @@ describe("GitLabCore reconcile on a real cluster", () => {
     assert.equal(o.status?.targetVersion, "10.3.0");
     assert.equal(o.status?.hooksVersion, "10.3.0");
     assert.equal(o.status?.gitlabVersion, "19.3.0", "read off the migrations Job label");
+    // The release's own series say the same (the status write publishes them).
+    assert.deepEqual(
+      (await releaseInfo.get()).values.filter((v) => v.labels["namespace"] === ns).map((v) => v.labels),
+      [{ namespace: ns, name: NAME, chart_version: "10.3.0", gitlab_version: "19.3.0" }],
+    );
+    assert.deepEqual(
+      (await releasePhase.get()).values
+        .filter((v) => v.labels["namespace"] === ns && v.value === 1)
+        .map((v) => v.labels["phase"]),
+      ["Running"],
+    );
     assert.equal(conditionOf(o, "Initialized")?.status, "True");
     assert.equal(conditionOf(o, "Initialized")?.observedGeneration, o.metadata.generation);
     assert.equal(conditionOf(o, "Available")?.reason, "WorkloadsReady");
@@ -268,6 +280,17 @@ describe("GitLabCore reconcile on a real cluster", () => {
     assert.ok(
       isNotFound(await client.get(GATEWAYCLASS, gcName).catch((e: unknown) => e)),
       "GatewayClass deleted",
+    );
+    // Its series go with it, once the informer has seen the deletion.
+    await eventually(
+      async () =>
+        (await releasePhase.get()).values.some((v) => v.labels["namespace"] === ns) ? undefined : true,
+      30_000,
+      "the release's metric series to be removed",
+    );
+    assert.deepEqual(
+      (await releaseInfo.get()).values.filter((v) => v.labels["namespace"] === ns),
+      [],
     );
   });
 });

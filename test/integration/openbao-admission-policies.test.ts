@@ -25,12 +25,12 @@ import { POLICY_KINDS, renderOpenBaoChart } from "../support/openbao-chart.js";
 import { installOpenBaoClusterCrd, installOpenBaoTenantCrd } from "../support/openbao-cluster.js";
 import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 import {
+  ALL_CASES,
   CLUSTER_BASE,
-  CLUSTER_CASES,
   caseMessage,
   type PolicyCase,
+  REFUSED_WRITER_SECRET,
   RESTORE_BASE,
-  RESTORE_CASES,
 } from "../support/openbao-policy-cases.js";
 
 // The chart's ValidatingAdmissionPolicies (admissionPolicies.enabled), rendered by the real helm
@@ -107,6 +107,8 @@ describe("the chart's admission policies on the real API server", () => {
     const users = [
       operatorUser,
       "alice",
+      // Holds every verb ("*" covers upstream's custom ones) and may get every Secret.
+      "carol",
       "system:kube-controller-manager",
       "system:serviceaccount:kube-system:generic-garbage-collector",
       "system:serviceaccount:kube-system:namespace-controller",
@@ -151,7 +153,11 @@ describe("the chart's admission policies on the real API server", () => {
         subjects: users.map((name) => ({ kind: "User", apiGroup: "rbac.authorization.k8s.io", name })),
       },
     );
-    for (const u of users) as[u] = impersonating(admin.credentials, u);
+    // Editors without upstream's extra verbs: bob may edit the kinds and get the one Secret the
+    // cases lend everywhere; dave may also restore.
+    await grantEditor(admin, ns, "bob", []);
+    await grantEditor(admin, ns, "dave", ["restore"]);
+    for (const u of [...users, "bob", "dave"]) as[u] = impersonating(admin.credentials, u);
     // A binding takes effect a moment after it is created: wait for the first refusal.
     let probe = 0;
     await eventually(
@@ -195,11 +201,15 @@ describe("the chart's admission policies on the real API server", () => {
     ).then(() => type);
   }
 
-  for (const c of [...CLUSTER_CASES, ...RESTORE_CASES].filter((c) => !c.crdRefuses)) {
+  for (const c of ALL_CASES.filter((c) => !c.crdRefuses)) {
     it(`${c.table.name} ${c.rule}: refused with the table's message, its fixed twin admitted`, async () => {
       const name = c.rule.slice(0, 40);
+      // A rule that asks the authorizer: the same object, refused for an editor without the verb
+      // (or the Secret), admitted for one who holds everything.
+      const refused = c.authz ? as[c.authz.holds.includes("restore") ? "dave" : "bob"]! : admin;
+      const admitted = c.authz ? as["carol"]! : admin;
       if (c.before) await writeCase(admin, c, c.before, name);
-      const message = await refusal(() => writeCase(admin, c, c.bad, name));
+      const message = await refusal(() => writeCase(refused, c, c.bad, name));
       assert.ok(message?.includes(caseMessage(c)), `refused with the rule's message: ${message}`);
       assert.ok(message?.includes(`${release}-${c.table.name}`), `names the policy: ${message}`);
       // Each case breaks its one rule: the message is the only one.
@@ -208,9 +218,81 @@ describe("the chart's admission policies on the real API server", () => {
         others.map((r) => r.id),
         [],
       );
-      await writeCase(admin, c, c.good, name);
+      if (c.authz) {
+        const rule = c.table.rules.find((r) => r.id === c.rule)!;
+        assert.ok(
+          message?.includes(rule.field!) && message.includes(rule.needs!.replace(" on the Secret", "")),
+        );
+      }
+      await writeCase(admitted, c, c.good, name);
     });
   }
+
+  it("who may set what: an editor without the verb changes the rest of a cluster an admin gave a custom image, not the image", async () => {
+    const spec = {
+      ...CLUSTER_BASE,
+      backup: {
+        schedule: "0 3 * * *",
+        jwtAuthRole: "backup",
+        image: "registry.example.com/executor:1",
+        target: {
+          bucket: "b",
+          endpoint: "https://s3.example.com",
+          credentialsSecretRef: { name: REFUSED_WRITER_SECRET },
+        },
+      },
+    };
+    const obj = (s: Record<string, unknown>) =>
+      ({
+        apiVersion: OpenBaoApiVersion,
+        kind: OpenBaoClusterKind,
+        metadata: { name: "delegated", namespace: ns },
+        spec: s,
+      }) as KubeObject;
+    const bob = as["bob"]!;
+    const first = await refusal(() => bob.create(OPENBAOCLUSTER, obj(spec)));
+    assert.match(first ?? "", /spec\.backup\.image: .*usecustomexecutables or usehelperimages/);
+    await as["carol"]!.create(OPENBAOCLUSTER, obj(spec));
+    await bob.mergePatch(OPENBAOCLUSTER, "delegated", ns, { spec: { replicas: 5 } });
+    const changed = await refusal(() =>
+      bob.mergePatch(OPENBAOCLUSTER, "delegated", ns, {
+        spec: { backup: { image: "registry.example.com/other:2" } },
+      }),
+    );
+    assert.match(changed ?? "", /spec\.backup\.image: /);
+    await admin.delete(OPENBAOCLUSTER, "delegated", ns);
+  });
+
+  it("lock-managed-resource-mutations: break glass for a holder of the maintenance verb on the owning cluster, not for an editor", async () => {
+    const op = as[operatorUser]!;
+    const owned = (name: string): KubeObject => ({
+      ...managedConfigMap(name, { "openbao.org/maintenance": "true" }),
+      metadata: {
+        name,
+        namespace: ns,
+        labels: { [LABEL_MANAGED_BY]: MANAGED_BY, "openbao.org/cluster": "c" },
+        annotations: { "openbao.org/maintenance": "true" },
+      },
+    });
+    await op.create(CONFIGMAP, owned("maint-verb"));
+    // bob may write ConfigMaps (RBAC) but holds no maintenance verb: the lock stands.
+    assert.ok(
+      (
+        await refusal(() => as["bob"]!.mergePatch(CONFIGMAP, "maint-verb", ns, { data: { a: "2" } }))
+      )?.includes(LOCK),
+    );
+    await grantMaintenance(admin, ns, "erin");
+    const erin = impersonating(admin.credentials, "erin");
+    // A new RoleBinding reaches the authorizer a moment after it is created.
+    await eventually(
+      async () =>
+        (await refusal(() => erin.mergePatch(CONFIGMAP, "maint-verb", ns, { data: { a: "3" } }))) ===
+        undefined,
+      30_000,
+      "erin's maintenance verb to be in force",
+    );
+    await erin.delete(CONFIGMAP, "maint-verb", ns);
+  });
 
   it("validate-openbaotenant: a tenant outside the operator's namespace may onboard only its own", async () => {
     const message = TENANT_POLICY.rules[0]!.message;
@@ -535,3 +617,55 @@ describe("the chart's admission policies on the real API server", () => {
     assert.match(await registry.metrics(), /^openbao_admission_dependencies_ready 0$/m);
   });
 });
+
+const ROLE: ResourceType = {
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind: "Role",
+  plural: "roles",
+  namespaced: true,
+};
+const ROLE_BINDING: ResourceType = { ...ROLE, kind: "RoleBinding", plural: "rolebindings" };
+const EDIT = ["get", "list", "watch", "create", "update", "patch", "delete"];
+
+async function bindRole(admin: KubeClient, ns: string, user: string, rules: unknown[]): Promise<void> {
+  await admin.create(ROLE, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: user, namespace: ns },
+    rules,
+  });
+  await admin.create(ROLE_BINDING, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: user, namespace: ns },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: user },
+    subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user }],
+  });
+}
+
+/** An editor of the openbao kinds and ConfigMaps, with only `extra` of upstream's verbs, and get on one Secret. */
+async function grantEditor(admin: KubeClient, ns: string, user: string, extra: string[]): Promise<void> {
+  await bindRole(admin, ns, user, [
+    {
+      apiGroups: ["openbao.org"],
+      resources: ["openbaoclusters", "openbaorestores"],
+      verbs: [...EDIT, ...extra],
+    },
+    { apiGroups: [""], resources: ["configmaps"], verbs: EDIT },
+    { apiGroups: [""], resources: ["secrets"], resourceNames: [REFUSED_WRITER_SECRET], verbs: ["get"] },
+  ]);
+}
+
+/** Maintenance on the cluster "c" only, and the right (RBAC) to write ConfigMaps. */
+async function grantMaintenance(admin: KubeClient, ns: string, user: string): Promise<void> {
+  await bindRole(admin, ns, user, [
+    {
+      apiGroups: ["openbao.org"],
+      resources: ["openbaoclusters"],
+      resourceNames: ["c"],
+      verbs: ["maintenance"],
+    },
+    { apiGroups: [""], resources: ["configmaps"], verbs: EDIT },
+  ]);
+}

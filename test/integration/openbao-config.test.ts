@@ -259,6 +259,11 @@ describe("golden config.hcl files on the real bao", () => {
     assert.equal(auth.body.data["userpass/"].description, "people");
     const audit = await call(n.addr, ca, "GET", "sys/audit", { token });
     assert.equal(audit.body.data["stdout/"]?.description, "audit to the log");
+    // `when` reaches OpenBao's evaluator: the false condition skipped its request, the true one ran
+    // with its headers.
+    const mounts = await call(n.addr, ca, "GET", "sys/mounts", { token });
+    assert.equal(mounts.body.data["never/"], undefined, "the request whose condition is false ran");
+    assert.equal(mounts.body.data["headed/"]?.type, "kv");
   });
 
   it("transit-seal: unseals through a real transit OpenBao", async () => {

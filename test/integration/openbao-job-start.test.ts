@@ -133,7 +133,14 @@ describe("openbao Jobs that cannot start free the operation lock", () => {
       await client.create(SECRET, {
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name, namespace: ns },
+        metadata: {
+          name,
+          namespace: ns,
+          // A static restore token carries upstream's labels, or no restore uses it.
+          ...(name === "restore-token"
+            ? { labels: { "openbao.org/cluster": NAME, "openbao.org/credential-purpose": "restore-token" } }
+            : {}),
+        },
         stringData: { token: "s.job-start-not-a-real-token", "ca.crt": "x" },
       });
     await createOpenBaoCluster(client, ns, NAME, {
@@ -192,7 +199,7 @@ describe("openbao Jobs that cannot start free the operation lock", () => {
     // A pod still being made is no trouble yet.
     later(10_000);
     await backupPass();
-    assert.equal((await condition("BackingUp"))?.reason, "BackupInProgress");
+    assert.equal((await condition("BackingUp"))?.reason, "InProgress");
 
     await stagePod(jobName, waitingStatus("ImagePullBackOff", `Back-off pulling image "${IMAGE}"`));
     later(10_000);

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { CONFIGMAP, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
+import { Component } from "../../src/targets/openbao/identity.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
+import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { SCHEDULING } from "../fixtures/openbao/scheduling.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import { startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
@@ -46,7 +50,7 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
       },
       resources: { requests: { cpu: "50m", memory: "64Mi" } },
       configuration: { plugin: { autoDownload: true } },
-      // Still not acted on: the condition must name it and only it.
+      // Acted on since: the condition must not name it.
       readReplicas: { replicas: 0, template: { scheduling: { nodeSelector: { zone: "a" } } } },
     });
     const sts = await eventually(
@@ -70,15 +74,20 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
     assert.doesNotMatch(text, /plugin_directory/);
     assert.match(text, /plugin_auto_download\s*=\s*true/);
 
-    const cond = await eventually(
-      async () =>
-        ((await client.get(OPENBAOCLUSTER, "meta", ns)) as Json)["status"]?.conditions?.find(
-          (c: Json) => c["type"] === "UnsupportedFields",
-        ),
+    // The pass that wrote the other conditions decided UnsupportedFields too: it is absent.
+    const conditions: Json[] = await eventually(
+      async () => {
+        const c = ((await client.get(OPENBAOCLUSTER, "meta", ns)) as Json)["status"]?.conditions;
+        return c?.some((x: Json) => x["type"] === "Available") ? c : undefined;
+      },
       60_000,
-      "the UnsupportedFields condition",
+      "the cluster's conditions",
     );
-    assert.equal(cond.message, "accepted but not acted on: spec.readReplicas.template.scheduling");
+    assert.equal(
+      conditions.find((c) => c["type"] === "UnsupportedFields"),
+      undefined,
+      JSON.stringify(conditions.find((c) => c["type"] === "UnsupportedFields")),
+    );
 
     // Declaring a plugin brings plugin_directory into config.hcl (and a new hash rolls the pods).
     await client.mergePatch(OPENBAOCLUSTER, "meta", ns, {
@@ -104,5 +113,25 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
       "plugin_directory in config.hcl",
     );
     assert.match(withPlugin, /^plugin_directory\s*=\s*"\/openbao\/plugins"$/m);
+  });
+
+  it("the API server accepts a read-replica StatefulSet with every scheduling field (dry run)", async () => {
+    const c = (await client.get(OPENBAOCLUSTER, "meta", ns)) as unknown as OpenBaoCluster;
+    const withScheduling = {
+      ...c,
+      spec: { ...c.spec, readReplicas: { replicas: 1, template: { scheduling: SCHEDULING } } },
+    } as OpenBaoCluster;
+    const sts = buildStatefulSet(withScheduling, {
+      component: Component.ReadReplica,
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+    });
+    const answer = (await client.apply(STATEFULSET, sts as never, {
+      fieldManager: "test",
+      dryRun: true,
+    })) as Json;
+    for (const [k, v] of Object.entries(SCHEDULING)) assert.deepEqual(answer["spec"].template.spec[k], v, k);
   });
 });

@@ -204,6 +204,19 @@ describe("OpenBaoRestore controller on the real API server", () => {
         metadata: { name, namespace: ns },
         stringData: { token: "s3cr3t-value" },
       });
+    // A static restore token without upstream's labels is not used: the restore waits, naming them.
+    await pass("r1");
+    const unlabelled = await cond("r1", "Validated");
+    assert.equal(unlabelled?.reason, "CredentialsMissing");
+    assert.match(
+      unlabelled?.message ?? "",
+      /token Secret restore-token \(tokenSecretRef\) lacks the labels a restore token carries: openbao\.org\/cluster=bao, openbao\.org\/credential-purpose=restore-token/,
+    );
+    await client.mergePatch(SECRET, "restore-token", ns, {
+      metadata: {
+        labels: { "openbao.org/cluster": "bao", "openbao.org/credential-purpose": "restore-token" },
+      },
+    });
     assert.deepEqual(probes, []);
     await pass("r1");
     const r = await get("r1");
@@ -426,11 +439,22 @@ describe("OpenBaoRestore controller on the real API server", () => {
   it("stopped right after each receipt stage, a restore never creates a second Job", async () => {
     await createOpenBaoCluster(client, ns, "rcpt", { replicas: 1 });
     await healthy("rcpt");
+    // rcpt's own restore token: a token Secret is labelled for one cluster.
+    await client.create(SECRET, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "rcpt-restore-token",
+        namespace: ns,
+        labels: { "openbao.org/cluster": "rcpt", "openbao.org/credential-purpose": "restore-token" },
+      },
+      stringData: { token: "s3cr3t-value" },
+    });
     const stages = ["Prepared", "Committed", "Created", "TerminalObserved", "FollowThroughComplete"] as const;
     for (const stage of stages) {
       const name = `rc-${stage.toLowerCase()}`;
       const jobName = `restore-${name}`;
-      await createRestore(name, { cluster: "rcpt" });
+      await createRestore(name, { cluster: "rcpt", tokenSecretRef: { name: "rcpt-restore-token" } });
       const uids = new Set<string>();
       const seen = async () => {
         const jobs = (await restoreJobs()).filter((j) => j.metadata.name === jobName);
@@ -500,7 +524,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
   });
 
   it("a committed Job that disappears is reported as Unknown, not created again", async () => {
-    await createRestore("rc-gone", { cluster: "rcpt" });
+    await createRestore("rc-gone", { cluster: "rcpt", tokenSecretRef: { name: "rcpt-restore-token" } });
     await pass("rc-gone");
     const running = await get("rc-gone");
     assert.equal(running.status?.phase, "Running");

@@ -7,12 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  type ExecutorJob,
-  type ExecutorResult,
-  parseResult,
-  toEnvAndMounts,
-} from "../../src/targets/openbao/executor/contract.js";
+import { type ExecutorJob, toEnvAndMounts } from "../../src/targets/openbao/executor/contract.js";
+import { type ExecutorResult, parseResult } from "../../src/targets/openbao/executor/result.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 

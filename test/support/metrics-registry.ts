@@ -8,11 +8,13 @@ export async function registeredMetrics(): Promise<Map<string, { labels: Set<str
     "vault/metrics",
     "openbao/metrics",
     "openbao/adminops/backup/metrics",
+    "openbao/drill/metrics",
     "openbao/adminops/upgrade/core/metrics",
     "openbao/workload/certs/metrics",
     "openbao/restore/metrics",
     "openbao/baoclient/client",
     "gitlab/metrics",
+    "gitlab/release-metrics",
   ])
     await import(`../../src/targets/${m}.js`);
   const out = new Map<string, { labels: Set<string> }>();

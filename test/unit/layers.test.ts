@@ -83,6 +83,7 @@ const OPENBAO_ROOMS: { holds: string[]; why: string }[] = [
     why: "the wiring builds the controllers and the admission checks",
   },
   { holds: ["tenant/"], why: "the tenant provisioner onboards namespaces for clusters and restores" },
+  { holds: ["drill/"], why: "restore tests drive a throwaway cluster through an OpenBaoRestore" },
   { holds: ["restore/"], why: "a restore runs the backup's executor Job with its defaults" },
   { holds: ["adminops/"], why: "backups and upgrades drive the workload and its pods' OpenBao" },
   { holds: ["steps/"], why: "the workload pass in order, each step calling the workload's services" },

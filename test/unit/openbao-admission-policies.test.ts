@@ -11,17 +11,17 @@ import {
   DEFAULT_OPERATOR_NAMESPACE,
 } from "../../src/targets/openbao/validate/policies.js";
 import {
+  ALL_CASES,
   CLUSTER_BASE,
-  CLUSTER_CASES,
+  caseAuthorizer,
   caseMessage,
   RESTORE_BASE,
-  RESTORE_CASES,
 } from "../support/openbao-policy-cases.js";
 
 // The TypeScript half of the admission rule table (what `validate --admission-policies` runs) on
 // the cases the integration test shows the chart's policies on the real API server.
 
-const CASES = [...CLUSTER_CASES, ...RESTORE_CASES];
+const CASES = ALL_CASES;
 /** The tenant table's rules, each shown below on tenants (their case needs a namespace, not a spec). */
 const TENANT_RULES_SHOWN = ["tenant-own-namespace"];
 const OP_NS = "po-system";
@@ -42,15 +42,19 @@ describe("the openbao admission rules, as validate runs them", () => {
     it(`${c.table.name} ${c.rule}: refuses the case with its message only, admits the fixed twin`, () => {
       const base = c.table.resource === "openbaorestores" ? RESTORE_BASE : CLUSTER_BASE;
       const old = c.before ? { spec: { ...base, ...c.before } } : undefined;
-      const input = (spec: Record<string, unknown>) => ({
-        object: { spec: { ...base, ...spec } },
+      // Writers: for a rule that asks the authorizer, the refused one holds only what the case
+      // says and the admitted one everything; for the others, one who holds everything (as the
+      // integration test's admin does).
+      const input = (spec: Record<string, unknown>, everything: boolean) => ({
+        object: { metadata: { name: "c" }, spec: { ...base, ...spec } },
         ...(old ? { oldObject: old } : {}),
+        authorizer: caseAuthorizer(c, everything || !c.authz),
       });
       assert.deepEqual(
-        refusals(c.table, input(c.bad)).map((r) => r.message),
+        refusals(c.table, input(c.bad, false)).map((r) => r.message),
         [caseMessage(c)],
       );
-      assert.deepEqual(refusals(c.table, input(c.good)), []);
+      assert.deepEqual(refusals(c.table, input(c.good, true)), []);
     });
   }
 
@@ -115,6 +119,42 @@ describe("the openbao admission rules, as validate runs them", () => {
       validateCommand(["-"], () => "{}", { operatorNamespace: "x" }),
       /--operator-namespace is read only with --admission-policies/,
     );
+  });
+
+  it("a delegation rule names its field and what the writer needs; offline (no authorizer) it admits", () => {
+    for (const c of CASES.filter((x) => x.authz)) {
+      const rule = c.table.rules.find((r) => r.id === c.rule)!;
+      assert.ok(rule.needs && rule.field, rule.id);
+      assert.ok(rule.message.startsWith(`${rule.field}: `), rule.message);
+      assert.ok(rule.message.includes(rule.needs.startsWith("get") ? "needs get" : rule.needs), rule.message);
+      const base = c.table.resource === "openbaorestores" ? RESTORE_BASE : CLUSTER_BASE;
+      assert.ok(rule.admits({ object: { metadata: { name: "c" }, spec: { ...base, ...c.bad } } }), rule.id);
+    }
+  });
+
+  it("a delegation rule asks only when its field changes: an editor without the verb may change the rest", () => {
+    const [c] = CASES.filter((x) => x.rule === "verb-backup-image");
+    const base = { metadata: { name: "c" }, spec: { ...CLUSTER_BASE, ...c!.bad } };
+    const editor = caseAuthorizer(c!, false);
+    const scaled = { ...base, spec: { ...base.spec, replicas: 5 } };
+    assert.deepEqual(refusals(c!.table, { object: scaled, oldObject: base, authorizer: editor }), []);
+    const changed = {
+      ...base,
+      spec: {
+        ...base.spec,
+        backup: { ...(base.spec["backup"] as object), image: "registry.example.com/other:2" },
+      },
+    };
+    assert.deepEqual(
+      refusals(c!.table, { object: changed, oldObject: base, authorizer: editor }).map((r) => r.id),
+      ["verb-backup-image"],
+    );
+    // Taking the field away asks nothing.
+    const dropped = {
+      ...base,
+      spec: { ...base.spec, backup: { ...(base.spec["backup"] as object), image: "" } },
+    };
+    assert.deepEqual(refusals(c!.table, { object: dropped, oldObject: base, authorizer: editor }), []);
   });
 
   it("the chart's copy of the rules is the table's (npm run policies:write)", () => {

@@ -257,6 +257,42 @@ describe("config.hcl structure", () => {
     );
   });
 
+  it("self-init headers and when: OpenBao 2.6 on, header names as written, refusals naming the request", () => {
+    const req = (extra: Record<string, unknown>) => ({
+      selfInit: { enabled: true, requests: [{ name: "r", operation: "read", path: "sys/health", ...extra }] },
+    });
+    const text = renderSelfInitRequests(
+      cluster({ ...req({ headers: { "X-A": ["1", "2"], b: [] }, when: { eval_type: "bool", x: [1] } }) }),
+    );
+    const request = stanza(stanza(parseHcl(text), "initialize", "operator"), "request", "r");
+    assert.deepEqual(attr(request, "headers"), { "X-A": ["1", "2"], b: [] });
+    assert.deepEqual(attr(request, "when"), { eval_type: "bool", x: [1] });
+    assert.throws(
+      () => renderSelfInitRequests(cluster({ version: "2.5.3", ...req({ when: true }) })),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.field === "selfInit.requests[0].when" &&
+        /needs OpenBao 2\.6\.0 or newer; spec\.version is 2\.5\.3/.test(e.message),
+    );
+    assert.throws(
+      () => renderSelfInitRequests(cluster({ version: "2.5.3", ...req({ headers: { a: ["x"] } }) })),
+      /selfInit\.requests\[0\]\.headers: needs OpenBao 2\.6\.0/,
+    );
+    assert.throws(
+      () => renderSelfInitRequests(cluster(req({ headers: { " X-A": ["x"] } }))),
+      /selfInit\.requests\[0\]\.headers: header name " X-A" is empty or has surrounding blanks/,
+    );
+    assert.throws(
+      () => renderSelfInitRequests(cluster(req({ headers: { a: [7] } }))),
+      /selfInit\.requests\[0\]\.headers\.a\[0\]: must be a string/,
+    );
+    assert.equal(
+      renderSelfInitRequests(cluster({ version: "2.5.3", ...req({}) })).includes("headers"),
+      false,
+      "no headers asked, none rendered, on any release",
+    );
+  });
+
   it("lists inline seal secrets without their values, so the workload can keep the config in a Secret", () => {
     const secret = "s3cr3t-token-value";
     const c = cluster({ unseal: { type: "transit", transit: { address: "https://t", token: secret } } });

@@ -6,15 +6,13 @@ import {
   type ExecutorJob,
   ExecutorPaths,
   executorFiles,
-  formatResult,
   fromEnv,
   jwtMounts,
-  MAX_RESULT_BYTES,
   objectKey,
-  parseResult,
   toEnvAndMounts,
   withDefaults,
 } from "../../src/targets/openbao/executor/contract.js";
+import { formatResult, MAX_RESULT_BYTES, parseResult } from "../../src/targets/openbao/executor/result.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read built objects by path
 type Any = any;

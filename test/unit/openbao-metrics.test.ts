@@ -5,7 +5,8 @@ import { checkClusterSpec } from "../../src/targets/openbao/validate/cluster.js"
 import { ConfigError, renderConfig } from "../../src/targets/openbao/workload/config/index.js";
 import { metricsSettings } from "../../src/targets/openbao/workload/config/metrics.js";
 import { metricsService, serviceMonitor } from "../../src/targets/openbao/workload/network/metrics.js";
-import { type NetworkCluster, networkPolicy } from "../../src/targets/openbao/workload/network/plan.js";
+import type { NetworkCluster } from "../../src/targets/openbao/workload/network/plan.js";
+import { networkPolicy } from "../../src/targets/openbao/workload/network/policies.js";
 import { type Entry, find, parseHcl, plain } from "../fixtures/openbao/golden/hcl-reader.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read built objects by path

@@ -3,16 +3,15 @@ import { describe, it } from "node:test";
 import {
   acmeService,
   activeService,
-  apiServerEgress,
   clientService,
   gatewayObjects,
   headlessServices,
   ingress,
   type NetworkCluster,
   type NetworkInputs,
-  networkPolicy,
   readService,
 } from "../../src/targets/openbao/workload/network/plan.js";
+import { apiServerEgress, networkPolicy } from "../../src/targets/openbao/workload/network/policies.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read built objects by path
 type Any = any;

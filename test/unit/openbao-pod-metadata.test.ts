@@ -16,6 +16,7 @@ import { renderConfig } from "../../src/targets/openbao/workload/config/index.js
 import { asRevisionSet } from "../../src/targets/openbao/workload/statefulsets/bluegreen.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { ignoredPodMetadata } from "../../src/targets/openbao/workload/statefulsets/pod-metadata.js";
+import { SCHEDULING } from "../fixtures/openbao/scheduling.js";
 
 // The three upstream 0.5 fields this file covers, each on the objects the operator builds:
 // spec.podMetadata (and the read-replica template's metadata), spec.resources apart from the read
@@ -208,10 +209,34 @@ describe("UnsupportedFields no longer names what is acted on", () => {
     );
   });
 
-  it("the template's scheduling is still reported", () => {
+  it("the template's scheduling is acted on too", () => {
     assert.deepEqual(
       unsupportedFields({ readReplicas: { template: { scheduling: { nodeSelector: { zone: "a" } } } } }),
-      ["spec.readReplicas.template.scheduling"],
+      [],
     );
+  });
+});
+
+describe("readReplicas.template.scheduling places the read-replica pods", () => {
+  it("each of the four fields goes into the read-replica pod spec as given; voters get none of it", () => {
+    const c = cluster({ readReplicas: { replicas: 2, template: { scheduling: SCHEDULING } } });
+    const replica = built(c, Component.ReadReplica).spec.template.spec;
+    for (const [k, v] of Object.entries(SCHEDULING)) assert.deepEqual(replica[k], v, k);
+    const voter = built(c).spec.template.spec;
+    for (const k of Object.keys(SCHEDULING)) assert.equal(voter[k], undefined, k);
+  });
+
+  it("empty or absent fields add nothing, so existing read replicas do not roll", () => {
+    const before = built(cluster({ readReplicas: { replicas: 1 } }), Component.ReadReplica);
+    const empty = built(
+      cluster({
+        readReplicas: {
+          replicas: 1,
+          template: { scheduling: { nodeSelector: {}, tolerations: [], topologySpreadConstraints: [] } },
+        },
+      }),
+      Component.ReadReplica,
+    );
+    assert.deepEqual(empty, before);
   });
 });

@@ -5,7 +5,7 @@ import { buildExecutorJob } from "../../src/targets/openbao/adminops/jobs/build.
 import { postureOf, productionReadiness } from "../../src/targets/openbao/profile/posture.js";
 import { dueWarnings, WARNING_EVERY_MS } from "../../src/targets/openbao/profile/warnings.js";
 import { nextStatus, type PassResult, transitions } from "../../src/targets/openbao/status.js";
-import { jobsNetworkPolicy, networkPolicy } from "../../src/targets/openbao/workload/network/plan.js";
+import { jobsNetworkPolicy, networkPolicy } from "../../src/targets/openbao/workload/network/policies.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 
 type Spec = OpenBaoCluster["spec"];

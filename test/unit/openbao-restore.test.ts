@@ -55,6 +55,49 @@ describe("restore validation", () => {
     });
   });
 
+  it("uses a static restore token only from a Secret with upstream's labels for this cluster", () => {
+    const labelled = { "openbao.org/cluster": "bao", "openbao.org/credential-purpose": "restore-token" };
+    const withLabels = (labels: Record<string, string> | undefined) =>
+      validateRestore(obs({ secretLabels: new Map([["tok", labels]]) }));
+    assert.equal(withLabels(labelled).kind, "ok");
+    const none = withLabels(undefined);
+    assert.equal(none.kind, "wait");
+    assert.equal((none as { reason: string }).reason, "CredentialsMissing");
+    assert.match(
+      (none as { message: string }).message,
+      /^token Secret tok \(tokenSecretRef\) lacks the labels a restore token carries: openbao\.org\/cluster=bao, openbao\.org\/credential-purpose=restore-token;/,
+    );
+    // Labelled for another cluster, or for another purpose: not this restore's token.
+    assert.match(
+      (withLabels({ ...labelled, "openbao.org/cluster": "other" }) as { message: string }).message,
+      /carries: openbao\.org\/cluster=bao;/,
+    );
+    assert.match(
+      (withLabels({ ...labelled, "openbao.org/credential-purpose": "backup-token" }) as { message: string })
+        .message,
+      /carries: openbao\.org\/credential-purpose=restore-token;/,
+    );
+    // The target's own root-token Secret is the operator's, written for this cluster: no labels asked
+    // (the restore tests log in with it).
+    assert.equal(
+      validateRestore(
+        obs({
+          restore: restore({ tokenSecretRef: { name: "bao-root-token" } }),
+          secretsFound: new Set(["bao-root-token", "creds"]),
+          secretLabels: new Map([["bao-root-token", { "openbao.org/cluster": "bao" }]]),
+        }),
+      ).kind,
+      "ok",
+    );
+    // A JWT role wins over the token, so the Secret is not read for it: no labels asked.
+    assert.equal(
+      validateRestore(
+        obs({ restore: restore({ jwtAuthRole: "restore" }), secretLabels: new Map([["tok", {}]]) }),
+      ).kind,
+      "ok",
+    );
+  });
+
   it("fails what an immutable request can never get past, naming the field", () => {
     const none = validateRestore(obs({ cluster: undefined }));
     assert.equal(none.kind, "fail");

@@ -201,6 +201,105 @@ describe("seal credentials reach the pods from Secrets only", () => {
     );
   });
 
+  it("pkcs11.runtime: LD_LIBRARY_PATH, env keys by secretKeyRef, fileEnv keys mounted alone and named by path", () => {
+    // Upstream's documented PKCS#11 example (configure/unseal), unchanged.
+    const pkcs11 = {
+      lib: "/usr/local/lib/libpkcs11.so",
+      tokenLabel: "OpenBao",
+      keyLabel: "bao-root-key-aes",
+      mechanism: "AES_GCM",
+      runtime: {
+        libraryPath: "/usr/local/lib",
+        env: [{ name: "CRYPTOSERVER", secretKey: "cryptoserver" }],
+        fileEnv: [{ name: "CS_PKCS11_R3_CFG", secretKey: "cs_pkcs11_R3.cfg" }],
+      },
+    };
+    const c = cluster({
+      unseal: { type: "pkcs11", credentialsSecretRef: { name: "pkcs11-runtime" }, pkcs11 },
+    });
+    const text = renderConfig(c);
+    assert.match(text, /seal "pkcs11" \{/);
+    assert.doesNotMatch(
+      text,
+      /runtime|CRYPTOSERVER|cs_pkcs11|libraryPath/,
+      "pod wiring stays out of config.hcl",
+    );
+    const pod = podOf(c);
+    const env = pod.containers[0].env as Json[];
+    const byName = (n: string) => env.find((e) => e.name === n);
+    assert.equal(byName("LD_LIBRARY_PATH").value, "/usr/local/lib");
+    assert.deepEqual(byName("CRYPTOSERVER").valueFrom.secretKeyRef, {
+      name: "pkcs11-runtime",
+      key: "cryptoserver",
+    });
+    assert.equal(byName("CS_PKCS11_R3_CFG").value, "/etc/bao/seal-creds/cs_pkcs11_R3.cfg");
+    // The PIN comes from the Secret's BAO_HSM_PIN key, as a variable.
+    assert.deepEqual(byName("BAO_HSM_PIN").valueFrom.secretKeyRef, {
+      name: "pkcs11-runtime",
+      key: "BAO_HSM_PIN",
+      optional: true,
+    });
+    // Only the fileEnv key is a file; the PIN and the env keys never reach the filesystem.
+    assert.deepEqual(
+      pod.volumes.find((v: Json) => v.name === "seal-creds"),
+      {
+        name: "seal-creds",
+        secret: {
+          secretName: "pkcs11-runtime",
+          defaultMode: 0o440,
+          items: [{ key: "cs_pkcs11_R3.cfg", path: "cs_pkcs11_R3.cfg" }],
+        },
+      },
+    );
+    // Without fileEnv nothing is mounted.
+    const noFiles = podOf(
+      cluster({
+        unseal: {
+          type: "pkcs11",
+          credentialsSecretRef: { name: "pkcs11-runtime" },
+          pkcs11: { ...pkcs11, runtime: { env: pkcs11.runtime.env } },
+        },
+      }),
+    );
+    assert.equal(
+      noFiles.volumes.find((v: Json) => v.name === "seal-creds"),
+      undefined,
+    );
+  });
+
+  it("pkcs11.runtime refusals name the entry: reserved or repeated names, keys without a Secret", () => {
+    const withRuntime = (runtime: unknown, ref: unknown = { name: "p" }) =>
+      cluster({
+        unseal: { type: "pkcs11", credentialsSecretRef: ref, pkcs11: { lib: "/l.so", slot: "0", runtime } },
+      });
+    assert.throws(
+      () => renderConfig(withRuntime({ env: [{ name: "BAO_HSM_PIN", secretKey: "pin" }] })),
+      /unseal\.pkcs11\.runtime\.env\[0\]\.name: BAO_HSM_PIN is set by the operator/,
+    );
+    assert.throws(
+      () =>
+        renderConfig(
+          withRuntime({ env: [{ name: "A", secretKey: "a" }], fileEnv: [{ name: "A", secretKey: "b" }] }),
+        ),
+      /unseal\.pkcs11\.runtime\.fileEnv\[0\]\.name: A is already mapped by unseal\.pkcs11\.runtime\.env\[0\]/,
+    );
+    assert.throws(
+      () => renderConfig(withRuntime({ fileEnv: [{ name: "A", secretKey: "a" }] }, { name: "" })),
+      /unseal\.credentialsSecretRef: is required by unseal\.pkcs11\.runtime/,
+    );
+    assert.throws(
+      () => renderConfig(withRuntime({ libraryPath: "lib" })),
+      /unseal\.pkcs11\.runtime\.libraryPath: must be an absolute path/,
+    );
+    // libraryPath alone needs no Secret.
+    assert.equal(
+      envOf(withRuntime({ libraryPath: "/opt/hsm" }, { name: "" })).find(
+        (e: Json) => e.name === "LD_LIBRARY_PATH",
+      ).value,
+      "/opt/hsm",
+    );
+  });
+
   it("a KMS plugin's credential stays in the file, so the file is a Secret and the pods mount it as one", () => {
     const c = cluster({
       plugins: [

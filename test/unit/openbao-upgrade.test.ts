@@ -53,11 +53,11 @@ describe("upgrade version and image policy", () => {
     );
   });
 
-  it("the same version (v prefix and build metadata aside) is NoUpgradeNeeded", () => {
+  it("the same version (v prefix and build metadata aside) is NoUpgradeNeeded, shown as upstream's Idle", () => {
     for (const current of ["2.7.2", "v2.7.2", "2.7.2+abc"]) {
       const d = decideVersion({ specVersion: "2.7.2", currentVersion: current });
       assert.equal(d.kind, "none", current);
-      assert.equal((d as { reason: string }).reason, "NoUpgradeNeeded");
+      assert.equal((d as { reason: string }).reason, "Idle");
     }
     // Nothing observed yet (a fresh cluster): nothing to upgrade from.
     assert.equal(decideVersion({ specVersion: "2.7.2" }).kind, "none");

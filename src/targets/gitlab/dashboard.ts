@@ -1,6 +1,7 @@
-import { type DashboardSpec, stat, timeseries } from "../../runtime/grafana.js";
+import { type DashboardSpec, stat, table, timeseries } from "../../runtime/grafana.js";
 
-// The GitLabCore dashboard: passes, hooks, applies, prunes, renders and upgrade preflights. Every
+// The GitLabCore dashboard: each release's versions, phase and pending upgrade, then passes, hooks,
+// applies, prunes, renders and upgrade preflights. Every
 // metric the gitlab target registers is on it (test/unit/dashboards.test.ts).
 
 export const gitlabDashboard: DashboardSpec = {
@@ -11,6 +12,33 @@ export const gitlabDashboard: DashboardSpec = {
   tags: ["platform-operator", "gitlabcore"],
   variables: [],
   rows: [
+    {
+      title: "Releases",
+      panels: [
+        table(
+          "Versions per release",
+          "The chart and GitLab version each GitLabCore last applied.",
+          [
+            {
+              expr: "max by (namespace, name, chart_version, gitlab_version) (gitlabcore_release_info == 1)",
+            },
+          ],
+          12,
+        ),
+        table(
+          "Phase per release",
+          "The phase each GitLabCore is in.",
+          [{ expr: "max by (namespace, name, phase) (gitlabcore_phase == 1)" }],
+          6,
+        ),
+        stat(
+          "Upgrades pending",
+          "Releases whose resolved chart version is not applied yet (an upgrade runs or waits).",
+          "sum(gitlabcore_upgrade_pending) or vector(0)",
+          { thresholds: [[1, "orange"]] },
+        ),
+      ],
+    },
     {
       title: "Passes",
       panels: [

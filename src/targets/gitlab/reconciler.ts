@@ -1,22 +1,19 @@
 import type { GitLabCore, GitLabCoreStatus } from "../../apis/gitlabcore.js";
 import { GitLabCoreFinalizer, GitLabCoreReason as R } from "../../apis/gitlabcore-names.js";
-import {
-  type ReconcileContext,
-  type ReconcileResult,
-  requeueAfter,
-  retry,
-} from "../../runtime/controller.js";
+import type { ReconcileContext, ReconcileResult } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Logger } from "../../runtime/log.js";
+import { stageResult } from "../../runtime/stages-settle.js";
 import { StatusWriter } from "../../runtime/status.js";
 import { AppliedMemory } from "./apply/live.js";
 import { FIELD_MANAGER } from "./apply/plan.js";
 import { cleanUpRelease } from "./deletion/index.js";
 import { HookMemory } from "./hooks/exec.js";
 import { passSeconds } from "./metrics.js";
-import { type Pass, runPass } from "./pass/index.js";
+import { type GitLabPass, runPass } from "./pass/index.js";
 import type { GitLabReconcilerDeps } from "./ports.js";
+import { forgetReleaseMetrics, publishReleaseMetrics } from "./release-metrics.js";
 import { type PassOutcome, planStatus } from "./status/plan.js";
 
 export type {
@@ -77,34 +74,30 @@ export class GitLabCoreReconciler {
       signal: ctx.signal,
       progress: (outcome) => this.writeStatus(current, outcome, ctx.log, ctx.signal),
     });
-    passSeconds.observe({ outcome: pass.outcome.kind }, (performance.now() - started) / 1000);
-    if (!pass.written) await this.writeStatus(obj, pass.outcome, ctx.log, ctx.signal);
+    const outcome = pass.kind === "done" ? pass.context.outcome : pass.detail;
+    if (!outcome)
+      throw new Error(
+        `gitlab pass: stage ${pass.kind === "done" ? "" : pass.stage} stopped without an outcome`,
+      );
+    passSeconds.observe({ outcome: outcome.kind }, (performance.now() - started) / 1000);
+    // A pass waiting for hooks wrote its status before it created them (progress): nothing more to write.
+    if (outcome.kind !== "hooks") await this.writeStatus(obj, outcome, ctx.log, ctx.signal);
     return this.next(pass);
   };
 
   /**
-   * A failed pass (or an upgrade held on a version that cannot be resolved) backs off in the
-   * runtime (5 s doubling to 5 minutes), counted as an error; a pass waiting for a hook looks again
-   * by the hook's deadline at the latest, its watch waking it sooner.
+   * The kernel's result: a failed pass (or an upgrade held on a version that cannot be resolved)
+   * backs off in the runtime (5 s doubling to 5 minutes), counted as an error; a pass waiting for a
+   * hook looks again by the hook's deadline at the latest, its watch waking it sooner; an upgrade
+   * stepping on after the step interval; anything else at the resync. The result only: the
+   * conditions are GitLabCore's own (status/plan.ts), not the kernel's kstatus trio.
    */
-  private next(pass: Pass): ReconcileResult {
-    const o = pass.outcome;
-    switch (pass.next) {
-      case "resync":
-        return requeueAfter(this.d.settings.requeueMs);
-      case "step":
-        return requeueAfter(this.d.settings.stepRequeueMs);
-      case "retry":
-        return retry(
-          o.kind === "failed"
-            ? o.reason
-            : (o.kind === "applied" || o.kind === "observed") && o.blocked
-              ? o.blocked.reason
-              : o.kind,
-        );
-      default:
-        return requeueAfter(pass.next.waitMs);
-    }
+  private next(pass: GitLabPass): ReconcileResult {
+    const { requeueMs, stepRequeueMs } = this.d.settings;
+    return stageResult(pass, {
+      doneAfterMs: pass.kind === "done" && pass.context.next === "step" ? stepRequeueMs : requeueMs,
+      waitAfterMs: stepRequeueMs,
+    });
   }
 
   /** State of the migrations Jobs this release ran for a GitLab version (the label the chart stamps). */
@@ -133,6 +126,7 @@ export class GitLabCoreReconciler {
     signal: AbortSignal,
   ): Promise<void> {
     const { status, events } = planStatus(obj.status, obj.metadata.generation, outcome, this.now());
+    publishReleaseMetrics(obj.metadata.namespace!, obj.metadata.name!, status);
     try {
       await this.statuses.write(obj, status, {
         signal,
@@ -148,6 +142,8 @@ export class GitLabCoreReconciler {
   }
 
   private forget(key: string): void {
+    const [namespace, name] = key.split("/") as [string, string];
+    forgetReleaseMetrics(namespace, name);
     this.statuses.forget(key);
     this.applied.forgetAll(`${key}|`);
     this.hookMemory.forget(key);

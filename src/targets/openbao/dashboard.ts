@@ -193,6 +193,38 @@ export const openbaoDashboard: DashboardSpec = {
           ],
           { width: 8 },
         ),
+        timeseries(
+          "Last verified backup",
+          "Since the last restore test that passed (spec.backup.restoreTest), against the test's interval; absent until the first.",
+          [
+            {
+              expr: `time() - max ${BY} (openbao_backup_last_verified_timestamp_seconds{${SEL}})`,
+              legend: `${LEGEND} age`,
+            },
+            {
+              expr: `max ${BY} (openbao_backup_restore_test_interval_seconds{${SEL}})`,
+              legend: `${LEGEND} interval`,
+            },
+          ],
+          { width: 8, unit: "dtdurations" },
+        ),
+        timeseries(
+          "Restore test failed",
+          "1 when the last restore test failed: status.backup.lastVerificationFailureReason says why.",
+          [{ expr: `max ${BY} (openbao_backup_verification_failed{${SEL}})`, legend: LEGEND }],
+          { width: 8 },
+        ),
+        timeseries(
+          "Restore test duration",
+          "Throwaway cluster, restore and checks, per run over a day, by outcome.",
+          [
+            {
+              expr: `sum by (namespace, name, outcome) (increase(openbao_backup_restore_test_duration_seconds_sum{${SEL}}[1d])) / sum by (namespace, name, outcome) (increase(openbao_backup_restore_test_duration_seconds_count{${SEL}}[1d]))`,
+              legend: `${LEGEND} {{outcome}}`,
+            },
+          ],
+          { width: 8, unit: "s" },
+        ),
       ],
     },
     {

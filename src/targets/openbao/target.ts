@@ -296,6 +296,9 @@ export function openbaoTarget(
       // tenant is neither backed up nor upgraded.
       const watched = manager.informer<OpenBaoCluster>(OPENBAOCLUSTER, selected);
       setupAdminOps(manager, config, watched, { stores: defaultSnapshotStores, imageVerifier });
+      // Restore tests of the backups (spec.backup.restoreTest): their own controller and queue.
+      const { setupRestoreTests } = await import("./drill/wiring.js");
+      setupRestoreTests(manager, config, watched);
       // Restores: their own controller and queue (restore/wiring.ts).
       const { defaultRestorePorts } = await import("./restore/defaults.js");
       setupRestore(

@@ -31,12 +31,12 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   "readReplicas.resources": "opaque",
   "readReplicas.resources.claims": "unsupported",
   // Pod labels and annotations (statefulsets/pod-metadata.ts); the read-replica template's metadata
-  // and resources. Its scheduling is not wired into the read-replica pods yet.
+  // and resources; its scheduling goes into the read-replica pods (statefulsets/scheduling.ts).
   podMetadata: "acted",
   "readReplicas.template": "acted",
   "readReplicas.template.resources": "opaque",
   "readReplicas.template.resources.claims": "unsupported",
-  "readReplicas.template.scheduling": "unsupported",
+  "readReplicas.template.scheduling": "opaque",
   // The operator's rolling restart, the leader last (adminops/restart).
   runtime: "acted",
   // Recovery keys made once at self-init, PGP-encrypted per recipient (workload/config/recovery-keys.ts).
@@ -54,17 +54,17 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   plugins: "acted",
   unseal: "acted",
   "unseal.kms": "opaque",
-  // The library path and variables the PKCS#11 library reads are not wired into the pods.
-  "unseal.pkcs11.runtime": "unsupported",
+  // The library path and variables the PKCS#11 library reads (statefulsets/seal-wiring.ts).
+  "unseal.pkcs11.runtime": "acted",
   audit: "acted",
   "audit[].options": "opaque",
   "audit[].httpOptions.headers": "opaque",
   selfInit: "acted",
   "selfInit.requests[].data": "opaque",
   "selfInit.requests[].auditDevice.httpOptions.headers": "opaque",
-  // Request headers and conditions (OpenBao 2.6+) are not rendered into the request blocks.
-  "selfInit.requests[].headers": "unsupported",
-  "selfInit.requests[].when": "unsupported",
+  // Request headers and conditions (OpenBao 2.6+), rendered into the request blocks as given.
+  "selfInit.requests[].headers": "opaque",
+  "selfInit.requests[].when": "opaque",
   // JWT auth at auth/jwt-operator for the operator and its Jobs (workload/config/oidc-bootstrap.ts).
   "selfInit.oidc": "acted",
   // Networking and identity.

@@ -1,6 +1,6 @@
 import type { Informer } from "../../runtime/informer.js";
 import type { KubeObject } from "../../runtime/types.js";
-import { type CompiledSeed, compileSeed } from "./validate.js";
+import { type CompiledSeed, compileSeed } from "./compile.js";
 
 /** Whether the allow-list lets an object of `namespace` seed its path (see scope.ts); default: yes. */
 export type SeedAdmission = (namespace: string, seed: CompiledSeed) => boolean;

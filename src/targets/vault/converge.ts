@@ -1,50 +1,24 @@
 /**
- * The converge side of a pass: checks, then the compare-and-set replan loop (read, plan, write)
- * until the path holds what is declared or the pass has a reason to stop.
+ * The seed stage of a pass (seed-stages.ts): the mounts checked, then the compare-and-set replan
+ * loop (read, plan, write) until the path holds what is declared or the pass has a reason to stop.
  */
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R } from "../../apis/vaultseed-names.js";
 import type { Logger } from "../../runtime/log.js";
+import type { CompiledSeed } from "./compile.js";
 import type { KvState } from "./kv.js";
 import { writePlan } from "./kv-write.js";
 import { observeOnly } from "./observe-only.js";
-import { failure, outcomeOf } from "./outcome.js";
+import { outcomeOf } from "./outcome.js";
 import { nextRotationAt, OWNER_MARKER_KEY, plan } from "./planner.js";
 import { readRefValue } from "./refs.js";
-import { ensureDeletionPolicy, scopeRefusal } from "./scope-checks.js";
 import type { Outcome, Progress, SeedPass } from "./seed-pass.js";
 import { MAX_REPLANS } from "./seed-pass.js";
-import { type CompiledSeed, compileSeed } from "./validate.js";
 
-export async function converge(
-  ctx: SeedPass,
-  obj: VaultSeed,
-  log: Logger,
-  signal: AbortSignal,
-): Promise<Outcome | undefined> {
-  const compiled = compileSeed(obj.spec);
-  if (!compiled.ok) {
-    const first = compiled.problems[0]!;
-    const message = compiled.problems
-      .map((p) => (p.key && !p.message.startsWith(`${p.key}: `) ? `${p.key}: ${p.message}` : p.message))
-      .join("; ");
-    return { verdict: { ready: false, stalled: true, reason: first.reason, message } };
-  }
-  const seed = compiled.seed;
-  // Before anything else, the finalizer included: an application object outside its prefixes
-  // makes the controller do nothing at all for it.
-  const refusal = scopeRefusal(ctx, obj.metadata.namespace!, seed);
-  if (refusal) return { verdict: { ready: false, stalled: true, reason: R.Forbidden, message: refusal } };
-  const policyOutcome = await ensureDeletionPolicy(ctx, obj, seed, signal);
-  if (policyOutcome) return policyOutcome;
-  const progress: Progress = {};
-  try {
-    return await seedPath(ctx, obj, seed, log, signal, progress);
-  } catch (e) {
-    return { ...failure(e, log), ...progress };
-  }
-}
-
+/**
+ * Mounts, then read, plan and write with compare-and-set until the path holds what is declared, a
+ * plan says to wait, or the path keeps changing under the writes (MAX_REPLANS).
+ */
 export async function seedPath(
   ctx: SeedPass,
   obj: VaultSeed,

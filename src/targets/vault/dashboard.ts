@@ -25,7 +25,7 @@ export const vaultDashboard: DashboardSpec = {
         stat(
           "Stalled",
           "Not ready for a reason only a change fixes (invalid spec, cycle, forbidden prefix, mount).",
-          `sum(ohmlab_objects_not_ready{${T}, reason=~"InvalidSpec|InvalidRotation|RefCycle|MountNotFound|UnsupportedMount|BackendRejected|ReconcileFailed"}) or vector(0)`,
+          `sum(ohmlab_objects_not_ready{${T}, reason=~"InvalidSpec|InvalidRotation|RefCycle|MountNotFound|UnsupportedMount|BackendRejected"}) or vector(0)`,
           { thresholds: [[1, "red"]] },
         ),
         stat(

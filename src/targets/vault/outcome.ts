@@ -48,8 +48,9 @@ export function outcomeOf(p: Plan, version: number, metadata: Record<string, str
 
 /**
  * Every failure of a pass ends in a condition: what OpenBao refused, with its message, or, for
- * an error nobody expected, ReconcileFailed. Either way the object is reported and the other
- * objects go on; only Kubernetes API errors (thrown outside this) are retried silently.
+ * an error nobody expected, ReconcileFailed, retried with the runtime's failure backoff and
+ * counted as an error. Either way the object is reported and the other objects go on; only
+ * Kubernetes API errors (thrown outside this) are retried silently.
  */
 export function failure(e: unknown, log: Logger): Outcome {
   if (e instanceof BackendError) {
@@ -77,9 +78,10 @@ export function failure(e: unknown, log: Logger): Outcome {
   return {
     verdict: {
       ready: false,
-      stalled: true,
+      reconciling: true,
       reason: R.ReconcileFailed,
       message: `the controller could not handle this object: ${message}`,
     },
+    next: "wait",
   };
 }

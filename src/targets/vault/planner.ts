@@ -1,5 +1,6 @@
 // The VaultSeed planner: from what the object declares and what the KV path holds, decide what to
-// write. It performs no I/O; randomness comes through the injected generator, and it is async only
+// write. One thing, kept whole over 400 lines: every rule below (adoption, ownership, rotation,
+// pruning, the write order) reads the same declared tree and current path and decides one plan. It performs no I/O; randomness comes through the injected generator, and it is async only
 // because age and bcrypt are. The reconciler applies a plan in this order:
 //   1. `data` (when not null) with `options.cas = expectedVersion`; on a CAS mismatch, read and plan again;
 //   2. `customMetadata` (when not null), which replaces the path's whole custom_metadata map.
@@ -18,6 +19,7 @@
 //   ohmlab.fr/rotation-pending  while a rotation is being written: the KV version that holds it
 
 import { VaultSeedReason, type VaultSeedReasonType } from "../../apis/vaultseed-names.js";
+import { type CompiledSeed, compileSeed } from "./compile.js";
 import type { ValueGenerator } from "./generate.js";
 import type { PlanChange } from "./plan-summary.js";
 import { summarizeChanges } from "./plan-summary.js";
@@ -33,7 +35,6 @@ import {
   ownValue,
   setAt,
 } from "./tree.js";
-import { type CompiledSeed, compileSeed } from "./validate.js";
 
 export const OWNER_MARKER_KEY = "ohmlab.fr/owner";
 export const ROTATION_TOKEN_KEY = "ohmlab.fr/rotation-token";

@@ -1,23 +1,25 @@
 /**
- * The VaultSeed controller's pass: a deleted object is finalized (finalize.ts), any other converged
- * (converge.ts), and the outcome written as status (report.ts); here only the pass's order, the
- * result it returns to the runtime and the metrics that follow each object.
+ * The VaultSeed controller's pass: the runtime's stages (seed-stages.ts) finalize a deleted object
+ * or converge any other; the kernel settles the outcome into conditions and the reconcile result,
+ * and the status is written from both (report.ts); here only the metrics that follow each object.
  */
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R, VaultSeedManagers } from "../../apis/vaultseed-names.js";
-import {
-  type ReconcileContext,
-  type ReconcileResult,
-  requeueAfter,
-  retry,
-} from "../../runtime/controller.js";
+import type { ReconcileContext, ReconcileResult } from "../../runtime/controller.js";
+import { runStages } from "../../runtime/stages.js";
+import { settleStages } from "../../runtime/stages-settle.js";
 import { StatusWriter } from "../../runtime/status.js";
-import { converge } from "./converge.js";
-import { finalize } from "./finalize.js";
 import { lastReconcileCompleted, objectsNotReady, plannedChanges, rotationNext } from "./metrics.js";
 import { PLAN_ACTIONS } from "./plan-summary.js";
 import { writeStatus } from "./report.js";
-import { type Outcome, type SeedPass, TARGET, type VaultSeedReconcilerDeps } from "./seed-pass.js";
+import {
+  type Outcome,
+  READY_MESSAGE,
+  type SeedPass,
+  TARGET,
+  type VaultSeedReconcilerDeps,
+} from "./seed-pass.js";
+import { FINALIZE_STAGES, SEED_STAGES, type SeedBase } from "./seed-stages.js";
 import type { Verdict } from "./status.js";
 import { UnconfirmedWrites } from "./unconfirmed-writes.js";
 
@@ -68,23 +70,45 @@ export class VaultSeedReconciler {
       return undefined;
     }
     const obj = this.statuses.freshest(key, cached);
-    const outcome = obj.metadata.deletionTimestamp
-      ? await finalize(this.pass, obj, ctx.log, ctx.signal)
-      : await converge(this.pass, obj, ctx.log, ctx.signal);
+    const base: SeedBase = {
+      ctx: this.pass,
+      obj,
+      log: ctx.log,
+      signal: ctx.signal,
+      progress: {},
+      resyncAfter: (o) => this.resyncAfter(o),
+    };
+    const pass = obj.metadata.deletionTimestamp
+      ? await runStages(FINALIZE_STAGES, base, { signal: ctx.signal })
+      : await runStages(SEED_STAGES, base, { signal: ctx.signal });
+    const outcome = pass.kind === "done" ? pass.context.outcome : pass.detail;
     if (!outcome) return undefined;
-    await writeStatus(this.pass, this.statuses, obj, outcome, ctx.log, ctx.signal);
+    // Waiting on the backend or on another object fails the pass: it backs off in the runtime (5 s
+    // doubling to 5 minutes) and counts as an error; an invalid spec waits for its next change.
+    const settled = settleStages(pass, {
+      readyReason: R.Reconciled,
+      readyMessage: READY_MESSAGE,
+      generation: obj.metadata.generation,
+      doneAfterMs: this.resyncAfter(outcome),
+      waitAfterMs: this.d.config.resyncMs,
+    });
+    await writeStatus(this.pass, this.statuses, obj, outcome, settled, ctx.log, ctx.signal);
     lastReconcileCompleted.set({ target: TARGET }, this.now().getTime() / 1000);
     this.trackReadiness(key, outcome.verdict);
     this.trackRotation(obj, outcome);
-    // Waiting on the backend or on another object backs off in the runtime (5 s doubling to 5 minutes).
-    if (outcome.next === "wait") return retry(outcome.verdict.reason);
-    // A rotation due before the next resync is made on time, not up to a resync late. One already
-    // past (observe-only, or a rotation that could not be stored) waits for the resync: no hot loop.
+    return settled.result;
+  };
+
+  /**
+   * A rotation due before the next resync is made on time, not up to a resync late. One already
+   * past (observe-only, or a rotation that could not be stored) waits for the resync: no hot loop.
+   */
+  private resyncAfter(outcome: Outcome): number {
     const untilRotation =
       outcome.nextRotationMs === undefined ? 0 : outcome.nextRotationMs - this.now().getTime();
     const resync = this.d.config.resyncMs;
-    return requeueAfter(untilRotation > 0 ? Math.max(1_000, Math.min(resync, untilRotation)) : resync);
-  };
+    return untilRotation > 0 ? Math.max(1_000, Math.min(resync, untilRotation)) : resync;
+  }
 
   /**
    * The next-rotation gauge follows what the path records. A pass that failed before reading it

@@ -1,8 +1,8 @@
 import type { Informer } from "../../runtime/informer.js";
 import type { KubeObject } from "../../runtime/types.js";
 import type { SeedAdmission } from "./claims.js";
+import { compileSeed } from "./compile.js";
 import { analyseRefs, type RefAnalysis } from "./refs.js";
-import { compileSeed } from "./validate.js";
 
 type Seed = KubeObject & { spec?: unknown };
 

@@ -1,8 +1,10 @@
 /** Outcome to status: the conditions and fields of the pass, applied only when they changed. */
 import type { VaultSeed } from "../../apis/vaultseed.js";
+import type { VaultSeedReasonType } from "../../apis/vaultseed-names.js";
 import { findCondition } from "../../runtime/conditions.js";
 import { errorMessage } from "../../runtime/errors.js";
 import type { Logger } from "../../runtime/log.js";
+import type { Settled } from "../../runtime/stages-settle.js";
 import type { StatusWriter } from "../../runtime/status.js";
 import type { Outcome, SeedPass } from "./seed-pass.js";
 import { conditionsFor } from "./status.js";
@@ -13,11 +15,12 @@ export async function writeStatus(
   statuses: StatusWriter<VaultSeed["status"]>,
   obj: VaultSeed,
   o: Outcome,
+  settled: Settled<VaultSeedReasonType>,
   log: Logger,
   signal: AbortSignal,
 ): Promise<void> {
   const prev = obj.status ?? {};
-  const conditions = conditionsFor(prev.conditions, o.verdict, obj.metadata.generation, ctx.now());
+  const conditions = conditionsFor(prev.conditions, settled, o.verdict, obj.metadata.generation, ctx.now());
   const status: Record<string, unknown> = {
     observedGeneration: obj.metadata.generation,
     conditions,

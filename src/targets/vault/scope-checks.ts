@@ -5,10 +5,10 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R } from "../../apis/vaultseed-names.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
+import type { CompiledSeed } from "./compile.js";
 import { readRefusal, writeRefusal } from "./scope.js";
 import type { Outcome, SeedPass } from "./seed-pass.js";
 import { FINALIZER } from "./seed-pass.js";
-import type { CompiledSeed } from "./validate.js";
 
 /** Why the allow-list refuses this object's path or one of its references, if it does. */
 export function scopeRefusal(ctx: SeedPass, namespace: string, seed: CompiledSeed): string | undefined {

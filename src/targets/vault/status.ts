@@ -4,6 +4,7 @@ import {
   type VaultSeedReasonType,
 } from "../../apis/vaultseed-names.js";
 import { type Condition, removeCondition, setCondition } from "../../runtime/conditions.js";
+import { applySettled, type Settled } from "../../runtime/stages-settle.js";
 
 /** The verdict of one reconcile, from which every condition is derived. */
 export interface Verdict {
@@ -11,50 +12,28 @@ export interface Verdict {
   reason: VaultSeedReasonType;
   /** Names keys, paths and counts; never values. */
   message: string;
-  /** Waiting for something, retried with backoff. */
+  /** Waiting for something, retried with backoff (the Outcome's next is "wait"). */
   reconciling?: boolean;
-  /** Cannot go on as declared; checked again at each resync. */
+  /** Cannot go on as declared; checked again at each resync (an invalid spec: at its next change). */
   stalled?: boolean;
   /** Observe-only mode: the summary of what a real run would change ("" when nothing). */
   drift?: string;
 }
 
 /**
- * Ready always appears. Reconciling and Stalled appear only while true, as kstatus reads them.
- * Drifted appears only in observe-only mode, True when a real run would change something.
+ * The conditions of a pass: Ready, Reconciling and Stalled as the kernel settled them (Ready always;
+ * Reconciling and Stalled only while true, as kstatus reads them), and Drifted, only in
+ * observe-only mode, True when a real run would change something.
  */
 export function conditionsFor(
   prev: readonly Condition[] | undefined,
+  settled: Settled<VaultSeedReasonType>,
   v: Verdict,
   generation: number | undefined,
   now: Date,
 ): Condition[] {
   const g = generation;
-  let list = setCondition(
-    prev,
-    {
-      type: C.Ready,
-      status: v.ready ? "True" : "False",
-      reason: v.reason,
-      message: v.message,
-      observedGeneration: g,
-    },
-    now,
-  );
-  list = v.reconciling
-    ? setCondition(
-        list,
-        { type: C.Reconciling, status: "True", reason: v.reason, message: v.message, observedGeneration: g },
-        now,
-      )
-    : removeCondition(list, C.Reconciling);
-  list = v.stalled
-    ? setCondition(
-        list,
-        { type: C.Stalled, status: "True", reason: v.reason, message: v.message, observedGeneration: g },
-        now,
-      )
-    : removeCondition(list, C.Stalled);
+  const list = applySettled(prev, settled, now);
   if (v.drift === undefined) return removeCondition(list, C.Drifted);
   return setCondition(
     list,

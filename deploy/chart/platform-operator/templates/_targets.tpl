@@ -66,16 +66,18 @@ creates the object as a create) and read through label-selected informers (list,
 or by name (get); garbage collection removes them with their cluster, so most kinds need no delete.
 */}}
 {{- define "po.namespacedRules.openbao" -}}
+# create, delete: restore tests (spec.backup.restoreTest) make a throwaway cluster and remove it.
 - apiGroups: [openbao.org]
   resources: [openbaoclusters]
-  verbs: [get, list, watch, patch]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [openbao.org]
   resources: [openbaoclusters/status]
   verbs: [patch]
-# The restore controller: its requests (finalizer by patch) and their status.
+# The restore controller: its requests (finalizer by patch) and their status; create, delete: a
+# restore test's request into its throwaway cluster.
 - apiGroups: [openbao.org]
   resources: [openbaorestores]
-  verbs: [get, list, watch, patch]
+  verbs: [get, list, watch, create, patch, delete]
 - apiGroups: [openbao.org]
   resources: [openbaorestores/status]
   verbs: [patch]

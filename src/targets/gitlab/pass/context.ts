@@ -1,37 +1,28 @@
 import type { GitLabCore, GitLabCoreStatus } from "../../../apis/gitlabcore.js";
 import { GitLabCoreReason, type GitLabCoreReasonType } from "../../../apis/gitlabcore-names.js";
 import type { Logger } from "../../../runtime/log.js";
+import { type StageFail, type StageResult, fail as stageFail } from "../../../runtime/stages.js";
 import type { ApplyReport } from "../apply/exec.js";
 import type { AppliedMemory } from "../apply/live.js";
-import type { planApply } from "../apply/plan.js";
+import type { ApplyPlan } from "../apply/plan.js";
 import type { Rendered } from "../apply/rendered.js";
 import type { HookMemory } from "../hooks/exec.js";
-import type { planHooks } from "../hooks/plan.js";
+import type { HookPlan } from "../hooks/plan.js";
 import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
 import type { MigrationsRetry } from "../status/migrations.js";
 import type { PassOutcome, UpgradeBlock } from "../status/plan.js";
 import type { MigrationsState } from "../status/version.js";
 
 /**
- * What a pass ends with: the outcome status reports, and when to look again: the quiet resync, the
- * upgrade's step interval, the runtime's failure backoff (`retry`, counted as an error), or at the
- * latest after `waitMs` while something the pass started runs (a hook Job: its watch wakes the
- * pass sooner).
+ * A stage's result: its output goes on to the later stages; a stop carries the outcome status
+ * reports (a failure, a hook run waited for).
  */
-export interface Pass {
-  outcome: PassOutcome;
-  next: "resync" | "step" | "retry" | { waitMs: number };
-  /** The pass already wrote this outcome as its status (a waiting hook run): nothing more to write. */
-  written?: boolean;
-}
+export type GitLabStage<O> = StageResult<GitLabCoreReasonType, PassOutcome, O>;
 
 export type FailedStage = "version" | "chart" | "render" | "preflight" | "hooks" | "apply";
 
-/**
- * One GitLabCore pass as it goes: each stage reads what the earlier ones found and adds its own.
- * Fields are set by the stage named beside them; a later stage may rely on them.
- */
-export interface PassState {
+/** What every stage reads: the object, the reconciler's dependencies and memories. */
+export interface PassBase {
   readonly obj: GitLabCore;
   readonly status: GitLabCoreStatus;
   readonly release: { name: string; namespace: string };
@@ -45,34 +36,68 @@ export interface PassState {
   /** What this process said of each hook run (logs, metrics once per hook). */
   readonly hookMemory: HookMemory;
   readonly now: () => Date;
-  /**
-   * version, step, preflight: why the upgrade this pass was asked for cannot go ahead. The pass
-   * then converges the deployed version instead (see {@link holdUpgrade}).
-   */
-  blocked?: UpgradeBlock;
-  /** version */
-  capabilities?: Capabilities;
-  available?: string[];
-  target?: string;
-  /** step: the chart this pass applies (the target, or the next minor on the way). */
-  step?: string;
-  migrations?: MigrationsState;
+}
+
+/**
+ * The version stage's output. Either the target resolved (with the chart versions there are), or
+ * the upgrade is held (`blocked`) and the deployed version is the one this pass applies.
+ */
+export type Resolved = { capabilities: Capabilities } & (
+  | { blocked: undefined; target: string; available: string[] }
+  | Held
+);
+
+/** An upgrade held by a decision that said no: the deployed chart is applied instead. */
+export interface Held {
+  blocked: UpgradeBlock;
+  /** The deployed chart: this pass's step. */
+  step: string;
+  upgradePass: false;
+  target: string | undefined;
+  available?: string[] | undefined;
+}
+
+/** The step stage's output: the chart this pass applies, and the state of the previous step's Jobs. */
+export interface Chosen {
+  /** The chart this pass applies (the target, or the next minor on the way, or the deployed one). */
+  step: string;
+  upgradePass: boolean;
+  blocked: UpgradeBlock | undefined;
+  target: string | undefined;
+  migrations?: MigrationsState | undefined;
   /** The gating Job that retries, when migrations is "retrying". */
   migrationsRetry?: MigrationsRetry | undefined;
-  upgradePass?: boolean;
-  /** render */
-  render?: Rendered;
+}
+
+/** The render stage's output. */
+export interface RenderedStep {
+  render: Rendered;
+  plan: ApplyPlan;
   /** The rendered values turn GitLab's ClickHouse integration on (status.clickHouseEnabled). */
-  clickHouseEnabled?: boolean;
-  plan?: ReturnType<typeof planApply>;
-  /** hooks: evaluated once per pass. */
-  hooksDue?: boolean;
+  clickHouseEnabled: boolean;
+}
+
+/** The pre-hooks stage's output. */
+export interface HooksDone {
+  /** The hooks of this chart ran in this pass (or ran before and were not due). */
   hooksRan: boolean;
+  /** Observe-only: the hooks a real pass would run. */
   wouldHook: string[];
-  postHooks?: ReturnType<typeof planHooks>;
-  /** apply */
-  report?: ApplyReport;
-  recorded?: Set<string>;
+  postHooks: HookPlan;
+}
+
+/** The apply stage's output. */
+export interface Applied {
+  report: ApplyReport;
+  /** Kinds the release has ever rendered and the cluster serves (what prune looks through). */
+  recorded: Set<string>;
+}
+
+/** The end of a pass that ran every stage: what status reports, and whether an upgrade steps on. */
+export interface Reported {
+  outcome: PassOutcome;
+  /** "step": look again after the upgrade's step interval; "resync": the quiet resync. */
+  next: "step" | "resync";
 }
 
 /**
@@ -82,37 +107,32 @@ export interface PassState {
  * reported; only a resource with nothing deployed yet fails the pass, having nothing to converge.
  */
 export function holdUpgrade(
-  p: PassState,
+  p: PassBase & { target?: string | undefined },
   stage: FailedStage,
   reason: GitLabCoreReasonType,
   message: string,
-): Pass | undefined {
+): Held | StageFail<GitLabCoreReasonType, PassOutcome> {
   const deployed = p.status.version;
-  if (!deployed) return fail(p, stage, reason, message, { targetVersion: p.target });
-  p.blocked = { reason, message };
-  p.step = deployed;
-  p.upgradePass = false;
-  p.render = undefined;
-  p.plan = undefined;
+  if (!deployed) return fail(stage, reason, message, { targetVersion: p.target });
   p.log.info({ deployed, reason, err: message }, "upgrade blocked; converging the deployed version");
-  return undefined;
+  return { blocked: { reason, message }, step: deployed, upgradePass: false, target: p.target };
 }
 
-/** A stage either lets the pass go on (undefined) or ends it with what it found. */
-export interface Stage {
-  name: string;
-  run(p: PassState): Promise<Pass | undefined>;
-}
+export const isStop = <T extends object>(
+  x: T | StageFail<GitLabCoreReasonType, PassOutcome>,
+): x is StageFail<GitLabCoreReasonType, PassOutcome> => "kind" in x && x.kind === "fail";
 
 /** The pass ends failed at `stage`: retried with the runtime's failure backoff. */
 export function fail(
-  _p: PassState,
   stage: FailedStage,
   reason: GitLabCoreReasonType,
   message: string,
   extra: Partial<Extract<PassOutcome, { kind: "failed" }>> = {},
-): Pass {
-  return { outcome: { kind: "failed", stage, reason, message, ...extra }, next: "retry" };
+): StageFail<GitLabCoreReasonType, PassOutcome> {
+  return stageFail(reason, message, {
+    message,
+    detail: { kind: "failed", stage, reason, message, ...extra },
+  });
 }
 
 const KNOWN_REASONS: ReadonlySet<string> = new Set(Object.values(GitLabCoreReason));

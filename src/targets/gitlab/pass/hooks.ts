@@ -1,6 +1,8 @@
 import type { GitLabCoreStatus } from "../../../apis/gitlabcore.js";
-import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import { type GitLabCoreReasonType, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import { proceed, type StageStop, wait } from "../../../runtime/stages.js";
 import { describeObject } from "../apply/objects.js";
+import type { Rendered } from "../apply/rendered.js";
 import { advanceHooks } from "../hooks/exec.js";
 import {
   type HookEvent,
@@ -12,7 +14,7 @@ import {
 } from "../hooks/plan.js";
 import { hooksRun } from "../metrics.js";
 import type { PassOutcome } from "../status/plan.js";
-import { fail, type Pass, type PassState, type Stage } from "./context.js";
+import { type Applied, fail, type GitLabStage, type HooksDone, type PassBase } from "./context.js";
 
 export type HookRun = NonNullable<GitLabCoreStatus["hookRun"]>;
 
@@ -22,53 +24,53 @@ export type HookRun = NonNullable<GitLabCoreStatus["hookRun"]>;
  * and run by `postHooks`. Observe-only lists what would run. A run spans passes: while a hook Job
  * runs the pass ends waiting, and the Job's watch brings the next one.
  */
-export const preHooks: Stage = {
-  name: "hooks",
-  async run(p) {
-    const render = p.render!;
-    const deployed = p.status.version;
-    p.postHooks = planHooks(render.hooks, postHookEventFor(deployed));
-    p.hooksDue = hooksDue(p.status, p.obj.metadata.generation, render.chart.version);
-    if (!p.hooksDue) return undefined;
-    const event = hookEventFor(deployed);
-    const plan = planHooks(render.hooks, event);
-    if (p.observe) {
-      for (const h of [...plan.run, ...p.postHooks.run])
-        p.wouldHook.push(`${h.hook.object.kind} ${h.hook.object.metadata.name}`);
-      return undefined;
-    }
-    // The run already reached the post hooks (a pass that waited for them): the pre hooks are done.
-    if (!sameRun(p.status.hookRun, p, postHookEventFor(deployed))) {
-      const ended = await run(p, plan.run, event);
-      if (ended) return ended;
-    }
-    p.hooksRan = true;
-    if (plan.excluded.length)
-      p.log.info(
-        { excluded: plan.excluded.map((h) => `${h.object.kind} ${h.object.metadata.name}`) },
-        "RBAC hooks left to the administrator",
-      );
-    return undefined;
-  },
-};
+export async function preHooks(p: PassBase & Step & { render: Rendered }): Promise<GitLabStage<HooksDone>> {
+  const render = p.render;
+  const deployed = p.status.version;
+  const postHooks = planHooks(render.hooks, postHookEventFor(deployed));
+  const wouldHook: string[] = [];
+  if (!hooksDue(p.status, p.obj.metadata.generation, render.chart.version))
+    return proceed({ hooksRan: false, wouldHook, postHooks });
+  const event = hookEventFor(deployed);
+  const plan = planHooks(render.hooks, event);
+  if (p.observe) {
+    for (const h of [...plan.run, ...postHooks.run])
+      wouldHook.push(`${h.hook.object.kind} ${h.hook.object.metadata.name}`);
+    return proceed({ hooksRan: false, wouldHook, postHooks });
+  }
+  // The run already reached the post hooks (a pass that waited for them): the pre hooks are done.
+  if (!sameRun(p.status.hookRun, p, postHookEventFor(deployed))) {
+    const ended = await run(p, plan.run, event);
+    if (ended) return ended;
+  }
+  if (plan.excluded.length)
+    p.log.info(
+      { excluded: plan.excluded.map((h) => `${h.object.kind} ${h.object.metadata.name}`) },
+      "RBAC hooks left to the administrator",
+    );
+  return proceed({ hooksRan: true, wouldHook, postHooks });
+}
 
 /** Post-apply hooks of the same release, in Helm's order, with the same deletion rules. */
-export const postHooks: Stage = {
-  name: "post-hooks",
-  async run(p) {
-    if (!p.hooksRan || p.observe || !p.postHooks?.run.length) return undefined;
-    return run(p, p.postHooks.run, postHookEventFor(p.status.version), {
-      renderedKinds: [...p.recorded!].sort(),
-    });
-  },
-};
+export async function postHooks(
+  p: PassBase & Step & { render: Rendered } & HooksDone & Applied,
+): Promise<GitLabStage<object>> {
+  if (!p.hooksRan || p.observe || !p.postHooks.run.length) return proceed();
+  const ended = await run(p, p.postHooks.run, postHookEventFor(p.status.version), {
+    renderedKinds: [...p.recorded].sort(),
+  });
+  return ended ?? proceed();
+}
+
+/** What a hook run reads of the pass besides its base. */
+type Step = { target: string | undefined; upgradePass: boolean };
 
 /** Whether the recorded run is this release's run of `event` for this chart and generation. */
-function sameRun(r: HookRun | undefined, p: PassState, event: HookEvent): r is HookRun {
+function sameRun(r: HookRun | undefined, p: PassBase & { render: Rendered }, event: HookEvent): r is HookRun {
   return (
     r !== undefined &&
     r.event === event &&
-    r.chartVersion === p.render!.chart.version &&
+    r.chartVersion === p.render.chart.version &&
     r.generation === (p.obj.metadata.generation ?? 0)
   );
 }
@@ -79,11 +81,11 @@ function sameRun(r: HookRun | undefined, p: PassState, event: HookEvent): r is H
  * of creating them again. Ends the pass while a hook runs (waiting) or when one failed.
  */
 async function run(
-  p: PassState,
+  p: PassBase & Step & { render: Rendered },
   hooks: readonly PlannedHook[],
   event: HookEvent,
   extra: { renderedKinds?: string[] } = {},
-): Promise<Pass | undefined> {
+): Promise<StageStop<GitLabCoreReasonType, PassOutcome> | undefined> {
   if (!hooks.length) return undefined;
   const generation = p.obj.metadata.generation ?? 0;
   const recorded = p.status.hookRun;
@@ -92,13 +94,13 @@ async function run(
     : {
         id: `${generation}-${p.now().getTime().toString(36)}`,
         event,
-        chartVersion: p.render!.chart.version,
+        chartVersion: p.render.chart.version,
         generation,
       };
   const waiting: PassOutcome = {
     kind: "hooks",
     event,
-    chartVersion: p.render!.chart.version,
+    chartVersion: p.render.chart.version,
     targetVersion: p.target,
     upgrading: p.upgradePass === true,
     hooks: hooks.map((h) => describeObject(inNamespace(h.hook.object, p.release.namespace))),
@@ -123,10 +125,10 @@ async function run(
     case "done":
       return undefined;
     case "waiting":
-      return { outcome: waiting, next: { waitMs: progress.afterMs }, written: true };
+      return wait(R.HooksRunning, `hooks of ${event} run`, { afterMs: progress.afterMs, detail: waiting });
     case "failed":
       hooksRun.inc({ outcome: "failed" });
-      return fail(p, "hooks", R.HooksFailed, `hook ${progress.hook}: ${progress.error}`, {
+      return fail("hooks", R.HooksFailed, `hook ${progress.hook}: ${progress.error}`, {
         targetVersion: p.target,
         ...extra,
       });

@@ -1,35 +1,37 @@
 import type { GitLabCore } from "../../../apis/gitlabcore.js";
+import type { GitLabCoreReasonType } from "../../../apis/gitlabcore-names.js";
 import type { Logger } from "../../../runtime/log.js";
+import { runStages, Stages, type StagesOutcome } from "../../../runtime/stages.js";
 import type { AppliedMemory } from "../apply/live.js";
 import { HookMemory } from "../hooks/exec.js";
 import type { GitLabReconcilerDeps } from "../ports.js";
 import type { PassOutcome } from "../status/plan.js";
 import { applyRelease } from "./apply.js";
-import type { Pass, PassState, Stage } from "./context.js";
+import type { PassBase, Reported } from "./context.js";
 import { postHooks, preHooks } from "./hooks.js";
 import { pruneAndReport } from "./prune.js";
 import { preflight, renderChart } from "./render.js";
 import { chooseStep, resolveVersion } from "./version.js";
 
-export type { Pass } from "./context.js";
-
 /**
  * A GitLabCore pass, in order: resolve the version → choose the chart step → render → preflight
- * an upgrade step → pre hooks once per release → apply → post hooks → prune and report. The first
- * stage that ends the pass (a failure, or the last one) gives its outcome. The first four decide
- * the upgrade; when they say no, only the upgrade is held (holdUpgrade) and the rest of the pass
- * applies and repairs the deployed version, so a blocked upgrade never stops repair.
+ * an upgrade step → pre hooks once per release → apply → post hooks → prune and report. A stage
+ * that stops the pass (a failure, a hook run waited for) carries the outcome status reports; a pass
+ * that runs them all ends with the last one's. The first four decide the upgrade; when they say
+ * no, only the upgrade is held (holdUpgrade) and the rest of the pass applies and repairs the
+ * deployed version, so a blocked upgrade never stops repair.
  */
-export const GITLAB_STAGES: readonly Stage[] = [
-  resolveVersion,
-  chooseStep,
-  renderChart,
-  preflight,
-  preHooks,
-  applyRelease,
-  postHooks,
-  pruneAndReport,
-];
+export const GITLAB_STAGES = Stages.over<PassBase, GitLabCoreReasonType, PassOutcome>()
+  .stage("version", resolveVersion)
+  .stage("step", chooseStep)
+  .stage("render", renderChart)
+  .stage("preflight", preflight)
+  .stage("hooks", preHooks)
+  .stage("apply", applyRelease)
+  .stage("post-hooks", postHooks)
+  .stage("prune", pruneAndReport);
+
+export type GitLabPass = StagesOutcome<Reported, GitLabCoreReasonType, PassOutcome>;
 
 export async function runPass(
   obj: GitLabCore,
@@ -44,12 +46,11 @@ export async function runPass(
     /** Writes an interim status (before hooks run); nothing when not given. */
     progress?: (outcome: PassOutcome) => Promise<void>;
   },
-  stages: readonly Stage[] = GITLAB_STAGES,
-): Promise<Pass> {
-  const p: PassState = {
+): Promise<GitLabPass> {
+  const base: PassBase = {
     obj,
     status: obj.status ?? {},
-    release: { name: obj.metadata.name!, namespace: obj.metadata.namespace! },
+    release: { name: obj.metadata.name ?? "", namespace: obj.metadata.namespace ?? "" },
     log: input.log,
     signal: input.signal,
     observe: input.deps.settings.observeOnly === true,
@@ -58,12 +59,7 @@ export async function runPass(
     hookMemory: input.hookMemory ?? new HookMemory(),
     now: input.now ?? (() => new Date()),
     progress: input.progress ?? (async () => {}),
-    hooksRan: false,
-    wouldHook: [],
   };
-  for (const stage of stages) {
-    const ended = await stage.run(p);
-    if (ended) return ended;
-  }
-  throw new Error(`gitlab pass: the last stage (${stages.at(-1)?.name}) must end the pass`);
+  const out = await runStages(GITLAB_STAGES, base, { signal: input.signal });
+  return out.kind === "done" ? { kind: "done", context: out.context } : out;
 }

@@ -1,28 +1,37 @@
+import { fail, proceed } from "../../../runtime/stages.js";
 import { pruned } from "../metrics.js";
 import { prunable, pruneRelease } from "../prune/index.js";
 import { gitlabVersionOf } from "../status/version.js";
 import { workloadReadiness } from "../status/workloads.js";
-import type { Pass, PassState, Stage } from "./context.js";
+import type { Applied, Chosen, GitLabStage, HooksDone, PassBase, RenderedStep, Reported } from "./context.js";
 
 /**
  * What the render no longer produces is deleted, never in the middle of an upgrade; observe-only
  * lists it instead. Ends every pass that got this far with what it did.
  */
-export const pruneAndReport: Stage = {
-  name: "prune",
-  async run(p) {
-    return p.observe ? observed(p) : applied(p);
-  },
-};
+export async function pruneAndReport(p: Reporting): Promise<GitLabStage<Reported>> {
+  const reported = await (p.observe ? observed(p) : applied(p));
+  // A held upgrade whose version follows the repository and could not be resolved is a failure
+  // (see below): the status still reports what this pass applied.
+  if (unresolved(p) && p.blocked)
+    return fail(p.blocked.reason, p.blocked.message, {
+      message: p.blocked.message,
+      detail: reported.outcome,
+    });
+  return proceed(reported);
+}
 
-async function observed(p: PassState): Promise<Pass> {
+/** What the last stage reads: everything the earlier ones found. */
+type Reporting = PassBase & Chosen & RenderedStep & HooksDone & Applied;
+
+async function observed(p: Reporting): Promise<Reported> {
   const would = p.upgradePass
     ? []
     : await prunable(p.deps.client, {
         live: p.deps.live,
         release: p.release,
-        kinds: p.recorded!,
-        keep: p.report!.keep,
+        kinds: p.recorded,
+        keep: p.report.keep,
         namespaces: [p.release.namespace],
       });
   return {
@@ -30,14 +39,14 @@ async function observed(p: PassState): Promise<Pass> {
       kind: "observed",
       targetVersion: p.target,
       blocked: p.blocked,
-      chartVersion: p.step!,
+      chartVersion: p.step,
       wouldHook: p.wouldHook,
-      wouldApply: p.report!.wouldApply,
+      wouldApply: p.report.wouldApply,
       wouldPrune: would.map(
         (i) => `${i.type.kind} ${i.metadata.namespace ? `${i.metadata.namespace}/` : ""}${i.metadata.name}`,
       ),
     },
-    next: nextAfter(p, "resync"),
+    next: "resync",
   };
 }
 
@@ -47,18 +56,17 @@ async function observed(p: PassState): Promise<Pass> {
  * resolution is, so the index is not asked every resync. Objects deleted or edited by hand wake
  * the pass anyway.
  */
-function nextAfter(p: PassState, otherwise: Pass["next"]): Pass["next"] {
-  const unresolved = p.blocked && p.target === undefined && p.obj.spec.version.type !== "Static";
-  return unresolved ? "retry" : otherwise;
+function unresolved(p: Reporting): boolean {
+  return p.blocked !== undefined && p.target === undefined && p.obj.spec.version.type !== "Static";
 }
 
-async function applied(p: PassState): Promise<Pass> {
+async function applied(p: Reporting): Promise<Reported> {
   if (!p.upgradePass) {
     const result = await pruneRelease(p.deps.client, {
       live: p.deps.live,
       release: p.release,
-      kinds: p.recorded!,
-      keep: p.report!.keep,
+      kinds: p.recorded,
+      keep: p.report.keep,
       namespaces: [p.release.namespace],
       signal: p.signal,
     });
@@ -73,17 +81,16 @@ async function applied(p: PassState): Promise<Pass> {
       kind: "applied",
       targetVersion: p.target,
       blocked: p.blocked,
-      chartVersion: p.step!,
-      gitlabVersion: gitlabVersionOf(p.render!),
+      chartVersion: p.step,
+      gitlabVersion: gitlabVersionOf(p.render),
       hooksRan: p.hooksRan,
-      renderedKinds: p.report!.servedKinds,
-      workloads: workloadReadiness(p.report!.live),
+      renderedKinds: p.report.servedKinds,
+      workloads: workloadReadiness(p.report.live),
       stepping,
       migrations: p.migrations,
       migrationsRetry: p.migrationsRetry,
-      clickHouseEnabled: p.clickHouseEnabled ?? false,
+      clickHouseEnabled: p.clickHouseEnabled,
     },
-    next:
-      stepping || p.migrations === "running" || p.migrations === "retrying" ? "step" : nextAfter(p, "resync"),
+    next: stepping || p.migrations === "running" || p.migrations === "retrying" ? "step" : "resync",
   };
 }

@@ -1,38 +1,50 @@
 import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { proceed } from "../../../runtime/stages.js";
 import { planApply } from "../apply/plan.js";
 import { preflights } from "../metrics.js";
+import type { Capabilities } from "../ports.js";
 import { dryRunPreflight } from "../preflight/exec.js";
 import { planPreflight } from "../preflight/plan.js";
 import { clickHouseEnabledIn } from "../values/clickhouse.js";
-import { fail, holdUpgrade, reasonOf, type Stage } from "./context.js";
+import {
+  type Chosen,
+  fail,
+  type GitLabStage,
+  holdUpgrade,
+  isStop,
+  type PassBase,
+  type RenderedStep,
+  reasonOf,
+} from "./context.js";
 
 /** The chart of this step rendered with the object's effective values, and the apply planned. */
-export const renderChart: Stage = {
-  name: "render",
-  async run(p) {
-    const { deps, release, signal } = p;
-    try {
-      const values = deps.values(p.obj, p.step!);
-      p.clickHouseEnabled = clickHouseEnabledIn(values);
-      p.render = await deps.release.render(
-        {
-          version: p.step!,
-          releaseName: release.name,
-          namespace: release.namespace,
-          values,
-          capabilities: p.capabilities!,
-        },
-        signal,
-      );
-    } catch (e) {
-      if (signal.aborted) throw e;
-      return fail(p, "render", reasonOf(e, R.RenderFailed), errorMessage(e), { targetVersion: p.target });
-    }
-    p.plan = planApply(p.render.objects, release);
-    return undefined;
-  },
-};
+export async function renderChart(
+  p: PassBase & { capabilities: Capabilities; step: string; target: string | undefined },
+): Promise<GitLabStage<RenderedStep>> {
+  const { deps, release, signal } = p;
+  try {
+    const values = deps.values(p.obj, p.step);
+    const clickHouseEnabled = clickHouseEnabledIn(values);
+    const render = await deps.release.render(
+      {
+        version: p.step,
+        releaseName: release.name,
+        namespace: release.namespace,
+        values,
+        capabilities: p.capabilities,
+      },
+      signal,
+    );
+    return proceed({ render, plan: planApply(render.objects, release), clickHouseEnabled });
+  } catch (e) {
+    if (signal.aborted) throw e;
+    return fail("render", reasonOf(e, R.RenderFailed), errorMessage(e), { targetVersion: p.target });
+  }
+}
+
+/** The preflight's output: the step and its render, the deployed chart's when the step was refused. */
+export type Checked = Pick<Chosen, "step" | "upgradePass" | "blocked"> & RenderedStep;
 
 /**
  * An upgrade step is first dry-run (dryRun=All) as its first pass would apply it, the gated
@@ -40,25 +52,35 @@ export const renderChart: Stage = {
  * a hook of it runs or an object of it changes; the pass goes on with the deployed version.
  * Observe-only runs it too: it stores nothing.
  */
-export const preflight: Stage = {
-  name: "preflight",
-  async run(p) {
-    if (!p.upgradePass) return undefined;
-    const planned = planPreflight(p.plan!.objects);
-    if (!planned.objects.length) return undefined;
-    const checked = await dryRunPreflight(p.deps.client, p.obj, planned.objects, p.signal);
-    preflights.inc({ outcome: checked.refused.length ? "refused" : "passed" });
-    if (checked.refused.length) {
-      const held = holdUpgrade(
-        p,
-        "preflight",
-        R.PreflightFailed,
-        `preflight of chart ${p.step} refused: ${checked.refused.map((r) => `${r.object}: ${r.error}`).join("; ")}`,
-      );
-      // The deployed version is what this pass applies now: render it in place of the refused step.
-      return held ?? renderChart.run(p);
-    }
-    p.log.info({ chart: p.step, accepted: checked.accepted }, "upgrade preflight passed");
-    return undefined;
-  },
-};
+export async function preflight(
+  p: PassBase & { capabilities: Capabilities } & Chosen & RenderedStep,
+): Promise<GitLabStage<Checked>> {
+  const unchanged: Checked = {
+    step: p.step,
+    upgradePass: p.upgradePass,
+    blocked: p.blocked,
+    render: p.render,
+    plan: p.plan,
+    clickHouseEnabled: p.clickHouseEnabled,
+  };
+  if (!p.upgradePass) return proceed(unchanged);
+  const planned = planPreflight(p.plan.objects);
+  if (!planned.objects.length) return proceed(unchanged);
+  const checked = await dryRunPreflight(p.deps.client, p.obj, planned.objects, p.signal);
+  preflights.inc({ outcome: checked.refused.length ? "refused" : "passed" });
+  if (checked.refused.length) {
+    const held = holdUpgrade(
+      p,
+      "preflight",
+      R.PreflightFailed,
+      `preflight of chart ${p.step} refused: ${checked.refused.map((r) => `${r.object}: ${r.error}`).join("; ")}`,
+    );
+    if (isStop(held)) return held;
+    // The deployed version is what this pass applies now: render it in place of the refused step.
+    const again = await renderChart({ ...p, ...held });
+    if (again.kind !== "continue") return again;
+    return proceed({ step: held.step, upgradePass: false, blocked: held.blocked, ...again.output });
+  }
+  p.log.info({ chart: p.step, accepted: checked.accepted }, "upgrade preflight passed");
+  return proceed(unchanged);
+}

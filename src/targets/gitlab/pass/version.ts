@@ -1,12 +1,28 @@
-import { GitLabConfigSourceLabel, GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
+import {
+  GitLabConfigSourceLabel,
+  type GitLabCoreReasonType,
+  GitLabCoreReason as R,
+} from "../../../apis/gitlabcore-names.js";
 import { JOB } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { proceed } from "../../../runtime/stages.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { releaseLabels, releaseSelector } from "../apply/plan.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
+import type { MigrationsRetry } from "../status/migrations.js";
 import { type MigrationsJob, migrationsGate } from "../status/migrations.js";
+import type { MigrationsState } from "../status/version.js";
 import { BATCHED_CHECK_LABEL, TARGET_VERSION_LABEL } from "../status/version.js";
-import { holdUpgrade, type PassState, reasonOf, type Stage } from "./context.js";
+import {
+  type Chosen,
+  type FailedStage,
+  type GitLabStage,
+  holdUpgrade,
+  isStop,
+  type PassBase,
+  type Resolved,
+  reasonOf,
+} from "./context.js";
 
 /**
  * What the cluster serves, the chart versions there are, and the version the object resolves to
@@ -14,93 +30,98 @@ import { holdUpgrade, type PassState, reasonOf, type Stage } from "./context.js"
  * with the runtime's backoff. A version that cannot be had holds the upgrade only: a deployed
  * release goes on at its version (holdUpgrade).
  */
-export const resolveVersion: Stage = {
-  name: "version",
-  async run(p) {
-    const { deps, signal, release } = p;
-    const spec = p.obj.spec;
-    p.capabilities = await deps.release.capabilities(signal);
-    try {
-      p.available = await deps.release.versions(signal);
-    } catch (e) {
-      return holdUpgrade(p, "chart", reasonOf(e, R.ChartPullFailed), errorMessage(e));
-    }
-    let versionRefValue: string | undefined;
-    const ref = spec.version.versionRef;
-    if (ref) {
-      const cm = deps.configMaps.get(`${release.namespace}/${ref.name}`);
-      const data = (cm as { data?: Record<string, string> } | undefined)?.data;
-      if (!cm)
-        return holdUpgrade(
-          p,
-          "version",
-          R.VersionUnresolved,
-          `spec.version.versionRef: ConfigMap ${ref.name} not found, or not labelled ${GitLabConfigSourceLabel}: "true"`,
-        );
-      if (typeof data?.[ref.key] !== "string")
-        return holdUpgrade(
-          p,
-          "version",
-          R.VersionUnresolved,
-          `spec.version.versionRef: ConfigMap ${ref.name} has no key ${ref.key}`,
-        );
-      versionRefValue = data[ref.key];
-    }
-    const resolved = deps.versions.resolve({
-      spec: spec.version,
-      available: p.available,
-      deployed: p.status.version,
-      versionRefValue,
-    });
-    if ("error" in resolved) return holdUpgrade(p, "version", resolved.reason, resolved.error);
-    p.target = resolved.version;
-    return undefined;
-  },
-};
+export async function resolveVersion(p: PassBase): Promise<GitLabStage<Resolved>> {
+  const { deps, signal, release } = p;
+  const spec = p.obj.spec;
+  const capabilities = await deps.release.capabilities(signal);
+  const held = (stage: FailedStage, reason: GitLabCoreReasonType, message: string) => {
+    const h = holdUpgrade(p, stage, reason, message);
+    return isStop(h) ? h : proceed({ capabilities, ...h });
+  };
+  let available: string[];
+  try {
+    available = await deps.release.versions(signal);
+  } catch (e) {
+    return held("chart", reasonOf(e, R.ChartPullFailed), errorMessage(e));
+  }
+  let versionRefValue: string | undefined;
+  const ref = spec.version.versionRef;
+  if (ref) {
+    const cm = deps.configMaps.get(`${release.namespace}/${ref.name}`);
+    const data = (cm as { data?: Record<string, string> } | undefined)?.data;
+    if (!cm)
+      return held(
+        "version",
+        R.VersionUnresolved,
+        `spec.version.versionRef: ConfigMap ${ref.name} not found, or not labelled ${GitLabConfigSourceLabel}: "true"`,
+      );
+    const value = data?.[ref.key];
+    if (typeof value !== "string")
+      return held(
+        "version",
+        R.VersionUnresolved,
+        `spec.version.versionRef: ConfigMap ${ref.name} has no key ${ref.key}`,
+      );
+    versionRefValue = value;
+  }
+  const resolved = deps.versions.resolve({
+    spec: spec.version,
+    available,
+    deployed: p.status.version,
+    versionRefValue,
+  });
+  if ("error" in resolved) return held("version", resolved.reason, resolved.error);
+  return proceed({ capabilities, blocked: undefined, target: resolved.version, available });
+}
 
 /**
  * Which chart this pass applies: the target, or the next minor on the way to it; the deployed one
  * again while the previous step's migrations Jobs (pre-deployment, migrations, batched migrations
  * wait) run, retry or failed.
  */
-export const chooseStep: Stage = {
-  name: "step",
-  async run(p) {
-    if (p.blocked) return undefined; // the version stage held the upgrade: the deployed one is the step
-    const target = p.target!;
-    const deployed = p.status.version;
-    p.step = target;
-    if (deployed && deployed !== target) {
-      if (p.status.gitlabVersion) {
-        const gate = migrationsGate(await migrationJobs(p, p.status.gitlabVersion), {
-          skipBatched: p.obj.spec.upgrade?.skipBatchedMigrationCheck === true,
-        });
-        p.migrations = gate.state;
-        p.migrationsRetry = gate.retry;
-      }
-      if (p.migrations === "running" || p.migrations === "retrying" || p.migrations === "failed")
-        p.step = deployed;
-      else {
-        const path = p.deps.versions.path(deployed, target, p.available!);
-        if ("error" in path) return holdUpgrade(p, "version", path.reason, path.error);
-        p.step = path.steps[0] ?? target;
-      }
-      p.log.info(
-        { deployed, target, migrations: p.migrations ?? "not checked", next: p.step },
-        "upgrade step",
-      );
+export async function chooseStep(p: PassBase & Resolved): Promise<GitLabStage<Chosen>> {
+  // The version stage held the upgrade: the deployed one is the step.
+  if (p.blocked) return proceed({ step: p.step, upgradePass: false, blocked: p.blocked, target: p.target });
+  const target = p.target;
+  const deployed = p.status.version;
+  let step = target;
+  let migrations: MigrationsState | undefined;
+  let migrationsRetry: MigrationsRetry | undefined;
+  if (deployed && deployed !== target) {
+    if (p.status.gitlabVersion) {
+      const gate = migrationsGate(await migrationJobs(p, p.status.gitlabVersion), {
+        skipBatched: p.obj.spec.upgrade?.skipBatchedMigrationCheck === true,
+      });
+      migrations = gate.state;
+      migrationsRetry = gate.retry;
     }
-    p.upgradePass = deployed !== undefined && p.step !== deployed;
-    return undefined;
-  },
-};
+    if (migrations === "running" || migrations === "retrying" || migrations === "failed") step = deployed;
+    else {
+      const path = p.deps.versions.path(deployed, target, p.available);
+      if ("error" in path) {
+        const h = holdUpgrade(p, "version", path.reason, path.error);
+        return isStop(h) ? h : proceed({ ...h, migrations, migrationsRetry });
+      }
+      step = path.steps[0] ?? target;
+    }
+    p.log.info({ deployed, target, migrations: migrations ?? "not checked", next: step }, "upgrade step");
+  }
+  return proceed({
+    step,
+    upgradePass: deployed !== undefined && step !== deployed,
+    blocked: undefined,
+    target,
+    migrations,
+    migrationsRetry,
+  });
+}
 
 /**
  * The release's Jobs for a GitLab version (the label the chart stamps; the wait Job by its own
  * label), hooks aside: from the release's Job informer, whose watch wakes the release as they
  * progress, else listed.
  */
-async function migrationJobs(p: PassState, gitlabVersion: string): Promise<MigrationsJob[]> {
+async function migrationJobs(p: PassBase, gitlabVersion: string): Promise<MigrationsJob[]> {
   const cache = p.deps.live ? await p.deps.live(JOB) : undefined;
   const labels = releaseLabels(p.release);
   const items: KubeObject[] = cache

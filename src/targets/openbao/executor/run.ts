@@ -6,13 +6,9 @@
 import { Transform, type TransformCallback } from "node:stream";
 import { openObjectStore, readCredentials } from "../objectstore/index.js";
 import { describeError, type ObjectStore } from "../objectstore/types.js";
-import {
-  type ExecutorFailureReason,
-  type ExecutorJob,
-  type ExecutorResult,
-  executorFiles,
-} from "./contract.js";
+import { type ExecutorJob, executorFiles } from "./contract.js";
 import { BaoError, connection, failure, login, readSmall, send } from "./openbao.js";
+import type { ExecutorFailureReason, ExecutorResult } from "./result.js";
 
 export interface ExecutorFiles {
   caFile?: string;

@@ -42,6 +42,8 @@ export const ADMINOPS_CONDITION_TYPES: readonly string[] = [
   OpenBaoClusterCondition.BackingUp,
   OpenBaoClusterCondition.Upgrading,
   OpenBaoClusterCondition.Restarting,
+  // The restore test's outcome, written next to status.backup's lastVerified* fields.
+  OpenBaoClusterCondition.BackupVerified,
 ];
 
 const FOREIGN_FIELDS: ReadonlySet<string> = new Set<string>([...ADMINOPS_FIELDS, ...LOCK_FIELDS]);

@@ -15,6 +15,10 @@
  */
 
 import { parseQuantity } from "../../../runtime/quantity.js";
+import { type Authorizer, CLUSTER_DELEGATION, RESTORE_DELEGATION } from "./delegation.js";
+import { HARDENED_RULES } from "./hardened.js";
+
+export type { Authorizer } from "./delegation.js";
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -44,6 +48,11 @@ export interface RuleInput {
   oldObject?: unknown;
   /** The operator's namespace (the chart's release namespace), for the tenant rule. */
   operatorNamespace?: string;
+  /**
+   * The API server's authorizer for the writer (CEL `authorizer`), for the rules that ask who may
+   * set what (delegation.ts). Offline there is no writer: those rules admit.
+   */
+  authorizer?: Authorizer;
 }
 
 export interface PolicyRule {
@@ -55,6 +64,12 @@ export interface PolicyRule {
   cel: string;
   /** The same rule: true admits. */
   admits(input: RuleInput): boolean;
+  /** The field the rule is about, where it is one (the webhook reports refusals by field). */
+  field?: string;
+  /** The operator's webhook refuses it too (Hardened's refusals), so clusters without the policies are as safe. */
+  webhook?: boolean;
+  /** It asks the authorizer: what the writer needs (a verb on the cluster, or get on a Secret). */
+  needs?: string;
 }
 
 export interface PolicyTable {
@@ -295,6 +310,8 @@ export const CLUSTER_POLICY: PolicyTable = {
         );
       },
     },
+    ...HARDENED_RULES.map((r) => ({ ...r, webhook: true })),
+    ...CLUSTER_DELEGATION,
   ],
 };
 
@@ -352,6 +369,7 @@ export const RESTORE_POLICY: PolicyTable = {
           isSystemSecret,
         ),
     },
+    ...RESTORE_DELEGATION,
   ],
 };
 

@@ -151,7 +151,12 @@ export class RestoreReconciler {
       const s = await this.d.client.getOrUndefined(SECRET, name, ns);
       if (s) secrets.set(name, s);
     }
-    const obs = { restore: r, cluster, secretsFound: new Set(secrets.keys()) };
+    const obs = {
+      restore: r,
+      cluster,
+      secretsFound: new Set(secrets.keys()),
+      secretLabels: new Map([...secrets].map(([name, s]) => [name, s.metadata.labels])),
+    };
     let snapshot: Awaited<ReturnType<SnapshotProbe>> | Error | undefined;
     if (readyToProbe(obs)) {
       const credsName = r.spec.source.target.credentialsSecretRef?.name;

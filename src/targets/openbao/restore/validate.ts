@@ -5,12 +5,14 @@
  * the lock is decided separately (lock state needs explicit overrideOperationLock).
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { OpenBaoLabel, RestoreTokenPurpose } from "../../../apis/openbaocluster-names.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import {
   type OpenBaoRestoreReasonType,
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { findCondition } from "../../../runtime/conditions.js";
+import { clusterNames } from "../identity.js";
 import { OidcRole, oidcEnabled } from "../oidc-roles.js";
 import { egressRulesMissing } from "../profile/egress.js";
 import { credentialNamespaceProblems, restoreCredentialRefs } from "../validate/credentials.js";
@@ -40,6 +42,8 @@ export interface RestoreObservation {
   cluster?: OpenBaoCluster;
   /** Names of Secrets in the namespace that were looked up and found. */
   secretsFound: ReadonlySet<string>;
+  /** Their labels, by name (the run path always passes them; the restore-token labels are read here). */
+  secretLabels?: ReadonlyMap<string, Readonly<Record<string, string>> | undefined>;
   /** The object store's answer for the source key; an Error when it could not answer. */
   snapshot?: SnapshotHead | Error;
 }
@@ -109,6 +113,13 @@ export function validateRestore(o: RestoreObservation): Verdict {
       reason: R.CredentialsMissing,
       message: `token Secret ${auth.secretName} (tokenSecretRef) does not exist in ${r.metadata.namespace}`,
     };
+  const unlabelled = restoreTokenLabelsMissing(r, o.secretLabels);
+  if (unlabelled)
+    return {
+      kind: "wait",
+      reason: R.CredentialsMissing,
+      message: `token Secret ${r.spec.tokenSecretRef?.name} (tokenSecretRef) lacks the labels a restore token carries: ${unlabelled}; add them to let this restore use it`,
+    };
   const [elsewhere] = credentialNamespaceProblems(restoreCredentialRefs(r.spec), r.metadata.namespace);
   if (elsewhere)
     return {
@@ -133,4 +144,30 @@ export function validateRestore(o: RestoreObservation): Verdict {
   if (!o.snapshot?.exists)
     return { kind: "fail", reason: R.SnapshotNotFound, message: `spec.source: no snapshot at ${where}` };
   return { kind: "ok", auth, size: o.snapshot.size, forced };
+}
+
+/**
+ * Upstream (0.3.0) uses a static restore token only from a Secret labelled for it: its cluster
+ * (openbao.org/cluster) and its purpose (openbao.org/credential-purpose: restore-token), so a token
+ * Secret made for something else is never lent to a restore Job by a typo. The labels that are
+ * missing or wrong, as `key=value` (undefined when all are there, or the restore's own
+ * spec.tokenSecretRef is not what it logs in with: a JWT role, or the cluster's backup token). The
+ * target cluster's own root-token Secret asks none: the operator wrote it for that cluster, so it
+ * cannot be a Secret made for something else (the restore tests log in with it).
+ */
+export function restoreTokenLabelsMissing(
+  r: OpenBaoRestore,
+  labels: RestoreObservation["secretLabels"],
+): string | undefined {
+  const name = r.spec.tokenSecretRef?.name;
+  if (!name || r.spec.jwtAuthRole || !labels?.has(name)) return undefined;
+  if (name === clusterNames({ name: r.spec.cluster, namespace: r.metadata.namespace ?? "" }).rootTokenSecret)
+    return undefined;
+  const have = labels.get(name) ?? {};
+  const want: [string, string][] = [
+    [OpenBaoLabel.Cluster, r.spec.cluster],
+    [OpenBaoLabel.CredentialPurpose, RestoreTokenPurpose],
+  ];
+  const missing = want.filter(([k, v]) => have[k] !== v).map(([k, v]) => `${k}=${v}`);
+  return missing.length > 0 ? missing.join(", ") : undefined;
 }

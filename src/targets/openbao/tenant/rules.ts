@@ -28,9 +28,10 @@ const WRITE = ["get", "list", "watch", "create", "patch"];
 
 /** The chart's rules for the openbao target in one namespace, Secrets left out. */
 export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze([
-  rule(["openbao.org"], ["openbaoclusters"], ["get", "list", "watch", "patch"]),
+  // create, delete: restore tests (spec.backup.restoreTest) make a throwaway cluster and its restore.
+  rule(["openbao.org"], ["openbaoclusters"], ["get", "list", "watch", "create", "patch", "delete"]),
   rule(["openbao.org"], ["openbaoclusters/status"], ["patch"]),
-  rule(["openbao.org"], ["openbaorestores"], ["get", "list", "watch", "patch"]),
+  rule(["openbao.org"], ["openbaorestores"], ["get", "list", "watch", "create", "patch", "delete"]),
   rule(["openbao.org"], ["openbaorestores/status"], ["patch"]),
   rule(["batch"], ["jobs"], ["get", "list", "watch", "create"]),
   rule([""], ["configmaps"], [...WRITE, "delete"]),

@@ -8,6 +8,7 @@
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { throwawayClusterName } from "../drill/names.js";
 import { clusterNames } from "../identity.js";
 
 export interface SecretAllowLists {
@@ -36,6 +37,13 @@ function clusterSecrets(c: OpenBaoCluster): SecretAllowLists {
   if (seal === "static") write.push(names.unsealKeySecret);
   // Inline credentials of a seal with a block are written to this Secret (and it is removed again).
   else write.push(names.sealCredentialsSecret);
+  // A restore test copies the static seal key under its throwaway's name before the throwaway
+  // exists (its other Secrets are the throwaway's own, listed once it does), and reads the canary's token.
+  const test = spec.backup?.restoreTest;
+  if (test && test.enabled !== false) {
+    if (seal === "static") write.push(`${throwawayClusterName(c.metadata.name ?? "")}-unseal-key`);
+    read.push(...named(test.canary?.tokenSecretRef));
+  }
   read.push(
     ...named(spec.unseal?.credentialsSecretRef),
     ...named(spec.backup?.target?.credentialsSecretRef),

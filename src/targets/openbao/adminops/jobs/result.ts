@@ -1,6 +1,6 @@
 import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../../runtime/types.js";
-import { type ExecutorFailureReason, type ExecutorResult, parseResult } from "../../executor/contract.js";
+import { type ExecutorFailureReason, type ExecutorResult, parseResult } from "../../executor/result.js";
 import { recordedStartFailure } from "./start-health.js";
 
 /**

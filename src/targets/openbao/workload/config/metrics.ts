@@ -10,6 +10,7 @@
  */
 import type { OpenBaoClusterSpec } from "../../../../apis/openbaocluster.js";
 import { ConfigError } from "./errors.js";
+import { requireRelease } from "./release.js";
 
 export type ScrapeProfile = "Active" | "AllNodes";
 type MetricsSpec = NonNullable<NonNullable<OpenBaoClusterSpec["observability"]>["metrics"]>;
@@ -47,9 +48,7 @@ export function metricsSettings(spec: SpecPart): MetricsSettings | undefined {
     const field = "observability.metrics.metricsOnlyListener";
     if (spec.tls?.enabled !== false && spec.tls?.mode === "ACME")
       throw new ConfigError(field, "is not supported with tls.mode ACME (scrapeProfile AllNodes needs it)");
-    const v = releaseOf(spec.version);
-    if (v && !atLeast(v, LISTENER_SINCE))
-      throw new ConfigError(field, `needs OpenBao 2.5.0 or newer; spec.version is ${spec.version}`);
+    requireRelease(spec.version, LISTENER_SINCE, field);
     out.listener = {
       port: l?.port ?? DEFAULT_METRICS_PORT,
       unauthenticated: l?.unauthenticatedMetricsAccess ?? all,
@@ -57,18 +56,6 @@ export function metricsSettings(spec: SpecPart): MetricsSettings | undefined {
   }
   if (m.serviceMonitor?.enabled !== false) out.serviceMonitor = m.serviceMonitor ?? { enabled: true };
   return out;
-}
-
-/** major.minor.patch of a version such as v2.5.1-rc1; undefined for anything else (the schema refuses it). */
-function releaseOf(version: string | undefined): { major: number; minor: number; patch: number } | undefined {
-  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version ?? "");
-  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) } : undefined;
-}
-
-function atLeast(v: { major: number; minor: number; patch: number }, min: typeof LISTENER_SINCE): boolean {
-  if (v.major !== min.major) return v.major > min.major;
-  if (v.minor !== min.minor) return v.minor > min.minor;
-  return v.patch >= min.patch;
 }
 
 /**

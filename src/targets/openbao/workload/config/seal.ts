@@ -14,6 +14,7 @@ import { kmsSealParts } from "../../normalise.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock } from "./hcl.js";
 import { type ConfigPaths, DEFAULT_STATIC_KEY_ID } from "./options.js";
+import { pkcs11Runtime } from "./pkcs11-runtime.js";
 import type { SpecView } from "./spec-view.js";
 import { isObject, mapSettings, record } from "./values.js";
 
@@ -213,6 +214,11 @@ export function renderSeal(spec: SpecView, paths: ConfigPaths): HclBlock {
       throw new ConfigError(`unseal.${def.specField}.authType`, "must be apikey or instanceprincipal");
     extra["auth_type_api_key"] = mode === "apikey";
     delete given["authType"];
+  }
+  if (type === "pkcs11") {
+    // Pod wiring for the library, not an OpenBao setting: checked here, wired by the workload.
+    pkcs11Runtime(spec);
+    delete given["runtime"];
   }
   const settings = mapSettings(given, `unseal.${def.specField}`, def.names, `OpenBao's ${type} seal`);
   // Credentials reach OpenBao through its environment (sealCredentialEnv), never through the file.

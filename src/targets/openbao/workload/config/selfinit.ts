@@ -9,6 +9,7 @@ import { ConfigError } from "./errors.js";
 import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
 import { type OidcBootstrapFacts, oidcBootstrapBlock } from "./oidc-bootstrap.js";
 import { recoveryKeysBlock } from "./recovery-keys.js";
+import { requireRelease } from "./release.js";
 import { type AuditDeviceView, type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
 import { isObject, objectList, record, stringValue, toHcl } from "./values.js";
 
@@ -62,6 +63,7 @@ const BODIES = ["data", "auditDevice", "authMethod", "secretEngine", "policy"] a
 export function renderSelfInitRequests(cluster: OpenBaoCluster, oidc?: OidcBootstrapFacts): string {
   const spec = specView(cluster);
   if (!spec.selfInit?.enabled) return "";
+  const version = cluster.spec?.version;
   const requests = objectList<SelfInitRequestView>(spec.selfInit.requests, "selfInit.requests");
   const seen = new Set<string>();
   const declaredAudit = new Set(selfInitAuditDevices(cluster).map((d) => d.request));
@@ -90,7 +92,16 @@ export function renderSelfInitRequests(cluster: OpenBaoCluster, oidc?: OidcBoots
       "request",
       [r.name],
       [
-        ...attrs({ operation: r.operation, path: r.path, allow_failure: r.allowFailure || undefined }, field),
+        ...attrs(
+          {
+            operation: r.operation,
+            path: r.path,
+            allow_failure: r.allowFailure || undefined,
+            headers: requestHeaders(r, version, field),
+            when: requestWhen(r, version, field),
+          },
+          field,
+        ),
         ...(data === undefined ? [] : [block("data", [], dataAttributes(data, field))]),
       ],
     );
@@ -103,6 +114,46 @@ export function renderSelfInitRequests(cluster: OpenBaoCluster, oidc?: OidcBoots
     ...(recovery ? [recovery] : []),
     block("initialize", [SELF_INIT_BLOCK], kept),
   ])}\n`;
+}
+
+/** OpenBao's request profiles take `headers` and `when` from 2.6 on; older releases refuse the keys. */
+const HEADERS_AND_WHEN_SINCE = { major: 2, minor: 6, patch: 0 };
+
+/**
+ * `headers` as OpenBao's profile engine reads them: header name to a list of values. A name with
+ * surrounding blanks would reach OpenBao as a different header than the user wrote, so it is refused.
+ */
+function requestHeaders(
+  r: SelfInitRequestView,
+  version: string | undefined,
+  field: string,
+): HclObject | undefined {
+  if (r.headers === undefined) return undefined;
+  const at = `${field}.headers`;
+  if (!isObject(r.headers)) throw new ConfigError(at, "must be an object of header name to a list of values");
+  requireRelease(version, HEADERS_AND_WHEN_SINCE, at);
+  const out: Record<string, HclValue> = record();
+  for (const [name, values] of Object.entries(r.headers)) {
+    if (name.trim() === "" || name !== name.trim())
+      throw new ConfigError(at, `header name ${JSON.stringify(name)} is empty or has surrounding blanks`);
+    if (!Array.isArray(values)) throw new ConfigError(`${at}.${name}`, "must be a list of strings");
+    out[name] = values.map((v, i) => {
+      if (typeof v !== "string") throw new ConfigError(`${at}.${name}[${i}]`, "must be a string");
+      return v;
+    });
+  }
+  return out as HclObject;
+}
+
+/** `when` is OpenBao's to evaluate (a boolean, or one of its evaluation sources): passed on as given. */
+function requestWhen(
+  r: SelfInitRequestView,
+  version: string | undefined,
+  field: string,
+): HclValue | undefined {
+  if (r.when === undefined) return undefined;
+  requireRelease(version, HEADERS_AND_WHEN_SINCE, `${field}.when`);
+  return toHcl(r.when, `${field}.when`);
 }
 
 function dataAttributes(data: HclObject, field: string): HclNode[] {

@@ -30,6 +30,8 @@ export interface SelfInitRequestView {
   secretEngine?: { type?: string; description?: string; options?: FreeForm };
   policy?: { policy?: string };
   allowFailure?: boolean;
+  headers?: unknown;
+  when?: unknown;
 }
 
 export interface PluginView {

@@ -14,18 +14,16 @@ import {
 import {
   acmeService,
   activeService,
-  apiServerEgress,
   clientService,
   gatewayObjects,
   headlessServices,
   ingress,
-  jobsNetworkPolicy,
   type NetworkCluster,
   type NetworkInputs,
-  networkPolicy,
   networkRef,
   readService,
 } from "./plan.js";
+import { apiServerEgress, jobsNetworkPolicy, networkPolicy } from "./policies.js";
 
 export const NetworkReason = {
   Ready: R.Ready,

@@ -20,6 +20,7 @@ import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
+import { podScheduling } from "./scheduling.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
 import { sharedClaimVolumes } from "./shared-claims.js";
 import { writableVolumes } from "./writable-volumes.js";
@@ -226,6 +227,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
         ...(c.spec.workloadHardening?.appArmorEnabled ? { appArmorProfile: { type: "RuntimeDefault" } } : {}),
       },
       terminationGracePeriodSeconds: 30,
+      ...podScheduling(c, inp.component),
       ...(namedPullSecrets(c.spec.imagePullSecrets)
         ? { imagePullSecrets: namedPullSecrets(c.spec.imagePullSecrets) }
         : {}),

@@ -8,6 +8,7 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import { refOf } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames } from "../../identity.js";
+import { pkcs11Runtime } from "../config/pkcs11-runtime.js";
 import { sealCredentialEnv, sealRefEnv, sealType } from "../config/seal.js";
 import type { SpecView } from "../config/spec-view.js";
 
@@ -53,15 +54,59 @@ export function sealEnv(c: OpenBaoCluster): Obj[] {
     if (sealType(view(c)) === "gcpckms" && !c.spec.unseal?.gcpCloudKMS?.credentials)
       out.push({ name: "GOOGLE_APPLICATION_CREDENTIALS", value: `${SEAL_CREDS_DIR}/credentials.json` });
   }
+  out.push(...pkcs11Env(c, ref));
   return out.sort((a, b) => String(a["name"]).localeCompare(String(b["name"])));
 }
 
-/** The user's credentials Secret as a volume, for seal settings that name files in it. */
+/**
+ * The user's credentials Secret as a volume, for seal settings that name files in it. A pkcs11
+ * seal mounts only the keys its `runtime.fileEnv` names (upstream's wiring: the PIN and the
+ * `runtime.env` keys arrive as variables and stay off the filesystem), and nothing without them.
+ */
 export function sealVolumes(c: OpenBaoCluster): { volumes: Obj[]; mounts: Obj[] } {
   const ref = refName(c);
   if (!ref || sealType(view(c)) === "static") return { volumes: [], mounts: [] };
+  let items: Obj[] | undefined;
+  if (sealType(view(c)) === "pkcs11") {
+    const keys = [...new Set(fileEnvKeys(c))];
+    if (keys.length === 0) return { volumes: [], mounts: [] };
+    items = keys.map((key) => ({ key, path: key }));
+  }
   return {
-    volumes: [{ name: "seal-creds", secret: { secretName: ref, defaultMode: 0o440 } }],
+    volumes: [
+      { name: "seal-creds", secret: { secretName: ref, defaultMode: 0o440, ...(items ? { items } : {}) } },
+    ],
     mounts: [{ name: "seal-creds", mountPath: SEAL_CREDS_DIR, readOnly: true }],
   };
+}
+
+/** A runtime the config renderer refused has no wiring (InvalidSpec already names the field). */
+function runtimeOf(c: OpenBaoCluster): ReturnType<typeof pkcs11Runtime> {
+  try {
+    return pkcs11Runtime(view(c));
+  } catch {
+    return undefined;
+  }
+}
+
+function fileEnvKeys(c: OpenBaoCluster): string[] {
+  return (runtimeOf(c)?.mappings ?? []).filter((m) => m.kind === "fileEnv").map((m) => m.secretKey);
+}
+
+/**
+ * The PKCS#11 library's variables: LD_LIBRARY_PATH, `env` keys by secretKeyRef (required: a library
+ * missing its settings should not start half-configured), `fileEnv` as the mounted file's path.
+ */
+function pkcs11Env(c: OpenBaoCluster, ref: string | undefined): Obj[] {
+  const runtime = runtimeOf(c);
+  if (!runtime) return [];
+  const out: Obj[] = runtime.libraryPath ? [{ name: "LD_LIBRARY_PATH", value: runtime.libraryPath }] : [];
+  if (!ref) return out;
+  for (const m of runtime.mappings)
+    out.push(
+      m.kind === "env"
+        ? { name: m.name, valueFrom: { secretKeyRef: { name: ref, key: m.secretKey } } }
+        : { name: m.name, value: `${SEAL_CREDS_DIR}/${m.secretKey}` },
+    );
+  return out;
 }

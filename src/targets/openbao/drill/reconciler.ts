@@ -1,0 +1,422 @@
+import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import {
+  OpenBaoClusterCondition as C,
+  type OpenBaoClusterReasonType,
+  OpenBaoLabel,
+  OpenBaoClusterReason as R,
+} from "../../../apis/openbaocluster-names.js";
+import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreCondition } from "../../../apis/openbaorestore-names.js";
+import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../../runtime/builtin-types.js";
+import { type CachedReader, liveReader } from "../../../runtime/cached-reader.js";
+import type { KubeClient } from "../../../runtime/client.js";
+import { type Condition, setCondition } from "../../../runtime/conditions.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+} from "../../../runtime/controller.js";
+import { isConflict, isNotFound } from "../../../runtime/errors.js";
+import type { EventRecorder } from "../../../runtime/events.js";
+import type { Informer } from "../../../runtime/informer.js";
+import type { Logger } from "../../../runtime/log.js";
+import { secretValue } from "../../../runtime/secrets.js";
+import type { KubeObject } from "../../../runtime/types.js";
+import { voterClient } from "../adminops/upgrade/core/observe.js";
+import type { BaoEndpoint } from "../baoclient/client.js";
+import { OPENBAOCLUSTER, refOf } from "../cluster-ref.js";
+import { clusterNames, LABEL_CLUSTER } from "../identity.js";
+import { writeAdminOpsConcern } from "../opslifecycle/index.js";
+import { OPENBAORESTORE } from "../restore/types.js";
+import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
+import { type CanarySpec, ProbeClient, probePod } from "./canary.js";
+import { forgetVerification, restoreTestDuration, showVerification } from "./metrics.js";
+import { throwawayClusterName, throwawayRestoreName } from "./names.js";
+import { runOf, sealKeyCopy, staticSeal, throwawayCluster, throwawayRestore } from "./objects.js";
+import {
+  enabled,
+  intervalSeconds,
+  judge,
+  type Observed,
+  type Outcome,
+  type Plan,
+  type Probe,
+  plan,
+  type Run,
+  recordOutcome,
+} from "./plan.js";
+
+/**
+ * The restore test's pass for one source cluster: observe, plan (plan.ts), act. Every action is
+ * idempotent and named from the source alone, so a pass repeated after a restart finds what the
+ * last one made. The source is only read, and its status.backup / BackupVerified written: no lock,
+ * no change to its pods or data.
+ */
+
+export interface RestoreTestDeps {
+  client: KubeClient;
+  reader?: Pick<CachedReader, "get">;
+  events: EventRecorder;
+  log: Logger;
+  clusters: Informer<OpenBaoCluster>;
+  restores: Informer<OpenBaoRestore>;
+  clusterDomain: string;
+  now?: () => Date;
+  /** Replaces the probe client (tests). */
+  probeClient?: (ep: BaoEndpoint) => ProbeClient;
+}
+
+const CLEANUP_POLL_MS = 3_000;
+
+export class RestoreTestReconciler {
+  private readonly now: () => Date;
+
+  constructor(private readonly d: RestoreTestDeps) {
+    this.now = d.now ?? (() => new Date());
+  }
+
+  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+    const source = this.d.clusters.get(key);
+    if (!source) {
+      const [ns, name] = key.split("/");
+      forgetVerification(ns ?? "", name ?? "");
+      return done();
+    }
+    // A throwaway is tested by nobody.
+    if (source.metadata.labels?.[OpenBaoLabel.RestoreTestOf]) return done();
+    const spec = enabled(source);
+    let interval: number | undefined;
+    try {
+      interval = spec ? intervalSeconds(spec, source.spec.backup?.schedule, this.now()) : undefined;
+    } catch {
+      interval = undefined;
+    }
+    showVerification(source, interval);
+
+    const obs = await this.observe(source, rc);
+    if (obs.foreign) {
+      // Never touched, nor its volumes or Secrets (they carry the same cluster label): no run can
+      // start while the name is taken, and the condition says so.
+      if (!spec) return done();
+      await this.condition(
+        source,
+        "False",
+        R.RestoreTestInvalid,
+        `a cluster named ${obs.foreign} exists and is not this cluster's restore test; rename or delete it`,
+        rc,
+      );
+      return requeueAfter(60_000);
+    }
+    const p = plan(obs);
+    return this.act(source, obs, p, rc);
+  }
+
+  private async observe(
+    source: OpenBaoCluster,
+    rc: ReconcileContext,
+  ): Promise<Observed & { foreign?: string }> {
+    const ns = source.metadata.namespace!;
+    const name = throwawayClusterName(source.metadata.name!);
+    // From the informers: a pass of a cluster without restore tests (the usual one) sends nothing.
+    // A copy older than this process's own create or delete is harmless: both are repeated
+    // idempotently (a conflict or a not-found is what was wanted).
+    const t = this.d.clusters.get(`${ns}/${name}`);
+    // Only a throwaway this source made counts: a cluster of that name without the label is the
+    // user's and is never touched (the run waits, saying so).
+    const mine =
+      t && t.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? t : undefined;
+    if (t && !mine)
+      rc.log.warn(
+        { cluster: name },
+        "restore test: a cluster of the throwaway's name exists and is not ours",
+      );
+    const r = this.d.restores.get(`${ns}/${throwawayRestoreName(name)}`);
+    const restore =
+      r && r.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? r : undefined;
+    // Volumes are listed only around a run: while tests are on, or a throwaway or restore exists.
+    const claims =
+      enabled(source) || mine || restore
+        ? (
+            await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
+              namespace: ns,
+              labelSelector: `${LABEL_CLUSTER}=${name}`,
+            })
+          ).items.length
+        : 0;
+    const complete = restore?.status?.conditions?.find(
+      (c) => c.type === OpenBaoRestoreCondition.RestoreComplete,
+    );
+    return {
+      source,
+      now: this.now(),
+      ...(mine
+        ? {
+            throwaway: {
+              run: runOf(mine),
+              deleting: !!mine.metadata.deletionTimestamp,
+              initialized: mine.status?.initialized === true,
+            },
+          }
+        : {}),
+      ...(restore
+        ? {
+            restore: {
+              phase: restore.status?.phase ?? "Pending",
+              ...(restore.status?.completionTime
+                ? { completedAt: new Date(restore.status.completionTime) }
+                : {}),
+              ...(complete?.message || restore.status?.message
+                ? { message: complete?.message ?? restore.status?.message }
+                : {}),
+            },
+          }
+        : {}),
+      claims,
+      ...(t && !mine ? { foreign: name } : {}),
+    };
+  }
+
+  private async act(
+    source: OpenBaoCluster,
+    obs: Observed,
+    p: Plan,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ns = source.metadata.namespace!;
+    const throwaway = throwawayClusterName(source.metadata.name!);
+    switch (p.kind) {
+      case "idle":
+        if (p.invalid) await this.condition(source, "False", R.RestoreTestInvalid, p.invalid.message, rc);
+        return p.requeueMs ? requeueAfter(p.requeueMs) : done();
+      case "wait":
+        rc.log.debug({ why: p.why }, "restore test waits");
+        return requeueAfter(p.requeueMs);
+      case "start":
+        return this.start(source, { ...p.run, startedAt: obs.now }, rc);
+      case "create-restore": {
+        const t = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, throwaway, ns);
+        if (!t) return requeueAfter(CLEANUP_POLL_MS);
+        await this.create(OPENBAORESTORE, throwawayRestore(source, t, p.run));
+        rc.log.info(
+          { key: p.run.key, cluster: throwaway },
+          "restore test: restoring the backup into the throwaway",
+        );
+        return requeueAfter(5_000);
+      }
+      case "probe": {
+        const probe = await this.probe(source, rc);
+        const next = judge(p.run, probe, obs.now, obs.restore?.completedAt);
+        if (next.kind === "record") return this.record(source, next.outcome, p.run, rc);
+        if (next.kind === "wait") return requeueAfter(next.requeueMs);
+        return done();
+      }
+      case "record":
+        return this.record(source, p.outcome, obs.throwaway?.run, rc);
+      case "cleanup":
+        return this.cleanup(source, rc);
+    }
+  }
+
+  private async start(source: OpenBaoCluster, run: Run, rc: ReconcileContext): Promise<ReconcileResult> {
+    const ns = source.metadata.namespace!;
+    if (staticSeal(source)) {
+      // The source's key, so the throwaway opens the snapshot with the seal that sealed it.
+      // The base64 text as stored: the key is raw bytes, which no decoding to a string keeps.
+      const stored = (await (this.d.reader ?? liveReader(this.d.client)).get(
+        SECRET,
+        clusterNames(refOf(source)).unsealKeySecret,
+        ns,
+      )) as { data?: Record<string, string> } | undefined;
+      const key = stored?.data?.[UNSEAL_KEY_FILE];
+      if (!key) {
+        await this.condition(
+          source,
+          "False",
+          R.RestoreTestInvalid,
+          `Secret ${clusterNames(refOf(source)).unsealKeySecret} has no key "${UNSEAL_KEY_FILE}" to give the throwaway cluster the source's seal`,
+          rc,
+        );
+        return requeueAfter(60_000);
+      }
+      await this.create(SECRET, sealKeyCopy(source, key));
+    }
+    await this.create(OPENBAOCLUSTER, throwawayCluster(source, run));
+    const first = !source.status?.conditions?.some((c) => c.type === C.BackupVerified);
+    const msg = `restoring ${run.key} into throwaway cluster ${throwawayClusterName(source.metadata.name!)}`;
+    if (first) await this.condition(source, "Unknown", R.RestoreTestRunning, msg, rc);
+    this.d.events.record(source, {
+      type: "Normal",
+      reason: R.RestoreTestRunning,
+      action: "RestoreTest",
+      note: msg,
+    });
+    rc.log.info({ key: run.key, window: run.window }, "restore test started");
+    return requeueAfter(5_000);
+  }
+
+  private async probe(source: OpenBaoCluster, rc: ReconcileContext): Promise<Probe> {
+    const ns = source.metadata.namespace!;
+    const t = await this.d.client.getOrUndefined<OpenBaoCluster>(
+      OPENBAOCLUSTER,
+      throwawayClusterName(source.metadata.name!),
+      ns,
+    );
+    if (!t) return { kind: "sealed", message: "the throwaway cluster is gone" };
+    const spec = enabled(source);
+    let canary: CanarySpec | undefined;
+    if (spec?.canary) {
+      const secret = spec.canary.tokenSecretRef?.name ?? source.spec.backup?.tokenSecretRef?.name;
+      const token = secret
+        ? await secretValue(this.d.reader ?? liveReader(this.d.client), ns, secret, "token")
+        : undefined;
+      if (!token)
+        return {
+          kind: "canary-missing",
+          message: secret
+            ? `Secret ${secret} has no token to read ${spec.canary.path} with`
+            : "spec.backup.restoreTest.canary.tokenSecretRef is unset and so is spec.backup.tokenSecretRef",
+        };
+      canary = { path: spec.canary.path, token };
+    }
+    let client: ProbeClient;
+    try {
+      client = (await voterClient(
+        this.d.client,
+        {
+          clusterDomain: this.d.clusterDomain,
+          ...(this.d.reader ? { reader: this.d.reader } : {}),
+          baoClient: (ep) => (this.d.probeClient ? this.d.probeClient(ep) : new ProbeClient(ep)),
+        },
+        t,
+        0,
+      )) as ProbeClient;
+    } catch (e) {
+      return {
+        kind: "sealed",
+        message: `no client for the restored pod: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
+    return probePod(client, canary, rc.signal);
+  }
+
+  private async record(
+    source: OpenBaoCluster,
+    outcome: Outcome,
+    run: Run | undefined,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const now = this.now();
+    await writeAdminOpsConcern(
+      this.d.client,
+      refOf(source),
+      "backup",
+      (b) => recordOutcome(b ?? {}, outcome, now),
+      {
+        signal: rc.signal,
+      },
+    );
+    const message = outcome.passed
+      ? `${outcome.key} restored into a throwaway cluster, unsealed${enabled(source)?.canary ? " and its canary read back" : ""}`
+      : outcome.message;
+    const reason = outcome.passed ? R.BackupVerified : outcome.reason;
+    await this.condition(source, outcome.passed ? "True" : "False", reason, message, rc);
+    this.d.events.record(source, {
+      type: outcome.passed ? "Normal" : "Warning",
+      reason,
+      action: "RestoreTest",
+      note: message,
+    });
+    if (run)
+      restoreTestDuration.observe(
+        {
+          namespace: source.metadata.namespace!,
+          name: source.metadata.name!,
+          outcome: outcome.passed ? "passed" : "failed",
+        },
+        (now.getTime() - run.startedAt.getTime()) / 1000,
+      );
+    rc.log.info({ key: outcome.key, passed: outcome.passed, reason }, "restore test recorded");
+    return this.cleanup(source, rc);
+  }
+
+  /** Restore first (its finalizer releases the throwaway's lock), then the throwaway, then its volumes. */
+  private async cleanup(source: OpenBaoCluster, rc: ReconcileContext): Promise<ReconcileResult> {
+    const ns = source.metadata.namespace!;
+    const name = throwawayClusterName(source.metadata.name!);
+    const mine = (o: KubeObject | undefined) =>
+      o?.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name;
+    const r = await this.d.client.getOrUndefined<KubeObject>(OPENBAORESTORE, throwawayRestoreName(name), ns);
+    if (r && mine(r)) {
+      if (!r.metadata.deletionTimestamp)
+        await this.gone(this.d.client.delete(OPENBAORESTORE, r.metadata.name!, ns));
+      return requeueAfter(CLEANUP_POLL_MS);
+    }
+    const t = await this.d.client.getOrUndefined<KubeObject>(OPENBAOCLUSTER, name, ns);
+    // Someone else's cluster of that name: its volumes and Secrets are its own.
+    if (t && !mine(t)) return done();
+    if (t) {
+      if (!t.metadata.deletionTimestamp) {
+        await this.gone(this.d.client.delete(OPENBAOCLUSTER, name, ns));
+        rc.log.info({ cluster: name }, "restore test: deleting the throwaway cluster");
+      }
+      return requeueAfter(CLEANUP_POLL_MS);
+    }
+    // The throwaway's finalizer (deletionPolicy DeleteAll) deletes its volumes and Secrets; these
+    // deletes cover a finalizer that did not run (an operator stopped in between).
+    await this.gone(this.d.client.delete(SECRET, clusterNames({ name, namespace: ns }).unsealKeySecret, ns));
+    await this.gone(this.d.client.delete(SECRET, clusterNames({ name, namespace: ns }).rootTokenSecret, ns));
+    const claims = await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
+      namespace: ns,
+      labelSelector: `${LABEL_CLUSTER}=${name}`,
+    });
+    if (claims.items.length) {
+      for (const c of claims.items)
+        if (!c.metadata.deletionTimestamp)
+          await this.gone(this.d.client.delete(PERSISTENT_VOLUME_CLAIM, c.metadata.name!, ns));
+      return requeueAfter(CLEANUP_POLL_MS);
+    }
+    rc.log.debug({ cluster: name }, "restore test: nothing left of the throwaway");
+    // Back to planning: the next run's time.
+    return requeueAfter(1_000);
+  }
+
+  private async create(type: typeof OPENBAOCLUSTER, obj: KubeObject): Promise<void> {
+    try {
+      await this.d.client.create(type, obj);
+    } catch (e) {
+      // A pass before a restart made it: that one stands.
+      if (!isConflict(e)) throw e;
+    }
+  }
+
+  private async gone(p: Promise<unknown>): Promise<void> {
+    await p.catch((e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    });
+  }
+
+  private async condition(
+    source: OpenBaoCluster,
+    status: "True" | "False" | "Unknown",
+    reason: OpenBaoClusterReasonType,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<void> {
+    const before = source.status?.conditions?.find((c) => c.type === C.BackupVerified);
+    if (before?.status === status && before.reason === reason && before.message === message) return;
+    const now = this.now();
+    await writeAdminOpsConcern(
+      this.d.client,
+      refOf(source),
+      "conditions",
+      (cur) =>
+        setCondition(
+          (cur ?? []) as Condition[],
+          { type: C.BackupVerified, status, reason, message, observedGeneration: source.metadata.generation },
+          now,
+        ),
+      { signal: rc.signal },
+    );
+  }
+}
