@@ -136,6 +136,8 @@ export const OpenBaoClusterCondition = {
   TLSReady: "TLSReady",
   Upgrading: "Upgrading",
   BackingUp: "BackingUp",
+  /** The rolling restart spec.runtime.restartAt asks for: True while pods are replaced. */
+  Restarting: "Restarting",
   /** spec.backup.restoreTest: whether the latest restore test of a backup passed; absent without one. */
   BackupVerified: "BackupVerified",
   OpenBaoInitialized: "OpenBaoInitialized",
@@ -338,6 +340,13 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   UpgradePodReplacing: "UpgradePodReplacing",
   UpgradeRetargeted: "UpgradeRetargeted",
   UpgradeRetryAccepted: "UpgradeRetryAccepted",
+  // The Restarting condition (spec.runtime.restartAt) and its events.
+  RestartInProgress: "RestartInProgress",
+  RestartComplete: "RestartComplete",
+  RestartStepFailed: "RestartStepFailed",
+  RestartPodDeleted: "RestartPodDeleted",
+  /** Event: the operator created a ManagedPVC claim (auditFileStorage, tls.acme.sharedCache). */
+  SharedClaimCreated: "SharedClaimCreated",
   // BackupVerified (spec.backup.restoreTest): the last restore test's outcome.
   /** True: the latest backup was restored into a throwaway cluster, unsealed and read back. */
   BackupVerified: "BackupVerified",
@@ -362,7 +371,9 @@ export const TLSModes = ["OperatorManaged", "External", "ACME"] as const;
 export type TLSMode = (typeof TLSModes)[number];
 export const UpgradeStrategies = ["RollingUpdate", "BlueGreen"] as const;
 export type UpgradeStrategy = (typeof UpgradeStrategies)[number];
-export const ClusterOperations = ["Upgrade", "Backup", "Restore"] as const;
+// "Restart" (spec.runtime.restartAt) is this operator's own: upstream rolls a pod-template annotation
+// without the lock.
+export const ClusterOperations = ["Upgrade", "Backup", "Restore", "Restart"] as const;
 export type ClusterOperation = (typeof ClusterOperations)[number];
 export const BackupProviders = ["s3", "gcs", "azure"] as const;
 export type BackupProvider = (typeof BackupProviders)[number];

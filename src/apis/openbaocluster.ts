@@ -1605,6 +1605,46 @@ export const BreakGlassStatusSchema = Type.Object(
   { description: "Break-glass state: set when consensus repair cannot go on safely." },
 );
 
+/** One pod of a runtime restart: the pod as it was when the restart began. */
+const RestartPodSchema = Type.Object(
+  {
+    name: Text("Pod name.", 253),
+    uid: Text("UID of the pod that must be replaced.", 64),
+  },
+  { description: "A pod the restart replaces." },
+);
+
+/**
+ * Beyond upstream (which rolls a template annotation): the operator's own rolling restart for
+ * spec.runtime.restartAt, one pod at a time, the leader last; progress lives here so a restarted
+ * operator resumes it.
+ */
+export const RuntimeRestartStatusSchema = Type.Object(
+  {
+    restartAt: Note("The spec.runtime.restartAt value this record is about.", 253),
+    startedAt: When("When the restart began."),
+    cutoff: When("Pods created before this were restarted."),
+    pendingPods: Type.Optional(
+      Type.Array(RestartPodSchema, {
+        description: "Pods still running from before the cutoff; each leaves the list once replaced.",
+        maxItems: 512,
+      }),
+    ),
+    restartedPods: Type.Optional(
+      Type.Array(Text("Pod name.", 253), {
+        description: "Pods replaced so far, in order.",
+        maxItems: 512,
+      }),
+    ),
+    lastStepDownTime: When("Last leader step-down of this restart."),
+    consecutiveFailures: Count("Failed steps in a row since the last step that went through."),
+    lastErrorReason: Note("Reason code of the last failed step.", 253),
+    lastErrorMessage: Note("Detail of the last failed step.", 4096),
+    completedAt: When("When every pod had been replaced."),
+  },
+  { description: "Progress of the rolling restart spec.runtime.restartAt asks for." },
+);
+
 export const OperationLockSchema = Type.Object(
   {
     operation: Type.Optional(StringEnum(ClusterOperations, { description: "Operation holding the lock." })),
@@ -1614,7 +1654,7 @@ export const OperationLockSchema = Type.Object(
     renewedAt: When("When the holder last reasserted it."),
   },
   {
-    description: "Mutex for disruptive work: one upgrade, backup or restore at a time.",
+    description: "Mutex for disruptive work: one upgrade, backup, restore or runtime restart at a time.",
     "x-kubernetes-map-type": "atomic",
   } satisfies KubeOptions,
 );
@@ -1674,6 +1714,7 @@ export const OpenBaoClusterStatusSchema = Type.Object(
     ),
     backup: Type.Optional(BackupStatusSchema),
     restore: Type.Optional(ClusterRestoreStatusSchema),
+    runtimeRestart: Type.Optional(RuntimeRestartStatusSchema),
     upgrade: Type.Optional(UpgradeStatusSchema),
     blueGreen: Type.Optional(BlueGreenStatusSchema),
     upgradeRequests: Type.Optional(UpgradeRequestsStatusSchema),

@@ -112,7 +112,7 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
     "never called: RBAC lets the operator write the OpenBao pods' Role (get, update, patch on them) only if it holds those verbs",
   "patch core/pods": "never called: held for the pods' Role, as update",
   "delete core/pods":
-    "after a restore the cluster's pods are restarted; no OpenBaoRestore here (openbao-upstream-restore-node.test.ts restores)",
+    "after a restore the cluster's pods are restarted, and spec.runtime.restartAt restarts them one by one; no OpenBaoRestore and no restartAt here (openbao-upstream-restore-node.test.ts restores, openbao-runtime-restart.test.ts restarts)",
   // Backups and restores (the AdminOps and restore controllers) are proven by their own node
   // tests; this scenario configures no backup and makes no OpenBaoRestore.
   "get openbao.org/openbaorestores":
@@ -139,6 +139,8 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
     "a resize reads the claims only where the StorageClass allows expansion; local-path does not",
   "patch core/persistentvolumeclaims":
     "a resize grows the claims only where the StorageClass allows expansion",
+  "create core/persistentvolumeclaims":
+    "auditFileStorage and tls.acme.sharedCache create their ReadWriteMany claim in ManagedPVC mode; neither here (openbao-shared-claims-api.test.ts)",
   // The node serves HTTPRoute (the gitlab scenario installs its CRD before the chart), so the
   // cluster's routes are watched and the look for a leftover one reads that cache; writing routes
   // needs spec.gateway and a Gateway.

@@ -150,6 +150,8 @@ describe("openbao target: no secret value outside a Secret", () => {
       upgrade: { strategy: "RollingUpdate" },
     });
     await apply("aws", {
+      // Built into OpenBao before 2.7; from 2.7 this seal needs a kms plugin (validate/seal-plugins.ts).
+      version: "2.6.2",
       unseal: {
         type: "awskms",
         awskms: {
@@ -162,12 +164,16 @@ describe("openbao target: no secret value outside a Secret", () => {
       },
     });
     await apply("azure", {
+      // Built into OpenBao before 2.7; from 2.7 this seal needs a kms plugin (validate/seal-plugins.ts).
+      version: "2.6.2",
       unseal: {
         type: "azurekeyvault",
         azureKeyVault: { vaultName: "v", keyName: "k", tenantID: "t", clientID: "id", clientSecret: c.azure },
       },
     });
     await apply("hsm", {
+      // Built into OpenBao before 2.7; from 2.7 this seal needs a kms plugin (validate/seal-plugins.ts).
+      version: "2.6.2",
       unseal: {
         type: "pkcs11",
         pkcs11: { lib: "/usr/lib/softhsm.so", keyLabel: "k", slot: "0", pin: c.pin },
@@ -292,6 +298,7 @@ describe("openbao target: no secret value outside a Secret", () => {
     );
     // Dropping the inline credentials removes the operator's copy.
     await apply("azure", {
+      version: "2.6.2",
       unseal: {
         type: "azurekeyvault",
         azureKeyVault: { vaultName: "v", keyName: "k", tenantID: "t", clientID: "id" },

@@ -37,17 +37,17 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   "readReplicas.template.resources": "opaque",
   "readReplicas.template.resources.claims": "unsupported",
   "readReplicas.template.scheduling": "opaque",
-  // Upstream 0.5 fields not built yet: the runtime restart request, recovery keys at
-  // initialization and the file-audit volume.
-  runtime: "unsupported",
-  recoveryKeys: "unsupported",
-  auditFileStorage: "unsupported",
+  // The operator's rolling restart, the leader last (adminops/restart).
+  runtime: "acted",
+  // Recovery keys made once at self-init, PGP-encrypted per recipient (workload/config/recovery-keys.ts).
+  recoveryKeys: "acted",
+  // The shared claim file audit devices write on, one folder per pod (workload/statefulsets/shared-claims.ts).
+  auditFileStorage: "acted",
   storage: "acted",
   paused: "acted",
   deletionPolicy: "acted",
   // Certificates and listener.
   tls: "acted",
-  "tls.acme.sharedCache": "unsupported",
   // config.hcl: server settings, telemetry, plugins, seals, audit devices, self-init requests.
   configuration: "acted",
   telemetry: "acted",

@@ -106,10 +106,11 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [""]
   resources: [serviceaccounts/token]
   verbs: [create]
-# deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them.
+# deletionPolicy DeletePVCs/DeleteAll lists and deletes the data claims; a resize reads them;
+# auditFileStorage and tls.acme.sharedCache in ManagedPVC mode create their shared claim.
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
-  verbs: [get, list, watch, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 # get: pod 0's phase before init; list: an executor Job's pod, for its result; list and watch: the
 # voter pods an upgrade waits on. update and patch are never called by the operator: RBAC lets it
 # write the pods' own Role (get, update, patch on its pods) only if it holds those verbs itself.

@@ -18,6 +18,7 @@ import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
 import { adminOpsJobPodCluster } from "./jobs/job-pods.js";
+import { type RestartOptions, RuntimeRestart } from "./restart/manager.js";
 import { BlueGreenUpgrade } from "./upgrade/bluegreen/manager.js";
 import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js";
 
@@ -50,6 +51,8 @@ export interface AdminOpsWiring {
   /** Replaces the BlueGreen strategy (adminops/upgrade/bluegreen's BlueGreenUpgrade by default). */
   blueGreen?: StrategyHandler;
   rolling?: RollingOptions;
+  /** spec.runtime.restartAt's rolling restart (adminops/restart). */
+  restart?: RestartOptions;
   /** Checks the executor, snapshot and hook images (spec.operatorImageVerification); shared with the workload. */
   imageVerifier?: ImageVerifier;
 }
@@ -57,7 +60,7 @@ export interface AdminOpsWiring {
 /**
  * The AdminOps controller: its own Controller and work queue next to the workload one, so a backup
  * waiting on a Job or an upgrade waiting on a pod never delays workload repair (and the reverse).
- * One pass runs the upgrade first, then the backup: while an upgrade holds the operation lock, the
+ * One pass runs the upgrade first, then the runtime restart, then the backup: while an upgrade holds the operation lock, the
  * backup reports the contention it always does and waits.
  */
 export function setupAdminOps(
@@ -120,6 +123,14 @@ export function setupAdminOps(
       }).handle,
     rolling: wiring.rolling,
   });
+  const restarts = new RuntimeRestart({
+    client: manager.client,
+    reader: manager.reader,
+    events: manager.events,
+    clusters,
+    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+    options: wiring.restart,
+  });
   const controller = new Controller({
     name: ADMINOPS_CONTROLLER_NAME,
     log: manager.log,
@@ -136,9 +147,17 @@ export function setupAdminOps(
         ctx.signal.throwIfAborted();
         failed = { error };
       }
+      // The runtime restart after the upgrade (an upgrade in flight holds the lock; the restart waits).
+      let restart: ReconcileResult;
+      try {
+        restart = await restarts.reconcile(key, ctx);
+      } catch (error) {
+        ctx.signal.throwIfAborted();
+        failed ??= { error };
+      }
       const backup = await backups.reconcile(key, ctx);
       if (failed) throw failed.error;
-      return combineResults(upgrade, backup);
+      return combineResults(combineResults(upgrade, restart), backup);
     },
   });
   controller.watchPrimary(clusters, adminOpsRelevant);

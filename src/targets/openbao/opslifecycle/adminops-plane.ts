@@ -25,6 +25,7 @@ export type AdminOpsConcern =
   | "upgradeRequests"
   | "breakGlass"
   | "adminOps"
+  | "runtimeRestart"
   | "conditions";
 
 export interface PlaneWriteResult {

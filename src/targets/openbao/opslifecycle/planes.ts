@@ -26,6 +26,7 @@ export const ADMINOPS_FIELDS = [
   "breakGlass",
   "adminOps",
   "acceptedUpgradeStrategy",
+  "runtimeRestart",
 ] as const satisfies readonly (keyof OpenBaoClusterStatus)[];
 export type AdminOpsField = (typeof ADMINOPS_FIELDS)[number];
 
@@ -40,6 +41,7 @@ export const LOCK_FIELDS = ["operationLock"] as const satisfies readonly (keyof 
 export const ADMINOPS_CONDITION_TYPES: readonly string[] = [
   OpenBaoClusterCondition.BackingUp,
   OpenBaoClusterCondition.Upgrading,
+  OpenBaoClusterCondition.Restarting,
   // The restore test's outcome, written next to status.backup's lastVerified* fields.
   OpenBaoClusterCondition.BackupVerified,
 ];

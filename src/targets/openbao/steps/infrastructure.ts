@@ -34,6 +34,7 @@ import { retireLegacyPdb } from "./legacy-names.js";
 import { readOidcFacts } from "./oidc-facts.js";
 import { readReplicasStep } from "./read-replicas.js";
 import { retireVoterSets } from "./retire.js";
+import { ensureSharedClaims } from "./shared-claims.js";
 import { voterStep } from "./voters.js";
 
 /**
@@ -154,6 +155,7 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, hashes: ConfigHash
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));
   if ((cluster.spec.unseal?.type ?? "static") === "static") await ensureUnsealKey(ctx, writes, cluster);
+  await ensureSharedClaims(pass);
   const runtime = deps.services.podRuntime(cluster, {
     configFiles: [`${PATHS.configDir}/${CONFIG_KEY}`, `${PATHS.configDir}/${SELF_INIT_KEY}`],
     tlsSecretName: tlsSecretName(cluster),

@@ -1,6 +1,7 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { unsupportedFields } from "../unsupported.js";
 import { checkClusterSpec } from "../validate/cluster.js";
+import { sealPluginProblem } from "../validate/seal-plugins.js";
 import { describeEmpty, emptyClusterReferences } from "../validate/secret-refs.js";
 import { inlineCredentials } from "../workload/config/secret-config.js";
 import type { SpecView } from "../workload/config/spec-view.js";
@@ -14,6 +15,9 @@ export const validateStep: Step = {
   name: "validate",
   async run({ cluster, result }: Pass): Promise<StepOutcome> {
     const problems = checkClusterSpec(cluster.metadata.name, cluster.spec, cluster.metadata.namespace);
+    // Admitted (upstream's CRD admits it too) but refused here, before anything is written or rolled.
+    const sealPlugin = sealPluginProblem(cluster.spec);
+    if (sealPlugin) problems.push(sealPlugin);
     if (problems.length > 0)
       return {
         step: "validate",

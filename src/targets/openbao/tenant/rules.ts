@@ -38,7 +38,7 @@ export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze
   rule([""], ["services"], [...WRITE, "delete"]),
   rule([""], ["serviceaccounts"], WRITE),
   rule([""], ["serviceaccounts/token"], ["create"]),
-  rule([""], ["persistentvolumeclaims"], ["get", "list", "watch", "patch", "delete"]),
+  rule([""], ["persistentvolumeclaims"], ["get", "list", "watch", "create", "patch", "delete"]),
   rule([""], ["pods"], ["get", "list", "watch", "update", "patch", "delete"]),
   rule(["apps"], ["statefulsets"], [...WRITE, "delete"]),
   rule(["policy"], ["poddisruptionbudgets"], WRITE),

@@ -11,6 +11,7 @@ import { clusterCredentialRefs, credentialNamespaceProblems } from "./credential
 import type { FieldProblem } from "./field-problem.js";
 import { imageProblem } from "./image.js";
 import { checkMetrics, checkNetwork } from "./network.js";
+import { checkRenderedRules } from "./rendered.js";
 import { isDuration, isHostName, isObjectName, parseQuantity, parseVersion } from "./values.js";
 
 type Obj = Record<string, unknown>;
@@ -68,6 +69,7 @@ export function checkClusterSpec(
   checkUpgrade(spec, add);
   checkNetwork(spec, add);
   checkMetrics(spec, add);
+  checkRenderedRules(spec, add);
   problems.push(...credentialNamespaceProblems(clusterCredentialRefs(spec), namespace));
   return problems;
 }

@@ -19,15 +19,15 @@ import {
   podAddress,
 } from "../../identity.js";
 import { renderAuditDevices } from "./audit.js";
+import { checkAuditFileStorage, placedAuditDevices } from "./audit-storage.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode, type HclValue, renderNodes } from "./hcl.js";
 import { type MetricsSettings, metricsSettings } from "./metrics.js";
 import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
 import { renderSeal } from "./seal.js";
-import { selfInitAuditDevices } from "./selfinit.js";
 import { renderPlugins, renderServerSettings, renderTelemetry } from "./settings.js";
-import { type AuditDeviceView, type SpecView, specView } from "./spec-view.js";
-import { isObject, objectList, optionalString } from "./values.js";
+import { type SpecView, specView } from "./spec-view.js";
+import { isObject, optionalString } from "./values.js";
 
 export type TLSSource = "disabled" | "files" | "acme";
 
@@ -311,6 +311,8 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
   const spec = specView(cluster);
   const paths = resolvedPaths(opts);
   const metrics = metricsSettings(cluster.spec);
+  const audit = placedAuditDevices(cluster);
+  checkAuditFileStorage(cluster, audit, paths.dataDir);
   const nodes: HclNode[] = [
     renderStorage(cluster, spec, opts, paths),
     ...renderListeners(spec, ref, opts, paths, metrics),
@@ -320,13 +322,7 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
     block("service_registration", ["kubernetes"], attrs({ namespace: ref.namespace })),
     ...renderServerSettings(spec, paths),
     ...renderTelemetry(spec, metrics !== undefined),
-    ...renderAuditDevices([
-      ...objectList<AuditDeviceView>(spec.audit, "audit").map((device, i) => ({
-        device,
-        field: `audit[${i}]`,
-      })),
-      ...selfInitAuditDevices(cluster),
-    ]),
+    ...renderAuditDevices(audit),
     ...renderPlugins(spec),
   ];
   return `${header(cluster, opts)}\n\n${renderNodes(nodes)}\n`;

@@ -8,6 +8,7 @@ import { auditOptions, type PlacedAuditDevice } from "./audit.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclNode, type HclObject, type HclValue, renderNodes } from "./hcl.js";
 import { type OidcBootstrapFacts, oidcBootstrapBlock } from "./oidc-bootstrap.js";
+import { recoveryKeysBlock } from "./recovery-keys.js";
 import { requireRelease } from "./release.js";
 import { type AuditDeviceView, type FreeForm, type SelfInitRequestView, specView } from "./spec-view.js";
 import { isObject, objectList, record, stringValue, toHcl } from "./values.js";
@@ -55,7 +56,8 @@ const BODIES = ["data", "auditDevice", "authMethod", "secretEngine", "policy"] a
 
 /**
  * The initialize stanzas for the cluster's self-init requests, or "" when self-init is off: first
- * selfInit.oidc's JWT bootstrap (from `oidc`, the observed issuer), then the spec's requests.
+ * selfInit.oidc's JWT bootstrap (from `oidc`, the observed issuer), then spec.recoveryKeys.initial's
+ * recovery-key initialization, then the spec's requests.
  * Throws ConfigError naming the request field that cannot be rendered.
  */
 export function renderSelfInitRequests(cluster: OpenBaoCluster, oidc?: OidcBootstrapFacts): string {
@@ -106,7 +108,12 @@ export function renderSelfInitRequests(cluster: OpenBaoCluster, oidc?: OidcBoots
   });
   const kept = body.filter((n): n is HclNode => n !== undefined);
   const bootstrap = oidcBootstrapBlock(cluster, oidc);
-  return `${renderNodes([...(bootstrap ? [bootstrap] : []), block("initialize", [SELF_INIT_BLOCK], kept)])}\n`;
+  const recovery = recoveryKeysBlock(cluster);
+  return `${renderNodes([
+    ...(bootstrap ? [bootstrap] : []),
+    ...(recovery ? [recovery] : []),
+    block("initialize", [SELF_INIT_BLOCK], kept),
+  ])}\n`;
 }
 
 /** OpenBao's request profiles take `headers` and `when` from 2.6 on; older releases refuse the keys. */

@@ -22,6 +22,7 @@ import { serviceAccountName } from "../identity/plan.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
 import { podScheduling } from "./scheduling.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
+import { sharedClaimVolumes } from "./shared-claims.js";
 import { writableVolumes } from "./writable-volumes.js";
 
 /** Where the pod finds its files; the config renderer is told the same paths. */
@@ -124,7 +125,10 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       ];
   const runtimeMounts = inp.runtime.volumeMounts.map((m) => String((m as Obj)["mountPath"]));
   const seal = sealVolumes(c);
+  // The audit and ACME-cache claims; a file audit folder on the audit claim needs no emptyDir.
+  const shared = sharedClaimVolumes(c);
   const audit = writableVolumes(c, PATHS.dataDir, [
+    ...shared.mounts.map((m) => String(m["mountPath"])),
     PATHS.configDir,
     PATHS.tlsDir,
     PATHS.unsealDir,
@@ -136,6 +140,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...unsealVolume(c),
     ...seal.volumes,
     ...inp.runtime.volumes,
+    ...shared.volumes,
     ...audit.volumes,
   ];
   const mounts: Obj[] = [
@@ -144,6 +149,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     ...(unsealVolume(c).length ? [{ name: "unseal-key", mountPath: PATHS.unsealDir, readOnly: true }] : []),
     ...seal.mounts,
     ...inp.runtime.volumeMounts,
+    ...shared.mounts,
     ...audit.mounts,
   ];
   // Per-pod values (node id, addresses, service registration) come from the config renderer, so

@@ -9,6 +9,7 @@ import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
   type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
 } from "../../../../../apis/openbaocluster-names.js";
 import { type CachedReader, liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
@@ -33,6 +34,7 @@ import {
   OperationLockStore,
   planeTarget,
 } from "../../../opslifecycle/index.js";
+import { sealPluginProblem } from "../../../validate/seal-plugins.js";
 import { parseVersion } from "../../../validate/values.js";
 import { STRATEGY as ROLLING, type RollingOptions, RollingUpgrade } from "../rolling/manager.js";
 import { setUpgrading, UpgradeReason } from "./condition.js";
@@ -142,6 +144,14 @@ export class UpgradeManager {
     });
     if (decision.kind === "refused") return this.refused(cluster, decision, rc);
     if (decision.kind === "none") return this.nothingToDo(cluster, decision, rc);
+    // OpenBao 2.7's seal plugins (validate/seal-plugins.ts): refused before any strategy starts.
+    const sealPlugin = sealPluginProblem(cluster.spec);
+    if (sealPlugin)
+      return this.refused(
+        cluster,
+        { kind: "refused", reason: R.InvalidSpec, message: `${sealPlugin.field}: ${sealPlugin.message}` },
+        rc,
+      );
     const strategy = cluster.spec.upgrade?.strategy ?? ROLLING;
     if (strategy !== ROLLING) return this.d.blueGreen ? this.d.blueGreen(cluster, rc) : done();
     if (cluster.spec.paused) {

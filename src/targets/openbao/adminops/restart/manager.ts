@@ -1,0 +1,422 @@
+/**
+ * spec.runtime.restartAt: one rolling restart of the voter pods per new value, driven by the operator
+ * rather than by a pod-template annotation (which the StatefulSet controller would roll in ordinal
+ * order, the leader whenever its ordinal comes). Standbys go first, one at a time, each replacement
+ * waited for until it is Ready and unsealed with Raft healthy; the leader is stepped down and goes
+ * last. The operation lock is held throughout, so no backup, upgrade or restore runs on a cluster
+ * that is half restarted.
+ *
+ * Everything a pass needs is in status.runtimeRestart (the pods to replace, by UID; the last
+ * step-down), so a restarted operator resumes where the dead one stopped. A failed step (OpenBao
+ * unreachable, a step-down refused, no token) is retried with the lock's usual backoff and counted in
+ * status; waiting for a pod is not a failure and has no deadline (the condition says what is awaited).
+ */
+
+import { createHash } from "node:crypto";
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import {
+  OpenBaoClusterCondition as C,
+  type OpenBaoClusterReasonType,
+  OpenBaoClusterReason as R,
+} from "../../../../apis/openbaocluster-names.js";
+import { POD } from "../../../../runtime/builtin-types.js";
+import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
+import type { KubeClient } from "../../../../runtime/client.js";
+import { type Condition, setCondition } from "../../../../runtime/conditions.js";
+import {
+  done,
+  type ReconcileContext,
+  type ReconcileResult,
+  requeueAfter,
+  retry,
+} from "../../../../runtime/controller.js";
+import { errorMessage, isConflict, isNotFound } from "../../../../runtime/errors.js";
+import type { EventRecorder } from "../../../../runtime/events.js";
+import type { Informer } from "../../../../runtime/informer.js";
+import { type KubeObject, splitKey } from "../../../../runtime/types.js";
+import { OPENBAOCLUSTER, refOf, servingRef } from "../../cluster-ref.js";
+import { podSelector, voterOrdinal } from "../../identity.js";
+import {
+  contention,
+  type LockIdentity,
+  OperationLockStore,
+  writeAdminOpsConcern,
+} from "../../opslifecycle/index.js";
+import { type BaoAccess, observeCluster, voterClient } from "../upgrade/core/observe.js";
+import { forgetUpgradeLogin, upgradeToken } from "../upgrade/core/token.js";
+import {
+  type PodFacts,
+  planRestart,
+  podsToRestart,
+  type RestartStep,
+  type RuntimeRestartStatus,
+  restartCutoff,
+} from "./plan.js";
+
+export interface RestartOptions {
+  /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
+  stepDownSettleMs?: number;
+  /** Requeue while waiting; pod changes wake the pass sooner (default 5 s). */
+  waitPollMs?: number;
+}
+
+export interface RuntimeRestartDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  /** Only asked whether the cluster still exists; decisions use a fresh read. */
+  clusters: Pick<Informer<OpenBaoCluster>, "get">;
+  reader?: Pick<CachedReader, "get">;
+  access: BaoAccess;
+  now?: () => Date;
+  options?: RestartOptions;
+}
+
+/** The lock identity of one restart request: one per spec value, stable across operator restarts. */
+export function restartLock(cluster: string, restartAt: string): LockIdentity {
+  // The value may be up to 253 characters of anything: the holder carries a digest of it.
+  const digest = createHash("sha256").update(restartAt).digest("hex").slice(0, 16);
+  return { operation: "Restart", holder: `restart/${cluster}/${digest}` };
+}
+
+const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
+
+/** A failed step and the reason it is reported with. */
+class StepError extends Error {
+  constructor(
+    readonly reason: OpenBaoClusterReasonType,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reasons said without an event each time (routine progress). */
+const QUIET = new Set<OpenBaoClusterReasonType>([R.RestartInProgress, R.PodNotReady, R.HealthCheckFailed]);
+
+export class RuntimeRestart {
+  private readonly now: () => Date;
+  private readonly locks: OperationLockStore;
+  private readonly o: Required<RestartOptions>;
+
+  constructor(private readonly d: RuntimeRestartDeps) {
+    this.now = d.now ?? (() => new Date());
+    this.locks = new OperationLockStore(d.client, { now: this.now });
+    this.o = { stepDownSettleMs: 20_000, waitPollMs: 5_000, ...(d.options ?? {}) };
+  }
+
+  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+    const { namespace = "", name } = splitKey(key);
+    const cached = this.d.clusters.get(key);
+    if (!cached || cached.metadata.deletionTimestamp) return done();
+    // Cheap exit for the common case: no request, and nothing left of an earlier one.
+    if (!cached.spec.runtime?.restartAt?.trim() && !cached.status?.runtimeRestart) return done();
+    const cluster = await (this.d.reader ?? liveReader(this.d.client)).get<OpenBaoCluster>(
+      OPENBAOCLUSTER,
+      name,
+      namespace,
+    );
+    if (!cluster || cluster.metadata.deletionTimestamp) return done();
+    const want = cluster.spec.runtime?.restartAt?.trim() ?? "";
+    const rec = cluster.status?.runtimeRestart;
+    if (rec && !rec.completedAt && rec.restartAt !== want) return this.abandon(cluster, rec, want, rc);
+    if (!want || (rec?.restartAt === want && rec.completedAt)) return done();
+    // Before initialization there is nothing to restart yet; initialization wakes the pass.
+    if (cluster.status?.initialized !== true) return done();
+    if (cluster.spec.paused) {
+      await this.condition(cluster, "False", R.Paused, "spec.paused: the restart waits", rc);
+      return done();
+    }
+    const ref = refOf(cluster);
+    const id = restartLock(ref.name, want);
+    const got = await this.locks.acquire(ref, id, { message: "runtime restart", signal: rc.signal });
+    if (!got.acquired) {
+      const c = contention(got.heldBy, id);
+      await this.condition(cluster, "False", c.reason, c.message, rc);
+      return requeueAfter(c.requeueAfterMs);
+    }
+    try {
+      return await this.step(cluster, want, rec?.restartAt === want ? rec : undefined, rc);
+    } catch (e) {
+      rc.signal.throwIfAborted();
+      forgetUpgradeLogin(cluster);
+      const reason = e instanceof StepError ? e.reason : R.RestartStepFailed;
+      return this.failedStep(cluster, want, reason, errorMessage(e), rc);
+    }
+  }
+
+  private async step(
+    cluster: OpenBaoCluster,
+    want: string,
+    rec: RuntimeRestartStatus | undefined,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const token = await upgradeToken(this.d.client, this.d.access, cluster, this.now, rc.signal);
+    if (!token)
+      throw new StepError(
+        R.AuthenticationRequired,
+        "no OpenBao token for the Raft reads and step-down (spec.upgrade.jwtAuthRole, spec.upgrade.tokenSecretRef or the root-token Secret)",
+      );
+    const obs = await observeCluster(this.d.client, this.d.access, cluster, token, rc.signal);
+    const pods = await this.voterPods(cluster);
+    const now = this.now();
+    if (!rec) return this.begin(cluster, want, pods, now, rc);
+    const step = planRestart({ record: rec, obs, pods, now, stepDownSettleMs: this.o.stepDownSettleMs });
+    if (step.kind !== "wait" && rec.consecutiveFailures) await this.clearFailures(cluster, want, rc);
+    return this.act(cluster, want, rec, step, token, rc);
+  }
+
+  private async begin(
+    cluster: OpenBaoCluster,
+    want: string,
+    pods: ReadonlyMap<string, PodFacts>,
+    now: Date,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const cutoff = restartCutoff(want, now);
+    const pending = podsToRestart(pods.values(), cutoff);
+    await this.write(cluster, rc, (cur) =>
+      cur?.restartAt === want
+        ? cur
+        : {
+            restartAt: want,
+            startedAt: stamp(now),
+            cutoff: stamp(cutoff),
+            pendingPods: pending,
+            restartedPods: [],
+          },
+    );
+    await this.condition(
+      cluster,
+      "True",
+      R.RestartInProgress,
+      pending.length
+        ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
+        : `no pod started before ${stamp(cutoff)}: nothing to restart`,
+      rc,
+    );
+    return requeueAfter(1);
+  }
+
+  private async act(
+    cluster: OpenBaoCluster,
+    want: string,
+    rec: RuntimeRestartStatus,
+    step: RestartStep,
+    token: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const progress = `${(rec.restartedPods ?? []).length} of ${(rec.restartedPods ?? []).length + (rec.pendingPods ?? []).length} pod(s) restarted`;
+    switch (step.kind) {
+      case "wait":
+        await this.condition(cluster, "True", R.RestartInProgress, `${progress}: ${step.message}`, rc);
+        return requeueAfter(this.o.waitPollMs);
+      case "record-replaced":
+        await this.write(cluster, rc, (cur) =>
+          cur?.restartAt === want
+            ? {
+                ...cur,
+                pendingPods: step.remaining,
+                restartedPods: [...(cur.restartedPods ?? []), ...step.replaced].slice(-512),
+              }
+            : cur,
+        );
+        return requeueAfter(1);
+      case "delete": {
+        try {
+          await this.d.client.delete(POD, step.pod.name, refOf(cluster).namespace, {
+            preconditions: { uid: step.pod.uid },
+          });
+        } catch (e) {
+          // Already gone, or already replaced (another UID): the next observation says which.
+          if (!isNotFound(e) && !isConflict(e)) throw e;
+        }
+        this.d.events.record(cluster, {
+          type: "Normal",
+          reason: R.RestartPodDeleted,
+          action: "Restart",
+          note: `spec.runtime.restartAt: pod ${step.pod.name}${step.leader ? " (the leader, no other voter to hand over to)" : ""} deleted to be restarted`,
+        });
+        await this.condition(
+          cluster,
+          "True",
+          R.RestartInProgress,
+          `${progress}: restarting pod ${step.pod.name}`,
+          rc,
+        );
+        return requeueAfter(this.o.waitPollMs);
+      }
+      case "step-down": {
+        try {
+          const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
+          await bao.stepDown(token, rc.signal);
+        } catch (e) {
+          rc.signal.throwIfAborted();
+          throw new StepError(R.StepDownFailed, `step-down of ${step.pod.name}: ${errorMessage(e)}`);
+        }
+        const now = this.now();
+        await this.write(cluster, rc, (cur) =>
+          cur?.restartAt === want ? { ...cur, lastStepDownTime: stamp(now) } : cur,
+        );
+        this.d.events.record(cluster, {
+          type: "Normal",
+          reason: R.LeaderSteppedDown,
+          action: "Restart",
+          note: `asked the leader ${step.pod.name} to step down before it is restarted`,
+        });
+        await this.condition(
+          cluster,
+          "True",
+          R.RestartInProgress,
+          `${progress}: leader ${step.pod.name} stepping down`,
+          rc,
+        );
+        return requeueAfter(2_000);
+      }
+      case "finalize":
+        return this.finalize(cluster, want, rec, rc);
+    }
+  }
+
+  private async finalize(
+    cluster: OpenBaoCluster,
+    want: string,
+    rec: RuntimeRestartStatus,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const now = this.now();
+    await this.write(cluster, rc, (cur) => {
+      if (cur?.restartAt !== want || cur.completedAt) return cur;
+      const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
+      return { ...rest, pendingPods: [], completedAt: stamp(now) };
+    });
+    const n = (rec.restartedPods ?? []).length;
+    const started = rec.startedAt ? Date.parse(rec.startedAt) : Number.NaN;
+    const took = Number.isFinite(started) ? ` in ${Math.round((now.getTime() - started) / 1000)}s` : "";
+    await this.condition(
+      cluster,
+      "False",
+      R.RestartComplete,
+      n ? `restarted ${n} pod(s)${took}: ${(rec.restartedPods ?? []).join(", ")}` : "no pod needed a restart",
+      rc,
+    );
+    await this.locks.release(refOf(cluster), restartLock(refOf(cluster).name, want), rc.signal);
+    return done();
+  }
+
+  /** The request changed or was removed mid-restart: the old one ends where it is and gives the lock back. */
+  private async abandon(
+    cluster: OpenBaoCluster,
+    rec: RuntimeRestartStatus,
+    want: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const ref = refOf(cluster);
+    await this.write(cluster, rc, (cur) =>
+      cur && cur.restartAt === rec.restartAt && !cur.completedAt ? undefined : cur,
+    );
+    await this.locks.release(ref, restartLock(ref.name, rec.restartAt ?? ""), rc.signal);
+    if (!want)
+      await this.condition(
+        cluster,
+        "False",
+        R.RestartComplete,
+        `spec.runtime.restartAt was removed: the restart stopped with ${(rec.restartedPods ?? []).length} pod(s) restarted`,
+        rc,
+      );
+    return requeueAfter(1);
+  }
+
+  private async failedStep(
+    cluster: OpenBaoCluster,
+    want: string,
+    reason: OpenBaoClusterReasonType,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    let n = 1;
+    await this.write(cluster, rc, (cur) => {
+      if (cur?.restartAt !== want) return cur;
+      n = (cur.consecutiveFailures ?? 0) + 1;
+      return {
+        ...cur,
+        consecutiveFailures: n,
+        lastErrorReason: reason,
+        lastErrorMessage: message.slice(0, 4096),
+      };
+    });
+    await this.condition(cluster, "True", reason, `restart step failed (attempt ${n}): ${message}`, rc);
+    rc.log.warn({ reason, err: message, attempt: n }, "restart step failed; will retry");
+    // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
+    // in status only says how many in a row, for people and across restarts.
+    return retry(reason);
+  }
+
+  private async clearFailures(cluster: OpenBaoCluster, want: string, rc: ReconcileContext): Promise<void> {
+    await this.write(cluster, rc, (cur) => {
+      if (cur?.restartAt !== want || !cur.consecutiveFailures) return cur;
+      const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
+      return rest;
+    });
+  }
+
+  /** The serving voter pods by name, with the UID and creation time the plan compares. */
+  private async voterPods(cluster: OpenBaoCluster): Promise<Map<string, PodFacts>> {
+    const ref = refOf(cluster);
+    const serving = servingRef(cluster);
+    const selector = Object.entries(podSelector(ref))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    const list = await this.d.client.list<KubeObject>(POD, {
+      namespace: ref.namespace,
+      labelSelector: selector,
+    });
+    const out = new Map<string, PodFacts>();
+    for (const p of list.items) {
+      const name = p.metadata.name ?? "";
+      if (voterOrdinal(serving, name) === undefined || !p.metadata.uid) continue;
+      out.set(name, { name, uid: p.metadata.uid, createdAt: p.metadata.creationTimestamp });
+    }
+    return out;
+  }
+
+  private async write(
+    cluster: OpenBaoCluster,
+    rc: ReconcileContext,
+    change: (cur: RuntimeRestartStatus | undefined) => RuntimeRestartStatus | undefined,
+  ): Promise<void> {
+    await writeAdminOpsConcern(this.d.client, refOf(cluster), "runtimeRestart", (cur) => change(cur), {
+      signal: rc.signal,
+    });
+  }
+
+  /** Sets Restarting when it moved; an event when its reason moves (routine progress stays quiet). */
+  private async condition(
+    cluster: OpenBaoCluster,
+    status: "True" | "False",
+    reason: OpenBaoClusterReasonType,
+    message: string,
+    rc: ReconcileContext,
+  ): Promise<void> {
+    const before = cluster.status?.conditions?.find((x) => x.type === C.Restarting);
+    if (before?.status === status && before.reason === reason && before.message === message) return;
+    await writeAdminOpsConcern(
+      this.d.client,
+      refOf(cluster),
+      "conditions",
+      (cur) =>
+        setCondition(
+          (cur ?? []) as Condition[],
+          { type: C.Restarting, status, reason, message, observedGeneration: cluster.metadata.generation },
+          this.now(),
+        ),
+      { signal: rc.signal },
+    );
+    if (before?.reason !== reason && !QUIET.has(reason))
+      this.d.events.record(cluster, {
+        type: reason === R.RestartStepFailed || reason === R.StepDownFailed ? "Warning" : "Normal",
+        reason,
+        action: "Restart",
+        note: message.slice(0, 1000),
+      });
+  }
+}
