@@ -489,7 +489,19 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         await client.create(SECRET, {
           apiVersion: "v1",
           kind: "Secret",
-          metadata: { name, namespace: ns },
+          // A static restore token carries upstream's labels for its cluster and purpose.
+          metadata: {
+            name,
+            namespace: ns,
+            ...(name === "restore-token"
+              ? {
+                  labels: {
+                    "openbao.org/cluster": "bao",
+                    "openbao.org/credential-purpose": "restore-token",
+                  },
+                }
+              : {}),
+          },
           stringData: { token: "not-a-real-token" },
         });
       await pass("r1");
