@@ -214,11 +214,20 @@ describe("openbao image verification with cosign signatures (loopback registry, 
       },
       "status",
     );
+    // The static restore token carries upstream's labels for its cluster and purpose.
+    const restoreTokenLabels = {
+      "openbao.org/cluster": "ops",
+      "openbao.org/credential-purpose": "restore-token",
+    };
     for (const name of ["restore-token", "s3-creds"])
       await client.create(SECRET, {
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name, namespace: ns },
+        metadata: {
+          name,
+          namespace: ns,
+          ...(name === "restore-token" ? { labels: restoreTokenLabels } : {}),
+        },
         stringData: { token: "not-used" },
       });
     const restore = (name: string, repo: string) =>
