@@ -3,27 +3,18 @@ import {
   createPrivateKey,
   generateKeyPairSync,
   type KeyObject,
-  randomBytes,
-  sign,
   X509Certificate,
 } from "node:crypto";
 import { isIP } from "node:net";
 import {
-  bitString,
-  boolean,
-  explicit,
-  implicit,
-  namedBits,
-  octetString,
-  oid,
-  sequence,
-  set,
-  smallInteger,
-  time,
-  unsignedInteger,
-  utf8String,
-} from "./der.js";
-import { children } from "./der-read.js";
+  distinguishedName,
+  extension,
+  KeyUsageBit,
+  CertOID as OID,
+  signCertificate,
+  subjectOf,
+} from "./certificate.js";
+import { boolean, implicit, namedBits, octetString, oid, sequence, smallInteger } from "./der.js";
 
 /**
  * Issues the operator's CA and server certificates with node:crypto: ECDSA P-256 keys, SHA-256
@@ -36,38 +27,10 @@ export interface KeyPairPem {
   keyPem: string;
 }
 
-const OID = {
-  ecdsaWithSha256: "1.2.840.10045.4.3.2",
-  commonName: "2.5.4.3",
-  organization: "2.5.4.10",
-  subjectKeyIdentifier: "2.5.29.14",
-  keyUsage: "2.5.29.15",
-  subjectAltName: "2.5.29.17",
-  basicConstraints: "2.5.29.19",
-  authorityKeyIdentifier: "2.5.29.35",
-  extKeyUsage: "2.5.29.37",
-  serverAuth: "1.3.6.1.5.5.7.3.1",
-  clientAuth: "1.3.6.1.5.5.7.3.2",
-} as const;
-
-// keyUsage bit positions (RFC 5280 4.2.1.3).
-const DIGITAL_SIGNATURE = 0;
-const KEY_CERT_SIGN = 5;
-const CRL_SIGN = 6;
-
-/** RFC 5280 bounds a common name at 64 characters; clients match SANs, so a cut one loses nothing. */
-const CN_MAX = 64;
+const { digitalSignature: DIGITAL_SIGNATURE, keyCertSign: KEY_CERT_SIGN, cRLSign: CRL_SIGN } = KeyUsageBit;
 
 function name(commonName: string, organization?: string): Buffer {
-  const rdn = (type: string, value: string) => set(sequence(oid(type), utf8String(value)));
-  return sequence(
-    ...(organization ? [rdn(OID.organization, organization)] : []),
-    rdn(OID.commonName, commonName.slice(0, CN_MAX)),
-  );
-}
-
-function extension(id: string, critical: boolean, value: Buffer): Buffer {
-  return sequence(oid(id), ...(critical ? [boolean(true)] : []), octetString(value));
+  return distinguishedName({ commonName, ...(organization ? { organization } : {}) });
 }
 
 /** Parses an IPv4 or IPv6 literal into its 4 or 16 bytes. */
@@ -105,13 +68,6 @@ function keyIdentifier(spki: Buffer): Buffer {
   return createHash("sha1").update(spki).digest();
 }
 
-/** A positive, non-zero 127-bit serial, as RFC 5280 allows (at most 20 octets). */
-function serialNumber(): Buffer {
-  const b = randomBytes(16);
-  b[0] = (b[0]! & 0x7f) | 0x01;
-  return b;
-}
-
 interface Issue {
   subject: Buffer;
   issuer: Buffer;
@@ -123,31 +79,24 @@ interface Issue {
   extensions: Buffer[];
 }
 
+/** The key identifiers here are the SHA-1 of the whole SubjectPublicKeyInfo (kept: issued CAs carry them). */
 function certificate(i: Issue): { pem: string; keyId: Buffer } {
   const spki = i.publicKey.export({ type: "spki", format: "der" });
   const keyId = keyIdentifier(spki);
-  const algorithm = sequence(oid(OID.ecdsaWithSha256));
-  const tbs = sequence(
-    explicit(0, smallInteger(2)), // v3
-    unsignedInteger(serialNumber()),
-    algorithm,
-    i.issuer,
-    sequence(time(i.notBefore), time(i.notAfter)),
-    i.subject,
+  const pem = signCertificate({
+    subject: i.subject,
+    issuer: i.issuer,
     spki,
-    explicit(
-      3,
-      sequence(
-        extension(OID.subjectKeyIdentifier, false, octetString(keyId)),
-        extension(OID.authorityKeyIdentifier, false, sequence(implicit(0, i.issuerKeyId))),
-        ...i.extensions,
-      ),
-    ),
-  );
-  const signature = sign("sha256", tbs, { key: i.signingKey, dsaEncoding: "der" });
-  const der = sequence(tbs, algorithm, bitString(signature));
-  const b64 = der.toString("base64").replace(/.{1,64}/g, "$&\n");
-  return { pem: `-----BEGIN CERTIFICATE-----\n${b64}-----END CERTIFICATE-----\n`, keyId };
+    signingKey: i.signingKey,
+    notBefore: i.notBefore,
+    notAfter: i.notAfter,
+    extensions: [
+      extension(OID.subjectKeyIdentifier, false, octetString(keyId)),
+      extension(OID.authorityKeyIdentifier, false, sequence(implicit(0, i.issuerKeyId))),
+      ...i.extensions,
+    ],
+  });
+  return { pem, keyId };
 }
 
 function newKeyPair() {
@@ -199,7 +148,7 @@ export function issueServerCertificate(ca: KeyPairPem, req: ServerCertificateReq
   const notAfter = new Date(Math.min(req.now.getTime() + req.validityMs, Date.parse(caCert.validTo)));
   const { pem } = certificate({
     subject: name(req.commonName),
-    issuer: issuerName(caCert),
+    issuer: subjectOf(caCert),
     publicKey,
     signingKey: caKey,
     issuerKeyId: keyIdentifier(caSpki),
@@ -213,16 +162,4 @@ export function issueServerCertificate(ca: KeyPairPem, req: ServerCertificateReq
     ],
   });
   return { certPem: pem, keyPem: keyPem(privateKey) };
-}
-
-/** The issuer of a leaf must be byte-for-byte the CA's subject: copied from the CA's own encoding. */
-function issuerName(ca: X509Certificate): Buffer {
-  const cert = children(ca.raw, 0)[0]!;
-  const tbs = children(ca.raw, cert.contentStart, cert.end)[0]!;
-  const fields = children(ca.raw, tbs.contentStart, tbs.end);
-  // [0] version is present in v3 certificates: then serial, algorithm, issuer, validity, subject.
-  const offset = fields[0]?.tag === 0xa0 ? 1 : 0;
-  const subject = fields[offset + 4];
-  if (!subject) throw new Error("the CA certificate could not be read (no subject)");
-  return ca.raw.subarray(subject.start, subject.end);
 }
