@@ -14,6 +14,7 @@ import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import { CLUSTER_BASE, caseMessage, HARDENED_CASES } from "../support/openbao-policy-cases.js";
+import { registerValidatingWebhook } from "../support/validating-webhook.js";
 
 // The operator's webhook, called by the real kube-apiserver, refuses what profile Hardened refuses
 // with no admission policy installed: the same cases (and messages) the chart's policy is shown on
@@ -55,31 +56,13 @@ targets:
       webhookPort: 0,
       logStream: new Writable({ write: (_c, _e, cb) => cb() }),
     });
-    await client.create(VALIDATING_WEBHOOK_CONFIGURATION, {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: vwcName },
-      webhooks: [
-        {
-          name: "openbaoclusters.openbao.org",
-          clientConfig: { url: `https://127.0.0.1:${op.webhook!.port}/validate` },
-          rules: [
-            {
-              apiGroups: ["openbao.org"],
-              apiVersions: ["*"],
-              operations: ["CREATE", "UPDATE"],
-              resources: ["openbaoclusters"],
-              scope: "Namespaced",
-            },
-          ],
-          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
-          failurePolicy: "Fail",
-          sideEffects: "None",
-          matchPolicy: "Equivalent",
-          timeoutSeconds: 5,
-          admissionReviewVersions: ["v1"],
-        },
-      ],
+    await registerValidatingWebhook(client, {
+      configuration: vwcName,
+      webhook: "openbaoclusters.openbao.org",
+      port: op.webhook!.port,
+      group: "openbao.org",
+      resource: "openbaoclusters",
+      namespace: ns,
     });
     await op.webhook!.refresh();
   });

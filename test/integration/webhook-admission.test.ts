@@ -11,6 +11,7 @@ import { VAULTSEED } from "../../src/targets/vault/target.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { eventually } from "../support/kube.js";
+import { registerValidatingWebhook } from "../support/validating-webhook.js";
 import { seed, vaultSuite } from "../support/vault.js";
 
 // The real kube-apiserver calls the operator's webhook (a URL webhook on loopback, where the shared
@@ -58,31 +59,13 @@ targets:
       webhookPort: 0,
       logStream: new Writable({ write: (_c, _e, cb) => cb() }),
     });
-    await client.create(VALIDATING_WEBHOOK_CONFIGURATION, {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: vwcName },
-      webhooks: [
-        {
-          name: "vaultseeds.ohmlab.fr",
-          clientConfig: { url: `https://127.0.0.1:${op.webhook!.port}/validate` },
-          rules: [
-            {
-              apiGroups: ["ohmlab.fr"],
-              apiVersions: ["*"],
-              operations: ["CREATE", "UPDATE"],
-              resources: ["vaultseeds"],
-              scope: "Namespaced",
-            },
-          ],
-          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
-          failurePolicy: "Fail",
-          sideEffects: "None",
-          matchPolicy: "Equivalent",
-          timeoutSeconds: 5,
-          admissionReviewVersions: ["v1"],
-        },
-      ],
+    await registerValidatingWebhook(client, {
+      configuration: vwcName,
+      webhook: "vaultseeds.ohmlab.fr",
+      port: op.webhook!.port,
+      group: "ohmlab.fr",
+      resource: "vaultseeds",
+      namespace: ns,
     });
     // The configuration exists now: the operator puts its CA into it.
     await op.webhook!.refresh();
