@@ -40,6 +40,7 @@ const PATTERN_SAMPLES: Record<string, string> = {
   "^[-._A-Za-z0-9]+$": "token-pin",
   "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+$":
     "gateway.envoyproxy.io/gatewayclass-controller",
+  "^[A-Za-z0-9_.\\-/]+$": "secret/data/restore-canary",
 };
 
 /** An instance of `schema` with every declared property filled with a value the schema accepts. */
