@@ -1,3 +1,5 @@
+import { randomInt } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 export const LOOPBACK = "127.0.0.1";
@@ -15,8 +17,33 @@ function probe(port: number): Promise<number | undefined> {
   });
 }
 
-/** A loopback port free right now; the usual small race with other processes is accepted. */
+/**
+ * The kernel hands out the ports of outgoing connections from this range, so a listener that takes
+ * a port from it some time after the port was picked (a bao or kube-apiserver still starting) can
+ * lose it to any client in between.
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 2048 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const FIRST = 10_000;
+
+/**
+ * A loopback port free right now, picked below the ephemeral range, where no outgoing connection
+ * takes it before its listener binds; another picker taking the same one at random is the small race
+ * left. The kernel's own choice when none of those is free.
+ */
 export async function freePort(): Promise<number> {
+  const span = ephemeralLow() - FIRST;
+  for (let attempt = 0; span > 0 && attempt < 20; attempt++) {
+    const candidate = FIRST + randomInt(span);
+    if ((await probe(candidate)) !== undefined) return candidate;
+  }
   const port = await probe(0);
   if (port === undefined) throw new Error("no free loopback port");
   return port;
