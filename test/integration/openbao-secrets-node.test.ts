@@ -98,13 +98,13 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
     );
   // Server-side apply: kubectl's client-side apply would copy the values into the Secret's
   // last-applied-configuration annotation, a leak of the test's own making.
-  const secret = (name: string, data: Record<string, string>) =>
+  const secret = (name: string, data: Record<string, string>, labels?: Record<string, string>) =>
     client.apply(
       SECRET,
       {
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name, namespace: ctx.namespace },
+        metadata: { name, namespace: ctx.namespace, ...(labels ? { labels } : {}) },
         stringData: data,
       } as KubeObject,
       { fieldManager: "test-user", force: true },
@@ -178,7 +178,12 @@ describe("openbao on the node: no secret value outside a Secret", { timeout: 60 
     canaries["refused token"] = `s.canary-refused-${Date.now().toString(36)}`;
     await secret("backup-token", { token: backupToken });
     await secret("upgrade-token", { token: upgradeToken });
-    await secret("refused-token", { token: canaries["refused token"]! });
+    // Also a restore's static token below: labelled as upstream asks of one.
+    await secret(
+      "refused-token",
+      { token: canaries["refused token"]! },
+      { "openbao.org/cluster": NAME, "openbao.org/credential-purpose": "restore-token" },
+    );
   });
 
   let firstKey = "";
