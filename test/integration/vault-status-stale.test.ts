@@ -116,7 +116,9 @@ describe("VaultSeed status never regresses from a stale cached read (issue 9, it
 
     // Dropping a key with prune: true removes it from every path.
     const smaller = Object.fromEntries(KEYS.slice(0, 3).map((k) => [k, "<random:8>"]));
-    await Promise.all(
+    // The generations the smaller spec got: the watch may still hold the previous object, whose
+    // Ready condition matches its own (older) generation.
+    const applied = await Promise.all(
       Array.from({ length: trials }, (_, i) =>
         applySeed(
           client,
@@ -135,6 +137,7 @@ describe("VaultSeed status never regresses from a stale cached read (issue 9, it
         for (let i = 0; i < trials; i++) {
           const o = watch.get(`${ns}/t${i}`);
           const ready = findCondition(o?.status?.conditions as never, "Ready");
+          if (o?.metadata.generation !== applied[i]!.metadata.generation) return undefined;
           if (ready?.observedGeneration !== o?.metadata.generation || ready?.status !== "True")
             return undefined;
         }
