@@ -3,7 +3,7 @@
  * reading a subject back out of a certificate, and the signed envelope itself (SHA-256 with the
  * signing key's algorithm: RSA PKCS#1 v1.5 or ECDSA). What goes into a certificate (key type,
  * extensions, key identifiers) stays with each issuer: the operator's own CA and serving
- * certificates (x509.ts) and the GitLab chart's secrets (targets/gitlab/secrets/x509.ts).
+ * certificates (x509.ts) and whatever a target issues itself.
  */
 import { type KeyObject, randomBytes, sign, type X509Certificate } from "node:crypto";
 import {

@@ -108,8 +108,13 @@ export class RuntimeRestart {
     const { namespace = "", name } = splitKey(key);
     const cached = this.d.clusters.get(key);
     if (!cached || cached.metadata.deletionTimestamp) return done();
-    // Cheap exit for the common case: no request, and nothing left of an earlier one.
-    if (!cached.spec.runtime?.restartAt?.trim() && !cached.status?.runtimeRestart) return done();
+    // Cheap exits for the common cases, from the cache and without a request: no request and
+    // nothing left of an earlier one, or the requested restart already completed (a newer value
+    // reaches the cache with the event that brings the next pass).
+    const asked = cached.spec.runtime?.restartAt?.trim() ?? "";
+    const last = cached.status?.runtimeRestart;
+    if (!asked && !last) return done();
+    if (asked && last?.restartAt === asked && last.completedAt) return done();
     const cluster = await (this.d.reader ?? liveReader(this.d.client)).get<OpenBaoCluster>(
       OPENBAOCLUSTER,
       name,
