@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { cacheRoot } from "../src/testenv/cache.js";
 import { formatDuration } from "../src/testenv/duration.js";
 import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
+import { describeCpu, readCpuTimes } from "../src/testenv/machine-cpu.js";
 import { trackChild } from "../src/testenv/processes.js";
 import { startSharedEnv } from "../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
@@ -40,10 +41,13 @@ async function main(): Promise<number> {
   if (unitOnly) log("unit tests only: no shared environment");
   else log(`shared environment ready in ${formatDuration(Date.now() - started)}`);
   let outcome: Outcome = { code: 1 };
+  const cpuAtStart = readCpuTimes();
   try {
     outcome = await runTests(runtime, existing, env.variables, durationsPath, here);
     counted = outcome;
   } finally {
+    const cpuAtEnd = readCpuTimes();
+    if (cpuAtStart && cpuAtEnd) log(describeCpu(cpuAtStart, cpuAtEnd));
     const stopping = Date.now();
     await env.stop();
     log(`shared environment stopped in ${formatDuration(Date.now() - stopping)}`);

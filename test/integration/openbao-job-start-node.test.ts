@@ -25,7 +25,7 @@ const NAME = "jobstart";
 const BUCKET = "snapshots";
 const UNPULLABLE = "127.0.0.1:1/openbao/backup-executor:0.5.3";
 /** The bound this test gives the operator (targets.openbao.jobStartTimeout). */
-const BOUND_MS = 90_000;
+const BOUND_MS = 45_000;
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
@@ -52,7 +52,7 @@ describe("openbao on the node: a backup Job that cannot start frees the lock", {
         pollInterval: "2s",
         resyncInterval: "5s",
         executorImage: OPERATOR_IMAGE,
-        jobStartTimeout: "90s",
+        jobStartTimeout: `${BOUND_MS / 1000}s`,
       });
     },
     { timeout: 20 * 60_000 },
