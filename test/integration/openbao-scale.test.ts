@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { type LineWatch, watchLines } from "../support/kube-watch.js";
-import { deleteNamespace, deleteWhenNamespaceGone, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import {
+  deleteNamespace,
+  deleteWhenNamespaceGone,
+  type NodeNamespace,
+  nodeNamespace,
+} from "../support/node.js";
 import {
   installOpenBaoCrd,
   metricSum,

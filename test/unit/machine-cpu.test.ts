@@ -10,7 +10,11 @@ describe("machine CPU over a test run", () => {
   });
 
   it("says the busy share of the interval and the CPU-seconds used", () => {
-    const line = describeCpu({ busy: 1000, idle: 1000, iowait: 0 }, { busy: 31_000, idle: 11_000, iowait: 2000 }, 2);
+    const line = describeCpu(
+      { busy: 1000, idle: 1000, iowait: 0 },
+      { busy: 31_000, idle: 11_000, iowait: 2000 },
+      2,
+    );
     assert.match(line, /75% busy, 25% idle \(5% waiting on I\/O\) of 2 cores; 300 CPU-seconds used/);
   });
 });
