@@ -256,6 +256,29 @@ export const StorageSchema = Type.Object(
 
 // ---------------------------------------------------------------- TLS
 
+/** TLS versions a listener can be bounded to (OpenBao's tls_min_version / tls_max_version). */
+export const TLS_VERSIONS = ["tls12", "tls13"] as const;
+/**
+ * Key exchange groups OpenBao 2.7 takes in tls_key_exchange_preferences: three hybrid post-quantum
+ * groups and the classical curves. Pure ML-KEM is left out, as upstream does: the operator's own
+ * clients would not offer it.
+ */
+export const TLS_KEY_EXCHANGE_GROUPS = [
+  "X25519MLKEM768",
+  "SecP256r1MLKEM768",
+  "SecP384r1MLKEM1024",
+  "X25519",
+  "CurveP256",
+  "CurveP384",
+  "CurveP521",
+] as const;
+export const CLASSICAL_KEY_EXCHANGE_GROUPS: readonly string[] = [
+  "X25519",
+  "CurveP256",
+  "CurveP384",
+  "CurveP521",
+];
+
 export const ACMESchema = Type.Object(
   {
     directoryURL: Text("ACME directory URL of the certificate authority.", 2048, { minLength: 1 }),
@@ -403,8 +426,44 @@ export const ConfigurationSchema = Type.Object(
               maxItems: 64,
             }),
           ),
+          tlsMinVersion: Type.Optional(
+            StringEnum(TLS_VERSIONS, {
+              description:
+                "Oldest TLS version the API and metrics listeners accept (OpenBao's tls_min_version; its default is tls12).",
+            }),
+          ),
+          tlsMaxVersion: Type.Optional(
+            StringEnum(TLS_VERSIONS, {
+              description:
+                "Newest TLS version the API and metrics listeners accept (OpenBao's tls_max_version; its default is tls13).",
+            }),
+          ),
+          tlsKeyExchangePreferences: Type.Optional(
+            Type.Array(StringEnum(TLS_KEY_EXCHANGE_GROUPS), {
+              description:
+                "Key exchange groups the listeners allow (OpenBao's tls_key_exchange_preferences, OpenBao 2.7.0 or newer). Hybrid post-quantum groups alone need tlsMinVersion tls13; adding a classical group lets classical clients in.",
+              minItems: 1,
+              maxItems: TLS_KEY_EXCHANGE_GROUPS.length,
+              "x-kubernetes-list-type": "set",
+            }),
+          ),
         },
-        { description: "Settings of the API listener." },
+        {
+          description:
+            "Settings of the API listener (the TLS policy also applies to the metrics-only listener).",
+          "x-kubernetes-validations": [
+            cel(
+              "!(has(self.tlsMinVersion) && has(self.tlsMaxVersion) && self.tlsMinVersion == 'tls13' && self.tlsMaxVersion == 'tls12')",
+              "tlsMaxVersion must be greater than or equal to tlsMinVersion",
+              { fieldPath: ".tlsMaxVersion" },
+            ),
+            cel(
+              "!has(self.tlsKeyExchangePreferences) || self.tlsKeyExchangePreferences.exists(g, g in ['X25519', 'CurveP256', 'CurveP384', 'CurveP521']) || (has(self.tlsMinVersion) && self.tlsMinVersion == 'tls13')",
+              "tlsKeyExchangePreferences with only hybrid post-quantum groups requires tlsMinVersion tls13",
+              { fieldPath: ".tlsMinVersion" },
+            ),
+          ],
+        },
       ),
     ),
     plugin: Type.Optional(

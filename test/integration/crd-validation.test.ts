@@ -460,6 +460,11 @@ const KINDS: KindUnderTest[] = [
       // Refused as upstream refuses it: a CEL case of its own below.
       delete at(o, "spec", "upgrade")["tokenSecretRef"];
       at(o, "spec", "selfInit", "oidc")["enabled"] = true;
+      // Hybrid key exchange alone needs TLS 1.3 (a CEL case below).
+      Object.assign(at(o, "spec", "configuration", "listener"), {
+        tlsMinVersion: "tls13",
+        tlsMaxVersion: "tls13",
+      });
       const afs = at(o, "spec", "auditFileStorage");
       oneVolumeMode(afs, "ManagedPVC");
       afs["mountPath"] = "/openbao/audit";
@@ -570,6 +575,30 @@ const KINDS: KindUnderTest[] = [
             domain: "bao.example.org",
             domains: ["bao.example.org"],
           };
+        },
+      },
+      {
+        message: "tlsMaxVersion must be greater than or equal to tlsMinVersion",
+        field: "spec.configuration.listener.tlsMaxVersion",
+        bad: (o) => {
+          at(o, "spec", "configuration", "listener")["tlsMaxVersion"] = "tls12";
+        },
+      },
+      {
+        message:
+          "tlsKeyExchangePreferences with only hybrid post-quantum groups requires tlsMinVersion tls13",
+        field: "spec.configuration.listener.tlsMinVersion",
+        bad: (o) => {
+          Object.assign(at(o, "spec", "configuration", "listener"), {
+            tlsMinVersion: "tls12",
+            tlsKeyExchangePreferences: ["X25519MLKEM768", "SecP384r1MLKEM1024"],
+          });
+        },
+        good: (o) => {
+          Object.assign(at(o, "spec", "configuration", "listener"), {
+            tlsMinVersion: "tls12",
+            tlsKeyExchangePreferences: ["X25519MLKEM768", "X25519"],
+          });
         },
       },
       {

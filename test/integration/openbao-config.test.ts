@@ -316,6 +316,59 @@ describe("golden config.hcl files on the real bao", () => {
     ]);
   });
 
+  /** Whether a TLS handshake with these client settings completes, and the protocol it agreed on. */
+  function handshake(
+    port: number,
+    settings: { ecdhCurve?: string; maxVersion?: "TLSv1.2" | "TLSv1.3" },
+  ): Promise<{ ok: true; protocol: string | null } | { ok: false; error: string }> {
+    return new Promise((resolve) => {
+      const socket = tlsConnect({ host: LOOPBACK, port, ca, servername: "localhost", ...settings });
+      socket.setTimeout(10_000, () => {
+        socket.destroy();
+        resolve({ ok: false, error: "timed out" });
+      });
+      socket.once("secureConnect", () => {
+        const protocol = socket.getProtocol();
+        socket.destroy();
+        resolve({ ok: true, protocol });
+      });
+      socket.once("error", (e) => resolve({ ok: false, error: e.message }));
+    });
+  }
+
+  it("pq-tls: both listeners take only TLS 1.3 with a hybrid post-quantum group; classical and TLS 1.2 clients are refused", async () => {
+    const n = await node("pq");
+    const metricsPort = await freePort();
+    const text = localize(golden("pq-tls.hcl"), n, await nowhere(), {
+      '"0.0.0.0:8202"': `"${LOOPBACK}:${metricsPort}"`,
+    });
+    const r = await run(n, { "config.hcl": text }, "pq-0");
+    // The operator's own client (Node's defaults, as the operator runs) initializes the node through it.
+    await initialize(r);
+    for (const [listener, port] of [
+      ["API", n.apiPort],
+      ["metrics-only", metricsPort],
+    ] as const) {
+      const hybrid = await handshake(port, { ecdhCurve: "X25519MLKEM768" });
+      assert.deepEqual(
+        hybrid,
+        { ok: true, protocol: "TLSv1.3" },
+        `${listener}: a client offering only X25519MLKEM768`,
+      );
+      const classical = await handshake(port, { ecdhCurve: "X25519:P-256:P-384" });
+      assert.equal(classical.ok, false, `${listener}: a classical-only TLS 1.3 client must be refused`);
+      const old = await handshake(port, { maxVersion: "TLSv1.2" });
+      assert.equal(old.ok, false, `${listener}: a TLS 1.2 client must be refused`);
+    }
+    const metrics = await call(
+      `https://${LOOPBACK}:${metricsPort}`,
+      ca,
+      "GET",
+      "sys/metrics?format=prometheus",
+    );
+    assert.equal(metrics.status, 200, "the metrics-only listener serves metrics to a hybrid client");
+  });
+
   it("audit-telemetry: declared audit devices are enabled and write, telemetry and JSON logs are on", async () => {
     const received: Buffer[] = [];
     const siem = createServer((socket) => socket.on("data", (d: Buffer) => received.push(d)));

@@ -17,14 +17,21 @@ import { ignoredPodMetadata } from "./workload/statefulsets/pod-metadata.js";
 
 export function openBaoVerdict(request: AdmissionRequest): AdmissionVerdict {
   if (request.operation === "DELETE") return { errors: [], warnings: [] };
-  const object = request.object as { spec?: unknown } | undefined;
+  const object = request.object as { spec?: unknown; status?: { currentVersion?: unknown } } | undefined;
+  // On an update the API server hands admission the stored status: the release that runs now.
+  const running = object?.status?.currentVersion;
   const schema: AdmissionProblem[] = documentShape(object).errors.map((e) => ({
     field: e.path || undefined,
     message: e.message,
   }));
   const own: AdmissionProblem[] = (
     request.kind.kind === "OpenBaoCluster"
-      ? checkClusterSpec(request.name, object?.spec, request.namespace)
+      ? checkClusterSpec(
+          request.name,
+          object?.spec,
+          request.namespace,
+          typeof running === "string" ? running : undefined,
+        )
       : checkRestoreSpec(object?.spec, request.namespace)
   ).map((p) => ({ field: p.field, message: p.message }));
   if (request.kind.kind === "OpenBaoCluster") own.push(...hardenedRefusals(object, request.oldObject));

@@ -14,7 +14,12 @@ import type { Pass, Step, StepOutcome } from "./context.js";
 export const validateStep: Step = {
   name: "validate",
   async run({ cluster, result }: Pass): Promise<StepOutcome> {
-    const problems = checkClusterSpec(cluster.metadata.name, cluster.spec, cluster.metadata.namespace);
+    const problems = checkClusterSpec(
+      cluster.metadata.name,
+      cluster.spec,
+      cluster.metadata.namespace,
+      cluster.status?.currentVersion,
+    );
     // Admitted (upstream's CRD admits it too) but refused here, before anything is written or rolled.
     const sealPlugin = sealPluginProblem(cluster.spec);
     if (sealPlugin) problems.push(sealPlugin);

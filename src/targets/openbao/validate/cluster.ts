@@ -48,10 +48,12 @@ export const SELF_INIT_OPERATIONS = ["create", "read", "update", "delete", "list
 const REQUEST_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** `namespace`: where the object lives, when known (a manifest checked offline may not say). */
+/** `runningVersion`: the cluster's status.currentVersion where known, for rules about the running release. */
 export function checkClusterSpec(
   name: string | undefined,
   spec: unknown,
   namespace?: string,
+  runningVersion?: string,
 ): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const add = (field: string, message: string) => problems.push({ field, message });
@@ -69,7 +71,7 @@ export function checkClusterSpec(
   checkUpgrade(spec, add);
   checkNetwork(spec, add);
   checkMetrics(spec, add);
-  checkRenderedRules(spec, add);
+  checkRenderedRules(spec, add, runningVersion);
   problems.push(...credentialNamespaceProblems(clusterCredentialRefs(spec), namespace));
   return problems;
 }

@@ -6,17 +6,25 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import { checkAuditFileStorage, placedAuditDevices } from "../workload/config/audit-storage.js";
 import { ConfigError } from "../workload/config/errors.js";
+import { listenerTlsPolicy } from "../workload/config/listener-tls.js";
 import { DEFAULT_PATHS } from "../workload/config/options.js";
 import { recoveryKeysBlock } from "../workload/config/recovery-keys.js";
 
 type Obj = Record<string, unknown>;
 
-export function checkRenderedRules(spec: Obj, add: (field: string, message: string) => void): void {
+/** `runningVersion`: status.currentVersion where known (admission of an update), for rules about the running release. */
+export function checkRenderedRules(
+  spec: Obj,
+  add: (field: string, message: string) => void,
+  runningVersion?: string,
+): void {
   const cluster = { metadata: { name: "cluster" }, spec } as unknown as OpenBaoCluster;
   const checks: (() => unknown)[] = [];
   if (spec["auditFileStorage"])
     checks.push(() => checkAuditFileStorage(cluster, placedAuditDevices(cluster), DEFAULT_PATHS.dataDir));
   if ((spec["recoveryKeys"] as Obj | undefined)?.["initial"]) checks.push(() => recoveryKeysBlock(cluster));
+  const configuration = spec["configuration"] as Obj | undefined;
+  if (configuration?.["listener"]) checks.push(() => listenerTlsPolicy(spec as never, runningVersion));
   for (const check of checks) {
     try {
       check();

@@ -22,6 +22,7 @@ import { renderAuditDevices } from "./audit.js";
 import { checkAuditFileStorage, placedAuditDevices } from "./audit-storage.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock, type HclNode, type HclValue, renderNodes } from "./hcl.js";
+import { listenerTlsPolicy } from "./listener-tls.js";
 import { type MetricsSettings, metricsSettings } from "./metrics.js";
 import { type ConfigPaths, DEFAULT_PATHS, type RenderOptions } from "./options.js";
 import { renderSeal } from "./seal.js";
@@ -211,10 +212,13 @@ function renderListeners(
   opts: RenderOptions,
   paths: ConfigPaths,
   metrics: MetricsSettings | undefined,
+  runningVersion: string | undefined,
 ): HclBlock[] {
+  const policy = attrs(listenerTlsPolicy(spec, runningVersion), "configuration.listener");
   const api = renderListener(spec, ref, opts, paths);
+  const apiWithPolicy: HclBlock = { ...api, body: [...api.body, ...policy] };
   const only = metrics?.listener;
-  if (!only) return [api];
+  if (!only) return [apiWithPolicy];
   const tls = tlsSource(spec);
   const address = (opts.listenAddress ?? `0.0.0.0:${API_PORT}`).replace(/:\d+$/, `:${only.port}`);
   const metricsListener = block(
@@ -229,6 +233,7 @@ function renderListeners(
             tls_key_file: paths.tlsKeyFile,
             tls_client_ca_file: paths.tlsCAFile,
           })),
+      ...policy,
       block(
         "telemetry",
         [],
@@ -237,8 +242,8 @@ function renderListeners(
     ],
   );
   const apiWithout: HclBlock = {
-    ...api,
-    body: [...api.body, block("telemetry", [], attrs({ disallow_metrics: true }))],
+    ...apiWithPolicy,
+    body: [...apiWithPolicy.body, block("telemetry", [], attrs({ disallow_metrics: true }))],
   };
   return [apiWithout, metricsListener];
 }
@@ -315,7 +320,7 @@ export function renderConfig(cluster: OpenBaoCluster, opts: RenderOptions = {}):
   checkAuditFileStorage(cluster, audit, paths.dataDir);
   const nodes: HclNode[] = [
     renderStorage(cluster, spec, opts, paths),
-    ...renderListeners(spec, ref, opts, paths, metrics),
+    ...renderListeners(spec, ref, opts, paths, metrics, cluster.status?.currentVersion),
     renderSeal(spec, paths),
     // Namespace from the file, pod name from BAO_K8S_POD_NAME: OpenBao labels its own pod with its
     // active/sealed/initialized state, which the Services select on.

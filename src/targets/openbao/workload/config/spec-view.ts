@@ -47,6 +47,7 @@ export interface PluginView {
 }
 
 export interface SpecView {
+  version?: string;
   replicas?: number;
   tls?: {
     enabled?: boolean;
@@ -87,6 +88,9 @@ export interface SpecView {
       proxyProtocolBehavior?: string;
       proxyProtocolAuthorizedAddrs?: string[];
       tlsDisable?: boolean;
+      tlsMinVersion?: string;
+      tlsMaxVersion?: string;
+      tlsKeyExchangePreferences?: string[];
     };
     plugin?: {
       autoDownload?: boolean;
