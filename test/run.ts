@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { cacheRoot } from "../src/testenv/cache.js";
 import { formatDuration } from "../src/testenv/duration.js";
 import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
+import { describeFileCpu, readFileCpu } from "../src/testenv/file-cpu-report.js";
 import { describeCpu, readCpuTimes } from "../src/testenv/machine-cpu.js";
 import { trackChild } from "../src/testenv/processes.js";
 import { startSharedEnv } from "../src/testenv/shared.js";
@@ -121,12 +122,14 @@ async function runTests(
   // Owned by the process: removed by the cleanups even when Ctrl-C ends the run before `finally`.
   const scratch = makeTempDir("test-durations");
   const report = join(scratch, "durations.json");
+  const cpuReport = join(scratch, "file-cpu.jsonl");
   try {
-    const outcome = await runNodeTest(node, targets, variables, report);
+    const outcome = await runNodeTest(node, targets, { ...variables, TESTENV_CPU_REPORT: cpuReport }, report);
     if (existsSync(report)) {
       const kept = mergeDurations(durationsPath, readFileSync(report, "utf8"), root);
       log(`timings of ${Object.keys(kept).length} test files kept in ${durationsPath}`);
     }
+    for (const line of describeFileCpu(readFileCpu(cpuReport), root)) log(line);
     return outcome;
   } finally {
     removeTempDir(scratch);
@@ -145,6 +148,7 @@ function runNodeTest(
     [
       // Blocking stdout/stderr in the runner and, inherited, in every test file's process.
       `--import=${pathToFileURL(join(support, "blocking-stdio.js")).href}`,
+      `--import=${pathToFileURL(join(support, "file-cpu.js")).href}`,
       "--test",
       "--test-reporter=tap",
       "--test-reporter-destination=stdout",
