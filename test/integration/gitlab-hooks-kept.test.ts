@@ -59,9 +59,11 @@ describe("GitLabCore deletion keeps the hooks Helm keeps", () => {
 
   before(async () => {
     cp = await startControlPlane();
-    await cp.startControllerManager(["garbagecollector"]);
     client = clientFor(cp.kubeconfigPath);
     await installGitLabCrds(client, false);
+    // Started after the CRDs exist: the garbage collector's first discovery then watches their
+    // kinds, instead of finding them at its next discovery pass up to 30 s later.
+    await cp.startControllerManager(["garbagecollector"]);
     ns = await freshNamespace(client, "gl-kept");
     op = await startGitLabTarget(cp.kubeconfigPath, ns, source, { requeueInterval: "1s" });
   });

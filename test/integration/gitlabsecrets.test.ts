@@ -122,10 +122,12 @@ describe("GitLabSecrets: fill-missing on the real API server", () => {
 
   before(async () => {
     cp = await startControlPlane();
-    await cp.startControllerManager(["garbagecollector"]);
     client = clientFor(cp.kubeconfigPath);
     ns = await freshNamespace(client, "gl-secrets");
     await installGitLabCrds(client, false);
+    // Started after the CRDs exist: the garbage collector's first discovery then watches their
+    // kinds, instead of finding them at its next discovery pass up to 30 s later.
+    await cp.startControllerManager(["garbagecollector"]);
     await start();
   });
   after(async () => {
