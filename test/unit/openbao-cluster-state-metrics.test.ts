@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { registry } from "../../src/runtime/metrics.js";
-import { forgetClusterMetrics, recordClusterState } from "../../src/targets/openbao/metrics.js";
+import {
+  forgetClusterMetrics,
+  recordClusterState,
+  recordRaftPeers,
+} from "../../src/targets/openbao/metrics.js";
 
 // The gauges the OpenBao dashboard reads from a pass's status: seal state, leader moves, lock holder.
 
@@ -42,7 +46,16 @@ describe("openbao cluster state metrics", () => {
     assert.equal(await series("openbao_operation_lock_held", { ...labels, operation: "Backup" }), 0);
   });
 
+  it("sets the Raft peers per state, and removes them when a pass could not count", async () => {
+    recordRaftPeers(labels, { active: 1, standby: 1, sealed: 1 });
+    assert.equal(await series("openbao_cluster_raft_peers", { ...labels, state: "active" }), 1);
+    assert.equal(await series("openbao_cluster_raft_peers", { ...labels, state: "sealed" }), 1);
+    recordRaftPeers(labels, undefined);
+    assert.equal(await series("openbao_cluster_raft_peers", { ...labels, state: "standby" }), undefined);
+  });
+
   it("forgets every series of a deleted cluster", async () => {
+    recordRaftPeers(labels, { active: 1, standby: 2, sealed: 0 });
     recordClusterState(
       labels,
       { activeLeader: "a" },
@@ -54,6 +67,7 @@ describe("openbao cluster state metrics", () => {
       "openbao_cluster_sealed",
       "openbao_cluster_leader_changes_total",
       "openbao_operation_lock_held",
+      "openbao_cluster_raft_peers",
     ])
       assert.equal(await series(name, labels), undefined, name);
   });

@@ -6,6 +6,7 @@ import { endpointLabel } from "../../src/targets/openbao/baoclient/client.js";
 import { AutopilotChecks, autopilotStamp } from "../../src/targets/openbao/workload/autopilot/autopilot.js";
 import {
   podRegistration,
+  registeredPeers,
   registeredState,
   registrationMoved,
 } from "../../src/targets/openbao/workload/registration/state.js";
@@ -166,6 +167,19 @@ describe("OpenBao's service-registration labels → cluster state", () => {
     assert.equal(registrationMoved(a, pod("demo-0", { ...registered(false), sealed: "true" })), true);
     assert.equal(registrationMoved(a, pod("demo-0", { ...registered(false), terminating: true })), true);
     assert.equal(registrationMoved(a, pod("demo-0", { ...registered(false), phase: "Failed" })), true);
+  });
+  it("counts the running pods of every revision as active, standby or sealed; unlabelled and leaving pods in none", () => {
+    const peers = registeredPeers([
+      pod("demo-0", registered(false)),
+      pod("demo-1", registered(true)),
+      pod("demo-2", { active: "false", sealed: "true", initialized: "true" }),
+      pod("demo-green-0", registered(false)),
+      pod("demo-3"),
+      pod("demo-4", { ...registered(false), terminating: true }),
+      pod("demo-5", { ...registered(false), phase: "Pending" }),
+    ]);
+    assert.deepEqual(peers, { active: 1, standby: 2, sealed: 1 });
+    assert.deepEqual(registeredPeers([]), { active: 0, standby: 0, sealed: 0 });
   });
 });
 

@@ -62,6 +62,20 @@ export const openbaoDashboard: DashboardSpec = {
         timeseries("Sealed", "1 while OpenBao answers sealed.", [
           { expr: `max ${BY} (openbao_cluster_sealed{${SEL}})`, legend: LEGEND },
         ]),
+        timeseries(
+          "Raft peers",
+          "Running server pods by what OpenBao's registration labels say: active, standby (unsealed) and sealed. Active + standby below quorum (a majority of spec.replicas) means no leader can be elected: see the runbook's No leader and Lost quorum.",
+          [
+            {
+              expr: `max by (namespace, name, state) (openbao_cluster_raft_peers{${SEL}})`,
+              legend: `${LEGEND} {{state}}`,
+            },
+            {
+              expr: `floor(max ${BY} (openbao_cluster_replicas{${SEL}}) / 2) + 1`,
+              legend: `${LEGEND} quorum`,
+            },
+          ],
+        ),
         timeseries("Leader changes", "Moves of the active node per hour (step-downs, restarts, elections).", [
           { expr: `sum ${BY} (increase(openbao_cluster_leader_changes_total{${SEL}}[1h]))`, legend: LEGEND },
         ]),

@@ -85,6 +85,36 @@ export const operationLockHeld = new Gauge({
   registers: [registry],
 });
 
+/** Raft members by what their registration labels say: the active node, unsealed standbys, sealed ones. */
+export interface RegisteredPeers {
+  active: number;
+  standby: number;
+  sealed: number;
+}
+
+export const PEER_STATES = [
+  "active",
+  "standby",
+  "sealed",
+] as const satisfies readonly (keyof RegisteredPeers)[];
+
+export const raftPeers = new Gauge({
+  name: "openbao_cluster_raft_peers",
+  help: "Running server pods by what OpenBao's service registration labels say of them: active (the leader), standby (unsealed) or sealed (a member that cannot vote). Read from the pods, no OpenBao request; absent before initialization.",
+  labelNames: ["namespace", "name", "state"] as const,
+  registers: [registry],
+});
+
+/** Sets the peers gauge from a pass's count; removes it when the pass could not count (not initialized). */
+export function recordRaftPeers(
+  labels: { namespace: string; name: string },
+  peers: RegisteredPeers | undefined,
+): void {
+  for (const state of PEER_STATES)
+    if (peers) raftPeers.set({ ...labels, state }, peers[state]);
+    else raftPeers.remove({ ...labels, state });
+}
+
 export const PHASES = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
 
 /** The gauges and counters read from a pass's status: seal state, leader moves, the lock's holder. */
@@ -110,6 +140,7 @@ export function forgetClusterMetrics(namespace: string, name: string): void {
   clusterReadyReplicas.remove({ namespace, name });
   clusterInitialized.remove({ namespace, name });
   clusterSealed.remove({ namespace, name });
+  for (const state of PEER_STATES) raftPeers.remove({ namespace, name, state });
   leaderChanges.remove({ namespace, name });
   for (const operation of ClusterOperations) operationLockHeld.remove({ namespace, name, operation });
   for (const action of DRIFT_ACTIONS) plannedChanges.remove({ namespace, name, action });

@@ -43,6 +43,7 @@ import {
   reconcileDuration,
   reconcileErrors,
   recordClusterState,
+  recordRaftPeers,
 } from "./metrics.js";
 import { describeDeprecation, normaliseClusterSpec } from "./normalise.js";
 import { driftedCondition, withoutDrifted } from "./observe.js";
@@ -66,7 +67,7 @@ import { keepPeerService } from "./steps/peer-service.js";
 import { RootTokenRefusals } from "./steps/root-token.js";
 import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
 import { forgetCertificateMetrics } from "./workload/certs/metrics.js";
-import { registeredState } from "./workload/registration/state.js";
+import { registeredPeers, registeredState } from "./workload/registration/state.js";
 
 export const FIELD_MANAGER = WORKLOAD_FIELD_MANAGER;
 
@@ -286,11 +287,14 @@ export class OpenBaoClusterReconciler {
     result.readyReplicas = st.readyReplicas ?? 0;
     const failure = st.conditions?.find((x) => x.type === "ReplicaFailure" && x.status === "True");
     if (failure?.message) result.replicaFailure = failure.message;
-    if (!result.initialized || result.readyReplicas === 0) return;
+    if (!result.initialized) return;
     const pods = await this.d.reader.list(POD, {
       namespace: ns,
       labelSelector: `${LABEL_CLUSTER}=${cluster.metadata.name},${LABEL_COMPONENT}=${Component.Server}`,
     });
+    // Counted even with no pod Ready: a cluster whose every pod is sealed is what the panel must show.
+    result.raftPeers = registeredPeers(pods);
+    if (result.readyReplicas === 0) return;
     const labels = registeredState(pods, podName(servingRef(cluster), 0));
     if (labels.pod0) {
       result.sealed = labels.pod0.sealed;
@@ -360,6 +364,7 @@ export class OpenBaoClusterReconciler {
     clusterReadyReplicas.set(labels, r.readyReplicas);
     clusterInitialized.set(labels, r.initialized ? 1 : 0);
     recordClusterState(labels, prev, { ...next, operationLock: cluster.status?.operationLock }, r.sealed);
+    recordRaftPeers(labels, r.raftPeers);
     const written = await this.status.write(cluster, next, {
       signal: rc.signal,
       onChange: () => {

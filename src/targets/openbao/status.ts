@@ -11,6 +11,7 @@ import {
   setCondition,
 } from "../../runtime/conditions.js";
 import { sameStatus } from "../../runtime/status.js";
+import type { RegisteredPeers } from "./metrics.js";
 import { workloadPlaneOf } from "./opslifecycle/planes.js";
 import {
   type AdmissionReadiness,
@@ -51,6 +52,8 @@ export interface PassResult {
   /** Seal state of the pods that answered; undefined when none did. */
   sealed?: boolean;
   activeLeader?: string;
+  /** Server pods by their registration labels (the Raft peers gauge); undefined before initialization. */
+  raftPeers?: RegisteredPeers;
   currentVersion?: string;
   paused?: boolean;
   /** Fields accepted by the schema that this operator does not act on. */

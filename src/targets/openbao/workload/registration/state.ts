@@ -5,6 +5,7 @@ import {
   LABEL_OPENBAO_SEALED,
   LABEL_OPENBAO_VERSION,
 } from "../../identity.js";
+import type { RegisteredPeers } from "../../metrics.js";
 
 // What OpenBao's Kubernetes service registration says about a cluster, read from the labels it
 // patches on its own pods, so a settled cluster's leader, seal and version state costs no request
@@ -110,4 +111,21 @@ export function registrationMoved(o: KubeObject | undefined, n: KubeObject): boo
   if (!o.metadata.deletionTimestamp !== !n.metadata.deletionTimestamp) return true;
   const phase = (p: KubeObject) => (p["status"] as { phase?: string } | undefined)?.phase;
   return phase(o) !== phase(n);
+}
+
+/**
+ * The running server pods of every revision by their registration labels, for the Raft peers gauge.
+ * A sealed pod is still a Raft member but cannot vote, so a majority of spec.replicas needs active +
+ * standby. Pods not running, terminating or without the labels count in none: the labels would say
+ * what they were, not what is.
+ */
+export function registeredPeers(pods: readonly KubeObject[]): RegisteredPeers {
+  const out: RegisteredPeers = { active: 0, standby: 0, sealed: 0 };
+  for (const p of pods.filter(live)) {
+    const reg = podRegistration(p.metadata.labels);
+    if (reg.sealed === true) out.sealed++;
+    else if (reg.sealed === false && reg.active === true) out.active++;
+    else if (reg.sealed === false && reg.active === false) out.standby++;
+  }
+  return out;
 }
