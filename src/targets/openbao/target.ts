@@ -20,6 +20,7 @@ import { clusterNames, LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { ImageVerifier } from "./imageverify/verifier.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
+import { GATEWAY_KINDS } from "./readiness/observe.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import { FAILURE_BACKOFF_MAX_MS } from "./resync.js";
@@ -120,9 +121,13 @@ function watchWhatAPassReads(
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
   // Without the Gateway API (and so without its RBAC) the routes are not watched even where served.
-  if (gatewayAPI)
+  if (gatewayAPI) {
     for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
       manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
+    // The Gateways and classes spec.gateway refers to, for GatewayIntegrationReady (readiness/).
+    for (const kind of ["Gateway", "GatewayClass"] as const)
+      manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions: [...GATEWAY_KINDS[kind]] });
+  }
   return { secrets, children };
 }
 
