@@ -168,6 +168,8 @@ export const OpenBaoClusterCondition = {
   BackupConfigurationReady: "BackupConfigurationReady",
   /** How the pods authenticate to a cloud KMS seal (awskms, gcpckms, azurekeyvault, ocikms only). */
   CloudUnsealIdentityReady: "CloudUnsealIdentityReady",
+  /** Best effort: whether the self-init requests set up a way for people to log in (always set). */
+  UserAccessBootstrap: "UserAccessBootstrap",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
   /**
@@ -367,6 +369,8 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   WorkloadIdentityConfigured: "WorkloadIdentityConfigured",
   TokenSecretMissing: "TokenSecretMissing",
   CredentialsSecretMissing: "CredentialsSecretMissing",
+  UserAccessConfigured: "UserAccessConfigured",
+  UserAccessUnverified: "UserAccessUnverified",
   /** Tenant mode: no provisioned OpenBaoTenant onboards the cluster's namespace; nothing is created until one does. */
   TenantNotProvisioned: "TenantNotProvisioned",
   /** Degraded while a scale-down waits: the pods to remove are not yet out of Raft. */

@@ -164,6 +164,8 @@ describe("openbao readiness conditions on the real API server", () => {
       withEndpoints ? "APIServerNetworkReady" : "APIServerEndpointIPsRecommended",
     );
     assert.equal(network["status"], withEndpoints ? "True" : "Unknown");
+    // Read from the spec alone: no self-init, so no login for people is set up by it.
+    assert.equal((await becomes("UserAccessBootstrap", "Disabled"))["status"], "False");
     // Features not configured set nothing.
     const types = (await conditions()).map((c) => c["type"]);
     for (const absent of [

@@ -11,6 +11,7 @@ import { cloudUnsealIdentity } from "../../src/targets/openbao/readiness/cloud-u
 import { CONTRACTS, withinContract } from "../../src/targets/openbao/readiness/contract.js";
 import type { GatewayFacts, Lookup, ReadinessFacts } from "../../src/targets/openbao/readiness/facts.js";
 import { gatewayIntegration } from "../../src/targets/openbao/readiness/gateway.js";
+import { userAccessBootstrap } from "../../src/targets/openbao/readiness/user-access.js";
 
 // Upstream 0.5's configuration-readiness conditions, pure: each reason of each family reached from
 // the spec and what the caches hold, and every result held to its condition's contract.
@@ -416,6 +417,26 @@ describe("openbao readiness conditions (upstream 0.5's contracts)", () => {
     });
   });
 
+  describe("UserAccessBootstrap", () => {
+    const selfInit = (requests: Spec[]) => cluster({ selfInit: { enabled: true, requests } });
+    it("Disabled without self-init, Unverified without a user login, Configured with one", () => {
+      assert.deepEqual(pair(userAccessBootstrap(cluster({}))), ["False", "Disabled"]);
+      const operatorOnly = selfInit([
+        { name: "jwt", operation: "update", path: "sys/auth/jwt-operator", authMethod: { type: "jwt" } },
+        { name: "tok", operation: "update", path: "auth/token/roles/x" },
+        { name: "kv", operation: "update", path: "sys/auth/kv", authMethod: { type: "kv" } },
+      ]);
+      assert.deepEqual(pair(userAccessBootstrap(operatorOnly)), ["Unknown", "UserAccessUnverified"]);
+      const users = selfInit([
+        { name: "up", operation: "update", path: "sys/auth/userpass", authMethod: { type: "userpass" } },
+        { name: "ldap", operation: "update", path: "/auth/ldap/config" },
+      ]);
+      const r = userAccessBootstrap(users);
+      assert.deepEqual(pair(r), ["True", "UserAccessConfigured"]);
+      assert.match(r.message, /auth\/ldap, auth\/userpass/);
+    });
+  });
+
   describe("which conditions a pass sets", () => {
     const facts: ReadinessFacts = {
       secrets: new Map(),
@@ -426,17 +447,19 @@ describe("openbao readiness conditions (upstream 0.5's contracts)", () => {
     const types = (set: { type: string }[]) => set.map((s) => s.type).sort();
     it("only the configured features' conditions, APIServerNetworkReady always; the others go", () => {
       const plan = readinessConditions(cluster({}), facts, false);
-      assert.deepEqual(types(plan.set), ["APIServerNetworkReady"]);
-      assert.deepEqual(
-        [...plan.remove].sort(),
-        READINESS_TYPES.filter((t) => t !== "APIServerNetworkReady").sort(),
-      );
+      const always = ["APIServerNetworkReady", "UserAccessBootstrap"];
+      assert.deepEqual(types(plan.set), always);
+      assert.deepEqual([...plan.remove].sort(), READINESS_TYPES.filter((t) => !always.includes(t)).sort());
       const withBackup = readinessConditions(
         cluster({ backup: { jwtAuthRole: "r", target: {} } }),
         facts,
         false,
       );
-      assert.deepEqual(types(withBackup.set), ["APIServerNetworkReady", "BackupConfigurationReady"]);
+      assert.deepEqual(types(withBackup.set), [
+        "APIServerNetworkReady",
+        "BackupConfigurationReady",
+        "UserAccessBootstrap",
+      ]);
     });
     it("Paused while paused, ProfileNotSet without a profile (ACMECacheReady neither), nothing without facts", () => {
       const acme = {
@@ -452,6 +475,7 @@ describe("openbao readiness conditions (upstream 0.5's contracts)", () => {
         ["ACMEIntegrationReady", "Unknown", "Paused"],
         ["APIServerNetworkReady", "Unknown", "Paused"],
         ["BackupConfigurationReady", "Unknown", "Paused"],
+        ["UserAccessBootstrap", "False", "Disabled"],
       ]);
       assert.equal(paused.remove.includes("ACMECacheReady"), false, "left as it was");
       const noProfile = readinessConditions(cluster({ ...acme, profile: undefined }), facts, false);
@@ -460,8 +484,13 @@ describe("openbao readiness conditions (upstream 0.5's contracts)", () => {
         ["ACMEIntegrationReady", "ProfileNotSet"],
         ["APIServerNetworkReady", "ProfileNotSet"],
         ["BackupConfigurationReady", "ProfileNotSet"],
+        ["UserAccessBootstrap", "Disabled"],
       ]);
-      assert.deepEqual(readinessConditions(cluster(acme), undefined, false).set, []);
+      // Nothing gathered (the pass stopped before it could): only what the spec alone decides.
+      assert.deepEqual(
+        readinessConditions(cluster(acme), undefined, false).set.map((s) => s.type),
+        ["UserAccessBootstrap"],
+      );
     });
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The one place the readiness conditions are decided for a pass: which apply (a condition is set
- * only while its feature is configured, APIServerNetworkReady always, as upstream), Paused while the
+ * only while its feature is configured, APIServerNetworkReady and UserAccessBootstrap always, as
+ * upstream; UserAccessBootstrap reads the spec only and is never paused), Paused while the
  * cluster is paused and ProfileNotSet until spec.profile is set (upstream evaluates neither then;
  * ACMECacheReady, which upstream never pauses, is left as it was or evaluated), else each family's
  * evaluation held to its contract.
@@ -18,6 +19,14 @@ import { cloudUnsealApplies, cloudUnsealIdentity } from "./cloud-unseal.js";
 import { type Readiness, type ReadinessType, withinContract } from "./contract.js";
 import type { ReadinessFacts } from "./facts.js";
 import { gatewayIntegration } from "./gateway.js";
+import { userAccessBootstrap } from "./user-access.js";
+
+const NO_FACTS: ReadinessFacts = {
+  secrets: new Map(),
+  claims: new Map(),
+  statefulSets: [],
+  apiServer: { serviceIPs: [], endpointIPs: [] },
+};
 
 export interface ReadinessCondition extends Readiness {
   type: ReadinessType;
@@ -35,6 +44,8 @@ interface Family {
   /** Upstream sets Paused and ProfileNotSet on it. */
   pausable: boolean;
   evaluate: (c: OpenBaoCluster, f: ReadinessFacts) => Readiness;
+  /** Decided from the spec alone: set even when the pass gathered nothing (paused included). */
+  specOnly?: boolean;
 }
 
 const FAMILIES: Family[] = [
@@ -87,6 +98,13 @@ const FAMILIES: Family[] = [
     pausable: true,
     evaluate: (c, f) => cloudUnsealIdentity(c, f.secrets),
   },
+  {
+    type: C.UserAccessBootstrap,
+    applies: () => true,
+    pausable: false,
+    specOnly: true,
+    evaluate: (c) => userAccessBootstrap(c),
+  },
 ];
 
 /** Every readiness condition type, for docs and tests. */
@@ -124,6 +142,10 @@ export function readinessConditions(
         reason: R.ProfileNotSet,
         message: "not evaluated until spec.profile is set (Hardened or Development), as upstream",
       });
+      continue;
+    }
+    if (family.specOnly) {
+      plan.set.push({ type: family.type, ...withinContract(family.type, family.evaluate(c, NO_FACTS)) });
       continue;
     }
     if (!facts) continue;

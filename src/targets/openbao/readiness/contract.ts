@@ -19,7 +19,8 @@ export type ReadinessType =
   | typeof C.ACMECacheReady
   | typeof C.AuditFileStorageReady
   | typeof C.BackupConfigurationReady
-  | typeof C.CloudUnsealIdentityReady;
+  | typeof C.CloudUnsealIdentityReady
+  | typeof C.UserAccessBootstrap;
 
 /** One condition's evaluation; the message names objects and fields, never a secret value. */
 export interface Readiness {
@@ -106,6 +107,12 @@ export const CONTRACTS: Record<ReadinessType, Contract> = {
     [R.CredentialsSecretMissing, "False"],
     [R.PrerequisitesMissing, "False"],
     ...NOT_EVALUATED,
+  ),
+  // Always set, paused or not, as upstream.
+  [C.UserAccessBootstrap]: contract(
+    [R.UserAccessConfigured, "True"],
+    [R.Disabled, "False"],
+    [R.UserAccessUnverified, "Unknown"],
   ),
 };
 
