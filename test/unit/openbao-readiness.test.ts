@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import type { Informer } from "../../src/runtime/informer.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { acmeIntegration } from "../../src/targets/openbao/readiness/acme.js";
 import { apiServerNetwork } from "../../src/targets/openbao/readiness/api-server.js";
@@ -12,6 +13,7 @@ import { CONTRACTS, withinContract } from "../../src/targets/openbao/readiness/c
 import type { GatewayFacts, Lookup, ReadinessFacts } from "../../src/targets/openbao/readiness/facts.js";
 import { gatewayIntegration } from "../../src/targets/openbao/readiness/gateway.js";
 import { userAccessBootstrap } from "../../src/targets/openbao/readiness/user-access.js";
+import { secretClusters } from "../../src/targets/openbao/target.js";
 
 // Upstream 0.5's configuration-readiness conditions, pure: each reason of each family reached from
 // the spec and what the caches hold, and every result held to its condition's contract.
@@ -435,6 +437,27 @@ describe("openbao readiness conditions (upstream 0.5's contracts)", () => {
       assert.deepEqual(pair(r), ["True", "UserAccessConfigured"]);
       assert.match(r.message, /auth\/ldap, auth\/userpass/);
     });
+  });
+
+  it("the Secrets the conditions name wake their cluster (a backup token created later)", () => {
+    const withBackup = cluster({
+      backup: {
+        tokenSecretRef: { name: "tok" },
+        target: { bucket: "b", credentialsSecretRef: { name: "cred" } },
+      },
+      unseal: { type: "awskms", awskms: { kmsKeyID: "k" }, credentialsSecretRef: { name: "kms" } },
+    });
+    const informer = {
+      list: (ns?: string) => (ns === "vault" ? [withBackup, cluster({})] : []),
+    } as unknown as Informer<OpenBaoCluster>;
+    const map = secretClusters(informer);
+    const secret = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: "vault" },
+    });
+    for (const name of ["tok", "cred", "kms"]) assert.deepEqual(map(secret(name)), ["vault/bao"], name);
+    assert.deepEqual(map(secret("other")), []);
   });
 
   describe("which conditions a pass sets", () => {

@@ -24,7 +24,7 @@ const PROVIDERS = {
 type Provider = keyof typeof PROVIDERS;
 
 function providerOf(c: OpenBaoCluster): { type: Provider; section: Obj } | undefined {
-  const u = c.spec.unseal as Obj | undefined;
+  const u = c.spec?.unseal as Obj | undefined;
   const type = u?.["type"] as string | undefined;
   if (!type || !(type in PROVIDERS)) return undefined;
   const section = u?.[PROVIDERS[type as Provider].section] as Obj | undefined;

@@ -59,6 +59,12 @@ async function look(read: () => Promise<unknown>): Promise<Lookup> {
   }
 }
 
+/** The Secrets the readiness conditions read: a change to one is news for the cluster. */
+export function readinessSecretNames(c: OpenBaoCluster): string[] {
+  const unseal = unsealSecretName(c);
+  return [...new Set([...(c.spec?.backup ? backupSecretNames(c) : []), ...(unseal ? [unseal] : [])])];
+}
+
 export async function observeReadiness(
   reader: Reader,
   client: Pick<KubeClient, "resources">,
@@ -69,9 +75,7 @@ export async function observeReadiness(
   const name = c.metadata.name!;
   const own = { labels: { [LABEL_CLUSTER]: name } };
   const secrets = new Map<string, Lookup>();
-  const unseal = unsealSecretName(c);
-  for (const s of [...(c.spec.backup ? backupSecretNames(c) : []), ...(unseal ? [unseal] : [])])
-    if (!secrets.has(s)) secrets.set(s, await look(() => reader.get(SECRET, s, ns)));
+  for (const s of readinessSecretNames(c)) secrets.set(s, await look(() => reader.get(SECRET, s, ns)));
   const claims = new Map<string, Lookup>();
   for (const s of sharedClaims(c))
     if (s.claimName && !claims.has(s.claimName))
