@@ -152,6 +152,24 @@ export const OpenBaoClusterCondition = {
    * LoadBalancerPublished, its controller published an address). Absent without spec.ingress.
    */
   IngressIntegrationReady: "IngressIntegrationReady",
+  // Upstream 0.5's configuration-readiness conditions (targets/openbao/readiness), each with its fixed
+  // reason contract; absent while the feature it checks is not configured.
+  /** Whether OpenBao's ACME flow can work as configured (tls.mode ACME only). */
+  ACMEIntegrationReady: "ACMEIntegrationReady",
+  /** Gateway, GatewayClass and the managed Route's parent status (spec.gateway.enabled only). */
+  GatewayIntegrationReady: "GatewayIntegrationReady",
+  /** How well the NetworkPolicies' Kubernetes API egress is known (always set). */
+  APIServerNetworkReady: "APIServerNetworkReady",
+  /** The shared ACME cache claim (tls.acme.sharedCache only). */
+  ACMECacheReady: "ACMECacheReady",
+  /** The shared audit claim and its mount in the voter StatefulSet (spec.auditFileStorage only). */
+  AuditFileStorageReady: "AuditFileStorageReady",
+  /** Whether a backup Job could log in and reach its store as configured (spec.backup only). */
+  BackupConfigurationReady: "BackupConfigurationReady",
+  /** How the pods authenticate to a cloud KMS seal (awskms, gcpckms, azurekeyvault, ocikms only). */
+  CloudUnsealIdentityReady: "CloudUnsealIdentityReady",
+  /** Best effort: whether the self-init requests set up a way for people to log in (always set). */
+  UserAccessBootstrap: "UserAccessBootstrap",
   /** Set when the spec carries fields this operator accepts but does not act on; the message names them. */
   UnsupportedFields: "UnsupportedFields",
   /**
@@ -318,6 +336,41 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   DataLossAcknowledged: "DataLossAcknowledged",
   /** A Secret reference whose name is empty (upstream's default ""): the part that needs it waits. */
   SecretReferenceMissingName: "SecretReferenceMissingName",
+  // The readiness conditions' reasons (upstream 0.5's names; see OpenBaoClusterCondition).
+  ACMEIntegrationReady: "ACMEIntegrationReady",
+  GatewayIntegrationReady: "GatewayIntegrationReady",
+  GatewayReferenceMissing: "GatewayReferenceMissing",
+  GatewayClassMissing: "GatewayClassMissing",
+  GatewayClassPending: "GatewayClassPending",
+  GatewayClassNotAccepted: "GatewayClassNotAccepted",
+  GatewayVersionUnsupported: "GatewayVersionUnsupported",
+  GatewayFeatureUnsupported: "GatewayFeatureUnsupported",
+  GatewayCapabilitiesUnknown: "GatewayCapabilitiesUnknown",
+  GatewayNotProgrammed: "GatewayNotProgrammed",
+  GatewayProgrammingPending: "GatewayProgrammingPending",
+  GatewayListenerIncompatible: "GatewayListenerIncompatible",
+  GatewayRoutePending: "GatewayRoutePending",
+  GatewayRouteNotAccepted: "GatewayRouteNotAccepted",
+  GatewayRouteReferencesUnresolved: "GatewayRouteReferencesUnresolved",
+  APIServerNetworkReady: "APIServerNetworkReady",
+  APIServerEndpointIPsRecommended: "APIServerEndpointIPsRecommended",
+  APIServerNetworkConfigurationInvalid: "APIServerNetworkConfigurationInvalid",
+  ACMECacheReady: "ACMECacheReady",
+  ACMECacheNotConfigured: "ACMECacheNotConfigured",
+  ACMECacheMissing: "ACMECacheMissing",
+  ACMECachePending: "ACMECachePending",
+  ACMECacheInvalidAccessMode: "ACMECacheInvalidAccessMode",
+  AuditFileStorageReady: "AuditFileStorageReady",
+  AuditFileStorageMissing: "AuditFileStorageMissing",
+  AuditFileStoragePending: "AuditFileStoragePending",
+  AuditFileStorageInvalidAccessMode: "AuditFileStorageInvalidAccessMode",
+  AuditFileStorageStatefulSetRecreateRequired: "AuditFileStorageStatefulSetRecreateRequired",
+  AmbientIdentityAssumed: "AmbientIdentityAssumed",
+  WorkloadIdentityConfigured: "WorkloadIdentityConfigured",
+  TokenSecretMissing: "TokenSecretMissing",
+  CredentialsSecretMissing: "CredentialsSecretMissing",
+  UserAccessConfigured: "UserAccessConfigured",
+  UserAccessUnverified: "UserAccessUnverified",
   /** Tenant mode: no provisioned OpenBaoTenant onboards the cluster's namespace; nothing is created until one does. */
   TenantNotProvisioned: "TenantNotProvisioned",
   /** Degraded while a scale-down waits: the pods to remove are not yet out of Raft. */

@@ -203,7 +203,17 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
       gatewayRules(on)
         .flatMap((r) => r.resources)
         .sort(),
-      ["backendtlspolicies", "gatewayclasses", "gateways", "httproutes", "httproutes", "tlsroutes"],
+      // gateways and gatewayclasses twice: gitlab's chart renders them, openbao reads them (GatewayIntegrationReady).
+      [
+        "backendtlspolicies",
+        "gatewayclasses",
+        "gatewayclasses",
+        "gateways",
+        "gateways",
+        "httproutes",
+        "httproutes",
+        "tlsroutes",
+      ],
     );
     assert.equal(processConfig(on, "po-openbao").targets.openbao.gatewayAPI, undefined);
     const off = await render([...ALL_TARGETS, "--set=gatewayAPI.enabled=false"]);

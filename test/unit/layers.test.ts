@@ -104,6 +104,10 @@ const OPENBAO_ROOMS: { holds: string[]; why: string }[] = [
   { holds: ["restore/"], why: "a restore runs the backup's executor Job with its defaults" },
   { holds: ["adminops/"], why: "backups and upgrades drive the workload and its pods' OpenBao" },
   { holds: ["steps/"], why: "the workload pass in order, each step calling the workload's services" },
+  {
+    holds: ["readiness/"],
+    why: "upstream's readiness conditions, decided from what the workload's objects and caches show",
+  },
   { holds: ["workload/"], why: "the workload's services: StatefulSets, certificates, network, init" },
   { holds: ["imageverify/"], why: "image signatures checked before a pod or Job runs the image" },
   { holds: ["validate/"], why: "spec checks; the workload reuses their value checks" },

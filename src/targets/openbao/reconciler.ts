@@ -50,6 +50,8 @@ import { driftedCondition, withoutDrifted } from "./observe.js";
 import { WORKLOAD_FIELD_MANAGER } from "./opslifecycle/planes.js";
 import type { AdmissionReadiness } from "./profile/posture.js";
 import { PostureWarnings } from "./profile/say-warnings.js";
+import { readinessConditions } from "./readiness/assemble.js";
+import { observeReadiness } from "./readiness/observe.js";
 import { nextPassMs } from "./resync.js";
 import type { ServiceContext } from "./services.js";
 import {
@@ -218,6 +220,14 @@ export class OpenBaoClusterReconciler {
       }
     }
     await this.observe(cluster, result, rc);
+    // Upstream's configuration-readiness conditions, from what the caches hold (readiness/).
+    result.readiness = readinessConditions(
+      cluster,
+      result.paused
+        ? undefined
+        : await observeReadiness(this.d.reader, this.d.client, cluster, this.d.config),
+      result.paused === true,
+    );
     if (observeOnly) {
       // The backup controller does not run observe-only; a backup it would start is reported here.
       const backup = plannedBackup(cluster, this.now());

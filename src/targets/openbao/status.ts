@@ -76,6 +76,14 @@ export interface PassResult {
   gateway?: { ready: boolean; reason: OpenBaoClusterReasonType; message: string } | null;
   /** The managed Ingress: null without spec.ingress (the condition goes), undefined when networking did not run. */
   ingress?: IngressReadiness | null;
+  /**
+   * Upstream's configuration-readiness conditions as readiness/ decided them: those to set and those
+   * whose feature is off; undefined leaves them as they were (a pass that decided nothing).
+   */
+  readiness?: {
+    set: { type: string; status: Condition["status"]; reason: OpenBaoClusterReasonType; message: string }[];
+    remove: string[];
+  };
   /** Set when OpenBao refuses the operator's root token (HTTP 403): what to do, naming the Secret. */
   rootTokenRefused?: string;
   /** Whether the admission policies are in place, for ProductionReady; undefined: not known. */
@@ -254,6 +262,8 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
     });
   if (r.ingress === null) list = removeCondition(list, C.IngressIntegrationReady);
   else if (r.ingress) put({ type: C.IngressIntegrationReady, ...r.ingress });
+  for (const type of r.readiness?.remove ?? []) list = removeCondition(list, type);
+  for (const c of r.readiness?.set ?? []) put(c);
   if (r.unsupported?.length)
     put({
       type: "UnsupportedFields",

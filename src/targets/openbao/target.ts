@@ -20,6 +20,7 @@ import { clusterNames, LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { ImageVerifier } from "./imageverify/verifier.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
+import { GATEWAY_KINDS, readinessSecretNames } from "./readiness/observe.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import { FAILURE_BACKOFF_MAX_MS } from "./resync.js";
@@ -120,17 +121,23 @@ function watchWhatAPassReads(
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
   // Without the Gateway API (and so without its RBAC) the routes are not watched even where served.
-  if (gatewayAPI)
+  if (gatewayAPI) {
     for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
       manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
+    // The Gateways and classes spec.gateway refers to, for GatewayIntegrationReady (readiness/).
+    for (const kind of ["Gateway", "GatewayClass"] as const)
+      manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions: [...GATEWAY_KINDS[kind]] });
+  }
   return { secrets, children };
 }
 
 /**
- * The clusters a Secret concerns: those whose TLS, unseal key or root token it is. The owned ones
- * (the operator's CA and server certificate) also wake their owner; this covers the Secrets a user
- * or another controller keeps (External TLS, a restored unseal key), whose change a settled cluster
- * must not wait for the resync to see.
+ * The clusters a Secret concerns: those whose TLS, unseal key or root token it is, and those whose
+ * readiness conditions name it (the backup's token and store credentials, a cloud seal's
+ * credentials). The owned ones (the operator's CA and server certificate) also wake their owner;
+ * this covers the Secrets a user or another controller keeps (External TLS, a restored unseal key,
+ * a backup token created after the cluster), whose change a settled cluster must not wait for the
+ * resync to see.
  */
 export function secretClusters(clusters: Informer<OpenBaoCluster>) {
   return (secret: KubeObject): string[] => {
@@ -147,6 +154,7 @@ export function secretClusters(clusters: Informer<OpenBaoCluster>) {
           tls?.caSecretName || names.caSecret,
           names.unsealKeySecret,
           names.rootTokenSecret,
+          ...readinessSecretNames(c),
         ].includes(name);
       })
       .map(objectKey);

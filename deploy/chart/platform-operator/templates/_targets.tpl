@@ -148,6 +148,10 @@ or by name (get); garbage collection removes them with their cluster, so most ki
 - apiGroups: [gateway.networking.k8s.io]
   resources: [httproutes, tlsroutes, backendtlspolicies]
   verbs: [get, list, watch, create, patch, delete]
+# GatewayIntegrationReady: the Gateway spec.gateway refers to, watched (read-only) where served.
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gateways]
+  verbs: [get, list, watch]
 # spec.observability.metrics: the cluster's ServiceMonitor, where the Prometheus Operator's CRD is
 # served; delete when metrics are turned off again.
 - apiGroups: [monitoring.coreos.com]
@@ -239,6 +243,10 @@ informer, and the CRDs' metadata so discovery's answers are refreshed only when 
 {{- define "po.clusterRules.openbao" -}}
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses]
+  verbs: [get, list, watch]
+# GatewayIntegrationReady: the class of the Gateway spec.gateway refers to, watched where served.
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gatewayclasses]
   verbs: [get, list, watch]
 # Discovery's "not served" answers (is the Gateway API installed?) are kept until a CRD appears or
 # goes: a metadata-only watch of them.

@@ -51,6 +51,7 @@ export const TARGET_RULES_WITHOUT_SECRETS: readonly PolicyRule[] = Object.freeze
     ["httproutes", "tlsroutes", "backendtlspolicies"],
     [...WRITE, "delete"],
   ),
+  rule(["gateway.networking.k8s.io"], ["gateways"], ["get", "list", "watch"]),
   rule(["monitoring.coreos.com"], ["servicemonitors"], [...WRITE, "delete"]),
   rule(["events.k8s.io"], ["events"], ["create", "patch"]),
 ]);
