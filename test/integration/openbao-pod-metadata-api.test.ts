@@ -7,6 +7,7 @@ import { Component } from "../../src/targets/openbao/identity.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
 import { SCHEDULING } from "../fixtures/openbao/scheduling.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
@@ -133,5 +134,36 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
       dryRun: true,
     })) as Json;
     for (const [k, v] of Object.entries(SCHEDULING)) assert.deepEqual(answer["spec"].template.spec[k], v, k);
+  });
+
+  /** The API server's answer to a dry-run apply of the StatefulSet built for `spec` over the stored cluster's. */
+  const dryRun = async (
+    component: typeof Component.Server | typeof Component.ReadReplica,
+    spec: Json,
+  ): Promise<Json> => {
+    const c = (await client.get(OPENBAOCLUSTER, "meta", ns)) as unknown as OpenBaoCluster;
+    const sts = buildStatefulSet({ ...c, spec: { ...c.spec, ...spec } } as OpenBaoCluster, {
+      component,
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+    });
+    // Forced: the operator owns the live voter StatefulSet's fields; a dry run changes nothing anyway.
+    return (await client.apply(STATEFULSET, sts as never, {
+      fieldManager: "test",
+      dryRun: true,
+      force: true,
+    })) as Json;
+  };
+
+  it("the API server accepts voter and read-replica StatefulSets with every pod securityContext field (dry run)", async () => {
+    for (const component of [Component.Server, Component.ReadReplica]) {
+      const answer = await dryRun(component, {
+        securityContext: POD_SECURITY,
+        readReplicas: { replicas: 1 },
+      });
+      assert.deepEqual(answer["spec"].template.spec.securityContext, POD_SECURITY, component);
+    }
   });
 });

@@ -59,9 +59,8 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
     assert.deepEqual(unsupportedFields(storedSpec("self-init.yaml")), []);
   });
 
-  it("names each unsupported part of the hardened manifest once, and none of what is rendered", () => {
-    // observability (metrics) and serviceAccount are built; the pod security context is not.
-    assert.deepEqual(unsupportedFields(storedSpec("hardened-external-tls.yaml")), ["spec.securityContext"]);
+  it("names nothing of the hardened manifest: metrics, serviceAccount and the pod security context are built", () => {
+    assert.deepEqual(unsupportedFields(storedSpec("hardened-external-tls.yaml")), []);
   });
 
   it("names nothing of backups, both upgrade strategies and the pre-promotion hook (all built)", () => {

@@ -74,8 +74,8 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   network: "acted",
   // The pods' ServiceAccount: its name and annotations (workload/identity).
   serviceAccount: "acted",
-  // Pods run with the operator's own hardened security context.
-  securityContext: "unsupported",
+  // Over the operator's pod security defaults, field by field (workload/statefulsets/security-context.ts).
+  securityContext: "acted",
   workloadHardening: "acted",
   profile: "acted",
   initContainer: "unsupported",

@@ -22,6 +22,7 @@ import { serviceAccountName } from "../identity/plan.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
 import { podScheduling } from "./scheduling.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
+import { containerSecurityContext, podSecurityContext } from "./security-context.js";
 import { sharedClaimVolumes } from "./shared-claims.js";
 import { writableVolumes } from "./writable-volumes.js";
 
@@ -203,11 +204,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       failureThreshold: 2,
       timeoutSeconds: 3,
     },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: false,
-      capabilities: { drop: ["ALL"] },
-    },
+    securityContext: containerSecurityContext(),
     volumeMounts: mounts,
     ...(resources ? { resources } : {}),
   };
@@ -218,14 +215,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     }),
     spec: {
       serviceAccountName: serviceAccountName(c),
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 100,
-        runAsGroup: 1000,
-        fsGroup: 1000,
-        seccompProfile: { type: "RuntimeDefault" },
-        ...(c.spec.workloadHardening?.appArmorEnabled ? { appArmorProfile: { type: "RuntimeDefault" } } : {}),
-      },
+      securityContext: podSecurityContext(c),
       terminationGracePeriodSeconds: 30,
       ...podScheduling(c, inp.component),
       ...(namedPullSecrets(c.spec.imagePullSecrets)
