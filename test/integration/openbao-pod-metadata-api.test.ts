@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { CONFIGMAP, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, POD, SERVICE_ACCOUNT, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
-import { Component } from "../../src/targets/openbao/identity.js";
+import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../src/targets/openbao/identity.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
+import { MAINTENANCE_ANNOTATION } from "../../src/targets/openbao/workload/statefulsets/maintenance.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
 import { SCHEDULING } from "../fixtures/openbao/scheduling.js";
@@ -165,5 +166,48 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
       });
       assert.deepEqual(answer["spec"].template.spec.securityContext, POD_SECURITY, component);
     }
+  });
+
+  it("maintenance.enabled marks the StatefulSet and the OpenBao pods, and unmarks them after (the operator's own pass)", async () => {
+    // A pod no node runs: the operator marks what the API server lists, running or not. (No
+    // controller-manager here makes the namespace's default ServiceAccount the pod needs.)
+    await client.create(SERVICE_ACCOUNT, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "default", namespace: ns },
+    } as never);
+    await client.create(POD, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "meta-maintenance-probe",
+        namespace: ns,
+        labels: { [LABEL_CLUSTER]: "meta", [LABEL_COMPONENT]: Component.Server },
+      },
+      spec: { containers: [{ name: "c", image: "example.invalid/none:1" }] },
+    } as never);
+    const marks = async (): Promise<[string | undefined, string | undefined]> => {
+      const sts = (await client.get(STATEFULSET, "meta", ns)) as Json;
+      const pod = (await client.get(POD, "meta-maintenance-probe", ns)) as Json;
+      return [
+        sts["metadata"].annotations?.[MAINTENANCE_ANNOTATION],
+        pod["metadata"].annotations?.[MAINTENANCE_ANNOTATION],
+      ];
+    };
+    const template = ((await client.get(STATEFULSET, "meta", ns)) as Json)["spec"].template;
+    await client.mergePatch(OPENBAOCLUSTER, "meta", ns, { spec: { maintenance: { enabled: true } } });
+    await eventually(
+      async () => ((await marks()).every((m) => m === "true") ? true : undefined),
+      60_000,
+      "the maintenance mark on the StatefulSet and the pod",
+    );
+    // Entering maintenance rolls nothing: the pod template is as it was.
+    assert.deepEqual(((await client.get(STATEFULSET, "meta", ns)) as Json)["spec"].template, template);
+    await client.mergePatch(OPENBAOCLUSTER, "meta", ns, { spec: { maintenance: { enabled: false } } });
+    await eventually(
+      async () => ((await marks()).every((m) => m === undefined) ? true : undefined),
+      60_000,
+      "the maintenance mark gone from the StatefulSet and the pod",
+    );
   });
 });

@@ -1,14 +1,24 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { Component, type ComponentName } from "../../src/targets/openbao/identity.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import {
+  Component,
+  type ComponentName,
+  LABEL_CLUSTER,
+  LABEL_COMPONENT,
+} from "../../src/targets/openbao/identity.js";
 import { unsupportedFields } from "../../src/targets/openbao/unsupported.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
+import {
+  MAINTENANCE_ANNOTATION,
+  maintenancePatches,
+} from "../../src/targets/openbao/workload/statefulsets/maintenance.js";
 import { DEFAULT_POD_SECURITY_CONTEXT } from "../../src/targets/openbao/workload/statefulsets/security-context.js";
 import { POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
 
 // Upstream 0.5's fields of the OpenBao pods themselves, on the StatefulSets the operator builds:
-// spec.securityContext over the operator's defaults.
+// spec.securityContext over the operator's defaults, spec.maintenance.enabled's mark.
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -77,5 +87,78 @@ describe("spec.securityContext on the OpenBao pods", () => {
 
   it("is acted on: UnsupportedFields no longer names it", () => {
     assert.deepEqual(unsupportedFields({ securityContext: POD_SECURITY }), []);
+  });
+});
+
+describe("spec.maintenance.enabled on the StatefulSets and pods", () => {
+  it("marks voter and read-replica StatefulSets, never their pod template (entering maintenance rolls nothing)", () => {
+    for (const component of BOTH) {
+      const off = built(cluster(), component);
+      const on = built(cluster({ maintenance: { enabled: true } }), component);
+      assert.equal(on.metadata.annotations[MAINTENANCE_ANNOTATION], "true", component);
+      assert.equal(off.metadata.annotations?.[MAINTENANCE_ANNOTATION], undefined, component);
+      assert.deepEqual(on.spec.template, off.spec.template, component);
+      assert.equal(
+        built(cluster({ maintenance: { enabled: false } }), component).metadata.annotations,
+        undefined,
+      );
+    }
+    // Beside the certificate hash, which stays.
+    const withCert = buildStatefulSet(cluster({ maintenance: { enabled: true } }), {
+      component: Component.Server,
+      replicas: 1,
+      configHash: "h1",
+      certHash: "c1",
+      clusterDomain: "cluster.local",
+      runtime,
+    }) as Json;
+    assert.equal(Object.keys(withCert["metadata"].annotations).length, 2);
+    assert.equal(withCert["metadata"].annotations[MAINTENANCE_ANNOTATION], "true");
+  });
+
+  const pod = (name: string, component: string, annotations?: Record<string, string>, extra: Json = {}) =>
+    ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name,
+        namespace: "ns",
+        labels: { [LABEL_CLUSTER]: "demo", [LABEL_COMPONENT]: component },
+        ...(annotations ? { annotations } : {}),
+        ...extra,
+      },
+    }) as KubeObject;
+  const PODS = [
+    pod("demo-0", Component.Server),
+    pod("demo-1", Component.Server, { [MAINTENANCE_ANNOTATION]: "true" }),
+    pod("demo-read-0", Component.ReadReplica, { other: "x" }),
+    pod("demo-2", Component.Server, undefined, { deletionTimestamp: "2026-12-06T00:00:00Z" }),
+    pod("demo-backup-abc", Component.Backup),
+    {
+      ...pod("else-0", Component.Server),
+      metadata: {
+        ...pod("else-0", Component.Server).metadata,
+        labels: { [LABEL_CLUSTER]: "else", [LABEL_COMPONENT]: Component.Server },
+      },
+    } as KubeObject,
+  ];
+
+  it("marks each OpenBao pod not yet marked, leaving Jobs, deleted pods and other clusters alone", () => {
+    assert.deepEqual(maintenancePatches(cluster({ maintenance: { enabled: true } }), PODS), [
+      { name: "demo-0", patch: { metadata: { annotations: { [MAINTENANCE_ANNOTATION]: "true" } } } },
+      { name: "demo-read-0", patch: { metadata: { annotations: { [MAINTENANCE_ANNOTATION]: "true" } } } },
+    ]);
+  });
+
+  it("unmarks them when maintenance ends or the block goes; nothing when nothing is marked", () => {
+    for (const spec of [{ maintenance: { enabled: false } }, {}])
+      assert.deepEqual(maintenancePatches(cluster(spec), PODS), [
+        { name: "demo-1", patch: { metadata: { annotations: { [MAINTENANCE_ANNOTATION]: null } } } },
+      ]);
+    assert.deepEqual(maintenancePatches(cluster(), [pod("demo-0", Component.Server)]), []);
+  });
+
+  it("is acted on: UnsupportedFields no longer names it", () => {
+    assert.deepEqual(unsupportedFields({ maintenance: { enabled: true } }), []);
   });
 });

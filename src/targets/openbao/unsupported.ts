@@ -96,8 +96,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   // Telemetry, the metrics-only listener, the metrics Service and ServiceMonitor (workload/config/metrics.ts,
   // workload/network/metrics.ts).
   observability: "acted",
-  // Not built: maintenance windows.
-  maintenance: "unsupported",
+  // openbao.org/maintenance on the StatefulSets and pods (workload/statefulsets/maintenance.ts);
+  // restartAt is mapped to runtime.restartAt (normalise.ts).
+  maintenance: "acted",
 };
 
 /**

@@ -19,6 +19,7 @@ import { METRICS_PORT_NAME, metricsSettingsOrNone } from "../config/metrics.js";
 import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
+import { maintenanceAnnotations } from "./maintenance.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
 import { podScheduling } from "./scheduling.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
@@ -232,7 +233,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       name,
       namespace: ns,
       labels,
-      ...(inp.certHash ? { annotations: { [ANNOTATION_TLS_CERT_HASH]: inp.certHash } } : {}),
+      ...statefulSetAnnotations(c, inp.certHash),
     },
     spec: {
       serviceName: names.peerService,
@@ -260,6 +261,15 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       ],
     },
   };
+}
+
+/** The StatefulSet's own annotations: the certificate's hash, and maintenance.ts' mark. */
+function statefulSetAnnotations(c: OpenBaoCluster, certHash: string | undefined): Obj {
+  const annotations = {
+    ...(certHash ? { [ANNOTATION_TLS_CERT_HASH]: certHash } : {}),
+    ...maintenanceAnnotations(c),
+  };
+  return Object.keys(annotations).length > 0 ? { annotations } : {};
 }
 
 /** Partition 0 is the API server's default: left out, so a cluster that never upgrades keeps its object. */
