@@ -8,7 +8,7 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { MAINTENANCE_ANNOTATION } from "../../src/targets/openbao/workload/statefulsets/maintenance.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
+import { CLAIMED_RESOURCES, POD_RESOURCE_CLAIMS, POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
 import { SCHEDULING } from "../fixtures/openbao/scheduling.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
@@ -165,6 +165,18 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
         readReplicas: { replicas: 1 },
       });
       assert.deepEqual(answer["spec"].template.spec.securityContext, POD_SECURITY, component);
+    }
+  });
+
+  it("the API server accepts voter and read-replica StatefulSets whose container claims dynamic resources (dry run)", async () => {
+    const spec = {
+      resources: CLAIMED_RESOURCES,
+      readReplicas: { replicas: 1, template: { resources: CLAIMED_RESOURCES } },
+    };
+    for (const component of [Component.Server, Component.ReadReplica]) {
+      const pod = (await dryRun(component, spec))["spec"].template.spec;
+      assert.deepEqual(pod.containers[0].resources.claims, CLAIMED_RESOURCES.claims, component);
+      assert.deepEqual(pod.resourceClaims, POD_RESOURCE_CLAIMS, component);
     }
   });
 

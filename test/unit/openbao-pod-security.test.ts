@@ -15,10 +15,10 @@ import {
   maintenancePatches,
 } from "../../src/targets/openbao/workload/statefulsets/maintenance.js";
 import { DEFAULT_POD_SECURITY_CONTEXT } from "../../src/targets/openbao/workload/statefulsets/security-context.js";
-import { POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
+import { CLAIMED_RESOURCES, POD_RESOURCE_CLAIMS, POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
 
 // Upstream 0.5's fields of the OpenBao pods themselves, on the StatefulSets the operator builds:
-// spec.securityContext over the operator's defaults, spec.maintenance.enabled's mark.
+// spec.securityContext over the operator's defaults, spec.maintenance.enabled's mark, spec.resources.claims.
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -160,5 +160,55 @@ describe("spec.maintenance.enabled on the StatefulSets and pods", () => {
 
   it("is acted on: UnsupportedFields no longer names it", () => {
     assert.deepEqual(unsupportedFields({ maintenance: { enabled: true } }), []);
+  });
+});
+
+describe("dynamic resource claims (resources.claims) of the OpenBao container", () => {
+  it("voters: spec.resources' claims on the container, each declared on the pod from its template", () => {
+    const pod = built(cluster({ resources: CLAIMED_RESOURCES })).spec.template.spec;
+    assert.deepEqual(pod.containers[0].resources, CLAIMED_RESOURCES);
+    assert.deepEqual(pod.resourceClaims, POD_RESOURCE_CLAIMS);
+    // Read replicas do not inherit the voters' resources, nor their claims.
+    const replica = built(cluster({ resources: CLAIMED_RESOURCES }), Component.ReadReplica).spec.template
+      .spec;
+    assert.equal(replica.resourceClaims, undefined);
+  });
+
+  it("read replicas: readReplicas.template.resources' claims, else readReplicas.resources'", () => {
+    for (const readReplicas of [
+      { replicas: 1, template: { resources: CLAIMED_RESOURCES } },
+      { replicas: 1, resources: CLAIMED_RESOURCES },
+    ]) {
+      const pod = built(cluster({ readReplicas }), Component.ReadReplica).spec.template.spec;
+      assert.deepEqual(pod.containers[0].resources, CLAIMED_RESOURCES);
+      assert.deepEqual(pod.resourceClaims, POD_RESOURCE_CLAIMS);
+      assert.equal(built(cluster({ readReplicas })).spec.template.spec.resourceClaims, undefined);
+    }
+  });
+
+  it("a name asked twice (two requests of one claim) is declared once; no claims, no resourceClaims", () => {
+    const twice = {
+      claims: [
+        { name: "hsm", request: "a" },
+        { name: "hsm", request: "b" },
+      ],
+    };
+    assert.deepEqual(built(cluster({ resources: twice })).spec.template.spec.resourceClaims, [
+      { name: "hsm", resourceClaimTemplateName: "hsm" },
+    ]);
+    assert.equal(
+      "resourceClaims" in built(cluster({ resources: { requests: { cpu: "1" } } })).spec.template.spec,
+      false,
+    );
+  });
+
+  it("is acted on: UnsupportedFields no longer names them", () => {
+    assert.deepEqual(
+      unsupportedFields({
+        resources: CLAIMED_RESOURCES,
+        readReplicas: { resources: CLAIMED_RESOURCES, template: { resources: CLAIMED_RESOURCES } },
+      }),
+      [],
+    );
   });
 });

@@ -24,18 +24,16 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   image: "acted",
   imagePullSecrets: "acted",
   replicas: "acted",
+  // Its claims too: each is declared on the pod from the ResourceClaimTemplate of its name
+  // (workload/statefulsets/resource-claims.ts).
   resources: "opaque",
-  // Dynamic resource claims need pod-level claims the StatefulSets do not declare.
-  "resources.claims": "unsupported",
   readReplicas: "acted",
   "readReplicas.resources": "opaque",
-  "readReplicas.resources.claims": "unsupported",
   // Pod labels and annotations (statefulsets/pod-metadata.ts); the read-replica template's metadata
   // and resources; its scheduling goes into the read-replica pods (statefulsets/scheduling.ts).
   podMetadata: "acted",
   "readReplicas.template": "acted",
   "readReplicas.template.resources": "opaque",
-  "readReplicas.template.resources.claims": "unsupported",
   "readReplicas.template.scheduling": "opaque",
   // The operator's rolling restart, the leader last (adminops/restart).
   runtime: "acted",

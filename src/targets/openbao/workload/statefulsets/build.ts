@@ -21,6 +21,7 @@ import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
 import { maintenanceAnnotations } from "./maintenance.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
+import { podResourceClaims } from "./resource-claims.js";
 import { podScheduling } from "./scheduling.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
 import { containerSecurityContext, podSecurityContext } from "./security-context.js";
@@ -219,6 +220,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       securityContext: podSecurityContext(c),
       terminationGracePeriodSeconds: 30,
       ...podScheduling(c, inp.component),
+      ...podResourceClaims(resources),
       ...(namedPullSecrets(c.spec.imagePullSecrets)
         ? { imagePullSecrets: namedPullSecrets(c.spec.imagePullSecrets) }
         : {}),
