@@ -178,6 +178,20 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
       assert.deepEqual(pod.containers[0].resources.claims, CLAIMED_RESOURCES.claims, component);
       assert.deepEqual(pod.resourceClaims, POD_RESOURCE_CLAIMS, component);
     }
+    // Why the pod's half is declared: the container's alone (upstream's StatefulSet) is refused.
+    const c = (await client.get(OPENBAOCLUSTER, "meta", ns)) as unknown as OpenBaoCluster;
+    const halfOnly = buildStatefulSet({ ...c, spec: { ...c.spec, ...spec } } as OpenBaoCluster, {
+      component: Component.Server,
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+    }) as Json;
+    delete halfOnly["spec"].template.spec.resourceClaims;
+    await assert.rejects(
+      client.apply(STATEFULSET, halfOnly as never, { fieldManager: "test", dryRun: true, force: true }),
+      /claims/,
+    );
   });
 
   it("maintenance.enabled marks the StatefulSet and the OpenBao pods, and unmarks them after (the operator's own pass)", async () => {
