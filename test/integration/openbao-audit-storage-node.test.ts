@@ -8,7 +8,7 @@ import {
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
 
-// spec.auditFileStorage on a real pod: OpenBao's file audit device writes on the claim, in the pod's
+// spec.auditFileStorage (and spec.securityContext) on a real pod: OpenBao's file audit device writes on the claim, in the pod's
 // own folder of it. What only a pod shows: the kubelet makes the per-pod folder and OpenBao (not
 // root) can write there. The node's provisioner serves ReadWriteOnce only, so the claim is an
 // ExistingPVC the test makes (ManagedPVC asks for ReadWriteMany; its objects are proven on the API
@@ -49,6 +49,8 @@ describe("openbao auditFileStorage: the audit log is written on the claim", () =
           storage: { size: "128Mi" },
           auditFileStorage: { mode: "ExistingPVC", existingClaimName: "team-audit" },
           audit: [{ type: "file", path: "file", fileOptions: { filePath: "/openbao/audit/audit.log" } }],
+          // spec.securityContext over the operator's defaults: one more group, the rest as defaulted.
+          securityContext: { supplementalGroups: [4242] },
         },
       },
     );
@@ -57,6 +59,11 @@ describe("openbao auditFileStorage: the audit log is written on the claim", () =
     // The pod's /openbao/audit is the claim's folder named after the pod: a second pod mounting the
     // whole claim sees the log under abao-0/.
     const size = await ctx.exec(`${NAME}-0`, ["sh", "-c", "wc -c < /openbao/audit/audit.log"]);
+    // The process runs as the default uid and gid, with the spec's extra group besides fsGroup's.
+    const ids = (await ctx.exec(`${NAME}-0`, ["sh", "-c", "id -u; id -g; id -G"])).trim().split("\n");
+    assert.equal(ids[0], "100", `uid: ${ids.join(" / ")}`);
+    assert.equal(ids[1], "1000", `gid: ${ids.join(" / ")}`);
+    assert.ok(ids[2]?.split(" ").includes("4242"), `groups: ${ids[2]}`);
     assert.ok(Number(size.trim()) > 0, `audit.log has ${size.trim()} bytes`);
     const mounts = await ctx.exec(`${NAME}-0`, ["sh", "-c", "grep ' /openbao/audit ' /proc/mounts || true"]);
     assert.ok(mounts.trim() !== "", "/openbao/audit is a mount of its own");

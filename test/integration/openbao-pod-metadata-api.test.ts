@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { CONFIGMAP, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, POD, SERVICE_ACCOUNT, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
-import { Component } from "../../src/targets/openbao/identity.js";
+import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../src/targets/openbao/identity.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
+import { MAINTENANCE_ANNOTATION } from "../../src/targets/openbao/workload/statefulsets/maintenance.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { CLAIMED_RESOURCES, POD_RESOURCE_CLAIMS, POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
 import { SCHEDULING } from "../fixtures/openbao/scheduling.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
@@ -133,5 +135,105 @@ describe("openbao podMetadata, resources and plugin_directory on the real API se
       dryRun: true,
     })) as Json;
     for (const [k, v] of Object.entries(SCHEDULING)) assert.deepEqual(answer["spec"].template.spec[k], v, k);
+  });
+
+  /** The API server's answer to a dry-run apply of the StatefulSet built for `spec` over the stored cluster's. */
+  const dryRun = async (
+    component: typeof Component.Server | typeof Component.ReadReplica,
+    spec: Json,
+  ): Promise<Json> => {
+    const c = (await client.get(OPENBAOCLUSTER, "meta", ns)) as unknown as OpenBaoCluster;
+    const sts = buildStatefulSet({ ...c, spec: { ...c.spec, ...spec } } as OpenBaoCluster, {
+      component,
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+    });
+    // Forced: the operator owns the live voter StatefulSet's fields; a dry run changes nothing anyway.
+    return (await client.apply(STATEFULSET, sts as never, {
+      fieldManager: "test",
+      dryRun: true,
+      force: true,
+    })) as Json;
+  };
+
+  it("the API server accepts voter and read-replica StatefulSets with every pod securityContext field (dry run)", async () => {
+    for (const component of [Component.Server, Component.ReadReplica]) {
+      const answer = await dryRun(component, {
+        securityContext: POD_SECURITY,
+        readReplicas: { replicas: 1 },
+      });
+      assert.deepEqual(answer["spec"].template.spec.securityContext, POD_SECURITY, component);
+    }
+  });
+
+  it("the API server accepts voter and read-replica StatefulSets whose container claims dynamic resources (dry run)", async () => {
+    const spec = {
+      resources: CLAIMED_RESOURCES,
+      readReplicas: { replicas: 1, template: { resources: CLAIMED_RESOURCES } },
+    };
+    for (const component of [Component.Server, Component.ReadReplica]) {
+      const pod = (await dryRun(component, spec))["spec"].template.spec;
+      assert.deepEqual(pod.containers[0].resources.claims, CLAIMED_RESOURCES.claims, component);
+      assert.deepEqual(pod.resourceClaims, POD_RESOURCE_CLAIMS, component);
+    }
+    // Why the pod's half is declared: the container's alone (upstream's StatefulSet) is refused.
+    const c = (await client.get(OPENBAOCLUSTER, "meta", ns)) as unknown as OpenBaoCluster;
+    const halfOnly = buildStatefulSet({ ...c, spec: { ...c.spec, ...spec } } as OpenBaoCluster, {
+      component: Component.Server,
+      replicas: 1,
+      configHash: "h",
+      clusterDomain: "cluster.local",
+      runtime: { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] },
+    }) as Json;
+    delete halfOnly["spec"].template.spec.resourceClaims;
+    await assert.rejects(
+      client.apply(STATEFULSET, halfOnly as never, { fieldManager: "test", dryRun: true, force: true }),
+      /claims/,
+    );
+  });
+
+  it("maintenance.enabled marks the StatefulSet and the OpenBao pods, and unmarks them after (the operator's own pass)", async () => {
+    // A pod no node runs: the operator marks what the API server lists, running or not. (No
+    // controller-manager here makes the namespace's default ServiceAccount the pod needs.)
+    await client.create(SERVICE_ACCOUNT, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "default", namespace: ns },
+    } as never);
+    await client.create(POD, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "meta-maintenance-probe",
+        namespace: ns,
+        labels: { [LABEL_CLUSTER]: "meta", [LABEL_COMPONENT]: Component.Server },
+      },
+      spec: { containers: [{ name: "c", image: "example.invalid/none:1" }] },
+    } as never);
+    const marks = async (): Promise<[string | undefined, string | undefined]> => {
+      const sts = (await client.get(STATEFULSET, "meta", ns)) as Json;
+      const pod = (await client.get(POD, "meta-maintenance-probe", ns)) as Json;
+      return [
+        sts["metadata"].annotations?.[MAINTENANCE_ANNOTATION],
+        pod["metadata"].annotations?.[MAINTENANCE_ANNOTATION],
+      ];
+    };
+    const template = ((await client.get(STATEFULSET, "meta", ns)) as Json)["spec"].template;
+    await client.mergePatch(OPENBAOCLUSTER, "meta", ns, { spec: { maintenance: { enabled: true } } });
+    await eventually(
+      async () => ((await marks()).every((m) => m === "true") ? true : undefined),
+      60_000,
+      "the maintenance mark on the StatefulSet and the pod",
+    );
+    // Entering maintenance rolls nothing: the pod template is as it was.
+    assert.deepEqual(((await client.get(STATEFULSET, "meta", ns)) as Json)["spec"].template, template);
+    await client.mergePatch(OPENBAOCLUSTER, "meta", ns, { spec: { maintenance: { enabled: false } } });
+    await eventually(
+      async () => ((await marks()).every((m) => m === undefined) ? true : undefined),
+      60_000,
+      "the maintenance mark gone from the StatefulSet and the pod",
+    );
   });
 });

@@ -314,6 +314,16 @@ export const HARDENED_CASES: PolicyCase[] = [
     sc({}),
   ),
   hardenedCase(
+    "hardened-apparmor",
+    sc({ appArmorProfile: { type: "Unconfined" } }),
+    sc({ appArmorProfile: { type: "RuntimeDefault" } }),
+  ),
+  hardenedCase(
+    "hardened-selinux",
+    sc({ seLinuxOptions: { type: "spc_t" } }),
+    sc({ seLinuxOptions: { type: "container_t", level: "s0:c1,c2" } }),
+  ),
+  hardenedCase(
     "hardened-windows-options",
     sc({ windowsOptions: { runAsUserName: "ContainerUser" } }),
     sc({}),

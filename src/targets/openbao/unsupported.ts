@@ -24,18 +24,16 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   image: "acted",
   imagePullSecrets: "acted",
   replicas: "acted",
+  // Its claims too: each is declared on the pod from the ResourceClaimTemplate of its name
+  // (workload/statefulsets/resource-claims.ts).
   resources: "opaque",
-  // Dynamic resource claims need pod-level claims the StatefulSets do not declare.
-  "resources.claims": "unsupported",
   readReplicas: "acted",
   "readReplicas.resources": "opaque",
-  "readReplicas.resources.claims": "unsupported",
   // Pod labels and annotations (statefulsets/pod-metadata.ts); the read-replica template's metadata
   // and resources; its scheduling goes into the read-replica pods (statefulsets/scheduling.ts).
   podMetadata: "acted",
   "readReplicas.template": "acted",
   "readReplicas.template.resources": "opaque",
-  "readReplicas.template.resources.claims": "unsupported",
   "readReplicas.template.scheduling": "opaque",
   // The operator's rolling restart, the leader last (adminops/restart).
   runtime: "acted",
@@ -74,8 +72,8 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   network: "acted",
   // The pods' ServiceAccount: its name and annotations (workload/identity).
   serviceAccount: "acted",
-  // Pods run with the operator's own hardened security context.
-  securityContext: "unsupported",
+  // Over the operator's pod security defaults, field by field (workload/statefulsets/security-context.ts).
+  securityContext: "acted",
   workloadHardening: "acted",
   profile: "acted",
   initContainer: "unsupported",
@@ -96,8 +94,9 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   // Telemetry, the metrics-only listener, the metrics Service and ServiceMonitor (workload/config/metrics.ts,
   // workload/network/metrics.ts).
   observability: "acted",
-  // Not built: maintenance windows.
-  maintenance: "unsupported",
+  // openbao.org/maintenance on the StatefulSets and pods (workload/statefulsets/maintenance.ts);
+  // restartAt is mapped to runtime.restartAt (normalise.ts).
+  maintenance: "acted",
 };
 
 /**

@@ -102,6 +102,8 @@ function narrowRule(r: unknown): boolean {
 // ---------------------------------------------------------------- security context
 
 const SC = "spec.securityContext";
+/** The SELinux types Pod Security's baseline allows a pod; any other (spc_t: unconfined) weakens it. */
+const SELINUX_TYPES = ["", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"];
 
 export const HARDENED_RULES: readonly HardenedRule[] = [
   inline("hardened-inline-transit-token", "spec.unseal.transit.token"),
@@ -173,6 +175,24 @@ export const HARDENED_RULES: readonly HardenedRule[] = [
       const s = at(o, `${SC}.sysctls`);
       return !hardened(o) || !Array.isArray(s) || s.length === 0;
     },
+  },
+  {
+    id: "hardened-apparmor",
+    field: `${SC}.appArmorProfile.type`,
+    message: `profile Hardened: ${SC}.appArmorProfile.type may not be Unconfined.`,
+    cel: `!(${HARDENED_CEL}) || object.spec.?securityContext.?appArmorProfile.?type.orValue("") != "Unconfined"`,
+    admits: ({ object: o }) => !hardened(o) || str(o, `${SC}.appArmorProfile.type`) !== "Unconfined",
+  },
+  {
+    id: "hardened-selinux",
+    field: `${SC}.seLinuxOptions`,
+    message: `profile Hardened: ${SC}.seLinuxOptions may not set user or role, and its type may only be one of ${SELINUX_TYPES.filter((t) => t !== "").join(", ")}.`,
+    cel: `!(${HARDENED_CEL}) || (object.spec.?securityContext.?seLinuxOptions.?user.orValue("") == "" && object.spec.?securityContext.?seLinuxOptions.?role.orValue("") == "" && object.spec.?securityContext.?seLinuxOptions.?type.orValue("") in ${JSON.stringify(SELINUX_TYPES)})`,
+    admits: ({ object: o }) =>
+      !hardened(o) ||
+      (str(o, `${SC}.seLinuxOptions.user`) === "" &&
+        str(o, `${SC}.seLinuxOptions.role`) === "" &&
+        SELINUX_TYPES.includes(str(o, `${SC}.seLinuxOptions.type`))),
   },
   {
     id: "hardened-windows-options",

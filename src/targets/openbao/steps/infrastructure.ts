@@ -25,6 +25,7 @@ import {
 } from "../workload/statefulsets/build.js";
 import { applyConfigObject, applySealCredentials } from "../workload/statefulsets/config-objects.js";
 import { rolloutHash } from "../workload/statefulsets/hash.js";
+import { reconcileMaintenancePods } from "../workload/statefulsets/maintenance.js";
 import { voterPartition } from "../workload/statefulsets/partition.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
@@ -199,6 +200,7 @@ async function workloadsStep(pass: Pass, intent: VoterIntent, hashes: ConfigHash
     await applyOwned(ctx, writes, withPinnedImage(pass, set), cached(deps.statefulSets, ns, name));
   }
   await retireVoterSets(pass);
+  await reconcileMaintenancePods(pass);
   await applyOwned(
     ctx,
     writes,

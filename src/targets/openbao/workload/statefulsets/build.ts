@@ -19,9 +19,12 @@ import { METRICS_PORT_NAME, metricsSettingsOrNone } from "../config/metrics.js";
 import { configNeedsSecret } from "../config/secret-config.js";
 import type { SpecView } from "../config/spec-view.js";
 import { serviceAccountName } from "../identity/plan.js";
+import { maintenanceAnnotations } from "./maintenance.js";
 import { podTemplateMetadata } from "./pod-metadata.js";
+import { podResourceClaims } from "./resource-claims.js";
 import { podScheduling } from "./scheduling.js";
 import { sealEnv, sealVolumes } from "./seal-wiring.js";
+import { containerSecurityContext, podSecurityContext } from "./security-context.js";
 import { sharedClaimVolumes } from "./shared-claims.js";
 import { writableVolumes } from "./writable-volumes.js";
 
@@ -203,11 +206,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       failureThreshold: 2,
       timeoutSeconds: 3,
     },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: false,
-      capabilities: { drop: ["ALL"] },
-    },
+    securityContext: containerSecurityContext(),
     volumeMounts: mounts,
     ...(resources ? { resources } : {}),
   };
@@ -218,16 +217,10 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     }),
     spec: {
       serviceAccountName: serviceAccountName(c),
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 100,
-        runAsGroup: 1000,
-        fsGroup: 1000,
-        seccompProfile: { type: "RuntimeDefault" },
-        ...(c.spec.workloadHardening?.appArmorEnabled ? { appArmorProfile: { type: "RuntimeDefault" } } : {}),
-      },
+      securityContext: podSecurityContext(c),
       terminationGracePeriodSeconds: 30,
       ...podScheduling(c, inp.component),
+      ...podResourceClaims(resources),
       ...(namedPullSecrets(c.spec.imagePullSecrets)
         ? { imagePullSecrets: namedPullSecrets(c.spec.imagePullSecrets) }
         : {}),
@@ -242,7 +235,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       name,
       namespace: ns,
       labels,
-      ...(inp.certHash ? { annotations: { [ANNOTATION_TLS_CERT_HASH]: inp.certHash } } : {}),
+      ...statefulSetAnnotations(c, inp.certHash),
     },
     spec: {
       serviceName: names.peerService,
@@ -270,6 +263,15 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
       ],
     },
   };
+}
+
+/** The StatefulSet's own annotations: the certificate's hash, and maintenance.ts' mark. */
+function statefulSetAnnotations(c: OpenBaoCluster, certHash: string | undefined): Obj {
+  const annotations = {
+    ...(certHash ? { [ANNOTATION_TLS_CERT_HASH]: certHash } : {}),
+    ...maintenanceAnnotations(c),
+  };
+  return Object.keys(annotations).length > 0 ? { annotations } : {};
 }
 
 /** Partition 0 is the API server's default: left out, so a cluster that never upgrades keeps its object. */
