@@ -33,6 +33,11 @@ export interface PassBase {
   readonly applied: AppliedMemory;
   /** Writes an interim status while the pass goes on (before it creates the first hook of a run). */
   readonly progress: (outcome: PassOutcome) => Promise<void>;
+  /**
+   * What spec.version selects now (status.availableVersion), filled by the version stage when it
+   * resolves; the status of every outcome reports it, a failed pass's included.
+   */
+  readonly selected: { version?: string | undefined };
   /** What this process said of each hook run (logs, metrics once per hook). */
   readonly hookMemory: HookMemory;
   readonly now: () => Date;
@@ -43,7 +48,13 @@ export interface PassBase {
  * the upgrade is held (`blocked`) and the deployed version is the one this pass applies.
  */
 export type Resolved = { capabilities: Capabilities } & (
-  | { blocked: undefined; target: string; available: string[] }
+  | {
+      blocked: undefined;
+      target: string;
+      available: string[];
+      /** The upgrade goes on to a kept target, but no other version can be taken: Upgradeable says why. */
+      notice?: UpgradeBlock | undefined;
+    }
   | Held
 );
 
