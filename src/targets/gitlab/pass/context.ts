@@ -5,7 +5,7 @@ import { type StageFail, type StageResult, fail as stageFail } from "../../../ru
 import type { ApplyReport } from "../apply/exec.js";
 import type { AppliedMemory } from "../apply/live.js";
 import type { ApplyPlan } from "../apply/plan.js";
-import type { Rendered } from "../apply/rendered.js";
+import type { Rendered, RenderedObject } from "../apply/rendered.js";
 import type { HookMemory } from "../hooks/exec.js";
 import type { HookPlan } from "../hooks/plan.js";
 import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
@@ -84,6 +84,8 @@ export interface Chosen {
 export interface RenderedStep {
   render: Rendered;
   plan: ApplyPlan;
+  /** The chart's batched background migrations wait Jobs (upgrade steps only), kept out of `plan`. */
+  waitJobs: RenderedObject[];
   /** The rendered values turn GitLab's ClickHouse integration on (status.clickHouseEnabled). */
   clickHouseEnabled: boolean;
 }
