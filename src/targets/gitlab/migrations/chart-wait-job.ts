@@ -32,7 +32,10 @@ export function splitWaitJobs(plan: ApplyPlan): { plan: ApplyPlan; waitJobs: Ren
 
 /** Creates each wait Job that does not exist yet (one created by an earlier pass is left as it is). */
 export async function createWaitJobs(p: PassBase, jobs: readonly RenderedObject[]): Promise<void> {
+  // The release's Job informer knows those created before: no request for them.
+  const cache = p.deps.live ? await p.deps.live(JOB) : undefined;
   for (const rendered of jobs) {
+    if (cache?.get(`${p.release.namespace}/${rendered.metadata.name}`)) continue;
     const job = structuredClone(rendered) as KubeObject;
     job.metadata.namespace ??= p.release.namespace;
     setControllerReference(p.obj as KubeObject, job);
