@@ -66,6 +66,10 @@ function writeChart(dir: string, version: string, schema: unknown = SCHEMA): voi
 describe("gitlab validate: one object", () => {
   it("the sample and a full valid object pass", () => {
     assert.deepEqual(fields(gitlab({})), []);
+    // No spec.version is Latest (issue 44): nothing to say about it.
+    const unversioned = gitlab({});
+    delete (unversioned["spec"] as Obj)["version"];
+    assert.deepEqual(fields(unversioned), []);
     assert.deepEqual(
       fields(
         gitlab({
