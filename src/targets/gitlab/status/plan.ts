@@ -289,8 +289,14 @@ export function planStatus(
       inputs.push(cond(C.Upgradeable, true, R.UpgradeComplete, `chart ${o.chartVersion} is the target`, g));
     }
     // The kept target was converged to; what the spec selects cannot be read, so nothing else can
-    // be taken (the last Upgradeable wins over the one above).
-    if (o.notice) inputs.push(cond(C.Upgradeable, false, o.notice.reason, o.notice.message, g));
+    // be taken: this Upgradeable replaces the one above (never both set in one pass, which would
+    // move its transition time, and write the status, on every pass).
+    if (o.notice) {
+      const at = inputs.findIndex((i) => i.type === C.Upgradeable);
+      const notice = cond(C.Upgradeable, false, o.notice.reason, o.notice.message, g);
+      if (at >= 0) inputs[at] = notice;
+      else inputs.push(notice);
+    }
   }
   status.phase = phase;
   status.observedGeneration = g;
