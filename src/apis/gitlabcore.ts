@@ -106,11 +106,6 @@ export const VersionUnionRules: { rule: string; message: string; holds: (v: Vers
     holds: (v) => v.type === "Patch" || v.minor === undefined,
   },
   {
-    rule: "!(self.type in ['Previous', 'OldestSupported']) || has(self.major)",
-    message: "types Previous and OldestSupported need major",
-    holds: (v) => !(v.type === "Previous" || v.type === "OldestSupported") || v.major !== undefined,
-  },
-  {
     rule: "self.type in ['Latest', 'Previous', 'OldestSupported'] || !has(self.major)",
     message: "major belongs to types Latest, Previous and OldestSupported only",
     holds: (v) =>
@@ -140,14 +135,14 @@ export const GitLabVersionSchema = Type.Object(
     major: Type.Optional(
       Type.Integer({
         description:
-          "Chart major, required for Previous and OldestSupported; optional for Latest, where it narrows the search.",
+          "Chart major for Latest, Previous and OldestSupported. Unset: installed within the major the count lands on, then kept on the major the instance runs; a major upgrade happens only when this is set or raised.",
         minimum: 0,
         maximum: 1000,
       }),
     ),
   },
   {
-    description: "Which chart version to run; a union discriminated by type.",
+    description: "Which chart version to run; a union discriminated by type. Unset: type Latest.",
     "x-kubernetes-validations": VersionUnionRules.map((r) => cel(r.rule, r.message)),
   } satisfies KubeOptions,
 );
@@ -370,7 +365,7 @@ export const SpecRules: {
 
 export const GitLabCoreSpecSchema = Type.Object(
   {
-    version: GitLabVersionSchema,
+    version: Type.Optional(GitLabVersionSchema),
     hostname: Type.Optional(
       Type.String({
         description:
@@ -481,7 +476,16 @@ export const GitLabCoreStatusSchema = Type.Object(
     phase: Type.Optional(StringEnum(GitLabCorePhases, { description: "Summary of where the instance is." })),
     version: Type.Optional(VersionString("Chart version last applied.")),
     gitlabVersion: Type.Optional(VersionString("GitLab version the applied chart deploys.")),
-    targetVersion: Type.Optional(VersionString("Chart version spec.version resolved to.")),
+    targetVersion: Type.Optional(
+      VersionString(
+        "Chart version the instance upgrades to: kept until that upgrade completes, even when a newer one is released meanwhile (except for type Static).",
+      ),
+    ),
+    availableVersion: Type.Optional(
+      VersionString(
+        "Chart version spec.version selects now; becomes the target once a running upgrade completes.",
+      ),
+    ),
     hooksVersion: Type.Optional(VersionString("Chart version whose pre-install hooks last completed.")),
     hookRun: Type.Optional(
       Type.Object(

@@ -360,13 +360,6 @@ const KINDS: KindUnderTest[] = [
         },
       },
       {
-        message: "types Previous and OldestSupported need major",
-        field: "spec.version",
-        bad: (o) => {
-          spec(o)["version"] = { type: "OldestSupported" };
-        },
-      },
-      {
         message: "major belongs to types Latest, Previous and OldestSupported only",
         field: "spec.version",
         bad: (o) => {

@@ -17,6 +17,7 @@ import {
   startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
+import { jobStatus } from "../support/job-status.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 // An upgrade step gates on three Jobs of the deployed GitLab version (GitLab's "Migrations Job
@@ -84,50 +85,6 @@ const source = (withWait = true): ReleaseSource => ({
   render: async (req) =>
     renderFor(req.releaseName, req.namespace, req.version as "1.0.0" | "1.1.0", withWait),
 });
-
-/** When each Job started: the API server keeps status.startTime once set. */
-const started = new Map<string, string>();
-
-/** The Job controller's status writes: failed pods so far, and the end when there is one. */
-async function jobStatus(
-  client: KubeClient,
-  ns: string,
-  name: string,
-  s: { failed?: number; end?: "Complete" | "Failed" },
-) {
-  // Whole seconds, as the API server keeps them (a startTime sent again must be equal).
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const c = (type: string, reason: string) => ({
-    type,
-    status: "True",
-    reason,
-    message: reason,
-    lastProbeTime: now,
-    lastTransitionTime: now,
-  });
-  const conditions =
-    s.end === "Complete"
-      ? [c("SuccessCriteriaMet", "CompletionsReached"), c("Complete", "CompletionsReached")]
-      : s.end === "Failed"
-        ? [c("FailureTarget", "BackoffLimitExceeded"), c("Failed", "BackoffLimitExceeded")]
-        : undefined;
-  await client.applyStatus(
-    JOB,
-    {
-      apiVersion: "batch/v1",
-      kind: "Job",
-      metadata: { name, namespace: ns },
-      status: {
-        startTime: started.get(name) ?? now,
-        ...(s.failed ? { failed: s.failed } : {}),
-        ...(s.end === "Complete" ? { completionTime: now, succeeded: 1 } : {}),
-        ...(conditions ? { conditions } : {}),
-      },
-    },
-    { fieldManager: "test-job-controller", force: true },
-  );
-  if (!started.has(name)) started.set(name, now);
-}
 
 describe("GitLabCore upgrade steps gate on the migrations Jobs", () => {
   let client: KubeClient;

@@ -384,7 +384,7 @@ describe("apis: samples", () => {
 
   it("keeps the GitLabCore sample Static and the OpenBaoCluster sample at three OperatorManaged voters", () => {
     const gitlab = samples.find((s) => s.doc.kind === "GitLabCore")?.doc as GitLabCore;
-    assert.equal(gitlab.spec.version.type, "Static");
+    assert.equal(gitlab.spec.version?.type, "Static");
     const bao = samples.find((s) => s.doc.kind === "OpenBaoCluster")?.doc;
     assert.equal(bao.spec.replicas, 3);
     assert.equal(bao.spec.tls.mode, "OperatorManaged");

@@ -23,6 +23,17 @@ const applied = (over: Partial<Extract<PassOutcome, { kind: "applied" }>> = {}):
 const c = (s: GitLabCoreStatus, type: string) => findCondition(s.conditions as never, type);
 
 describe("gitlab status plan", () => {
+  it("a kept target with an unreadable versionRef: Upgradeable=False once, a repeat pass changes nothing", () => {
+    const notice = { reason: GitLabCoreReason.VersionUnresolved, message: "spec.version.versionRef: gone" };
+    const first = planStatus(undefined, 2, applied({ notice }), t0, "10.3.0");
+    assert.equal(first.status.phase, "Running");
+    assert.equal(first.status.availableVersion, "10.3.0");
+    assert.equal(c(first.status, "Upgradeable")?.status, "False");
+    assert.equal(c(first.status, "Upgradeable")?.reason, "VersionUnresolved");
+    const again = planStatus(first.status, 2, applied({ notice }), t1);
+    assert.ok(sameStatus(first.status, again.status), "nothing to write");
+    assert.deepEqual(again.events, []);
+  });
   it("a first install that converges: Running, every field, Initialized carrying the generation", () => {
     const { status, events } = planStatus(undefined, 3, applied(), t0);
     assert.equal(status.phase, "Running");

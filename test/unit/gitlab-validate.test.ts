@@ -66,6 +66,10 @@ function writeChart(dir: string, version: string, schema: unknown = SCHEMA): voi
 describe("gitlab validate: one object", () => {
   it("the sample and a full valid object pass", () => {
     assert.deepEqual(fields(gitlab({})), []);
+    // No spec.version is Latest (issue 44): nothing to say about it.
+    const unversioned = gitlab({});
+    delete (unversioned["spec"] as Obj)["version"];
+    assert.deepEqual(fields(unversioned), []);
     assert.deepEqual(
       fields(
         gitlab({
@@ -89,9 +93,9 @@ describe("gitlab validate: one object", () => {
     assert.deepEqual(fields(gitlab({ version: { type: "Patch" } })), [
       "spec.version: type Patch needs minor",
     ]);
-    assert.deepEqual(fields(gitlab({ version: { type: "Previous" } })), [
-      "spec.version: types Previous and OldestSupported need major",
-    ]);
+    // Previous and OldestSupported without a major count across every major (changed on purpose,
+    // issue 44: GitLab's unattended upgrades make major optional for them).
+    assert.deepEqual(fields(gitlab({ version: { type: "Previous" } })), []);
     assert.deepEqual(fields(gitlab({ version: { type: "Patch", minor: "10.4", major: 10 } })), [
       "spec.version: major belongs to types Latest, Previous and OldestSupported only",
     ]);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { GitLabVersion } from "../../src/apis/gitlabcore.js";
 import {
+  keptTarget,
   planUpgradePath,
   type Resolution,
   resolveTargetVersion,
@@ -234,5 +235,31 @@ describe("gitlab version: upgrade path", () => {
     const far = planUpgradePath("0.0.0", "999999999.0.0", INDEX);
     assert.ok(!wide.ok && !far.ok);
     assert.match(wide.error, /more than 500 minor steps/);
+  });
+});
+
+describe("gitlab version: unattended upgrades (issue 44)", () => {
+  it("without a major, the count runs across majors to install, then stays on the major the instance runs", () => {
+    // Install: newest 11.0, previous 10.4, oldest supported 10.3.
+    assert.equal(version(resolve({ type: "Latest" })), "11.0.0");
+    assert.equal(version(resolve({ type: "Previous" })), "10.4.1");
+    assert.equal(version(resolve({ type: "OldestSupported" })), "10.3.4");
+    // Deployed on 9.x: the types count within major 9 (plus the next major's first minor).
+    assert.equal(version(resolve({ type: "Latest" }, "9.10.3")), "9.11.2");
+    assert.equal(version(resolve({ type: "Previous" }, "9.10.3")), "9.11.2");
+    assert.equal(version(resolve({ type: "OldestSupported" }, "9.10.3")), "9.10.3");
+    // The administrator sets the major: the instance may leave its own.
+    assert.equal(version(resolve({ type: "Latest", major: 10 }, "9.11.2")), "10.4.1");
+  });
+
+  it("an upgrade in progress keeps its target, except on Static; a completed one takes the new selection", () => {
+    const t = (type: GitLabVersion["type"], deployed: string | undefined, recorded: string | undefined) =>
+      keptTarget({ type, selected: "10.4.1", deployed, recorded });
+    assert.equal(t("Latest", "10.2.1", "10.3.4"), "10.3.4", "in progress: kept");
+    assert.equal(t("Patch", "10.3.0", "10.3.4"), "10.3.4");
+    assert.equal(t("Static", "10.2.1", "10.3.4"), "10.4.1", "Static takes its version at once");
+    assert.equal(t("Latest", "10.3.4", "10.3.4"), "10.4.1", "completed: the new selection");
+    assert.equal(t("Latest", undefined, "10.3.4"), "10.4.1", "nothing deployed: no upgrade in progress");
+    assert.equal(t("Latest", "10.2.1", undefined), "10.4.1");
   });
 });

@@ -65,14 +65,16 @@ export class GitLabCoreReconciler {
     }
     const started = performance.now();
     const current = obj;
+    const selected: { version?: string | undefined } = {};
     const pass = await runPass(obj, {
+      selected,
       deps: this.d,
       applied: this.applied,
       hookMemory: this.hookMemory,
       now: this.now,
       log: ctx.log,
       signal: ctx.signal,
-      progress: (outcome) => this.writeStatus(current, outcome, ctx.log, ctx.signal),
+      progress: (outcome) => this.writeStatus(current, outcome, ctx.log, ctx.signal, selected.version),
     });
     const outcome = pass.kind === "done" ? pass.context.outcome : pass.detail;
     if (!outcome)
@@ -81,7 +83,7 @@ export class GitLabCoreReconciler {
       );
     passSeconds.observe({ outcome: outcome.kind }, (performance.now() - started) / 1000);
     // A pass waiting for hooks wrote its status before it created them (progress): nothing more to write.
-    if (outcome.kind !== "hooks") await this.writeStatus(obj, outcome, ctx.log, ctx.signal);
+    if (outcome.kind !== "hooks") await this.writeStatus(obj, outcome, ctx.log, ctx.signal, selected.version);
     return this.next(pass);
   };
 
@@ -124,8 +126,9 @@ export class GitLabCoreReconciler {
     outcome: PassOutcome,
     log: Logger,
     signal: AbortSignal,
+    selected: string | undefined,
   ): Promise<void> {
-    const { status, events } = planStatus(obj.status, obj.metadata.generation, outcome, this.now());
+    const { status, events } = planStatus(obj.status, obj.metadata.generation, outcome, this.now(), selected);
     publishReleaseMetrics(obj.metadata.namespace!, obj.metadata.name!, status);
     try {
       await this.statuses.write(obj, status, {

@@ -24,7 +24,7 @@ import { chartVersionsIn, readChart } from "./values/chart-files.js";
 import { effectiveValues } from "./values/index.js";
 import { isMap } from "./values/merge.js";
 import { checkAgainstChartSchema } from "./values/schema-check.js";
-import { resolveTargetVersion } from "./version/resolve.js";
+import { resolveTargetVersion, versionSpecOf } from "./version/resolve.js";
 import { canonical, lessThan } from "./version/versions.js";
 
 export interface GitLabValidateOptions {
@@ -104,7 +104,7 @@ function valuesProblems(obj: GitLabCore, options: GitLabValidateOptions): FieldP
   const problems: FieldProblem[] = [];
   const available = options.chartsDir ? chartVersionsIn(options.chartsDir) : [];
   let chartVersion: string | undefined;
-  const v = obj.spec.version;
+  const v = versionSpecOf(obj.spec);
   if (v.type === "Static" && v.version !== undefined) {
     chartVersion = canonical(v.version);
     if (chartVersion && options.deployed && lessThan(chartVersion, options.deployed))

@@ -2,8 +2,9 @@ import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import { proceed } from "../../../runtime/stages.js";
 import { applyPlanned } from "../apply/exec.js";
 import type { ApplyPlan } from "../apply/plan.js";
-import type { Rendered } from "../apply/rendered.js";
+import type { Rendered, RenderedObject } from "../apply/rendered.js";
 import { applyWrites } from "../metrics.js";
+import { createWaitJobs } from "../migrations/chart-wait-job.js";
 import { type Applied, fail, type GitLabStage, type HooksDone, type PassBase } from "./context.js";
 
 /**
@@ -12,7 +13,13 @@ import { type Applied, fail, type GitLabStage, type HooksDone, type PassBase } f
  * hooks are run again with the next attempt, since the release is complete only after them.
  */
 export async function applyRelease(
-  p: PassBase & { target: string | undefined; step: string; render: Rendered; plan: ApplyPlan } & HooksDone,
+  p: PassBase & {
+    target: string | undefined;
+    step: string;
+    render: Rendered;
+    plan: ApplyPlan;
+    waitJobs: RenderedObject[];
+  } & HooksDone,
 ): Promise<GitLabStage<Applied>> {
   const report = await applyPlanned(p.deps.client, p.obj, p.plan.objects, {
     signal: p.signal,
@@ -36,5 +43,6 @@ export async function applyRelease(
   }
   if (report.applied.length)
     p.log.info({ applied: report.applied.length, chart: p.step }, "applied the release");
+  if (p.waitJobs.length && !p.observe) await createWaitJobs(p, p.waitJobs);
   return proceed({ report, recorded });
 }

@@ -5,7 +5,7 @@ import { type StageFail, type StageResult, fail as stageFail } from "../../../ru
 import type { ApplyReport } from "../apply/exec.js";
 import type { AppliedMemory } from "../apply/live.js";
 import type { ApplyPlan } from "../apply/plan.js";
-import type { Rendered } from "../apply/rendered.js";
+import type { Rendered, RenderedObject } from "../apply/rendered.js";
 import type { HookMemory } from "../hooks/exec.js";
 import type { HookPlan } from "../hooks/plan.js";
 import type { Capabilities, GitLabReconcilerDeps } from "../ports.js";
@@ -33,6 +33,11 @@ export interface PassBase {
   readonly applied: AppliedMemory;
   /** Writes an interim status while the pass goes on (before it creates the first hook of a run). */
   readonly progress: (outcome: PassOutcome) => Promise<void>;
+  /**
+   * What spec.version selects now (status.availableVersion), filled by the version stage when it
+   * resolves; the status of every outcome reports it, a failed pass's included.
+   */
+  readonly selected: { version?: string | undefined };
   /** What this process said of each hook run (logs, metrics once per hook). */
   readonly hookMemory: HookMemory;
   readonly now: () => Date;
@@ -43,7 +48,13 @@ export interface PassBase {
  * the upgrade is held (`blocked`) and the deployed version is the one this pass applies.
  */
 export type Resolved = { capabilities: Capabilities } & (
-  | { blocked: undefined; target: string; available: string[] }
+  | {
+      blocked: undefined;
+      target: string;
+      available: string[];
+      /** The upgrade goes on to a kept target, but no other version can be taken: Upgradeable says why. */
+      notice?: UpgradeBlock | undefined;
+    }
   | Held
 );
 
@@ -73,6 +84,8 @@ export interface Chosen {
 export interface RenderedStep {
   render: Rendered;
   plan: ApplyPlan;
+  /** The chart's batched background migrations wait Jobs (upgrade steps only), kept out of `plan`. */
+  waitJobs: RenderedObject[];
   /** The rendered values turn GitLab's ClickHouse integration on (status.clickHouseEnabled). */
   clickHouseEnabled: boolean;
 }

@@ -38,6 +38,8 @@ export async function runPass(
   input: {
     deps: GitLabReconcilerDeps;
     applied: AppliedMemory;
+    /** Filled with what spec.version selects now, for the status (see PassBase.selected). */
+    selected?: { version?: string | undefined };
     /** Kept across passes by the reconciler; a fresh one when not given. */
     hookMemory?: HookMemory;
     now?: () => Date;
@@ -56,6 +58,7 @@ export async function runPass(
     observe: input.deps.settings.observeOnly === true,
     deps: input.deps,
     applied: input.applied,
+    selected: input.selected ?? {},
     hookMemory: input.hookMemory ?? new HookMemory(),
     now: input.now ?? (() => new Date()),
     progress: input.progress ?? (async () => {}),

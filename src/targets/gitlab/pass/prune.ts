@@ -1,8 +1,10 @@
 import { fail, proceed } from "../../../runtime/stages.js";
 import { pruned } from "../metrics.js";
 import { prunable, pruneRelease } from "../prune/index.js";
+import type { UpgradeBlock } from "../status/plan.js";
 import { gitlabVersionOf } from "../status/version.js";
 import { workloadReadiness } from "../status/workloads.js";
+import { versionSpecOf } from "../version/index.js";
 import type { Applied, Chosen, GitLabStage, HooksDone, PassBase, RenderedStep, Reported } from "./context.js";
 
 /**
@@ -22,7 +24,11 @@ export async function pruneAndReport(p: Reporting): Promise<GitLabStage<Reported
 }
 
 /** What the last stage reads: everything the earlier ones found. */
-type Reporting = PassBase & Chosen & RenderedStep & HooksDone & Applied;
+type Reporting = PassBase &
+  Chosen &
+  RenderedStep &
+  HooksDone &
+  Applied & { notice?: UpgradeBlock | undefined };
 
 async function observed(p: Reporting): Promise<Reported> {
   const would = p.upgradePass
@@ -57,7 +63,7 @@ async function observed(p: Reporting): Promise<Reported> {
  * the pass anyway.
  */
 function unresolved(p: Reporting): boolean {
-  return p.blocked !== undefined && p.target === undefined && p.obj.spec.version.type !== "Static";
+  return p.blocked !== undefined && p.target === undefined && versionSpecOf(p.obj.spec).type !== "Static";
 }
 
 async function applied(p: Reporting): Promise<Reported> {
@@ -81,6 +87,7 @@ async function applied(p: Reporting): Promise<Reported> {
       kind: "applied",
       targetVersion: p.target,
       blocked: p.blocked,
+      notice: p.notice,
       chartVersion: p.step,
       gitlabVersion: gitlabVersionOf(p.render),
       hooksRan: p.hooksRan,

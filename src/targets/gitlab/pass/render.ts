@@ -3,10 +3,12 @@ import { errorMessage } from "../../../runtime/errors.js";
 import { proceed } from "../../../runtime/stages.js";
 import { planApply } from "../apply/plan.js";
 import { preflights } from "../metrics.js";
+import { splitWaitJobs } from "../migrations/chart-wait-job.js";
 import type { Capabilities } from "../ports.js";
 import { dryRunPreflight } from "../preflight/exec.js";
 import { planPreflight } from "../preflight/plan.js";
 import { clickHouseEnabledIn } from "../values/clickhouse.js";
+import { withWaitJob } from "../values/overrides.js";
 import {
   type Chosen,
   fail,
@@ -20,11 +22,17 @@ import {
 
 /** The chart of this step rendered with the object's effective values, and the apply planned. */
 export async function renderChart(
-  p: PassBase & { capabilities: Capabilities; step: string; target: string | undefined },
+  p: PassBase & {
+    capabilities: Capabilities;
+    step: string;
+    target: string | undefined;
+    upgradePass: boolean;
+  },
 ): Promise<GitLabStage<RenderedStep>> {
   const { deps, release, signal } = p;
   try {
-    const values = deps.values(p.obj, p.step);
+    const skipBatched = p.obj.spec.upgrade?.skipBatchedMigrationCheck === true;
+    const values = withWaitJob(deps.values(p.obj, p.step), p.upgradePass && !skipBatched);
     const clickHouseEnabled = clickHouseEnabledIn(values);
     const render = await deps.release.render(
       {
@@ -36,7 +44,10 @@ export async function renderChart(
       },
       signal,
     );
-    return proceed({ render, plan: planApply(render.objects, release), clickHouseEnabled });
+    // The chart's wait Job never goes through the generic apply (nor prune): created once by the
+    // apply stage, it is then read back like the one the operator provides (migrations/).
+    const { plan, waitJobs } = splitWaitJobs(planApply(render.objects, release));
+    return proceed({ render, plan, waitJobs, clickHouseEnabled });
   } catch (e) {
     if (signal.aborted) throw e;
     return fail("render", reasonOf(e, R.RenderFailed), errorMessage(e), { targetVersion: p.target });
@@ -61,6 +72,7 @@ export async function preflight(
     blocked: p.blocked,
     render: p.render,
     plan: p.plan,
+    waitJobs: p.waitJobs,
     clickHouseEnabled: p.clickHouseEnabled,
   };
   if (!p.upgradePass) return proceed(unchanged);

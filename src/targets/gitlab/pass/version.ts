@@ -14,6 +14,7 @@ import type { MigrationsRetry } from "../status/migrations.js";
 import { type MigrationsJob, migrationsGate } from "../status/migrations.js";
 import type { MigrationsState } from "../status/version.js";
 import { BATCHED_CHECK_LABEL, TARGET_VERSION_LABEL } from "../status/version.js";
+import { keptTarget, versionSpecOf } from "../version/index.js";
 import {
   type Chosen,
   type FailedStage,
@@ -33,7 +34,7 @@ import {
  */
 export async function resolveVersion(p: PassBase): Promise<GitLabStage<Resolved>> {
   const { deps, signal, release } = p;
-  const spec = p.obj.spec;
+  const version = versionSpecOf(p.obj.spec);
   const capabilities = await deps.release.capabilities(signal);
   const held = (stage: FailedStage, reason: GitLabCoreReasonType, message: string) => {
     const h = holdUpgrade(p, stage, reason, message);
@@ -45,34 +46,45 @@ export async function resolveVersion(p: PassBase): Promise<GitLabStage<Resolved>
   } catch (e) {
     return held("chart", reasonOf(e, R.ChartPullFailed), errorMessage(e));
   }
+  // A versionRef that cannot be read (gone, unlabelled, no key, not a version) does not take the
+  // target away from a resource that has one: it keeps converging to it, an upgrade in progress
+  // included, and Upgradeable says why no other version can be taken (GitLab's "Version reference").
+  const recorded = p.status.targetVersion;
+  const refUnresolved = (message: string) =>
+    recorded
+      ? proceed({
+          capabilities,
+          blocked: undefined,
+          target: recorded,
+          available,
+          notice: { reason: R.VersionUnresolved, message: `${message}; keeping the target ${recorded}` },
+        })
+      : held("version", R.VersionUnresolved, message);
   let versionRefValue: string | undefined;
-  const ref = spec.version.versionRef;
+  const ref = version.versionRef;
   if (ref) {
     const cm = deps.configMaps.get(`${release.namespace}/${ref.name}`);
     const data = (cm as { data?: Record<string, string> } | undefined)?.data;
     if (!cm)
-      return held(
-        "version",
-        R.VersionUnresolved,
+      return refUnresolved(
         `spec.version.versionRef: ConfigMap ${ref.name} not found, or not labelled ${GitLabConfigSourceLabel}: "true"`,
       );
     const value = data?.[ref.key];
     if (typeof value !== "string")
-      return held(
-        "version",
-        R.VersionUnresolved,
-        `spec.version.versionRef: ConfigMap ${ref.name} has no key ${ref.key}`,
-      );
+      return refUnresolved(`spec.version.versionRef: ConfigMap ${ref.name} has no key ${ref.key}`);
     versionRefValue = value;
   }
-  const resolved = deps.versions.resolve({
-    spec: spec.version,
-    available,
-    deployed: p.status.version,
-    versionRefValue,
-  });
-  if ("error" in resolved) return held("version", resolved.reason, resolved.error);
-  return proceed({ capabilities, blocked: undefined, target: resolved.version, available });
+  const deployed = p.status.version;
+  const resolved = deps.versions.resolve({ spec: version, available, deployed, versionRefValue });
+  if ("error" in resolved) {
+    if (ref && resolved.reason === R.VersionUnresolved) return refUnresolved(resolved.error);
+    return held("version", resolved.reason, resolved.error);
+  }
+  p.selected.version = resolved.version;
+  const target = keptTarget({ type: version.type, selected: resolved.version, deployed, recorded });
+  if (target !== resolved.version)
+    p.log.debug({ target, selected: resolved.version }, "an upgrade is in progress: it keeps its target");
+  return proceed({ capabilities, blocked: undefined, target, available });
 }
 
 /**

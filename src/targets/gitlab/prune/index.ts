@@ -14,7 +14,6 @@ import type { ResourceType } from "../../../runtime/types.js";
 import type { LiveObjects } from "../apply/live.js";
 import { releaseLabels, releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
-import { OPERATOR_WAIT_JOB } from "../migrations/wait-job.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
 import { BATCHED_CHECK_LABEL } from "../status/version.js";
 
@@ -54,11 +53,13 @@ async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): 
     }));
   return {
     ...inventory,
-    // Nor is the wait Job the operator provides for an old chart (it is no rendered object).
+    // Nor is a batched background migrations wait Job: the one the operator provides for an old
+    // chart is no rendered object, and the chart's own is rendered by upgrade steps only (both are
+    // owned by the GitLabCore, so deleting it removes them).
     items: inventory.items.filter(
       (i) =>
         i.metadata.annotations?.[HOOK_ANNOTATION] === undefined &&
-        i.metadata.labels?.[BATCHED_CHECK_LABEL] !== OPERATOR_WAIT_JOB,
+        i.metadata.labels?.[BATCHED_CHECK_LABEL] === undefined,
     ),
   };
 }

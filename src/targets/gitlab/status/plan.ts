@@ -67,6 +67,11 @@ export type PassOutcome =
       targetVersion?: string | undefined;
       /** The upgrade was held, and this pass applied the deployed version instead. */
       blocked?: UpgradeBlock | undefined;
+      /**
+       * The pass converged to a kept target, but spec.version could not be resolved (a versionRef
+       * gone): no other version can be taken until it is (Upgradeable=False).
+       */
+      notice?: UpgradeBlock | undefined;
       /** Chart version applied this pass (an intermediate one while stepping through minors). */
       chartVersion: string;
       gitlabVersion?: string;
@@ -134,11 +139,14 @@ export function planStatus(
   generation: number | undefined,
   outcome: PassOutcome,
   now: Date,
+  /** What spec.version selects now, when this pass resolved it (status.availableVersion). */
+  selected?: string,
 ): { status: GitLabCoreStatus; events: StatusEvent[] } {
   const g = generation;
   const before = (prev?.conditions ?? []) as Condition[];
   const inputs: ConditionInput<GitLabCoreReasonType>[] = [];
   const status: GitLabCoreStatus = { ...(prev ?? {}) };
+  if (selected) status.availableVersion = selected;
   let phase: GitLabCorePhase;
 
   if (outcome.kind === "hooks") {
@@ -279,6 +287,15 @@ export function planStatus(
             ),
       );
       inputs.push(cond(C.Upgradeable, true, R.UpgradeComplete, `chart ${o.chartVersion} is the target`, g));
+    }
+    // The kept target was converged to; what the spec selects cannot be read, so nothing else can
+    // be taken: this Upgradeable replaces the one above (never both set in one pass, which would
+    // move its transition time, and write the status, on every pass).
+    if (o.notice) {
+      const at = inputs.findIndex((i) => i.type === C.Upgradeable);
+      const notice = cond(C.Upgradeable, false, o.notice.reason, o.notice.message, g);
+      if (at >= 0) inputs[at] = notice;
+      else inputs.push(notice);
     }
   }
   status.phase = phase;

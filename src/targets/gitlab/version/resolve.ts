@@ -12,7 +12,12 @@
 //   shifts the window), and stays within the major: a major with too few minors gives its first one.
 // - A tracking type never moves an instance back: one ahead of the minor its type selects keeps
 //   taking the patches of its own minor.
-import type { GitLabVersion } from "../../../apis/gitlabcore.js";
+// - No spec.version is Latest. Latest, Previous and OldestSupported without a major count across
+//   every major only to install; a deployed instance then stays on the major it runs, so a new major
+//   is taken only when the administrator sets or raises spec.version.major (GitLab's "Unattended
+//   upgrades" spec).
+// - An upgrade in progress keeps its target (unless Static): see keptTarget.
+import type { GitLabCoreSpec, GitLabVersion } from "../../../apis/gitlabcore.js";
 import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
 import {
   canonical,
@@ -58,6 +63,31 @@ export type Resolution =
       field: string;
       error: string;
     };
+
+/** What an object without spec.version follows. */
+export const DEFAULT_VERSION: GitLabVersion = Object.freeze({ type: "Latest" });
+
+/** spec.version, or Latest when unset. The default is never written into the spec. */
+export const versionSpecOf = (spec: Pick<GitLabCoreSpec, "version"> | undefined): GitLabVersion =>
+  spec?.version ?? DEFAULT_VERSION;
+
+/**
+ * The target of this pass, given what the type selects now (`selected`): an upgrade in progress
+ * (a recorded target above the deployed version) keeps its target until it completes, and the newer
+ * selection waits (reported as status.availableVersion); a Static version is taken at once.
+ */
+export function keptTarget(input: {
+  type: GitLabVersion["type"];
+  selected: string;
+  deployed?: string | undefined;
+  recorded?: string | undefined;
+}): string {
+  const { type, selected } = input;
+  const deployed = input.deployed === undefined ? undefined : canonical(input.deployed);
+  const recorded = input.recorded === undefined ? undefined : canonical(input.recorded);
+  if (type === "Static" || !deployed || !recorded) return selected;
+  return lessThan(deployed, recorded) ? recorded : selected;
+}
 
 /** Whether the type follows a chart list (a failed resolution may clear when the list changes). */
 export const tracksRepository = (spec: GitLabVersion): boolean => spec.type !== "Static";
@@ -137,7 +167,9 @@ function resolveTracking(input: ResolveInput, deployed: string | undefined): Res
   const versions = releasedVersions(input.available);
   if (versions.length === 0) return fail(R.VersionUnresolved, "spec.version", `${source} list no release`);
 
-  const picked = pickMinor(spec, versions, source);
+  // Without a major, a deployed instance stays on the major it runs (counted as if set to it).
+  const follow = spec.major === undefined && deployed ? minorOf(deployed).major : undefined;
+  const picked = pickMinor(spec, versions, source, follow);
   if ("error" in picked) return fail(R.VersionUnresolved, picked.field, picked.error);
   let minor = picked.minor;
   let why = picked.why;
@@ -164,22 +196,25 @@ function resolveTracking(input: ResolveInput, deployed: string | undefined): Res
 
 type Picked = { minor: Minor; why: string } | { field: string; error: string };
 
-function pickMinor(spec: GitLabVersion, versions: string[], source: string): Picked {
+function pickMinor(spec: GitLabVersion, versions: string[], source: string, follow?: number): Picked {
   const all = minorsOf(versions); // oldest first
   if (spec.type === "Patch") {
     const minor = spec.minor === undefined ? undefined : parseMinor(spec.minor);
     if (!minor) return { field: "spec.version.minor", error: "type Patch needs minor as MAJOR.MINOR" };
     return { minor, why: `newest patch of ${minorLabel(minor)}` };
   }
-  const major = spec.major;
+  const major = spec.major ?? follow;
   if (major !== undefined && !all.some((m) => m.major === major))
-    return { field: "spec.version.major", error: `${source} have no release of major ${major}` };
+    return {
+      field: "spec.version.major",
+      error: `${source} have no release of major ${major}${spec.major === undefined ? ", the major the instance runs" : ""}`,
+    };
 
   if (spec.type === "Latest") {
     const pool = major === undefined ? all : all.filter((m) => m.major === major);
     return {
       minor: pool[pool.length - 1]!,
-      why: major === undefined ? "newest release" : `newest of ${major}`,
+      why: major === undefined ? "newest release" : `newest of ${major}${ofRunning(spec, major)}`,
     };
   }
   if (spec.type !== "Previous" && spec.type !== "OldestSupported")
@@ -203,7 +238,15 @@ function pickMinor(spec: GitLabVersion, versions: string[], source: string): Pic
   // Stay within the major: too few minors (or a count landing outside it) gives its first minor.
   if (!counted || counted.major !== major) {
     const first = all.find((m) => m.major === major)!;
-    return { minor: first, why: `${label} of ${major}: the major has too few minors, so its first` };
+    return {
+      minor: first,
+      why: `${label} of ${major}${ofRunning(spec, major)}: the major has too few minors, so its first`,
+    };
   }
-  return { minor: counted, why: `${label} of ${major}` };
+  return { minor: counted, why: `${label} of ${major}${ofRunning(spec, major)}` };
 }
+
+const ofRunning = (spec: GitLabVersion, major: number): string =>
+  spec.major === undefined
+    ? ` (the major the instance runs; set spec.version.major above ${major} to leave it)`
+    : "";
