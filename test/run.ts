@@ -156,7 +156,8 @@ function runNodeTest(
       `--test-reporter-destination=${durationsReport}`,
       // Three files at once on two cores: most of a node file's time is spent waiting on pods,
       // OpenBao and the API server, not computing, and the slowest start first.
-      "--test-concurrency=3",
+      // TESTENV_CONCURRENCY overrides it, to measure another count on the same machine.
+      `--test-concurrency=${testConcurrency()}`,
       // A test that hangs fails after this long instead of holding the run until CI's limit, and a
       // file whose tests are done exits even if a handle it leaked would keep it alive.
       `--test-timeout=${TEST_TIMEOUT_MS}`,
@@ -187,6 +188,11 @@ function runNodeTest(
     child.once("error", reject);
     child.once("close", (code, signal) => resolve({ ...outcome, code: code ?? (signal ? 1 : 0) }));
   });
+}
+
+function testConcurrency(): number {
+  const given = Number(process.env["TESTENV_CONCURRENCY"] ?? "");
+  return Number.isInteger(given) && given >= 1 && given <= 16 ? given : 3;
 }
 
 // The tests' counts once the runner gave them, and whether main came to its end.
