@@ -144,6 +144,8 @@ export class RuntimeRestart {
       await this.condition(cluster, "False", c.reason, c.message, rc);
       return requeueAfter(c.requeueAfterMs);
     }
+    // What an earlier half of this pass staged is replayed on the lock's write (no lost race).
+    rc.adminOps.observed(got.cluster);
     try {
       return await this.step(cluster, want, rec?.restartAt === want ? rec : undefined, rc);
     } catch (e) {
