@@ -36,6 +36,11 @@ export interface StageFail<R extends KindReason, D> {
   message: string;
   error: unknown;
   detail?: D;
+  /**
+   * Fail for good after this many failed attempts in a row at this stage, counted in the kind's
+   * status (stages-attempts.ts) so the count holds across operator restarts; unset: retried forever.
+   */
+  giveUpAfter?: number;
 }
 
 /** The object as written cannot be handled: nothing is retried until it changes. */
@@ -74,14 +79,19 @@ export const wait = <R extends KindReason, D = undefined>(
 export const fail = <R extends KindReason, D = undefined>(
   reason: R,
   error: unknown,
-  opts: { message?: string; detail?: D } = {},
-): StageFail<R, D> => ({
-  kind: "fail",
-  reason,
-  error,
-  message: opts.message ?? errorMessage(error),
-  ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
-});
+  opts: { message?: string; detail?: D; giveUpAfter?: number } = {},
+): StageFail<R, D> => {
+  if (opts.giveUpAfter !== undefined && !(Number.isInteger(opts.giveUpAfter) && opts.giveUpAfter >= 1))
+    throw new Error(`fail: giveUpAfter must be a whole number of at least 1, not ${opts.giveUpAfter}`);
+  return {
+    kind: "fail",
+    reason,
+    error,
+    message: opts.message ?? errorMessage(error),
+    ...(opts.detail !== undefined ? { detail: opts.detail } : {}),
+    ...(opts.giveUpAfter !== undefined ? { giveUpAfter: opts.giveUpAfter } : {}),
+  };
+};
 
 export const invalid = <R extends KindReason, D = undefined>(
   reason: R,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AcknowledgeDataLossAnnotation } from "../../src/apis/openbaocluster-names.js";
 import type { Pass } from "../../src/targets/openbao/steps/context.js";
+import { blockedOf } from "../../src/targets/openbao/steps/index.js";
 import { lostDataStep } from "../../src/targets/openbao/steps/lost-data.js";
 import { judgeLostData, type LostDataFacts } from "../../src/targets/openbao/workload/init/lost-data.js";
 
@@ -103,29 +104,35 @@ describe("openbao lost-data step", () => {
 
   it("a settled cluster (pod 0 labelled initialized) costs one cached pod read and no OpenBao request", async () => {
     const { pass, asked } = setup({ pods: [pod("bao-0", "true")], initialized: true });
-    assert.equal(await lostDataStep.run(pass), undefined);
+    assert.equal((await lostDataStep(pass)).kind, "continue");
     assert.deepEqual(asked, ["get Pod/bao-0"]);
   });
 
   it("first boot without a root-token Secret asks OpenBao nothing", async () => {
     const { pass, asked } = setup({ pods: [pod("bao-0")], initialized: false });
-    assert.equal(await lostDataStep.run(pass), undefined);
+    assert.equal((await lostDataStep(pass)).kind, "continue");
     assert.deepEqual(asked, ["get Pod/bao-0", "get Secret/bao-root-token"]);
   });
 
   it("stops with DataLost (a failure: Degraded) when nothing holds the data; a voter holding it lets pod 0 rejoin", async () => {
     const lostPass = setup({ pods: [pod("bao-0", "false")], initialized: false, rootToken: true });
-    const out = await lostDataStep.run(lostPass.pass);
-    assert.equal(out?.reason, "DataLost");
-    assert.equal(out?.failed, true);
-    assert.equal(out?.step, "initialization");
+    const out = await lostDataStep(lostPass.pass);
+    assert.ok(out.kind === "fail");
+    assert.equal(out.reason, "DataLost");
+    // Reported (Degraded) under the initialization step it guards.
+    assert.deepEqual(blockedOf({ ...out, stage: "lost-data" }), {
+      step: "initialization",
+      reason: "DataLost",
+      message: out.message,
+      failed: true,
+    });
     const rejoin = setup({ pods: [pod("bao-0", "false"), pod("bao-1", "true")], initialized: true });
-    assert.equal(await lostDataStep.run(rejoin.pass), undefined);
+    assert.equal((await lostDataStep(rejoin.pass)).kind, "continue");
   });
 
   it("the acknowledgement of this claim lets initialization run, with an event", async () => {
     const { pass, events } = setup({ pods: [pod("bao-0", "false")], initialized: true, ack: "u1" });
-    assert.equal(await lostDataStep.run(pass), undefined);
+    assert.equal((await lostDataStep(pass)).kind, "continue");
     assert.equal(pass.result.initialized, false);
     assert.deepEqual(events, ["DataLossAcknowledged"]);
   });

@@ -3,19 +3,14 @@ import { OpenBaoClusterReason, type OpenBaoClusterReasonType } from "../../apis/
 import { PERSISTENT_VOLUME_CLAIM, POD, SECRET } from "../../runtime/builtin-types.js";
 import type { CachedReader } from "../../runtime/cached-reader.js";
 import type { KubeClient } from "../../runtime/client.js";
-import {
-  done,
-  type ReconcileContext,
-  type ReconcileResult,
-  requeueAfter,
-  retry,
-  terminal,
-} from "../../runtime/controller.js";
+import { done, type ReconcileContext, type ReconcileResult, requeueAfter } from "../../runtime/controller.js";
 import { errorMessage, isNotFound } from "../../runtime/errors.js";
 import type { EventRecorder } from "../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../runtime/finalizers.js";
 import type { Informer } from "../../runtime/informer.js";
 import type { Logger } from "../../runtime/log.js";
+import { fail, runStages } from "../../runtime/stages.js";
+import { stageResult } from "../../runtime/stages-settle.js";
 import type { StatusWriter } from "../../runtime/status.js";
 import { type ResourceType, splitKey } from "../../runtime/types.js";
 import { plannedBackup } from "./adminops/backup/observe.js";
@@ -54,17 +49,10 @@ import { readinessConditions } from "./readiness/assemble.js";
 import { observeReadiness } from "./readiness/observe.js";
 import { nextPassMs } from "./resync.js";
 import type { ServiceContext } from "./services.js";
-import {
-  type Blocked,
-  eventType,
-  nextStatus,
-  type PassResult,
-  startingPassResult,
-  transitions,
-} from "./status.js";
+import { eventType, nextStatus, type PassResult, startingPassResult, transitions } from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
-import { type Pass, runSteps, type StepDeps, WORKLOAD_STEPS } from "./steps/index.js";
+import { blockedOf, reportOf, type StepDeps, WORKLOAD_STEPS, type WorkloadOutcome } from "./steps/index.js";
 import { keepPeerService } from "./steps/peer-service.js";
 import { RootTokenRefusals } from "./steps/root-token.js";
 import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
@@ -195,29 +183,27 @@ export class OpenBaoClusterReconciler {
       ...(this.d.admission ? { admission: this.d.admission } : {}),
       deprecated: normalised.deprecated.map(describeDeprecation),
     };
-    let step = "validate" as Blocked["step"];
+    let outcome: WorkloadOutcome | undefined;
     if (cluster.spec.paused) {
       result.paused = true;
     } else {
-      try {
-        const pass: Pass = { cluster, ctx, deps: this.d, writes, result };
-        result.blocked = await runSteps(pass, WORKLOAD_STEPS, (s) => {
-          step = s;
-        });
-      } catch (e) {
-        if (rc.signal.aborted) throw e;
-        reconcileErrors.inc({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, step });
-        rc.log.warn({ step, err: errorMessage(e) }, "openbao cluster step failed");
-        result.blocked = {
-          step,
-          reason:
-            step === "initialization"
-              ? OpenBaoClusterReason.InitializationFailed
-              : OpenBaoClusterReason.ReconcileError,
-          message: errorMessage(e),
-          failed: true,
-        };
-      }
+      const labels = { namespace: cluster.metadata.namespace!, name: cluster.metadata.name! };
+      outcome = await runStages(
+        WORKLOAD_STEPS,
+        { cluster, ctx, deps: this.d, writes, result },
+        {
+          signal: rc.signal,
+          // An error thrown in a step is that step's failure: it lands in status like one it
+          // reported, under the reason the step's table entry names.
+          onThrow: (e, name) => {
+            const { step, errorReason } = reportOf(name);
+            reconcileErrors.inc({ ...labels, step });
+            rc.log.warn({ step, err: errorMessage(e) }, "openbao cluster step failed");
+            return fail(errorReason, e);
+          },
+        },
+      );
+      result.blocked = blockedOf(outcome);
     }
     await this.observe(cluster, result, rc);
     // Upstream's configuration-readiness conditions, from what the caches hold (readiness/).
@@ -243,26 +229,18 @@ export class OpenBaoClusterReconciler {
 
     // A failed step backs off in the runtime (and counts as an error there); an invalid spec waits
     // for the object to change. A step that waits on progress looks again at the poll interval.
-    if (result.blocked?.failed)
-      return result.blocked.step === "validate"
-        ? terminal(result.blocked.reason)
-        : retry(result.blocked.reason);
     const settled = !result.blocked && result.initialized && result.readyReplicas >= result.desiredReplicas;
     const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
-    return requeueAfter(
-      nextPassMs({
-        settled,
-        paused: !!result.paused,
-        observedThroughApi: !!result.observedThroughApi,
-        dueAt: [
-          ...(result.dueAt ?? []),
-          observeOnly ? undefined : this.postureWarnings.nextDue(cluster, key),
-        ],
-        now: this.now().getTime(),
-        resyncMs: this.d.config.resyncMs,
-        pollMs: this.d.config.pollMs,
-      }),
-    );
+    const next = nextPassMs({
+      settled,
+      paused: !!result.paused,
+      observedThroughApi: !!result.observedThroughApi,
+      dueAt: [...(result.dueAt ?? []), observeOnly ? undefined : this.postureWarnings.nextDue(cluster, key)],
+      now: this.now().getTime(),
+      resyncMs: this.d.config.resyncMs,
+      pollMs: this.d.config.pollMs,
+    });
+    return outcome ? stageResult(outcome, { doneAfterMs: next, waitAfterMs: next }) : requeueAfter(next);
   }
 
   /**

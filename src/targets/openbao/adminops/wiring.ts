@@ -9,11 +9,12 @@ import {
 } from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
-import type { KubeObject } from "../../../runtime/types.js";
+import { type KubeObject, splitKey } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { LABEL_CLUSTER, serverPodCluster } from "../identity.js";
 import type { ImageVerifier } from "../imageverify/verifier.js";
+import { withAdminOpsPass } from "../opslifecycle/index.js";
 import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
@@ -135,29 +136,41 @@ export function setupAdminOps(
     name: ADMINOPS_CONTROLLER_NAME,
     log: manager.log,
     concurrency: config.concurrency,
-    reconcile: async (key, ctx) => {
-      // Upgrade first: when both are due, the upgrade takes the lock and the backup waits. A failing
-      // upgrade pass must not starve the backup half: it still runs, then the error goes to the
-      // queue's backoff.
-      let upgrade: ReconcileResult;
-      let failed: { error: unknown } | undefined;
-      try {
-        upgrade = await upgrades.reconcile(key, ctx);
-      } catch (error) {
-        ctx.signal.throwIfAborted();
-        failed = { error };
-      }
-      // The runtime restart after the upgrade (an upgrade in flight holds the lock; the restart waits).
-      let restart: ReconcileResult;
-      try {
-        restart = await restarts.reconcile(key, ctx);
-      } catch (error) {
-        ctx.signal.throwIfAborted();
-        failed ??= { error };
-      }
-      const backup = await backups.reconcile(key, ctx);
-      if (failed) throw failed.error;
-      return combineResults(combineResults(upgrade, restart), backup);
+    reconcile: async (key, rc) => {
+      // One AdminOps status write per pass: the three halves stage their changes in one pass,
+      // committed at the end (only the lock writes earlier, and a commit just before a lock is
+      // released or a backup Job created, so what they protect is recorded first).
+      const { namespace = "", name } = splitKey(key);
+      return withAdminOpsPass(manager.client, { namespace, name }, rc, async (ctx) => {
+        // Upgrade first: when both are due, the upgrade takes the lock and the backup waits. A
+        // failing half must not starve the others: they still run, then the first error goes to
+        // the queue's backoff.
+        let upgrade: ReconcileResult;
+        let restart: ReconcileResult;
+        let backup: ReconcileResult;
+        let failed: { error: unknown } | undefined;
+        try {
+          upgrade = await upgrades.reconcile(key, ctx);
+        } catch (error) {
+          ctx.signal.throwIfAborted();
+          failed = { error };
+        }
+        // The runtime restart after the upgrade (an upgrade in flight holds the lock; it waits).
+        try {
+          restart = await restarts.reconcile(key, ctx);
+        } catch (error) {
+          ctx.signal.throwIfAborted();
+          failed ??= { error };
+        }
+        try {
+          backup = await backups.reconcile(key, ctx);
+        } catch (error) {
+          ctx.signal.throwIfAborted();
+          failed ??= { error };
+        }
+        if (failed) throw failed.error;
+        return combineResults(combineResults(upgrade, restart), backup);
+      });
     },
   });
   controller.watchPrimary(clusters, adminOpsRelevant);

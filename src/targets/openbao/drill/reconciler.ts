@@ -10,7 +10,7 @@ import { OpenBaoRestoreCondition } from "../../../apis/openbaorestore-names.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
-import { type Condition, setCondition } from "../../../runtime/conditions.js";
+import { setCondition } from "../../../runtime/conditions.js";
 import {
   done,
   type ReconcileContext,
@@ -22,12 +22,12 @@ import type { EventRecorder } from "../../../runtime/events.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
 import { secretValue } from "../../../runtime/secrets.js";
-import type { KubeObject } from "../../../runtime/types.js";
+import { type KubeObject, splitKey } from "../../../runtime/types.js";
 import { voterClient } from "../adminops/upgrade/core/observe.js";
 import type { BaoEndpoint } from "../baoclient/client.js";
 import { OPENBAOCLUSTER, refOf } from "../cluster-ref.js";
 import { clusterNames, LABEL_CLUSTER } from "../identity.js";
-import { writeAdminOpsConcern } from "../opslifecycle/index.js";
+import { applyConcern, changePlane, type InAdminOpsPass, withAdminOpsPass } from "../opslifecycle/index.js";
 import { OPENBAORESTORE } from "../restore/types.js";
 import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { type CanarySpec, ProbeClient, probePod } from "./canary.js";
@@ -76,7 +76,13 @@ export class RestoreTestReconciler {
     this.now = d.now ?? (() => new Date());
   }
 
+  /** One pass; its status changes are staged in one AdminOps pass and committed once. */
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+    const { namespace = "", name } = splitKey(key);
+    return withAdminOpsPass(this.d.client, { namespace, name }, rc, (pass) => this.pass(key, pass));
+  }
+
+  private async pass(key: string, rc: InAdminOpsPass): Promise<ReconcileResult> {
     const source = this.d.clusters.get(key);
     if (!source) {
       const [ns, name] = key.split("/");
@@ -181,7 +187,7 @@ export class RestoreTestReconciler {
     source: OpenBaoCluster,
     obs: Observed,
     p: Plan,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const ns = source.metadata.namespace!;
     const throwaway = throwawayClusterName(source.metadata.name!);
@@ -218,7 +224,7 @@ export class RestoreTestReconciler {
     }
   }
 
-  private async start(source: OpenBaoCluster, run: Run, rc: ReconcileContext): Promise<ReconcileResult> {
+  private async start(source: OpenBaoCluster, run: Run, rc: InAdminOpsPass): Promise<ReconcileResult> {
     const ns = source.metadata.namespace!;
     if (staticSeal(source)) {
       // The source's key, so the throwaway opens the snapshot with the seal that sealed it.
@@ -304,23 +310,20 @@ export class RestoreTestReconciler {
     source: OpenBaoCluster,
     outcome: Outcome,
     run: Run | undefined,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const now = this.now();
-    await writeAdminOpsConcern(
-      this.d.client,
-      refOf(source),
-      "backup",
-      (b) => recordOutcome(b ?? {}, outcome, now),
-      {
-        signal: rc.signal,
-      },
+    await changePlane(rc.adminOps, refOf(source), (plane) =>
+      applyConcern(plane, "backup", recordOutcome(plane.backup ?? {}, outcome, now)),
     );
     const message = outcome.passed
       ? `${outcome.key} restored into a throwaway cluster, unsealed${enabled(source)?.canary ? " and its canary read back" : ""}`
       : outcome.message;
     const reason = outcome.passed ? R.BackupVerified : outcome.reason;
     await this.condition(source, outcome.passed ? "True" : "False", reason, message, rc);
+    // The outcome is written before it is told and before the throwaway goes: a write that fails
+    // tells nothing, and a crash after it still finds the outcome recorded.
+    await rc.adminOps.commit(rc.signal);
     this.d.events.record(source, {
       type: outcome.passed ? "Normal" : "Warning",
       reason,
@@ -341,7 +344,7 @@ export class RestoreTestReconciler {
   }
 
   /** Restore first (its finalizer releases the throwaway's lock), then the throwaway, then its volumes. */
-  private async cleanup(source: OpenBaoCluster, rc: ReconcileContext): Promise<ReconcileResult> {
+  private async cleanup(source: OpenBaoCluster, rc: InAdminOpsPass): Promise<ReconcileResult> {
     const ns = source.metadata.namespace!;
     const name = throwawayClusterName(source.metadata.name!);
     const mine = (o: KubeObject | undefined) =>
@@ -401,22 +404,21 @@ export class RestoreTestReconciler {
     status: "True" | "False" | "Unknown",
     reason: OpenBaoClusterReasonType,
     message: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<void> {
     const before = source.status?.conditions?.find((c) => c.type === C.BackupVerified);
     if (before?.status === status && before.reason === reason && before.message === message) return;
     const now = this.now();
-    await writeAdminOpsConcern(
-      this.d.client,
-      refOf(source),
-      "conditions",
-      (cur) =>
+    await changePlane(rc.adminOps, refOf(source), (plane) =>
+      applyConcern(
+        plane,
+        "conditions",
         setCondition(
-          (cur ?? []) as Condition[],
+          plane.conditions ?? [],
           { type: C.BackupVerified, status, reason, message, observedGeneration: source.metadata.generation },
           now,
         ),
-      { signal: rc.signal },
+      ),
     );
   }
 }

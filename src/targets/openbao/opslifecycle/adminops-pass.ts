@@ -66,6 +66,19 @@ export class AdminOpsPass {
     return { cluster: withPlane(this.base, this.view!), wrote, retries: 0 };
   }
 
+  /**
+   * The cluster as a write outside the plane (the lock's) left it: staged changes are replayed on
+   * it, so the commit's conditional apply starts from its resourceVersion instead of losing a race
+   * to that write.
+   */
+  observed(cluster: OpenBaoCluster): void {
+    if (!this.base || cluster.metadata.resourceVersion === this.base.metadata.resourceVersion) return;
+    let view = adminOpsPlaneOf(cluster.status);
+    for (const change of this.staged) view = change(structuredClone(view), cluster) ?? view;
+    this.base = cluster;
+    this.view = view;
+  }
+
   /** Applies what was staged, once; nothing staged (or nothing left to change) writes nothing. */
   async commit(signal?: AbortSignal): Promise<{ wrote: boolean }> {
     const base = this.base;
@@ -139,4 +152,31 @@ export const planeTarget = (rc: AdminOpsContext, client: KubeClient): KubeClient
 /** Commits the pass's staged changes: before a lock release, so the lock's state is recorded first. */
 export async function commitBeforeRelease(rc: AdminOpsContext): Promise<void> {
   await rc.adminOps?.commit(rc.signal);
+}
+
+/** A pass context whose plane changes are staged in `adminOps`. */
+export type InAdminOpsPass = AdminOpsContext & { adminOps: AdminOpsPass };
+
+/**
+ * Runs `pass` in the AdminOps pass `rc` carries (its owner commits it), or in one of its own that
+ * is committed when `pass` ends. What a failed pass decided before it failed is committed still,
+ * and the pass's error is the one thrown.
+ */
+export async function withAdminOpsPass<T>(
+  client: KubeClient,
+  ref: ClusterRef,
+  rc: AdminOpsContext,
+  pass: (rc: InAdminOpsPass) => Promise<T>,
+): Promise<T> {
+  if (rc.adminOps) return pass({ ...rc, adminOps: rc.adminOps });
+  const adminOps = new AdminOpsPass(client, ref);
+  let out: T;
+  try {
+    out = await pass({ ...rc, adminOps });
+  } catch (e) {
+    if (!rc.signal.aborted) await adminOps.commit(rc.signal).catch(() => undefined);
+    throw e;
+  }
+  await adminOps.commit(rc.signal);
+  return out;
 }

@@ -25,7 +25,13 @@ import {
 import { LOCK_FIELD_MANAGER } from "./planes.js";
 
 export type AcquireResult =
-  | { acquired: true; lock: OperationLock; wrote: boolean }
+  | {
+      acquired: true;
+      lock: OperationLock;
+      wrote: boolean;
+      /** The cluster after the write (or as read when none was needed). */
+      cluster: OpenBaoCluster;
+    }
   | { acquired: false; heldBy: OperationLock };
 
 export type ReleaseResult = { released: true; wrote: boolean } | { released: false; heldBy: OperationLock };
@@ -83,6 +89,7 @@ export class OperationLockStore {
       acquired: true,
       lock: d.kind === "held" ? r.cluster.status!.operationLock! : d.lock,
       wrote: r.wrote,
+      cluster: r.cluster,
     };
   }
 

@@ -1,13 +1,14 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoClusterReasonType } from "../../../apis/openbaocluster-names.js";
 import type { Informer } from "../../../runtime/informer.js";
+import { fail, type StageResult, type StageStop } from "../../../runtime/stages.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import type { Writes } from "../apply.js";
 import type { BaoClient, BaoEndpoint } from "../baoclient/client.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { ImageVerifier } from "../imageverify/verifier.js";
 import type { ServiceContext, WorkloadServices } from "../services.js";
-import type { Blocked, PassResult } from "../status.js";
+import type { PassResult } from "../status.js";
 import type { AutopilotChecks } from "../workload/autopilot/autopilot.js";
 import { driftOfChange } from "../workload/service-context.js";
 import type { RootTokenRefusals } from "./root-token.js";
@@ -30,56 +31,68 @@ export interface StepDeps {
 }
 
 /**
- * One pass's state, handed from step to step. `result` is what the status is derived from; the
- * other fields carry what an earlier step decided and a later one needs (the active certificate's
- * hash goes into the pod template, the live voter StatefulSet into the storage check).
+ * What every step reads. `result` is what the status is derived from (the steps add to it what
+ * they observed); what one step decides for a later one is that step's typed output instead.
  */
-export interface Pass {
+export interface PassBase {
   cluster: OpenBaoCluster;
   ctx: ServiceContext;
   deps: StepDeps;
   writes: Writes;
   result: PassResult;
-  /** sha256 of the active leaf; undefined without TLS or before the certificates step. */
-  certHash?: string;
-  /** The voter StatefulSet as cached when the pass began. */
-  liveVoters?: KubeObject;
-  /**
-   * Suffix of the pods' config hash naming the revision of the seal-credentials Secret ("" when
-   * the spec gives no inline credentials): a changed credential rolls the pods like a changed file.
-   */
-  sealCredentialsRevision?: string;
-  /**
-   * Images verified by the images step, as written → pinned to the verified digest; the workload's
-   * StatefulSets run the pinned form. Undefined when nothing was verified.
-   */
-  pinnedImages?: ReadonlyMap<string, string>;
 }
 
-/** undefined: the next step may run. Otherwise where and why the pass stopped. */
-export type StepOutcome = Blocked | undefined;
-
-/** One ordered step of a pass. */
-export interface Step {
-  name: Blocked["step"];
-  run(pass: Pass): Promise<StepOutcome>;
+/** The certificates step's output: sha256 of the active leaf (undefined without TLS); it goes into the pod template. */
+export interface Certified {
+  certHash: string | undefined;
 }
+
+/**
+ * The images step's output: images as written → pinned to the verified digest; the workload's
+ * StatefulSets run the pinned form. Undefined when nothing was verified.
+ */
+export interface Verified {
+  pinnedImages: ReadonlyMap<string, string> | undefined;
+}
+
+/** The infrastructure step's output: the voter StatefulSet as cached when the pass began (the storage check reads it). */
+export interface Built {
+  liveVoters: KubeObject | undefined;
+}
+
+/**
+ * What the infrastructure step's workloads read: the earlier steps' outputs, the live voters, and
+ * the suffix of the pods' config hash naming the revision of the seal-credentials Secret ("" when
+ * the spec gives no inline credentials): a changed credential rolls the pods like a changed file.
+ */
+export type WorkloadPass = PassBase & Certified & Verified & Built & { sealCredentialsRevision: string };
+
+/** The whole context once every output is in (what the later steps and the tests see). */
+export type Pass = PassBase & Certified & Verified & Built;
+
+/** A step's result: go on with output `O`, or stop with one of the kind's reasons. */
+export type StepResult<O extends object = Record<never, never>> = StageResult<
+  OpenBaoClusterReasonType,
+  undefined,
+  O
+>;
+
+export type StepStop = StageStop<OpenBaoClusterReasonType>;
+
+export const isStop = <T extends object>(x: T | StepStop): x is StepStop =>
+  "kind" in x && (x.kind === "wait" || x.kind === "fail" || x.kind === "invalid");
+
+/**
+ * A step found something wrong that the runtime retries with its failure backoff (Degraded): the
+ * message is the status's, so the error is the message itself (nothing was thrown).
+ */
+export const failedWith = (reason: OpenBaoClusterReasonType, message: string): StepStop =>
+  fail(reason, message, { message });
 
 /** Adds what a service changed (or would change) to the pass's account of its writes. */
-export function recordServiceChanges(pass: Pass, changes: readonly string[] | undefined): void {
+export function recordServiceChanges(pass: PassBase, changes: readonly string[] | undefined): void {
   for (const line of changes ?? []) {
     const change = driftOfChange(line);
     if (change) pass.writes.record(change.action, change.what);
   }
 }
-
-export const waitingAt = (
-  step: Blocked["step"],
-  reason: OpenBaoClusterReasonType,
-  message: string,
-): Blocked => ({
-  step,
-  reason,
-  message,
-  failed: false,
-});

@@ -2,11 +2,12 @@ import {
   type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
+import { proceed } from "../../../runtime/stages.js";
 import { checkImage } from "../imageverify/check.js";
 import { enabledVerification } from "../imageverify/settings.js";
 import { bluePinnedImage, greenRevision, withImage } from "../workload/statefulsets/bluegreen.js";
 import { imageOf } from "../workload/statefulsets/build.js";
-import type { Pass, Step, StepOutcome } from "./context.js";
+import { failedWith, type PassBase, type StepResult, type Verified } from "./context.js";
 
 /**
  * spec.imageVerification, before any pod can use an image: every OpenBao image the workload is about
@@ -15,47 +16,41 @@ import type { Pass, Step, StepOutcome } from "./context.js";
  * so no StatefulSet is created or changed; under Warn the image is used as written, with a Warning
  * event.
  */
-export const imagesStep: Step = {
-  name: "images",
-  async run(pass: Pass): Promise<StepOutcome> {
-    const { cluster, ctx, deps } = pass;
-    pass.pinnedImages = undefined;
-    if (!enabledVerification(cluster.spec, "imageVerification") || !deps.imageVerifier) return undefined;
-    const green = greenRevision(cluster);
-    const wanted: { image: string; reason: OpenBaoClusterReasonType; what: string }[] = [
-      {
-        image: bluePinnedImage(cluster) ?? imageOf(cluster),
-        reason: R.ImageVerificationFailed,
-        what: "OpenBao image",
-      },
-      { image: imageOf(cluster), reason: R.ImageVerificationFailed, what: "OpenBao image" },
-      ...(green
-        ? [
-            {
-              image: green.image,
-              reason: R.BlueGreenImageVerificationFailed,
-              what: "blue-green upgrade image",
-            },
-          ]
-        : []),
-    ];
-    const pinned = new Map<string, string>();
-    for (const w of wanted) {
-      if (pinned.has(w.image)) continue;
-      const out = await checkImage(deps.imageVerifier, ctx, cluster, { field: "imageVerification", ...w });
-      if (out.kind === "blocked")
-        return { step: "images", reason: out.reason, message: out.message, failed: true };
-      if (out.kind === "pinned") pinned.set(w.image, out.image);
-    }
-    pass.pinnedImages = pinned;
-    return undefined;
-  },
-};
+export async function imagesStep({ cluster, ctx, deps }: PassBase): Promise<StepResult<Verified>> {
+  if (!enabledVerification(cluster.spec, "imageVerification") || !deps.imageVerifier)
+    return proceed({ pinnedImages: undefined });
+  const green = greenRevision(cluster);
+  const wanted: { image: string; reason: OpenBaoClusterReasonType; what: string }[] = [
+    {
+      image: bluePinnedImage(cluster) ?? imageOf(cluster),
+      reason: R.ImageVerificationFailed,
+      what: "OpenBao image",
+    },
+    { image: imageOf(cluster), reason: R.ImageVerificationFailed, what: "OpenBao image" },
+    ...(green
+      ? [
+          {
+            image: green.image,
+            reason: R.BlueGreenImageVerificationFailed,
+            what: "blue-green upgrade image",
+          },
+        ]
+      : []),
+  ];
+  const pinned = new Map<string, string>();
+  for (const w of wanted) {
+    if (pinned.has(w.image)) continue;
+    const out = await checkImage(deps.imageVerifier, ctx, cluster, { field: "imageVerification", ...w });
+    if (out.kind === "blocked") return failedWith(out.reason, out.message);
+    if (out.kind === "pinned") pinned.set(w.image, out.image);
+  }
+  return proceed({ pinnedImages: pinned });
+}
 
 type Obj = Record<string, unknown>;
 
 /** `sts` running its OpenBao image pinned to the digest the images step verified, when it did. */
-export function withPinnedImage(pass: Pass, sts: Obj): Obj {
+export function withPinnedImage(pass: Partial<Verified>, sts: Obj): Obj {
   const containers = ((sts["spec"] as Obj)["template"] as { spec: { containers: Obj[] } }).spec.containers;
   const image = containers[0]?.["image"];
   const pinned = typeof image === "string" ? pass.pinnedImages?.get(image) : undefined;

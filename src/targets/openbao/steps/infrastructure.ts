@@ -1,10 +1,10 @@
 import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { proceed, wait } from "../../../runtime/stages.js";
 import { applyOwned, cached, removeOwned } from "../apply.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, revisionNames, voterConfigMapName } from "../identity.js";
 import { oidcEnabled } from "../oidc-roles.js";
-import type { Blocked } from "../status.js";
 import type { OidcBootstrapFacts } from "../workload/config/oidc-bootstrap.js";
 import { ensureUnsealKey, UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { selfInitEnabled } from "../workload/init/init.js";
@@ -29,7 +29,17 @@ import { reconcileMaintenancePods } from "../workload/statefulsets/maintenance.j
 import { voterPartition } from "../workload/statefulsets/partition.js";
 import type { VoterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
-import { type Pass, recordServiceChanges, type Step, type StepOutcome, waitingAt } from "./context.js";
+import {
+  type Built,
+  type Certified,
+  isStop,
+  type PassBase,
+  recordServiceChanges,
+  type StepResult,
+  type StepStop,
+  type Verified,
+  type WorkloadPass,
+} from "./context.js";
 import { withPinnedImage } from "./images.js";
 import { retireLegacyPdb } from "./legacy-names.js";
 import { readOidcFacts } from "./oidc-facts.js";
@@ -43,37 +53,32 @@ import { voterStep } from "./voters.js";
  * config.hcl, networking, identity, then the workloads (seal key, reload wrapper, voter
  * StatefulSet and PDB, read replicas).
  */
-export const infrastructureStep: Step = {
-  name: "infrastructure",
-  async run(pass: Pass): Promise<StepOutcome> {
-    const intent = await voterStep(pass);
-    if ("step" in intent) return intent;
-    const configHashes = await configStep(pass);
-    if ("step" in configHashes) return configHashes;
-    const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
-    recordServiceChanges(pass, net.changes);
-    pass.result.gateway = net.gateway ?? null;
-    pass.result.ingress = net.ingress ?? null;
-    if (!net.ready) return waitingAt("infrastructure", net.reason, net.message);
-    const ident = await pass.deps.services.identity(pass.ctx, pass.cluster);
-    recordServiceChanges(pass, ident.changes);
-    if (!ident.ready) return waitingAt("infrastructure", ident.reason, ident.message);
-    await workloadsStep(pass, intent, configHashes);
-    const replicas = await readReplicasStep(pass);
-    if (replicas) return replicas;
-    if (intent.waiting) return waitingAt("infrastructure", R.ScaleDownWaiting, intent.waiting);
-    if (intent.removePeers.length > 0 && pass.writes.dryRun)
-      return waitingAt(
-        "infrastructure",
-        R.ScaleDownPending,
-        `would remove Raft peers ${intent.removePeers.join(", ")}`,
-      );
-    return undefined;
-  },
-};
+export async function infrastructureStep(pass: PassBase & Certified & Verified): Promise<StepResult<Built>> {
+  const voters = await voterStep(pass);
+  if (isStop(voters)) return voters;
+  const { intent, liveVoters } = voters;
+  const configHashes = await configStep(pass);
+  if (isStop(configHashes)) return configHashes;
+  const net = await pass.deps.services.networking(pass.ctx, pass.cluster);
+  recordServiceChanges(pass, net.changes);
+  pass.result.gateway = net.gateway ?? null;
+  pass.result.ingress = net.ingress ?? null;
+  if (!net.ready) return wait(net.reason, net.message);
+  const ident = await pass.deps.services.identity(pass.ctx, pass.cluster);
+  recordServiceChanges(pass, ident.changes);
+  if (!ident.ready) return wait(ident.reason, ident.message);
+  const workload = { ...pass, liveVoters, sealCredentialsRevision: configHashes.sealCredentialsRevision };
+  await workloadsStep(workload, intent, configHashes);
+  const replicas = await readReplicasStep(workload);
+  if (replicas) return replicas;
+  if (intent.waiting) return wait(R.ScaleDownWaiting, intent.waiting);
+  if (intent.removePeers.length > 0 && pass.writes.dryRun)
+    return wait(R.ScaleDownPending, `would remove Raft peers ${intent.removePeers.join(", ")}`);
+  return proceed({ liveVoters });
+}
 
 /** The voters' config.hcl and the self-init request file; returns the hash that rolls the pods. */
-async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
+async function configStep(pass: PassBase): Promise<ConfigHashes | StepStop> {
   const { cluster, ctx, deps, writes, result } = pass;
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));
@@ -93,7 +98,7 @@ async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
   });
   // Inline seal credentials first: the pods read them from this Secret, and a new value must roll
   // the pods as a new config does (its revision joins the hash; the value itself never does).
-  pass.sealCredentialsRevision = await applySealCredentials(ctx, writes, cluster);
+  const sealCredentialsRevision = await applySealCredentials(ctx, writes, cluster);
   await applyConfigObject(pass, configText, voterConfigMapName(serving));
   let oidc: OidcBootstrapFacts | undefined;
   // Only the first start reads the requests; afterwards the file is inert and nothing is fetched.
@@ -102,8 +107,7 @@ async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
       oidc = await readOidcFacts(ctx.client, ctx.now().getTime(), ctx.signal);
     } catch (e) {
       if (ctx.signal?.aborted) throw e;
-      return waitingAt(
-        "infrastructure",
+      return wait(
         R.OIDCIssuerUnavailable,
         `spec.selfInit.oidc: cannot read the API server's ServiceAccount issuer (${errorMessage(e)}); OpenBao is not started without its JWT bootstrap`,
       );
@@ -128,7 +132,10 @@ async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
       { apiVersion: "v1", kind: "ConfigMap", name: names.selfInitConfigMap, namespace: ns },
       legacy,
     );
-  const out: ConfigHashes = { serving: rolloutHash(configText) + pass.sealCredentialsRevision };
+  const out: ConfigHashes = {
+    serving: rolloutHash(configText) + sealCredentialsRevision,
+    sealCredentialsRevision,
+  };
   // Blue-green's green revision: its own config, joining as non-voters through blue's pods.
   const green = greenRevision(cluster);
   if (green) {
@@ -140,7 +147,7 @@ async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
     });
     const greenMap = revisionNames(refOf(cluster), green.revision).configMap;
     await applyConfigObject(pass, greenText, greenMap);
-    out.green = rolloutHash(greenText) + pass.sealCredentialsRevision;
+    out.green = rolloutHash(greenText) + sealCredentialsRevision;
   }
   return out;
 }
@@ -148,10 +155,15 @@ async function configStep(pass: Pass): Promise<ConfigHashes | Blocked> {
 interface ConfigHashes {
   serving: string;
   green?: string;
+  /**
+   * Suffix of the pods' config hash naming the revision of the seal-credentials Secret ("" when
+   * the spec gives no inline credentials): a changed credential rolls the pods like a changed file.
+   */
+  sealCredentialsRevision: string;
 }
 
 /** The seal key, the reload wrapper's objects, the voter StatefulSet(s) and their PDB. */
-async function workloadsStep(pass: Pass, intent: VoterIntent, hashes: ConfigHashes): Promise<void> {
+async function workloadsStep(pass: WorkloadPass, intent: VoterIntent, hashes: ConfigHashes): Promise<void> {
   const { cluster, ctx, deps, writes } = pass;
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));

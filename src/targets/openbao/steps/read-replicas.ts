@@ -1,4 +1,5 @@
 import { OpenBaoClusterReason as R } from "../../../apis/openbaocluster-names.js";
+import { wait } from "../../../runtime/stages.js";
 import { applyOwned, cached } from "../apply.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, podName } from "../identity.js";
@@ -16,7 +17,7 @@ import { rolloutHash } from "../workload/statefulsets/hash.js";
 import { voterIntent } from "../workload/statefulsets/scale.js";
 import { liveClaim } from "../workload/storage/storage.js";
 import { baoForPod, raftPeers } from "./bao.js";
-import { type Pass, type StepOutcome, waitingAt } from "./context.js";
+import type { StepStop, WorkloadPass } from "./context.js";
 import { withPinnedImage } from "./images.js";
 import { retireLegacyPdb } from "./legacy-names.js";
 
@@ -28,7 +29,7 @@ interface StatefulSetStatus {
  * The read-replica StatefulSet: non-voters that join through the same retry_join list, only once
  * the cluster is initialized. Shrinking removes their Raft peers on the active node first.
  */
-export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
+export async function readReplicasStep(pass: WorkloadPass): Promise<StepStop | undefined> {
   const { cluster, ctx, deps, writes, result } = pass;
   const ns = cluster.metadata.namespace!;
   const names = clusterNames(refOf(cluster));
@@ -89,7 +90,7 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
       buildStatefulSet(cluster, {
         component: Component.ReadReplica,
         replicas,
-        configHash: rolloutHash(configText) + (pass.sealCredentialsRevision ?? ""),
+        configHash: rolloutHash(configText) + pass.sealCredentialsRevision,
         certHash: pass.certHash,
         clusterDomain: deps.config.clusterDomain,
         runtime,
@@ -112,10 +113,6 @@ export async function readReplicasStep(pass: Pass): Promise<StepOutcome> {
     legacyNames(refOf(cluster)).readReplicaPodDisruptionBudget,
   );
   if (replicas !== want)
-    return waitingAt(
-      "infrastructure",
-      R.ScaleDownWaiting,
-      `read replicas shrink to ${want} once their Raft peers are removed`,
-    );
+    return wait(R.ScaleDownWaiting, `read replicas shrink to ${want} once their Raft peers are removed`);
   return undefined;
 }

@@ -12,7 +12,7 @@ import {
   MANAGED_BY,
 } from "../identity.js";
 import { claimsOfSet, retiredVoterSets } from "../workload/statefulsets/bluegreen.js";
-import type { Pass } from "./context.js";
+import type { PassBase } from "./context.js";
 
 /**
  * Deletes the voter StatefulSets a blue-green upgrade left behind, with their data claims: blue once
@@ -23,7 +23,7 @@ import type { Pass } from "./context.js";
  * and nothing at all without status.blueGreen: a lost status must not turn a serving revision's set
  * into a "retired" one and delete its data.
  */
-export async function retireVoterSets(pass: Pass): Promise<void> {
+export async function retireVoterSets(pass: PassBase): Promise<void> {
   const { cluster, ctx, deps, writes } = pass;
   if (!cluster.status?.blueGreen) return;
   const ns = cluster.metadata.namespace!;

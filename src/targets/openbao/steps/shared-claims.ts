@@ -3,7 +3,7 @@ import { PERSISTENT_VOLUME_CLAIM } from "../../../runtime/builtin-types.js";
 import { ApiError } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { managedClaimObject, sharedClaims } from "../workload/statefulsets/shared-claims.js";
-import type { Pass } from "./context.js";
+import type { PassBase } from "./context.js";
 
 /**
  * Creates the ManagedPVC claims of spec.auditFileStorage and spec.tls.acme.sharedCache before the
@@ -11,7 +11,7 @@ import type { Pass } from "./context.js";
  * access modes cannot change, and a user who resized one by hand keeps that size. An ExistingPVC is the
  * user's: a missing one leaves the pods Pending, which the pods' own status reports.
  */
-export async function ensureSharedClaims(pass: Pass): Promise<void> {
+export async function ensureSharedClaims(pass: PassBase): Promise<void> {
   const { cluster, ctx, writes } = pass;
   const ns = cluster.metadata.namespace!;
   for (const s of sharedClaims(cluster)) {

@@ -1,26 +1,28 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { wait } from "../../../runtime/stages.js";
+import type { KubeObject } from "../../../runtime/types.js";
 import { cached } from "../apply.js";
 import { servingRef } from "../cluster-ref.js";
 import { podName, voterSetName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
-import type { Blocked } from "../status.js";
 import { type VoterIntent, voterIntent } from "../workload/statefulsets/scale.js";
 import { baoForPod, raftPeers } from "./bao.js";
-import { type Pass, waitingAt } from "./context.js";
+import type { PassBase, StepStop } from "./context.js";
 
 /**
  * The safe voter count for this pass: capped at one until initialized, and on a shrink only as far
  * as the departing pods have left Raft. Removing those peers happens here, on the active node, before
  * the StatefulSet is applied; a leader that is itself leaving is asked to step down first.
  */
-export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
+export async function voterStep(
+  pass: PassBase,
+): Promise<{ intent: VoterIntent; liveVoters: KubeObject | undefined } | StepStop> {
   const { cluster, ctx, deps, writes, result } = pass;
   const ns = cluster.metadata.namespace!;
   // The serving revision's set: after a blue-green upgrade the voters are `<name>-<revision>-N`.
   const ref = servingRef(cluster);
   const liveSts = cached(deps.statefulSets, ns, voterSetName(ref));
-  pass.liveVoters = liveSts;
   const liveReplicas = liveSts ? ((liveSts["spec"] as { replicas?: number }).replicas ?? 1) : undefined;
   const specReplicas = cluster.spec.replicas ?? 3;
   const podNameOf = (i: number) => podName(ref, i);
@@ -30,7 +32,8 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
     liveReplicas,
     podName: podNameOf,
   });
-  if (!result.initialized || liveReplicas === undefined || specReplicas >= liveReplicas) return intent;
+  const found = (intent: VoterIntent) => ({ intent, liveVoters: liveSts });
+  if (!result.initialized || liveReplicas === undefined || specReplicas >= liveReplicas) return found(intent);
 
   // A shrink is asked for: the departing pods leave Raft first.
   const peers = await raftPeers(deps, cluster, ctx).catch((e: unknown) => {
@@ -44,24 +47,19 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
     raftPeers: peers?.ids,
     podName: podNameOf,
   });
-  if (intent.removePeers.length === 0 || !peers) return intent;
+  if (intent.removePeers.length === 0 || !peers) return found(intent);
   // Membership changes go to the active node (a standby answers 307). When the active node is
   // itself leaving, it steps down first and the removal waits for the next pass.
   const leader = peers.leader;
   if (!leader || !peers.ids.includes(leader))
-    return waitingAt(
-      "infrastructure",
-      OpenBaoClusterReason.LeaderUnknown,
-      "scale-down waits for an active node",
-    );
+    return wait(OpenBaoClusterReason.LeaderUnknown, "scale-down waits for an active node");
   if (intent.removePeers.includes(leader)) {
     if (writes.dryRun) writes.record("step-down", leader);
     else {
       await (await baoForPod(deps, cluster, ctx, leader)).stepDown(peers.token, ctx.signal);
       ctx.log.info({ leader }, "asked the departing active node to step down before removing it");
     }
-    return waitingAt(
-      "infrastructure",
+    return wait(
       OpenBaoClusterReason.StepDownRequested,
       `${leader} leads Raft and is leaving: it was asked to step down first`,
     );
@@ -82,13 +80,15 @@ export async function voterStep(pass: Pass): Promise<VoterIntent | Blocked> {
       note: `removed Raft peer ${id} before its pod goes`,
     });
   }
-  if (writes.dryRun) return intent;
+  if (writes.dryRun) return found(intent);
   const after = await raftPeers(deps, cluster, ctx);
-  return voterIntent({
-    initialized: true,
-    specReplicas,
-    liveReplicas,
-    raftPeers: after?.ids,
-    podName: podNameOf,
-  });
+  return found(
+    voterIntent({
+      initialized: true,
+      specReplicas,
+      liveReplicas,
+      raftPeers: after?.ids,
+      podName: podNameOf,
+    }),
+  );
 }

@@ -10,12 +10,7 @@ import {
 import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import {
-  done,
-  type ReconcileContext,
-  type ReconcileResult,
-  requeueAfter,
-} from "../../../../runtime/controller.js";
+import { done, type ReconcileResult, requeueAfter } from "../../../../runtime/controller.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { Logger } from "../../../../runtime/log.js";
@@ -25,7 +20,16 @@ import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
 import { type OperatorImage, operatorImage } from "../../imageverify/check.js";
 import type { ImageVerifier } from "../../imageverify/verifier.js";
-import { backupHolder, contention, type LockIdentity, OperationLockStore } from "../../opslifecycle/index.js";
+import {
+  type AdminOpsContext,
+  backupHolder,
+  commitBeforeRelease,
+  contention,
+  type InAdminOpsPass,
+  type LockIdentity,
+  OperationLockStore,
+  withAdminOpsPass,
+} from "../../opslifecycle/index.js";
 import { egressRulesMissing } from "../../profile/egress.js";
 import { parseDurationMs } from "../../workload/certs/duration.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
@@ -110,7 +114,16 @@ export class BackupReconciler {
     this.locks = new OperationLockStore(d.client, { now: this.now });
   }
 
-  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+  /**
+   * One pass. Its status changes go to the AdminOps pass it runs in (the controller's, shared with
+   * the upgrade and restart halves and committed once at the end), or to its own, committed here.
+   */
+  async reconcile(key: string, rc: AdminOpsContext): Promise<ReconcileResult> {
+    const { namespace = "", name } = splitKey(key);
+    return withAdminOpsPass(this.d.client, { namespace, name }, rc, (pass) => this.pass(key, pass));
+  }
+
+  private async pass(key: string, rc: InAdminOpsPass): Promise<ReconcileResult> {
     const { namespace = "", name } = splitKey(key);
     const cached = this.d.clusters.get(key);
     if (!cached) {
@@ -159,7 +172,7 @@ export class BackupReconciler {
     }
     const next = decision.next ? stamp(decision.next) : undefined;
     if (next !== backup.nextScheduledBackup)
-      await writeBackup(this.d.client, ref, (b) => withField(b, "nextScheduledBackup", next), rc);
+      await writeBackup(rc.adminOps, ref, (b) => withField(b, "nextScheduledBackup", next));
     if (!decision.due) {
       // The last attempt's outcome (BackupSucceeded / BackupFailed) stays the condition until the
       // next attempt: the pass right after recording it would otherwise hide a failure behind Idle
@@ -179,7 +192,7 @@ export class BackupReconciler {
     cluster: OpenBaoCluster,
     due: Due,
     next: string | undefined,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
     const spec = cluster.spec.backup!;
@@ -227,6 +240,7 @@ export class BackupReconciler {
       await this.condition(cluster, "False", c.reason, c.message, rc, c.eventType);
       return requeueAfter(c.requeueAfterMs);
     }
+    rc.adminOps.observed(got.cluster);
     // The attempt is persisted before its Job exists: a crash between the two resumes in inFlight(),
     // which creates the same Job, instead of deciding afresh.
     const now = this.now();
@@ -237,22 +251,20 @@ export class BackupReconciler {
       time: due.window,
       id: shortHash(jobName),
     });
-    await writeBackup(
-      this.d.client,
-      ref,
-      (b) => {
-        const n: BackupStatus = {
-          ...b,
-          jobName,
-          lastAttemptTime: stamp(now),
-          lastAttemptScheduledTime: stamp(due.window),
-        };
-        if (next) n.nextScheduledBackup = next;
-        if (due.kind === "manual") n.lastHandledManualTrigger = due.trigger;
-        return n;
-      },
-      rc,
-    );
+    await writeBackup(rc.adminOps, ref, (b) => {
+      const n: BackupStatus = {
+        ...b,
+        jobName,
+        lastAttemptTime: stamp(now),
+        lastAttemptScheduledTime: stamp(due.window),
+      };
+      if (next) n.nextScheduledBackup = next;
+      if (due.kind === "manual") n.lastHandledManualTrigger = due.trigger;
+      return n;
+    });
+    await this.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
+    // The attempt (and its condition) is written before its Job exists: the one mid-pass commit.
+    await rc.adminOps.commit(rc.signal);
     backupInProgress.set({ namespace: ref.namespace, name: ref.name }, 1);
     if (due.kind === "manual")
       this.d.events.record(cluster, {
@@ -262,7 +274,6 @@ export class BackupReconciler {
         note: `manual backup requested through ${TriggerBackupAnnotation}; Job ${jobName}`,
       });
     await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc);
-    await this.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
     return requeueAfter(RUNNING_POLL_MS);
   }
 
@@ -271,7 +282,7 @@ export class BackupReconciler {
   private async inFlight(
     cluster: OpenBaoCluster,
     jobName: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
     const id: LockIdentity = { operation: "Backup", holder: backupHolder(ref.name, jobName) };
@@ -381,7 +392,7 @@ export class BackupReconciler {
     key: string | undefined,
     startedAt: Date | undefined,
     id: LockIdentity,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
     const labels = { namespace: ref.namespace, name: ref.name };
@@ -390,19 +401,31 @@ export class BackupReconciler {
     let after: BackupStatus | undefined;
     // Recorded once: the write that records the result also clears jobName, and it only happens while
     // jobName still names this Job (a repeated pass sees no Job in flight and records nothing).
-    const w = await writeBackup(
-      this.d.client,
-      ref,
-      (b) => {
-        if (b?.jobName !== jobName) return b;
-        recorded = true;
-        after = recordOutcome(b, outcome, key, startedAt, now);
-        return after;
-      },
-      rc,
-    );
-    if (recorded && after) {
-      showBackup(ref, after);
+    const w = await writeBackup(rc.adminOps, ref, (b) => {
+      if (b?.jobName !== jobName) return b;
+      recorded = true;
+      after = recordOutcome(b, outcome, key, startedAt, now);
+      return after;
+    });
+    const result = recorded && after ? after : undefined;
+    if (result) {
+      const ok = outcome.state === "succeeded";
+      await this.condition(
+        cluster,
+        "False",
+        ok ? BackupReason.BackupSucceeded : BackupReason.BackupFailed,
+        ok
+          ? `last backup ${result.lastBackupName ?? jobName}`
+          : `Job ${jobName} failed (${outcome.reason}); ${result.consecutiveFailures} consecutive failures`,
+        rc,
+        ok ? "Normal" : "Warning",
+      );
+    }
+    // The result is written before it is told (metrics, events) and before retention and the lock
+    // release: a write that fails tells nothing, and the next pass records the result then.
+    const { wrote } = await rc.adminOps.commit(rc.signal);
+    if (result && wrote) {
+      showBackup(ref, result);
       backupTotal.inc(labels);
       if (outcome.state === "succeeded") {
         backupSuccessTotal.inc(labels);
@@ -414,15 +437,8 @@ export class BackupReconciler {
           type: "Normal",
           reason: BackupEvent.Succeeded,
           action: "Backup",
-          note: `snapshot ${after.lastBackupKey ?? jobName} uploaded (${after.lastBackupSize ?? "?"} bytes in ${after.lastBackupDuration ?? "?"})`,
+          note: `snapshot ${result.lastBackupKey ?? jobName} uploaded (${result.lastBackupSize ?? "?"} bytes in ${result.lastBackupDuration ?? "?"})`,
         });
-        await this.condition(
-          cluster,
-          "False",
-          BackupReason.BackupSucceeded,
-          `last backup ${after.lastBackupName ?? jobName}`,
-          rc,
-        );
       } else {
         backupFailureTotal.inc({ ...labels, reason: outcome.reason });
         this.d.events.record(cluster, {
@@ -431,27 +447,21 @@ export class BackupReconciler {
           action: "Backup",
           note: `Job ${jobName}: ${outcome.reason}: ${outcome.message}`.slice(0, 1000),
         });
-        await this.condition(
-          cluster,
-          "False",
-          BackupReason.BackupFailed,
-          `Job ${jobName} failed (${outcome.reason}); ${after.consecutiveFailures} consecutive failures`,
-          rc,
-          "Warning",
-        );
       }
     }
     await runRetention({ ...this.d, now: this.now }, w, rc);
+    await commitBeforeRelease(rc);
     await this.locks.release(ref, id, rc.signal);
     return requeueAfter(1);
   }
 
   /** A backup lock with no attempt in flight is left from a crash after recording: finish it. */
-  private async releaseStaleLock(cluster: OpenBaoCluster, rc: ReconcileContext): Promise<void> {
+  private async releaseStaleLock(cluster: OpenBaoCluster, rc: InAdminOpsPass): Promise<void> {
     const lock = cluster.status?.operationLock;
     const ref = refOf(cluster);
     if (lock?.operation !== "Backup" || !lock.holder?.startsWith(backupHolder(ref.name, ""))) return;
     await runRetention({ ...this.d, now: this.now }, cluster, rc);
+    await commitBeforeRelease(rc);
     await this.locks.release(ref, { operation: "Backup", holder: lock.holder }, rc.signal);
   }
 
@@ -460,7 +470,7 @@ export class BackupReconciler {
   private executorImage(
     cluster: OpenBaoCluster,
     image: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<OperatorImage<typeof OpenBaoClusterReason.BackupExecutorImageVerificationFailed>> {
     return operatorImage(
       this.d.imageVerifier,
@@ -481,10 +491,11 @@ export class BackupReconciler {
     status: "True" | "False",
     reason: OpenBaoClusterReasonType,
     message: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
     eventType: "Normal" | "Warning" = "Normal",
   ): Promise<void> {
-    return setBackingUp({ ...this.d, now: this.now }, cluster, { status, reason, message }, rc, eventType);
+    const d = { events: this.d.events, now: this.now };
+    return setBackingUp(d, rc.adminOps, cluster, { status, reason, message }, rc.signal, eventType);
   }
 
   private sleepUntil(next: Date | undefined): ReconcileResult {

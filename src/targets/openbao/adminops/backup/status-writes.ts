@@ -4,25 +4,33 @@ import {
   type OpenBaoClusterReasonType,
 } from "../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { type Condition, setCondition } from "../../../../runtime/conditions.js";
-import type { ReconcileContext } from "../../../../runtime/controller.js";
+import { setCondition } from "../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import { refOf } from "../../cluster-ref.js";
 import type { ClusterRef } from "../../identity.js";
-import { writeAdminOpsConcern } from "../../opslifecycle/index.js";
+import { type AdminOpsPass, applyConcern, changePlane } from "../../opslifecycle/index.js";
 import { BackupReason } from "./prerequisites.js";
 import type { BackupStatus } from "./result.js";
 
-/** status.adminOps' backup concern, changed from what the fresh object holds. */
+/**
+ * The backup half's status changes. Inside an AdminOps pass they are staged in its AdminOpsPass and
+ * applied with the pass's other changes in one write (adminops-pass.ts); given a client (tests,
+ * tools) each is written at once.
+ */
+
+/** status.adminOps' backup concern, changed from what the plane holds; the cluster as the pass now sees it. */
 export async function writeBackup(
-  client: KubeClient,
+  to: KubeClient | AdminOpsPass,
   ref: ClusterRef,
   change: (b: BackupStatus) => BackupStatus,
-  rc: ReconcileContext,
+  signal?: AbortSignal,
 ): Promise<OpenBaoCluster> {
-  const r = await writeAdminOpsConcern(client, ref, "backup", (cur) => change(cur ?? {}), {
-    signal: rc.signal,
-  });
+  const r = await changePlane(
+    to,
+    ref,
+    (plane) => applyConcern(plane, "backup", change(structuredClone(plane.backup ?? {}))),
+    signal,
+  );
   return r.cluster;
 }
 
@@ -36,27 +44,31 @@ const QUIET_REASONS = new Set<OpenBaoClusterReasonType>([
 
 /** The BackingUp condition; an event only when its reason moves (no event per pass). */
 export async function setBackingUp(
-  d: { client: KubeClient; events: EventRecorder; now: () => Date },
+  d: { events: EventRecorder; now: () => Date },
+  to: KubeClient | AdminOpsPass,
   cluster: OpenBaoCluster,
   condition: { status: "True" | "False"; reason: OpenBaoClusterReasonType; message: string },
-  rc: ReconcileContext,
+  signal?: AbortSignal,
   eventType: "Normal" | "Warning" = "Normal",
 ): Promise<void> {
   const { status, reason, message } = condition;
   const before = cluster.status?.conditions?.find((c) => c.type === C.BackingUp);
   if (before?.status === status && before.reason === reason && before.message === message) return;
   const now = d.now();
-  await writeAdminOpsConcern(
-    d.client,
+  await changePlane(
+    to,
     refOf(cluster),
-    "conditions",
-    (cur) =>
-      setCondition(
-        (cur ?? []) as Condition[],
-        { type: C.BackingUp, status, reason, message, observedGeneration: cluster.metadata.generation },
-        now,
+    (plane) =>
+      applyConcern(
+        plane,
+        "conditions",
+        setCondition(
+          plane.conditions ?? [],
+          { type: C.BackingUp, status, reason, message, observedGeneration: cluster.metadata.generation },
+          now,
+        ),
       ),
-    { signal: rc.signal },
+    signal,
   );
   if (before?.reason !== reason && !QUIET_REASONS.has(reason))
     d.events.record(cluster, { type: eventType, reason, action: "Backup", note: message });

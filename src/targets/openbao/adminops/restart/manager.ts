@@ -22,14 +22,8 @@ import {
 import { POD } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { type Condition, setCondition } from "../../../../runtime/conditions.js";
-import {
-  done,
-  type ReconcileContext,
-  type ReconcileResult,
-  requeueAfter,
-  retry,
-} from "../../../../runtime/controller.js";
+import { setCondition } from "../../../../runtime/conditions.js";
+import { done, type ReconcileResult, requeueAfter, retry } from "../../../../runtime/controller.js";
 import { errorMessage, isConflict, isNotFound } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
@@ -37,10 +31,15 @@ import { type KubeObject, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf, servingRef } from "../../cluster-ref.js";
 import { podSelector, voterOrdinal } from "../../identity.js";
 import {
+  type AdminOpsContext,
+  applyConcern,
+  changePlane,
+  commitBeforeRelease,
   contention,
+  type InAdminOpsPass,
   type LockIdentity,
   OperationLockStore,
-  writeAdminOpsConcern,
+  withAdminOpsPass,
 } from "../../opslifecycle/index.js";
 import { type BaoAccess, observeCluster, voterClient } from "../upgrade/core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../upgrade/core/token.js";
@@ -104,7 +103,13 @@ export class RuntimeRestart {
     this.o = { stepDownSettleMs: 20_000, waitPollMs: 5_000, ...(d.options ?? {}) };
   }
 
-  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+  async reconcile(key: string, rc: AdminOpsContext): Promise<ReconcileResult> {
+    const { namespace = "", name } = splitKey(key);
+    return withAdminOpsPass(this.d.client, { namespace, name }, rc, (pass) => this.pass(key, pass));
+  }
+
+  /** One pass; its status changes are staged in the AdminOps pass and committed once. */
+  private async pass(key: string, rc: InAdminOpsPass): Promise<ReconcileResult> {
     const { namespace = "", name } = splitKey(key);
     const cached = this.d.clusters.get(key);
     if (!cached || cached.metadata.deletionTimestamp) return done();
@@ -139,6 +144,8 @@ export class RuntimeRestart {
       await this.condition(cluster, "False", c.reason, c.message, rc);
       return requeueAfter(c.requeueAfterMs);
     }
+    // What an earlier half of this pass staged is replayed on the lock's write (no lost race).
+    rc.adminOps.observed(got.cluster);
     try {
       return await this.step(cluster, want, rec?.restartAt === want ? rec : undefined, rc);
     } catch (e) {
@@ -153,7 +160,7 @@ export class RuntimeRestart {
     cluster: OpenBaoCluster,
     want: string,
     rec: RuntimeRestartStatus | undefined,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const token = await upgradeToken(this.d.client, this.d.access, cluster, this.now, rc.signal);
     if (!token)
@@ -175,7 +182,7 @@ export class RuntimeRestart {
     want: string,
     pods: ReadonlyMap<string, PodFacts>,
     now: Date,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const cutoff = restartCutoff(want, now);
     const pending = podsToRestart(pods.values(), cutoff);
@@ -208,7 +215,7 @@ export class RuntimeRestart {
     rec: RuntimeRestartStatus,
     step: RestartStep,
     token: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const progress = `${(rec.restartedPods ?? []).length} of ${(rec.restartedPods ?? []).length + (rec.pendingPods ?? []).length} pod(s) restarted`;
     switch (step.kind) {
@@ -286,7 +293,7 @@ export class RuntimeRestart {
     cluster: OpenBaoCluster,
     want: string,
     rec: RuntimeRestartStatus,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const now = this.now();
     await this.write(cluster, rc, (cur) => {
@@ -304,6 +311,7 @@ export class RuntimeRestart {
       n ? `restarted ${n} pod(s)${took}: ${(rec.restartedPods ?? []).join(", ")}` : "no pod needed a restart",
       rc,
     );
+    await commitBeforeRelease(rc);
     await this.locks.release(refOf(cluster), restartLock(refOf(cluster).name, want), rc.signal);
     return done();
   }
@@ -313,12 +321,13 @@ export class RuntimeRestart {
     cluster: OpenBaoCluster,
     rec: RuntimeRestartStatus,
     want: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     const ref = refOf(cluster);
     await this.write(cluster, rc, (cur) =>
       cur && cur.restartAt === rec.restartAt && !cur.completedAt ? undefined : cur,
     );
+    await commitBeforeRelease(rc);
     await this.locks.release(ref, restartLock(ref.name, rec.restartAt ?? ""), rc.signal);
     if (!want)
       await this.condition(
@@ -336,7 +345,7 @@ export class RuntimeRestart {
     want: string,
     reason: OpenBaoClusterReasonType,
     message: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<ReconcileResult> {
     let n = 1;
     await this.write(cluster, rc, (cur) => {
@@ -356,7 +365,7 @@ export class RuntimeRestart {
     return retry(reason);
   }
 
-  private async clearFailures(cluster: OpenBaoCluster, want: string, rc: ReconcileContext): Promise<void> {
+  private async clearFailures(cluster: OpenBaoCluster, want: string, rc: InAdminOpsPass): Promise<void> {
     await this.write(cluster, rc, (cur) => {
       if (cur?.restartAt !== want || !cur.consecutiveFailures) return cur;
       const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
@@ -386,12 +395,12 @@ export class RuntimeRestart {
 
   private async write(
     cluster: OpenBaoCluster,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
     change: (cur: RuntimeRestartStatus | undefined) => RuntimeRestartStatus | undefined,
   ): Promise<void> {
-    await writeAdminOpsConcern(this.d.client, refOf(cluster), "runtimeRestart", (cur) => change(cur), {
-      signal: rc.signal,
-    });
+    await changePlane(rc.adminOps, refOf(cluster), (plane) =>
+      applyConcern(plane, "runtimeRestart", change(plane.runtimeRestart)),
+    );
   }
 
   /** Sets Restarting when it moved; an event when its reason moves (routine progress stays quiet). */
@@ -400,21 +409,21 @@ export class RuntimeRestart {
     status: "True" | "False",
     reason: OpenBaoClusterReasonType,
     message: string,
-    rc: ReconcileContext,
+    rc: InAdminOpsPass,
   ): Promise<void> {
     const before = cluster.status?.conditions?.find((x) => x.type === C.Restarting);
     if (before?.status === status && before.reason === reason && before.message === message) return;
-    await writeAdminOpsConcern(
-      this.d.client,
-      refOf(cluster),
-      "conditions",
-      (cur) =>
+    const now = this.now();
+    await changePlane(rc.adminOps, refOf(cluster), (plane) =>
+      applyConcern(
+        plane,
+        "conditions",
         setCondition(
-          (cur ?? []) as Condition[],
+          plane.conditions ?? [],
           { type: C.Restarting, status, reason, message, observedGeneration: cluster.metadata.generation },
-          this.now(),
+          now,
         ),
-      { signal: rc.signal },
+      ),
     );
     if (before?.reason !== reason && !QUIET.has(reason))
       this.d.events.record(cluster, {

@@ -27,12 +27,12 @@ import { splitKey } from "../../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../../cluster-ref.js";
 import {
   type AdminOpsContext,
-  AdminOpsPass,
   CONTENTION_REQUEUE_MS,
   commitBeforeRelease,
   contention,
   OperationLockStore,
   planeTarget,
+  withAdminOpsPass,
 } from "../../../opslifecycle/index.js";
 import { sealPluginProblem } from "../../../validate/seal-plugins.js";
 import { parseVersion } from "../../../validate/values.js";
@@ -95,7 +95,7 @@ export class UpgradeManager {
     });
   }
 
-  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
+  async reconcile(key: string, rc: AdminOpsContext): Promise<ReconcileResult> {
     const { namespace = "", name } = splitKey(key);
     const cached = this.d.clusters.get(key);
     if (!cached) {
@@ -111,20 +111,9 @@ export class UpgradeManager {
     if (!fresh) return done();
     const cluster = fresh;
     if (cluster.metadata.deletionTimestamp) return done();
-    // The pass's AdminOps status changes are staged and applied once, at its end.
-    const adminOps = new AdminOpsPass(this.d.client, refOf(cluster));
-    const pass: AdminOpsContext = { ...rc, adminOps };
-    let result: ReconcileResult;
-    try {
-      result = await this.route(cluster, pass);
-    } catch (e) {
-      // What the pass decided before it failed is recorded still (as each write once was at once);
-      // a failure to record it is the next pass's to repeat, and the first error is the one told.
-      if (!rc.signal.aborted) await adminOps.commit(rc.signal).catch(() => undefined);
-      throw e;
-    }
-    await adminOps.commit(rc.signal);
-    return result;
+    // The pass's AdminOps status changes are staged and applied once, at its end: by the controller
+    // when it runs the halves in one pass, else here.
+    return withAdminOpsPass(this.d.client, refOf(cluster), rc, (pass) => this.route(cluster, pass));
   }
 
   private route(cluster: OpenBaoCluster, rc: AdminOpsContext): Promise<ReconcileResult> {
