@@ -482,3 +482,26 @@ export const OpenBaoClusterManagers = {
   restoreTestController: "openbaocluster-restore-test",
   restoreTest: "platform-operator-openbao-restore-test",
 } as const;
+
+/** TLS versions a listener can be bounded to (OpenBao's tls_min_version / tls_max_version). */
+export const TLS_VERSIONS = ["tls12", "tls13"] as const;
+/**
+ * Key exchange groups OpenBao 2.7 takes in tls_key_exchange_preferences: three hybrid post-quantum
+ * groups and the classical curves. Pure ML-KEM is left out, as upstream does: the operator's own
+ * clients would not offer it.
+ */
+export const TLS_KEY_EXCHANGE_GROUPS = [
+  "X25519MLKEM768",
+  "SecP256r1MLKEM768",
+  "SecP384r1MLKEM1024",
+  "X25519",
+  "CurveP256",
+  "CurveP384",
+  "CurveP521",
+] as const;
+export const CLASSICAL_KEY_EXCHANGE_GROUPS: readonly string[] = [
+  "X25519",
+  "CurveP256",
+  "CurveP384",
+  "CurveP521",
+];

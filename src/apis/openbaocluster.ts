@@ -56,6 +56,8 @@ import {
   OpenBaoGroup,
   OpenBaoVersion,
   SEMVER_PATTERN,
+  TLS_KEY_EXCHANGE_GROUPS,
+  TLS_VERSIONS,
   TLSModes,
   type UnsealType,
   UnsealTypes,
@@ -255,29 +257,6 @@ export const StorageSchema = Type.Object(
 );
 
 // ---------------------------------------------------------------- TLS
-
-/** TLS versions a listener can be bounded to (OpenBao's tls_min_version / tls_max_version). */
-export const TLS_VERSIONS = ["tls12", "tls13"] as const;
-/**
- * Key exchange groups OpenBao 2.7 takes in tls_key_exchange_preferences: three hybrid post-quantum
- * groups and the classical curves. Pure ML-KEM is left out, as upstream does: the operator's own
- * clients would not offer it.
- */
-export const TLS_KEY_EXCHANGE_GROUPS = [
-  "X25519MLKEM768",
-  "SecP256r1MLKEM768",
-  "SecP384r1MLKEM1024",
-  "X25519",
-  "CurveP256",
-  "CurveP384",
-  "CurveP521",
-] as const;
-export const CLASSICAL_KEY_EXCHANGE_GROUPS: readonly string[] = [
-  "X25519",
-  "CurveP256",
-  "CurveP384",
-  "CurveP521",
-];
 
 export const ACMESchema = Type.Object(
   {

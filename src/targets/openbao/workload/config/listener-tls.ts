@@ -9,7 +9,7 @@ import {
   CLASSICAL_KEY_EXCHANGE_GROUPS,
   TLS_KEY_EXCHANGE_GROUPS,
   TLS_VERSIONS,
-} from "../../../../apis/openbaocluster.js";
+} from "../../../../apis/openbaocluster-names.js";
 import { ConfigError } from "./errors.js";
 import type { HclValue } from "./hcl.js";
 import { atLeast, releaseOf } from "./release.js";
