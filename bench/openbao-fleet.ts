@@ -23,8 +23,11 @@ export interface FleetResult {
   peakMiB: number;
   /** VmRSS of the operator once its caches synced, before any cluster. */
   idleMiB: number;
-  /** What V8 held when the largest RSS was sampled during formation (the bench samples every 2 s). */
+  /** What V8 held once idle (before any cluster), then when the largest RSS was sampled during
+   * formation (the bench samples every 2 s), then after the quiet window. */
+  atIdle: MemorySample;
   atLargest: MemorySample;
+  atSteady: MemorySample;
   window: QuietWindow;
 }
 
@@ -69,6 +72,7 @@ export async function fleet(
     await settled(op, 0);
     const before = requests(await op.metrics());
     const idleMiB = memoryMiB(op.pid, "VmRSS");
+    const atIdle = heapSample(await op.metrics(), idleMiB);
     say(`fleet: creating ${n} one-voter clusters...`);
     const t0 = performance.now();
     for (const ns of namespaces) await createCluster(client, ns, 1);
@@ -110,6 +114,7 @@ export async function fleet(
     await settled(op, n);
     say(`fleet: measuring ${n} clusters for ${seconds(windowMs)}...`);
     const window = await quietWindow(op, n, windowMs);
+    const atSteady = heapSample(await op.metrics(), memoryMiB(op.pid, "VmRSS"));
     return {
       clusters: n,
       formedMs: formedMs as number[],
@@ -117,7 +122,9 @@ export async function fleet(
       apiRequests,
       peakMiB,
       idleMiB,
+      atIdle,
       atLargest,
+      atSteady,
       window,
     };
   } finally {
@@ -134,19 +141,23 @@ export function fleetTable(r: FleetResult, resync: string, flags: string): strin
   const apiQuiet = Object.values(w.apiByMethod).reduce((a, b) => a + b, 0);
   const per = (x: number, digits = 2) => (x / r.clusters).toFixed(digits);
   const mib = (x: number) => `${x.toFixed(1)} MiB`;
-  const largest = r.atLargest;
-  const spaces = Object.entries(largest.spaces)
-    .filter(([, v]) => v >= 0.05)
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-    .join(", ");
-  const heapTotal = Object.values(largest.spaces).reduce((a, b) => a + b, 0);
+  const heap = (m: MemorySample) => {
+    const spaces = Object.entries(m.spaces)
+      .filter(([, v]) => v >= 0.05)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+      .join(", ");
+    const total = Object.values(m.spaces).reduce((a, b) => a + b, 0);
+    return `RSS ${mib(m.rssMiB)}: V8 heap committed ${mib(total)} (${spaces || "not read"}), external ${mib(m.externalMiB)}`;
+  };
   return [
     `\nFleet: ${r.clusters} one-voter clusters created at once, a fresh operator on its default intervals (${flags})`,
     `all formed (apply → initialized, ready, Raft voter): ${seconds(r.allFormedMs)}; per cluster: first ${seconds(sorted[0]!)}, median ${seconds(at(0.5))}, 90th ${seconds(at(0.9))}, last ${seconds(sorted.at(-1)!)}`,
     `API requests apply → all formed: ${r.apiRequests} (${per(r.apiRequests, 1)} per cluster)`,
     `operator RSS: idle ${mib(r.idleMiB)} before any cluster, peak ${mib(r.peakMiB)} by the time all formed, steady ${mib(w.rssMiB)} after the quiet window; per cluster over idle: peak ${per(r.peakMiB - r.idleMiB)} MiB, steady ${per(w.rssMiB - r.idleMiB)} MiB`,
-    `at the largest RSS sampled in formation (${mib(largest.rssMiB)}): V8 heap committed ${mib(heapTotal)} (${spaces || "not read"}), external ${mib(largest.externalMiB)}`,
+    `memory idle: ${heap(r.atIdle)}`,
+    `memory at the largest RSS sampled in formation: ${heap(r.atLargest)}`,
+    `memory steady: ${heap(r.atSteady)}`,
     `quiet ${seconds(w.seconds * 1000)}: CPU ${w.cpuSeconds.toFixed(2)} s (${per(w.cpuSeconds, 3)} s per cluster), API requests ${apiQuiet} (${per(apiQuiet)} per cluster), OpenBao requests ${w.baoRequests} (${per(w.baoRequests)} per cluster), passes ${w.reconciles}`,
     `formed per cluster (s, creation order): ${r.formedMs.map((t) => (t / 1000).toFixed(0)).join(" ")}`,
     ...quietTable([w], resync).slice(1),
