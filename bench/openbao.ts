@@ -19,10 +19,14 @@
  *    seconds, API requests by method and OpenBao requests over BENCH_QUIET_WINDOW (5m), for each
  *    cluster count of BENCH_QUIET_CLUSTERS (1,5), next to its RSS (bench/openbao-quiet.ts).
  *
- * 6. Fleet mode (BENCH_FLEET=N, e.g. 50; steps 1-5 are then skipped): N one-voter clusters created
- *    at once under a fresh operator on its default intervals; each cluster's time from the apply to
- *    formed, the operator's API requests until all formed, its peak RSS, then one quiet window of
- *    BENCH_QUIET_WINDOW, every cost also per cluster (bench/openbao-fleet.ts).
+ * 6. Fleet mode (`npm run bench:openbao -- --clusters N`, e.g. 50, or BENCH_FLEET=N; steps 1-5 are
+ *    then skipped): N one-voter clusters created at once under a fresh operator on its default
+ *    intervals; each cluster's time from the apply to formed, the operator's API requests until all
+ *    formed, its idle, peak and steady RSS and what its heap held at the peak, then one quiet window
+ *    of BENCH_QUIET_WINDOW, every cost also per cluster (bench/openbao-fleet.ts).
+ *
+ * The operator runs with the heap flags the chart ships (bench/shipped-flags.ts; BENCH_MEMORY_LIMIT=0
+ * for node's defaults), printed with the figures.
  *
  * BENCH_QUIET_PASSES (5) sets how many quiet passes are counted; BENCH_RESYNC (5s) the operator's
  * resyncInterval, which paces them (its pollInterval stays the default, 3 s). BENCH_QUIET_RESYNC
@@ -45,6 +49,7 @@ import { createCluster, freshNamespace, say, seconds, settled, until } from "./o
 import { fleet, fleetTable } from "./openbao-fleet.js";
 import { type QuietWindow, quietTable, quietWindow } from "./openbao-quiet.js";
 import { memoryMiB, startOperatorInNode } from "./operator-in-node.js";
+import { shippedFlags } from "./shipped-flags.js";
 
 const QUIET = Number(process.env["BENCH_QUIET_PASSES"] ?? 5);
 const RESYNC = process.env["BENCH_RESYNC"] ?? "5s";
@@ -58,7 +63,19 @@ const QUIET_CLUSTERS = (process.env["BENCH_QUIET_CLUSTERS"] ?? "1,5")
 const QUIET_RESYNC = process.env["BENCH_QUIET_RESYNC"];
 const QUIET_REPLICAS = Number(process.env["BENCH_QUIET_REPLICAS"] ?? REPLICAS);
 const SKIP_HAND = process.env["BENCH_SKIP_HAND"] === "1";
-const FLEET = Number(process.env["BENCH_FLEET"] ?? 0);
+const FLEET = clustersArgument(process.argv.slice(2)) ?? Number(process.env["BENCH_FLEET"] ?? 0);
+const FLAGS = shippedFlags().note;
+
+/** `--clusters N` or `--clusters=N`: the fleet mode's cluster count. */
+function clustersArgument(args: string[]): number | undefined {
+  const i = args.findIndex((a) => a === "--clusters" || a.startsWith("--clusters="));
+  if (i < 0) return undefined;
+  const a = args[i]!;
+  const raw = a.includes("=") ? a.slice(a.indexOf("=") + 1) : args[i + 1];
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--clusters must be a whole number from 1, got ${raw}`);
+  return n;
+}
 
 const POD: ResourceType = { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
 
@@ -361,7 +378,7 @@ try {
   if (FLEET > 0) {
     const r = await fleet(node, client, FLEET, WINDOW_MS);
     client.close();
-    for (const l of fleetTable(r, "the default")) process.stdout.write(`${l}\n`);
+    for (const l of fleetTable(r, "the default", FLAGS)) process.stdout.write(`${l}\n`);
   } else await standard(client);
 } finally {
   const left = await node.stop();
@@ -386,7 +403,7 @@ async function standard(client: KubeClient): Promise<void> {
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
   const out = (l: string) => process.stdout.write(`${l}\n`);
   out(
-    `\nOpenBaoCluster benchmark: ${REPLICAS} voters on the local node (OpenBao ${BAO_DEFAULT_VERSION}, real pods)`,
+    `\nOpenBaoCluster benchmark: ${REPLICAS} voters on the local node (OpenBao ${BAO_DEFAULT_VERSION}, real pods; operator on ${FLAGS})`,
   );
   out(line(header));
   out(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LocalNode } from "../src/testenv/node/node.js";
 import { trackChild } from "../src/testenv/processes.js";
+import { shippedFlags } from "./shipped-flags.js";
 
 // The operator as the benches run it: the real `platform-operator run` process inside the node's
 // network namespace with the cluster DNS, like an in-cluster operator, its probes on the node's side
@@ -72,8 +73,12 @@ targets:
     namespaces: [${namespaces.join(", ")}]
 ${extra}`,
   );
-  // BENCH_OPERATOR_NODE_FLAGS: node flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
-  const flags = (process.env["BENCH_OPERATOR_NODE_FLAGS"] ?? "").split(" ").filter(Boolean);
+  // The chart's heap flags (bench/shipped-flags.ts), then BENCH_OPERATOR_NODE_FLAGS: more node
+  // flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
+  const flags = [
+    ...shippedFlags().flags,
+    ...(process.env["BENCH_OPERATOR_NODE_FLAGS"] ?? "").split(" ").filter(Boolean),
+  ];
   const argv = node.inCluster([
     process.execPath,
     ...flags,

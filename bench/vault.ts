@@ -19,7 +19,6 @@ import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { heapFlagsFor } from "../src/cli/heap.js";
 import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE, SERVICE_ACCOUNT } from "../src/runtime/builtin-types.js";
 import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
@@ -28,6 +27,7 @@ import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testen
 import { makeTempDir } from "../src/testenv/tempdirs.js";
 import { kvFloorSeconds } from "./kv-floor.js";
 import { cpuSeconds } from "./proc.js";
+import { shippedFlags } from "./shipped-flags.js";
 
 const VAULTSEED: ResourceType = {
   group: "ohmlab.fr",
@@ -43,28 +43,9 @@ const sizes = (process.env["BENCH_SIZES"] ?? "0,1000,10000").split(",").map(Numb
 const heapSnapshots = process.env["BENCH_HEAP_SNAPSHOTS"] === "1";
 const seedSnapshot = process.env["BENCH_HEAP_SNAPSHOTS"] !== "0";
 const HEAP_SUMMARY = fileURLToPath(new URL("./heap-summary.js", import.meta.url));
-// The operator runs as the chart ships it: with the heap flags the chart derives from its default
-// memory limit (the flags `platform-operator node-options` prints in such a container).
-// BENCH_MEMORY_LIMIT=N takes another limit in MiB; 0 runs it with node's defaults for this host.
-const CHART_VALUES = fileURLToPath(
-  new URL("../../deploy/chart/platform-operator/values.yaml", import.meta.url),
-);
-const memoryLimitMiB = Number(process.env["BENCH_MEMORY_LIMIT"] ?? chartMemoryLimitMiB());
-
-/** resources.limits.memory of the chart's values (Mi or Gi), the limit the operator ships with. */
-function chartMemoryLimitMiB(): number {
-  const values = parse(readFileSync(CHART_VALUES, "utf8")) as {
-    resources?: { limits?: { memory?: string } };
-  };
-  const m = /^(\d+)(Mi|Gi)$/.exec(values.resources?.limits?.memory ?? "");
-  if (!m) throw new Error(`${CHART_VALUES}: resources.limits.memory is not in Mi or Gi`);
-  return Number(m[1]) * (m[2] === "Gi" ? 1024 : 1);
-}
-// BENCH_NODE_FLAGS adds node flags after those (a later V8 flag wins), to compare settings.
-const heapFlags = [
-  ...(memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : []),
-  ...(process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean),
-];
+// The operator runs as the chart ships it (bench/shipped-flags.ts: BENCH_MEMORY_LIMIT, BENCH_NODE_FLAGS).
+const shipped = shippedFlags();
+const heapFlags = shipped.flags;
 
 /** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
 function seedSpec(ns: string, i: number): Record<string, unknown> {
@@ -502,11 +483,7 @@ try {
   ]);
   const memWidths = memHeader.map((h, i) => Math.max(h.length, ...memRows.map((row) => row[i]!.length)));
   const memLine = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(memWidths[i]!)).join(" | ")} |`;
-  const limitNote = memoryLimitMiB > 0 ? ` (the chart's flags for a ${memoryLimitMiB} MiB limit)` : "";
-  const flagNote =
-    heapFlags.length > 0
-      ? `, node ${process.version} ${heapFlags.join(" ")}${limitNote}`
-      : `, node ${process.version} with its default heap sizing`;
+  const flagNote = `, ${shipped.note}`;
   process.stdout.write(`\nOperator memory (VmRSS / VmHWM of the operator process${flagNote})\n`);
   process.stdout.write(`${memLine(memHeader)}\n|${memWidths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of memRows) process.stdout.write(`${memLine(row)}\n`);

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type * as Http from "node:http";
 import https from "node:https";
+import tls from "node:tls";
 import { http } from "./node-http.js";
 import { abortError } from "./transport.js";
 
@@ -114,7 +116,8 @@ export class JsonHttp {
     const idleMs = r.idleTimeoutMs ?? this.opts.idleTimeoutMs ?? DEFAULT_IDLE_MS;
     const deadlineMs = r.deadlineMs ?? this.opts.deadlineMs;
     const maxBody = this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    const options: https.RequestOptions = {
+    // secureContext is tls.connect's, which https.request hands its options to.
+    const options: https.RequestOptions & { secureContext?: tls.SecureContext } = {
       method: r.method,
       host: this.base.hostname,
       port: this.base.port || (this.secure ? 443 : 80),
@@ -124,9 +127,11 @@ export class JsonHttp {
       // Given here as well, the idle limit covers the connect of a fresh connection too.
       timeout: idleMs,
       signal: r.signal,
-      ...this.tls,
+      ...(this.tls.servername ? { servername: this.tls.servername } : {}),
     };
     return new Promise<JsonResponse>((resolve, reject) => {
+      // Inside the promise: bad PEM text rejects the exchange, as node's own context building did.
+      if (this.secure) options.secureContext = sharedSecureContext(this.tls);
       let settled = false;
       let deadline: NodeJS.Timeout | undefined;
       const settle = (finish: () => void) => {
@@ -188,6 +193,44 @@ export class JsonHttp {
   close(): void {
     if (this.agent) this.agent.destroy();
   }
+}
+
+/** How many distinct TLS contexts are kept; the oldest goes first (a CA or client certificate rotated). */
+const CONTEXTS_KEPT = 32;
+const contexts = new Map<string, tls.SecureContext>();
+
+/**
+ * One TLS context per distinct CA bundle and client certificate, shared by every client and every
+ * exchange that use them. Node would otherwise build one for each connection, parsing the PEM text
+ * again each time (a client without maxSockets opens a connection per exchange, and most clients
+ * live for one pass), and the native memory of each stays until a collection frees it: during the
+ * formation of several clusters that was CPU and resident memory for nothing. Keyed by a digest, so
+ * the map holds no key material of its own.
+ */
+export function sharedSecureContext(material: {
+  ca?: string;
+  cert?: string;
+  key?: string;
+}): tls.SecureContext {
+  const digest = createHash("sha256");
+  for (const part of [material.ca, material.cert, material.key])
+    digest.update(`${part?.length ?? -1}:${part ?? ""}`);
+  const key = digest.digest("base64");
+  const kept = contexts.get(key);
+  if (kept) {
+    // Most recently used last, so the oldest is the one dropped.
+    contexts.delete(key);
+    contexts.set(key, kept);
+    return kept;
+  }
+  const made = tls.createSecureContext({
+    ...(material.ca ? { ca: material.ca } : {}),
+    ...(material.cert ? { cert: material.cert } : {}),
+    ...(material.key ? { key: material.key } : {}),
+  });
+  contexts.set(key, made);
+  if (contexts.size > CONTEXTS_KEPT) contexts.delete(contexts.keys().next().value!);
+  return made;
 }
 
 function parseJson(raw: Buffer): unknown {

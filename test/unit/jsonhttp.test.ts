@@ -5,7 +5,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { TLSSocket } from "node:tls";
-import { JsonHttp, JsonHttpError } from "../../src/runtime/jsonhttp.js";
+import { JsonHttp, JsonHttpError, sharedSecureContext } from "../../src/runtime/jsonhttp.js";
 import { type ControlPlanePki, createControlPlanePki } from "../../src/testenv/pki.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
 
@@ -316,6 +316,25 @@ describe("JsonHttp over TLS", () => {
     }
     const without = new JsonHttp({ address: `https://127.0.0.1:${mtls.port}`, caPem: pki.caPem });
     await failsWith(without.request({ method: "GET", path: "/" }), "connection", /: GET \/: /);
+  });
+
+  it("builds one TLS context per CA bundle and client certificate, shared by clients", async () => {
+    const ca = pki.caPem;
+    const first = sharedSecureContext({ ca });
+    // The same material in another string (as read again from a Secret) finds the same context.
+    assert.equal(sharedSecureContext({ ca: `${ca}` }), first);
+    const withCert = sharedSecureContext({ ca, cert: pki.adminCertPem, key: pki.adminKeyPem });
+    assert.notEqual(withCert, first);
+    assert.equal(sharedSecureContext({ ca, cert: pki.adminCertPem, key: pki.adminKeyPem }), withCert);
+    assert.notEqual(sharedSecureContext({}), first);
+    // Bad PEM text fails the exchange, as when node built the context for each connection.
+    const bad = new JsonHttp({ address: `https://127.0.0.1:${s.port}`, caPem: "not a certificate" });
+    await assert.rejects(bad.request({ method: "GET", path: "/" }));
+    // Clients of one CA, one after the other, each still verified against it.
+    for (let i = 0; i < 3; i++) {
+      const http = new JsonHttp({ address: `https://127.0.0.1:${s.port}`, caPem: ca });
+      assert.equal((await http.request({ method: "GET", path: "/" })).status, 200);
+    }
   });
 });
 
