@@ -106,6 +106,9 @@ const OPENBAO_UNUSED_GRANTS: Record<string, string> = {
       "apps/statefulsets",
       "core/configmaps",
       "policy/poddisruptionbudgets",
+      // GatewayIntegrationReady reads the Gateway and its class through the cache too.
+      "gateway.networking.k8s.io/gateways",
+      "gateway.networking.k8s.io/gatewayclasses",
     ].map((r) => [`get ${r}`, CACHE_MISS_ONLY]),
   ),
   "update core/pods":
