@@ -1,5 +1,6 @@
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { ResourceType } from "../../src/runtime/types.js";
+import type { RecordedWrite } from "./write-proxy.js";
 
 /** What one run of a lifecycle saw at its named checkpoints, normalised so two runs compare equal. */
 export type Checkpoints = Map<string, unknown>;
@@ -15,6 +16,14 @@ export interface RunContext {
 export type Backends = Record<string, string>;
 
 export interface PreparedRun {
+  /**
+   * The API server the operator talks to and where its recording proxy listens, when not the
+   * harness's own (sharedEnv) on loopback: the node's, with the proxy on the host's end of the
+   * node's veth.
+   */
+  kube?: { kubeconfigPath: string; host: string };
+  /** Wraps the operator's command (the node's inCluster: its network namespace and cluster DNS). */
+  wrap?: (argv: string[]) => string[];
   /** Real addresses of the other backends the operator uses; the campaign puts a WriteProxy in front of each. */
   backends: Backends;
   /** Writes to these backends that change no data (a login) and are not crash points. */
@@ -54,4 +63,10 @@ export interface Lifecycle {
   /** The outages this lifecycle is run under (`npm run faults -- --outages`). */
   outages?: Outage[];
   prepare(ctx: RunContext): Promise<PreparedRun>;
+}
+
+/** A crash point named by what the write is rather than by its number: the first write it matches. */
+export interface NamedCrash {
+  name: string;
+  match(w: RecordedWrite): boolean;
 }
