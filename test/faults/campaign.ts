@@ -123,7 +123,10 @@ export async function runOnce(
       proxied[name] = p.url;
     }
     const outageProxy = outage && byName.get(outage.backend);
-    if (outage && !outageProxy) throw new Error(`outage of ${outage.backend}: the run has no such backend`);
+    // A fault the lifecycle injects itself (an OpenBao pod killed), not a proxy taken down.
+    const injected = outage && run.faults?.[outage.backend];
+    if (outage && !outageProxy && !injected)
+      throw new Error(`outage of ${outage.backend}: the run has no such backend or fault`);
     const before = await namesIn(client, ns, run.leakKinds);
     const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env, run.wrap);
     op = operator;
@@ -134,7 +137,18 @@ export async function runOnce(
         operator.killNow();
         restarted = operator.restart();
       });
-    if (outage && outageProxy)
+    if (outage && injected)
+      log.arm(outage.afterWrite, () => {
+        result.reached = true;
+        healed = injected().then(
+          (what) => {
+            say(`${outage.backend}: ${what}`);
+            return operator.alive() ? [] : [`the operator exited during the ${outage.backend} fault`];
+          },
+          (e: Error) => [`the fault ${outage.backend} was not injected: ${e.message}`],
+        );
+      });
+    else if (outage && outageProxy)
       log.arm(outage.afterWrite, () => {
         result.reached = true;
         healed = (async () => {
@@ -196,7 +210,9 @@ export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions):
     const r = await runOnce(lifecycle, opts, undefined, baseline.checkpoints, { ...o, afterWrite });
     const row: Row = {
       lifecycle: lifecycle.name,
-      fault: `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
+      fault:
+        o.label ??
+        `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
       writes: baseline.writes.length,
       points: [afterWrite],
       runs: 1,

@@ -43,6 +43,12 @@ export interface PreparedRun {
    * objects' conditions); `stop` ends the watch and returns what was missing, one violation each.
    */
   duringOutage?(backend: string): { stop(): Promise<string[]> };
+  /**
+   * Faults the lifecycle injects itself, by the name an Outage's `backend` gives: each waits for
+   * its moment (a phase of the lifecycle), does its harm and resolves, saying what it did, once the
+   * harm is done; the run must still end in the invariants. A fault whose moment never came throws.
+   */
+  faults?: Record<string, () => Promise<string>>;
   /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
   drive(): Promise<Checkpoints>;
   /** Invariants of this run alone and against the run without faults; each string is one violation. */
@@ -51,8 +57,10 @@ export interface PreparedRun {
 
 /** One backend gone for a while, once, mid-lifecycle. */
 export interface Outage {
-  /** "kube" (the API server as the operator reaches it) or one of the lifecycle's backends. */
+  /** "kube" (the API server as the operator reaches it), one of the lifecycle's backends or faults. */
   backend: string;
+  /** The table's wording of the fault (default: "<backend> unreachable <seconds> s"). */
+  label?: string;
   /** Where it begins: after this share of the run without faults' writes (0.1: early on). */
   at: number;
   seconds: number;

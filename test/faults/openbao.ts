@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { JOB, PERSISTENT_VOLUME_CLAIM, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import { JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { runCommand } from "../../src/testenv/exec.js";
@@ -28,6 +28,7 @@ const SERVICE: ResourceType = {
   namespaced: true,
 };
 const NAME = "fbao";
+const POD_KILL = "bao-pod-kill";
 const FROM = "2.6.2";
 const TO = "2.7.2";
 const BUCKET = "snapshots";
@@ -66,6 +67,10 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
   ];
   return {
     name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
+    // Armed at the first write; the fault itself waits for its moment in the upgrade.
+    outages: o.upgrade
+      ? [{ backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 }]
+      : [],
     async prepare(ctx: RunContext): Promise<PreparedRun> {
       const { client, namespace: ns } = ctx;
       const node = await sharedNode();
@@ -127,6 +132,30 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
     resyncInterval: 5s
     executorImage: ${OPERATOR_IMAGE}
 `,
+        faults: {
+          /**
+           * Once the roll has replaced its first pod, pod 0 (not replaced yet, the last of the roll)
+           * is killed outright: SIGKILL through a forced delete with no grace, as a node losing it.
+           */
+          async [POD_KILL]() {
+            const s = await poll(
+              async () => {
+                const st = await status();
+                // Ended before a look saw a pod replaced: the moment was missed, not waited for.
+                if (st.currentVersion === TO) return { missed: true as const, st };
+                return (st.upgrade?.completedPods?.length ?? 0) > 0
+                  ? { missed: false as const, st }
+                  : undefined;
+              },
+              stepMs,
+              "the rolling upgrade to replace its first pod",
+            );
+            if (s.missed) throw new Error("the upgrade ended before a look saw its first pod replaced");
+            const uid = (await client.getOrUndefined(POD, `${NAME}-0`, ns))?.metadata.uid;
+            await kubectl(["delete", "pod", `${NAME}-0`, "--grace-period=0", "--force", "--wait=false"]);
+            return `pod ${NAME}-0 (${uid}) killed once pods ${s.st.upgrade?.completedPods?.join(", ")} were upgraded`;
+          },
+        },
         async cleanup() {
           await secrets.stop();
           await jobs.stop();
