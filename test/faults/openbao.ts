@@ -126,6 +126,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
         wrap: node.inCluster,
         backends: {},
         leakKinds: [JOB, STATEFULSET, SERVICE, PERSISTENT_VOLUME_CLAIM],
+        // The namespace's own, made by the API server's controllers whenever they get to it.
+        keptOnPurpose: (id) => id === "ServiceAccount/default" || id === "ConfigMap/kube-root-ca.crt",
         section: () => `  openbao:
     namespaces: [${ns}]
     pollInterval: 2s
