@@ -303,6 +303,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             );
             if (backups.size !== 1) out.push(`${backups.size} backup Jobs for one trigger`);
           }
+          const b = run.get("backup") as { succeeded?: boolean } | undefined;
+          if (s3 && b && !b.succeeded) out.push("backup t1 was recorded but did not succeed");
           const c = run.get("canary") as { readable?: boolean } | undefined;
           if (c && !c.readable) out.push("the canary written after init is not readable at the end");
           return out;
