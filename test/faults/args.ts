@@ -5,6 +5,8 @@ export interface FaultArgs {
   paths: number;
   /** With --all, the first crash point (a long campaign resumed): 1 by default. */
   from: number;
+  /** With --all, the last crash point (a long campaign in chunks); undefined: the last write. */
+  to?: number;
   /** Crash points (off with --no-kills). */
   kills: boolean;
   /** Each lifecycle's outages (--outages). */
@@ -13,7 +15,11 @@ export interface FaultArgs {
   only: string[];
 }
 
-/** `--all`, `--seed N`, `--sample K`, `--paths P`, `--lifecycle NAME` (repeatable), `--from N`, `--outages`, `--no-kills`. */
+/**
+ * `--all`, `--seed N`, `--sample K`, `--paths P`, `--lifecycle NAME` (repeatable), `--from N`,
+ * `--to N`, `--outages`, `--no-kills`, `--openbao` (the OpenBao lifecycle, on the local node: only
+ * run when asked, alone or with `--lifecycle` for others).
+ */
 export function parseFaultArgs(argv: string[], now: number): FaultArgs {
   const out: FaultArgs = {
     all: false,
@@ -38,12 +44,14 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     else if (a === "--sample") out.sample = count(a, argv[++i], 1);
     else if (a === "--paths") out.paths = count(a, argv[++i], 1);
     else if (a === "--from") out.from = count(a, argv[++i], 1);
+    else if (a === "--to") out.to = count(a, argv[++i], 1);
+    else if (a === "--openbao") out.only.push("openbao");
     else if (a === "--outages") out.outages = true;
     else if (a === "--no-kills") out.kills = false;
     else if (a === "--lifecycle") out.only.push((argv[++i] ?? "").toLowerCase());
     else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --outages, --no-kills`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao`,
       );
   }
   return out;

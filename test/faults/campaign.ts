@@ -4,7 +4,7 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { sameAsBaseline } from "./compare.js";
-import type { Checkpoints, Lifecycle, Outage } from "./lifecycle.js";
+import type { Checkpoints, Lifecycle, NamedCrash, Outage } from "./lifecycle.js";
 import { OperatorProcess } from "./operator-process.js";
 import { crashPoints } from "./sample.js";
 import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
@@ -44,6 +44,8 @@ export interface CampaignOptions {
   seed: number;
   /** With `all`, crash points from this one on (default 1). */
   from?: number;
+  /** With `all`, crash points up to this one (default: the last): a long campaign run in chunks. */
+  to?: number;
   /** Crash points (default true). */
   kills?: boolean;
   /** The lifecycle's outages, one run each (default false). */
@@ -73,13 +75,14 @@ async function namesIn(
 }
 
 /**
- * One run of `lifecycle`: without faults, or killing the operator right after write `crashAt`, or
- * taking one backend away for `outage.seconds` right after write `outage.afterWrite`.
+ * One run of `lifecycle`: without faults, or killing the operator right after write `crashAt` (a
+ * number, or the first write a named crash point matches), or taking one backend away for
+ * `outage.seconds` right after write `outage.afterWrite`.
  */
 export async function runOnce(
   lifecycle: Lifecycle,
   opts: CampaignOptions,
-  crashAt?: number,
+  crashAt?: number | NamedCrash,
   baseline?: Checkpoints,
   outage?: Outage & { afterWrite: number },
 ): Promise<RunResult> {
@@ -95,7 +98,7 @@ export async function runOnce(
   let cleanup: (() => Promise<void>) | undefined;
   let healed: Promise<string[]> | undefined;
   const result: RunResult = {
-    crashAt,
+    crashAt: typeof crashAt === "number" ? crashAt : undefined,
     outage,
     reached: crashAt === undefined && outage === undefined,
     writes: log.writes,
@@ -105,7 +108,11 @@ export async function runOnce(
   try {
     const run = await lifecycle.prepare({ client, namespace: ns, say });
     cleanup = run.cleanup?.bind(run);
-    const kube = await WriteProxy.kube(sharedEnv().kubeconfigPath, { backend: "kube", log });
+    const kube = await WriteProxy.kube(run.kube?.kubeconfigPath ?? sharedEnv().kubeconfigPath, {
+      backend: "kube",
+      log,
+      host: run.kube?.host,
+    });
     proxies.push(kube);
     const proxied: Record<string, string> = {};
     const byName = new Map<string, WriteProxy>([["kube", kube]]);
@@ -116,17 +123,32 @@ export async function runOnce(
       proxied[name] = p.url;
     }
     const outageProxy = outage && byName.get(outage.backend);
-    if (outage && !outageProxy) throw new Error(`outage of ${outage.backend}: the run has no such backend`);
+    // A fault the lifecycle injects itself (an OpenBao pod killed), not a proxy taken down.
+    const injected = outage && run.faults?.[outage.backend];
+    if (outage && !outageProxy && !injected)
+      throw new Error(`outage of ${outage.backend}: the run has no such backend or fault`);
     const before = await namesIn(client, ns, run.leakKinds);
-    const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env);
+    const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env, run.wrap);
     op = operator;
     if (crashAt !== undefined)
-      log.arm(crashAt, () => {
+      log.arm(typeof crashAt === "number" ? crashAt : crashAt.match, (w) => {
         result.reached = true;
+        result.crashAt = w.seq;
         operator.killNow();
         restarted = operator.restart();
       });
-    if (outage && outageProxy)
+    if (outage && injected)
+      log.arm(outage.afterWrite, () => {
+        result.reached = true;
+        healed = injected().then(
+          (what) => {
+            say(`${outage.backend}: ${what}`);
+            return operator.alive() ? [] : [`the operator exited during the ${outage.backend} fault`];
+          },
+          (e: Error) => [`the fault ${outage.backend} was not injected: ${e.message}`],
+        );
+      });
+    else if (outage && outageProxy)
       log.arm(outage.afterWrite, () => {
         result.reached = true;
         healed = (async () => {
@@ -188,7 +210,9 @@ export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions):
     const r = await runOnce(lifecycle, opts, undefined, baseline.checkpoints, { ...o, afterWrite });
     const row: Row = {
       lifecycle: lifecycle.name,
-      fault: `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
+      fault:
+        o.label ??
+        `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
       writes: baseline.writes.length,
       points: [afterWrite],
       runs: 1,
@@ -235,7 +259,7 @@ export async function campaign(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
   );
   row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed).filter(
-    (n) => !opts.all || n >= (opts.from ?? 1),
+    (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
   );
   for (const n of row.points) {
     const r = await runOnce(lifecycle, opts, n, base.checkpoints);

@@ -1,5 +1,6 @@
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { ResourceType } from "../../src/runtime/types.js";
+import type { RecordedWrite } from "./write-proxy.js";
 
 /** What one run of a lifecycle saw at its named checkpoints, normalised so two runs compare equal. */
 export type Checkpoints = Map<string, unknown>;
@@ -15,6 +16,14 @@ export interface RunContext {
 export type Backends = Record<string, string>;
 
 export interface PreparedRun {
+  /**
+   * The API server the operator talks to and where its recording proxy listens, when not the
+   * harness's own (sharedEnv) on loopback: the node's, with the proxy on the host's end of the
+   * node's veth.
+   */
+  kube?: { kubeconfigPath: string; host: string };
+  /** Wraps the operator's command (the node's inCluster: its network namespace and cluster DNS). */
+  wrap?: (argv: string[]) => string[];
   /** Real addresses of the other backends the operator uses; the campaign puts a WriteProxy in front of each. */
   backends: Backends;
   /** Writes to these backends that change no data (a login) and are not crash points. */
@@ -34,6 +43,12 @@ export interface PreparedRun {
    * objects' conditions); `stop` ends the watch and returns what was missing, one violation each.
    */
   duringOutage?(backend: string): { stop(): Promise<string[]> };
+  /**
+   * Faults the lifecycle injects itself, by the name an Outage's `backend` gives: each waits for
+   * its moment (a phase of the lifecycle), does its harm and resolves, saying what it did, once the
+   * harm is done; the run must still end in the invariants. A fault whose moment never came throws.
+   */
+  faults?: Record<string, () => Promise<string>>;
   /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
   drive(): Promise<Checkpoints>;
   /** Invariants of this run alone and against the run without faults; each string is one violation. */
@@ -42,8 +57,10 @@ export interface PreparedRun {
 
 /** One backend gone for a while, once, mid-lifecycle. */
 export interface Outage {
-  /** "kube" (the API server as the operator reaches it) or one of the lifecycle's backends. */
+  /** "kube" (the API server as the operator reaches it), one of the lifecycle's backends or faults. */
   backend: string;
+  /** The table's wording of the fault (default: "<backend> unreachable <seconds> s"). */
+  label?: string;
   /** Where it begins: after this share of the run without faults' writes (0.1: early on). */
   at: number;
   seconds: number;
@@ -54,4 +71,10 @@ export interface Lifecycle {
   /** The outages this lifecycle is run under (`npm run faults -- --outages`). */
   outages?: Outage[];
   prepare(ctx: RunContext): Promise<PreparedRun>;
+}
+
+/** A crash point named by what the write is rather than by its number: the first write it matches. */
+export interface NamedCrash {
+  name: string;
+  match(w: RecordedWrite): boolean;
 }

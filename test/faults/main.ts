@@ -9,18 +9,26 @@
  *   npm run faults -- --seed 1234        replays the sample of that seed
  *   npm run faults -- --sample 10 --paths 20
  *   npm run faults -- --outages --no-kills --paths 1000   each lifecycle's outages, one run each
+ *   npm run faults -- --openbao --seed 7 --sample 3        the OpenBao lifecycle (on the local node)
+ *   npm run faults -- --openbao --all --from 1 --to 20     every crash point, in chunks
  *
- * It starts its own kube-apiserver + etcd and dev-mode OpenBao from the test cache (no node).
+ * VaultSeed and GitLabCore run on a kube-apiserver + etcd and dev-mode OpenBao of its own from the
+ * test cache (no node). OpenBao runs only when asked (--openbao): it starts a local node (root),
+ * so run it under `flock /tmp/node-test.lock` as every node test.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KubeClient, loadKubeConfig } from "../../src/runtime/client.js";
 import { startControlPlane } from "../../src/testenv/controlplane.js";
+import { sharedNode, startSharedNode } from "../../src/testenv/node/shared.js";
 import { startDevOpenBao } from "../../src/testenv/openbao.js";
 import { SHARED_ENV_VARS } from "../../src/testenv/shared.js";
+import { clientFor } from "../support/kube.js";
 import { parseFaultArgs } from "./args.js";
-import { campaignRows, type Row, table } from "./campaign.js";
+import { type CampaignOptions, campaignRows, type Row, table } from "./campaign.js";
 import { gitLabCoreLifecycle } from "./gitlabcore.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { openBaoLifecycle } from "./openbao.js";
 import { vaultSeedLifecycle } from "./vaultseed.js";
 
 const say = (l: string) => process.stderr.write(`[faults] ${l}\n`);
@@ -30,46 +38,66 @@ async function main(): Promise<number> {
   say(
     `seed ${args.seed} (replay with --seed ${args.seed})${args.all ? ", every crash point" : `, ${args.sample} crash points per lifecycle`}`,
   );
-  const cp = await startControlPlane({ log: say });
-  const bao = await startDevOpenBao();
+  const chosen = (l: Lifecycle) => args.only.some((o) => l.name.toLowerCase().startsWith(o));
+  const onApi = [vaultSeedLifecycle(args.paths), gitLabCoreLifecycle()].filter(
+    (l) => args.only.length === 0 || chosen(l),
+  );
+  const onNode = [openBaoLifecycle()].filter(chosen);
   const rows: Row[] = [];
-  try {
-    const caFile = join(cp.dir, "ca.crt");
-    writeFileSync(caFile, cp.caPem);
-    // The test support helpers read the environment the way test files do.
-    const v = SHARED_ENV_VARS;
-    Object.assign(process.env, {
-      [v.kubeconfig]: cp.kubeconfigPath,
-      [v.server]: cp.server,
-      [v.caFile]: caFile,
-      [v.issuer]: cp.issuer,
-      [v.baoAddr]: bao.addr,
-      [v.baoToken]: bao.rootToken,
-      [v.baoVersion]: bao.version,
-    });
-    const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "faults", {
-      rateLimit: { qps: 200, burst: 200 },
-    });
-    const lifecycles = [vaultSeedLifecycle(args.paths), gitLabCoreLifecycle()].filter(
-      (l) => args.only.length === 0 || args.only.some((o) => l.name.toLowerCase().startsWith(o)),
-    );
-    for (const l of lifecycles)
-      rows.push(
-        ...(await campaignRows(l, {
-          client,
-          all: args.all,
-          from: args.from,
-          sample: args.sample,
-          seed: args.seed,
-          kills: args.kills,
-          outages: args.outages,
-          apiServer: { stop: () => cp.stopApiServer(), start: () => cp.startApiServer() },
-          say,
-        })),
-      );
-  } finally {
-    await bao.stop();
-    await cp.stop();
+  const common = {
+    all: args.all,
+    from: args.from,
+    to: args.to,
+    sample: args.sample,
+    seed: args.seed,
+    kills: args.kills,
+    outages: args.outages,
+    say,
+  } satisfies Omit<CampaignOptions, "client">;
+  if (onApi.length > 0) {
+    const cp = await startControlPlane({ log: say });
+    const bao = await startDevOpenBao();
+    try {
+      const caFile = join(cp.dir, "ca.crt");
+      writeFileSync(caFile, cp.caPem);
+      // The test support helpers read the environment the way test files do.
+      const v = SHARED_ENV_VARS;
+      Object.assign(process.env, {
+        [v.kubeconfig]: cp.kubeconfigPath,
+        [v.server]: cp.server,
+        [v.caFile]: caFile,
+        [v.issuer]: cp.issuer,
+        [v.baoAddr]: bao.addr,
+        [v.baoToken]: bao.rootToken,
+        [v.baoVersion]: bao.version,
+      });
+      const client = new KubeClient(loadKubeConfig(cp.kubeconfigPath), "faults", {
+        rateLimit: { qps: 200, burst: 200 },
+      });
+      for (const l of onApi)
+        rows.push(
+          ...(await campaignRows(l, {
+            ...common,
+            client,
+            apiServer: { stop: () => cp.stopApiServer(), start: () => cp.startApiServer() },
+          })),
+        );
+    } finally {
+      await bao.stop();
+      await cp.stop();
+    }
+  }
+  if (onNode.length > 0) {
+    // The node as test/run starts it for node tests; its helpers find it through the state file.
+    const node = startSharedNode(say);
+    Object.assign(process.env, node.variables);
+    try {
+      await node.settled;
+      const client = clientFor((await sharedNode()).kubeconfigPath);
+      for (const l of onNode) rows.push(...(await campaignRows(l, { ...common, client })));
+    } finally {
+      await node.stop();
+    }
   }
   console.log(`\nfault campaign, seed ${args.seed}, ${new Date().toISOString().slice(0, 10)}\n`);
   console.log(table(rows));

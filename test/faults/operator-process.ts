@@ -25,6 +25,12 @@ export class OperatorProcess {
     private readonly section: string,
     /** Added to the harness's environment (the gitlab target reads where its charts are from it). */
     private readonly env: Record<string, string> = {},
+    /**
+     * Turns the command into the one to spawn: the node's `inCluster`, so the operator reaches pods
+     * by their cluster names as an in-cluster one does. Every step of that prefix execs the next,
+     * so the spawned pid is the operator itself and SIGKILL reaches it.
+     */
+    private readonly wrap: (argv: string[]) => string[] = (argv) => argv,
   ) {}
 
   start(): void {
@@ -49,7 +55,16 @@ logLevel: info
 targets:
 ${this.section}`,
     );
-    const child = spawn(process.execPath, [MAIN, "run", "--config", config, "--kubeconfig", kubeconfig], {
+    const [cmd, ...args] = this.wrap([
+      process.execPath,
+      MAIN,
+      "run",
+      "--config",
+      config,
+      "--kubeconfig",
+      kubeconfig,
+    ]);
+    const child = spawn(cmd!, args, {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...this.env },
     });

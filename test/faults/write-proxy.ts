@@ -20,10 +20,11 @@ export interface RecordedWrite {
  */
 export class WriteLog {
   readonly writes: RecordedWrite[] = [];
-  private crashAt?: number;
-  private onCrash?: () => void;
+  private crashAt?: number | ((w: RecordedWrite) => boolean);
+  private onCrash?: (w: RecordedWrite) => void;
 
-  arm(crashAt: number, onCrash: () => void): void {
+  /** Kills at write number `crashAt`, or at the first write `crashAt` matches (a named point). */
+  arm(crashAt: number | ((w: RecordedWrite) => boolean), onCrash: (w: RecordedWrite) => void): void {
     this.crashAt = crashAt;
     this.onCrash = onCrash;
   }
@@ -40,11 +41,14 @@ export class WriteLog {
   /** Records a write; true when the operator was just killed for it (its answer is then dropped). */
   record(w: Omit<RecordedWrite, "seq">): boolean {
     const seq = this.writes.length + 1;
-    this.writes.push({ seq, ...w });
-    if (this.crashAt !== seq || !this.onCrash) return false;
+    const written = { seq, ...w };
+    this.writes.push(written);
+    const at = this.crashAt;
+    if (at === undefined || !this.onCrash) return false;
+    if (typeof at === "number" ? at !== seq : !at(written)) return false;
     const crash = this.onCrash;
     this.disarm();
-    crash();
+    crash(written);
     return true;
   }
 }
@@ -54,12 +58,17 @@ const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export interface WriteProxyOptions {
   backend: string;
   log: WriteLog;
+  /**
+   * The address it listens on: loopback by default; the host's end of the node's veth for an
+   * operator running inside the node's network namespace, where the host's loopback is not.
+   */
+  host?: string;
   /** Writes that are not counted (an OpenBao login changes no data). */
   ignore?: (method: string, path: string) => boolean;
 }
 
 /**
- * A plain-HTTP front on loopback for one backend of the operator, recording its writes into a
+ * A plain-HTTP front (on loopback unless told) for one backend of the operator, recording its writes into a
  * shared WriteLog and cutting the operator off at the armed write. For the API server it signs the
  * requests with the test environment's own credentials, so the operator acts as that user.
  */
@@ -68,6 +77,7 @@ export class WriteProxy {
     private readonly server: http.Server,
     readonly url: string,
     private readonly agent: http.Agent,
+    private readonly host: string,
   ) {}
 
   static async kube(kubeconfigPath: string, opts: WriteProxyOptions): Promise<WriteProxy> {
@@ -127,8 +137,9 @@ export class WriteProxy {
       res.on("close", () => out.destroy());
       req.pipe(out);
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return new WriteProxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, agent);
+    const host = opts.host ?? "127.0.0.1";
+    await new Promise<void>((r) => server.listen(0, host, r));
+    return new WriteProxy(server, `http://${host}:${(server.address() as AddressInfo).port}`, agent, host);
   }
 
   /**
@@ -145,7 +156,7 @@ export class WriteProxy {
     const port = Number(new URL(this.url).port);
     await new Promise<void>((r, reject) => {
       this.server.once("error", reject);
-      this.server.listen(port, "127.0.0.1", () => {
+      this.server.listen(port, this.host, () => {
         this.server.off("error", reject);
         r();
       });

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { sharedNode } from "../../src/testenv/node/shared.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { campaign, type RunResult, runOnce } from "../faults/campaign.js";
 import { gitLabCoreLifecycle } from "../faults/gitlabcore.js";
+import { openBaoLifecycle, ROOT_TOKEN_STORED } from "../faults/openbao.js";
 import { vaultSeedLifecycle } from "../faults/vaultseed.js";
 import { clientFor } from "../support/kube.js";
 
@@ -62,5 +64,21 @@ describe("fault campaign sample", () => {
     );
     assert.ok(r.reached, `write ${n} was reached`);
     assert.deepEqual(r.violations, [], `after write ${n}`);
+  });
+
+  // OpenBao on the local node, one crash point (the campaign's --openbao runs the rest): the
+  // operator killed right after it stored the root token, before status says initialized. The
+  // next process must find OpenBao initialized and keep that token: one root token and one seal
+  // key ever stored, the canary written with that token readable, everything gone after delete.
+  it("OpenBao (1 voter, node): killed right after the root token is stored, it is initialized once", async () => {
+    const client = clientFor((await sharedNode()).kubeconfigPath);
+    const r = await runOnce(
+      openBaoLifecycle({ voters: 1, backup: false, upgrade: false }),
+      { client, all: false, sample: 1, seed, say },
+      ROOT_TOKEN_STORED,
+    );
+    say(`OpenBao: killed after write ${r.crashAt} of ${r.writes.length} in ${r.seconds.toFixed(1)} s`);
+    assert.ok(r.reached, `the operator was killed ${ROOT_TOKEN_STORED.name}`);
+    assert.deepEqual(r.violations, [], r.operatorTail?.split("\n").slice(-20).join("\n"));
   });
 });

@@ -19,7 +19,7 @@ const CRDS = ["openbao.org_openbaoclusters.yaml", "openbao.org_openbaorestores.y
   fileURLToPath(new URL(`../../../deploy/crds/${f}`, import.meta.url)),
 );
 
-export async function installOpenBaoCrd(ctx: NodeNamespace): Promise<void> {
+export async function installOpenBaoCrd(ctx: Pick<NodeNamespace, "kubectl">): Promise<void> {
   for (const crd of CRDS) await ctx.kubectl(["apply", "--server-side", "--force-conflicts", "-f", crd]);
   // Several test files may create the CRD at once; right after creation it has no conditions yet,
   // which `kubectl wait` reports as an error instead of waiting, so the condition is polled.

@@ -1,0 +1,329 @@
+import { randomBytes } from "node:crypto";
+import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import { JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
+import { runCommand } from "../../src/testenv/exec.js";
+import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
+import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
+import { sharedNode } from "../../src/testenv/node/shared.js";
+import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
+import { installOpenBaoCrd, poll } from "../support/openbao-operator.js";
+import type { Checkpoints, Lifecycle, NamedCrash, PreparedRun, RunContext } from "./lifecycle.js";
+import { type SeenObjects, watchSeen } from "./seen.js";
+
+// OpenBao on the local node, the operator a host process inside the node's network namespace (as
+// an in-cluster one: pods by their cluster names) talking to the node's API server through the
+// campaign's recording proxy, which listens on the host's end of the node's veth. The lifecycle:
+// create the voters, write canary data (the harness, with the root token), a manual backup to a
+// local S3 server, a rolling upgrade 2.6.2 → 2.7.2, delete (deletionPolicy DeleteAll). Crash points
+// are the operator's API server writes; its OpenBao requests go to the pods directly and are not
+// crash points (nothing sits between them to cut them off).
+
+const SERVICE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+};
+const NAME = "fbao";
+const POD_KILL = "bao-pod-kill";
+const FROM = "2.6.2";
+const TO = "2.7.2";
+const BUCKET = "snapshots";
+const BACKUP_LABEL = "openbao.org/component";
+const names = {
+  rootToken: `${NAME}-root-token`,
+  unsealKey: `${NAME}-unseal-key`,
+};
+
+export interface OpenBaoLifecycleOptions {
+  /** Voters to create (3 in the campaign; 1 for CI's single crash point). */
+  voters: number;
+  /** A manual backup to the local S3 server after the canary is written. */
+  backup: boolean;
+  /** A rolling upgrade 2.6.2 → 2.7.2 (otherwise the cluster is created at 2.7.2). */
+  upgrade: boolean;
+}
+
+export const FULL_OPENBAO: OpenBaoLifecycleOptions = { voters: 3, backup: true, upgrade: true };
+
+/** Killed right after the root token is stored: init is done, status does not say so yet. */
+export const ROOT_TOKEN_STORED: NamedCrash = {
+  name: `right after Secret ${names.rootToken} is written`,
+  match: (w) => w.method === "PATCH" && w.path.endsWith(`/secrets/${names.rootToken}`),
+};
+
+type Status = NonNullable<OpenBaoCluster["status"]>;
+
+export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lifecycle {
+  // The executor image (backup Jobs) is the operator's own, built from dist once per process.
+  let imageLoaded: Promise<unknown> | undefined;
+  const parts = [
+    `${o.voters} voter${o.voters === 1 ? "" : "s"}`,
+    o.backup && "backup",
+    o.upgrade && "upgrade",
+  ];
+  return {
+    name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
+    // Armed at the first write; the fault itself waits for its moment in the upgrade.
+    outages: o.upgrade
+      ? [{ backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 }]
+      : [],
+    async prepare(ctx: RunContext): Promise<PreparedRun> {
+      const { client, namespace: ns } = ctx;
+      const node = await sharedNode();
+      const kubectl = async (args: string[], input?: string) =>
+        (
+          await runCommand(node.kubectl, ["--kubeconfig", node.kubeconfigPath, "-n", ns, ...args], {
+            input,
+          })
+        ).stdout;
+      await installOpenBaoCrd({ kubectl });
+      if (o.backup) imageLoaded ??= reloadOperatorImage(node.ctr, node.containerdSocket);
+      await imageLoaded;
+      // The S3 server inside the node's network, where the backup Job's pod reaches it.
+      const s3 = o.backup
+        ? await startS3Server({ buckets: [BUCKET], host: node.addresses.nodeIp, wrap: node.inCluster })
+        : undefined;
+      // Before the run's first look at the namespace: the harness's, not a leak.
+      if (s3)
+        await client.create(SECRET, {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "s3-creds", namespace: ns },
+          stringData: { ...S3_TEST_CREDENTIALS },
+        });
+      const secrets = watchSeen(client, SECRET, ns);
+      const jobs = watchSeen(client, JOB, ns);
+      const stepMs = 15 * 60_000;
+      let rootToken = "";
+      const canary = randomBytes(12).toString("hex");
+
+      const cluster = () => client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, NAME, ns);
+      const status = async (): Promise<Status> => (await cluster())?.status ?? ({} as Status);
+      const lockHolder = (s: Status) => s.operationLock?.holder ?? "";
+      /** A bao command in pod 0 with the root token (handed over on stdin, never in argv or logs). */
+      const bao = (command: string) =>
+        kubectl(
+          ["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `read -r BAO_TOKEN; export BAO_TOKEN; ${command}`],
+          `${rootToken}\n`,
+        );
+      /** Waits, one look a second, for the status `done` accepts and the lock free. */
+      const settled = (what: string, done: (s: Status) => boolean) =>
+        poll(
+          async () => {
+            const s = await status();
+            return done(s) && lockHolder(s) === "" ? s : undefined;
+          },
+          stepMs,
+          `OpenBaoCluster ${NAME} ${what}`,
+        );
+
+      return {
+        kube: { kubeconfigPath: node.kubeconfigPath, host: node.addresses.hostIp },
+        wrap: node.inCluster,
+        backends: {},
+        leakKinds: [JOB, STATEFULSET, SERVICE, PERSISTENT_VOLUME_CLAIM],
+        // The namespace's own, made by the API server's controllers whenever they get to it.
+        keptOnPurpose: (id) => id === "ServiceAccount/default" || id === "ConfigMap/kube-root-ca.crt",
+        section: () => `  openbao:
+    namespaces: [${ns}]
+    pollInterval: 2s
+    resyncInterval: 5s
+    executorImage: ${OPERATOR_IMAGE}
+`,
+        faults: {
+          /**
+           * Once the roll has replaced its first pod, pod 0 (not replaced yet, the last of the roll)
+           * is killed outright: SIGKILL through a forced delete with no grace, as a node losing it.
+           */
+          async [POD_KILL]() {
+            const s = await poll(
+              async () => {
+                const st = await status();
+                // Ended before a look saw a pod replaced: the moment was missed, not waited for.
+                if (st.currentVersion === TO) return { missed: true as const, st };
+                return (st.upgrade?.completedPods?.length ?? 0) > 0
+                  ? { missed: false as const, st }
+                  : undefined;
+              },
+              stepMs,
+              "the rolling upgrade to replace its first pod",
+            );
+            if (s.missed) throw new Error("the upgrade ended before a look saw its first pod replaced");
+            const uid = (await client.getOrUndefined(POD, `${NAME}-0`, ns))?.metadata.uid;
+            await kubectl(["delete", "pod", `${NAME}-0`, "--grace-period=0", "--force", "--wait=false"]);
+            return `pod ${NAME}-0 (${uid}) killed once pods ${s.st.upgrade?.completedPods?.join(", ")} were upgraded`;
+          },
+        },
+        async cleanup() {
+          await secrets.stop();
+          await jobs.stop();
+          await s3?.stop();
+        },
+        async drive(): Promise<Checkpoints> {
+          const cp: Checkpoints = new Map();
+          const version = o.upgrade ? FROM : TO;
+          await client.apply(
+            OPENBAOCLUSTER,
+            {
+              apiVersion: "openbao.org/v1alpha1",
+              kind: "OpenBaoCluster",
+              metadata: { name: NAME, namespace: ns },
+              spec: {
+                version,
+                replicas: o.voters,
+                storage: { size: "128Mi" },
+                deletionPolicy: "DeleteAll",
+                configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+                ...(s3 && {
+                  backup: {
+                    // Far away: only the manual trigger runs a backup.
+                    schedule: "0 0 1 1 *",
+                    // The root token: the lifecycle tests the operator's bookkeeping, not policies.
+                    tokenSecretRef: { name: names.rootToken },
+                    retention: { maxCount: 10 },
+                    target: {
+                      provider: "s3",
+                      endpoint: s3.endpoint,
+                      bucket: BUCKET,
+                      pathPrefix: "faults",
+                      usePathStyle: true,
+                      credentialsSecretRef: { name: "s3-creds" },
+                    },
+                  },
+                }),
+              },
+            },
+            { fieldManager: "faults-harness", force: true },
+          );
+          const created = await settled(
+            `initialized with ${o.voters} ready at ${version}`,
+            (s) =>
+              s.initialized === true &&
+              s.readyReplicas === o.voters &&
+              s.currentVersion === version &&
+              s.phase === "Running",
+          );
+          cp.set("created", {
+            initialized: created.initialized,
+            readyReplicas: created.readyReplicas,
+            currentVersion: created.currentVersion,
+            phase: created.phase,
+          });
+
+          const token = await client.getOrUndefined<KubeObject & { data?: Record<string, string> }>(
+            SECRET,
+            names.rootToken,
+            ns,
+          );
+          rootToken = Buffer.from(token?.data?.["token"] ?? "", "base64").toString("utf8");
+          // A new KV v2 mount refuses writes while it sets its layout up: tried until one lands.
+          await poll(
+            async () => {
+              await bao(
+                "bao secrets list -format=json | grep -q '\"canary/\"' || bao secrets enable -path=canary kv-v2",
+              );
+              await bao(`bao kv put -mount=canary item v=${canary}`);
+              return true;
+            },
+            180_000,
+            "the canary written",
+            2000,
+          );
+
+          if (s3) {
+            await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
+              metadata: { annotations: { "openbao.org/trigger-backup": "t1" } },
+            });
+            const b = await settled(
+              "to record backup t1",
+              (s) => s.backup?.lastHandledManualTrigger === "t1" && !s.backup?.jobName,
+            );
+            cp.set("backup", {
+              trigger: b.backup?.lastHandledManualTrigger,
+              succeeded: !!b.backup?.lastBackupTime,
+            });
+          }
+
+          if (o.upgrade) {
+            await client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec: { version: TO } });
+            const u = await settled(
+              `upgraded to ${TO}`,
+              (s) =>
+                s.currentVersion === TO &&
+                s.readyReplicas === o.voters &&
+                s.phase === "Running" &&
+                !s.upgrade,
+            );
+            cp.set("upgraded", { currentVersion: u.currentVersion, readyReplicas: u.readyReplicas });
+          }
+
+          const read = await poll(
+            async () =>
+              (await bao("bao kv get -mount=canary -field=v item").catch(() => "")).trim() || undefined,
+            120_000,
+            "the canary read back",
+            2000,
+          ).catch(() => "");
+          cp.set("canary", { readable: read === canary });
+
+          await client.delete(OPENBAOCLUSTER, NAME, ns);
+          await poll(
+            async () => ((await cluster()) === undefined ? true : undefined),
+            stepMs,
+            `OpenBaoCluster ${NAME} to be deleted (its finalizer cleared)`,
+          );
+          // DeleteAll: the data claims go once their pods are gone (the garbage collector takes the
+          // StatefulSet, then the pods); the seal key and root token at once.
+          await poll(
+            async () =>
+              (await client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns })).items.length === 0
+                ? true
+                : undefined,
+            stepMs,
+            `the data claims of ${NAME} to be gone`,
+            2000,
+          );
+          const left = (await client.list(SECRET, { namespace: ns })).items
+            .map((s) => s.metadata.name!)
+            .filter((n) => n === names.rootToken || n === names.unsealKey);
+          cp.set("deleted", { sealKeyAndRootTokenLeft: left });
+          return cp;
+        },
+        check(run): string[] {
+          const out: string[] = [];
+          out.push(...onlyOne(secrets, names.rootToken, "root token"));
+          out.push(...onlyOne(secrets, names.unsealKey, "unseal key"));
+          if (s3) {
+            const backups = new Set(
+              jobs.versions.filter((v) => v.labels[BACKUP_LABEL] === "backup").map((v) => v.uid),
+            );
+            if (backups.size !== 1) out.push(`${backups.size} backup Jobs for one trigger`);
+          }
+          const b = run.get("backup") as { succeeded?: boolean } | undefined;
+          if (s3 && b && !b.succeeded) out.push("backup t1 was recorded but did not succeed");
+          const c = run.get("canary") as { readable?: boolean } | undefined;
+          if (c && !c.readable) out.push("the canary written after init is not readable at the end");
+          return out;
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Initialized exactly once: one Secret of this name was ever stored (one uid) and it never held
+ * another value (one digest): a second init, a regenerated root token or a new seal key shows as a
+ * second uid or digest.
+ */
+function onlyOne(seen: SeenObjects, name: string, what: string): string[] {
+  const uids = seen.uids(name).length;
+  const digests = seen.digests(name).length;
+  const out: string[] = [];
+  if (uids !== 1) out.push(`${uids} ${what} Secrets stored (${name}), not one`);
+  if (digests > 1) out.push(`the ${what} in ${name} changed ${digests - 1} times`);
+  return out;
+}
