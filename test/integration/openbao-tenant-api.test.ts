@@ -318,7 +318,12 @@ describe("openbao tenant mode in the running operator (tenants.enabled)", () => 
     await eventually(async () => (await children(target)).statefulSets > 0, 90_000, "the StatefulSet");
     assert.ok((await children(target)).configMaps > 0, "the cluster's ConfigMap");
     assert.ok(namespacesChanged("added", target), "the target namespace added to the watched ones");
-    assert.notEqual((await available(target))?.reason, "TenantNotProvisioned");
+    // The pass that created the StatefulSet writes the status at its end.
+    await eventually(
+      async () => ((await available(target))?.reason !== "TenantNotProvisioned" ? true : undefined),
+      60_000,
+      "the cluster's status past TenantNotProvisioned",
+    );
     // The other namespace still has no tenant: still waiting, still nothing there.
     assert.equal((await available(lonely))?.reason, "TenantNotProvisioned");
     assert.deepEqual(await children(lonely), { statefulSets: 0, configMaps: 0 });
