@@ -2,12 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { type LineWatch, watchLines } from "../support/kube-watch.js";
-import {
-  deleteNamespace,
-  deleteWhenNamespaceGone,
-  type NodeNamespace,
-  nodeNamespace,
-} from "../support/node.js";
+import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
   metricSum,
@@ -134,10 +129,10 @@ describe("openbao target: 3 → 5 → 3, storage growth, the operator killed at 
       await op.stop();
     }
     console.log(`[timing] summary\n${timings.join("\n")}`);
+    // The StorageClass stays: the provisioner still needs it to remove the namespace's volumes, and
+    // waiting for that here held the file open for minutes on a busy node. The node is the run's
+    // own and goes with everything on it.
     await deleteNamespace(ctx);
-    // The class goes once the namespace (and its claims) are gone, so the provisioner can still
-    // clean the volumes it made through it; the file does not wait for that (minutes on a busy node).
-    if (storageClass) deleteWhenNamespaceGone(ctx, `storageclass/${storageClass}`);
   });
 
   it("killed after the certificates, after the StatefulSet and right after init, it still initializes once and forms 3 voters", {

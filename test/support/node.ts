@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { runCommand } from "../../src/testenv/exec.js";
 import { type SharedNode, sharedNode } from "../../src/testenv/node/shared.js";
@@ -55,21 +54,6 @@ export async function nodeNamespace(prefix: string): Promise<NodeNamespace> {
 export async function deleteNamespace(ctx: NodeNamespace | undefined): Promise<void> {
   if (!ctx) return;
   await ctx.kubectl(["delete", "namespace", ctx.namespace, "--wait=false"]).catch(() => {});
-}
-
-/**
- * Deletes a cluster-scoped object once the namespace is gone (a StorageClass whose provisioner still
- * needs it to remove the namespace's volumes), without holding the test file until then: a kubectl
- * outside the test process waits for the namespace. When the run's node stops first, the node goes
- * with everything on it.
- */
-export function deleteWhenNamespaceGone(ctx: NodeNamespace | undefined, resource: string): void {
-  if (!ctx) return;
-  const kubectl = `'${ctx.node.kubectl}' --kubeconfig '${ctx.node.kubeconfigPath}'`;
-  const script =
-    `${kubectl} wait --for=delete namespace/${ctx.namespace} --timeout=600s; ` +
-    `${kubectl} delete ${resource} --ignore-not-found`;
-  spawn("sh", ["-c", script], { detached: true, stdio: "ignore" }).unref();
 }
 
 export const BUSYBOX = "docker.io/library/busybox:1.35.0";
