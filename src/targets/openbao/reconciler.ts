@@ -1,3 +1,9 @@
+/**
+ * The OpenBaoCluster workload pass, in one file because it is one sequence read top to bottom:
+ * finalizer, the stages of ./steps on the runtime's kernel, what OpenBao and the caches report
+ * (observe, readiness), then one status write and the metrics taken from it. Each part lives in its
+ * own module; what stays here is their order and the hand-over between them.
+ */
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import { OpenBaoClusterReason, type OpenBaoClusterReasonType } from "../../apis/openbaocluster-names.js";
 import { PERSISTENT_VOLUME_CLAIM, POD, SECRET } from "../../runtime/builtin-types.js";

@@ -1,3 +1,8 @@
+/**
+ * From one pass's result to OpenBaoCluster's status: every condition the workload plane owns, its
+ * phase and the events its transitions say. One file because the conditions are decided together
+ * (a blocked step, the lock's operation and the readiness families each bear on the others).
+ */
 import type { OpenBaoCluster, OpenBaoClusterPhase, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
