@@ -109,3 +109,17 @@ export const PERSISTENT_VOLUME_CLAIM: ResourceType = {
   plural: "persistentvolumeclaims",
   namespaced: true,
 };
+export const SERVICE: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+};
+export const ENDPOINT_SLICE: ResourceType = {
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+};

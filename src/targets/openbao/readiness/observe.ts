@@ -6,7 +6,13 @@
  * label) and a Gateway outside the watched namespaces are the exceptions: they are read live.
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { PERSISTENT_VOLUME_CLAIM, SECRET, STATEFULSET } from "../../../runtime/builtin-types.js";
+import {
+  ENDPOINT_SLICE,
+  PERSISTENT_VOLUME_CLAIM,
+  SECRET,
+  SERVICE,
+  STATEFULSET,
+} from "../../../runtime/builtin-types.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import { isForbidden, isNotFound } from "../../../runtime/errors.js";
@@ -17,21 +23,6 @@ import { backupSecretNames } from "./backup.js";
 import { unsealSecretName } from "./cloud-unseal.js";
 import type { GatewayFacts, Lookup, ReadinessFacts } from "./facts.js";
 import { GATEWAY_GROUP, gatewayRefOf, routeOf } from "./gateway.js";
-
-const SERVICE: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Service",
-  plural: "services",
-  namespaced: true,
-};
-const ENDPOINT_SLICE: ResourceType = {
-  group: "discovery.k8s.io",
-  version: "v1",
-  kind: "EndpointSlice",
-  plural: "endpointslices",
-  namespaced: true,
-};
 
 /** Gateway API kinds and the versions tried, newest first (the target watches the same). */
 export const GATEWAY_KINDS = {

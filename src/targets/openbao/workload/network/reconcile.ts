@@ -1,4 +1,5 @@
 import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
+import { ENDPOINT_SLICE, SERVICE } from "../../../../runtime/builtin-types.js";
 import { errorMessage, isForbidden, isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
 import { type ClusterRef, clusterNames, legacyNames } from "../../identity.js";
@@ -42,21 +43,6 @@ export const GATEWAY_VERSIONS = {
   tlsRoute: { kind: "TLSRoute", versions: ["v1alpha3", "v1alpha2"] },
   backendTLSPolicy: { kind: "BackendTLSPolicy", versions: ["v1", "v1alpha3"] },
 } as const;
-
-const SERVICE: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Service",
-  plural: "services",
-  namespaced: true,
-};
-const ENDPOINT_SLICE: ResourceType = {
-  group: "discovery.k8s.io",
-  version: "v1",
-  kind: "EndpointSlice",
-  plural: "endpointslices",
-  namespaced: true,
-};
 
 export interface NetworkOptions {
   operatorNamespace?: string;
