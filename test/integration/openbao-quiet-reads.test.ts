@@ -3,20 +3,17 @@ import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { CUSTOM_RESOURCE_DEFINITION, SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
-import { silentLogger } from "../../src/runtime/log.js";
-import { Manager } from "../../src/runtime/manager.js";
+import type { Manager } from "../../src/runtime/manager.js";
 import { registry } from "../../src/runtime/metrics.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
-import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { LABEL_CLUSTER } from "../../src/targets/openbao/identity.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
-import { openbaoTarget } from "../../src/targets/openbao/target.js";
-import { type ControlPlane, startControlPlane } from "../../src/testenv/controlplane.js";
-import { ApiForwarder, type ForwardedRequest } from "../support/api-forwarder.js";
+import type { ApiForwarder, ForwardedRequest } from "../support/api-forwarder.js";
 import { GATEWAY_ROUTE_KINDS, installGatewayRoutes, removeGatewayRoutes } from "../support/gateway-routes.js";
-import { clientFor, eventually, freshNamespace } from "../support/kube.js";
-import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { eventually } from "../support/kube.js";
+import { createOpenBaoCluster } from "../support/openbao-cluster.js";
 import { metricSum } from "../support/openbao-operator.js";
+import { type PrivateOpenBaoPlane, startPrivateOpenBaoPlane } from "../support/openbao-private-plane.js";
 
 // The openbao target on a real API server of its own (so this file may install and delete the
 // Gateway API's CRDs), every request it sends seen by a loopback forwarder: once a cluster's
@@ -47,7 +44,6 @@ const reconcileErrors = async () =>
   });
 
 describe("openbao target: a quiet pass sends no request", () => {
-  let cp: ControlPlane;
   let admin: KubeClient;
   let fwd: ApiForwarder;
   let client: KubeClient;
@@ -84,25 +80,13 @@ describe("openbao target: a quiet pass sends no request", () => {
     return { requests: quiet.map(line), passes: count };
   }
 
+  let plane: PrivateOpenBaoPlane | undefined;
   before(async () => {
-    cp = await startControlPlane();
-    admin = clientFor(cp.kubeconfigPath);
-    await installOpenBaoClusterCrd(admin);
-    await installGatewayRoutes(admin);
-    ns = await freshNamespace(admin, "obquiet");
-    fwd = await ApiForwarder.start(cp.kubeconfigPath, {});
-    client = fwd.client();
-    manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [ns] });
-    const config = parseOpenBaoConfig({ pollInterval: "1s", resyncInterval: "1s" }, "targets.openbao");
-    await openbaoTarget().setup(manager, config);
-    await manager.start();
+    plane = await startPrivateOpenBaoPlane("obquiet", installGatewayRoutes);
+    ({ admin, fwd, client, manager, ns } = plane);
   });
   after(async () => {
-    await manager?.stop();
-    client?.close();
-    await fwd?.close();
-    admin?.close();
-    await cp?.stop();
+    await plane?.stop();
   });
 
   it("makes 0 requests of any verb per pass once converged, with the Gateway API served", {

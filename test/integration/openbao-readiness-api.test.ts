@@ -2,19 +2,16 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { CUSTOM_RESOURCE_DEFINITION, SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
-import { silentLogger } from "../../src/runtime/log.js";
-import { Manager } from "../../src/runtime/manager.js";
+import type { Manager } from "../../src/runtime/manager.js";
 import { registry } from "../../src/runtime/metrics.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
-import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
-import { openbaoTarget } from "../../src/targets/openbao/target.js";
-import { type ControlPlane, startControlPlane } from "../../src/testenv/controlplane.js";
-import { ApiForwarder, type ForwardedRequest } from "../support/api-forwarder.js";
+import type { ApiForwarder, ForwardedRequest } from "../support/api-forwarder.js";
 import { GATEWAY_ROUTE_KINDS } from "../support/gateway-routes.js";
-import { clientFor, eventually, freshNamespace } from "../support/kube.js";
-import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { eventually } from "../support/kube.js";
+import { createOpenBaoCluster } from "../support/openbao-cluster.js";
 import { metricSum } from "../support/openbao-operator.js";
+import { type PrivateOpenBaoPlane, startPrivateOpenBaoPlane } from "../support/openbao-private-plane.js";
 
 // Upstream 0.5's readiness conditions on a real API server of its own (this file installs the Gateway
 // API's CRDs, which the shared one must not see appear), with the openbao target in this process and
@@ -84,31 +81,18 @@ const reconciles = async () =>
   metricSum(await registry.metrics(), "controller_runtime_reconcile_total", { controller: "openbaocluster" });
 
 describe("openbao readiness conditions on the real API server", () => {
-  let cp: ControlPlane;
   let admin: KubeClient;
   let fwd: ApiForwarder;
-  let client: KubeClient;
   let manager: Manager;
   let ns: string;
 
+  let plane: PrivateOpenBaoPlane | undefined;
   before(async () => {
-    cp = await startControlPlane();
-    admin = clientFor(cp.kubeconfigPath);
-    await installOpenBaoClusterCrd(admin);
-    ns = await freshNamespace(admin, "obready");
-    fwd = await ApiForwarder.start(cp.kubeconfigPath, {});
-    client = fwd.client();
-    manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [ns] });
-    const config = parseOpenBaoConfig({ pollInterval: "1s", resyncInterval: "1s" }, "targets.openbao");
-    await openbaoTarget().setup(manager, config);
-    await manager.start();
+    plane = await startPrivateOpenBaoPlane("obready");
+    ({ admin, fwd, manager, ns } = plane);
   });
   after(async () => {
-    await manager?.stop();
-    client?.close();
-    await fwd?.close();
-    admin?.close();
-    await cp?.stop();
+    await plane?.stop();
   });
 
   const conditions = async (): Promise<Json[]> =>
