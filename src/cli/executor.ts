@@ -68,6 +68,7 @@ export async function executorCommand(flags: ExecutorFlags): Promise<number> {
       lastLog = now;
       process.stderr.write(`${job.operation} ${job.store.key}: ${bytes} bytes\n`);
     },
+    onWaiting: (why) => process.stderr.write(`waiting for OpenBao to answer: ${why}\n`),
   });
   const line = formatResult(result);
   await writeResult(resultFile, line);

@@ -24,6 +24,8 @@ export interface ExecutorRun {
   }>;
   /** Resolves on the first progress line (bytes moved), i.e. once the transfer is under way. */
   progressed: Promise<void>;
+  /** Resolves on the first "waiting for OpenBao to answer" line. */
+  waiting: Promise<void>;
   kill(signal: NodeJS.Signals): void;
 }
 
@@ -53,10 +55,15 @@ export function runExecutorProcess(
   const progressed = new Promise<void>((resolve) => {
     onProgress = resolve;
   });
+  let onWaiting: () => void = () => {};
+  const waiting = new Promise<void>((resolve) => {
+    onWaiting = resolve;
+  });
   child.stdout.resume();
   child.stderr.on("data", (c: Buffer) => {
     stderr += c.toString();
     if (/: \d+ bytes$/m.test(stderr)) onProgress();
+    if (/^waiting for OpenBao to answer: /m.test(stderr)) onWaiting();
   });
   const done = new Promise<Awaited<ExecutorRun["done"]>>((resolve) => {
     child.once("close", (code, signal) => {
@@ -71,5 +78,5 @@ export function runExecutorProcess(
       resolve({ code, signal, result: parseResult(text), stderr, peakRssKb: rss ? Number(rss) : undefined });
     });
   });
-  return { pid: child.pid!, done, progressed, kill: (s) => child.kill(s) };
+  return { pid: child.pid!, done, progressed, waiting, kill: (s) => child.kill(s) };
 }
