@@ -17,7 +17,7 @@ import { signatureTag } from "../../src/targets/openbao/imageverify/reference.js
 import { readTrustRoot } from "../../src/targets/openbao/imageverify/settings.js";
 import { parseTrustRoot } from "../../src/targets/openbao/imageverify/trust-root.js";
 import { ImageVerifier, type VerifySettings } from "../../src/targets/openbao/imageverify/verifier.js";
-import { createKeylessCa } from "../../src/testenv/keyless-ca.js";
+import { createKeylessCa } from "../support/keyless-ca.js";
 
 // Keyless verification's pure parts against certificates made here (a private CA in Fulcio's
 // role), and the verifier against an in-memory registry with an injected clock. Real cosign's

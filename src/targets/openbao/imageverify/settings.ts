@@ -2,7 +2,7 @@ import { CONFIGMAP, SECRET } from "../../../runtime/builtin-types.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { type PullSecret, pullCredentials } from "./pull-secrets.js";
-import { parseTrustRoot, type TrustRoot } from "./trust-root.js";
+import { parseTrustRoot, type TrustedRootRef, type TrustRoot } from "./trust-root.js";
 import type { VerifySettings } from "./verifier.js";
 
 /**
@@ -44,15 +44,6 @@ export function failurePolicyOf(v: VerificationView): FailurePolicy {
 /** The named pull Secrets, in order; an empty name (upstream's default) names nothing. */
 export function pullSecretNames(v: VerificationView): string[] {
   return (v.imagePullSecrets ?? []).map((r) => r?.name ?? "").filter((n) => n !== "");
-}
-
-/**
- * Where the operator's trusted root for keyless signatures is: a ConfigMap with the key
- * `trusted_root.json`, named by the operator's setting (upstream's TrustedRootConfig).
- */
-export interface TrustedRootRef {
-  namespace: string;
-  name: string;
 }
 
 export const TRUSTED_ROOT_KEY = "trusted_root.json";

@@ -8,6 +8,15 @@ import { createHash, X509Certificate } from "node:crypto";
  * Pure; throws naming what is wrong (`where` says where the text came from).
  */
 
+/**
+ * Where the operator's trusted root is: a ConfigMap with the key `trusted_root.json`, named by the
+ * operator's setting (upstream's TrustedRootConfig).
+ */
+export interface TrustedRootRef {
+  namespace: string;
+  name: string;
+}
+
 export interface CertificateAuthority {
   /** Its certificates as listed (the issuing certificate first, the root last). */
   certificates: X509Certificate[];

@@ -5,9 +5,8 @@ import { signatureLayers, signedDigest } from "./payload.js";
 import type { RegistryCredentials } from "./pull-secrets.js";
 import { pinnedReference, registryReference, signatureTag } from "./reference.js";
 import { type Fetch, RegistryClient, RegistryError } from "./registry.js";
-import type { TrustedRootRef } from "./settings.js";
 import { keyFingerprint, loadPublicKey, verifiesWith } from "./signature.js";
-import type { TrustRoot } from "./trust-root.js";
+import type { TrustedRootRef, TrustRoot } from "./trust-root.js";
 
 /**
  * Checks that an image is signed with cosign, in TypeScript and against the registry alone: the

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto";
-import { extension, KeyUsageBit, signCertificate, subjectOf } from "../runtime/pki/certificate.js";
-import { implicit, namedBits, oid, sequence, utf8String } from "../runtime/pki/der.js";
-import { createCertificateAuthority, type KeyPairPem } from "../runtime/pki/x509.js";
+import { extension, KeyUsageBit, signCertificate, subjectOf } from "../../src/runtime/pki/certificate.js";
+import { implicit, namedBits, oid, sequence, utf8String } from "../../src/runtime/pki/der.js";
+import { createCertificateAuthority, type KeyPairPem } from "../../src/runtime/pki/x509.js";
 
 /**
  * A private CA in Fulcio's role, for keyless image verification offline: it certifies a signer's
