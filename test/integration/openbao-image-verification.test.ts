@@ -59,6 +59,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
   let restoreNs: string | undefined;
   let keyless: CosignKey;
   let fulcio: KeylessCa;
+  let layered: KeylessCa;
   const image = (repo: string) => `${registry.host}/${repo}:${VERSION}`;
   const ISSUER = "https://issuer.example.test";
   const SUBJECT = "https://git.example.test/platform/openbao/.github/workflows/release.yml@refs/tags/v2.7.2";
@@ -71,7 +72,12 @@ describe("openbao image verification with cosign signatures (loopback registry, 
       cosignKey("keyless"),
     ]);
     const repos = ["openbao-signed", "openbao-unsigned", "openbao-otherkey"];
-    const keylessRepos = ["openbao-keyless", "openbao-keyless-otherroot", "openbao-keyless-expired"];
+    const keylessRepos = [
+      "openbao-keyless",
+      "openbao-keyless-otherroot",
+      "openbao-keyless-expired",
+      "openbao-keyless-intermediate",
+    ];
     for (const repo of [...repos, ...keylessRepos])
       digests[repo] = await pushTinyImage(registry, repo, VERSION);
     await cosignSign(signer, `${registry.host}/openbao-signed@${digests["openbao-signed"]}`);
@@ -80,11 +86,14 @@ describe("openbao image verification with cosign signatures (loopback registry, 
     const now = Date.now();
     fulcio = createKeylessCa("test-fulcio");
     const untrusted = createKeylessCa("other-fulcio");
+    // Public Fulcio's shape: a root and an intermediate that issues.
+    layered = createKeylessCa("layered-fulcio", new Date(now), { intermediate: { rootPathLength: 1 } });
     const who = { publicKeyPem: keyless.pub, issuer: ISSUER, subject: SUBJECT };
     const valid = { notBefore: new Date(now - 60_000), notAfter: new Date(now + 3 * 3600_000) };
     for (const [repo, ca, times] of [
       ["openbao-keyless", fulcio, valid],
       ["openbao-keyless-otherroot", untrusted, valid],
+      ["openbao-keyless-intermediate", layered, valid],
       [
         "openbao-keyless-expired",
         fulcio,
@@ -95,7 +104,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
         keyless,
         `${registry.host}/${repo}@${digests[repo]}`,
         ca.issue({ ...who, ...times }),
-        ca.rootPem,
+        ca.chainPem,
       );
     client = clientFor(sharedEnv().kubeconfigPath);
     ns = await freshNamespace(client, "ob-imgverify");
@@ -218,11 +227,10 @@ describe("openbao image verification with cosign signatures (loopback registry, 
 
   it("keyless: the verifier and real cosign verify reach the same verdict on each identity case", async () => {
     const v = new ImageVerifier();
-    const trustRoot = parseTrustRoot(fulcio.trustedRootJson(), "the test's trusted root");
-    const settings = (identity: CosignIdentity): VerifySettings => ({
+    const settings = (identity: CosignIdentity, ca: KeylessCa): VerifySettings => ({
       field: "spec.imageVerification",
       ignoreTlog: true,
-      trustRoot,
+      trustRoot: parseTrustRoot(ca.trustedRootJson(), "the test's trusted root"),
       ...identity,
     });
     const exact = { issuer: ISSUER, subject: SUBJECT };
@@ -284,11 +292,14 @@ describe("openbao image verification with cosign signatures (loopback registry, 
         /the certificate expired at/,
         /expected a signed timestamp to verify an expired certificate/,
       ],
+      ["issued by an intermediate CA", "openbao-keyless-intermediate", exact],
     ];
     for (const [name, repo, identity, refused, cosignRefused] of cases) {
       const ref = `${registry.host}/${repo}@${digests[repo]}`;
-      const cosign = await cosignVerifyKeyless(keyless, ref, identity, fulcio.rootPem);
-      const ours = await v.verify(ref, settings(identity)).then(
+      // The intermediate-issued signature is checked against its own CA's root; the rest against fulcio.
+      const ca = repo === "openbao-keyless-intermediate" ? layered : fulcio;
+      const cosign = await cosignVerifyKeyless(keyless, ref, identity, ca.chainPem);
+      const ours = await v.verify(ref, settings(identity, ca)).then(
         (ok) => ({ ok: true as const, digest: ok.digest }),
         (e: Error) => ({ ok: false as const, error: e.message }),
       );

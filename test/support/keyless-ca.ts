@@ -1,7 +1,20 @@
-import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto";
-import { extension, KeyUsageBit, signCertificate, subjectOf } from "../../src/runtime/pki/certificate.js";
-import { implicit, namedBits, oid, sequence, utf8String } from "../../src/runtime/pki/der.js";
-import { createCertificateAuthority, type KeyPairPem } from "../../src/runtime/pki/x509.js";
+import { createPublicKey, generateKeyPairSync, type KeyObject, X509Certificate } from "node:crypto";
+import {
+  distinguishedName,
+  extension,
+  KeyUsageBit,
+  signCertificate,
+  subjectOf,
+} from "../../src/runtime/pki/certificate.js";
+import {
+  boolean,
+  implicit,
+  namedBits,
+  oid,
+  sequence,
+  smallInteger,
+  utf8String,
+} from "../../src/runtime/pki/der.js";
 
 /**
  * A private CA in Fulcio's role, for keyless image verification offline: it certifies a signer's
@@ -9,13 +22,15 @@ import { createCertificateAuthority, type KeyPairPem } from "../../src/runtime/p
  * Fulcio's extensions, the subject as the SAN), and describes itself as a Sigstore trusted root
  * (`trusted_root.json`), the form the operator is given its trust root in. Real cosign signs with
  * such a certificate (`--certificate`, `--certificate-chain`) and its own key; no Fulcio, Rekor or
- * CT log exists, so nothing here has an SCT or a transparency-log entry.
+ * CT log exists, so nothing here has an SCT or a transparency-log entry. Like Fulcio's, the CA may
+ * be a root and an intermediate that issues.
  */
 
 /** Fulcio's certificate extensions: the OIDC issuer, legacy (raw string) and v2 (DER UTF8String). */
 export const FULCIO_ISSUER_V1 = "1.3.6.1.4.1.57264.1.1";
 export const FULCIO_ISSUER_V2 = "1.3.6.1.4.1.57264.1.8";
 const CODE_SIGNING = "1.3.6.1.5.5.7.3.3";
+const DAY = 24 * 3600_000;
 
 export interface SignerCertificateRequest {
   /** The signer's public key (PEM SubjectPublicKeyInfo): cosign.pub of a generated key pair. */
@@ -30,30 +45,63 @@ export interface SignerCertificateRequest {
   issuerExtensions?: "v1" | "v2" | "both";
 }
 
+export interface KeylessCaOptions {
+  /**
+   * Issue through an intermediate CA under a root whose basicConstraints allow `rootPathLength`
+   * CAs below it (0 makes the intermediate, and every chain through it, invalid).
+   */
+  intermediate?: { rootPathLength: number };
+}
+
 export interface KeylessCa {
-  ca: KeyPairPem;
-  /** The CA certificate, what `cosign verify --certificate-chain` is given. */
-  rootPem: string;
+  /** The issuing CA's certificate first, the root last: `cosign sign/verify --certificate-chain`. */
+  chainPem: string;
   /** Issues a code-signing certificate for the signer's key. */
   issue(req: SignerCertificateRequest): string;
-  /** The CA as a Sigstore trusted root: one certificate authority, no logs. */
+  /** The CA as a Sigstore trusted root: one certificate authority, its chain, no logs. */
   trustedRootJson(): string;
 }
 
-const derOf = (pem: string): Buffer => new X509Certificate(pem).raw;
+interface Ca {
+  cert: X509Certificate;
+  key: KeyObject;
+  pem: string;
+}
 
-/**
- * A CA valid from a day before `now` to two days after: cosign checks a certificate's chain at the
- * certificate's own notBefore when it signs, so an already expired signing certificate (issued
- * yesterday) still gets signed with, and the verifier is what must refuse it.
- */
-export function createKeylessCa(name: string, now = new Date()): KeylessCa {
-  const ca = createCertificateAuthority(name, new Date(now.getTime() - 24 * 3600_000), 3 * 24 * 3600_000);
-  const caCert = new X509Certificate(ca.certPem);
-  const caKey = createPrivateKey(ca.keyPem);
+function caCertificate(name: string, parent: Ca | undefined, pathLength: number | undefined, now: Date): Ca {
+  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const subject = distinguishedName({ commonName: name, organization: "platform-operator" });
+  const pem = signCertificate({
+    subject,
+    issuer: parent ? subjectOf(parent.cert) : subject,
+    spki: publicKey.export({ type: "spki", format: "der" }),
+    signingKey: parent?.key ?? privateKey,
+    // From a day before `now`: cosign checks a chain at the signing certificate's own notBefore
+    // when it signs, so an already expired certificate (issued yesterday) still gets signed with.
+    notBefore: new Date(now.getTime() - DAY),
+    notAfter: new Date(now.getTime() + 2 * DAY),
+    extensions: [
+      extension(
+        "2.5.29.19",
+        true,
+        sequence(boolean(true), ...(pathLength === undefined ? [] : [smallInteger(pathLength)])),
+      ),
+      extension(
+        "2.5.29.15",
+        true,
+        namedBits([KeyUsageBit.digitalSignature, KeyUsageBit.keyCertSign, KeyUsageBit.cRLSign]),
+      ),
+    ],
+  });
+  return { cert: new X509Certificate(pem), key: privateKey, pem };
+}
+
+export function createKeylessCa(name: string, now = new Date(), opts: KeylessCaOptions = {}): KeylessCa {
+  const root = caCertificate(name, undefined, opts.intermediate ? opts.intermediate.rootPathLength : 0, now);
+  const issuing = opts.intermediate ? caCertificate(`${name} intermediate`, root, 0, now) : root;
+  const chain = issuing === root ? [root] : [issuing, root];
   return {
-    ca,
-    rootPem: ca.certPem,
+    chainPem: chain.map((c) => c.pem).join(""),
     issue(req) {
       const spki = createPublicKey(req.publicKeyPem).export({ type: "spki", format: "der" });
       const san = req.subject.includes("://")
@@ -63,9 +111,9 @@ export function createKeylessCa(name: string, now = new Date()): KeylessCa {
       return signCertificate({
         // Fulcio leaves the subject empty; the identity is the SAN, then critical (RFC 5280).
         subject: sequence(),
-        issuer: subjectOf(caCert),
+        issuer: subjectOf(issuing.cert),
         spki,
-        signingKey: caKey,
+        signingKey: issuing.key,
         notBefore: req.notBefore,
         notAfter: req.notAfter,
         extensions: [
@@ -84,9 +132,9 @@ export function createKeylessCa(name: string, now = new Date()): KeylessCa {
         certificateAuthorities: [
           {
             subject: { organization: "platform-operator", commonName: name },
-            uri: `https://${name}.invalid`,
-            certChain: { certificates: [{ rawBytes: derOf(ca.certPem).toString("base64") }] },
-            validFor: { start: new Date(caCert.validFrom).toISOString() },
+            uri: `https://${name.replace(/[^a-z0-9-]/gi, "-")}.invalid`,
+            certChain: { certificates: chain.map((c) => ({ rawBytes: c.cert.raw.toString("base64") })) },
+            validFor: { start: new Date(root.cert.validFrom).toISOString() },
           },
         ],
         ctlogs: [],

@@ -103,17 +103,17 @@ export type CosignIdentity =
   | { issuerRegExp: string; subjectRegExp: string };
 
 /**
- * Whether real `cosign verify` accepts the image's keyless signature for the identity, with `rootPem`
- * as the only trusted CA and no transparency log or SCT (none exists offline); the error text when not.
+ * Whether real `cosign verify` accepts the image's keyless signature for the identity, with `chainPem`
+ * (the issuing CA first, the root last) as the only trusted CA and no transparency log or SCT (none exists offline); the error text when not.
  */
 export async function cosignVerifyKeyless(
   key: CosignKey,
   image: string,
   identity: CosignIdentity,
-  rootPem: string,
+  chainPem: string,
 ): Promise<{ ok: true } | { ok: false; error: string }> {
-  const root = `root-${createHash("sha256").update(rootPem).digest("hex").slice(0, 12)}.pem`;
-  writeFileSync(join(key.dir, root), rootPem);
+  const root = `root-${createHash("sha256").update(chainPem).digest("hex").slice(0, 12)}.pem`;
+  writeFileSync(join(key.dir, root), chainPem);
   const who =
     "issuer" in identity
       ? ["--certificate-oidc-issuer", identity.issuer, "--certificate-identity", identity.subject]

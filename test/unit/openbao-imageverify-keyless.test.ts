@@ -254,6 +254,26 @@ describe("keyless: one signature", () => {
       ),
       /OIDC issuer "https:\/\/evil\.example" is not spec\.imageVerification\.issuer/,
     );
+    // Through an intermediate, as public Fulcio issues: admitted when the root's path length allows
+    // one CA below it, refused when it allows none (as Go's x509 refuses it).
+    for (const [rootPathLength, expected] of [
+      [1, "admitted"],
+      [0, "pathLenConstraint 0"],
+    ] as const) {
+      const layered = createKeylessCa("layered", new Date(NOW), { intermediate: { rootPathLength } });
+      const verdict = checkKeyless(
+        layered.issue({ publicKeyPem: s.pub, issuer: ISSUER, subject: SUBJECT, ...valid }),
+        payload,
+        sig,
+        {
+          policy,
+          trustRoot: parseTrustRoot(layered.trustedRootJson(), "cm"),
+          field: "spec.imageVerification",
+          now: NOW,
+        },
+      );
+      assert.match(why(verdict), new RegExp(expected));
+    }
     // Issued before the trusted root's CA certificate was valid.
     const early = { notBefore: new Date(NOW - 3 * 24 * HOUR), notAfter: new Date(NOW + HOUR) };
     assert.match(

@@ -97,6 +97,20 @@ function subjectAltNames(value: Buffer): string[] {
   return [...dns, ...email, ...ip, ...uri, ...other];
 }
 
+/**
+ * A CA certificate's basicConstraints pathLenConstraint: how many CA certificates may follow it
+ * down a chain; undefined when unbounded (or absent).
+ */
+export function pathLengthLimit(cert: X509Certificate): number | undefined {
+  const value = certificateExtensions(cert.raw).get("2.5.29.19");
+  if (!value) return undefined;
+  const seq = children(value, 0)[0];
+  if (seq?.tag !== 0x30) throw new Error("the basicConstraints extension is malformed");
+  const limit = children(value, seq.contentStart, seq.end).find((e) => e.tag === 0x02);
+  if (!limit) return undefined;
+  return body(value, limit).reduce((n, b) => n * 256 + b, 0);
+}
+
 /** The signer's issuer and subjects as a keyless certificate states them. */
 export function signerIdentity(cert: X509Certificate): SignerIdentity {
   const ext = certificateExtensions(cert.raw);

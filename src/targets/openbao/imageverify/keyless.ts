@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { signerIdentity } from "./certificate-fields.js";
+import { pathLengthLimit, signerIdentity } from "./certificate-fields.js";
 import { type IdentityPolicy, identityMismatch } from "./identity.js";
 import { verifiesWith } from "./signature.js";
 import type { CertificateAuthority, TrustRoot } from "./trust-root.js";
@@ -11,7 +11,8 @@ import type { CertificateAuthority, TrustRoot } from "./trust-root.js";
  * issued), it is a code-signing certificate still valid now (with no log entry there is no signing
  * time but the present, as cosign's `--insecure-ignore-tlog` has it), its OIDC issuer and subject
  * are the accepted ones, and the signature over the payload verifies with its key. Only the trust
- * root's certificates anchor a chain: the chain a signer attaches is not trusted. Pure.
+ * root's certificates anchor a chain: the chain a signer attaches is not trusted. Path-length
+ * constraints are kept as Go's x509 keeps them; other critical extensions are not looked at. Pure.
  */
 
 const CODE_SIGNING = "1.3.6.1.5.5.7.3.3";
@@ -42,6 +43,10 @@ function chainProblem(leaf: X509Certificate, root: TrustRoot, t: number): string
     );
     if (!parent) return "the certificate does not chain to a certificate authority of the trusted root";
     const { cert, a } = parent;
+    // `depth` CA certificates stand between this one and the leaf: its pathLenConstraint must allow them.
+    const limit = pathLengthLimit(cert);
+    if (limit !== undefined && depth > limit)
+      return `the chain to the trusted root is longer than its CA certificate ${cert.subject.replace(/\n/g, ", ")} allows (pathLenConstraint ${limit})`;
     if (!validAt(cert, t))
       return `the trusted root's CA certificate ${cert.subject.replace(/\n/g, ", ")} was not valid when the certificate was issued`;
     if ((a.validFrom !== undefined && t < a.validFrom) || (a.validTo !== undefined && t > a.validTo))
@@ -67,7 +72,12 @@ export function checkKeyless(
     return { ok: false, why: "the signature's certificate is not a PEM X.509 certificate" };
   }
   const issued = Date.parse(cert.validFrom);
-  const chain = chainProblem(cert, c.trustRoot, issued);
+  let chain: string | undefined;
+  try {
+    chain = chainProblem(cert, c.trustRoot, issued);
+  } catch (e) {
+    chain = `a certificate of the chain could not be read: ${(e as Error).message}`;
+  }
   if (chain) return { ok: false, why: chain };
   const notAfter = Date.parse(cert.validTo);
   if (c.now > notAfter) return { ok: false, why: `the certificate expired at ${cert.validTo}` };
