@@ -28,6 +28,7 @@ import {
   cosignKey,
   cosignSign,
   cosignSignWithCertificate,
+  cosignTrustedRoot,
   cosignVerifyKeyless,
   pushTinyImage,
 } from "../support/signed-images.js";
@@ -41,8 +42,8 @@ import {
 // operator's own Job images under operatorImageVerification, through the restore controller: a
 // refused executor image fails the restore before any Job exists, a signed one runs pinned.
 // Keyless: real cosign signs with a key and a code-signing certificate from a private CA in
-// Fulcio's role; the verifier, given that CA as its trusted root, must reach the same verdict as
-// `cosign verify` on each identity case, and the operator reads the root from its ConfigMap.
+// Fulcio's role and writes that CA's trusted_root.json; the verifier, given it, must reach the same
+// verdict as `cosign verify` on each identity case, and the operator reads it from its ConfigMap.
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -60,6 +61,8 @@ describe("openbao image verification with cosign signatures (loopback registry, 
   let keyless: CosignKey;
   let fulcio: KeylessCa;
   let layered: KeylessCa;
+  // Each CA's trusted_root.json as `cosign trusted-root create` writes it: the operator reads that.
+  const trustedRoots = new Map<KeylessCa, string>();
   const image = (repo: string) => `${registry.host}/${repo}:${VERSION}`;
   const ISSUER = "https://issuer.example.test";
   const SUBJECT = "https://git.example.test/platform/openbao/.github/workflows/release.yml@refs/tags/v2.7.2";
@@ -106,6 +109,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
         ca.issue({ ...who, ...times }),
         ca.chainPem,
       );
+    for (const ca of [fulcio, layered]) trustedRoots.set(ca, await cosignTrustedRoot(keyless, ca.chainPem));
     client = clientFor(sharedEnv().kubeconfigPath);
     ns = await freshNamespace(client, "ob-imgverify");
     await installOpenBaoClusterCrd(client);
@@ -114,7 +118,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "sigstore-root", namespace: ns },
-      data: { "trusted_root.json": fulcio.trustedRootJson() },
+      data: { "trusted_root.json": trustedRoots.get(fulcio)! },
     });
     op = await startOpenBaoOperatorOnApi(
       sharedEnv().kubeconfigPath,
@@ -230,7 +234,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
     const settings = (identity: CosignIdentity, ca: KeylessCa): VerifySettings => ({
       field: "spec.imageVerification",
       ignoreTlog: true,
-      trustRoot: parseTrustRoot(ca.trustedRootJson(), "the test's trusted root"),
+      trustRoot: parseTrustRoot(trustedRoots.get(ca)!, "cosign's trusted root"),
       ...identity,
     });
     const exact = { issuer: ISSUER, subject: SUBJECT };

@@ -142,3 +142,14 @@ export async function cosignVerifyKeyless(
     return { ok: false, error: (e as Error).message };
   }
 }
+
+/** The CA chain (issuing CA first, root last) as a Sigstore trusted root, written by real cosign. */
+export async function cosignTrustedRoot(key: CosignKey, chainPem: string): Promise<string> {
+  const name = `trusted-root-${createHash("sha256").update(chainPem).digest("hex").slice(0, 12)}`;
+  writeFileSync(join(key.dir, `${name}.pem`), chainPem);
+  await runCosign(["trusted-root", "create", "--certificate-chain", `${name}.pem`, "--out", `${name}.json`], {
+    env: key.env,
+    cwd: key.dir,
+  });
+  return readFileSync(join(key.dir, `${name}.json`), "utf8");
+}

@@ -98,8 +98,10 @@ export async function verifySettings(
     const value = str(v[k]);
     if (value !== undefined) out[k] = value;
   }
-  // Only a keyless block reads the root: a key-based one never depends on it.
-  if (!out.publicKey && trustedRoot) out.trustRoot = await readTrustRoot(ctx.reader, trustedRoot);
+  // Only a keyless block reads the root: a key-based one never depends on it, and a block naming
+  // no signer at all is told that rather than about the root.
+  const keyless = out.issuer || out.subject || out.issuerRegExp || out.subjectRegExp;
+  if (!out.publicKey && keyless && trustedRoot) out.trustRoot = await readTrustRoot(ctx.reader, trustedRoot);
   if (secrets.length > 0) {
     try {
       out.credentials = pullCredentials(secrets);
