@@ -31,7 +31,7 @@ export interface ExecutorRun {
 
 export function runExecutorProcess(
   job: ExecutorJob,
-  secrets: { token: string; credentials?: Record<string, string> },
+  secrets: { token: string; credentials?: Record<string, string>; webIdentityToken?: string },
   opts: { maxOldSpaceMb?: number } = {},
 ): ExecutorRun {
   const dir = mkdtempSync(join(tmpdir(), "executor-"));
@@ -49,6 +49,11 @@ export function runExecutorProcess(
   const nodeArgs = opts.maxOldSpaceMb ? [`--max-old-space-size=${opts.maxOldSpaceMb}`] : [];
   const args = [...nodeArgs, MAIN, "executor", "--result-file", resultFile, "--token-file", tokenFile];
   if (secrets.credentials) args.push("--credentials-dir", credDir);
+  if (secrets.webIdentityToken !== undefined) {
+    const file = join(dir, "web-identity-token");
+    writeFileSync(file, secrets.webIdentityToken, { mode: 0o600 });
+    args.push("--web-identity-token-file", file);
+  }
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   let onProgress: () => void = () => {};

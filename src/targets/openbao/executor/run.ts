@@ -15,6 +15,7 @@ export interface ExecutorFiles {
   tokenFile?: string;
   jwtFile?: string;
   credentialsDir?: string;
+  webIdentityTokenFile?: string;
 }
 
 export interface RunOptions {
@@ -77,8 +78,8 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
   const token = await login(conn, job.auth, files).catch((err) => {
     throw new Failure("AuthFailed", describeError(err));
   });
-  if (job.store.roleArn && !opts.store)
-    throw new Failure("InvalidInput", "target.roleArn (web identity) is not supported by this executor yet");
+  if (job.store.roleArn && !files.webIdentityTokenFile && !opts.store)
+    throw new Failure("InvalidInput", "target.roleArn: no web identity token file is mounted");
   const store =
     opts.store ??
     (await openObjectStore({
@@ -86,6 +87,9 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
       partSize: job.store.partSize ?? 10 * 1024 * 1024,
       concurrency: job.store.concurrency ?? 3,
       credentials: await readCredentials(job.store.provider, files.credentialsDir),
+      ...(job.store.roleArn && files.webIdentityTokenFile
+        ? { webIdentity: { roleArn: job.store.roleArn, tokenFile: files.webIdentityTokenFile } }
+        : {}),
     }).catch((err) => {
       throw new Failure("InvalidInput", describeError(err));
     }));
