@@ -4,15 +4,15 @@
  * backup Job with `target.roleArn` gets its store credentials. Built once per pinned version from
  * the Go module proxy into the cache.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { exists, populateAtomically } from "./atomic.js";
 import { cacheRoot } from "./cache.js";
 import { formatDuration } from "./duration.js";
+import { runGo } from "./gorun.js";
 import { freePort, LOOPBACK } from "./ports.js";
-import { type ServiceProcess, startService, stopIfFailing, trackChild } from "./processes.js";
+import { type ServiceProcess, startService, stopIfFailing } from "./processes.js";
 import { makeTempDir, removeTempDir } from "./tempdirs.js";
 import { waitUntil } from "./wait.js";
 
@@ -32,20 +32,10 @@ export function ensureMinio(onProgress: (line: string) => void = () => {}): Prom
         async (scratch) => {
           const started = Date.now();
           onProgress(`building MinIO ${MINIO_VERSION} into ${out} (cold: a few minutes on 2 cores)`);
-          const child = spawn("go", ["install", "-trimpath", `${MINIO_MODULE}@${MINIO_VERSION}`], {
+          await runGo(["install", "-trimpath", `${MINIO_MODULE}@${MINIO_VERSION}`], {
             env: { ...process.env, GOBIN: scratch, CGO_ENABLED: "0" },
-            stdio: ["ignore", "ignore", "pipe"],
+            label: `go install ${MINIO_MODULE}`,
           });
-          trackChild(child, "go install minio");
-          let err = "";
-          child.stderr.on("data", (c: Buffer) => {
-            err = (err + c.toString()).slice(-4000);
-          });
-          const code = await new Promise<number | null>((resolve, reject) => {
-            child.once("error", reject);
-            child.once("close", resolve);
-          });
-          if (code !== 0) throw new Error(`go install ${MINIO_MODULE} failed (exit ${code}):\n${err}`);
           onProgress(`built MinIO in ${formatDuration(Date.now() - started)}`);
         },
         { onWait: (pid) => onProgress(`waiting for process ${pid}, which is building MinIO`) },

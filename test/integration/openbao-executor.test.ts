@@ -17,8 +17,7 @@ import {
   startS3Server,
 } from "../../src/testenv/objectstores.js";
 import { freePort } from "../../src/testenv/ports.js";
-import { waitUntil } from "../../src/testenv/wait.js";
-import { runExecutorProcess } from "../support/executor.js";
+import { reopenRestoredNode, runExecutorProcess } from "../support/executor.js";
 
 // The executor against real parts: real OpenBao Raft nodes, a real S3-compatible server (gofakes3)
 // and Azurite, the executor run as its own process the way the Job runs it.
@@ -172,17 +171,7 @@ describe("openbao executor: backup and restore through real object stores", () =
         ).done;
         assert.equal(restore.code, 0, restore.stderr);
         assert.ok(restore.result?.ok && restore.result.size === head.size, restore.stderr);
-        // The restored keyring is the source's, sealed under its key: the node seals itself, and the
-        // source's unseal key opens it.
-        await waitUntil(async () => (await baoHealth(fresh.addr)) === 503, {
-          what: "the restored node to seal itself",
-          timeoutMs: 60_000,
-        });
-        await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: source.unsealKey });
-        await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
-          what: "the restored node to be active",
-          timeoutMs: 60_000,
-        });
+        await reopenRestoredNode(fresh, source.unsealKey);
         assert.deepEqual(await readKv(fresh.addr, source.rootToken, "app/db"), known);
       } finally {
         await fresh.stop();

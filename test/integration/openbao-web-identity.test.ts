@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { ExecutorJob } from "../../src/targets/openbao/executor/contract.js";
-import { baoCall, baoHealth } from "../../src/testenv/baohttp.js";
+import { baoCall } from "../../src/testenv/baohttp.js";
 import { type RaftOpenBao, startRaftOpenBao } from "../../src/testenv/baoraft.js";
 import { type MinioServer, startMinio } from "../../src/testenv/minio.js";
 import { SHARED_ENV_VARS, sharedEnv } from "../../src/testenv/shared.js";
 import { waitUntil } from "../../src/testenv/wait.js";
-import { runExecutorProcess } from "../support/executor.js";
+import { reopenRestoredNode, runExecutorProcess } from "../support/executor.js";
 import { clientFor, freshNamespace } from "../support/kube.js";
 import { CLUSTER_ROLE_BINDING } from "../support/rbac.js";
+import { projectedToken } from "../support/whoami.js";
 
 // target.roleArn as a Job uses it, against real parts: the real API server issues the projected
 // token (TokenRequest, audience sts.amazonaws.com) and publishes its keys (OIDC discovery); MinIO's
@@ -28,24 +28,7 @@ describe("openbao executor: web identity (target.roleArn) through a real STS", (
   let source: RaftOpenBao;
   const binding = `testenv-anonymous-discovery-${process.pid}`;
 
-  /** A projected-token equivalent for `sa`, with the audience asked for. */
-  const tokenFor = async (sa: string, audience: string): Promise<string> => {
-    await client.apply(
-      SERVICE_ACCOUNT,
-      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: ns } },
-      { fieldManager: "test-setup", force: true },
-    );
-    const answer = await client.request<{ status?: { token?: string } }>({
-      method: "POST",
-      path: client.resourcePath(SERVICE_ACCOUNT, ns, sa, "token"),
-      body: {
-        apiVersion: "authentication.k8s.io/v1",
-        kind: "TokenRequest",
-        spec: { audiences: [audience], expirationSeconds: 3600 },
-      },
-    });
-    return answer.status!.token!;
-  };
+  const tokenFor = (sa: string, audience: string) => projectedToken(client, ns, sa, audience, 3600);
   const job = (operation: "backup" | "restore", bao: { addr: string }, key: string): ExecutorJob => ({
     operation,
     openbao: { address: bao.addr },
@@ -147,16 +130,7 @@ describe("openbao executor: web identity (target.roleArn) through a real STS", (
       }).done;
       assert.equal(restore.code, 0, restore.stderr);
       assert.ok(restore.result?.ok, restore.stderr);
-      // The source's keyring came with the snapshot: the node seals, the source's key opens it.
-      await waitUntil(async () => (await baoHealth(fresh.addr)) === 503, {
-        what: "the restored node to seal itself",
-        timeoutMs: 60_000,
-      });
-      await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: source.unsealKey });
-      await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
-        what: "the restored node to be active",
-        timeoutMs: 60_000,
-      });
+      await reopenRestoredNode(fresh, source.unsealKey);
       const read = (await baoCall(fresh.addr, source.rootToken, "GET", "secret/data/app")) as {
         data: { data: Record<string, string> };
       };

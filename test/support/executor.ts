@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExecutorJob, toEnvAndMounts } from "../../src/targets/openbao/executor/contract.js";
 import { type ExecutorResult, parseResult } from "../../src/targets/openbao/executor/result.js";
+import { baoCall, baoHealth } from "../../src/testenv/baohttp.js";
+import { waitUntil } from "../../src/testenv/wait.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -84,4 +86,20 @@ export function runExecutorProcess(
     });
   });
   return { pid: child.pid!, done, progressed, waiting, kill: (s) => child.kill(s) };
+}
+
+/**
+ * After a snapshot restore into a fresh node: the restored keyring is the source's, sealed under the
+ * source's key, so the node seals itself; the source's unseal key opens it again.
+ */
+export async function reopenRestoredNode(fresh: { addr: string }, sourceUnsealKey: string): Promise<void> {
+  await waitUntil(async () => (await baoHealth(fresh.addr)) === 503, {
+    what: "the restored node to seal itself",
+    timeoutMs: 60_000,
+  });
+  await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: sourceUnsealKey });
+  await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
+    what: "the restored node to be active",
+    timeoutMs: 60_000,
+  });
 }
