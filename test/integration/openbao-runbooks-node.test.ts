@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
-import { readFileSync, symlinkSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { ensureBinaries } from "../../src/testenv/binaries.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
-import { runCommand } from "../../src/testenv/exec.js";
-import { sharedNode } from "../../src/testenv/node/shared.js";
-import { sharedEnv } from "../../src/testenv/shared.js";
-import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -16,65 +11,18 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
-import { applySeed, seed, startVaultTarget, vaultSuite, waitForReason } from "../support/vault.js";
+import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 
 // The OpenBaoCluster runbook tried on the local node: the shell blocks of a section are read from
 // docs/runbooks/openbao.md itself (what a user pastes is what runs), with the variables the section
 // names set, against a real 3-voter cluster broken the way the section describes. One cluster is
 // reused: a majority sealed by a replaced static key (No leader, then Sealed cluster), then two
-// voters whose volumes are gone (Lost quorum, peers.json on the survivor).
+// voters whose volumes are gone (Lost quorum, peers.json on the survivor). The sections that need no
+// pod (VaultSeed, GitLabCore hooks) are runbooks-api's.
 
-const RUNBOOKS = fileURLToPath(new URL("../../../docs/runbooks/", import.meta.url));
 const NAME = "rb";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
-
-/** The `sh` blocks under a `## ` heading of a runbook (list-indented ones too), or its intro with "". */
-function shellBlocks(file: string, heading: string): string[] {
-  const md = readFileSync(join(RUNBOOKS, file), "utf8");
-  const start = heading ? md.indexOf(`\n## ${heading}\n`) : 0;
-  assert.ok(start >= 0, `${file} has a section ${heading}`);
-  const end = md.indexOf("\n## ", start + 1);
-  const body = md.slice(start, end < 0 ? undefined : end);
-  const blocks: string[] = [];
-  for (const m of body.matchAll(/^( *)```sh\n([\s\S]*?)^\1```$/gm))
-    blocks.push(
-      m[2]!
-        .split("\n")
-        .map((l) => l.slice(m[1]!.length))
-        .join("\n"),
-    );
-  return blocks;
-}
-
-/** The one block of a section that contains `marker`. */
-function block(file: string, heading: string, marker: string): string {
-  const found = shellBlocks(file, heading).filter((b) => b.includes(marker));
-  assert.equal(found.length, 1, `one block of ${file} "${heading}" holds ${marker}`);
-  return found[0]!;
-}
-
-/**
- * Runs a block with bash as a user's shell would, with `env` (the section's variables, PATH with
- * kubectl and bao). `check` blocks may end non-zero (`bao status` exits 2 while sealed); the others
- * stop at their first failure. Bounded, so a documented wait that never ends fails the test.
- */
-async function runShell(script: string, env: Record<string, string>, check = false): Promise<string> {
-  const r = await runCommand(
-    "timeout",
-    ["300", "bash", "-c", `${check ? "" : "set -eo pipefail\n"}${script}\n${check ? "true" : ""}`],
-    { env: { ...process.env, ...env } },
-  );
-  return r.stdout + r.stderr;
-}
-
-/** A folder for PATH with the tools a user runs the runbooks with: the node's kubectl, the pinned bao. */
-async function toolDir(kubectl: string): Promise<string> {
-  const dir = makeTempDir("runbook");
-  symlinkSync(kubectl, join(dir, "kubectl"));
-  symlinkSync((await ensureBinaries()).baoDefault, join(dir, "bao"));
-  return dir;
-}
 
 describe("openbao runbook: the documented commands recover a broken cluster", {
   timeout: 20 * 60_000,
@@ -230,47 +178,5 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     process.stdout.write(
       `# lost quorum: broken in ${((broken - t) / 1000).toFixed(1)} s, runbook commands ${((acted - broken) / 1000).toFixed(1)} s, recovered ${((performance.now() - acted) / 1000).toFixed(1)} s later\n`,
     );
-  });
-});
-
-describe("vaultseed runbook: Forbidden, on the API server and a dev OpenBao", () => {
-  it("a path the role's policies do not cover: the check shows them, the documented policy write makes it Ready", async () => {
-    const { client, ns } = await vaultSuite("vsrb");
-    const dir = await toolDir((await sharedNode()).kubectl);
-    const target = await startVaultTarget(client, ns);
-    try {
-      // Broken: the role's policy covers secret/<ns>/ only; the object seeds elsewhere.
-      const prefix = `rb-${ns}`;
-      await applySeed(client, seed(ns, "billing", { path: `secret/${prefix}/billing`, data: { a: "1" } }));
-      await waitForReason(client, ns, "billing", "Forbidden", 60_000);
-      const env = {
-        NS: ns,
-        NAME: "billing",
-        BAO_ADDR: sharedEnv().bao.addr,
-        BAO_TOKEN: sharedEnv().bao.rootToken,
-        MOUNT: `k8s-${ns}`,
-        ROLE: "ohmlab-controller",
-        PATH: `${dir}:${process.env.PATH}`,
-        KUBECONFIG: sharedEnv().kubeconfigPath,
-      };
-      const seen = await runShell(block("vaultseed.md", "Forbidden", "bao policy read"), env, true);
-      assert.match(seen, new RegExp(`^secret/${prefix}/billing: .*permission denied`, "m"));
-      assert.match(seen, new RegExp(`^# seed-${ns}$`, "m"), "the role's policy is named");
-      assert.ok(seen.includes(`secret/data/${ns}/*`), "and printed, showing the prefix it covers");
-
-      const fixed = performance.now();
-      await runShell(block("vaultseed.md", "Forbidden", "bao policy write"), {
-        ...env,
-        POLICY: `seed-${ns}`,
-        PREFIX: prefix,
-      });
-      await waitForReason(client, ns, "billing", "Reconciled", 120_000);
-      process.stdout.write(
-        `# forbidden: Ready ${((performance.now() - fixed) / 1000).toFixed(1)} s after the documented policy write\n`,
-      );
-    } finally {
-      await target.stop();
-      removeTempDir(dir);
-    }
   });
 });
