@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
+import { BAO_VERSIONS } from "../../src/testenv/cache.js";
 import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
@@ -17,10 +17,15 @@ import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 // docs/runbooks/openbao.md itself (what a user pastes is what runs), with the variables the section
 // names set, against a real 3-voter cluster broken the way the section describes. One cluster is
 // reused: a majority sealed by a replaced static key (No leader, then Sealed cluster), then two
-// voters whose volumes are gone (Lost quorum, peers.json on the survivor). The sections that need no
+// voters whose volumes are gone (Lost quorum, peers.json on the survivor), then an upgrade to a
+// version whose image cannot be pulled (Failed rolling upgrade). The sections that need no
 // pod (VaultSeed, GitLabCore hooks) are runbooks-api's.
 
 const NAME = "rb";
+// Formed at the older held version, so the failed-upgrade case has a newer one to move to.
+const [TO, FROM] = BAO_VERSIONS;
+/** A version the node holds no image of and cannot pull: an upgrade to it never starts its pod. */
+const UNPULLABLE = "2.7.1";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
@@ -73,7 +78,13 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       apiVersion: "openbao.org/v1alpha1",
       kind: "OpenBaoCluster",
       metadata: { name: NAME },
-      spec: { version: BAO_DEFAULT_VERSION, replicas: 3, storage: { size: "128Mi" } },
+      spec: {
+        version: FROM,
+        replicas: 3,
+        storage: { size: "128Mi" },
+        // Autopilot's default 10 s per replaced pod, halved: the failed-upgrade case rolls all three.
+        configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+      },
     });
     const t = performance.now();
     await recovered("the cluster to form 3 voters with a leader");
@@ -177,6 +188,67 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     assert.equal(peers.match(/\sleader\s+true/g)?.length ?? 0, 1, peers);
     process.stdout.write(
       `# lost quorum: broken in ${((broken - t) / 1000).toFixed(1)} s, runbook commands ${((acted - broken) / 1000).toFixed(1)} s, recovered ${((performance.now() - acted) / 1000).toFixed(1)} s later\n`,
+    );
+  });
+  it("an upgrade to an image that cannot be pulled: the check shows the stuck pod, going back is refused, a newer version recovers", async () => {
+    const t = performance.now();
+    await ctx.kubectl([
+      "patch",
+      "openbaocluster",
+      NAME,
+      "--type",
+      "merge",
+      "-p",
+      `{"spec":{"version":"${UNPULLABLE}"}}`,
+    ]);
+    // Broken: the pod at the partition cannot pull its image; the roll waits on it.
+    await poll(
+      async () => {
+        const pod = await ctx.getJson(`pod/${NAME}-2`).catch(() => undefined);
+        const waiting = pod?.status?.containerStatuses?.find((c: Json) => c.name === "openbao")?.state
+          ?.waiting;
+        return /ErrImagePull|ImagePullBackOff/.test(waiting?.reason ?? "") ? true : undefined;
+      },
+      120_000,
+      `${NAME}-2 to fail pulling ${UNPULLABLE}`,
+    );
+    const broken = performance.now();
+    const seen = await run(block("openbao.md", "Failed rolling upgrade", "updateRevision"), {}, true);
+    assert.match(seen, new RegExp(`"targetVersion":"${UNPULLABLE}"`), "status.upgrade names the target");
+    assert.match(seen, /^2 \S+ \S+$/m, "the StatefulSet is held at partition 2");
+    assert.match(seen, new RegExp(`^${NAME}-2\\s+0/1\\s+(ErrImagePull|ImagePullBackOff)\\s`, "m"), seen);
+
+    // Going back is refused while the roll is in flight, and holds it.
+    const back = block("openbao.md", "Failed rolling upgrade", '\\"version\\":');
+    await run(back, { VERSION: FROM });
+    await poll(
+      async () => ((await condition("Upgrading"))?.reason === "DowngradeBlocked" ? true : undefined),
+      60_000,
+      "a lower version refused mid-roll (DowngradeBlocked)",
+    );
+    assert.equal((await cluster()).status?.upgrade?.targetVersion, UNPULLABLE, "the roll keeps its target");
+
+    // Act: a newer version that can run becomes the target; every pod rolls to it.
+    await run(back, { VERSION: TO });
+    // The pod the old target left in ImagePullBackOff blocks the new roll until it is deleted.
+    await run(block("openbao.md", "Failed rolling upgrade", "kubectl delete pod"), { POD: `${NAME}-2` });
+    const acted = performance.now();
+    const done = await poll(
+      async () => {
+        const c = await cluster();
+        return c.status?.currentVersion === TO && !c.status?.upgrade ? c : undefined;
+      },
+      300_000,
+      `the roll to ${TO} to finish`,
+    );
+    assert.equal(done.status?.operationLock, undefined, "the upgrade released the lock");
+    const versions = JSON.parse(
+      await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+    ).items.map((p: Json) => p.metadata.labels?.["openbao-version"]);
+    assert.deepEqual(versions, [TO, TO, TO]);
+    await recovered(`three voters with a leader at ${TO}`);
+    process.stdout.write(
+      `# failed upgrade: broken in ${((broken - t) / 1000).toFixed(1)} s, rolled to ${TO} ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented retarget\n`,
     );
   });
 });
