@@ -23,10 +23,12 @@ import { POD } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import { setCondition } from "../../../../runtime/conditions.js";
-import { done, type ReconcileResult, requeueAfter, retry } from "../../../../runtime/controller.js";
+import type { ReconcileResult } from "../../../../runtime/controller.js";
 import { errorMessage, isConflict, isNotFound } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
+import { AT_ONCE_MS, fail, type StageStop, wait } from "../../../../runtime/stages.js";
+import { stageResult } from "../../../../runtime/stages-settle.js";
 import { type KubeObject, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf, servingRef } from "../../cluster-ref.js";
 import { podSelector, voterOrdinal } from "../../identity.js";
@@ -55,9 +57,22 @@ import {
 export interface RestartOptions {
   /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
   stepDownSettleMs?: number;
-  /** Requeue while waiting; pod changes wake the pass sooner (default 5 s). */
+  /**
+   * How soon a waiting pass looks again (default 5 s). Pod changes wake it sooner; what they do not
+   * show (a replacement unsealed, Raft healthy again: OpenBao's own state) has no watch, so it is polled.
+   */
   waitPollMs?: number;
 }
+
+/**
+ * After a step-down, the next look for the new leader. OpenBao's leader election has no watch; the
+ * old leader's pod does not change, so nothing else wakes the pass.
+ */
+const STEP_DOWN_POLL_MS = 2_000;
+
+/** How a restart pass ends: done, or a stop the kernel turns into the result (stageResult). */
+type RestartEnd = { kind: "done" } | StageStop<OpenBaoClusterReasonType>;
+const DONE: RestartEnd = { kind: "done" };
 
 export interface RuntimeRestartDeps {
   client: KubeClient;
@@ -105,36 +120,40 @@ export class RuntimeRestart {
 
   async reconcile(key: string, rc: AdminOpsContext): Promise<ReconcileResult> {
     const { namespace = "", name } = splitKey(key);
-    return withAdminOpsPass(this.d.client, { namespace, name }, rc, (pass) => this.pass(key, pass));
+    return withAdminOpsPass(this.d.client, { namespace, name }, rc, async (pass) =>
+      // No retry schedule here: waits and failures become the result in the kernel, failures with
+      // the runtime's backoff, counted as errors.
+      stageResult(await this.pass(key, pass), { waitAfterMs: this.o.waitPollMs }),
+    );
   }
 
   /** One pass; its status changes are staged in the AdminOps pass and committed once. */
-  private async pass(key: string, rc: InAdminOpsPass): Promise<ReconcileResult> {
+  private async pass(key: string, rc: InAdminOpsPass): Promise<RestartEnd> {
     const { namespace = "", name } = splitKey(key);
     const cached = this.d.clusters.get(key);
-    if (!cached || cached.metadata.deletionTimestamp) return done();
+    if (!cached || cached.metadata.deletionTimestamp) return DONE;
     // Cheap exits for the common cases, from the cache and without a request: no request and
     // nothing left of an earlier one, or the requested restart already completed (a newer value
     // reaches the cache with the event that brings the next pass).
     const asked = cached.spec.runtime?.restartAt?.trim() ?? "";
     const last = cached.status?.runtimeRestart;
-    if (!asked && !last) return done();
-    if (asked && last?.restartAt === asked && last.completedAt) return done();
+    if (!asked && !last) return DONE;
+    if (asked && last?.restartAt === asked && last.completedAt) return DONE;
     const cluster = await (this.d.reader ?? liveReader(this.d.client)).get<OpenBaoCluster>(
       OPENBAOCLUSTER,
       name,
       namespace,
     );
-    if (!cluster || cluster.metadata.deletionTimestamp) return done();
+    if (!cluster || cluster.metadata.deletionTimestamp) return DONE;
     const want = cluster.spec.runtime?.restartAt?.trim() ?? "";
     const rec = cluster.status?.runtimeRestart;
     if (rec && !rec.completedAt && rec.restartAt !== want) return this.abandon(cluster, rec, want, rc);
-    if (!want || (rec?.restartAt === want && rec.completedAt)) return done();
+    if (!want || (rec?.restartAt === want && rec.completedAt)) return DONE;
     // Before initialization there is nothing to restart yet; initialization wakes the pass.
-    if (cluster.status?.initialized !== true) return done();
+    if (cluster.status?.initialized !== true) return DONE;
     if (cluster.spec.paused) {
       await this.condition(cluster, "False", R.Paused, "spec.paused: the restart waits", rc);
-      return done();
+      return DONE;
     }
     const ref = refOf(cluster);
     const id = restartLock(ref.name, want);
@@ -142,7 +161,7 @@ export class RuntimeRestart {
     if (!got.acquired) {
       const c = contention(got.heldBy, id);
       await this.condition(cluster, "False", c.reason, c.message, rc);
-      return requeueAfter(c.requeueAfterMs);
+      return wait(c.reason, c.message, { afterMs: c.requeueAfterMs, by: "stalled" });
     }
     // What an earlier half of this pass staged is replayed on the lock's write (no lost race).
     rc.adminOps.observed(got.cluster);
@@ -152,7 +171,7 @@ export class RuntimeRestart {
       rc.signal.throwIfAborted();
       forgetUpgradeLogin(cluster);
       const reason = e instanceof StepError ? e.reason : R.RestartStepFailed;
-      return this.failedStep(cluster, want, reason, errorMessage(e), rc);
+      return this.failedStep(cluster, want, reason, e, rc);
     }
   }
 
@@ -161,7 +180,7 @@ export class RuntimeRestart {
     want: string,
     rec: RuntimeRestartStatus | undefined,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const token = await upgradeToken(this.d.client, this.d.access, cluster, this.now, rc.signal);
     if (!token)
       throw new StepError(
@@ -183,7 +202,7 @@ export class RuntimeRestart {
     pods: ReadonlyMap<string, PodFacts>,
     now: Date,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const cutoff = restartCutoff(want, now);
     const pending = podsToRestart(pods.values(), cutoff);
     await this.write(cluster, rc, (cur) =>
@@ -197,16 +216,12 @@ export class RuntimeRestart {
             restartedPods: [],
           },
     );
-    await this.condition(
-      cluster,
-      "True",
-      R.RestartInProgress,
-      pending.length
-        ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
-        : `no pod started before ${stamp(cutoff)}: nothing to restart`,
-      rc,
-    );
-    return requeueAfter(1);
+    const message = pending.length
+      ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
+      : `no pod started before ${stamp(cutoff)}: nothing to restart`;
+    await this.condition(cluster, "True", R.RestartInProgress, message, rc);
+    // The next pass plans from the record just staged.
+    return wait(R.RestartInProgress, message, { afterMs: AT_ONCE_MS });
   }
 
   private async act(
@@ -216,12 +231,12 @@ export class RuntimeRestart {
     step: RestartStep,
     token: string,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const progress = `${(rec.restartedPods ?? []).length} of ${(rec.restartedPods ?? []).length + (rec.pendingPods ?? []).length} pod(s) restarted`;
     switch (step.kind) {
       case "wait":
         await this.condition(cluster, "True", R.RestartInProgress, `${progress}: ${step.message}`, rc);
-        return requeueAfter(this.o.waitPollMs);
+        return wait(R.RestartInProgress, `${progress}: ${step.message}`);
       case "record-replaced":
         await this.write(cluster, rc, (cur) =>
           cur?.restartAt === want
@@ -232,7 +247,9 @@ export class RuntimeRestart {
               }
             : cur,
         );
-        return requeueAfter(1);
+        return wait(R.RestartInProgress, `${progress}: recorded ${step.replaced.join(", ")} as restarted`, {
+          afterMs: AT_ONCE_MS,
+        });
       case "delete": {
         try {
           await this.d.client.delete(POD, step.pod.name, refOf(cluster).namespace, {
@@ -255,7 +272,7 @@ export class RuntimeRestart {
           `${progress}: restarting pod ${step.pod.name}`,
           rc,
         );
-        return requeueAfter(this.o.waitPollMs);
+        return wait(R.RestartInProgress, `${progress}: restarting pod ${step.pod.name}`);
       }
       case "step-down": {
         try {
@@ -282,7 +299,9 @@ export class RuntimeRestart {
           `${progress}: leader ${step.pod.name} stepping down`,
           rc,
         );
-        return requeueAfter(2_000);
+        return wait(R.RestartInProgress, `${progress}: leader ${step.pod.name} stepping down`, {
+          afterMs: STEP_DOWN_POLL_MS,
+        });
       }
       case "finalize":
         return this.finalize(cluster, want, rec, rc);
@@ -294,7 +313,7 @@ export class RuntimeRestart {
     want: string,
     rec: RuntimeRestartStatus,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const now = this.now();
     await this.write(cluster, rc, (cur) => {
       if (cur?.restartAt !== want || cur.completedAt) return cur;
@@ -313,7 +332,7 @@ export class RuntimeRestart {
     );
     await commitBeforeRelease(rc);
     await this.locks.release(refOf(cluster), restartLock(refOf(cluster).name, want), rc.signal);
-    return done();
+    return DONE;
   }
 
   /** The request changed or was removed mid-restart: the old one ends where it is and gives the lock back. */
@@ -322,7 +341,7 @@ export class RuntimeRestart {
     rec: RuntimeRestartStatus,
     want: string,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const ref = refOf(cluster);
     await this.write(cluster, rc, (cur) =>
       cur && cur.restartAt === rec.restartAt && !cur.completedAt ? undefined : cur,
@@ -337,16 +356,18 @@ export class RuntimeRestart {
         `spec.runtime.restartAt was removed: the restart stopped with ${(rec.restartedPods ?? []).length} pod(s) restarted`,
         rc,
       );
-    return requeueAfter(1);
+    // The next pass starts the new request, if any, from a clean record.
+    return wait(R.RestartComplete, "the earlier restart request ended", { afterMs: AT_ONCE_MS });
   }
 
   private async failedStep(
     cluster: OpenBaoCluster,
     want: string,
     reason: OpenBaoClusterReasonType,
-    message: string,
+    error: unknown,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
+    const message = errorMessage(error);
     let n = 1;
     await this.write(cluster, rc, (cur) => {
       if (cur?.restartAt !== want) return cur;
@@ -362,7 +383,7 @@ export class RuntimeRestart {
     rc.log.warn({ reason, err: message, attempt: n }, "restart step failed; will retry");
     // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
     // in status only says how many in a row, for people and across restarts.
-    return retry(reason);
+    return fail(reason, error);
   }
 
   private async clearFailures(cluster: OpenBaoCluster, want: string, rc: InAdminOpsPass): Promise<void> {
