@@ -45,10 +45,12 @@ import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
-  retry,
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
+import { fail } from "../../../../../runtime/stages.js";
+import { type AttemptRecord, countAttempts, withGiveUp } from "../../../../../runtime/stages-attempts.js";
+import { stageResult } from "../../../../../runtime/stages-settle.js";
 import { refOf } from "../../../cluster-ref.js";
 import { commitBeforeRelease, type OperationLockStore, planeTarget } from "../../../opslifecycle/index.js";
 import { parseVersion } from "../../../validate/values.js";
@@ -107,7 +109,7 @@ export interface RollingDeps {
 
 class StepError extends Error {
   constructor(
-    readonly reason: string,
+    readonly reason: OpenBaoClusterReasonType,
     message: string,
   ) {
     super(message);
@@ -214,7 +216,7 @@ export class RollingUpgrade {
       rc.signal.throwIfAborted();
       forgetUpgradeLogin(cluster);
       const reason = e instanceof StepError ? e.reason : R.HealthCheckFailed;
-      return this.transient(cluster, reason, errorMessage(e), rc);
+      return this.transient(cluster, reason, e, rc);
     }
     if (u.consecutiveFailures) await this.clearFailures(cluster, rc);
     return result;
@@ -530,24 +532,27 @@ export class RollingUpgrade {
 
   private async transient(
     cluster: OpenBaoCluster,
-    reason: string,
-    message: string,
+    reason: OpenBaoClusterReasonType,
+    error: unknown,
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
     const now = this.d.now();
     const target = cluster.status?.upgrade?.targetVersion;
+    // The kernel counts and gives up (stages-attempts.ts); the count lives in upstream's fields.
+    const failed = { ...fail(reason, error, { giveUpAfter: this.o.maxAttempts }), stage: STEP };
+    const message = failed.message;
     // Counted on the fresh status the write starts from, so a count is never lost to a stale cache.
-    let n = (cluster.status?.upgrade?.consecutiveFailures ?? 0) + 1;
+    let record = countAttempts(attemptsOf(cluster.status?.upgrade), failed);
     await writeUpgrade(
       planeTarget(rc, this.d.client),
       refOf(cluster),
       (cur) => {
         if (!cur || cur.targetVersion !== target) return undefined;
-        n = (cur.consecutiveFailures ?? 0) + 1;
+        record = countAttempts(attemptsOf(cur), failed);
         return {
           upgrade: {
             ...cur,
-            consecutiveFailures: n,
+            consecutiveFailures: record?.attempts ?? 1,
             lastErrorReason: reason,
             lastErrorMessage: message.slice(0, 4096),
             lastErrorAt: stamp(now),
@@ -556,10 +561,12 @@ export class RollingUpgrade {
       },
       rc.signal,
     );
-    if (n >= this.o.maxAttempts) return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
+    const n = record?.attempts ?? 1;
+    if (withGiveUp(failed, record).kind === "invalid")
+      return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
     rc.log.warn({ reason, err: message, attempt: n }, "upgrade step failed; will retry");
     // The runtime backs the retry off per key (5 s doubling) and counts it as a failed pass.
-    return retry(reason);
+    return stageResult(failed, { waitAfterMs: this.o.waitPollMs });
   }
 
   private async fail(
@@ -623,6 +630,16 @@ export class RollingUpgrade {
       rc.signal,
     );
   }
+}
+
+/** The kernel's name for a step of the roll: every failed step counts towards one give-up. */
+const STEP = "rolling-step";
+
+/** status.upgrade's count of failed steps, as the kernel's attempt record. */
+function attemptsOf(u: UpgradeStatus | undefined): AttemptRecord | undefined {
+  return u?.consecutiveFailures
+    ? { stage: STEP, reason: u.lastErrorReason ?? "", attempts: u.consecutiveFailures }
+    : undefined;
 }
 
 function withoutLastError(u: UpgradeStatus): UpgradeStatus {
