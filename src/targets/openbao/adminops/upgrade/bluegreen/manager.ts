@@ -46,9 +46,10 @@ import {
 import type { BaoAccess } from "../core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
 import { executePass } from "./actions.js";
+import { recordStepFailure } from "./attempts.js";
 import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
-import { planBlueGreen, recordStepFailure } from "./plan.js";
+import { planBlueGreen } from "./plan.js";
 import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
 
 export const STRATEGY = "BlueGreen";

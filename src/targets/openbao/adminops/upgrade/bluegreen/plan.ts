@@ -2,6 +2,7 @@ import {
   OpenBaoClusterReason,
   OpenBaoClusterReason as Reason,
 } from "../../../../../apis/openbaocluster-names.js";
+import { exhausted } from "./attempts.js";
 import { type ResolvedSettings, resolveSettings } from "./settings.js";
 import type {
   BlueGreenPhase,
@@ -250,11 +251,6 @@ function rollBackOrHold(
     },
     event: { type: "Warning", reason: Reason.UpgradeFailed, message: `${phase}: ${why}` },
   };
-}
-
-/** Too many failed steps in this phase (the executor counts them in jobFailureCount). */
-function exhausted(bg: BlueGreenStatus, s: ResolvedSettings): boolean {
-  return (bg.jobFailureCount ?? 0) >= s.maxJobFailures;
 }
 
 function stepFailureCheck(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed, s: ResolvedSettings) {
@@ -519,9 +515,4 @@ function breakGlassGate(spec: PlanSpec, glass: BreakGlassStatus, bg: BlueGreenSt
     event: { type: "Normal", reason: Reason.UpgradeInProgress, message },
     requeueAfterMs: 0,
   };
-}
-
-/** The status after a failed step, so maxJobFailures is counted across passes and restarts. Pure. */
-export function recordStepFailure(bg: BlueGreenStatus, what: string): BlueGreenStatus {
-  return { ...bg, jobFailureCount: (bg.jobFailureCount ?? 0) + 1, lastJobFailure: what.slice(0, 250) };
 }
