@@ -24,6 +24,9 @@ import type { EventInput, KindEvents } from "../../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
+import { fail } from "../../../runtime/stages.js";
+import { withGiveUp } from "../../../runtime/stages-attempts.js";
+import { stageResult } from "../../../runtime/stages-settle.js";
 import { StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { endUnstartedJob } from "../adminops/jobs/end-unstarted.js";
@@ -87,6 +90,14 @@ export interface RestoreReconcilerDeps {
 }
 
 const DEFAULT_POLL_MS = 15_000;
+
+/**
+ * Passes in a row whose preparation of the Job (its ServiceAccount) failed before the restore gives
+ * up. The runtime backs them off from 5 s, doubling: seven span about five minutes, the default
+ * bound for a Job's pod to start, and a restore must not hold its cluster's lock for longer on a
+ * Job it cannot even create.
+ */
+export const PREPARE_ATTEMPTS = 7;
 
 export class RestoreReconciler {
   private readonly memory: StatusWriter<OpenBaoRestoreStatus>;
@@ -255,7 +266,12 @@ export class RestoreReconciler {
       // The receipt comes first: Prepared (built, nothing created), then Committed, recorded before
       // the create call, so no later pass or restarted operator ever creates a second Job.
       r = await this.write(r, prepared(r, this.now(), jobName), rc);
-      await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      try {
+        await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      } catch (e) {
+        rc.signal.throwIfAborted();
+        return this.prepareFailed(r, e, rc);
+      }
       r = await this.write(r, committed(r, this.now()), rc);
       try {
         job = await this.d.client.create(JOB, intent);
@@ -372,6 +388,40 @@ export class RestoreReconciler {
       { reason: outcome.reason, durationS },
       rc,
     );
+  }
+
+  /**
+   * The Job's prerequisites could not be made. Retried with the runtime's failure backoff; after
+   * PREPARE_ATTEMPTS passes in a row (the runtime's per-key count: an operator restart starts it
+   * again, which only delays the give-up) the restore fails, nothing changed, and its lock goes back.
+   */
+  private async prepareFailed(
+    r: OpenBaoRestore,
+    error: unknown,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult> {
+    const reason = OpenBaoRestoreReason.JobPrepareFailed;
+    const stop = { ...fail(reason, error, { giveUpAfter: PREPARE_ATTEMPTS }), stage: "prepare" };
+    const attempts = (rc.failures ?? 0) + 1;
+    const final = withGiveUp(stop, { stage: stop.stage, reason, attempts });
+    const message = `preparing restore Job ${restoreJobName(r)}: ${stop.message}`;
+    if (final.kind === "invalid")
+      return this.finish(
+        r,
+        failed(r, this.now(), reason, `${message} (gave up after ${attempts} attempts)`),
+        { reason },
+        rc,
+      );
+    await this.write(
+      r,
+      validating(r, this.now(), reason, `${message} (attempt ${attempts} of ${PREPARE_ATTEMPTS})`),
+      rc,
+    );
+    rc.log.warn(
+      { reason, err: stop.message, attempt: attempts },
+      "restore Job preparation failed; will retry",
+    );
+    return stageResult(stop, { waitAfterMs: this.pollMs });
   }
 
   /**
