@@ -99,6 +99,12 @@ const DEFAULT_POLL_MS = 15_000;
  */
 export const PREPARE_ATTEMPTS = 7;
 
+/**
+ * While the pods restarted after the snapshot come back. The pod watch maps only the restore Job's
+ * own pods, not the cluster's, so their return is polled.
+ */
+const PODS_BACK_POLL_MS = 2_000;
+
 export class RestoreReconciler {
   private readonly memory: StatusWriter<OpenBaoRestoreStatus>;
   private readonly lock: OperationLockStore;
@@ -436,7 +442,7 @@ export class RestoreReconciler {
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
     const restarted = await this.restartPods(r, finishedAt, rc);
-    if (restarted === "waiting") return requeueAfter(Math.min(this.pollMs, 2000));
+    if (restarted === "waiting") return requeueAfter(Math.min(this.pollMs, PODS_BACK_POLL_MS));
     return this.finish(
       r,
       followThroughComplete(completed(r, this.now(), size), this.now()),

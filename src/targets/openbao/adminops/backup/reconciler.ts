@@ -14,6 +14,7 @@ import { done, type ReconcileResult, requeueAfter } from "../../../../runtime/co
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { Logger } from "../../../../runtime/log.js";
+import { AT_ONCE_MS } from "../../../../runtime/stages.js";
 import { type KubeObject, splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
@@ -452,7 +453,7 @@ export class BackupReconciler {
     await runRetention({ ...this.d, now: this.now }, w, rc);
     await commitBeforeRelease(rc);
     await this.locks.release(ref, id, rc.signal);
-    return requeueAfter(1);
+    return requeueAfter(AT_ONCE_MS);
   }
 
   /** A backup lock with no attempt in flight is left from a crash after recording: finish it. */

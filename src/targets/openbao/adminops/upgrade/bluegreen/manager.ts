@@ -20,6 +20,7 @@ import {
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
+import { AT_ONCE_MS } from "../../../../../runtime/stages.js";
 import { refOf } from "../../../cluster-ref.js";
 import { revisionFor } from "../../../identity.js";
 import { operatorImage } from "../../../imageverify/check.js";
@@ -199,7 +200,9 @@ export class BlueGreenUpgrade {
     // restart); when to look again is the runtime's failure backoff, doubling from 5 s, so a leader
     // change (a few seconds without an active node) cannot use up the attempts in one burst.
     if (failure) return retry(OpenBaoClusterReason.HealthCheckFailed);
-    return plan.requeueAfterMs === undefined ? done() : requeueAfter(Math.max(1, plan.requeueAfterMs));
+    return plan.requeueAfterMs === undefined
+      ? done()
+      : requeueAfter(Math.max(AT_ONCE_MS, plan.requeueAfterMs));
   }
 
   private async snapshot(cluster: OpenBaoCluster, bg: BlueGreenStatus, from: string, rc: ReconcileContext) {

@@ -48,7 +48,7 @@ import {
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
-import { fail } from "../../../../../runtime/stages.js";
+import { AT_ONCE_MS, fail } from "../../../../../runtime/stages.js";
 import { type AttemptRecord, countAttempts, withGiveUp } from "../../../../../runtime/stages-attempts.js";
 import { stageResult } from "../../../../../runtime/stages-settle.js";
 import { refOf } from "../../../cluster-ref.js";
@@ -68,7 +68,7 @@ import {
   upgradeStepDowns,
   upgradeSuccessTotal,
 } from "../core/metrics.js";
-import { type BaoAccess, observeCluster, voterClient } from "../core/observe.js";
+import { type BaoAccess, observeCluster, STEP_DOWN_POLL_MS, voterClient } from "../core/observe.js";
 import { compareVersions, normalizeVersion, sameVersionText } from "../core/policy.js";
 import { markHandled, pendingRequest } from "../core/requests.js";
 import { stamp, type UpgradeStatus, writeUpgrade } from "../core/status.js";
@@ -94,7 +94,10 @@ export interface RollingOptions {
   stepDownSettleMs?: number;
   /** Step-downs of one pod that did not move leadership before StepDownTimeout (default 3). */
   maxStepDowns?: number;
-  /** Requeue while waiting; pod and StatefulSet changes wake the pass sooner (default 5 s). */
+  /**
+   * Requeue while waiting (default 5 s). Pod and StatefulSet changes wake the pass sooner; what they
+   * do not show (the replacement unsealed, Raft healthy: OpenBao's own state) has no watch: polled.
+   */
   waitPollMs?: number;
 }
 
@@ -191,7 +194,7 @@ export class RollingUpgrade {
         action: "Upgrade",
         note: `spec.version changed to ${to} mid-upgrade: rolling every pod to ${to} from the top`,
       });
-      return requeueAfter(1);
+      return requeueAfter(AT_ONCE_MS);
     }
     if (u.failure) return this.failed(cluster, u, rc);
 
@@ -347,7 +350,7 @@ export class RollingUpgrade {
         action: "Upgrade",
         note: `pod ${obs.voters[step.ordinal]!.name} runs ${target}, is Ready and unsealed; Raft is healthy`,
       });
-    return requeueAfter(1);
+    return requeueAfter(AT_ONCE_MS);
   }
 
   private async stepDown(
@@ -406,7 +409,7 @@ export class RollingUpgrade {
       `${progress(u, obs.replicas)}: leader ${obs.voters[step.ordinal]!.name} stepping down`,
       rc,
     );
-    return requeueAfter(2_000);
+    return requeueAfter(STEP_DOWN_POLL_MS);
   }
 
   private async lowerPartition(
@@ -480,7 +483,7 @@ export class RollingUpgrade {
     upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Succeeded);
     endRollingProgress({ namespace: ref.namespace, name: ref.name }, { total: cluster.spec.replicas ?? 3 });
     this.forget(`${ref.namespace}/${ref.name}`);
-    return requeueAfter(1);
+    return requeueAfter(AT_ONCE_MS);
   }
 
   /** A recorded failure: held until a new spec.upgrade.requests.retry value. */
@@ -527,7 +530,7 @@ export class RollingUpgrade {
         note: `spec.upgrade.requests.retry changed: resuming the upgrade to ${u.targetVersion} at partition ${u.currentPartition}`,
       });
     }
-    return requeueAfter(1);
+    return requeueAfter(AT_ONCE_MS);
   }
 
   private async transient(
