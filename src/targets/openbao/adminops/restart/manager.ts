@@ -15,27 +15,22 @@
 import { createHash } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
-  OpenBaoClusterCondition as C,
   type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../../apis/openbaocluster-names.js";
 import { POD } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { setCondition } from "../../../../runtime/conditions.js";
 import type { ReconcileResult } from "../../../../runtime/controller.js";
 import { errorMessage, isConflict, isNotFound } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import { AT_ONCE_MS, fail, type StageStop, wait } from "../../../../runtime/stages.js";
 import { stageResult } from "../../../../runtime/stages-settle.js";
-import { type KubeObject, splitKey } from "../../../../runtime/types.js";
-import { OPENBAOCLUSTER, refOf, servingRef } from "../../cluster-ref.js";
-import { podSelector, voterOrdinal } from "../../identity.js";
+import { splitKey } from "../../../../runtime/types.js";
+import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import {
   type AdminOpsContext,
-  applyConcern,
-  changePlane,
   commitBeforeRelease,
   contention,
   type InAdminOpsPass,
@@ -43,7 +38,7 @@ import {
   OperationLockStore,
   withAdminOpsPass,
 } from "../../opslifecycle/index.js";
-import { type BaoAccess, observeCluster, voterClient } from "../upgrade/core/observe.js";
+import { type BaoAccess, observeCluster, STEP_DOWN_POLL_MS, voterClient } from "../upgrade/core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../upgrade/core/token.js";
 import {
   type PodFacts,
@@ -53,6 +48,7 @@ import {
   type RuntimeRestartStatus,
   restartCutoff,
 } from "./plan.js";
+import { setRestarting, stageRestart, voterPods } from "./stage.js";
 
 export interface RestartOptions {
   /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
@@ -63,12 +59,6 @@ export interface RestartOptions {
    */
   waitPollMs?: number;
 }
-
-/**
- * After a step-down, the next look for the new leader. OpenBao's leader election has no watch; the
- * old leader's pod does not change, so nothing else wakes the pass.
- */
-const STEP_DOWN_POLL_MS = 2_000;
 
 /** How a restart pass ends: done, or a stop the kernel turns into the result (stageResult). */
 type RestartEnd = { kind: "done" } | StageStop<OpenBaoClusterReasonType>;
@@ -103,9 +93,6 @@ class StepError extends Error {
     super(message);
   }
 }
-
-/** Reasons said without an event each time (routine progress). */
-const QUIET = new Set<OpenBaoClusterReasonType>([R.RestartInProgress, R.PodNotReady, R.HealthCheckFailed]);
 
 export class RuntimeRestart {
   private readonly now: () => Date;
@@ -152,7 +139,15 @@ export class RuntimeRestart {
     // Before initialization there is nothing to restart yet; initialization wakes the pass.
     if (cluster.status?.initialized !== true) return DONE;
     if (cluster.spec.paused) {
-      await this.condition(cluster, "False", R.Paused, "spec.paused: the restart waits", rc);
+      await setRestarting(
+        this.d.events,
+        this.now(),
+        cluster,
+        "False",
+        R.Paused,
+        "spec.paused: the restart waits",
+        rc,
+      );
       return DONE;
     }
     const ref = refOf(cluster);
@@ -160,7 +155,7 @@ export class RuntimeRestart {
     const got = await this.locks.acquire(ref, id, { message: "runtime restart", signal: rc.signal });
     if (!got.acquired) {
       const c = contention(got.heldBy, id);
-      await this.condition(cluster, "False", c.reason, c.message, rc);
+      await setRestarting(this.d.events, this.now(), cluster, "False", c.reason, c.message, rc);
       return wait(c.reason, c.message, { afterMs: c.requeueAfterMs, by: "stalled" });
     }
     // What an earlier half of this pass staged is replayed on the lock's write (no lost race).
@@ -188,7 +183,7 @@ export class RuntimeRestart {
         "no OpenBao token for the Raft reads and step-down (spec.upgrade.jwtAuthRole, spec.upgrade.tokenSecretRef or the root-token Secret)",
       );
     const obs = await observeCluster(this.d.client, this.d.access, cluster, token, rc.signal);
-    const pods = await this.voterPods(cluster);
+    const pods = await voterPods(this.d.client, cluster);
     const now = this.now();
     if (!rec) return this.begin(cluster, want, pods, now, rc);
     const step = planRestart({ record: rec, obs, pods, now, stepDownSettleMs: this.o.stepDownSettleMs });
@@ -205,7 +200,7 @@ export class RuntimeRestart {
   ): Promise<RestartEnd> {
     const cutoff = restartCutoff(want, now);
     const pending = podsToRestart(pods.values(), cutoff);
-    await this.write(cluster, rc, (cur) =>
+    await stageRestart(cluster, rc, (cur) =>
       cur?.restartAt === want
         ? cur
         : {
@@ -219,7 +214,7 @@ export class RuntimeRestart {
     const message = pending.length
       ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
       : `no pod started before ${stamp(cutoff)}: nothing to restart`;
-    await this.condition(cluster, "True", R.RestartInProgress, message, rc);
+    await setRestarting(this.d.events, this.now(), cluster, "True", R.RestartInProgress, message, rc);
     // The next pass plans from the record just staged.
     return wait(R.RestartInProgress, message, { afterMs: AT_ONCE_MS });
   }
@@ -235,10 +230,18 @@ export class RuntimeRestart {
     const progress = `${(rec.restartedPods ?? []).length} of ${(rec.restartedPods ?? []).length + (rec.pendingPods ?? []).length} pod(s) restarted`;
     switch (step.kind) {
       case "wait":
-        await this.condition(cluster, "True", R.RestartInProgress, `${progress}: ${step.message}`, rc);
+        await setRestarting(
+          this.d.events,
+          this.now(),
+          cluster,
+          "True",
+          R.RestartInProgress,
+          `${progress}: ${step.message}`,
+          rc,
+        );
         return wait(R.RestartInProgress, `${progress}: ${step.message}`);
       case "record-replaced":
-        await this.write(cluster, rc, (cur) =>
+        await stageRestart(cluster, rc, (cur) =>
           cur?.restartAt === want
             ? {
                 ...cur,
@@ -265,7 +268,9 @@ export class RuntimeRestart {
           action: "Restart",
           note: `spec.runtime.restartAt: pod ${step.pod.name}${step.leader ? " (the leader, no other voter to hand over to)" : ""} deleted to be restarted`,
         });
-        await this.condition(
+        await setRestarting(
+          this.d.events,
+          this.now(),
           cluster,
           "True",
           R.RestartInProgress,
@@ -283,7 +288,7 @@ export class RuntimeRestart {
           throw new StepError(R.StepDownFailed, `step-down of ${step.pod.name}: ${errorMessage(e)}`);
         }
         const now = this.now();
-        await this.write(cluster, rc, (cur) =>
+        await stageRestart(cluster, rc, (cur) =>
           cur?.restartAt === want ? { ...cur, lastStepDownTime: stamp(now) } : cur,
         );
         this.d.events.record(cluster, {
@@ -292,7 +297,9 @@ export class RuntimeRestart {
           action: "Restart",
           note: `asked the leader ${step.pod.name} to step down before it is restarted`,
         });
-        await this.condition(
+        await setRestarting(
+          this.d.events,
+          this.now(),
           cluster,
           "True",
           R.RestartInProgress,
@@ -315,7 +322,7 @@ export class RuntimeRestart {
     rc: InAdminOpsPass,
   ): Promise<RestartEnd> {
     const now = this.now();
-    await this.write(cluster, rc, (cur) => {
+    await stageRestart(cluster, rc, (cur) => {
       if (cur?.restartAt !== want || cur.completedAt) return cur;
       const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
       return { ...rest, pendingPods: [], completedAt: stamp(now) };
@@ -323,7 +330,9 @@ export class RuntimeRestart {
     const n = (rec.restartedPods ?? []).length;
     const started = rec.startedAt ? Date.parse(rec.startedAt) : Number.NaN;
     const took = Number.isFinite(started) ? ` in ${Math.round((now.getTime() - started) / 1000)}s` : "";
-    await this.condition(
+    await setRestarting(
+      this.d.events,
+      this.now(),
       cluster,
       "False",
       R.RestartComplete,
@@ -343,13 +352,15 @@ export class RuntimeRestart {
     rc: InAdminOpsPass,
   ): Promise<RestartEnd> {
     const ref = refOf(cluster);
-    await this.write(cluster, rc, (cur) =>
+    await stageRestart(cluster, rc, (cur) =>
       cur && cur.restartAt === rec.restartAt && !cur.completedAt ? undefined : cur,
     );
     await commitBeforeRelease(rc);
     await this.locks.release(ref, restartLock(ref.name, rec.restartAt ?? ""), rc.signal);
     if (!want)
-      await this.condition(
+      await setRestarting(
+        this.d.events,
+        this.now(),
         cluster,
         "False",
         R.RestartComplete,
@@ -369,7 +380,7 @@ export class RuntimeRestart {
   ): Promise<RestartEnd> {
     const message = errorMessage(error);
     let n = 1;
-    await this.write(cluster, rc, (cur) => {
+    await stageRestart(cluster, rc, (cur) => {
       if (cur?.restartAt !== want) return cur;
       n = (cur.consecutiveFailures ?? 0) + 1;
       return {
@@ -379,7 +390,15 @@ export class RuntimeRestart {
         lastErrorMessage: message.slice(0, 4096),
       };
     });
-    await this.condition(cluster, "True", reason, `restart step failed (attempt ${n}): ${message}`, rc);
+    await setRestarting(
+      this.d.events,
+      this.now(),
+      cluster,
+      "True",
+      reason,
+      `restart step failed (attempt ${n}): ${message}`,
+      rc,
+    );
     rc.log.warn({ reason, err: message, attempt: n }, "restart step failed; will retry");
     // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
     // in status only says how many in a row, for people and across restarts.
@@ -387,71 +406,10 @@ export class RuntimeRestart {
   }
 
   private async clearFailures(cluster: OpenBaoCluster, want: string, rc: InAdminOpsPass): Promise<void> {
-    await this.write(cluster, rc, (cur) => {
+    await stageRestart(cluster, rc, (cur) => {
       if (cur?.restartAt !== want || !cur.consecutiveFailures) return cur;
       const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
       return rest;
     });
-  }
-
-  /** The serving voter pods by name, with the UID and creation time the plan compares. */
-  private async voterPods(cluster: OpenBaoCluster): Promise<Map<string, PodFacts>> {
-    const ref = refOf(cluster);
-    const serving = servingRef(cluster);
-    const selector = Object.entries(podSelector(ref))
-      .map(([k, v]) => `${k}=${v}`)
-      .join(",");
-    const list = await this.d.client.list<KubeObject>(POD, {
-      namespace: ref.namespace,
-      labelSelector: selector,
-    });
-    const out = new Map<string, PodFacts>();
-    for (const p of list.items) {
-      const name = p.metadata.name ?? "";
-      if (voterOrdinal(serving, name) === undefined || !p.metadata.uid) continue;
-      out.set(name, { name, uid: p.metadata.uid, createdAt: p.metadata.creationTimestamp });
-    }
-    return out;
-  }
-
-  private async write(
-    cluster: OpenBaoCluster,
-    rc: InAdminOpsPass,
-    change: (cur: RuntimeRestartStatus | undefined) => RuntimeRestartStatus | undefined,
-  ): Promise<void> {
-    await changePlane(rc.adminOps, refOf(cluster), (plane) =>
-      applyConcern(plane, "runtimeRestart", change(plane.runtimeRestart)),
-    );
-  }
-
-  /** Sets Restarting when it moved; an event when its reason moves (routine progress stays quiet). */
-  private async condition(
-    cluster: OpenBaoCluster,
-    status: "True" | "False",
-    reason: OpenBaoClusterReasonType,
-    message: string,
-    rc: InAdminOpsPass,
-  ): Promise<void> {
-    const before = cluster.status?.conditions?.find((x) => x.type === C.Restarting);
-    if (before?.status === status && before.reason === reason && before.message === message) return;
-    const now = this.now();
-    await changePlane(rc.adminOps, refOf(cluster), (plane) =>
-      applyConcern(
-        plane,
-        "conditions",
-        setCondition(
-          plane.conditions ?? [],
-          { type: C.Restarting, status, reason, message, observedGeneration: cluster.metadata.generation },
-          now,
-        ),
-      ),
-    );
-    if (before?.reason !== reason && !QUIET.has(reason))
-      this.d.events.record(cluster, {
-        type: reason === R.RestartStepFailed || reason === R.StepDownFailed ? "Warning" : "Normal",
-        reason,
-        action: "Restart",
-        note: message.slice(0, 1000),
-      });
   }
 }
