@@ -12,7 +12,6 @@
  * status; waiting for a pod is not a failure and has no deadline (the condition says what is awaited).
  */
 
-import { createHash } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
   type OpenBaoClusterReasonType,
@@ -34,7 +33,6 @@ import {
   commitBeforeRelease,
   contention,
   type InAdminOpsPass,
-  type LockIdentity,
   OperationLockStore,
   withAdminOpsPass,
 } from "../../opslifecycle/index.js";
@@ -48,7 +46,9 @@ import {
   type RuntimeRestartStatus,
   restartCutoff,
 } from "./plan.js";
-import { setRestarting, stageRestart, voterPods } from "./stage.js";
+import { clearRestartFailures, restartLock, setRestarting, stageRestart, stamp, voterPods } from "./stage.js";
+
+export { restartLock };
 
 export interface RestartOptions {
   /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
@@ -74,15 +74,6 @@ export interface RuntimeRestartDeps {
   now?: () => Date;
   options?: RestartOptions;
 }
-
-/** The lock identity of one restart request: one per spec value, stable across operator restarts. */
-export function restartLock(cluster: string, restartAt: string): LockIdentity {
-  // The value may be up to 253 characters of anything: the holder carries a digest of it.
-  const digest = createHash("sha256").update(restartAt).digest("hex").slice(0, 16);
-  return { operation: "Restart", holder: `restart/${cluster}/${digest}` };
-}
-
-const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
 
 /** A failed step and the reason it is reported with. */
 class StepError extends Error {
@@ -187,7 +178,7 @@ export class RuntimeRestart {
     const now = this.now();
     if (!rec) return this.begin(cluster, want, pods, now, rc);
     const step = planRestart({ record: rec, obs, pods, now, stepDownSettleMs: this.o.stepDownSettleMs });
-    if (step.kind !== "wait" && rec.consecutiveFailures) await this.clearFailures(cluster, want, rc);
+    if (step.kind !== "wait" && rec.consecutiveFailures) await clearRestartFailures(cluster, want, rc);
     return this.act(cluster, want, rec, step, token, rc);
   }
 
@@ -403,13 +394,5 @@ export class RuntimeRestart {
     // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
     // in status only says how many in a row, for people and across restarts.
     return fail(reason, error);
-  }
-
-  private async clearFailures(cluster: OpenBaoCluster, want: string, rc: InAdminOpsPass): Promise<void> {
-    await stageRestart(cluster, rc, (cur) => {
-      if (cur?.restartAt !== want || !cur.consecutiveFailures) return cur;
-      const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
-      return rest;
-    });
   }
 }

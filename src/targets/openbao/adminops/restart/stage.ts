@@ -1,7 +1,9 @@
 /**
  * What a runtime-restart pass stages and reads besides its plan: its record and its Restarting
- * condition (both staged in the pass's one AdminOps commit), and the voter pods it compares.
+ * condition (both staged in the pass's one AdminOps commit), the voter pods it compares, and the
+ * lock identity of a request.
  */
+import { createHash } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
@@ -15,8 +17,22 @@ import type { EventRecorder } from "../../../../runtime/events.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
 import { podSelector, voterOrdinal } from "../../identity.js";
-import { applyConcern, changePlane, type InAdminOpsPass } from "../../opslifecycle/index.js";
+import {
+  applyConcern,
+  changePlane,
+  type InAdminOpsPass,
+  type LockIdentity,
+} from "../../opslifecycle/index.js";
 import type { PodFacts, RuntimeRestartStatus } from "./plan.js";
+
+/** The lock identity of one restart request: one per spec value, stable across operator restarts. */
+export function restartLock(cluster: string, restartAt: string): LockIdentity {
+  // The value may be up to 253 characters of anything: the holder carries a digest of it.
+  const digest = createHash("sha256").update(restartAt).digest("hex").slice(0, 16);
+  return { operation: "Restart", holder: `restart/${cluster}/${digest}` };
+}
+
+export const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Reasons said without an event each time (routine progress). */
 const QUIET = new Set<OpenBaoClusterReasonType>([R.RestartInProgress, R.PodNotReady, R.HealthCheckFailed]);
@@ -82,4 +98,17 @@ export async function setRestarting(
       action: "Restart",
       note: message.slice(0, 1000),
     });
+}
+
+/** A step went through: the failures in a row are cleared. */
+export async function clearRestartFailures(
+  cluster: OpenBaoCluster,
+  want: string,
+  rc: InAdminOpsPass,
+): Promise<void> {
+  await stageRestart(cluster, rc, (cur) => {
+    if (cur?.restartAt !== want || !cur.consecutiveFailures) return cur;
+    const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
+    return rest;
+  });
 }
