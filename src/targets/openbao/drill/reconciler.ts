@@ -6,11 +6,9 @@ import {
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
-import { OpenBaoRestoreCondition } from "../../../apis/openbaorestore-names.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
-import { setCondition } from "../../../runtime/conditions.js";
 import type { ReconcileContext, ReconcileResult } from "../../../runtime/controller.js";
 import { isConflict, isNotFound } from "../../../runtime/errors.js";
 import type { EventRecorder } from "../../../runtime/events.js";
@@ -30,7 +28,8 @@ import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { type CanarySpec, ProbeClient, probePod } from "./canary.js";
 import { forgetVerification, restoreTestDuration, showVerification } from "./metrics.js";
 import { throwawayClusterName, throwawayRestoreName } from "./names.js";
-import { runOf, sealKeyCopy, staticSeal, throwawayCluster, throwawayRestore } from "./objects.js";
+import { sealKeyCopy, staticSeal, throwawayCluster, throwawayRestore } from "./objects.js";
+import { observeRun, setBackupVerified } from "./observe.js";
 import {
   enabled,
   intervalSeconds,
@@ -124,82 +123,17 @@ export class RestoreTestReconciler {
     }
     showVerification(source, interval);
 
-    const obs = await this.observe(source, rc);
+    const obs = await observeRun(this.d, source, this.now(), rc);
     if (obs.foreign) {
       // Never touched, nor its volumes or Secrets (they carry the same cluster label): no run can
       // start while the name is taken, and the condition says so.
       if (!spec) return DONE;
       const message = `a cluster named ${obs.foreign} exists and is not this cluster's restore test; rename or delete it`;
-      await this.condition(source, "False", R.RestoreTestInvalid, message, rc);
+      await setBackupVerified(this.now(), source, "False", R.RestoreTestInvalid, message, rc);
       return wait(R.RestoreTestInvalid, message, { afterMs: BLOCKED_POLL_MS, by: "stalled" });
     }
     const p = plan(obs);
     return this.act(source, obs, p, rc);
-  }
-
-  private async observe(
-    source: OpenBaoCluster,
-    rc: ReconcileContext,
-  ): Promise<Observed & { foreign?: string }> {
-    const ns = source.metadata.namespace!;
-    const name = throwawayClusterName(source.metadata.name!);
-    // From the informers: a pass of a cluster without restore tests (the usual one) sends nothing.
-    // A copy older than this process's own create or delete is harmless: both are repeated
-    // idempotently (a conflict or a not-found is what was wanted).
-    const t = this.d.clusters.get(`${ns}/${name}`);
-    // Only a throwaway this source made counts: a cluster of that name without the label is the
-    // user's and is never touched (the run waits, saying so).
-    const mine =
-      t && t.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? t : undefined;
-    if (t && !mine)
-      rc.log.warn(
-        { cluster: name },
-        "restore test: a cluster of the throwaway's name exists and is not ours",
-      );
-    const r = this.d.restores.get(`${ns}/${throwawayRestoreName(name)}`);
-    const restore =
-      r && r.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? r : undefined;
-    // Volumes are listed only around a run: while tests are on, or a throwaway or restore exists.
-    const claims =
-      enabled(source) || mine || restore
-        ? (
-            await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
-              namespace: ns,
-              labelSelector: `${LABEL_CLUSTER}=${name}`,
-            })
-          ).items.length
-        : 0;
-    const complete = restore?.status?.conditions?.find(
-      (c) => c.type === OpenBaoRestoreCondition.RestoreComplete,
-    );
-    return {
-      source,
-      now: this.now(),
-      ...(mine
-        ? {
-            throwaway: {
-              run: runOf(mine),
-              deleting: !!mine.metadata.deletionTimestamp,
-              initialized: mine.status?.initialized === true,
-            },
-          }
-        : {}),
-      ...(restore
-        ? {
-            restore: {
-              phase: restore.status?.phase ?? "Pending",
-              ...(restore.status?.completionTime
-                ? { completedAt: new Date(restore.status.completionTime) }
-                : {}),
-              ...(complete?.message || restore.status?.message
-                ? { message: complete?.message ?? restore.status?.message }
-                : {}),
-            },
-          }
-        : {}),
-      claims,
-      ...(t && !mine ? { foreign: name } : {}),
-    };
   }
 
   private async act(source: OpenBaoCluster, obs: Observed, p: Plan, rc: InAdminOpsPass): Promise<DrillEnd> {
@@ -207,7 +141,8 @@ export class RestoreTestReconciler {
     const throwaway = throwawayClusterName(source.metadata.name!);
     switch (p.kind) {
       case "idle":
-        if (p.invalid) await this.condition(source, "False", R.RestoreTestInvalid, p.invalid.message, rc);
+        if (p.invalid)
+          await setBackupVerified(this.now(), source, "False", R.RestoreTestInvalid, p.invalid.message, rc);
         return planned("the next restore test is not due", p.requeueMs);
       case "wait":
         rc.log.debug({ why: p.why }, "restore test waits");
@@ -256,7 +191,7 @@ export class RestoreTestReconciler {
       const key = stored?.data?.[UNSEAL_KEY_FILE];
       if (!key) {
         const message = `Secret ${clusterNames(refOf(source)).unsealKeySecret} has no key "${UNSEAL_KEY_FILE}" to give the throwaway cluster the source's seal`;
-        await this.condition(source, "False", R.RestoreTestInvalid, message, rc);
+        await setBackupVerified(this.now(), source, "False", R.RestoreTestInvalid, message, rc);
         return wait(R.RestoreTestInvalid, message, { afterMs: BLOCKED_POLL_MS, by: "stalled" });
       }
       await this.create(SECRET, sealKeyCopy(source, key));
@@ -264,7 +199,7 @@ export class RestoreTestReconciler {
     await this.create(OPENBAOCLUSTER, throwawayCluster(source, run));
     const first = !source.status?.conditions?.some((c) => c.type === C.BackupVerified);
     const msg = `restoring ${run.key} into throwaway cluster ${throwawayClusterName(source.metadata.name!)}`;
-    if (first) await this.condition(source, "Unknown", R.RestoreTestRunning, msg, rc);
+    if (first) await setBackupVerified(this.now(), source, "Unknown", R.RestoreTestRunning, msg, rc);
     this.d.events.record(source, {
       type: "Normal",
       reason: R.RestoreTestRunning,
@@ -334,7 +269,7 @@ export class RestoreTestReconciler {
       ? `${outcome.key} restored into a throwaway cluster, unsealed${enabled(source)?.canary ? " and its canary read back" : ""}`
       : outcome.message;
     const reason = outcome.passed ? R.BackupVerified : outcome.reason;
-    await this.condition(source, outcome.passed ? "True" : "False", reason, message, rc);
+    await setBackupVerified(this.now(), source, outcome.passed ? "True" : "False", reason, message, rc);
     // The outcome is written before it is told and before the throwaway goes: a write that fails
     // tells nothing, and a crash after it still finds the outcome recorded.
     await rc.adminOps.commit(rc.signal);
@@ -413,28 +348,5 @@ export class RestoreTestReconciler {
     await p.catch((e: unknown) => {
       if (!isNotFound(e)) throw e;
     });
-  }
-
-  private async condition(
-    source: OpenBaoCluster,
-    status: "True" | "False" | "Unknown",
-    reason: OpenBaoClusterReasonType,
-    message: string,
-    rc: InAdminOpsPass,
-  ): Promise<void> {
-    const before = source.status?.conditions?.find((c) => c.type === C.BackupVerified);
-    if (before?.status === status && before.reason === reason && before.message === message) return;
-    const now = this.now();
-    await changePlane(rc.adminOps, refOf(source), (plane) =>
-      applyConcern(
-        plane,
-        "conditions",
-        setCondition(
-          plane.conditions ?? [],
-          { type: C.BackupVerified, status, reason, message, observedGeneration: source.metadata.generation },
-          now,
-        ),
-      ),
-    );
   }
 }
