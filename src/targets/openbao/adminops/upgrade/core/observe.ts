@@ -28,6 +28,12 @@ import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
 export const REVISION_LABEL = "controller-revision-hash";
 
+/**
+ * After a step-down, the next look for the new leader. OpenBao's leader election has no watch and
+ * the old leader's pod does not change, so nothing else wakes the pass: it is polled.
+ */
+export const STEP_DOWN_POLL_MS = 2_000;
+
 export interface VoterObservation {
   ordinal: number;
   name: string;
