@@ -228,11 +228,28 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     );
     assert.equal((await cluster()).status?.upgrade?.targetVersion, UNPULLABLE, "the roll keeps its target");
 
-    // Act: a newer version that can run becomes the target; every pod rolls to it.
+    // Act: a newer version that can run becomes the target; every pod rolls to it. The pod the old
+    // target left in ImagePullBackOff is the operator's to delete (the StatefulSet never replaces it).
+    const stuckUid = (await ctx.getJson(`pod/${NAME}-2`)).metadata.uid;
     await run(back, { VERSION: TO });
-    // The pod the old target left in ImagePullBackOff blocks the new roll until it is deleted.
-    await run(block("openbao.md", "Failed rolling upgrade", "kubectl delete pod"), { POD: `${NAME}-2` });
     const acted = performance.now();
+    const deleted = await poll(
+      async () => {
+        const out = await run(
+          block("openbao.md", "Failed rolling upgrade", "UpgradeStuckPodDeleted"),
+          {},
+          true,
+        );
+        return out.includes(`pod ${NAME}-2 was made for a target given up since`) ? out : undefined;
+      },
+      180_000,
+      "the operator to delete the pod the given-up target left stuck",
+    );
+    assert.notEqual(
+      (await ctx.getJson(`pod/${NAME}-2`).catch(() => undefined))?.metadata?.uid,
+      stuckUid,
+      deleted,
+    );
     const done = await poll(
       async () => {
         const c = await cluster();

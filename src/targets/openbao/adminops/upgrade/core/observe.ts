@@ -23,6 +23,7 @@ import {
   voterOrdinal,
   voterSetName,
 } from "../../../identity.js";
+import { podTrouble } from "../../../workload/pod-trouble.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
 
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
@@ -42,6 +43,8 @@ export interface VoterObservation {
   /** Being deleted (the StatefulSet is replacing it). */
   terminating: boolean;
   revision?: string;
+  /** Its container waits in a state waiting will not cure (workload/pod-trouble.ts's STUCK_STATES). */
+  stuck?: boolean;
   /** From OpenBao's sys/health on this pod; undefined when unreachable. */
   sealed?: boolean;
   version?: string;
@@ -174,6 +177,7 @@ export async function observeCluster(
         revision: p?.metadata.labels?.[REVISION_LABEL],
       };
       if (!p) return v;
+      if (podTrouble(p)?.stuck) v.stuck = true;
       try {
         const h = await (await voterClient(client, access, cluster, ordinal)).health(signal);
         v.sealed = h.sealed;

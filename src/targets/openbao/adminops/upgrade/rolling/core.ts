@@ -21,6 +21,7 @@ export const RollingEvent = {
   StepDown: R.LeaderSteppedDown,
   PodUpgraded: R.UpgradePodReplaced,
   PartitionLowered: R.UpgradePodReplacing,
+  StuckPodDeleted: R.UpgradeStuckPodDeleted,
   Retargeted: R.UpgradeRetargeted,
   RetryAccepted: R.UpgradeRetryAccepted,
 } as const;

@@ -62,7 +62,7 @@ import {
 } from "./core.js";
 import { heldPartition, planRolling } from "./plan.js";
 import { attemptsOf, STEP, withoutAttempts, withoutLastError } from "./record.js";
-import { completePod, finalize, lowerPartition, stepDown, waitFor } from "./steps.js";
+import { completePod, finalize, lowerPartition, replaceStuckPod, stepDown, waitFor } from "./steps.js";
 
 export type { RollingDeps, RollingOptions };
 export { RollingEvent, STRATEGY };
@@ -220,6 +220,8 @@ export class RollingUpgrade implements RollingCore {
         return stepDown(this, at, step);
       case "lower-partition":
         return lowerPartition(this, at, step);
+      case "replace-stuck-pod":
+        return replaceStuckPod(this, at, step);
       case "finalize":
         return finalize(this, cluster, u, rc);
     }

@@ -5,13 +5,15 @@
  */
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 import { OpenBaoClusterReason as R } from "../../../../../apis/openbaocluster-names.js";
+import { POD } from "../../../../../runtime/builtin-types.js";
 import {
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
 } from "../../../../../runtime/controller.js";
-import { errorMessage } from "../../../../../runtime/errors.js";
+import { ApiError, errorMessage } from "../../../../../runtime/errors.js";
 import { AT_ONCE_MS } from "../../../../../runtime/stages.js";
+import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { commitBeforeRelease, planeTarget } from "../../../opslifecycle/index.js";
 import { UpgradeReason } from "../core/condition.js";
@@ -207,6 +209,36 @@ export async function lowerPartition(
     `${progress({ ...u, currentPartition: step.to }, obs.replicas)}: replacing pod ${obs.voters[step.to]!.name}`,
     rc,
   );
+  return requeueAfter(m.o.waitPollMs);
+}
+
+/**
+ * A pod of a given-up target that cannot start (plan.ts's abandonedAndStuck) is deleted once: the
+ * StatefulSet makes it again from its ordinal's revision. Deleting by UID, so a pod already made
+ * again under the same name is never the one deleted.
+ */
+export async function replaceStuckPod(
+  m: RollingCore,
+  at: StepContext,
+  step: Extract<RollingStep, { kind: "replace-stuck-pod" }>,
+): Promise<ReconcileResult> {
+  const { cluster, obs, ref } = at;
+  const v = obs.voters[step.ordinal]!;
+  const pod = await m.d.client.getOrUndefined<KubeObject>(POD, v.name, ref.namespace);
+  if (pod?.metadata.uid && !pod.metadata.deletionTimestamp) {
+    await m.d.client
+      .delete(POD, v.name, ref.namespace, { preconditions: { uid: pod.metadata.uid } })
+      .catch((e: unknown) => {
+        // Gone or made again meanwhile: the next pass observes what is there now.
+        if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) throw e;
+      });
+    m.d.events.record(cluster, {
+      type: "Warning",
+      reason: RollingEvent.StuckPodDeleted,
+      action: "Upgrade",
+      note: `pod ${v.name} was made for a target given up since (revision ${v.revision}) and cannot start: deleted, so the StatefulSet makes it again from revision ${step.ordinal >= at.P ? obs.updateRevision : obs.currentRevision}`,
+    });
+  }
   return requeueAfter(m.o.waitPollMs);
 }
 
