@@ -4,7 +4,14 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { sameAsBaseline } from "./compare.js";
-import type { Checkpoints, Lifecycle, NamedCrash, Outage } from "./lifecycle.js";
+import {
+  type Checkpoints,
+  type Lifecycle,
+  type NamedCrash,
+  type Outage,
+  type Phases,
+  writesOf,
+} from "./lifecycle.js";
 import { OperatorProcess } from "./operator-process.js";
 import { crashPoints } from "./sample.js";
 import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
@@ -17,6 +24,8 @@ export interface RunResult {
   /** false when the run made fewer writes than crashAt (timing varies): no crash happened. */
   reached: boolean;
   writes: RecordedWrite[];
+  /** Where the lifecycle's phases began in `writes`. */
+  phases: Phases;
   checkpoints?: Checkpoints;
   violations: string[];
   seconds: number;
@@ -46,6 +55,8 @@ export interface CampaignOptions {
   from?: number;
   /** With `all`, crash points up to this one (default: the last): a long campaign run in chunks. */
   to?: number;
+  /** Crash points only among the writes of this phase of the run without faults (all of them with `all`). */
+  phase?: string;
   /** Crash points (default true). */
   kills?: boolean;
   /** The lifecycle's outages, one run each (default false). */
@@ -102,11 +113,18 @@ export async function runOnce(
     outage,
     reached: crashAt === undefined && outage === undefined,
     writes: log.writes,
+    phases: [],
     violations: [],
     seconds: 0,
   };
   try {
-    const run = await lifecycle.prepare({ client, namespace: ns, say });
+    const run = await lifecycle.prepare({
+      client,
+      namespace: ns,
+      say,
+      phase: (name) => result.phases.push({ name, firstWrite: log.count + 1 }),
+      writes: log.writes,
+    });
     cleanup = run.cleanup?.bind(run);
     const kube = await WriteProxy.kube(run.kube?.kubeconfigPath ?? sharedEnv().kubeconfigPath, {
       backend: "kube",
@@ -240,7 +258,7 @@ export async function campaign(
   const base = await runOnce(lifecycle, opts);
   const row: Row = {
     lifecycle: lifecycle.name,
-    fault: "SIGKILL after write N",
+    fault: opts.phase ? `SIGKILL after write N of phase ${opts.phase}` : "SIGKILL after write N",
     writes: base.writes.length,
     points: [],
     runs: 0,
@@ -258,9 +276,21 @@ export async function campaign(
   say(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
   );
-  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed).filter(
-    (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
-  );
+  // The candidates: every write, or those of one phase (the run's numbers, so they replay as such).
+  const candidates = opts.phase
+    ? writesOf(opts.phase, base.phases, base.writes).map((w) => w.seq)
+    : base.writes.map((w) => w.seq);
+  if (opts.phase && candidates.length === 0)
+    throw new Error(
+      `${lifecycle.name} has no write in a phase "${opts.phase}" (phases: ${base.phases.map((p) => p.name).join(", ")})`,
+    );
+  if (opts.phase) {
+    say(`${lifecycle.name}: phase ${opts.phase} is writes ${candidates[0]}..${candidates.at(-1)}`);
+    row.writes = candidates.length;
+  }
+  row.points = crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed)
+    .map((i) => candidates[i - 1]!)
+    .filter((n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)));
   for (const n of row.points) {
     const r = await runOnce(lifecycle, opts, n, base.checkpoints);
     row.runs++;
