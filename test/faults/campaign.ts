@@ -285,7 +285,11 @@ export async function campaign(
       `${lifecycle.name} has no write in a phase "${opts.phase}" (phases: ${base.phases.map((p) => p.name).join(", ")})`,
     );
   if (opts.phase) {
-    say(`${lifecycle.name}: phase ${opts.phase} is writes ${candidates[0]}..${candidates.at(-1)}`);
+    say(`${lifecycle.name}: phase ${opts.phase} is writes ${candidates[0]}..${candidates.at(-1)}:`);
+    for (const n of candidates) {
+      const w = base.writes[n - 1]!;
+      say(`  ${n} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
+    }
     row.writes = candidates.length;
   }
   row.points = crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed)
@@ -301,8 +305,14 @@ export async function campaign(
       row.failures.push(r);
     }
     const at = base.writes[n - 1];
+    // Timing moves writes a little: the write this run was killed at, when not the baseline's Nth.
+    const hit = r.reached ? r.writes[n - 1] : undefined;
+    const moved =
+      hit && at && (hit.method !== at.method || hit.path !== at.path)
+        ? ` [this run's write ${n}: ${hit.method} ${hit.path}]`
+        : "";
     say(
-      `${lifecycle.name}: kill after write ${n}/${base.writes.length} (${at?.backend} ${at?.method} ${at?.path})` +
+      `${lifecycle.name}: kill after write ${n}/${base.writes.length} (${at?.backend} ${at?.method} ${at?.path})${moved}` +
         `: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,
     );
     for (const v of r.violations.slice(0, 5)) say(`  - ${v}`);
