@@ -32,6 +32,12 @@ export interface RunResult {
   operatorTail?: string;
 }
 
+/** The `index`th write (1: the first) after the mark of `phase`: the same moment of a phase whatever earlier phases wrote. */
+export interface PhaseCrash {
+  phase: string;
+  index: number;
+}
+
 export interface Row {
   lifecycle: string;
   fault: string;
@@ -87,13 +93,14 @@ async function namesIn(
 
 /**
  * One run of `lifecycle`: without faults, or killing the operator right after write `crashAt` (a
- * number, or the first write a named crash point matches), or taking one backend away for
+ * number, the first write a named crash point matches, or the `index`th write of a phase counted
+ * from that phase's mark in this run), or taking one backend away for
  * `outage.seconds` right after write `outage.afterWrite`.
  */
 export async function runOnce(
   lifecycle: Lifecycle,
   opts: CampaignOptions,
-  crashAt?: number | NamedCrash,
+  crashAt?: number | NamedCrash | PhaseCrash,
   baseline?: Checkpoints,
   outage?: Outage & { afterWrite: number },
 ): Promise<RunResult> {
@@ -149,12 +156,19 @@ export async function runOnce(
     const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env, run.wrap);
     op = operator;
     if (crashAt !== undefined)
-      log.arm(typeof crashAt === "number" ? crashAt : crashAt.match, (w) => {
-        result.reached = true;
-        result.crashAt = w.seq;
-        operator.killNow();
-        restarted = operator.restart();
-      });
+      log.arm(
+        typeof crashAt === "number"
+          ? crashAt
+          : "match" in crashAt
+            ? crashAt.match
+            : inPhase({ ...crashAt, phases: result.phases }),
+        (w) => {
+          result.reached = true;
+          result.crashAt = w.seq;
+          operator.killNow();
+          restarted = operator.restart();
+        },
+      );
     if (outage && injected)
       log.arm(outage.afterWrite, () => {
         result.reached = true;
@@ -210,6 +224,14 @@ export async function runOnce(
   }
   result.seconds = (performance.now() - started) / 1000;
   return result;
+}
+
+/** The `index`th write of `phase` in this run (1: the first after its mark), while it is the last phase marked. */
+function inPhase(c: PhaseCrash & { phases: Phases }): (w: RecordedWrite) => boolean {
+  return (w) => {
+    const last = c.phases.at(-1);
+    return last?.name === c.phase && w.seq === last.firstWrite + c.index - 1;
+  };
 }
 
 /** The run without faults, then a run per chosen crash point and per outage; rows of the table. */
@@ -276,27 +298,27 @@ export async function campaign(
   say(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
   );
-  // The candidates: every write, or those of one phase (the run's numbers, so they replay as such).
-  const candidates = opts.phase
-    ? writesOf(opts.phase, base.phases, base.writes).map((w) => w.seq)
-    : base.writes.map((w) => w.seq);
-  if (opts.phase && candidates.length === 0)
+  // The candidates: every write, or those of one phase, counted from the phase's mark (a write
+  // number alone drifts between runs as earlier phases make a status write more or fewer).
+  const phase = opts.phase;
+  const candidates = phase ? writesOf(phase, base.phases, base.writes) : base.writes;
+  if (phase && candidates.length === 0)
     throw new Error(
-      `${lifecycle.name} has no write in a phase "${opts.phase}" (phases: ${base.phases.map((p) => p.name).join(", ")})`,
+      `${lifecycle.name} has no write in a phase "${phase}" (phases: ${base.phases.map((p) => p.name).join(", ")})`,
     );
-  if (opts.phase) {
-    say(`${lifecycle.name}: phase ${opts.phase} is writes ${candidates[0]}..${candidates.at(-1)}:`);
-    for (const n of candidates) {
-      const w = base.writes[n - 1]!;
-      say(`  ${n} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
-    }
+  if (phase) {
+    say(
+      `${lifecycle.name}: phase ${phase} has ${candidates.length} writes (${candidates[0]!.seq}..${candidates.at(-1)!.seq} of the run):`,
+    );
+    for (const [i, w] of candidates.entries())
+      say(`  ${i + 1} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
     row.writes = candidates.length;
   }
-  row.points = crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed)
-    .map((i) => candidates[i - 1]!)
-    .filter((n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)));
+  row.points = crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed).filter(
+    (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
+  );
   for (const n of row.points) {
-    const r = await runOnce(lifecycle, opts, n, base.checkpoints);
+    const r = await runOnce(lifecycle, opts, phase ? { phase, index: n } : n, base.checkpoints);
     row.runs++;
     if (!r.reached) row.notReached++;
     if (r.violations.length === 0) row.survived++;
@@ -304,15 +326,16 @@ export async function campaign(
       row.violations += r.violations.length;
       row.failures.push(r);
     }
-    const at = base.writes[n - 1];
-    // Timing moves writes a little: the write this run was killed at, when not the baseline's Nth.
-    const hit = r.reached ? r.writes[n - 1] : undefined;
+    const at = candidates[n - 1];
+    // The write this run was killed at, when it is not the one the run without faults made there.
+    const hit = r.reached && r.crashAt !== undefined ? r.writes[r.crashAt - 1] : undefined;
     const moved =
       hit && at && (hit.method !== at.method || hit.path !== at.path)
-        ? ` [this run's write ${n}: ${hit.method} ${hit.path}]`
+        ? ` [this run's: ${hit.method} ${hit.path}]`
         : "";
+    const which = phase ? `${n}/${candidates.length} of phase ${phase}` : `${n}/${base.writes.length}`;
     say(
-      `${lifecycle.name}: kill after write ${n}/${base.writes.length} (${at?.backend} ${at?.method} ${at?.path})${moved}` +
+      `${lifecycle.name}: kill after write ${which} (${at?.backend} ${at?.method} ${at?.path})${moved}` +
         `: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,
     );
     for (const v of r.violations.slice(0, 5)) say(`  - ${v}`);
