@@ -329,8 +329,10 @@ export async function campaign(
     const at = candidates[n - 1];
     // The write this run was killed at, when it is not the one the run without faults made there.
     const hit = r.reached && r.crashAt !== undefined ? r.writes[r.crashAt - 1] : undefined;
+    // Each run has its own namespace: paths compare without it.
+    const bare = (path: string) => path.replace(/\/namespaces\/[^/]+/, "/namespaces/*");
     const moved =
-      hit && at && (hit.method !== at.method || hit.path !== at.path)
+      hit && at && (hit.method !== at.method || bare(hit.path) !== bare(at.path))
         ? ` [this run's: ${hit.method} ${hit.path}]`
         : "";
     const which = phase ? `${n}/${candidates.length} of phase ${phase}` : `${n}/${base.writes.length}`;
