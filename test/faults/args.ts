@@ -3,7 +3,7 @@ export interface FaultArgs {
   seed: number;
   sample: number;
   paths: number;
-  /** With --all, the first crash point (a long campaign resumed): 1 by default. */
+  /** With --all, the first crash point (a long campaign resumed; with --phase, of that phase's writes): 1 by default. */
   from: number;
   /** With --all, the last crash point (a long campaign in chunks); undefined: the last write. */
   to?: number;
