@@ -3,7 +3,7 @@ export interface FaultArgs {
   seed: number;
   sample: number;
   paths: number;
-  /** With --all, the first crash point (a long campaign resumed): 1 by default. */
+  /** With --all, the first crash point (a long campaign resumed; with --phase, of that phase's writes): 1 by default. */
   from: number;
   /** With --all, the last crash point (a long campaign in chunks); undefined: the last write. */
   to?: number;
@@ -13,12 +13,21 @@ export interface FaultArgs {
   outages: boolean;
   /** Lifecycle name prefixes to run (lower case); empty: all. */
   only: string[];
+  /** Crash points only among the writes of this phase (--phase NAME). */
+  phase?: string;
+  /** Optional phases of the OpenBao lifecycle left out (--skip NAME, repeatable). */
+  skip: SkippablePhase[];
 }
+
+/** The OpenBao lifecycle's phases a campaign may leave out, to spend its time on the others. */
+export const SKIPPABLE = ["upgrade", "restore", "scale"] as const;
+export type SkippablePhase = (typeof SKIPPABLE)[number];
 
 /**
  * `--all`, `--seed N`, `--sample K`, `--paths P`, `--lifecycle NAME` (repeatable), `--from N`,
  * `--to N`, `--outages`, `--no-kills`, `--openbao` (the OpenBao lifecycle, on the local node: only
- * run when asked, alone or with `--lifecycle` for others).
+ * run when asked, alone or with `--lifecycle` for others), `--phase NAME` (crash points of one
+ * phase only), `--skip upgrade|restore|scale` (an OpenBao phase left out).
  */
 export function parseFaultArgs(argv: string[], now: number): FaultArgs {
   const out: FaultArgs = {
@@ -30,6 +39,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     kills: true,
     outages: false,
     only: [],
+    skip: [],
   };
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
@@ -49,9 +59,21 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     else if (a === "--outages") out.outages = true;
     else if (a === "--no-kills") out.kills = false;
     else if (a === "--lifecycle") out.only.push((argv[++i] ?? "").toLowerCase());
-    else
+    else if (a === "--phase") {
+      const v = argv[++i];
+      if (!v)
+        throw new Error(
+          "--phase: give a phase name (create, canary, backup, restore, upgrade, scale, delete)",
+        );
+      out.phase = v;
+    } else if (a === "--skip") {
+      const v = argv[++i];
+      if (!SKIPPABLE.includes(v as SkippablePhase))
+        throw new Error(`--skip: must be one of ${SKIPPABLE.join(", ")}, got ${v}`);
+      out.skip.push(v as SkippablePhase);
+    } else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE`,
       );
   }
   return out;

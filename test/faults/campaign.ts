@@ -4,7 +4,14 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { sameAsBaseline } from "./compare.js";
-import type { Checkpoints, Lifecycle, NamedCrash, Outage } from "./lifecycle.js";
+import {
+  type Checkpoints,
+  type Lifecycle,
+  type NamedCrash,
+  type Outage,
+  type Phases,
+  writesOf,
+} from "./lifecycle.js";
 import { OperatorProcess } from "./operator-process.js";
 import { crashPoints } from "./sample.js";
 import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
@@ -17,10 +24,18 @@ export interface RunResult {
   /** false when the run made fewer writes than crashAt (timing varies): no crash happened. */
   reached: boolean;
   writes: RecordedWrite[];
+  /** Where the lifecycle's phases began in `writes`. */
+  phases: Phases;
   checkpoints?: Checkpoints;
   violations: string[];
   seconds: number;
   operatorTail?: string;
+}
+
+/** The `index`th write (1: the first) after the mark of `phase`: the same moment of a phase whatever earlier phases wrote. */
+export interface PhaseCrash {
+  phase: string;
+  index: number;
 }
 
 export interface Row {
@@ -46,6 +61,8 @@ export interface CampaignOptions {
   from?: number;
   /** With `all`, crash points up to this one (default: the last): a long campaign run in chunks. */
   to?: number;
+  /** Crash points only among the writes of this phase of the run without faults (all of them with `all`). */
+  phase?: string;
   /** Crash points (default true). */
   kills?: boolean;
   /** The lifecycle's outages, one run each (default false). */
@@ -76,13 +93,14 @@ async function namesIn(
 
 /**
  * One run of `lifecycle`: without faults, or killing the operator right after write `crashAt` (a
- * number, or the first write a named crash point matches), or taking one backend away for
+ * number, the first write a named crash point matches, or the `index`th write of a phase counted
+ * from that phase's mark in this run), or taking one backend away for
  * `outage.seconds` right after write `outage.afterWrite`.
  */
 export async function runOnce(
   lifecycle: Lifecycle,
   opts: CampaignOptions,
-  crashAt?: number | NamedCrash,
+  crashAt?: number | NamedCrash | PhaseCrash,
   baseline?: Checkpoints,
   outage?: Outage & { afterWrite: number },
 ): Promise<RunResult> {
@@ -102,11 +120,18 @@ export async function runOnce(
     outage,
     reached: crashAt === undefined && outage === undefined,
     writes: log.writes,
+    phases: [],
     violations: [],
     seconds: 0,
   };
   try {
-    const run = await lifecycle.prepare({ client, namespace: ns, say });
+    const run = await lifecycle.prepare({
+      client,
+      namespace: ns,
+      say,
+      phase: (name) => result.phases.push({ name, firstWrite: log.count + 1 }),
+      writes: log.writes,
+    });
     cleanup = run.cleanup?.bind(run);
     const kube = await WriteProxy.kube(run.kube?.kubeconfigPath ?? sharedEnv().kubeconfigPath, {
       backend: "kube",
@@ -131,12 +156,19 @@ export async function runOnce(
     const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env, run.wrap);
     op = operator;
     if (crashAt !== undefined)
-      log.arm(typeof crashAt === "number" ? crashAt : crashAt.match, (w) => {
-        result.reached = true;
-        result.crashAt = w.seq;
-        operator.killNow();
-        restarted = operator.restart();
-      });
+      log.arm(
+        typeof crashAt === "number"
+          ? crashAt
+          : "match" in crashAt
+            ? crashAt.match
+            : inPhase({ ...crashAt, phases: result.phases }),
+        (w) => {
+          result.reached = true;
+          result.crashAt = w.seq;
+          operator.killNow();
+          restarted = operator.restart();
+        },
+      );
     if (outage && injected)
       log.arm(outage.afterWrite, () => {
         result.reached = true;
@@ -194,6 +226,14 @@ export async function runOnce(
   return result;
 }
 
+/** The `index`th write of `phase` in this run (1: the first after its mark), while it is the last phase marked. */
+function inPhase(c: PhaseCrash & { phases: Phases }): (w: RecordedWrite) => boolean {
+  return (w) => {
+    const last = c.phases.at(-1);
+    return last?.name === c.phase && w.seq === last.firstWrite + c.index - 1;
+  };
+}
+
 /** The run without faults, then a run per chosen crash point and per outage; rows of the table. */
 export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row[]> {
   const base = opts.kills === false ? undefined : await campaign(lifecycle, opts);
@@ -240,7 +280,7 @@ export async function campaign(
   const base = await runOnce(lifecycle, opts);
   const row: Row = {
     lifecycle: lifecycle.name,
-    fault: "SIGKILL after write N",
+    fault: opts.phase ? `SIGKILL after write N of phase ${opts.phase}` : "SIGKILL after write N",
     writes: base.writes.length,
     points: [],
     runs: 0,
@@ -258,11 +298,27 @@ export async function campaign(
   say(
     `${lifecycle.name}: ${base.writes.length} writes in ${base.seconds.toFixed(1)} s (${summary(base.writes)})`,
   );
-  row.points = crashPoints(base.writes.length, opts.all ? base.writes.length : opts.sample, opts.seed).filter(
+  // The candidates: every write, or those of one phase, counted from the phase's mark (a write
+  // number alone drifts between runs as earlier phases make a status write more or fewer).
+  const phase = opts.phase;
+  const candidates = phase ? writesOf(phase, base.phases, base.writes) : base.writes;
+  if (phase && candidates.length === 0)
+    throw new Error(
+      `${lifecycle.name} has no write in a phase "${phase}" (phases: ${base.phases.map((p) => p.name).join(", ")})`,
+    );
+  if (phase) {
+    say(
+      `${lifecycle.name}: phase ${phase} has ${candidates.length} writes (${candidates[0]!.seq}..${candidates.at(-1)!.seq} of the run):`,
+    );
+    for (const [i, w] of candidates.entries())
+      say(`  ${i + 1} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
+    row.writes = candidates.length;
+  }
+  row.points = crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed).filter(
     (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
   );
   for (const n of row.points) {
-    const r = await runOnce(lifecycle, opts, n, base.checkpoints);
+    const r = await runOnce(lifecycle, opts, phase ? { phase, index: n } : n, base.checkpoints);
     row.runs++;
     if (!r.reached) row.notReached++;
     if (r.violations.length === 0) row.survived++;
@@ -270,9 +326,18 @@ export async function campaign(
       row.violations += r.violations.length;
       row.failures.push(r);
     }
-    const at = base.writes[n - 1];
+    const at = candidates[n - 1];
+    // The write this run was killed at, when it is not the one the run without faults made there.
+    const hit = r.reached && r.crashAt !== undefined ? r.writes[r.crashAt - 1] : undefined;
+    // Each run has its own namespace: paths compare without it.
+    const bare = (path: string) => path.replace(/\/namespaces\/[^/]+/, "/namespaces/*");
+    const moved =
+      hit && at && (hit.method !== at.method || bare(hit.path) !== bare(at.path))
+        ? ` [this run's: ${hit.method} ${hit.path}]`
+        : "";
+    const which = phase ? `${n}/${candidates.length} of phase ${phase}` : `${n}/${base.writes.length}`;
     say(
-      `${lifecycle.name}: kill after write ${n}/${base.writes.length} (${at?.backend} ${at?.method} ${at?.path})` +
+      `${lifecycle.name}: kill after write ${which} (${at?.backend} ${at?.method} ${at?.path})${moved}` +
         `: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,
     );
     for (const v of r.violations.slice(0, 5)) say(`  - ${v}`);

@@ -10,6 +10,24 @@ export interface RunContext {
   /** The run's own namespace (also its OpenBao prefix). */
   namespace: string;
   say(line: string): void;
+  /**
+   * Marks the start of a named phase of the lifecycle: the writes from here to the next mark are
+   * that phase's (`--phase NAME` picks crash points among them; its invariants count them).
+   */
+  phase(name: string): void;
+  /** The run's writes so far, every backend, in order (live: read it when needed). */
+  readonly writes: readonly RecordedWrite[];
+}
+
+/** Where each phase began: the number of the first write after its mark. */
+export type Phases = { name: string; firstWrite: number }[];
+
+/** The writes of phase `name` (from its mark to the next one), by `phases` of the same run. */
+export function writesOf(name: string, phases: Phases, writes: readonly RecordedWrite[]): RecordedWrite[] {
+  const i = phases.findIndex((p) => p.name === name);
+  if (i < 0) return [];
+  const end = phases[i + 1]?.firstWrite ?? writes.length + 1;
+  return writes.filter((w) => w.seq >= phases[i]!.firstWrite && w.seq < end);
 }
 
 /** The backends besides the API server a run's operator talks to, by name, and their real addresses. */

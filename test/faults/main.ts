@@ -11,6 +11,8 @@
  *   npm run faults -- --outages --no-kills --paths 1000   each lifecycle's outages, one run each
  *   npm run faults -- --openbao --seed 7 --sample 3        the OpenBao lifecycle (on the local node)
  *   npm run faults -- --openbao --all --from 1 --to 20     every crash point, in chunks
+ *   npm run faults -- --openbao --phase restore --sample 4 --skip upgrade --skip scale
+ *                                        crash points among one phase's writes, other phases left out
  *
  * VaultSeed and GitLabCore run on a kube-apiserver + etcd and dev-mode OpenBao of its own from the
  * test cache (no node). OpenBao runs only when asked (--openbao): it starts a local node (root),
@@ -28,7 +30,7 @@ import { parseFaultArgs } from "./args.js";
 import { type CampaignOptions, campaignRows, type Row, table } from "./campaign.js";
 import { gitLabCoreLifecycle } from "./gitlabcore.js";
 import type { Lifecycle } from "./lifecycle.js";
-import { openBaoLifecycle } from "./openbao.js";
+import { FULL_OPENBAO, openBaoLifecycle } from "./openbao.js";
 import { vaultSeedLifecycle } from "./vaultseed.js";
 
 const say = (l: string) => process.stderr.write(`[faults] ${l}\n`);
@@ -42,12 +44,20 @@ async function main(): Promise<number> {
   const onApi = [vaultSeedLifecycle(args.paths), gitLabCoreLifecycle()].filter(
     (l) => args.only.length === 0 || chosen(l),
   );
-  const onNode = [openBaoLifecycle()].filter(chosen);
+  const onNode = [
+    openBaoLifecycle({
+      ...FULL_OPENBAO,
+      upgrade: !args.skip.includes("upgrade"),
+      restore: !args.skip.includes("restore"),
+      scaleTo: args.skip.includes("scale") ? undefined : FULL_OPENBAO.scaleTo,
+    }),
+  ].filter(chosen);
   const rows: Row[] = [];
   const common = {
     all: args.all,
     from: args.from,
     to: args.to,
+    phase: args.phase,
     sample: args.sample,
     seed: args.seed,
     kills: args.kills,

@@ -10,15 +10,21 @@ import { sharedNode } from "../../src/testenv/node/shared.js";
 import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
 import { installOpenBaoCrd, poll } from "../support/openbao-operator.js";
 import type { Checkpoints, Lifecycle, NamedCrash, PreparedRun, RunContext } from "./lifecycle.js";
+import { type RestoreOutcome, restorePhase, restoreViolations } from "./openbao-restore.js";
+import type { BaoRun, BaoStatus } from "./openbao-run.js";
+import { type ScaleOutcome, scalePhase, scaleViolations } from "./openbao-scale.js";
 import { type SeenObjects, watchSeen } from "./seen.js";
+import type { RecordedWrite } from "./write-proxy.js";
 
 // OpenBao on the local node, the operator a host process inside the node's network namespace (as
 // an in-cluster one: pods by their cluster names) talking to the node's API server through the
 // campaign's recording proxy, which listens on the host's end of the node's veth. The lifecycle:
 // create the voters, write canary data (the harness, with the root token), a manual backup to a
-// local S3 server, a rolling upgrade 2.6.2 → 2.7.2, delete (deletionPolicy DeleteAll). Crash points
-// are the operator's API server writes; its OpenBao requests go to the pods directly and are not
-// crash points (nothing sits between them to cut them off).
+// local S3 server, a restore of that backup (openbao-restore.ts), a rolling upgrade 2.6.2 → 2.7.2,
+// a scale 3 → 5 → 3 (openbao-scale.ts), delete (deletionPolicy DeleteAll). Crash points are the
+// operator's API server writes; its OpenBao requests go to the pods directly and are not crash
+// points (nothing sits between them to cut them off). Each phase is marked, so `--phase NAME`
+// kills only among that phase's writes.
 
 const SERVICE: ResourceType = {
   group: "",
@@ -45,9 +51,19 @@ export interface OpenBaoLifecycleOptions {
   backup: boolean;
   /** A rolling upgrade 2.6.2 → 2.7.2 (otherwise the cluster is created at 2.7.2). */
   upgrade: boolean;
+  /** A restore of the backup (needs `backup`). */
+  restore?: boolean;
+  /** Voters to scale out to and back from (undefined: no scale phase). */
+  scaleTo?: number;
 }
 
-export const FULL_OPENBAO: OpenBaoLifecycleOptions = { voters: 3, backup: true, upgrade: true };
+export const FULL_OPENBAO: OpenBaoLifecycleOptions = {
+  voters: 3,
+  backup: true,
+  upgrade: true,
+  restore: true,
+  scaleTo: 5,
+};
 
 /** Killed right after the root token is stored: init is done, status does not say so yet. */
 export const ROOT_TOKEN_STORED: NamedCrash = {
@@ -55,7 +71,7 @@ export const ROOT_TOKEN_STORED: NamedCrash = {
   match: (w) => w.method === "PATCH" && w.path.endsWith(`/secrets/${names.rootToken}`),
 };
 
-type Status = NonNullable<OpenBaoCluster["status"]>;
+type Status = BaoStatus;
 
 export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lifecycle {
   // The executor image (backup Jobs) is the operator's own, built from dist once per process.
@@ -63,7 +79,9 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
   const parts = [
     `${o.voters} voter${o.voters === 1 ? "" : "s"}`,
     o.backup && "backup",
+    o.backup && o.restore && "restore",
     o.upgrade && "upgrade",
+    o.scaleTo && `scale ${o.voters} → ${o.scaleTo} → ${o.voters}`,
   ];
   return {
     name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
@@ -120,6 +138,29 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           stepMs,
           `OpenBaoCluster ${NAME} ${what}`,
         );
+      const target = s3 && {
+        provider: "s3",
+        endpoint: s3.endpoint,
+        bucket: BUCKET,
+        pathPrefix: "faults",
+        usePathStyle: true,
+        credentialsSecretRef: { name: "s3-creds" },
+      };
+      const baoRun: BaoRun = {
+        client,
+        ns,
+        name: NAME,
+        voters: o.voters,
+        stepMs,
+        say: ctx.say,
+        bao,
+        settled,
+        writes: ctx.writes,
+        jobs,
+      };
+      let restored: RestoreOutcome | undefined;
+      let restoreWrites: readonly RecordedWrite[] = [];
+      let scaled: ScaleOutcome | undefined;
 
       return {
         kube: { kubeconfigPath: node.kubeconfigPath, host: node.addresses.hostIp },
@@ -166,6 +207,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
         async drive(): Promise<Checkpoints> {
           const cp: Checkpoints = new Map();
           const version = o.upgrade ? FROM : TO;
+          ctx.phase("create");
           await client.apply(
             OPENBAOCLUSTER,
             {
@@ -185,14 +227,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
                     // The root token: the lifecycle tests the operator's bookkeeping, not policies.
                     tokenSecretRef: { name: names.rootToken },
                     retention: { maxCount: 10 },
-                    target: {
-                      provider: "s3",
-                      endpoint: s3.endpoint,
-                      bucket: BUCKET,
-                      pathPrefix: "faults",
-                      usePathStyle: true,
-                      credentialsSecretRef: { name: "s3-creds" },
-                    },
+                    target,
                   },
                 }),
               },
@@ -220,6 +255,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             ns,
           );
           rootToken = Buffer.from(token?.data?.["token"] ?? "", "base64").toString("utf8");
+          ctx.phase("canary");
           // A new KV v2 mount refuses writes while it sets its layout up: tried until one lands.
           await poll(
             async () => {
@@ -234,7 +270,9 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             2000,
           );
 
+          let backupKey = "";
           if (s3) {
+            ctx.phase("backup");
             await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
               metadata: { annotations: { "openbao.org/trigger-backup": "t1" } },
             });
@@ -246,9 +284,20 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
               trigger: b.backup?.lastHandledManualTrigger,
               succeeded: !!b.backup?.lastBackupTime,
             });
+            backupKey = b.backup?.lastBackupKey ?? "";
+          }
+
+          if (target && o.restore) {
+            if (!backupKey) throw new Error("the backup recorded no object key to restore");
+            ctx.phase("restore");
+            const from = ctx.writes.length;
+            restored = await restorePhase(baoRun, { key: backupKey, target, canaryAtBackup: canary });
+            restoreWrites = ctx.writes.slice(from);
+            cp.set("restore", { completed: restored.phases.at(-1) === "Completed" });
           }
 
           if (o.upgrade) {
+            ctx.phase("upgrade");
             await client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec: { version: TO } });
             const u = await settled(
               `upgraded to ${TO}`,
@@ -261,6 +310,12 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             cp.set("upgraded", { currentVersion: u.currentVersion, readyReplicas: u.readyReplicas });
           }
 
+          if (o.scaleTo) {
+            ctx.phase("scale");
+            scaled = await scalePhase(baoRun, o.scaleTo);
+            cp.set("scaled", { peersUp: scaled.peersUp, peersDown: scaled.peersDown });
+          }
+
           const read = await poll(
             async () =>
               (await bao("bao kv get -mount=canary -field=v item").catch(() => "")).trim() || undefined,
@@ -270,6 +325,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           ).catch(() => "");
           cp.set("canary", { readable: read === canary });
 
+          ctx.phase("delete");
           await client.delete(OPENBAOCLUSTER, NAME, ns);
           await poll(
             async () => ((await cluster()) === undefined ? true : undefined),
@@ -307,6 +363,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           if (s3 && b && !b.succeeded) out.push("backup t1 was recorded but did not succeed");
           const c = run.get("canary") as { readable?: boolean } | undefined;
           if (c && !c.readable) out.push("the canary written after init is not readable at the end");
+          out.push(...restoreViolations(baoRun, restored, restoreWrites));
+          if (o.scaleTo) out.push(...scaleViolations(baoRun, o.scaleTo, scaled));
           return out;
         },
       };

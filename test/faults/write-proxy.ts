@@ -108,7 +108,11 @@ export class WriteProxy {
     const server = http.createServer(async (req, res) => {
       const url = new URL(req.url ?? "/", upstream);
       const method = req.method ?? "GET";
-      const counted = MUTATING.has(method) && !opts.ignore?.(method, url.pathname);
+      // A dry run (the apply path's "would this change anything?") stores nothing: not a write.
+      const counted =
+        MUTATING.has(method) &&
+        url.searchParams.get("dryRun") !== "All" &&
+        !opts.ignore?.(method, url.pathname);
       let a: Awaited<ReturnType<typeof auth>>;
       try {
         a = await auth();
