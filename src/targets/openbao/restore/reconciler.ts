@@ -37,6 +37,8 @@ import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { contention, takeoverNote } from "../opslifecycle/contention.js";
 import { OperationLockStore } from "../opslifecycle/lock-store.js";
+import type { Lookup } from "../readiness/facts.js";
+import { type RestoreReadiness, restoreConfiguration } from "../readiness/restore.js";
 import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
@@ -59,13 +61,20 @@ import {
   lockWait,
   running,
   validating,
+  withConfiguration,
 } from "./status.js";
 import { OPENBAORESTORE, RESTORE_API_VERSION, RESTORE_FIELD_MANAGER, RESTORE_FINALIZER } from "./types.js";
 
 /** An event of the restore (recorded on it, and on its cluster where the cluster's side changed). */
 type RestoreEvent = EventInput<OpenBaoRestoreReasonType>;
 
-import { readyToProbe, secretsToCheck, validateRestore } from "./validate.js";
+import {
+  readyToProbe,
+  restoreAuth,
+  restoreTokenLabelsMissing,
+  secretsToCheck,
+  validateRestore,
+} from "./validate.js";
 
 export interface RestoreReconcilerDeps {
   client: KubeClient;
@@ -151,6 +160,8 @@ export class RestoreReconciler {
       const s = await this.d.client.getOrUndefined(SECRET, name, ns);
       if (s) secrets.set(name, s);
     }
+    if (cluster && !cluster.metadata.deletionTimestamp)
+      r = withConfiguration(r, this.now(), configurationOf(r, cluster, secretsToCheck(r, cluster), secrets));
     const obs = {
       restore: r,
       cluster,
@@ -551,6 +562,21 @@ export class RestoreReconciler {
 /** The Job is this request's: controlled by an owner reference with the request's uid. */
 function ownedBy(job: KubeObject, r: OpenBaoRestore): boolean {
   return (job.metadata.ownerReferences ?? []).some((o) => o.uid === r.metadata.uid && o.controller === true);
+}
+
+/** RestoreConfigurationReady from what this pass read: the Secrets looked up, found or not. */
+function configurationOf(
+  r: OpenBaoRestore,
+  c: OpenBaoCluster,
+  names: readonly string[],
+  found: ReadonlyMap<string, KubeObject>,
+): RestoreReadiness {
+  const labels = new Map([...found].map(([name, s]) => [name, s.metadata.labels]));
+  return restoreConfiguration(r, c, {
+    auth: restoreAuth(r, c),
+    tokenLabelsMissing: restoreTokenLabelsMissing(r, labels),
+    secrets: new Map<string, Lookup>(names.map((n) => [n, found.get(n) ?? "missing"])),
+  });
 }
 
 /** A Secret's data as files (key → bytes). The values stay in memory; they are never logged. */
