@@ -96,12 +96,23 @@ describe("RestoreConfigurationReady (upstream 0.5's contract)", () => {
       "Ready",
     ],
     [
-      "roleArn",
+      "roleArn, which the executor does not support yet: not promised",
       restore({ jwtAuthRole: "restore" }, { provider: "s3", bucket: "b", roleArn: "arn:aws:iam::1:role/x" }),
       cluster(),
       {},
+      "Unknown",
+      "Unknown",
+    ],
+    [
+      "workloadIdentity, which the Job does not carry yet: the default chain",
+      restore(
+        { jwtAuthRole: "restore" },
+        { provider: "s3", bucket: "b", workloadIdentity: { serviceAccountAnnotations: { a: "b" } } },
+      ),
+      cluster(),
+      {},
       "True",
-      "WorkloadIdentityConfigured",
+      "AmbientIdentityAssumed",
     ],
     [
       "selfInit.oidc's restore role, ambient store identity",
