@@ -391,6 +391,8 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   LeaderSteppedDown: "LeaderSteppedDown",
   UpgradePodReplaced: "UpgradePodReplaced",
   UpgradePodReplacing: "UpgradePodReplacing",
+  // A pod of a given-up target, stuck (e.g. its image cannot be pulled), deleted so the roll goes on.
+  UpgradeStuckPodDeleted: "UpgradeStuckPodDeleted",
   UpgradeRetargeted: "UpgradeRetargeted",
   UpgradeRetryAccepted: "UpgradeRetryAccepted",
   // The Restarting condition (spec.runtime.restartAt) and its events.

@@ -51,6 +51,11 @@ export const OpenBaoRestoreReason = reasonTable<typeof OpenBaoRestoreKind>()({
   JobNotStarted: "JobNotStarted",
   /** The restore Job's pod did not start within the start bound: the restore failed, nothing changed. */
   JobStartTimeout: "JobStartTimeout",
+  /**
+   * What the restore Job needs before it is created (its ServiceAccount) could not be made, pass
+   * after pass: retried with the failure backoff, then the restore fails, nothing changed.
+   */
+  JobPrepareFailed: "JobPrepareFailed",
   Validating: "Validating",
   /** The snapshot's hash file was sealed by another seal than the target's running one. */
   SealMismatch: "SealMismatch",

@@ -24,6 +24,8 @@ Options (for running outside a Job; inside one the mounted paths are used):
   --token-file PATH       OpenBao token (auth method token)
   --jwt-file PATH         ServiceAccount token (auth method jwt)
   --credentials-dir PATH  folder with the object store credential files
+  --web-identity-token-file PATH
+                          token presented to STS for target.roleArn (s3)
 
 Exit status: 0 done, 1 the operation failed, 2 bad input.`;
 
@@ -33,6 +35,7 @@ export interface ExecutorFlags {
   tokenFile?: string;
   jwtFile?: string;
   credentialsDir?: string;
+  webIdentityTokenFile?: string;
 }
 
 export async function executorCommand(flags: ExecutorFlags): Promise<number> {
@@ -53,6 +56,7 @@ export async function executorCommand(flags: ExecutorFlags): Promise<number> {
     tokenFile: flags.tokenFile ?? mounted.tokenFile,
     jwtFile: flags.jwtFile ?? mounted.jwtFile,
     credentialsDir: flags.credentialsDir ?? mounted.credentialsDir,
+    webIdentityTokenFile: flags.webIdentityTokenFile ?? mounted.webIdentityTokenFile,
   };
   const controller = new AbortController();
   const stop = () => controller.abort(new Error("terminated"));
@@ -68,6 +72,7 @@ export async function executorCommand(flags: ExecutorFlags): Promise<number> {
       lastLog = now;
       process.stderr.write(`${job.operation} ${job.store.key}: ${bytes} bytes\n`);
     },
+    onWaiting: (why) => process.stderr.write(`waiting for OpenBao to answer: ${why}\n`),
   });
   const line = formatResult(result);
   await writeResult(resultFile, line);

@@ -133,6 +133,7 @@ async function main(argv: string[]): Promise<number> {
           "token-file": { type: "string" },
           "jwt-file": { type: "string" },
           "credentials-dir": { type: "string" },
+          "web-identity-token-file": { type: "string" },
         },
         strict: true,
       });
@@ -142,6 +143,7 @@ async function main(argv: string[]): Promise<number> {
         tokenFile: values["token-file"],
         jwtFile: values["jwt-file"],
         credentialsDir: values["credentials-dir"],
+        webIdentityTokenFile: values["web-identity-token-file"],
       });
     }
     case "dev": {

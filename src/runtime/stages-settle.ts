@@ -11,7 +11,7 @@ import {
   setCondition,
 } from "./conditions.js";
 import { type ReconcileResult, requeueAfter, retry, terminal } from "./controller.js";
-import type { StagesOutcome } from "./stages.js";
+import type { StageStop, StagesOutcome } from "./stages.js";
 
 /** When a pass is looked at again when nothing else says. */
 export interface NextPassOptions {
@@ -41,10 +41,11 @@ export interface Settled<R extends KindReason> {
 /**
  * The reconcile result alone, for a kind whose conditions are its own: done → requeue after
  * `doneAfterMs`; wait → requeue after its delay; fail → the runtime's failure backoff, counted as
- * an error; invalid → terminal, not retried until the object changes.
+ * an error; invalid → terminal, not retried until the object changes. A pass that is not a list
+ * of stages (an AdminOps half) hands its own stop, or `{ kind: "done" }`, the same way.
  */
 export function stageResult<C, R extends KindReason, D>(
-  outcome: StagesOutcome<C, R, D>,
+  outcome: StagesOutcome<C, R, D> | { kind: "done" } | StageStop<R, D>,
   opts: NextPassOptions,
 ): ReconcileResult {
   switch (outcome.kind) {

@@ -69,6 +69,12 @@ export const proceed = <O extends object = Record<never, never>>(output: O = {} 
   output,
 });
 
+/**
+ * The `afterMs` of a wait that ends at once: the next pass runs as soon as the queue reaches it,
+ * for a pass that staged a step the next one builds on. 1 ms, since a requeue of 0 is none.
+ */
+export const AT_ONCE_MS = 1;
+
 export const wait = <R extends KindReason, D = undefined>(
   reason: R,
   message: string,

@@ -6,15 +6,15 @@
  * - Azure Blob: Azurite from npm (a devDependency), its blob service only.
  * - GCS: fake-gcs-server (BSD-2-Clause) in the same Go module, its JSON and upload APIs over HTTP.
  */
-import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import { exists, populateAtomically } from "./atomic.js";
 import { cacheRoot } from "./cache.js";
 import { hashFiles, listFiles } from "./filehash.js";
+import { runGo } from "./gorun.js";
 import { repoRoot } from "./paths.js";
 import { freePort, LOOPBACK } from "./ports.js";
-import { type ServiceProcess, startService, stopIfFailing, trackChild } from "./processes.js";
+import { type ServiceProcess, startService, stopIfFailing } from "./processes.js";
 import { makeTempDir, removeTempDir } from "./tempdirs.js";
 import { waitUntil } from "./wait.js";
 
@@ -31,26 +31,12 @@ export function ensureObjectStoreBinaries(): Promise<string> {
     const files = (await listFiles(dir)).map((f) => relative(dir, f));
     const out = join(cacheRoot(), `objectstores-${await hashFiles(dir, files)}`);
     if (!(await exists(out))) {
-      await populateAtomically(out, async (scratch) => {
-        const child = spawn(
-          "go",
-          ["build", "-trimpath", "-buildvcs=false", "-o", `${scratch}/`, "./cmd/..."],
-          {
-            cwd: dir,
-            stdio: ["ignore", "ignore", "pipe"],
-          },
-        );
-        trackChild(child, "go build objectstores");
-        let err = "";
-        child.stderr.on("data", (c: Buffer) => {
-          err = (err + c.toString()).slice(-4000);
-        });
-        const code = await new Promise<number | null>((resolve, reject) => {
-          child.once("error", reject);
-          child.once("close", resolve);
-        });
-        if (code !== 0) throw new Error(`go build in ${dir} failed (exit ${code}):\n${err}`);
-      });
+      await populateAtomically(out, (scratch) =>
+        runGo(["build", "-trimpath", "-buildvcs=false", "-o", `${scratch}/`, "./cmd/..."], {
+          cwd: dir,
+          label: `go build in ${dir}`,
+        }),
+      );
     }
     return out;
   })();

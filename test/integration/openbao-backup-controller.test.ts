@@ -104,6 +104,12 @@ describe("openbao backup controller: windows, the lock and results on the real A
           endpoint: "http://s3.invalid:9000",
           usePathStyle: true,
           credentialsSecretRef: { name: "s3-creds" },
+          workloadIdentity: {
+            serviceAccountAnnotations: {
+              "iam.gke.io/gcp-service-account": "backup@p.iam.gserviceaccount.com",
+            },
+            podLabels: { "azure.workload.identity/use": "true" },
+          },
         },
       },
     });
@@ -170,6 +176,16 @@ describe("openbao backup controller: windows, the lock and results on the real A
     // Upstream's name and label: backup-<cluster>-<UTC yyyymmdd-hhmmss>, openbao.org/backup-type.
     assert.match(jobs[0]!.metadata.name!, /^backup-bao-\d{8}-030000$/);
     assert.equal(jobs[0]!.metadata.labels?.["openbao.org/backup-type"], "scheduled");
+    // target.workloadIdentity: the cloud's webhook reads the account's annotation and the pod's label.
+    const job = jobs[0] as KubeObject & {
+      spec: { template: { metadata: { labels: Record<string, string> } } };
+    };
+    assert.equal(job.spec.template.metadata.labels["azure.workload.identity/use"], "true");
+    const sa = await client.get<KubeObject>(SERVICE_ACCOUNT, `${NAME}-backup-serviceaccount`, ns);
+    assert.equal(
+      sa.metadata.annotations?.["iam.gke.io/gcp-service-account"],
+      "backup@p.iam.gserviceaccount.com",
+    );
     assert.equal(c.status?.backup?.lastAttemptScheduledTime, stamp);
     assert.equal(c.status?.operationLock?.operation, "Backup");
     assert.equal(c.status?.operationLock?.holder, `backup/${NAME}/${jobs[0]!.metadata.name}`);

@@ -6,6 +6,7 @@ import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
 import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
+import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { type Blackhole, startBlackhole } from "../support/blackhole.js";
 import { startCuttingProxy } from "../support/cutting-proxy.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
@@ -17,6 +18,7 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
+import { block, runShell, toolDir } from "../support/runbook.js";
 
 // Backups end to end on the local node: a 3-voter OpenBao cluster, the real operator process, the
 // executor Job running the operator's own image, and a real S3 server inside the node's network.
@@ -335,6 +337,25 @@ describe("openbao backups on the local node", () => {
     assert.equal(metricSum(m, "openbao_backup_consecutive_failures", { name: NAME }), 1);
     assert.equal(metricSum(m, "openbao_backup_in_progress", { name: NAME }), 0);
     assert.equal((await condition("BackingUp"))?.reason, "BackupFailed");
+    // The runbook's check (docs/runbooks/openbao.md, Backup failing), as a reader runs it: the
+    // reason and message, the failed Job among the backup Jobs, and its log saying why.
+    const dir = await toolDir(ctx.node.kubectl);
+    try {
+      const env = {
+        NS: ctx.namespace,
+        NAME,
+        JOB: jobName,
+        PATH: `${dir}:${process.env.PATH}`,
+        KUBECONFIG: ctx.node.kubeconfigPath,
+      };
+      const seen = await runShell(block("openbao.md", "Backup failing", "lastFailureReason"), env, true);
+      assert.ok(seen.startsWith(`${b.lastFailureReason}: ${b.lastFailureMessage.slice(0, 40)}`), seen);
+      assert.match(seen, new RegExp(`^${jobName}\\s`, "m"), "the failed Job is listed");
+      const log = seen.split("\n").slice(1).join("\n");
+      assert.match(log, /ECONNREFUSED/, `and its log names the refused connection:\n${seen}`);
+    } finally {
+      removeTempDir(dir);
+    }
     await patchTarget({ endpoint: s3.endpoint });
   });
 

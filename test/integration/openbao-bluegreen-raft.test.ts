@@ -3,11 +3,9 @@ import { afterEach, describe, it } from "node:test";
 import { exponentialDelay } from "../../src/runtime/backoff.js";
 import { FAILURE_BASE_DELAY_MS, FAILURE_MAX_DELAY_MS } from "../../src/runtime/controller.js";
 import { executePass } from "../../src/targets/openbao/adminops/upgrade/bluegreen/actions.js";
+import { recordStepFailure } from "../../src/targets/openbao/adminops/upgrade/bluegreen/attempts.js";
 import { raftView } from "../../src/targets/openbao/adminops/upgrade/bluegreen/observe.js";
-import {
-  planBlueGreen,
-  recordStepFailure,
-} from "../../src/targets/openbao/adminops/upgrade/bluegreen/plan.js";
+import { planBlueGreen } from "../../src/targets/openbao/adminops/upgrade/bluegreen/plan.js";
 import type {
   Plan,
   PlanSpec,

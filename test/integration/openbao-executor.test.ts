@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { connect, createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { ExecutorJob } from "../../src/targets/openbao/executor/contract.js";
+import { connection, untilAnswering } from "../../src/targets/openbao/executor/openbao.js";
 import { openObjectStore } from "../../src/targets/openbao/objectstore/index.js";
 import type { ObjectStore } from "../../src/targets/openbao/objectstore/types.js";
 import { baoCall, baoHealth } from "../../src/testenv/baohttp.js";
@@ -14,8 +16,8 @@ import {
   startGcsServer,
   startS3Server,
 } from "../../src/testenv/objectstores.js";
-import { waitUntil } from "../../src/testenv/wait.js";
-import { runExecutorProcess } from "../support/executor.js";
+import { freePort } from "../../src/testenv/ports.js";
+import { reopenRestoredNode, runExecutorProcess } from "../support/executor.js";
 
 // The executor against real parts: real OpenBao Raft nodes, a real S3-compatible server (gofakes3)
 // and Azurite, the executor run as its own process the way the Job runs it.
@@ -169,17 +171,7 @@ describe("openbao executor: backup and restore through real object stores", () =
         ).done;
         assert.equal(restore.code, 0, restore.stderr);
         assert.ok(restore.result?.ok && restore.result.size === head.size, restore.stderr);
-        // The restored keyring is the source's, sealed under its key: the node seals itself, and the
-        // source's unseal key opens it.
-        await waitUntil(async () => (await baoHealth(fresh.addr)) === 503, {
-          what: "the restored node to seal itself",
-          timeoutMs: 60_000,
-        });
-        await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: source.unsealKey });
-        await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
-          what: "the restored node to be active",
-          timeoutMs: 60_000,
-        });
+        await reopenRestoredNode(fresh, source.unsealKey);
         assert.deepEqual(await readKv(fresh.addr, source.rootToken, "app/db"), known);
       } finally {
         await fresh.stop();
@@ -216,6 +208,59 @@ describe("openbao executor: backup and restore through real object stores", () =
     } finally {
       await fresh.stop();
     }
+  });
+
+  it("s3: a Job that starts before OpenBao answers waits for it, then backs up", async () => {
+    // The address a Job is given can refuse connections for a while (a Service whose endpoint is
+    // not published yet): nothing listens on the port until the executor says it is waiting.
+    const port = await freePort();
+    const key = `ns/bao/late-${Date.now()}.snap`;
+    const run = runExecutorProcess(
+      job("backup", { addr: `http://127.0.0.1:${port}` }, { provider: "s3", key, endpoint: s3.endpoint }),
+      { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+    );
+    await Promise.race([
+      run.waiting,
+      run.done.then((r) => assert.fail(`the executor ended without waiting: ${r.stderr}`)),
+    ]);
+    const target = new URL(source.addr);
+    const forwarder = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => forwarder.listen(port, "127.0.0.1", resolve));
+    try {
+      const res = await run.done;
+      assert.equal(res.code, 0, res.stderr);
+      assert.ok(res.result?.ok, res.stderr);
+      assert.match(res.stderr, /waiting for OpenBao to answer: .*ECONNREFUSED/);
+      assert.ok(await stores["s3"]!.store.head(key), "the snapshot was uploaded once OpenBao answered");
+    } finally {
+      await new Promise((resolve) => forwarder.close(resolve));
+    }
+  });
+
+  it("an address that never answers fails after the wait, naming the address and the last error", async () => {
+    const port = await freePort();
+    const heard: string[] = [];
+    await assert.rejects(
+      untilAnswering(await connection(`http://127.0.0.1:${port}`), {
+        withinMs: 1500,
+        onWaiting: (why) => heard.push(why),
+      }),
+      (err: Error) => {
+        assert.match(
+          err.message,
+          new RegExp(`did not answer at http://127.0.0.1:${port} within 2 s: .*ECONNREFUSED`),
+        );
+        return true;
+      },
+    );
+    assert.ok(heard.length >= 2, `retried with pauses, heard ${heard.length}`);
+    // A node that answers at all, here the source, ends the wait at once.
+    await untilAnswering(await connection(source.addr), { withinMs: 1500 });
   });
 
   it("s3: a wrong key fails the restore with a clear reason, and no secret in the message", async () => {

@@ -2,14 +2,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { OpenBaoRestoreKind } from "../../src/apis/openbaorestore.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { JOB, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, JOB, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { EVENTS_V1, EventRecorder } from "../../src/runtime/events.js";
 import type { Informer } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
-import { ImageVerifier } from "../../src/targets/openbao/imageverify/verifier.js";
+import { parseTrustRoot } from "../../src/targets/openbao/imageverify/trust-root.js";
+import { ImageVerifier, type VerifySettings } from "../../src/targets/openbao/imageverify/verifier.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
 import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
@@ -17,10 +18,20 @@ import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { type OciRegistry, startOciRegistry } from "../../src/testenv/oci-registry.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
+import { createKeylessCa, type KeylessCa } from "../support/keyless-ca.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
-import { type CosignKey, cosignKey, cosignSign, pushTinyImage } from "../support/signed-images.js";
+import {
+  type CosignIdentity,
+  type CosignKey,
+  cosignKey,
+  cosignSign,
+  cosignSignWithCertificate,
+  cosignTrustedRoot,
+  cosignVerifyKeyless,
+  pushTinyImage,
+} from "../support/signed-images.js";
 
 // Image verification against real cosign signatures in a real registry on loopback: images signed
 // by cosign with a key it generated (offline, no transparency log), one unsigned, one signed with
@@ -30,6 +41,9 @@ import { type CosignKey, cosignKey, cosignSign, pushTinyImage } from "../support
 // the StatefulSet is written with the image as given, and a Warning event says why. Last, the
 // operator's own Job images under operatorImageVerification, through the restore controller: a
 // refused executor image fails the restore before any Job exists, a signed one runs pinned.
+// Keyless: real cosign signs with a key and a code-signing certificate from a private CA in
+// Fulcio's role and writes that CA's trusted_root.json; the verifier, given it, must reach the same
+// verdict as `cosign verify` on each identity case, and the operator reads it from its ConfigMap.
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -44,22 +58,73 @@ describe("openbao image verification with cosign signatures (loopback registry, 
   let op: Awaited<ReturnType<typeof startOpenBaoOperatorOnApi>> | undefined;
   const digests: Record<string, string> = {};
   let restoreNs: string | undefined;
+  let keyless: CosignKey;
+  let fulcio: KeylessCa;
+  let layered: KeylessCa;
+  // Each CA's trusted_root.json as `cosign trusted-root create` writes it: the operator reads that.
+  const trustedRoots = new Map<KeylessCa, string>();
   const image = (repo: string) => `${registry.host}/${repo}:${VERSION}`;
+  const ISSUER = "https://issuer.example.test";
+  const SUBJECT = "https://git.example.test/platform/openbao/.github/workflows/release.yml@refs/tags/v2.7.2";
 
   before(async () => {
-    [registry, signer, other] = await Promise.all([
+    [registry, signer, other, keyless] = await Promise.all([
       startOciRegistry(makeTempDir("oci-registry")),
       cosignKey("signer"),
       cosignKey("other"),
+      cosignKey("keyless"),
     ]);
-    for (const repo of ["openbao-signed", "openbao-unsigned", "openbao-otherkey"])
+    const repos = ["openbao-signed", "openbao-unsigned", "openbao-otherkey"];
+    const keylessRepos = [
+      "openbao-keyless",
+      "openbao-keyless-otherroot",
+      "openbao-keyless-expired",
+      "openbao-keyless-intermediate",
+    ];
+    for (const repo of [...repos, ...keylessRepos])
       digests[repo] = await pushTinyImage(registry, repo, VERSION);
     await cosignSign(signer, `${registry.host}/openbao-signed@${digests["openbao-signed"]}`);
     await cosignSign(other, `${registry.host}/openbao-otherkey@${digests["openbao-otherkey"]}`);
+    // One signer key, three certificates for it: from the trusted CA, from another CA, and expired.
+    const now = Date.now();
+    fulcio = createKeylessCa("test-fulcio");
+    const untrusted = createKeylessCa("other-fulcio");
+    // Public Fulcio's shape: a root and an intermediate that issues.
+    layered = createKeylessCa("layered-fulcio", new Date(now), { intermediate: { rootPathLength: 1 } });
+    const who = { publicKeyPem: keyless.pub, issuer: ISSUER, subject: SUBJECT };
+    const valid = { notBefore: new Date(now - 60_000), notAfter: new Date(now + 3 * 3600_000) };
+    for (const [repo, ca, times] of [
+      ["openbao-keyless", fulcio, valid],
+      ["openbao-keyless-otherroot", untrusted, valid],
+      ["openbao-keyless-intermediate", layered, valid],
+      [
+        "openbao-keyless-expired",
+        fulcio,
+        { notBefore: new Date(now - 2 * 3600_000), notAfter: new Date(now - 3600_000) },
+      ],
+    ] as const)
+      await cosignSignWithCertificate(
+        keyless,
+        `${registry.host}/${repo}@${digests[repo]}`,
+        ca.issue({ ...who, ...times }),
+        ca.chainPem,
+      );
+    for (const ca of [fulcio, layered]) trustedRoots.set(ca, await cosignTrustedRoot(keyless, ca.chainPem));
     client = clientFor(sharedEnv().kubeconfigPath);
     ns = await freshNamespace(client, "ob-imgverify");
     await installOpenBaoClusterCrd(client);
-    op = await startOpenBaoOperatorOnApi(sharedEnv().kubeconfigPath, ns);
+    // The operator's trusted root for keyless signatures: a ConfigMap, as upstream reads one.
+    await client.create(CONFIGMAP, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "sigstore-root", namespace: ns },
+      data: { "trusted_root.json": trustedRoots.get(fulcio)! },
+    });
+    op = await startOpenBaoOperatorOnApi(
+      sharedEnv().kubeconfigPath,
+      ns,
+      `    imageVerification: { trustedRootConfigMap: { namespace: ${ns}, name: sigstore-root } }\n`,
+    );
   });
   after(async () => {
     // No restore controller runs in the operator here: the test drops the finalizers itself.
@@ -163,6 +228,125 @@ describe("openbao image verification with cosign signatures (loopback registry, 
       assert.equal(await statefulSet(name), undefined, "no StatefulSet for a refused image");
     });
   }
+
+  it("keyless: the verifier and real cosign verify reach the same verdict on each identity case", async () => {
+    const v = new ImageVerifier();
+    const settings = (identity: CosignIdentity, ca: KeylessCa): VerifySettings => ({
+      field: "spec.imageVerification",
+      ignoreTlog: true,
+      trustRoot: parseTrustRoot(trustedRoots.get(ca)!, "cosign's trusted root"),
+      ...identity,
+    });
+    const exact = { issuer: ISSUER, subject: SUBJECT };
+    // name, repository, identity, our refusal, cosign's refusal (undefined: both admit).
+    const mismatch = /none of the expected identities matched/;
+    const cases: [string, string, CosignIdentity, RegExp?, RegExp?][] = [
+      ["right identity", "openbao-keyless", exact, undefined],
+      [
+        "wrong issuer",
+        "openbao-keyless",
+        { issuer: "https://other-issuer.example.test", subject: SUBJECT },
+        /OIDC issuer "https:\/\/issuer\.example\.test" is not spec\.imageVerification\.issuer/,
+        mismatch,
+      ],
+      [
+        "wrong subject",
+        "openbao-keyless",
+        { issuer: ISSUER, subject: `${SUBJECT}-rc1` },
+        /subject \("https:\/\/git\.example\.test\/.*"\) is not spec\.imageVerification\.subject/,
+        mismatch,
+      ],
+      [
+        "RegExp identity",
+        "openbao-keyless",
+        {
+          issuerRegExp: "^https://issuer\\.example\\.test$",
+          subjectRegExp: "^https://git\\.example\\.test/platform/.+@refs/tags/v[0-9.]+$",
+        },
+        undefined,
+      ],
+      [
+        // Unanchored, as cosign matches: a pattern found inside the value is enough.
+        "unanchored RegExp",
+        "openbao-keyless",
+        { issuerRegExp: "issuer", subjectRegExp: "release\\.yml" },
+        undefined,
+      ],
+      [
+        "RegExp not matching",
+        "openbao-keyless",
+        {
+          issuerRegExp: "^https://issuer\\.example\\.test$",
+          subjectRegExp: "^https://git\\.example\\.test/other/",
+        },
+        /does not match spec\.imageVerification\.subjectRegExp/,
+        mismatch,
+      ],
+      [
+        "untrusted root",
+        "openbao-keyless-otherroot",
+        exact,
+        /does not chain to a certificate authority of the trusted root/,
+        /certificate signed by unknown authority/,
+      ],
+      [
+        "expired certificate",
+        "openbao-keyless-expired",
+        exact,
+        /the certificate expired at/,
+        /expected a signed timestamp to verify an expired certificate/,
+      ],
+      ["issued by an intermediate CA", "openbao-keyless-intermediate", exact],
+    ];
+    for (const [name, repo, identity, refused, cosignRefused] of cases) {
+      const ref = `${registry.host}/${repo}@${digests[repo]}`;
+      // The intermediate-issued signature is checked against its own CA's root; the rest against fulcio.
+      const ca = repo === "openbao-keyless-intermediate" ? layered : fulcio;
+      const cosign = await cosignVerifyKeyless(keyless, ref, identity, ca.chainPem);
+      const ours = await v.verify(ref, settings(identity, ca)).then(
+        (ok) => ({ ok: true as const, digest: ok.digest }),
+        (e: Error) => ({ ok: false as const, error: e.message }),
+      );
+      assert.equal(
+        ours.ok,
+        cosign.ok,
+        `${name}: ours ${JSON.stringify(ours)}, cosign ${JSON.stringify(cosign)}`,
+      );
+      if (refused) {
+        assert.match((ours as { error: string }).error, refused, name);
+        assert.match((cosign as { error: string }).error, cosignRefused!, `${name}: cosign's reason`);
+      } else assert.equal((ours as { digest: string }).digest, digests[repo], name);
+    }
+  });
+
+  it("keyless: the operator reads its trusted root, runs the right signer's image pinned and refuses another subject", async () => {
+    const keylessBlock = (subject: string) => ({ enabled: true, issuer: ISSUER, subject, ignoreTlog: true });
+    await createOpenBaoCluster(client, ns, "keyless", {
+      replicas: 1,
+      image: image("openbao-keyless"),
+      imageVerification: keylessBlock(SUBJECT),
+    });
+    await createOpenBaoCluster(client, ns, "keyless-wrong", {
+      replicas: 1,
+      image: image("openbao-keyless"),
+      imageVerification: keylessBlock(`${SUBJECT}-rc1`),
+    });
+    const sts = await eventually(() => statefulSet("keyless"), 60_000, "the keyless cluster's StatefulSet");
+    assert.equal(
+      sts["spec"].template.spec.containers[0].image,
+      `${registry.host}/openbao-keyless@${digests["openbao-keyless"]}`,
+    );
+    const c = await eventually(
+      async () => {
+        const x = await get("keyless-wrong");
+        return cond(x, "Degraded")?.reason === "ImageVerificationFailed" ? x : undefined;
+      },
+      60_000,
+      "keyless-wrong: Degraded=ImageVerificationFailed",
+    );
+    assert.match(cond(c, "Degraded")!.message, /is not spec\.imageVerification\.subject/);
+    assert.equal(await statefulSet("keyless-wrong"), undefined, "no StatefulSet for a refused signer");
+  });
 
   it("Warn, unsigned image: the StatefulSet runs the image as given, and a Warning event says why", async () => {
     await createOpenBaoCluster(client, ns, "warned", {

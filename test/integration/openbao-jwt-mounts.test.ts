@@ -4,7 +4,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { upgradeToken } from "../../src/targets/openbao/adminops/upgrade/core/token.js";
 import { BaoClient } from "../../src/targets/openbao/baoclient/client.js";
@@ -15,6 +14,7 @@ import { baoCall } from "../../src/testenv/baohttp.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { projectedToken } from "../support/whoami.js";
 
 // Where the executor and the upgrade controller log in with JWT: upstream's `auth/jwt-operator` (its
 // restore page: role `restore` there), and, for setups made for this operator before, `auth/jwt`.
@@ -32,22 +32,9 @@ describe("openbao JWT logins at upstream's auth/jwt-operator, and at auth/jwt as
     baoCall(bao.addr, bao.rootToken, method, path, body);
   /** A projected token of `sa`, as the Job's volume holds it, written where the executor reads it. */
   const jwtFile = async (sa: string): Promise<string> => {
-    await client.apply(
-      SERVICE_ACCOUNT,
-      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: ns } },
-      { fieldManager: "test-setup", force: true },
-    );
-    const answer = await client.request<{ status?: { token?: string } }>({
-      method: "POST",
-      path: client.resourcePath(SERVICE_ACCOUNT, ns, sa, "token"),
-      body: {
-        apiVersion: "authentication.k8s.io/v1",
-        kind: "TokenRequest",
-        spec: { audiences: ["openbao-internal"], expirationSeconds: 600 },
-      },
-    });
+    const token = await projectedToken(client, ns, sa, "openbao-internal");
     const file = join(dir, sa);
-    await writeFile(file, answer.status!.token!);
+    await writeFile(file, token);
     return file;
   };
   /** The auth a Job's executor reads back from its environment (what the builder writes). */

@@ -19,8 +19,8 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { backupHolder, OperationLockStore } from "../../src/targets/openbao/opslifecycle/index.js";
 import { executorRestoreJobs } from "../../src/targets/openbao/restore/defaults.js";
-import type { SnapshotHead } from "../../src/targets/openbao/restore/ports.js";
-import { RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
+import type { RestoreJobs, SnapshotHead } from "../../src/targets/openbao/restore/ports.js";
+import { PREPARE_ATTEMPTS, RestoreReconciler } from "../../src/targets/openbao/restore/reconciler.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { finishExecutorJob } from "../support/executor-job.js";
@@ -50,8 +50,13 @@ describe("OpenBaoRestore controller on the real API server", () => {
    * One pass by a fresh reconciler over the object as stored now; `afterStatusWrite` may throw to
    * stop the pass right after a status write (an operator that dies there).
    */
-  const pass = async (name: string, afterStatusWrite?: (s: OpenBaoRestoreStatus) => void) => {
+  const pass = async (
+    name: string,
+    afterStatusWrite?: (s: OpenBaoRestoreStatus) => void,
+    over: { prepare?: RestoreJobs["prepare"]; failures?: number } = {},
+  ) => {
     const cur = await get(name);
+    const jobs = executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao"));
     const r = new RestoreReconciler({
       client,
       events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
@@ -63,11 +68,11 @@ describe("OpenBaoRestore controller on the real API server", () => {
         return size === undefined ? { exists: false } : { exists: true, size };
       },
       // The real builder and result reader: the Job is what the executor would get.
-      jobs: executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao")),
+      jobs: over.prepare ? { ...jobs, prepare: over.prepare } : jobs,
       now: () => clock,
       ...(afterStatusWrite ? { afterStatusWrite } : {}),
     });
-    return r.reconcile(`${ns}/${name}`, rc);
+    return r.reconcile(`${ns}/${name}`, { ...rc, failures: over.failures ?? 0 });
   };
   const cluster = (name: string) => client.get<OpenBaoCluster>(OPENBAOCLUSTER, name, ns);
   const cond = async (name: string, type: string) =>
@@ -559,6 +564,32 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal(r.status?.execution?.stage, "Unknown");
     assert.match(r.status?.message ?? "", /is not created again/);
     assert.equal((await restoreJobs()).filter((j) => j.metadata.name === "restore-rc-gone").length, 0);
+    assert.equal((await cluster("rcpt")).status?.operationLock, undefined);
+  });
+
+  it("a Job whose ServiceAccount cannot be made is retried with the failure backoff, then the restore gives up and frees the lock", async () => {
+    await createRestore("rc-prep", { cluster: "rcpt", tokenSecretRef: { name: "rcpt-restore-token" } });
+    const refused = async () => {
+      throw new Error("serviceaccounts is forbidden");
+    };
+    const first = await pass("rc-prep", undefined, { prepare: refused, failures: 0 });
+    assert.deepEqual(first, { retryReason: "JobPrepareFailed" }, "the runtime's failure backoff, counted");
+    let r = await get("rc-prep");
+    assert.equal(r.status?.phase, "Validating");
+    assert.equal((await cond("rc-prep", "Validated"))?.reason, "JobPrepareFailed");
+    assert.match(r.status?.message ?? "", new RegExp(`forbidden \\(attempt 1 of ${PREPARE_ATTEMPTS}\\)`));
+    assert.equal((await cluster("rcpt")).status?.operationLock?.holder, `restore/${ns}/rc-prep`);
+    // The last attempt the runtime counted: the restore fails, nothing changed, no Job, no lock.
+    await pass("rc-prep", undefined, { prepare: refused, failures: PREPARE_ATTEMPTS - 1 });
+    r = await get("rc-prep");
+    assert.equal(r.status?.phase, "Failed");
+    assert.equal((await cond("rc-prep", "Validated"))?.reason, "JobPrepareFailed");
+    assert.equal((await cond("rc-prep", "RestoreComplete"))?.reason, "RestoreFailed");
+    assert.match(
+      r.status?.message ?? "",
+      new RegExp(`gave up after ${PREPARE_ATTEMPTS} attempts.*not changed`),
+    );
+    assert.equal((await restoreJobs()).filter((j) => j.metadata.name === "restore-rc-prep").length, 0);
     assert.equal((await cluster("rcpt")).status?.operationLock, undefined);
   });
 });

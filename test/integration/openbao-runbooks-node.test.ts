@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
-import { readFileSync, symlinkSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { ensureBinaries } from "../../src/testenv/binaries.js";
-import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
-import { runCommand } from "../../src/testenv/exec.js";
-import { sharedNode } from "../../src/testenv/node/shared.js";
-import { sharedEnv } from "../../src/testenv/shared.js";
-import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { BAO_VERSIONS } from "../../src/testenv/cache.js";
+import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -16,65 +11,23 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
-import { applySeed, seed, startVaultTarget, vaultSuite, waitForReason } from "../support/vault.js";
+import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 
 // The OpenBaoCluster runbook tried on the local node: the shell blocks of a section are read from
 // docs/runbooks/openbao.md itself (what a user pastes is what runs), with the variables the section
 // names set, against a real 3-voter cluster broken the way the section describes. One cluster is
 // reused: a majority sealed by a replaced static key (No leader, then Sealed cluster), then two
-// voters whose volumes are gone (Lost quorum, peers.json on the survivor).
+// voters whose volumes are gone (Lost quorum, peers.json on the survivor), then an upgrade to a
+// version whose image cannot be pulled (Failed rolling upgrade). The sections that need no
+// pod (VaultSeed, GitLabCore hooks) are runbooks-api's.
 
-const RUNBOOKS = fileURLToPath(new URL("../../../docs/runbooks/", import.meta.url));
 const NAME = "rb";
+// Formed at the older held version, so the failed-upgrade case has a newer one to move to.
+const [TO, FROM] = BAO_VERSIONS;
+/** A version the node holds no image of and cannot pull: an upgrade to it never starts its pod. */
+const UNPULLABLE = "2.7.1";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
-
-/** The `sh` blocks under a `## ` heading of a runbook (list-indented ones too), or its intro with "". */
-function shellBlocks(file: string, heading: string): string[] {
-  const md = readFileSync(join(RUNBOOKS, file), "utf8");
-  const start = heading ? md.indexOf(`\n## ${heading}\n`) : 0;
-  assert.ok(start >= 0, `${file} has a section ${heading}`);
-  const end = md.indexOf("\n## ", start + 1);
-  const body = md.slice(start, end < 0 ? undefined : end);
-  const blocks: string[] = [];
-  for (const m of body.matchAll(/^( *)```sh\n([\s\S]*?)^\1```$/gm))
-    blocks.push(
-      m[2]!
-        .split("\n")
-        .map((l) => l.slice(m[1]!.length))
-        .join("\n"),
-    );
-  return blocks;
-}
-
-/** The one block of a section that contains `marker`. */
-function block(file: string, heading: string, marker: string): string {
-  const found = shellBlocks(file, heading).filter((b) => b.includes(marker));
-  assert.equal(found.length, 1, `one block of ${file} "${heading}" holds ${marker}`);
-  return found[0]!;
-}
-
-/**
- * Runs a block with bash as a user's shell would, with `env` (the section's variables, PATH with
- * kubectl and bao). `check` blocks may end non-zero (`bao status` exits 2 while sealed); the others
- * stop at their first failure. Bounded, so a documented wait that never ends fails the test.
- */
-async function runShell(script: string, env: Record<string, string>, check = false): Promise<string> {
-  const r = await runCommand(
-    "timeout",
-    ["300", "bash", "-c", `${check ? "" : "set -eo pipefail\n"}${script}\n${check ? "true" : ""}`],
-    { env: { ...process.env, ...env } },
-  );
-  return r.stdout + r.stderr;
-}
-
-/** A folder for PATH with the tools a user runs the runbooks with: the node's kubectl, the pinned bao. */
-async function toolDir(kubectl: string): Promise<string> {
-  const dir = makeTempDir("runbook");
-  symlinkSync(kubectl, join(dir, "kubectl"));
-  symlinkSync((await ensureBinaries()).baoDefault, join(dir, "bao"));
-  return dir;
-}
 
 describe("openbao runbook: the documented commands recover a broken cluster", {
   timeout: 20 * 60_000,
@@ -125,7 +78,13 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       apiVersion: "openbao.org/v1alpha1",
       kind: "OpenBaoCluster",
       metadata: { name: NAME },
-      spec: { version: BAO_DEFAULT_VERSION, replicas: 3, storage: { size: "128Mi" } },
+      spec: {
+        version: FROM,
+        replicas: 3,
+        storage: { size: "128Mi" },
+        // Autopilot's default 10 s per replaced pod, halved: the failed-upgrade case rolls all three.
+        configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+      },
     });
     const t = performance.now();
     await recovered("the cluster to form 3 voters with a leader");
@@ -231,46 +190,82 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       `# lost quorum: broken in ${((broken - t) / 1000).toFixed(1)} s, runbook commands ${((acted - broken) / 1000).toFixed(1)} s, recovered ${((performance.now() - acted) / 1000).toFixed(1)} s later\n`,
     );
   });
-});
+  it("an upgrade to an image that cannot be pulled: the check shows the stuck pod, going back is refused, a newer version recovers", async () => {
+    const t = performance.now();
+    await ctx.kubectl([
+      "patch",
+      "openbaocluster",
+      NAME,
+      "--type",
+      "merge",
+      "-p",
+      `{"spec":{"version":"${UNPULLABLE}"}}`,
+    ]);
+    // Broken: the pod at the partition cannot pull its image; the roll waits on it.
+    await poll(
+      async () => {
+        const pod = await ctx.getJson(`pod/${NAME}-2`).catch(() => undefined);
+        const waiting = pod?.status?.containerStatuses?.find((c: Json) => c.name === "openbao")?.state
+          ?.waiting;
+        return /ErrImagePull|ImagePullBackOff/.test(waiting?.reason ?? "") ? true : undefined;
+      },
+      120_000,
+      `${NAME}-2 to fail pulling ${UNPULLABLE}`,
+    );
+    const broken = performance.now();
+    const seen = await run(block("openbao.md", "Failed rolling upgrade", "updateRevision"), {}, true);
+    assert.match(seen, new RegExp(`"targetVersion":"${UNPULLABLE}"`), "status.upgrade names the target");
+    assert.match(seen, /^2 \S+ \S+$/m, "the StatefulSet is held at partition 2");
+    assert.match(seen, new RegExp(`^${NAME}-2\\s+0/1\\s+(ErrImagePull|ImagePullBackOff)\\s`, "m"), seen);
 
-describe("vaultseed runbook: Forbidden, on the API server and a dev OpenBao", () => {
-  it("a path the role's policies do not cover: the check shows them, the documented policy write makes it Ready", async () => {
-    const { client, ns } = await vaultSuite("vsrb");
-    const dir = await toolDir((await sharedNode()).kubectl);
-    const target = await startVaultTarget(client, ns);
-    try {
-      // Broken: the role's policy covers secret/<ns>/ only; the object seeds elsewhere.
-      const prefix = `rb-${ns}`;
-      await applySeed(client, seed(ns, "billing", { path: `secret/${prefix}/billing`, data: { a: "1" } }));
-      await waitForReason(client, ns, "billing", "Forbidden", 60_000);
-      const env = {
-        NS: ns,
-        NAME: "billing",
-        BAO_ADDR: sharedEnv().bao.addr,
-        BAO_TOKEN: sharedEnv().bao.rootToken,
-        MOUNT: `k8s-${ns}`,
-        ROLE: "ohmlab-controller",
-        PATH: `${dir}:${process.env.PATH}`,
-        KUBECONFIG: sharedEnv().kubeconfigPath,
-      };
-      const seen = await runShell(block("vaultseed.md", "Forbidden", "bao policy read"), env, true);
-      assert.match(seen, new RegExp(`^secret/${prefix}/billing: .*permission denied`, "m"));
-      assert.match(seen, new RegExp(`^# seed-${ns}$`, "m"), "the role's policy is named");
-      assert.ok(seen.includes(`secret/data/${ns}/*`), "and printed, showing the prefix it covers");
+    // Going back is refused while the roll is in flight, and holds it.
+    const back = block("openbao.md", "Failed rolling upgrade", '\\"version\\":');
+    await run(back, { VERSION: FROM });
+    await poll(
+      async () => ((await condition("Upgrading"))?.reason === "DowngradeBlocked" ? true : undefined),
+      60_000,
+      "a lower version refused mid-roll (DowngradeBlocked)",
+    );
+    assert.equal((await cluster()).status?.upgrade?.targetVersion, UNPULLABLE, "the roll keeps its target");
 
-      const fixed = performance.now();
-      await runShell(block("vaultseed.md", "Forbidden", "bao policy write"), {
-        ...env,
-        POLICY: `seed-${ns}`,
-        PREFIX: prefix,
-      });
-      await waitForReason(client, ns, "billing", "Reconciled", 120_000);
-      process.stdout.write(
-        `# forbidden: Ready ${((performance.now() - fixed) / 1000).toFixed(1)} s after the documented policy write\n`,
-      );
-    } finally {
-      await target.stop();
-      removeTempDir(dir);
-    }
+    // Act: a newer version that can run becomes the target; every pod rolls to it. The pod the old
+    // target left in ImagePullBackOff is the operator's to delete (the StatefulSet never replaces it).
+    const stuckUid = (await ctx.getJson(`pod/${NAME}-2`)).metadata.uid;
+    await run(back, { VERSION: TO });
+    const acted = performance.now();
+    const deleted = await poll(
+      async () => {
+        const out = await run(
+          block("openbao.md", "Failed rolling upgrade", "UpgradeStuckPodDeleted"),
+          {},
+          true,
+        );
+        return out.includes(`pod ${NAME}-2 was made for a target given up since`) ? out : undefined;
+      },
+      180_000,
+      "the operator to delete the pod the given-up target left stuck",
+    );
+    assert.notEqual(
+      (await ctx.getJson(`pod/${NAME}-2`).catch(() => undefined))?.metadata?.uid,
+      stuckUid,
+      deleted,
+    );
+    const done = await poll(
+      async () => {
+        const c = await cluster();
+        return c.status?.currentVersion === TO && !c.status?.upgrade ? c : undefined;
+      },
+      300_000,
+      `the roll to ${TO} to finish`,
+    );
+    assert.equal(done.status?.operationLock, undefined, "the upgrade released the lock");
+    const versions = JSON.parse(
+      await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+    ).items.map((p: Json) => p.metadata.labels?.["openbao-version"]);
+    assert.deepEqual(versions, [TO, TO, TO]);
+    await recovered(`three voters with a leader at ${TO}`);
+    process.stdout.write(
+      `# failed upgrade: broken in ${((broken - t) / 1000).toFixed(1)} s, rolled to ${TO} ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented retarget\n`,
+    );
   });
 });

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExecutorJob, toEnvAndMounts } from "../../src/targets/openbao/executor/contract.js";
 import { type ExecutorResult, parseResult } from "../../src/targets/openbao/executor/result.js";
+import { baoCall, baoHealth } from "../../src/testenv/baohttp.js";
+import { waitUntil } from "../../src/testenv/wait.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -24,12 +26,14 @@ export interface ExecutorRun {
   }>;
   /** Resolves on the first progress line (bytes moved), i.e. once the transfer is under way. */
   progressed: Promise<void>;
+  /** Resolves on the first "waiting for OpenBao to answer" line. */
+  waiting: Promise<void>;
   kill(signal: NodeJS.Signals): void;
 }
 
 export function runExecutorProcess(
   job: ExecutorJob,
-  secrets: { token: string; credentials?: Record<string, string> },
+  secrets: { token: string; credentials?: Record<string, string>; webIdentityToken?: string },
   opts: { maxOldSpaceMb?: number } = {},
 ): ExecutorRun {
   const dir = mkdtempSync(join(tmpdir(), "executor-"));
@@ -47,16 +51,26 @@ export function runExecutorProcess(
   const nodeArgs = opts.maxOldSpaceMb ? [`--max-old-space-size=${opts.maxOldSpaceMb}`] : [];
   const args = [...nodeArgs, MAIN, "executor", "--result-file", resultFile, "--token-file", tokenFile];
   if (secrets.credentials) args.push("--credentials-dir", credDir);
+  if (secrets.webIdentityToken !== undefined) {
+    const file = join(dir, "web-identity-token");
+    writeFileSync(file, secrets.webIdentityToken, { mode: 0o600 });
+    args.push("--web-identity-token-file", file);
+  }
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   let onProgress: () => void = () => {};
   const progressed = new Promise<void>((resolve) => {
     onProgress = resolve;
   });
+  let onWaiting: () => void = () => {};
+  const waiting = new Promise<void>((resolve) => {
+    onWaiting = resolve;
+  });
   child.stdout.resume();
   child.stderr.on("data", (c: Buffer) => {
     stderr += c.toString();
     if (/: \d+ bytes$/m.test(stderr)) onProgress();
+    if (/^waiting for OpenBao to answer: /m.test(stderr)) onWaiting();
   });
   const done = new Promise<Awaited<ExecutorRun["done"]>>((resolve) => {
     child.once("close", (code, signal) => {
@@ -71,5 +85,21 @@ export function runExecutorProcess(
       resolve({ code, signal, result: parseResult(text), stderr, peakRssKb: rss ? Number(rss) : undefined });
     });
   });
-  return { pid: child.pid!, done, progressed, kill: (s) => child.kill(s) };
+  return { pid: child.pid!, done, progressed, waiting, kill: (s) => child.kill(s) };
+}
+
+/**
+ * After a snapshot restore into a fresh node: the restored keyring is the source's, sealed under the
+ * source's key, so the node seals itself; the source's unseal key opens it again.
+ */
+export async function reopenRestoredNode(fresh: { addr: string }, sourceUnsealKey: string): Promise<void> {
+  await waitUntil(async () => (await baoHealth(fresh.addr)) === 503, {
+    what: "the restored node to seal itself",
+    timeoutMs: 60_000,
+  });
+  await baoCall(fresh.addr, undefined, "PUT", "sys/unseal", { key: sourceUnsealKey });
+  await waitUntil(async () => (await baoHealth(fresh.addr)) === 200, {
+    what: "the restored node to be active",
+    timeoutMs: 60_000,
+  });
 }

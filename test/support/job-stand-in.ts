@@ -6,7 +6,7 @@ import type { KubeObject } from "../../src/runtime/types.js";
 // gitlab hook tests do by hand. Every Job of one namespace that appears is completed (the status
 // the Job controller writes, in the order the API server requires), and every Job ever created is
 // remembered by uid, so "a hook ran twice" is counted from what the API server stored, kills of
-// the operator included.
+// the operator included. A test may fail some Jobs instead, as their pods would have.
 
 type JobObject = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
 
@@ -30,36 +30,57 @@ const finished = (j: JobObject) =>
     (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
   );
 
-async function complete(client: KubeClient, ns: string, name: string): Promise<void> {
+/** How a Job ends: as its pod would have; undefined leaves it running. */
+export type JobOutcome = "Complete" | "Failed" | undefined;
+
+async function finish(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  outcome: "Complete" | "Failed",
+): Promise<void> {
   // Whole seconds, as the API server keeps them.
   const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const c = (type: string) => ({
+  const c = (type: string, reason: string, message: string) => ({
     type,
     status: "True",
-    reason: "CompletionsReached",
-    message: "Reached expected number of succeeded pods",
+    reason,
+    message,
     lastProbeTime: now,
     lastTransitionTime: now,
   });
+  const done = (type: string) => c(type, "CompletionsReached", "Reached expected number of succeeded pods");
+  const failed = (type: string) =>
+    c(type, "BackoffLimitExceeded", "Job has reached the specified backoff limit");
   await client.applyStatus(
     JOB,
     {
       apiVersion: "batch/v1",
       kind: "Job",
       metadata: { name, namespace: ns },
-      status: {
-        startTime: now,
-        completionTime: now,
-        succeeded: 1,
-        conditions: [c("SuccessCriteriaMet"), c("Complete")],
-      },
+      status:
+        outcome === "Complete"
+          ? {
+              startTime: now,
+              completionTime: now,
+              succeeded: 1,
+              conditions: [done("SuccessCriteriaMet"), done("Complete")],
+            }
+          : { startTime: now, failed: 1, conditions: [failed("FailureTarget"), failed("Failed")] },
     },
     { fieldManager: "job-stand-in", force: true },
   );
 }
 
-/** Completes every Job of `ns` as it appears and records each one created; a watch, re-opened when it ends. */
-export function startJobStandIn(client: KubeClient, ns: string): JobStandIn {
+/**
+ * Completes every Job of `ns` as it appears (or ends it as `outcome` says, asked again at each of the
+ * Job's events) and records each one created; a watch, re-opened when it ends.
+ */
+export function startJobStandIn(
+  client: KubeClient,
+  ns: string,
+  outcome: (job: KubeObject) => JobOutcome | Promise<JobOutcome> = () => "Complete",
+): JobStandIn {
   const seen: SeenJob[] = [];
   const uids = new Set<string>();
   let during = "";
@@ -72,9 +93,11 @@ export function startJobStandIn(client: KubeClient, ns: string): JobStandIn {
       seen.push({ name: j.metadata.name!, uid, during });
     }
     if (!finished(j))
-      complete(client, ns, j.metadata.name!).catch(() => {
-        // Deleted meanwhile, or a conflict: the next event of this Job tries again.
-      });
+      Promise.resolve(outcome(j))
+        .then((end) => (end ? finish(client, ns, j.metadata.name!, end) : undefined))
+        .catch(() => {
+          // Deleted meanwhile, or a conflict: the next event of this Job tries again.
+        });
   };
   const loop = (async () => {
     while (!stopped) {

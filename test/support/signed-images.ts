@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { offlineCosignEnv, runCosign } from "../../src/testenv/cosign.js";
 import { OCI_MANIFEST } from "../../src/testenv/node/images/archive.js";
@@ -64,4 +64,92 @@ export async function cosignSign(key: CosignKey, imageByDigest: string): Promise
     ["sign", "--key", "cosign.key", "--tlog-upload=false", "--allow-http-registry", "--yes", imageByDigest],
     { env: key.env, cwd: key.dir },
   );
+}
+
+/**
+ * Signs the image by digest with `key` and a signing certificate for it (keyless as a private
+ * Fulcio would have it: the certificate and its chain go into the signature), no transparency log.
+ */
+export async function cosignSignWithCertificate(
+  key: CosignKey,
+  imageByDigest: string,
+  certificatePem: string,
+  chainPem: string,
+): Promise<void> {
+  const tag = createHash("sha256").update(certificatePem).digest("hex").slice(0, 12);
+  writeFileSync(join(key.dir, `${tag}.crt`), certificatePem);
+  writeFileSync(join(key.dir, `${tag}.chain`), chainPem);
+  await runCosign(
+    [
+      "sign",
+      "--key",
+      "cosign.key",
+      "--certificate",
+      `${tag}.crt`,
+      "--certificate-chain",
+      `${tag}.chain`,
+      "--tlog-upload=false",
+      "--allow-http-registry",
+      "--yes",
+      imageByDigest,
+    ],
+    { env: key.env, cwd: key.dir },
+  );
+}
+
+/** A keyless identity as cosign's verify flags take it: exact values or patterns. */
+export type CosignIdentity =
+  | { issuer: string; subject: string }
+  | { issuerRegExp: string; subjectRegExp: string };
+
+/**
+ * Whether real `cosign verify` accepts the image's keyless signature for the identity, with `chainPem`
+ * (the issuing CA first, the root last) as the only trusted CA and no transparency log or SCT (none exists offline); the error text when not.
+ */
+export async function cosignVerifyKeyless(
+  key: CosignKey,
+  image: string,
+  identity: CosignIdentity,
+  chainPem: string,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const root = `root-${createHash("sha256").update(chainPem).digest("hex").slice(0, 12)}.pem`;
+  writeFileSync(join(key.dir, root), chainPem);
+  const who =
+    "issuer" in identity
+      ? ["--certificate-oidc-issuer", identity.issuer, "--certificate-identity", identity.subject]
+      : [
+          "--certificate-oidc-issuer-regexp",
+          identity.issuerRegExp,
+          "--certificate-identity-regexp",
+          identity.subjectRegExp,
+        ];
+  try {
+    await runCosign(
+      [
+        "verify",
+        ...who,
+        "--certificate-chain",
+        root,
+        "--insecure-ignore-tlog",
+        "--insecure-ignore-sct",
+        "--allow-http-registry",
+        image,
+      ],
+      { env: key.env, cwd: key.dir },
+    );
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}
+
+/** The CA chain (issuing CA first, root last) as a Sigstore trusted root, written by real cosign. */
+export async function cosignTrustedRoot(key: CosignKey, chainPem: string): Promise<string> {
+  const name = `trusted-root-${createHash("sha256").update(chainPem).digest("hex").slice(0, 12)}`;
+  writeFileSync(join(key.dir, `${name}.pem`), chainPem);
+  await runCosign(["trusted-root", "create", "--certificate-chain", `${name}.pem`, "--out", `${name}.json`], {
+    env: key.env,
+    cwd: key.dir,
+  });
+  return readFileSync(join(key.dir, `${name}.json`), "utf8");
 }

@@ -1,3 +1,4 @@
+import { SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 
 /** The user name the API server authenticated this client as (SelfSubjectReview). */
@@ -29,4 +30,34 @@ export async function serviceAccountToken(
     body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
   });
   return res.status.token;
+}
+
+/**
+ * What a Job's projected token volume holds for `sa` (made if missing): a TokenRequest with the
+ * audience the volume names.
+ */
+export async function projectedToken(
+  admin: KubeClient,
+  namespace: string,
+  sa: string,
+  audience: string,
+  expirationSeconds = 600,
+): Promise<string> {
+  await admin.apply(
+    SERVICE_ACCOUNT,
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace } },
+    { fieldManager: "test-setup", force: true },
+  );
+  const answer = await admin.request<{ status?: { token?: string } }>({
+    method: "POST",
+    path: admin.resourcePath(SERVICE_ACCOUNT, namespace, sa, "token"),
+    body: {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { audiences: [audience], expirationSeconds },
+    },
+  });
+  const token = answer.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${sa} returned no token`);
+  return token;
 }

@@ -65,11 +65,19 @@ describe("OpenBaoCluster fields accepted but not acted on", () => {
 
   it("names nothing of backups, both upgrade strategies and the pre-promotion hook (all built)", () => {
     assert.deepEqual(unsupportedFields(storedSpec("backup-bluegreen.yaml")), []);
+    // Web and workload identity are built too (the Job's projected token, the SA's annotations).
     assert.deepEqual(
       unsupportedFields({
-        backup: { schedule: "@daily", target: { bucket: "b", roleArn: "arn:aws:iam::1:role/r" } },
+        backup: {
+          schedule: "@daily",
+          target: {
+            bucket: "b",
+            roleArn: "arn:aws:iam::1:role/r",
+            workloadIdentity: { serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": "r" } },
+          },
+        },
       }),
-      ["spec.backup.target.roleArn"],
+      [],
     );
     assert.deepEqual(unsupportedFields({ restore: { jwtAuthRole: "restore" } }), []);
   });

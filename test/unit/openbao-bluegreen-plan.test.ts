@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { recordStepFailure } from "../../src/targets/openbao/adminops/upgrade/bluegreen/attempts.js";
 import {
   BREAK_GLASS_STEPS,
   PHASE_TIMEOUT_MS,
   type PlanIds,
   planBlueGreen,
-  recordStepFailure,
 } from "../../src/targets/openbao/adminops/upgrade/bluegreen/plan.js";
 import type {
   BlueGreenStatus,
@@ -305,6 +305,24 @@ describe("blue-green plan: failures and rollback", () => {
     const p = planBlueGreen(s, inPhase("DeployingGreen"), obs({ greenFailure: "ErrImagePull" }), ids);
     assert.equal(phaseOf(p), "DeployingGreen");
     assert.equal(p.condition?.reason, "UpgradeFailed");
+  });
+
+  it("failed steps count in a row within a phase: a new phase starts again at 1", () => {
+    const s = spec({ settings: { autoPromote: true, preUpgradeSnapshot: false, maxJobFailures: 2 } });
+    const once = recordStepFailure(inPhase("DemotingBlue").blueGreen!, "step-down: 500");
+    assert.equal(once.jobFailureCount, 1);
+    const st = inPhase("DemotingBlue");
+    const notYet = planBlueGreen(
+      s,
+      { ...st, blueGreen: once },
+      obs({ greenReady: 3 }, { greenVoting: true }),
+      ids,
+    );
+    assert.notEqual(phaseOf(notYet), "RollingBack", "one failure of two allowed is retried");
+    // The plan moved on (its count reset to 0): the next failure is the new phase's first.
+    const moved = { ...once, phase: "Promoting" as const, jobFailureCount: 0 };
+    assert.equal(recordStepFailure(moved, "promote: 500").jobFailureCount, 1);
+    assert.equal(recordStepFailure(moved, "x".repeat(300)).lastJobFailure?.length, 250);
   });
 
   it("maxJobFailures failed steps after green votes → RollingBack; onJobFailure off holds", () => {

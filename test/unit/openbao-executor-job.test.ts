@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { buildExecutorJob } from "../../src/targets/openbao/adminops/jobs/build.js";
-import { type ExecutorJob, fromEnv, withDefaults } from "../../src/targets/openbao/executor/contract.js";
+import { workloadIdentityOf } from "../../src/targets/openbao/adminops/jobs/workload-identity.js";
+import {
+  type ExecutorJob,
+  executorFiles,
+  fromEnv,
+  withDefaults,
+} from "../../src/targets/openbao/executor/contract.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: a built manifest is an arbitrary object
 type Obj = Record<string, any>;
@@ -87,5 +93,67 @@ describe("executor Job builder", () => {
   it("writes its result where the controller reads it", () => {
     assert.equal(c.terminationMessagePath, "/dev/termination-log");
     assert.deepEqual(c.args, ["executor"]);
+  });
+});
+
+describe("executor Job builder: web and workload identity (target.roleArn, target.workloadIdentity)", () => {
+  const target = {
+    bucket: "b",
+    roleArn: "arn:aws:iam::123456789012:role/backup",
+    workloadIdentity: {
+      serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/backup" },
+      podLabels: { "azure.workload.identity/use": "true", "openbao.org/component": "not-ours-to-set" },
+    },
+  };
+  const withRole: ExecutorJob = {
+    ...contract,
+    store: { ...contract.store, credentialsSecretName: undefined, roleArn: target.roleArn },
+  };
+  const job = buildExecutorJob({
+    cluster,
+    name: "bao-backup-20261201t030000z",
+    component: "backup",
+    image: "localhost/platform-operator:dev",
+    contract: withRole,
+    serviceAccountName: "bao-backup",
+    podLabels: workloadIdentityOf(target).podLabels,
+  }) as Obj;
+  const pod = job["spec"].template.spec;
+  const c = pod.containers[0];
+
+  it("mounts a token for STS's audience and names it and the role the way every AWS SDK reads them", () => {
+    const volume = pod.volumes.find((v: Obj) => v.name === "executor-web-identity");
+    assert.deepEqual(volume.projected.sources, [
+      { serviceAccountToken: { audience: "sts.amazonaws.com", expirationSeconds: 3600, path: "token" } },
+    ]);
+    const mount = c.volumeMounts.find((m: Obj) => m.name === "executor-web-identity");
+    assert.equal(mount.readOnly, true);
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value]));
+    assert.equal(env["AWS_ROLE_ARN"], target.roleArn);
+    assert.equal(env["AWS_WEB_IDENTITY_TOKEN_FILE"], `${mount.mountPath}/token`);
+    const parsed = fromEnv(env);
+    assert.equal(parsed.store.roleArn, target.roleArn);
+    assert.equal(executorFiles(parsed).webIdentityTokenFile, env["AWS_WEB_IDENTITY_TOKEN_FILE"]);
+  });
+
+  it("puts the workload identity's labels on the pod only, never over the operator's own", () => {
+    const labels = job["spec"].template.metadata.labels;
+    assert.equal(labels["azure.workload.identity/use"], "true");
+    assert.equal(labels["openbao.org/component"], "backup");
+    assert.equal(job["metadata"].labels["azure.workload.identity/use"], undefined);
+  });
+
+  it("without a role, no web identity mount and no AWS variables", () => {
+    const plain = buildExecutorJob({
+      cluster,
+      name: "n",
+      component: "backup",
+      image: "i",
+      contract,
+      serviceAccountName: "sa",
+    }) as Obj;
+    const pc = plain["spec"].template.spec.containers[0];
+    assert.ok(!pc.volumeMounts.some((m: Obj) => m.name === "executor-web-identity"));
+    assert.ok(!pc.env.some((e: Obj) => e.name.startsWith("AWS_")));
   });
 });

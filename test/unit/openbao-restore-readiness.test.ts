@@ -96,23 +96,12 @@ describe("RestoreConfigurationReady (upstream 0.5's contract)", () => {
       "Ready",
     ],
     [
-      "roleArn, which the executor does not support yet: not promised",
+      "roleArn",
       restore({ jwtAuthRole: "restore" }, { provider: "s3", bucket: "b", roleArn: "arn:aws:iam::1:role/x" }),
       cluster(),
       {},
-      "Unknown",
-      "Unknown",
-    ],
-    [
-      "workloadIdentity, which the Job does not carry yet: the default chain",
-      restore(
-        { jwtAuthRole: "restore" },
-        { provider: "s3", bucket: "b", workloadIdentity: { serviceAccountAnnotations: { a: "b" } } },
-      ),
-      cluster(),
-      {},
       "True",
-      "AmbientIdentityAssumed",
+      "WorkloadIdentityConfigured",
     ],
     [
       "selfInit.oidc's restore role, ambient store identity",

@@ -299,6 +299,30 @@ describe("rolling plan", () => {
     assert.equal((s as { ordinal?: number }).ordinal, 1);
   });
 
+  it("deletes a pod of a given-up target that cannot start, and nothing that may still recover", () => {
+    // Retargeted while pod 2 ran a revision whose image cannot be pulled: the roll starts again at
+    // partition 3, and the StatefulSet would wait for that pod to become Ready forever.
+    const stuck = voter(2, "abandoned", "2.7.1", { ready: false, stuck: true, sealed: undefined });
+    assert.deepEqual(plan(up(), obs([allOld[0]!, allOld[1]!, stuck])), {
+      kind: "replace-stuck-pod",
+      ordinal: 2,
+    });
+    // Not stuck (still pulling, starting): waited for, as before.
+    const starting = { ...stuck, stuck: false };
+    assert.equal(plan(up(), obs([allOld[0]!, allOld[1]!, starting])).kind, "wait");
+    // Stuck on the current or the update revision: the StatefulSet's own to handle, not deleted.
+    for (const rev of ["old", "new"])
+      assert.notEqual(
+        plan(up(), obs([allOld[0]!, allOld[1]!, { ...stuck, revision: rev }])).kind,
+        "replace-stuck-pod",
+      );
+    // Already going: left alone.
+    assert.notEqual(
+      plan(up(), obs([allOld[0]!, allOld[1]!, { ...stuck, terminating: true }])).kind,
+      "replace-stuck-pod",
+    );
+  });
+
   it("lowestVersion needs every voter's answer", () => {
     assert.equal(
       lowestVersion(obs([voter(0, "x", "2.7.2"), voter(1, "x", "2.6.2"), voter(2, "x", "2.7.2")])),

@@ -6,6 +6,7 @@ import { Controller, FAILURE_BASE_DELAY_MS } from "../../src/runtime/controller.
 import { silentLogger } from "../../src/runtime/log.js";
 import { reconcileErrors, reconcileTerminalErrors, type reconcileTotal } from "../../src/runtime/metrics.js";
 import {
+  AT_ONCE_MS,
   fail,
   invalid,
   proceed,
@@ -172,6 +173,16 @@ describe("pass kernel: outcome → conditions and result", () => {
     });
     assert.deepEqual(stageResult({ ...fail(Broken, "x"), stage: "s" }, next), { retryReason: "Broken" });
     assert.deepEqual(stageResult({ ...invalid(Bad, "x"), stage: "s" }, next), { terminalReason: "BadSpec" });
+  });
+
+  it("a pass that is not a list of stages hands its own stop: a wait at once, a named wait, a failure", () => {
+    const next = { waitAfterMs: 7_000 };
+    assert.deepEqual(stageResult({ kind: "done" }, next), undefined);
+    // A requeue of 0 would be no requeue at all: at once must still come back.
+    assert.deepEqual(stageResult(wait(Waiting, "", { afterMs: AT_ONCE_MS }), next), { requeueAfterMs: 1 });
+    assert.deepEqual(stageResult(wait(Waiting, "", { afterMs: 2_000 }), next), { requeueAfterMs: 2_000 });
+    assert.deepEqual(stageResult(wait(Waiting, ""), next), { requeueAfterMs: 7_000 });
+    assert.deepEqual(stageResult(fail(Broken, new Error("refused")), next), { retryReason: "Broken" });
   });
 
   it("a failed pass backs off in the runtime and counts as an error; an invalid one is not retried", async () => {

@@ -51,6 +51,12 @@ export interface OpenBaoTargetConfig {
    * asking for spec.gateway is told the operator runs without them. Only "off" is recorded.
    */
   gatewayAPI?: false;
+  /**
+   * `imageVerification: { trustedRootConfigMap: { namespace, name } }`: the ConfigMap whose
+   * `trusted_root.json` (a Sigstore trusted root) keyless image signatures must chain to, upstream's
+   * TrustedRootConfig. Unset: keyless verification is refused (no public Sigstore root is carried).
+   */
+  trustedRootConfigMap?: { namespace: string; name: string };
 }
 
 /** A settled cluster waits for events; this pass only catches what no watch sees. */
@@ -67,6 +73,7 @@ const KEYS = [
   "admissionPolicies",
   "tenants",
   "gatewayAPI",
+  "imageVerification",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -104,6 +111,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       ? undefined
       : asString(policies["prefix"], `${field}.admissionPolicies.prefix`);
   const tenants = parseTenants(root["tenants"], `${field}.tenants`);
+  const trustedRootConfigMap = parseTrustedRoot(root["imageVerification"], `${field}.imageVerification`);
   return {
     observeOnly,
     concurrency,
@@ -119,7 +127,22 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     ...(admissionPolicyPrefix !== undefined ? { admissionPolicyPrefix } : {}),
     ...(tenants ? { tenants } : {}),
     ...(asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`) ? {} : { gatewayAPI: false as const }),
+    ...(trustedRootConfigMap ? { trustedRootConfigMap } : {}),
   };
+}
+
+function parseTrustedRoot(raw: unknown, field: string): OpenBaoTargetConfig["trustedRootConfigMap"] {
+  if (raw === undefined) return undefined;
+  const section = asSection(raw, field, ["trustedRootConfigMap"] as const);
+  if (section["trustedRootConfigMap"] === undefined) return undefined;
+  const ref = asSection(section["trustedRootConfigMap"], `${field}.trustedRootConfigMap`, [
+    "namespace",
+    "name",
+  ] as const);
+  // Both, as upstream requires: a half-named root must not fall back to anything.
+  const namespace = asString(ref["namespace"], `${field}.trustedRootConfigMap.namespace`);
+  const name = asString(ref["name"], `${field}.trustedRootConfigMap.name`);
+  return { namespace, name };
 }
 
 function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants"] {

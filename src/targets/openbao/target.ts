@@ -217,7 +217,9 @@ export function openbaoTarget(
       const pdbs = manager.informer<KubeObject>(PDB, owned);
       const read = watchWhatAPassReads(manager, owned);
       // One verifier for the target: what the workload verified, a Job's image check finds cached.
-      const imageVerifier = new ImageVerifier();
+      const imageVerifier = new ImageVerifier(
+        config.trustedRootConfigMap ? { trustedRoot: config.trustedRootConfigMap } : {},
+      );
       const reconciler = new OpenBaoClusterReconciler({
         ...seams,
         imageVerifier,

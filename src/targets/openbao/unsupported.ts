@@ -82,9 +82,10 @@ export const FIELD_SUPPORT: Readonly<Record<string, Support>> = {
   upgrade: "acted",
   // Scheduled and manual backups (adminops/backup); restores read spec.restore's login role.
   backup: "acted",
-  // The executor has no web-identity login to object storage yet.
-  "backup.target.roleArn": "unsupported",
-  "backup.target.workloadIdentity": "unsupported",
+  // Web identity: the Job's projected token exchanged at STS for the role (executor/contract.ts,
+  // objectstore/s3.ts); workload identity annotations and pod labels (adminops/jobs/workload-identity.ts).
+  "backup.target.roleArn": "acted",
+  "backup.target.workloadIdentity": "acted",
   restore: "acted",
   // Blue-green's break-glass gate reads it.
   breakGlassAck: "acted",

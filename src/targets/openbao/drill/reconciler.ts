@@ -6,22 +6,17 @@ import {
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
-import { OpenBaoRestoreCondition } from "../../../apis/openbaorestore-names.js";
 import { PERSISTENT_VOLUME_CLAIM, SECRET } from "../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
-import { setCondition } from "../../../runtime/conditions.js";
-import {
-  done,
-  type ReconcileContext,
-  type ReconcileResult,
-  requeueAfter,
-} from "../../../runtime/controller.js";
+import type { ReconcileContext, ReconcileResult } from "../../../runtime/controller.js";
 import { isConflict, isNotFound } from "../../../runtime/errors.js";
 import type { EventRecorder } from "../../../runtime/events.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
 import { secretValue } from "../../../runtime/secrets.js";
+import { type StageStop, wait } from "../../../runtime/stages.js";
+import { stageResult } from "../../../runtime/stages-settle.js";
 import { type KubeObject, splitKey } from "../../../runtime/types.js";
 import { voterClient } from "../adminops/upgrade/core/observe.js";
 import type { BaoEndpoint } from "../baoclient/client.js";
@@ -33,7 +28,8 @@ import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { type CanarySpec, ProbeClient, probePod } from "./canary.js";
 import { forgetVerification, restoreTestDuration, showVerification } from "./metrics.js";
 import { throwawayClusterName, throwawayRestoreName } from "./names.js";
-import { runOf, sealKeyCopy, staticSeal, throwawayCluster, throwawayRestore } from "./objects.js";
+import { sealKeyCopy, staticSeal, throwawayCluster, throwawayRestore } from "./objects.js";
+import { observeRun, setBackupVerified } from "./observe.js";
 import {
   enabled,
   intervalSeconds,
@@ -67,7 +63,31 @@ export interface RestoreTestDeps {
   probeClient?: (ep: BaoEndpoint) => ProbeClient;
 }
 
+/**
+ * While the throwaway's pieces go (the restore, the cluster, its volumes), the next look. Their
+ * deletion wakes nothing: the watches follow a throwaway's initialization and a restore's phase,
+ * and volumes are not watched at all, so their going is polled.
+ */
 const CLEANUP_POLL_MS = 3_000;
+/**
+ * After the throwaway or the restore into it was created, the next look. Their progress wakes the
+ * pass (initialized, phase); this is the bound if that event is missed.
+ */
+const STARTED_POLL_MS = 5_000;
+/**
+ * A run that cannot start until someone acts (a foreign cluster holds the throwaway's name, the
+ * seal key is missing): looked at again at this pace, since neither change wakes the source.
+ */
+const BLOCKED_POLL_MS = 60_000;
+/** Back to planning once nothing is left of a run: the plan says when the next one is due. */
+const REPLAN_MS = 1_000;
+
+/** How a restore-test pass ends: done, or a stop the kernel turns into the result (stageResult). */
+type DrillEnd = { kind: "done" } | StageStop<OpenBaoClusterReasonType>;
+const DONE: DrillEnd = { kind: "done" };
+/** The stop a plan's computed wait is (a poll bounded by the run's deadline or next window). */
+const planned = (why: string, ms: number | undefined): DrillEnd =>
+  ms ? wait(R.RestoreTestRunning, why, { afterMs: ms }) : DONE;
 
 export class RestoreTestReconciler {
   private readonly now: () => Date;
@@ -79,18 +99,21 @@ export class RestoreTestReconciler {
   /** One pass; its status changes are staged in one AdminOps pass and committed once. */
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {
     const { namespace = "", name } = splitKey(key);
-    return withAdminOpsPass(this.d.client, { namespace, name }, rc, (pass) => this.pass(key, pass));
+    return withAdminOpsPass(this.d.client, { namespace, name }, rc, async (pass) =>
+      // Every wait names its delay; the default is never used.
+      stageResult(await this.pass(key, pass), { waitAfterMs: CLEANUP_POLL_MS }),
+    );
   }
 
-  private async pass(key: string, rc: InAdminOpsPass): Promise<ReconcileResult> {
+  private async pass(key: string, rc: InAdminOpsPass): Promise<DrillEnd> {
     const source = this.d.clusters.get(key);
     if (!source) {
       const [ns, name] = key.split("/");
       forgetVerification(ns ?? "", name ?? "");
-      return done();
+      return DONE;
     }
     // A throwaway is tested by nobody.
-    if (source.metadata.labels?.[OpenBaoLabel.RestoreTestOf]) return done();
+    if (source.metadata.labels?.[OpenBaoLabel.RestoreTestOf]) return DONE;
     const spec = enabled(source);
     let interval: number | undefined;
     try {
@@ -100,122 +123,53 @@ export class RestoreTestReconciler {
     }
     showVerification(source, interval);
 
-    const obs = await this.observe(source, rc);
+    const obs = await observeRun(this.d, source, this.now(), rc);
     if (obs.foreign) {
       // Never touched, nor its volumes or Secrets (they carry the same cluster label): no run can
       // start while the name is taken, and the condition says so.
-      if (!spec) return done();
-      await this.condition(
-        source,
-        "False",
-        R.RestoreTestInvalid,
-        `a cluster named ${obs.foreign} exists and is not this cluster's restore test; rename or delete it`,
-        rc,
-      );
-      return requeueAfter(60_000);
+      if (!spec) return DONE;
+      const message = `a cluster named ${obs.foreign} exists and is not this cluster's restore test; rename or delete it`;
+      await setBackupVerified(this.now(), source, "False", R.RestoreTestInvalid, message, rc);
+      return wait(R.RestoreTestInvalid, message, { afterMs: BLOCKED_POLL_MS, by: "stalled" });
     }
     const p = plan(obs);
     return this.act(source, obs, p, rc);
   }
 
-  private async observe(
-    source: OpenBaoCluster,
-    rc: ReconcileContext,
-  ): Promise<Observed & { foreign?: string }> {
-    const ns = source.metadata.namespace!;
-    const name = throwawayClusterName(source.metadata.name!);
-    // From the informers: a pass of a cluster without restore tests (the usual one) sends nothing.
-    // A copy older than this process's own create or delete is harmless: both are repeated
-    // idempotently (a conflict or a not-found is what was wanted).
-    const t = this.d.clusters.get(`${ns}/${name}`);
-    // Only a throwaway this source made counts: a cluster of that name without the label is the
-    // user's and is never touched (the run waits, saying so).
-    const mine =
-      t && t.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? t : undefined;
-    if (t && !mine)
-      rc.log.warn(
-        { cluster: name },
-        "restore test: a cluster of the throwaway's name exists and is not ours",
-      );
-    const r = this.d.restores.get(`${ns}/${throwawayRestoreName(name)}`);
-    const restore =
-      r && r.metadata.labels?.[OpenBaoLabel.RestoreTestOf] === source.metadata.name ? r : undefined;
-    // Volumes are listed only around a run: while tests are on, or a throwaway or restore exists.
-    const claims =
-      enabled(source) || mine || restore
-        ? (
-            await this.d.client.list(PERSISTENT_VOLUME_CLAIM, {
-              namespace: ns,
-              labelSelector: `${LABEL_CLUSTER}=${name}`,
-            })
-          ).items.length
-        : 0;
-    const complete = restore?.status?.conditions?.find(
-      (c) => c.type === OpenBaoRestoreCondition.RestoreComplete,
-    );
-    return {
-      source,
-      now: this.now(),
-      ...(mine
-        ? {
-            throwaway: {
-              run: runOf(mine),
-              deleting: !!mine.metadata.deletionTimestamp,
-              initialized: mine.status?.initialized === true,
-            },
-          }
-        : {}),
-      ...(restore
-        ? {
-            restore: {
-              phase: restore.status?.phase ?? "Pending",
-              ...(restore.status?.completionTime
-                ? { completedAt: new Date(restore.status.completionTime) }
-                : {}),
-              ...(complete?.message || restore.status?.message
-                ? { message: complete?.message ?? restore.status?.message }
-                : {}),
-            },
-          }
-        : {}),
-      claims,
-      ...(t && !mine ? { foreign: name } : {}),
-    };
-  }
-
-  private async act(
-    source: OpenBaoCluster,
-    obs: Observed,
-    p: Plan,
-    rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  private async act(source: OpenBaoCluster, obs: Observed, p: Plan, rc: InAdminOpsPass): Promise<DrillEnd> {
     const ns = source.metadata.namespace!;
     const throwaway = throwawayClusterName(source.metadata.name!);
     switch (p.kind) {
       case "idle":
-        if (p.invalid) await this.condition(source, "False", R.RestoreTestInvalid, p.invalid.message, rc);
-        return p.requeueMs ? requeueAfter(p.requeueMs) : done();
+        if (p.invalid)
+          await setBackupVerified(this.now(), source, "False", R.RestoreTestInvalid, p.invalid.message, rc);
+        return planned("the next restore test is not due", p.requeueMs);
       case "wait":
         rc.log.debug({ why: p.why }, "restore test waits");
-        return requeueAfter(p.requeueMs);
+        return planned(p.why, p.requeueMs);
       case "start":
         return this.start(source, { ...p.run, startedAt: obs.now }, rc);
       case "create-restore": {
         const t = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, throwaway, ns);
-        if (!t) return requeueAfter(CLEANUP_POLL_MS);
+        if (!t)
+          return wait(R.RestoreTestRunning, "the throwaway cluster is not readable yet", {
+            afterMs: CLEANUP_POLL_MS,
+          });
         await this.create(OPENBAORESTORE, throwawayRestore(source, t, p.run));
         rc.log.info(
           { key: p.run.key, cluster: throwaway },
           "restore test: restoring the backup into the throwaway",
         );
-        return requeueAfter(5_000);
+        return wait(R.RestoreTestRunning, `restoring ${p.run.key} into ${throwaway}`, {
+          afterMs: STARTED_POLL_MS,
+        });
       }
       case "probe": {
         const probe = await this.probe(source, rc);
         const next = judge(p.run, probe, obs.now, obs.restore?.completedAt);
         if (next.kind === "record") return this.record(source, next.outcome, p.run, rc);
-        if (next.kind === "wait") return requeueAfter(next.requeueMs);
-        return done();
+        if (next.kind === "wait") return planned(next.why, next.requeueMs);
+        return DONE;
       }
       case "record":
         return this.record(source, p.outcome, obs.throwaway?.run, rc);
@@ -224,7 +178,7 @@ export class RestoreTestReconciler {
     }
   }
 
-  private async start(source: OpenBaoCluster, run: Run, rc: InAdminOpsPass): Promise<ReconcileResult> {
+  private async start(source: OpenBaoCluster, run: Run, rc: InAdminOpsPass): Promise<DrillEnd> {
     const ns = source.metadata.namespace!;
     if (staticSeal(source)) {
       // The source's key, so the throwaway opens the snapshot with the seal that sealed it.
@@ -236,21 +190,16 @@ export class RestoreTestReconciler {
       )) as { data?: Record<string, string> } | undefined;
       const key = stored?.data?.[UNSEAL_KEY_FILE];
       if (!key) {
-        await this.condition(
-          source,
-          "False",
-          R.RestoreTestInvalid,
-          `Secret ${clusterNames(refOf(source)).unsealKeySecret} has no key "${UNSEAL_KEY_FILE}" to give the throwaway cluster the source's seal`,
-          rc,
-        );
-        return requeueAfter(60_000);
+        const message = `Secret ${clusterNames(refOf(source)).unsealKeySecret} has no key "${UNSEAL_KEY_FILE}" to give the throwaway cluster the source's seal`;
+        await setBackupVerified(this.now(), source, "False", R.RestoreTestInvalid, message, rc);
+        return wait(R.RestoreTestInvalid, message, { afterMs: BLOCKED_POLL_MS, by: "stalled" });
       }
       await this.create(SECRET, sealKeyCopy(source, key));
     }
     await this.create(OPENBAOCLUSTER, throwawayCluster(source, run));
     const first = !source.status?.conditions?.some((c) => c.type === C.BackupVerified);
     const msg = `restoring ${run.key} into throwaway cluster ${throwawayClusterName(source.metadata.name!)}`;
-    if (first) await this.condition(source, "Unknown", R.RestoreTestRunning, msg, rc);
+    if (first) await setBackupVerified(this.now(), source, "Unknown", R.RestoreTestRunning, msg, rc);
     this.d.events.record(source, {
       type: "Normal",
       reason: R.RestoreTestRunning,
@@ -258,7 +207,7 @@ export class RestoreTestReconciler {
       note: msg,
     });
     rc.log.info({ key: run.key, window: run.window }, "restore test started");
-    return requeueAfter(5_000);
+    return wait(R.RestoreTestRunning, msg, { afterMs: STARTED_POLL_MS });
   }
 
   private async probe(source: OpenBaoCluster, rc: ReconcileContext): Promise<Probe> {
@@ -311,7 +260,7 @@ export class RestoreTestReconciler {
     outcome: Outcome,
     run: Run | undefined,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<DrillEnd> {
     const now = this.now();
     await changePlane(rc.adminOps, refOf(source), (plane) =>
       applyConcern(plane, "backup", recordOutcome(plane.backup ?? {}, outcome, now)),
@@ -320,7 +269,7 @@ export class RestoreTestReconciler {
       ? `${outcome.key} restored into a throwaway cluster, unsealed${enabled(source)?.canary ? " and its canary read back" : ""}`
       : outcome.message;
     const reason = outcome.passed ? R.BackupVerified : outcome.reason;
-    await this.condition(source, outcome.passed ? "True" : "False", reason, message, rc);
+    await setBackupVerified(this.now(), source, outcome.passed ? "True" : "False", reason, message, rc);
     // The outcome is written before it is told and before the throwaway goes: a write that fails
     // tells nothing, and a crash after it still finds the outcome recorded.
     await rc.adminOps.commit(rc.signal);
@@ -344,7 +293,7 @@ export class RestoreTestReconciler {
   }
 
   /** Restore first (its finalizer releases the throwaway's lock), then the throwaway, then its volumes. */
-  private async cleanup(source: OpenBaoCluster, rc: InAdminOpsPass): Promise<ReconcileResult> {
+  private async cleanup(source: OpenBaoCluster, rc: InAdminOpsPass): Promise<DrillEnd> {
     const ns = source.metadata.namespace!;
     const name = throwawayClusterName(source.metadata.name!);
     const mine = (o: KubeObject | undefined) =>
@@ -353,17 +302,19 @@ export class RestoreTestReconciler {
     if (r && mine(r)) {
       if (!r.metadata.deletionTimestamp)
         await this.gone(this.d.client.delete(OPENBAORESTORE, r.metadata.name!, ns));
-      return requeueAfter(CLEANUP_POLL_MS);
+      return wait(R.RestoreTestRunning, "deleting the restore into the throwaway", {
+        afterMs: CLEANUP_POLL_MS,
+      });
     }
     const t = await this.d.client.getOrUndefined<KubeObject>(OPENBAOCLUSTER, name, ns);
     // Someone else's cluster of that name: its volumes and Secrets are its own.
-    if (t && !mine(t)) return done();
+    if (t && !mine(t)) return DONE;
     if (t) {
       if (!t.metadata.deletionTimestamp) {
         await this.gone(this.d.client.delete(OPENBAOCLUSTER, name, ns));
         rc.log.info({ cluster: name }, "restore test: deleting the throwaway cluster");
       }
-      return requeueAfter(CLEANUP_POLL_MS);
+      return wait(R.RestoreTestRunning, `deleting throwaway cluster ${name}`, { afterMs: CLEANUP_POLL_MS });
     }
     // The throwaway's finalizer (deletionPolicy DeleteAll) deletes its volumes and Secrets; these
     // deletes cover a finalizer that did not run (an operator stopped in between).
@@ -377,11 +328,11 @@ export class RestoreTestReconciler {
       for (const c of claims.items)
         if (!c.metadata.deletionTimestamp)
           await this.gone(this.d.client.delete(PERSISTENT_VOLUME_CLAIM, c.metadata.name!, ns));
-      return requeueAfter(CLEANUP_POLL_MS);
+      return wait(R.RestoreTestRunning, `deleting the volumes of ${name}`, { afterMs: CLEANUP_POLL_MS });
     }
     rc.log.debug({ cluster: name }, "restore test: nothing left of the throwaway");
     // Back to planning: the next run's time.
-    return requeueAfter(1_000);
+    return wait(R.RestoreTestRunning, "nothing is left of the run", { afterMs: REPLAN_MS });
   }
 
   private async create(type: typeof OPENBAOCLUSTER, obj: KubeObject): Promise<void> {
@@ -397,28 +348,5 @@ export class RestoreTestReconciler {
     await p.catch((e: unknown) => {
       if (!isNotFound(e)) throw e;
     });
-  }
-
-  private async condition(
-    source: OpenBaoCluster,
-    status: "True" | "False" | "Unknown",
-    reason: OpenBaoClusterReasonType,
-    message: string,
-    rc: InAdminOpsPass,
-  ): Promise<void> {
-    const before = source.status?.conditions?.find((c) => c.type === C.BackupVerified);
-    if (before?.status === status && before.reason === reason && before.message === message) return;
-    const now = this.now();
-    await changePlane(rc.adminOps, refOf(source), (plane) =>
-      applyConcern(
-        plane,
-        "conditions",
-        setCondition(
-          plane.conditions ?? [],
-          { type: C.BackupVerified, status, reason, message, observedGeneration: source.metadata.generation },
-          now,
-        ),
-      ),
-    );
   }
 }

@@ -55,7 +55,10 @@ export interface ExecutorStore {
   partSize?: number;
   /** Parts in flight at once. */
   concurrency?: number;
-  /** S3: role assumed through web identity (not implemented by the executor yet: refused clearly). */
+  /**
+   * S3: the role assumed through web identity (AssumeRoleWithWebIdentity) with the pod's projected
+   * ServiceAccount token, as AWS's IRSA does; an S3-compatible store's STS is its own endpoint.
+   */
   roleArn?: string;
   azureStorageAccount?: string;
   gcsProject?: string;
@@ -88,12 +91,19 @@ export const ExecutorPaths = {
   tokenDir: "/var/run/openbao-executor/token",
   jwtDir: "/var/run/openbao-executor/jwt",
   credentialsDir: "/var/run/openbao-executor/credentials",
+  /** The projected token a web identity presents to STS (target.roleArn). */
+  webIdentityDir: "/var/run/openbao-executor/web-identity",
   /** Kubernetes' default terminationMessagePath: the controller reads the result from the pod status. */
   terminationLog: "/dev/termination-log",
 } as const;
 const CA_FILE = "ca.crt";
 const TOKEN_FILE = "token";
 const JWT_FILE = "token";
+const WEB_IDENTITY_FILE = "token";
+/** Audience of the web identity token: AWS STS's, which S3-compatible STS servers are set up to accept too. */
+export const WEB_IDENTITY_AUDIENCE = "sts.amazonaws.com";
+/** Lifetime of that token; the kubelet renews it, and the executor reads the file at each exchange. */
+const WEB_IDENTITY_EXPIRATION_SECONDS = 3600;
 
 /** The files the executor reads, for a parsed ExecutorJob (absent entries are not mounted). */
 export function executorFiles(job: ExecutorJob): {
@@ -101,12 +111,16 @@ export function executorFiles(job: ExecutorJob): {
   tokenFile?: string;
   jwtFile?: string;
   credentialsDir?: string;
+  webIdentityTokenFile?: string;
 } {
   return {
     caFile: job.openbao.caSecretName ? `${ExecutorPaths.caDir}/${CA_FILE}` : undefined,
     tokenFile: job.auth.method === "token" ? `${ExecutorPaths.tokenDir}/${TOKEN_FILE}` : undefined,
     jwtFile: job.auth.method === "jwt" ? `${ExecutorPaths.jwtDir}/${JWT_FILE}` : undefined,
     credentialsDir: job.store.credentialsSecretName ? ExecutorPaths.credentialsDir : undefined,
+    webIdentityTokenFile: job.store.roleArn
+      ? `${ExecutorPaths.webIdentityDir}/${WEB_IDENTITY_FILE}`
+      : undefined,
   };
 }
 
@@ -209,6 +223,11 @@ export function toEnvAndMounts(job: ExecutorJob): EnvAndMounts {
   put(E.gcsProject, s.gcsProject);
   put(E.credentialsSecretName, s.credentialsSecretName);
   put(E.force, j.operation === "restore" ? j.force : undefined);
+  // The names every AWS SDK reads for a web identity, so any tool in the image agrees with ours.
+  if (s.roleArn) {
+    put("AWS_ROLE_ARN", s.roleArn);
+    put("AWS_WEB_IDENTITY_TOKEN_FILE", `${ExecutorPaths.webIdentityDir}/${WEB_IDENTITY_FILE}`);
+  }
 
   const volumes: Obj[] = [];
   const volumeMounts: Obj[] = [];
@@ -252,6 +271,22 @@ export function toEnvAndMounts(job: ExecutorJob): EnvAndMounts {
   if (s.credentialsSecretName) {
     mount("executor-store-credentials", ExecutorPaths.credentialsDir, {
       secret: { secretName: s.credentialsSecretName, defaultMode: 0o440 },
+    });
+  }
+  if (s.roleArn) {
+    mount("executor-web-identity", ExecutorPaths.webIdentityDir, {
+      projected: {
+        sources: [
+          {
+            serviceAccountToken: {
+              audience: WEB_IDENTITY_AUDIENCE,
+              expirationSeconds: WEB_IDENTITY_EXPIRATION_SECONDS,
+              path: WEB_IDENTITY_FILE,
+            },
+          },
+        ],
+        defaultMode: 0o440,
+      },
     });
   }
   return { env, volumes, volumeMounts };

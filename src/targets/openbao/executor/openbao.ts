@@ -7,6 +7,7 @@ import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { setTimeout as delay } from "node:timers/promises";
 import { http } from "../../../runtime/node-http.js";
 import { type ExecutorAuth, jwtMounts } from "./contract.js";
 
@@ -20,6 +21,8 @@ export class BaoError extends Error {
   constructor(
     readonly status: number | undefined,
     message: string,
+    /** The socket's error code (e.g. ECONNREFUSED) when no answer came at all. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = "BaoError";
@@ -47,11 +50,72 @@ export function send(
   const request = url.protocol === "https:" ? httpsRequest : http.request;
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers, ca: conn.ca, signal: opts.signal }, resolve);
-    req.once("error", (err) => reject(new BaoError(undefined, `${method} /v1/${path}: ${err.message}`)));
+    req.once("error", (err: NodeJS.ErrnoException) =>
+      reject(new BaoError(undefined, `${method} /v1/${path}: ${err.message}`, err.code)),
+    );
     if (opts.body === undefined) req.end();
     else if (typeof opts.body === "string") req.end(opts.body);
     else pipeline(opts.body, req).catch((err) => req.destroy(err));
   });
+}
+
+/**
+ * Socket errors that mean nobody answers at the address yet: a Service whose endpoint is not
+ * published (kube-proxy refuses), a pod restarting, a name not yet in DNS. OpenBao itself never
+ * answers this way, so waiting on them cannot hide a refusal.
+ */
+const NOT_ANSWERING_YET = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/** How long a Job waits for OpenBao to answer before it fails: a new cluster's pod becoming Ready. */
+export const ANSWER_WAIT_MS = 120_000;
+
+/**
+ * Resolves once OpenBao answers at the address with any HTTP status (a sealed or standby node
+ * answers too: what it says is the caller's business). Connection failures are retried with a
+ * growing pause until `withinMs`; `onWaiting` hears each one. The Job's first real request must not
+ * be the one that meets a Service without an endpoint: a streamed snapshot cannot be sent twice.
+ */
+export async function untilAnswering(
+  conn: BaoConnection,
+  opts: { signal?: AbortSignal; withinMs?: number; onWaiting?: (why: string) => void } = {},
+): Promise<void> {
+  const within = opts.withinMs ?? ANSWER_WAIT_MS;
+  const deadline = Date.now() + within;
+  let pause = 250;
+  for (;;) {
+    // One attempt never outlives the deadline: a dropped SYN would otherwise hang for minutes.
+    const attempt = AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now())));
+    const signal = opts.signal ? AbortSignal.any([opts.signal, attempt]) : attempt;
+    let why: string;
+    let code: string | undefined;
+    try {
+      const res = await send(conn, "GET", "sys/health", { signal });
+      res.resume();
+      return;
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      code = err instanceof BaoError ? err.code : undefined;
+      if (!attempt.aborted && !NOT_ANSWERING_YET.has(code ?? "")) throw err;
+      why = attempt.aborted ? "GET /v1/sys/health: no answer" : (err as Error).message;
+    }
+    if (Date.now() + pause >= deadline)
+      throw new BaoError(
+        undefined,
+        `OpenBao did not answer at ${conn.address} within ${Math.round(within / 1000)} s: ${why}`,
+        code,
+      );
+    opts.onWaiting?.(why);
+    await delay(pause, undefined, { signal: opts.signal });
+    pause = Math.min(pause * 2, 5000);
+  }
 }
 
 /** Reads a small response (an error or a login answer), refusing anything larger than 1 MiB. */

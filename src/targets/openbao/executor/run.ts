@@ -7,7 +7,7 @@ import { Transform, type TransformCallback } from "node:stream";
 import { openObjectStore, readCredentials } from "../objectstore/index.js";
 import { describeError, type ObjectStore } from "../objectstore/types.js";
 import { type ExecutorJob, executorFiles } from "./contract.js";
-import { BaoError, connection, failure, login, readSmall, send } from "./openbao.js";
+import { BaoError, connection, failure, login, readSmall, send, untilAnswering } from "./openbao.js";
 import type { ExecutorFailureReason, ExecutorResult } from "./result.js";
 
 export interface ExecutorFiles {
@@ -15,6 +15,7 @@ export interface ExecutorFiles {
   tokenFile?: string;
   jwtFile?: string;
   credentialsDir?: string;
+  webIdentityTokenFile?: string;
 }
 
 export interface RunOptions {
@@ -26,6 +27,8 @@ export interface RunOptions {
   onProgress?: (bytes: number) => void;
   /** A store already opened (tests, bench); default opened from the job. */
   store?: ObjectStore;
+  /** Hears each failed attempt to reach OpenBao while the executor waits for it to answer. */
+  onWaiting?: (why: string) => void;
 }
 
 class Failure extends Error {
@@ -67,11 +70,16 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
   const conn = await connection(job.openbao.address, files.caFile).catch((err) => {
     throw new Failure("InvalidInput", `cannot read the OpenBao CA file: ${(err as Error).message}`);
   });
+  // A Job can start before its cluster's Service has an endpoint (a restore into a cluster just
+  // initialized, a backup during a leader change): wait for an answer before any real request.
+  await untilAnswering(conn, { signal: opts.signal, onWaiting: opts.onWaiting }).catch((err) => {
+    throw new Failure(job.operation === "backup" ? "SnapshotFailed" : "RestoreFailed", describeError(err));
+  });
   const token = await login(conn, job.auth, files).catch((err) => {
     throw new Failure("AuthFailed", describeError(err));
   });
-  if (job.store.roleArn && !opts.store)
-    throw new Failure("InvalidInput", "target.roleArn (web identity) is not supported by this executor yet");
+  if (job.store.roleArn && !files.webIdentityTokenFile && !opts.store)
+    throw new Failure("InvalidInput", "target.roleArn: no web identity token file is mounted");
   const store =
     opts.store ??
     (await openObjectStore({
@@ -79,6 +87,9 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
       partSize: job.store.partSize ?? 10 * 1024 * 1024,
       concurrency: job.store.concurrency ?? 3,
       credentials: await readCredentials(job.store.provider, files.credentialsDir),
+      ...(job.store.roleArn && files.webIdentityTokenFile
+        ? { webIdentity: { roleArn: job.store.roleArn, tokenFile: files.webIdentityTokenFile } }
+        : {}),
     }).catch((err) => {
       throw new Failure("InvalidInput", describeError(err));
     }));

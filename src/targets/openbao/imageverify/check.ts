@@ -54,7 +54,13 @@ export async function checkImage<R extends KindReason>(
   let message: string;
   let transient = false;
   try {
-    const settings = await verifySettings(ctx, cluster.metadata.namespace!, input.field, block);
+    const settings = await verifySettings(
+      ctx,
+      cluster.metadata.namespace!,
+      input.field,
+      block,
+      verifier.trustedRoot,
+    );
     const ok = await verifier.verify(input.image, settings, ctx.signal);
     return { kind: "pinned", image: ok.pinned, cached: ok.cached };
   } catch (e) {

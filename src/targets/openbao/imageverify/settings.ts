@@ -1,7 +1,8 @@
-import { SECRET } from "../../../runtime/builtin-types.js";
+import { CONFIGMAP, SECRET } from "../../../runtime/builtin-types.js";
 import type { CachedReader } from "../../../runtime/cached-reader.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { type PullSecret, pullCredentials } from "./pull-secrets.js";
+import { parseTrustRoot, type TrustedRootRef, type TrustRoot } from "./trust-root.js";
 import type { VerifySettings } from "./verifier.js";
 
 /**
@@ -45,12 +46,42 @@ export function pullSecretNames(v: VerificationView): string[] {
   return (v.imagePullSecrets ?? []).map((r) => r?.name ?? "").filter((n) => n !== "");
 }
 
-/** What the verifier needs, with the pull Secrets read; throws naming a Secret that is missing. */
+export const TRUSTED_ROOT_KEY = "trusted_root.json";
+
+// The last root read, by its text: a pass re-reads the ConfigMap (a change takes effect at once)
+// but parses its certificates only when the text changed.
+let lastRoot: { text: string; root: TrustRoot } | undefined;
+
+/** The trusted root the reference names; throws naming the ConfigMap when it is missing or bad. */
+export async function readTrustRoot(
+  reader: Pick<CachedReader, "get">,
+  ref: TrustedRootRef,
+): Promise<TrustRoot> {
+  const where = `ConfigMap ${ref.namespace}/${ref.name}`;
+  const cm = await reader.get<KubeObject & { data?: Record<string, string> }>(
+    CONFIGMAP,
+    ref.name,
+    ref.namespace,
+  );
+  if (!cm) throw new Error(`the trusted root ${where} does not exist`);
+  const text = cm.data?.[TRUSTED_ROOT_KEY];
+  if (!text?.trim()) throw new Error(`the trusted root ${where} has no ${TRUSTED_ROOT_KEY} key`);
+  if (lastRoot?.text === text) return lastRoot.root;
+  const root = parseTrustRoot(text, `${where} ${TRUSTED_ROOT_KEY}`);
+  lastRoot = { text, root };
+  return root;
+}
+
+/**
+ * What the verifier needs, with the pull Secrets read (and, for a keyless block, the operator's
+ * trusted root); throws naming a Secret or ConfigMap that is missing.
+ */
 export async function verifySettings(
   ctx: { reader: Pick<CachedReader, "get"> },
   namespace: string,
   field: VerificationField,
   v: VerificationView,
+  trustedRoot?: TrustedRootRef,
 ): Promise<VerifySettings> {
   const secrets: PullSecret[] = [];
   for (const name of pullSecretNames(v)) {
@@ -67,6 +98,10 @@ export async function verifySettings(
     const value = str(v[k]);
     if (value !== undefined) out[k] = value;
   }
+  // Only a keyless block reads the root: a key-based one never depends on it, and a block naming
+  // no signer at all is told that rather than about the root.
+  const keyless = out.issuer || out.subject || out.issuerRegExp || out.subjectRegExp;
+  if (!out.publicKey && keyless && trustedRoot) out.trustRoot = await readTrustRoot(ctx.reader, trustedRoot);
   if (secrets.length > 0) {
     try {
       out.credentials = pullCredentials(secrets);

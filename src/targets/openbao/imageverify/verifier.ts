@@ -1,16 +1,20 @@
-import { createHash } from "node:crypto";
+import { createHash, type KeyObject } from "node:crypto";
+import { type IdentityPolicy, identityPolicy } from "./identity.js";
+import { checkKeyless } from "./keyless.js";
 import { signatureLayers, signedDigest } from "./payload.js";
 import type { RegistryCredentials } from "./pull-secrets.js";
 import { pinnedReference, registryReference, signatureTag } from "./reference.js";
 import { type Fetch, RegistryClient, RegistryError } from "./registry.js";
 import { keyFingerprint, loadPublicKey, verifiesWith } from "./signature.js";
+import type { TrustedRootRef, TrustRoot } from "./trust-root.js";
 
 /**
- * Checks that an image is signed with cosign by the holder of a public key, in TypeScript and
- * against the registry alone: the image reference is resolved to its manifest digest, the signature
- * artifact under cosign's `.sig` tag is read, each signature is checked over its payload with the
- * key, and the payload must name that same digest. What passed is cached by image reference and key,
- * so a pass that changes nothing asks the registry nothing.
+ * Checks that an image is signed with cosign, in TypeScript and against the registry alone: the
+ * image reference is resolved to its manifest digest, the signature artifact under cosign's `.sig`
+ * tag is read, each signature is checked over its payload — with the public key, or keylessly
+ * against the signing certificate, its chain to the trusted root and its signer's identity — and
+ * the payload must name that same digest. What passed is cached by image reference and what it was
+ * verified with, so a pass that changes nothing asks the registry nothing.
  */
 
 /** What to verify with, as read from imageVerification / operatorImageVerification. */
@@ -23,6 +27,8 @@ export interface VerifySettings {
   issuerRegExp?: string;
   subjectRegExp?: string;
   ignoreTlog: boolean;
+  /** The trusted root keyless signatures chain to (the operator's setting; none: keyless is refused). */
+  trustRoot?: TrustRoot;
   /** Registry host → credentials, from the settings' imagePullSecrets. */
   credentials?: ReadonlyMap<string, RegistryCredentials>;
 }
@@ -48,6 +54,8 @@ export class ImageVerificationError extends Error {
 
 export interface VerifierOptions {
   fetch?: Fetch;
+  /** The operator's trusted root for keyless signatures (targets.openbao.imageVerification). */
+  trustedRoot?: TrustedRootRef;
   now?: () => number;
   /** How long a tag's verified digest is trusted before the tag is looked up again. */
   tagTtlMs?: number;
@@ -70,7 +78,11 @@ export class ImageVerifier {
   private readonly tagTtlMs: number;
   private readonly maxEntries: number;
 
+  /** Where keyless signatures' trusted root is read from; settings.ts reads it per check. */
+  readonly trustedRoot: TrustedRootRef | undefined;
+
   constructor(private readonly opts: VerifierOptions = {}) {
+    this.trustedRoot = opts.trustedRoot;
     this.now = opts.now ?? Date.now;
     // Upstream re-resolves a tag after five minutes: a moved tag is noticed, a quiet pass is free.
     this.tagTtlMs = opts.tagTtlMs ?? 5 * 60_000;
@@ -78,10 +90,10 @@ export class ImageVerifier {
   }
 
   async verify(image: string, settings: VerifySettings, signal?: AbortSignal): Promise<Verified> {
-    const key = keyOf(settings);
+    const mode = modeOf(settings);
     const ref = registryReference(image);
     if (typeof ref === "string") throw new ImageVerificationError(`image ${image}: ${ref}`);
-    const cacheKey = `${image}\n${keyFingerprint(key)}\n${credentialsId(settings, ref.host)}`;
+    const cacheKey = `${image}\n${modeId(mode)}\n${credentialsId(settings, ref.host)}`;
     const hit = this.cache.get(cacheKey);
     if (hit && (hit.expires === undefined || hit.expires > this.now())) {
       // Refreshed as most recently used.
@@ -97,11 +109,13 @@ export class ImageVerifier {
     });
     try {
       const digest = await this.resolve(client, ref.digest ?? ref.tag ?? "latest", image);
-      await checkSignatures(client, image, digest, key, settings.field);
+      const validUntil = await checkSignatures(client, image, digest, mode, settings.field, this.now());
+      // A tag is looked up again after its TTL; a keyless verdict also ends with its certificate.
+      const expires = Math.min(ref.digest ? Infinity : this.now() + this.tagTtlMs, validUntil);
       const entry: Entry = {
         digest,
         pinned: pinnedReference(ref, digest),
-        ...(ref.digest ? {} : { expires: this.now() + this.tagTtlMs }),
+        ...(Number.isFinite(expires) ? { expires } : {}),
       };
       this.remember(cacheKey, entry);
       return { digest, pinned: entry.pinned, cached: false };
@@ -138,33 +152,68 @@ export class ImageVerifier {
   }
 }
 
+/** What the signatures are checked with: a public key, or a keyless identity and trusted root. */
+type Mode =
+  | { kind: "key"; key: KeyObject }
+  | { kind: "keyless"; policy: IdentityPolicy; trustRoot: TrustRoot; field: string };
+
 /**
- * The key the settings verify with, after refusing what cannot be verified here: keyless identities
- * (they need Sigstore's Fulcio and Rekor trust roots, which this operator does not carry) and a key
- * with the transparency-log check left on (it needs Rekor's key for the same reason). Refused, not
- * skipped: a check that silently did less than asked would pass images it should not.
+ * The mode the settings ask for, after refusing what cannot be verified here. A public key wins,
+ * as upstream has it. Keyless needs issuer and subject or issuerRegExp and subjectRegExp (upstream's
+ * pairs) and a trusted root, and the transparency-log and SCT checks this operator cannot make (it
+ * carries no Rekor or CT log key and reaches no public service) must be waived: with ignoreTlog,
+ * and a trusted root that lists no CT log. Refused, not skipped: a check that silently did less
+ * than asked would pass images it should not.
  */
-function keyOf(settings: VerifySettings) {
+function modeOf(settings: VerifySettings): Mode {
   const { field } = settings;
-  if (!settings.publicKey) {
-    const keyless = settings.issuer || settings.subject || settings.issuerRegExp || settings.subjectRegExp;
-    throw new ImageVerificationError(
-      keyless
-        ? `${field}: keyless verification (issuer/subject) is not supported by this operator: it needs Sigstore's Fulcio and Rekor trust roots, which it does not carry; sign the image with a key and set ${field}.publicKey`
-        : `${field}: enabled without publicKey or issuer and subject`,
-    );
+  if (settings.publicKey) {
+    let key: KeyObject;
+    try {
+      key = loadPublicKey(settings.publicKey, `${field}.publicKey`);
+    } catch (e) {
+      throw new ImageVerificationError((e as Error).message);
+    }
+    if (!settings.ignoreTlog)
+      throw new ImageVerificationError(
+        `${field}.ignoreTlog is false, but this operator cannot check a transparency-log entry (it carries no Rekor key): set ignoreTlog: true to verify against ${field}.publicKey alone`,
+      );
+    return { kind: "key", key };
   }
-  let key: ReturnType<typeof loadPublicKey>;
+  let policy: IdentityPolicy | undefined;
   try {
-    key = loadPublicKey(settings.publicKey, `${field}.publicKey`);
+    policy = identityPolicy(settings, field);
   } catch (e) {
     throw new ImageVerificationError((e as Error).message);
   }
+  if (!policy)
+    throw new ImageVerificationError(
+      `${field}: enabled without publicKey, or issuer and subject, or issuerRegExp and subjectRegExp`,
+    );
+  if (!settings.trustRoot)
+    throw new ImageVerificationError(
+      `${field}: keyless verification needs a trusted root, and the operator has none: set targets.openbao.imageVerification.trustedRootConfigMap to a ConfigMap holding trusted_root.json (this operator carries no public Sigstore root; it reaches no public service)`,
+    );
   if (!settings.ignoreTlog)
     throw new ImageVerificationError(
-      `${field}.ignoreTlog is false, but this operator cannot check a transparency-log entry (it carries no Rekor key): set ignoreTlog: true to verify against ${field}.publicKey alone`,
+      `${field}.ignoreTlog is false, but this operator cannot check a transparency-log entry (it carries no Rekor key): set ignoreTlog: true to verify the certificate, its chain and identity alone`,
     );
-  return key;
+  if (settings.trustRoot.hasCtLogs)
+    throw new ImageVerificationError(
+      `${field}: the trusted root lists CT logs, so certificates must carry SCTs, which this operator cannot check: use a trusted root without ctlogs`,
+    );
+  return { kind: "keyless", policy, trustRoot: settings.trustRoot, field };
+}
+
+/** What a verdict depends on besides the image, as a hash: part of the cache key, never a secret. */
+function modeId(mode: Mode): string {
+  if (mode.kind === "key") return `key:${keyFingerprint(mode.key)}`;
+  const p = mode.policy;
+  const what = p.kind === "exact" ? ["exact", p.issuer, p.subject] : ["pattern", p.issuerText, p.subjectText];
+  const h = createHash("sha256")
+    .update(JSON.stringify([...what, mode.trustRoot.id]))
+    .digest("hex");
+  return `keyless:${h.slice(0, 32)}`;
 }
 
 /** Which credentials were used for the host, as a hash: part of the cache key, never the values. */
@@ -174,13 +223,18 @@ function credentialsId(settings: VerifySettings, host: string): string {
   return createHash("sha256").update(`${c.username}\n${c.password}`).digest("hex").slice(0, 16);
 }
 
+/**
+ * Checks the signatures under the digest's `.sig` tag; returns until when the verdict holds
+ * (Infinity for a key, the certificate's end for keyless), or throws saying why none passed.
+ */
 async function checkSignatures(
   client: RegistryClient,
   image: string,
   digest: string,
-  key: ReturnType<typeof loadPublicKey>,
+  mode: Mode,
   field: string,
-): Promise<void> {
+  now: number,
+): Promise<number> {
   const tag = signatureTag(digest);
   const manifest = await client.manifest(tag);
   if (!manifest)
@@ -194,9 +248,20 @@ async function checkSignatures(
   if (layers.length === 0)
     throw new ImageVerificationError(`image ${image} (${digest}) is not signed: ${tag} holds no signature`);
   let otherDigest: string | undefined;
+  const why = new Set<string>();
   for (const layer of layers.slice(0, MAX_SIGNATURES)) {
     const payload = await client.blob(layer.digest, MAX_PAYLOAD_BYTES);
-    if (!verifiesWith(key, payload, layer.signature)) continue;
+    let validUntil = Infinity;
+    if (mode.kind === "key") {
+      if (!verifiesWith(mode.key, payload, layer.signature)) continue;
+    } else {
+      const verdict = checkKeyless(layer.certificate, payload, layer.signature, { ...mode, now });
+      if (!verdict.ok) {
+        why.add(verdict.why);
+        continue;
+      }
+      validUntil = verdict.notAfter;
+    }
     let claimed: string;
     try {
       claimed = signedDigest(payload);
@@ -205,12 +270,19 @@ async function checkSignatures(
     }
     // The payload names what the signature is for: a valid signature over another image's claim
     // (copied under this digest's tag) proves nothing about this one.
-    if (claimed === digest) return;
+    if (claimed === digest) return validUntil;
     otherDigest = claimed;
   }
+  const signedWith = mode.kind === "key" ? `${field}.publicKey` : "the accepted keyless identity";
+  if (otherDigest)
+    throw new ImageVerificationError(
+      `image ${image} (${digest}): the signature made with ${signedWith} covers another image (${otherDigest})`,
+    );
+  if (mode.kind === "key")
+    throw new ImageVerificationError(
+      `image ${image} (${digest}): no signature verifies with ${field}.publicKey (${layers.length} checked)`,
+    );
   throw new ImageVerificationError(
-    otherDigest
-      ? `image ${image} (${digest}): the signature made with ${field}.publicKey covers another image (${otherDigest})`
-      : `image ${image} (${digest}): no signature verifies with ${field}.publicKey (${layers.length} checked)`,
+    `image ${image} (${digest}): no keyless signature is accepted (${layers.length} checked): ${[...why].join("; ")}`,
   );
 }

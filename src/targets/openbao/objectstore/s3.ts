@@ -7,6 +7,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from "@aws-sdk/client-s3";
+import { fromTokenFile } from "@aws-sdk/credential-provider-web-identity";
 import { Upload } from "@aws-sdk/lib-storage";
 import {
   describeError,
@@ -16,6 +17,25 @@ import {
   ObjectStoreError,
   type UploadOptions,
 } from "./types.js";
+
+/**
+ * Credentials from AssumeRoleWithWebIdentity with the projected token, refreshed by the SDK before
+ * they expire (the file is read again at each exchange, so the kubelet's renewed token is used).
+ * AWS's own STS for AWS endpoints; an S3-compatible server (MinIO, Ceph RGW) answers STS at its S3
+ * endpoint, which is where its role ARNs live.
+ */
+function webIdentityCredentials(config: ObjectStoreConfig) {
+  const { roleArn, tokenFile } = config.webIdentity!;
+  const region = config.region ?? "us-east-1";
+  const host = config.endpoint ? new URL(config.endpoint).hostname : "";
+  const ownSts = host !== "" && !host.endsWith(".amazonaws.com");
+  return fromTokenFile({
+    roleArn,
+    webIdentityTokenFile: tokenFile,
+    roleSessionName: "openbao-executor",
+    clientConfig: ownSts ? { region, endpoint: config.endpoint } : { region },
+  });
+}
 
 /** S3 and S3-compatible servers through the AWS SDK v3; multipart uploads through lib-storage. */
 export function s3Store(config: ObjectStoreConfig): ObjectStore {
@@ -32,8 +52,9 @@ export function s3Store(config: ObjectStoreConfig): ObjectStore {
     region: config.region ?? "us-east-1",
     endpoint: config.endpoint,
     forcePathStyle: config.usePathStyle ?? false,
-    // Without static keys the SDK's default chain applies (web identity, instance role, env).
-    credentials: creds,
+    // Without static keys: the web identity the Job was given, else the SDK's default chain
+    // (instance role, env).
+    credentials: creds ?? (config.webIdentity ? webIdentityCredentials(config) : undefined),
     requestHandler: agent ? { httpsAgent: agent } : undefined,
     // Newer SDKs add CRC checksums to every upload; many S3-compatible servers reject or ignore them.
     requestChecksumCalculation: "WHEN_REQUIRED",

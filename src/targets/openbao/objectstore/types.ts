@@ -50,6 +50,8 @@ export interface ObjectStoreConfig {
   azureStorageAccount?: string;
   gcsProject?: string;
   credentials: StoreCredentials;
+  /** S3: assume this role with the token in this file (web identity) instead of static keys. */
+  webIdentity?: { roleArn: string; tokenFile: string };
 }
 
 /** Secret values read from files. Never logged: errors name the field, not the value. */

@@ -2,8 +2,7 @@
  * RestoreConfigurationReady on OpenBaoRestore, pure, in upstream 0.5's order: a Hardened cluster's
  * restore Job needs explicit egress rules; it needs a way to log in (a JWT role or a token Secret);
  * the token Secret must exist and, when it is the restore's own, carry a restore token's labels; the
- * store credentials Secret must exist; True then says how the Job reaches the store (never with a
- * workload identity yet: see the end of evaluate). The restore
+ * store credentials Secret must exist; True then says how the Job reaches the store. The restore
  * controller decides how the Job logs in and which labels are missing (restore/validate.ts, a room
  * above this one) and hands both in with the Secrets it read.
  */
@@ -128,25 +127,11 @@ function evaluate(r: OpenBaoRestore, c: OpenBaoCluster, f: RestoreConfigurationF
     auth.method === "jwt"
       ? `the restore Job logs in with JWT role ${auth.role} as ServiceAccount ${sa}`
       : `the restore Job logs in with the token in Secret ${ns}/${auth.secretName}`;
-  if (storeIdentity(target) === "secret")
-    return { status: "True", reason: R.Ready, message: `${login}; ${storeIdentityMessage(target, sa)}` };
-  // Upstream says WorkloadIdentityConfigured here; this operator's executor does not log in with a
-  // web identity yet (it refuses roleArn) nor puts workloadIdentity's metadata on the Job, so saying
-  // it would promise what the Job will not do.
-  if (target.roleArn?.trim())
-    return {
-      status: "Unknown",
-      reason: R.Unknown,
-      message:
-        "spec.source.target.roleArn: the restore executor does not log in to the store with a web identity yet, so the Job would fail (InvalidInput); use spec.source.target.credentialsSecretRef",
-    };
-  const unused =
-    storeIdentity(target) === "workload"
-      ? "spec.source.target.workloadIdentity is not applied to the restore Job yet; "
-      : "";
-  return {
-    status: "True",
-    reason: R.AmbientIdentityAssumed,
-    message: `${login}; ${unused}${storeIdentityMessage({ ...target, workloadIdentity: undefined }, sa)}`,
-  };
+  const message = `${login}; ${storeIdentityMessage(target, sa)}`;
+  const reason = {
+    secret: R.Ready,
+    workload: R.WorkloadIdentityConfigured,
+    ambient: R.AmbientIdentityAssumed,
+  }[storeIdentity(target)];
+  return { status: "True", reason, message };
 }

@@ -13,6 +13,7 @@ import { ownerReferenceFor } from "../../../runtime/ownership.js";
 import { BACKUP_JWT_AUDIENCE } from "../adminops/backup/reconciler.js";
 import { jobOutcome } from "../adminops/backup/result.js";
 import { buildExecutorJob } from "../adminops/jobs/build.js";
+import { workloadIdentityOf } from "../adminops/jobs/workload-identity.js";
 import { refOf } from "../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_PART_SIZE, type ExecutorJob } from "../executor/contract.js";
@@ -112,7 +113,8 @@ export function executorRestoreJobs(
   events: Pick<EventRecorder, "record"> = { record: () => {} },
 ): RestoreJobs {
   return {
-    async prepare(_r, c, signal) {
+    async prepare(r, c, signal) {
+      const annotations = workloadIdentityOf(r.spec.source.target).serviceAccountAnnotations;
       await client.apply(
         SERVICE_ACCOUNT,
         {
@@ -122,6 +124,7 @@ export function executorRestoreJobs(
             name: restoreServiceAccount(c.metadata.name!),
             namespace: c.metadata.namespace,
             labels: clusterLabels(refOf(c), Component.Restore),
+            ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
             ownerReferences: [
               ownerReferenceFor({ ...c, apiVersion: "openbao.org/v1alpha1", kind: "OpenBaoCluster" }, false),
             ],
@@ -156,6 +159,7 @@ export function executorRestoreJobs(
         image,
         contract: restoreContract(r, c),
         serviceAccountName: restoreServiceAccount(c.metadata.name!),
+        podLabels: workloadIdentityOf(r.spec.source.target).podLabels,
         owner: r,
       });
     },

@@ -1,4 +1,4 @@
-import { OpenBaoRestoreReason, type OpenBaoRestoreReasonType } from "../../../apis/openbaorestore-names.js";
+import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
 /**
  * The OpenBaoRestore controller's pass. A restore is a state machine persisted in its status:
  * Pending → Validating → Running → Completed | Failed. Every step is idempotent and keyed by the
@@ -9,9 +9,8 @@ import { OpenBaoRestoreReason, type OpenBaoRestoreReasonType } from "../../../ap
 
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore, OpenBaoRestoreStatus } from "../../../apis/openbaorestore.js";
-import { OpenBaoRestoreCondition, OpenBaoRestoreKind } from "../../../apis/openbaorestore-names.js";
-import { JOB, POD, SECRET } from "../../../runtime/builtin-types.js";
-import type { KubeClient } from "../../../runtime/client.js";
+import { OpenBaoRestoreKind } from "../../../apis/openbaorestore-names.js";
+import { JOB, SECRET } from "../../../runtime/builtin-types.js";
 import {
   done,
   type ReconcileContext,
@@ -20,53 +19,29 @@ import {
 } from "../../../runtime/controller.js";
 import { deepEqual } from "../../../runtime/converge.js";
 import { errorMessage, isConflict, isNotFound } from "../../../runtime/errors.js";
-import type { EventInput, KindEvents } from "../../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
-import type { Informer } from "../../../runtime/informer.js";
-import type { Logger } from "../../../runtime/log.js";
+import { fail } from "../../../runtime/stages.js";
+import { withGiveUp } from "../../../runtime/stages-attempts.js";
+import { stageResult } from "../../../runtime/stages-settle.js";
 import { StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject } from "../../../runtime/types.js";
-import { endUnstartedJob } from "../adminops/jobs/end-unstarted.js";
-import {
-  DEFAULT_JOB_START_TIMEOUT_MS,
-  jobStartHealth,
-  notStartedMessage,
-  startTimeoutFailure,
-} from "../adminops/jobs/start-health.js";
+import { DEFAULT_JOB_START_TIMEOUT_MS } from "../adminops/jobs/start-health.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { contention, takeoverNote } from "../opslifecycle/contention.js";
 import { OperationLockStore } from "../opslifecycle/lock-store.js";
 import type { Lookup } from "../readiness/facts.js";
 import { type RestoreReadiness, restoreConfiguration } from "../readiness/restore.js";
-import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
+import type { RestoreCore, RestoreEvent, RestoreReconcilerDeps } from "./core.js";
+import { observe, ownedBy } from "./job-watch.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
-import type { RestoreJobOutcome, RestoreJobs, SnapshotProbe } from "./ports.js";
-import {
-  committed,
-  created,
-  followThroughComplete,
-  isCommitted,
-  lost,
-  prepared,
-  terminalObserved,
-} from "./receipt.js";
-import {
-  completed,
-  failed,
-  isTerminal,
-  jobNotStarted,
-  jobStarted,
-  lockWait,
-  running,
-  validating,
-  withConfiguration,
-} from "./status.js";
+import type { SnapshotProbe } from "./ports.js";
+import { committed, created, isCommitted, prepared } from "./receipt.js";
+import { failed, isTerminal, lockWait, running, validating, withConfiguration } from "./status.js";
 import { OPENBAORESTORE, RESTORE_API_VERSION, RESTORE_FIELD_MANAGER, RESTORE_FINALIZER } from "./types.js";
 
-/** An event of the restore (recorded on it, and on its cluster where the cluster's side changed). */
-type RestoreEvent = EventInput<OpenBaoRestoreReasonType>;
+export type { RestoreReconcilerDeps };
 
 import {
   readyToProbe,
@@ -76,35 +51,24 @@ import {
   validateRestore,
 } from "./validate.js";
 
-export interface RestoreReconcilerDeps {
-  client: KubeClient;
-  events: KindEvents<OpenBaoRestoreReasonType>;
-  log: Logger;
-  restores: Informer<OpenBaoRestore>;
-  probe: SnapshotProbe;
-  jobs: RestoreJobs;
-  now?: () => Date;
-  /** Re-check period while waiting (a Secret, initialization, the lock) or while the Job runs. */
-  pollMs?: number;
-  /** How long the restore Job's pod may take to start (the target's jobStartTimeout). */
-  jobStartTimeoutMs?: number;
-  /**
-   * Test seam, called after each status write: a test throws here to play an operator that stops
-   * right after a receipt stage was recorded, then runs a fresh reconciler.
-   */
-  afterStatusWrite?: (written: OpenBaoRestoreStatus) => void;
-}
-
 const DEFAULT_POLL_MS = 15_000;
 
-export class RestoreReconciler {
-  private readonly memory: StatusWriter<OpenBaoRestoreStatus>;
-  private readonly lock: OperationLockStore;
-  private readonly now: () => Date;
-  private readonly pollMs: number;
-  private readonly startTimeoutMs: number;
+/**
+ * Passes in a row whose preparation of the Job (its ServiceAccount) failed before the restore gives
+ * up. The runtime backs them off from 5 s, doubling: seven span about five minutes, the default
+ * bound for a Job's pod to start, and a restore must not hold its cluster's lock for longer on a
+ * Job it cannot even create.
+ */
+export const PREPARE_ATTEMPTS = 7;
 
-  constructor(private readonly d: RestoreReconcilerDeps) {
+export class RestoreReconciler implements RestoreCore {
+  private readonly memory: StatusWriter<OpenBaoRestoreStatus>;
+  readonly lock: OperationLockStore;
+  readonly now: () => Date;
+  readonly pollMs: number;
+  readonly startTimeoutMs: number;
+
+  constructor(readonly d: RestoreReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     this.lock = new OperationLockStore(d.client, { now: this.now });
     this.memory = new StatusWriter<OpenBaoRestoreStatus>({
@@ -136,7 +100,7 @@ export class RestoreReconciler {
     const phase = r.status?.phase ?? "Pending";
     if (isTerminal(phase)) return this.releaseLock(r, rc);
     // Once committed to its Job (status.execution), a restore only ever observes that Job.
-    if (phase === "Running" || isCommitted(r.status?.execution)) return this.observe(r, rc);
+    if (phase === "Running" || isCommitted(r.status?.execution)) return observe(this, r, rc);
     return this.validate(r, rc);
   }
 
@@ -266,7 +230,12 @@ export class RestoreReconciler {
       // The receipt comes first: Prepared (built, nothing created), then Committed, recorded before
       // the create call, so no later pass or restarted operator ever creates a second Job.
       r = await this.write(r, prepared(r, this.now(), jobName), rc);
-      await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      try {
+        await this.d.jobs.prepare?.(r, cluster!, rc.signal);
+      } catch (e) {
+        rc.signal.throwIfAborted();
+        return this.prepareFailed(r, e, rc);
+      }
       r = await this.write(r, committed(r, this.now()), rc);
       try {
         job = await this.d.client.create(JOB, intent);
@@ -296,210 +265,42 @@ export class RestoreReconciler {
     return requeueAfter(this.pollMs);
   }
 
-  private async observe(r0: OpenBaoRestore, rc: ReconcileContext): Promise<ReconcileResult> {
-    let r = r0;
-    const ns = r.metadata.namespace!;
-    const exec = r.status?.execution;
-    const jobName = exec?.jobName ?? r.status?.jobName ?? restoreJobName(r);
-    // Renewal keeps the lock's audit fields current; a holder change here means another restore
-    // overrode it, which the message says, while this Job is still observed to its end.
-    const ref: ClusterRef = { name: r.spec.cluster, namespace: ns };
-    const held = await this.lock
-      .acquire(ref, restoreLockIdentity(r), { signal: rc.signal })
-      .catch((e: unknown) => {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      });
-    if (held && !held.acquired)
-      rc.log.warn({ holder: held.heldBy.holder }, "the operation lock was taken from this running restore");
-    const job = await this.d.client.getOrUndefined(JOB, jobName, ns);
-    if (!job) {
-      // Its success was seen before it went (TTL, garbage collection): the follow-through goes on.
-      if (
-        exec?.stage === "TerminalObserved" &&
-        exec.terminalResult === "Succeeded" &&
-        exec.terminalObservedAt
-      )
-        return this.followThrough(r, new Date(exec.terminalObservedAt), undefined, undefined, rc);
-      // Committed and gone: reported (phase Unknown), never created again.
-      return this.finish(r, lost(r, this.now(), jobName), { reason: OpenBaoRestoreReason.JobMissing }, rc);
-    }
-    if (job && !ownedBy(job, r))
-      return this.finish(
-        r,
-        failed(
-          r,
-          this.now(),
-          OpenBaoRestoreReason.JobConflict,
-          `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
-        ),
-        { reason: OpenBaoRestoreReason.JobConflict },
-        rc,
-      );
-    // The operator stopped between committing and recording the Job: recorded now, from the Job.
-    if (exec?.stage === "Committed" || r.status?.phase !== "Running")
-      r = await this.write(
-        r,
-        running({ ...r, status: created(r, this.now(), job.metadata.uid) }, this.now(), {
-          jobName,
-          forced: [],
-        }),
-        rc,
-      );
-    const pods = await this.d.client.list(POD, { namespace: ns, labelSelector: `job-name=${jobName}` });
-    const outcome: RestoreJobOutcome = this.d.jobs.outcome(job, pods.items);
-    if (outcome.state === "running") return this.whileRunning(r, job, pods.items, rc);
-    const startedMs = Date.parse(r.status?.startTime ?? "");
-    const durationS =
-      outcome.state === "succeeded" && outcome.durationMs !== undefined
-        ? outcome.durationMs / 1000
-        : Number.isFinite(startedMs)
-          ? (this.now().getTime() - startedMs) / 1000
-          : undefined;
-    if (outcome.state === "succeeded") {
-      if (r.status?.execution?.stage !== "TerminalObserved")
-        r = await this.write(r, terminalObserved(r.status ?? {}, this.now(), "Succeeded"), rc);
-      return this.followThrough(r, jobFinishedAt(job), outcome.size, durationS, rc);
-    }
-    if (outcome.reason === OpenBaoRestoreReason.SealMismatch) {
-      // OpenBao checked the seal before touching anything: say what the target needs, not "follow up".
-      const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
-      return this.finish(
-        r,
-        terminalObserved(
-          failed(r, this.now(), outcome.reason, `${outcome.message}: ${sealMismatchHint(cluster)}`, {
-            unchanged: true,
-          }),
-          this.now(),
-          "Failed",
-        ),
-        { reason: outcome.reason, durationS },
-        rc,
-      );
-    }
-    return this.finish(
-      r,
-      terminalObserved(failed(r, this.now(), outcome.reason, outcome.message), this.now(), "Failed"),
-      { reason: outcome.reason, durationS },
-      rc,
-    );
-  }
-
   /**
-   * After a successful Job: every OpenBao pod from before the snapshot's application restarted,
-   * then Completed with the receipt's FollowThroughComplete.
+   * The Job's prerequisites could not be made. Retried with the runtime's failure backoff; after
+   * PREPARE_ATTEMPTS passes in a row (the runtime's per-key count: an operator restart starts it
+   * again, which only delays the give-up) the restore fails, nothing changed, and its lock goes back.
    */
-  private async followThrough(
+  private async prepareFailed(
     r: OpenBaoRestore,
-    finishedAt: Date | undefined,
-    size: number | undefined,
-    durationS: number | undefined,
+    error: unknown,
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
-    const restarted = await this.restartPods(r, finishedAt, rc);
-    if (restarted === "waiting") return requeueAfter(Math.min(this.pollMs, 2000));
-    return this.finish(
-      r,
-      followThroughComplete(completed(r, this.now(), size), this.now()),
-      { durationS },
-      rc,
-    );
-  }
-
-  /**
-   * The Job has no result yet. Its pod may not have started: said in RestoreComplete at once with
-   * the pod's reason, and past the start bound the restore fails (nothing was changed), the Job is
-   * ended and the lock released, so no restore holds the cluster on a Job that never runs.
-   */
-  private async whileRunning(
-    r: OpenBaoRestore,
-    job: KubeObject,
-    pods: readonly KubeObject[],
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult> {
-    const jobName = job.metadata.name!;
-    const health = jobStartHealth(job, pods, this.now(), this.startTimeoutMs, r.status?.startTime);
-    if (health.started) {
-      await this.write(r, jobStarted(r, this.now(), jobName), rc);
-      return requeueAfter(this.pollMs);
-    }
-    if (health.expired) {
-      const failure = startTimeoutFailure(jobName, health, this.startTimeoutMs);
-      await endUnstartedJob(this.d.client, job, failure);
+    const reason = OpenBaoRestoreReason.JobPrepareFailed;
+    const stop = { ...fail(reason, error, { giveUpAfter: PREPARE_ATTEMPTS }), stage: "prepare" };
+    const attempts = (rc.failures ?? 0) + 1;
+    const final = withGiveUp(stop, { stage: stop.stage, reason, attempts });
+    const message = `preparing restore Job ${restoreJobName(r)}: ${stop.message}`;
+    if (final.kind === "invalid")
       return this.finish(
         r,
-        terminalObserved(
-          failed(r, this.now(), OpenBaoRestoreReason.JobStartTimeout, failure.message, { unchanged: true }),
-          this.now(),
-          "Failed",
-        ),
-        { reason: OpenBaoRestoreReason.JobStartTimeout },
+        failed(r, this.now(), reason, `${message} (gave up after ${attempts} attempts)`),
+        { reason },
         rc,
       );
-    }
-    if (health.trouble) {
-      const message = notStartedMessage(jobName, health);
-      const was = r.status?.conditions?.find((c) => c.type === OpenBaoRestoreCondition.RestoreComplete);
-      const written = await this.write(r, jobNotStarted(r, this.now(), message), rc);
-      // One event when the trouble is first seen; the condition follows the pod after that.
-      if (was?.reason !== OpenBaoRestoreReason.JobNotStarted && written !== r)
-        this.event(written, {
-          type: "Warning",
-          reason: OpenBaoRestoreReason.JobNotStarted,
-          action: "Restore",
-          note: message,
-        });
-    }
-    const untilDeadline = health.deadline.getTime() - this.now().getTime() + 250;
-    return requeueAfter(Math.max(1000, Math.min(this.pollMs, untilDeadline)));
-  }
-
-  /**
-   * Restarts every OpenBao pod of the cluster that predates the snapshot's application (see
-   * after-restore.ts for why all of them). "waiting" while some were just deleted; "done" once none
-   * is older than the Job's end, which a restarted operator finds again from the pods alone.
-   */
-  private async restartPods(
-    r: OpenBaoRestore,
-    finishedAt: Date | undefined,
-    rc: ReconcileContext,
-  ): Promise<"done" | "waiting"> {
-    const ns = r.metadata.namespace!;
-    if (!finishedAt) {
-      rc.log.warn(
-        { job: r.status?.execution?.jobName ?? r.status?.jobName },
-        "restore Job succeeded without a completion time; pods not restarted",
-      );
-      return "done";
-    }
-    const pods = await this.d.client.list(POD, {
-      namespace: ns,
-      labelSelector: openbaoPodSelector(r.spec.cluster),
-    });
-    const old = podsToRestart(pods.items, finishedAt);
-    if (old.length === 0) return "done";
-    for (const p of old)
-      await this.d.client
-        .delete(POD, p.metadata.name!, ns, { preconditions: { uid: p.metadata.uid } })
-        .catch((e: unknown) => {
-          // Gone already, or replaced by a newer pod of the same name: either way not old any more.
-          if (!isNotFound(e) && !isConflict(e)) throw e;
-        });
-    const names = old.map((p) => p.metadata.name).join(", ");
-    const note: RestoreEvent = {
-      type: "Normal",
-      reason: OpenBaoRestoreReason.PodsRestarted,
-      action: "RestartPods",
-      note: `snapshot applied; restarted ${names} so that every node loads the restored data (seal-wrapped keys, Raft TLS keyring) from storage`,
-    };
-    this.event(r, note);
-    const cluster = await this.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
-    if (cluster) this.d.events.record(cluster, note, OPENBAOCLUSTER);
-    return "waiting";
+    await this.write(
+      r,
+      validating(r, this.now(), reason, `${message} (attempt ${attempts} of ${PREPARE_ATTEMPTS})`),
+      rc,
+    );
+    rc.log.warn(
+      { reason, err: stop.message, attempt: attempts },
+      "restore Job preparation failed; will retry",
+    );
+    return stageResult(stop, { waitAfterMs: this.pollMs });
   }
 
   /** Records the terminal phase once (status, event, metrics), then releases the lock. */
-  private async finish(
+  async finish(
     r: OpenBaoRestore,
     next: OpenBaoRestoreStatus,
     m: { reason?: string; durationS?: number },
@@ -542,11 +343,7 @@ export class RestoreReconciler {
     return done();
   }
 
-  private async write(
-    r: OpenBaoRestore,
-    next: OpenBaoRestoreStatus,
-    rc: ReconcileContext,
-  ): Promise<OpenBaoRestore> {
+  async write(r: OpenBaoRestore, next: OpenBaoRestoreStatus, rc: ReconcileContext): Promise<OpenBaoRestore> {
     const written = await this.memory.write(r, next, { signal: rc.signal });
     this.d.afterStatusWrite?.(next);
     if (!written) return r;
@@ -554,14 +351,9 @@ export class RestoreReconciler {
     return { ...r, metadata: written.metadata, status: written.status };
   }
 
-  private event(r: OpenBaoRestore, e: RestoreEvent): void {
+  event(r: OpenBaoRestore, e: RestoreEvent): void {
     this.d.events.record(r, e, OPENBAORESTORE);
   }
-}
-
-/** The Job is this request's: controlled by an owner reference with the request's uid. */
-function ownedBy(job: KubeObject, r: OpenBaoRestore): boolean {
-  return (job.metadata.ownerReferences ?? []).some((o) => o.uid === r.metadata.uid && o.controller === true);
 }
 
 /** RestoreConfigurationReady from what this pass read: the Secrets looked up, found or not. */

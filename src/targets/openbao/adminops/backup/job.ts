@@ -14,6 +14,7 @@ import {
   executorAuth,
   snapshotUploadContract,
 } from "../jobs/snapshot-upload.js";
+import { workloadIdentityOf } from "../jobs/workload-identity.js";
 import { backupServiceAccount } from "../upgrade/snapshot/plan.js";
 import { BackupEvent } from "./events.js";
 import { backupTypeOfJob } from "./schedule.js";
@@ -49,6 +50,7 @@ export async function ensureBackupJob(
     contract,
     serviceAccountName: sa,
     labels: { [OpenBaoLabel.BackupType]: backupTypeOfJob(jobName) },
+    podLabels: workloadIdentityOf(spec.target).podLabels,
     annotations: { [OpenBaoAnnotation.BackupKey]: key },
   });
   try {

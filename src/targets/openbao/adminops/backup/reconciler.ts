@@ -1,25 +1,18 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
-  OpenBaoAnnotation,
   OpenBaoClusterManagers,
   OpenBaoClusterReason,
   type OpenBaoClusterReasonType,
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster-names.js";
-import { JOB, POD, SECRET } from "../../../../runtime/builtin-types.js";
-import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
-import type { KubeClient } from "../../../../runtime/client.js";
+import { SECRET } from "../../../../runtime/builtin-types.js";
+import { liveReader } from "../../../../runtime/cached-reader.js";
 import { done, type ReconcileResult, requeueAfter } from "../../../../runtime/controller.js";
-import type { EventRecorder } from "../../../../runtime/events.js";
-import type { Informer } from "../../../../runtime/informer.js";
-import type { Logger } from "../../../../runtime/log.js";
-import { type KubeObject, splitKey } from "../../../../runtime/types.js";
+import { splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
-import type { OpenBaoTargetConfig } from "../../config.js";
 import { objectKey } from "../../executor/contract.js";
 import { type OperatorImage, operatorImage } from "../../imageverify/check.js";
-import type { ImageVerifier } from "../../imageverify/verifier.js";
 import {
   type AdminOpsContext,
   backupHolder,
@@ -31,41 +24,24 @@ import {
   withAdminOpsPass,
 } from "../../opslifecycle/index.js";
 import { egressRulesMissing } from "../../profile/egress.js";
-import { parseDurationMs } from "../../workload/certs/duration.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
-import { endUnstartedJob } from "../jobs/end-unstarted.js";
-import {
-  DEFAULT_JOB_START_TIMEOUT_MS,
-  jobStartHealth,
-  notStartedMessage,
-  startTimeoutFailure,
-} from "../jobs/start-health.js";
 import { runRetention } from "./apply-retention.js";
+import type { BackupCore, BackupReconcilerDeps } from "./core.js";
 import { BackupEvent } from "./events.js";
+import { inFlight, RUNNING_POLL_MS, showBackup } from "./in-flight.js";
 import { ensureBackupJob } from "./job.js";
-import {
-  backupDuration,
-  backupFailureTotal,
-  backupInProgress,
-  backupLastSuccess,
-  backupSize,
-  backupSuccessTotal,
-  backupTotal,
-  forgetBackupMetrics,
-  showBackupStatus,
-} from "./metrics.js";
-import type { SnapshotStoreFactory } from "./ports.js";
+import { backupInProgress, forgetBackupMetrics } from "./metrics.js";
 import { BackupReason, checkPrerequisites } from "./prerequisites.js";
-import { type BackupStatus, jobOutcome, recordOutcome } from "./result.js";
+import type { BackupStatus } from "./result.js";
 import { backupJobName, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
 import { setBackingUp, writeBackup } from "./status-writes.js";
+
+export type { BackupReconcilerDeps };
 
 /** Field manager of the objects this controller creates (Jobs, the backup ServiceAccount). */
 export const ADMINOPS_OBJECTS_MANAGER = OpenBaoClusterManagers.adminOps;
 /** Audience of the projected token the backup Job presents to OpenBao's JWT auth (upstream's). */
 export const BACKUP_JWT_AUDIENCE = "openbao-internal";
-/** While a Job runs: the Job watch wakes the controller; this only bounds a missed event. */
-const RUNNING_POLL_MS = 30_000;
 /** A missing prerequisite is looked at again after this (Secrets are not watched). */
 const PREREQ_POLL_MS = 30_000;
 
@@ -75,25 +51,6 @@ export { RETENTION_TIMEOUT_MS } from "./apply-retention.js";
 const MAX_SLEEP_MS = 15 * 60_000;
 
 export { BackupEvent };
-
-export interface BackupReconcilerDeps {
-  client: KubeClient;
-  events: EventRecorder;
-  log: Logger;
-  config: OpenBaoTargetConfig;
-  /** Only asked whether the cluster still exists; decisions use a fresh read. */
-  clusters: Pick<Informer<OpenBaoCluster>, "get">;
-  /**
-   * Where the fresh read comes from: the manager's reader serves the cache unless this process
-   * wrote the cluster since and the cache has not shown that write yet (then it asks the API
-   * server). Live reads when unset.
-   */
-  reader?: Pick<CachedReader, "get">;
-  stores: SnapshotStoreFactory;
-  /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
-  imageVerifier?: ImageVerifier;
-  now?: () => Date;
-}
 
 /**
  * The backup half of the AdminOps path. Each pass reads the cluster fresh and moves one step:
@@ -105,11 +62,11 @@ export interface BackupReconcilerDeps {
  * after a crash at any point finds the same Job (deterministic name) and the same lock holder, and
  * never launches a second Job or takes a lock that is not its own.
  */
-export class BackupReconciler {
-  private readonly now: () => Date;
-  private readonly locks: OperationLockStore;
+export class BackupReconciler implements BackupCore {
+  readonly now: () => Date;
+  readonly locks: OperationLockStore;
 
-  constructor(private readonly d: BackupReconcilerDeps) {
+  constructor(readonly d: BackupReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
     this.locks = new OperationLockStore(d.client, { now: this.now });
   }
@@ -144,7 +101,7 @@ export class BackupReconciler {
     const backup = cluster.status?.backup ?? {};
     if (cluster.spec.backup || cluster.status?.backup) showBackup(ref, backup);
 
-    if (backup.jobName) return this.inFlight(cluster, backup.jobName, rc);
+    if (backup.jobName) return inFlight(this, cluster, backup.jobName, rc);
     await this.releaseStaleLock(cluster, rc);
     if (!cluster.spec.backup) return done();
     if (cluster.spec.paused) return done();
@@ -277,184 +234,6 @@ export class BackupReconciler {
     return requeueAfter(RUNNING_POLL_MS);
   }
 
-  // ---------------------------------------------------------------- an attempt in flight
-
-  private async inFlight(
-    cluster: OpenBaoCluster,
-    jobName: string,
-    rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
-    const ref = refOf(cluster);
-    const id: LockIdentity = { operation: "Backup", holder: backupHolder(ref.name, jobName) };
-    const job = await this.d.client.getOrUndefined<KubeObject>(JOB, jobName, ref.namespace);
-    if (!job) {
-      const lock = cluster.status?.operationLock;
-      const ours = lock?.holder === id.holder;
-      if (ours && cluster.spec.backup) {
-        // Persisted but never created (crash between the two): create it now.
-        const b = cluster.status!.backup!;
-        const key = objectKey({
-          pathPrefix: cluster.spec.backup.target.pathPrefix,
-          namespace: ref.namespace,
-          cluster: ref.name,
-          time: new Date(b.lastAttemptScheduledTime ?? b.lastAttemptTime ?? this.now().toISOString()),
-          id: shortHash(jobName),
-        });
-        const image = cluster.spec.backup.image ?? this.d.config.executorImage;
-        const executor = image ? await this.executorImage(cluster, image, rc) : undefined;
-        if (executor?.ok) {
-          await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc);
-          return requeueAfter(RUNNING_POLL_MS);
-        }
-      }
-      return this.finish(
-        cluster,
-        jobName,
-        {
-          state: "failed",
-          reason: OpenBaoClusterReason.JobMissing,
-          message: `Job ${jobName} is gone and its result was never read`,
-        },
-        undefined,
-        undefined,
-        id,
-        rc,
-      );
-    }
-    const pods = await this.d.client.list<KubeObject>(POD, {
-      namespace: ref.namespace,
-      labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
-    });
-    const outcome = jobOutcome(job, pods.items);
-    if (outcome.state === "running") {
-      const timeoutMs = this.d.config.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;
-      const health = jobStartHealth(
-        job,
-        pods.items,
-        this.now(),
-        timeoutMs,
-        cluster.status?.backup?.lastAttemptTime,
-      );
-      if (!health.started && health.expired) {
-        // Never started: the backup fails now, like a run that failed, and frees the lock; the Job
-        // is ended so its pod stops retrying.
-        const failure = startTimeoutFailure(jobName, health, timeoutMs);
-        await endUnstartedJob(this.d.client, job, failure);
-        return this.finish(cluster, jobName, { state: "failed", ...failure }, undefined, undefined, id, rc);
-      }
-      // Renew (rate-limited by the lock store) so the lock shows the backup is alive. Renew only: a
-      // restore that overrode this lock and has since released it must not see the backup take the
-      // cluster back; the Job is left to end and its result is recorded without the lock.
-      const r = await this.locks.renew(ref, id, { message: `backup ${jobName}`, signal: rc.signal });
-      if (!r.held)
-        rc.log.debug(
-          { job: jobName, holder: r.current?.holder ?? "" },
-          "backup Job still running without the operation lock (taken over)",
-        );
-      if (!health.started && health.trouble) {
-        await this.condition(
-          cluster,
-          "True",
-          OpenBaoClusterReason.JobNotStarted,
-          notStartedMessage(jobName, health),
-          rc,
-          "Warning",
-        );
-        return requeueAfter(untilDeadline(health.deadline, this.now()));
-      }
-      // Started (or not in trouble yet): in progress again after a pull that cured itself.
-      const key = job.metadata.annotations?.[OpenBaoAnnotation.BackupKey];
-      await this.condition(
-        cluster,
-        "True",
-        BackupReason.BackupInProgress,
-        `Job ${jobName} writes ${key}`,
-        rc,
-      );
-      return requeueAfter(health.started ? RUNNING_POLL_MS : untilDeadline(health.deadline, this.now()));
-    }
-    const started = (job["status"] as { startTime?: string } | undefined)?.startTime;
-    return this.finish(
-      cluster,
-      jobName,
-      outcome,
-      job.metadata.annotations?.[OpenBaoAnnotation.BackupKey],
-      started ? new Date(started) : undefined,
-      id,
-      rc,
-    );
-  }
-
-  private async finish(
-    cluster: OpenBaoCluster,
-    jobName: string,
-    outcome: Exclude<ReturnType<typeof jobOutcome>, { state: "running" }>,
-    key: string | undefined,
-    startedAt: Date | undefined,
-    id: LockIdentity,
-    rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
-    const ref = refOf(cluster);
-    const labels = { namespace: ref.namespace, name: ref.name };
-    const now = this.now();
-    let recorded = false;
-    let after: BackupStatus | undefined;
-    // Recorded once: the write that records the result also clears jobName, and it only happens while
-    // jobName still names this Job (a repeated pass sees no Job in flight and records nothing).
-    const w = await writeBackup(rc.adminOps, ref, (b) => {
-      if (b?.jobName !== jobName) return b;
-      recorded = true;
-      after = recordOutcome(b, outcome, key, startedAt, now);
-      return after;
-    });
-    const result = recorded && after ? after : undefined;
-    if (result) {
-      const ok = outcome.state === "succeeded";
-      await this.condition(
-        cluster,
-        "False",
-        ok ? BackupReason.BackupSucceeded : BackupReason.BackupFailed,
-        ok
-          ? `last backup ${result.lastBackupName ?? jobName}`
-          : `Job ${jobName} failed (${outcome.reason}); ${result.consecutiveFailures} consecutive failures`,
-        rc,
-        ok ? "Normal" : "Warning",
-      );
-    }
-    // The result is written before it is told (metrics, events) and before retention and the lock
-    // release: a write that fails tells nothing, and the next pass records the result then.
-    const { wrote } = await rc.adminOps.commit(rc.signal);
-    if (result && wrote) {
-      showBackup(ref, result);
-      backupTotal.inc(labels);
-      if (outcome.state === "succeeded") {
-        backupSuccessTotal.inc(labels);
-        if (outcome.size !== undefined) backupSize.set(labels, outcome.size);
-        const ms = outcome.durationMs ?? (startedAt ? now.getTime() - startedAt.getTime() : undefined);
-        if (ms !== undefined) backupDuration.observe(labels, ms / 1000);
-        backupLastSuccess.set(labels, Math.floor(now.getTime() / 1000));
-        this.d.events.record(cluster, {
-          type: "Normal",
-          reason: BackupEvent.Succeeded,
-          action: "Backup",
-          note: `snapshot ${result.lastBackupKey ?? jobName} uploaded (${result.lastBackupSize ?? "?"} bytes in ${result.lastBackupDuration ?? "?"})`,
-        });
-      } else {
-        backupFailureTotal.inc({ ...labels, reason: outcome.reason });
-        this.d.events.record(cluster, {
-          type: "Warning",
-          reason: BackupEvent.Failed,
-          action: "Backup",
-          note: `Job ${jobName}: ${outcome.reason}: ${outcome.message}`.slice(0, 1000),
-        });
-      }
-    }
-    await runRetention({ ...this.d, now: this.now }, w, rc);
-    await commitBeforeRelease(rc);
-    await this.locks.release(ref, id, rc.signal);
-    return requeueAfter(1);
-  }
-
   /** A backup lock with no attempt in flight is left from a crash after recording: finish it. */
   private async releaseStaleLock(cluster: OpenBaoCluster, rc: InAdminOpsPass): Promise<void> {
     const lock = cluster.status?.operationLock;
@@ -465,9 +244,8 @@ export class BackupReconciler {
     await this.locks.release(ref, { operation: "Backup", holder: lock.holder }, rc.signal);
   }
 
-  /** The BackingUp condition (see status-writes.ts). */
   /** The executor image, verified under spec.operatorImageVerification when that is enabled. */
-  private executorImage(
+  executorImage(
     cluster: OpenBaoCluster,
     image: string,
     rc: InAdminOpsPass,
@@ -486,7 +264,7 @@ export class BackupReconciler {
     );
   }
 
-  private condition(
+  condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",
     reason: OpenBaoClusterReasonType,
@@ -503,11 +281,6 @@ export class BackupReconciler {
     const ms = next.getTime() - this.now().getTime();
     return requeueAfter(Math.min(Math.max(ms + 250, 1000), MAX_SLEEP_MS));
   }
-}
-
-/** Next look at a Job that has not started: its deadline, or the usual poll if that comes first. */
-function untilDeadline(deadline: Date, now: Date): number {
-  return Math.min(RUNNING_POLL_MS, Math.max(deadline.getTime() - now.getTime() + 250, 1000));
 }
 
 function stamp(d: Date): string {
@@ -529,22 +302,4 @@ function withField<K extends keyof BackupStatus>(
   if (v === undefined) delete n[k];
   else n[k] = v;
   return n;
-}
-
-/** The backup gauges from status.backup (the last duration parsed back from its Go-style text). */
-function showBackup(ref: { namespace: string; name: string }, backup: BackupStatus): void {
-  let seconds: number | undefined;
-  try {
-    seconds = backup.lastBackupDuration
-      ? parseDurationMs(backup.lastBackupDuration, "lastBackupDuration") / 1000
-      : undefined;
-  } catch {
-    seconds = undefined; // written by someone else in another form: the gauge waits for the next backup
-  }
-  showBackupStatus({ namespace: ref.namespace, name: ref.name }, backup, seconds);
-  if (backup.lastBackupTime) {
-    const t = Date.parse(backup.lastBackupTime);
-    if (Number.isFinite(t))
-      backupLastSuccess.set({ namespace: ref.namespace, name: ref.name }, Math.floor(t / 1000));
-  }
 }

@@ -33,6 +33,8 @@ export interface ExecutorJobInput {
   /** Extra labels and annotations, e.g. openbao.org/backup-key so the key is visible on the Job. */
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Labels on the pod only: the store target's workload identity (workload-identity.ts). */
+  podLabels?: Record<string, string>;
   ttlSecondsAfterFinished?: number;
   /** Hard cap on one run; the Job is failed by Kubernetes past it. */
   activeDeadlineSeconds?: number;
@@ -69,6 +71,7 @@ export function buildExecutorJob(inp: ExecutorJobInput): KubeObject {
     name: inp.name,
     namespace: c.metadata.namespace!,
     labels,
+    ...(inp.podLabels && Object.keys(inp.podLabels).length > 0 ? { podLabels: inp.podLabels } : {}),
     ...(inp.annotations ? { annotations: inp.annotations } : {}),
     owner: inp.owner ?? c,
     container,

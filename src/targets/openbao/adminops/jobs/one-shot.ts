@@ -27,6 +27,8 @@ export interface OneShotJobInput {
   name: string;
   namespace: string;
   labels: Record<string, string>;
+  /** Extra labels on the pod only (a workload identity's selector); `labels` win over them. */
+  podLabels?: Record<string, string>;
   annotations?: Record<string, string>;
   owner: KubeObject;
   container: Record<string, unknown>;
@@ -58,7 +60,7 @@ export function oneShotJob(inp: OneShotJobInput): KubeObject {
       ttlSecondsAfterFinished: inp.ttlSecondsAfterFinished ?? DEFAULT_TTL_SECONDS,
       ...(inp.activeDeadlineSeconds ? { activeDeadlineSeconds: inp.activeDeadlineSeconds } : {}),
       template: {
-        metadata: { labels: inp.labels },
+        metadata: { labels: { ...inp.podLabels, ...inp.labels } },
         spec: {
           restartPolicy: "Never",
           ...(inp.serviceAccountName ? { serviceAccountName: inp.serviceAccountName } : {}),

@@ -6,6 +6,7 @@ import { refOf } from "../../cluster-ref.js";
 import type { ExecutorAuth, ExecutorJob } from "../../executor/contract.js";
 import { API_PORT, type ComponentName, clusterLabels, clusterNames } from "../../identity.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
+import { workloadIdentityOf } from "./workload-identity.js";
 
 /**
  * What every flow that uploads a Raft snapshot hands the executor (the scheduled backup and the
@@ -81,6 +82,9 @@ export async function ensureExecutorServiceAccount(
   signal?: AbortSignal,
 ): Promise<void> {
   const ref = refOf(cluster);
+  // Every snapshot Job of a cluster (backup, pre-upgrade) writes to spec.backup.target, so each of
+  // its ServiceAccounts carries that target's identity: one answer whoever applies it last.
+  const annotations = workloadIdentityOf(cluster.spec.backup?.target).serviceAccountAnnotations;
   await client.apply(
     SERVICE_ACCOUNT,
     {
@@ -90,6 +94,8 @@ export async function ensureExecutorServiceAccount(
         name,
         namespace: ref.namespace,
         labels: clusterLabels(ref, component),
+        // Applied by this manager every time: annotations the spec drops are removed.
+        ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
         ownerReferences: [
           {
             apiVersion: cluster.apiVersion,

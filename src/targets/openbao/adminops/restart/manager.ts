@@ -12,36 +12,31 @@
  * status; waiting for a pod is not a failure and has no deadline (the condition says what is awaited).
  */
 
-import { createHash } from "node:crypto";
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
-  OpenBaoClusterCondition as C,
   type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../../apis/openbaocluster-names.js";
 import { POD } from "../../../../runtime/builtin-types.js";
 import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { setCondition } from "../../../../runtime/conditions.js";
-import { done, type ReconcileResult, requeueAfter, retry } from "../../../../runtime/controller.js";
+import type { ReconcileResult } from "../../../../runtime/controller.js";
 import { errorMessage, isConflict, isNotFound } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
-import { type KubeObject, splitKey } from "../../../../runtime/types.js";
-import { OPENBAOCLUSTER, refOf, servingRef } from "../../cluster-ref.js";
-import { podSelector, voterOrdinal } from "../../identity.js";
+import { AT_ONCE_MS, fail, type StageStop, wait } from "../../../../runtime/stages.js";
+import { stageResult } from "../../../../runtime/stages-settle.js";
+import { splitKey } from "../../../../runtime/types.js";
+import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import {
   type AdminOpsContext,
-  applyConcern,
-  changePlane,
   commitBeforeRelease,
   contention,
   type InAdminOpsPass,
-  type LockIdentity,
   OperationLockStore,
   withAdminOpsPass,
 } from "../../opslifecycle/index.js";
-import { type BaoAccess, observeCluster, voterClient } from "../upgrade/core/observe.js";
+import { type BaoAccess, observeCluster, STEP_DOWN_POLL_MS, voterClient } from "../upgrade/core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../upgrade/core/token.js";
 import {
   type PodFacts,
@@ -51,13 +46,23 @@ import {
   type RuntimeRestartStatus,
   restartCutoff,
 } from "./plan.js";
+import { clearRestartFailures, restartLock, setRestarting, stageRestart, stamp, voterPods } from "./stage.js";
+
+export { restartLock };
 
 export interface RestartOptions {
   /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
   stepDownSettleMs?: number;
-  /** Requeue while waiting; pod changes wake the pass sooner (default 5 s). */
+  /**
+   * How soon a waiting pass looks again (default 5 s). Pod changes wake it sooner; what they do not
+   * show (a replacement unsealed, Raft healthy again: OpenBao's own state) has no watch, so it is polled.
+   */
   waitPollMs?: number;
 }
+
+/** How a restart pass ends: done, or a stop the kernel turns into the result (stageResult). */
+type RestartEnd = { kind: "done" } | StageStop<OpenBaoClusterReasonType>;
+const DONE: RestartEnd = { kind: "done" };
 
 export interface RuntimeRestartDeps {
   client: KubeClient;
@@ -70,15 +75,6 @@ export interface RuntimeRestartDeps {
   options?: RestartOptions;
 }
 
-/** The lock identity of one restart request: one per spec value, stable across operator restarts. */
-export function restartLock(cluster: string, restartAt: string): LockIdentity {
-  // The value may be up to 253 characters of anything: the holder carries a digest of it.
-  const digest = createHash("sha256").update(restartAt).digest("hex").slice(0, 16);
-  return { operation: "Restart", holder: `restart/${cluster}/${digest}` };
-}
-
-const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
-
 /** A failed step and the reason it is reported with. */
 class StepError extends Error {
   constructor(
@@ -88,9 +84,6 @@ class StepError extends Error {
     super(message);
   }
 }
-
-/** Reasons said without an event each time (routine progress). */
-const QUIET = new Set<OpenBaoClusterReasonType>([R.RestartInProgress, R.PodNotReady, R.HealthCheckFailed]);
 
 export class RuntimeRestart {
   private readonly now: () => Date;
@@ -105,44 +98,56 @@ export class RuntimeRestart {
 
   async reconcile(key: string, rc: AdminOpsContext): Promise<ReconcileResult> {
     const { namespace = "", name } = splitKey(key);
-    return withAdminOpsPass(this.d.client, { namespace, name }, rc, (pass) => this.pass(key, pass));
+    return withAdminOpsPass(this.d.client, { namespace, name }, rc, async (pass) =>
+      // No retry schedule here: waits and failures become the result in the kernel, failures with
+      // the runtime's backoff, counted as errors.
+      stageResult(await this.pass(key, pass), { waitAfterMs: this.o.waitPollMs }),
+    );
   }
 
   /** One pass; its status changes are staged in the AdminOps pass and committed once. */
-  private async pass(key: string, rc: InAdminOpsPass): Promise<ReconcileResult> {
+  private async pass(key: string, rc: InAdminOpsPass): Promise<RestartEnd> {
     const { namespace = "", name } = splitKey(key);
     const cached = this.d.clusters.get(key);
-    if (!cached || cached.metadata.deletionTimestamp) return done();
+    if (!cached || cached.metadata.deletionTimestamp) return DONE;
     // Cheap exits for the common cases, from the cache and without a request: no request and
     // nothing left of an earlier one, or the requested restart already completed (a newer value
     // reaches the cache with the event that brings the next pass).
     const asked = cached.spec.runtime?.restartAt?.trim() ?? "";
     const last = cached.status?.runtimeRestart;
-    if (!asked && !last) return done();
-    if (asked && last?.restartAt === asked && last.completedAt) return done();
+    if (!asked && !last) return DONE;
+    if (asked && last?.restartAt === asked && last.completedAt) return DONE;
     const cluster = await (this.d.reader ?? liveReader(this.d.client)).get<OpenBaoCluster>(
       OPENBAOCLUSTER,
       name,
       namespace,
     );
-    if (!cluster || cluster.metadata.deletionTimestamp) return done();
+    if (!cluster || cluster.metadata.deletionTimestamp) return DONE;
     const want = cluster.spec.runtime?.restartAt?.trim() ?? "";
     const rec = cluster.status?.runtimeRestart;
     if (rec && !rec.completedAt && rec.restartAt !== want) return this.abandon(cluster, rec, want, rc);
-    if (!want || (rec?.restartAt === want && rec.completedAt)) return done();
+    if (!want || (rec?.restartAt === want && rec.completedAt)) return DONE;
     // Before initialization there is nothing to restart yet; initialization wakes the pass.
-    if (cluster.status?.initialized !== true) return done();
+    if (cluster.status?.initialized !== true) return DONE;
     if (cluster.spec.paused) {
-      await this.condition(cluster, "False", R.Paused, "spec.paused: the restart waits", rc);
-      return done();
+      await setRestarting(
+        this.d.events,
+        this.now(),
+        cluster,
+        "False",
+        R.Paused,
+        "spec.paused: the restart waits",
+        rc,
+      );
+      return DONE;
     }
     const ref = refOf(cluster);
     const id = restartLock(ref.name, want);
     const got = await this.locks.acquire(ref, id, { message: "runtime restart", signal: rc.signal });
     if (!got.acquired) {
       const c = contention(got.heldBy, id);
-      await this.condition(cluster, "False", c.reason, c.message, rc);
-      return requeueAfter(c.requeueAfterMs);
+      await setRestarting(this.d.events, this.now(), cluster, "False", c.reason, c.message, rc);
+      return wait(c.reason, c.message, { afterMs: c.requeueAfterMs, by: "stalled" });
     }
     // What an earlier half of this pass staged is replayed on the lock's write (no lost race).
     rc.adminOps.observed(got.cluster);
@@ -152,7 +157,7 @@ export class RuntimeRestart {
       rc.signal.throwIfAborted();
       forgetUpgradeLogin(cluster);
       const reason = e instanceof StepError ? e.reason : R.RestartStepFailed;
-      return this.failedStep(cluster, want, reason, errorMessage(e), rc);
+      return this.failedStep(cluster, want, reason, e, rc);
     }
   }
 
@@ -161,7 +166,7 @@ export class RuntimeRestart {
     want: string,
     rec: RuntimeRestartStatus | undefined,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const token = await upgradeToken(this.d.client, this.d.access, cluster, this.now, rc.signal);
     if (!token)
       throw new StepError(
@@ -169,11 +174,11 @@ export class RuntimeRestart {
         "no OpenBao token for the Raft reads and step-down (spec.upgrade.jwtAuthRole, spec.upgrade.tokenSecretRef or the root-token Secret)",
       );
     const obs = await observeCluster(this.d.client, this.d.access, cluster, token, rc.signal);
-    const pods = await this.voterPods(cluster);
+    const pods = await voterPods(this.d.client, cluster);
     const now = this.now();
     if (!rec) return this.begin(cluster, want, pods, now, rc);
     const step = planRestart({ record: rec, obs, pods, now, stepDownSettleMs: this.o.stepDownSettleMs });
-    if (step.kind !== "wait" && rec.consecutiveFailures) await this.clearFailures(cluster, want, rc);
+    if (step.kind !== "wait" && rec.consecutiveFailures) await clearRestartFailures(cluster, want, rc);
     return this.act(cluster, want, rec, step, token, rc);
   }
 
@@ -183,10 +188,10 @@ export class RuntimeRestart {
     pods: ReadonlyMap<string, PodFacts>,
     now: Date,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const cutoff = restartCutoff(want, now);
     const pending = podsToRestart(pods.values(), cutoff);
-    await this.write(cluster, rc, (cur) =>
+    await stageRestart(cluster, rc, (cur) =>
       cur?.restartAt === want
         ? cur
         : {
@@ -197,16 +202,12 @@ export class RuntimeRestart {
             restartedPods: [],
           },
     );
-    await this.condition(
-      cluster,
-      "True",
-      R.RestartInProgress,
-      pending.length
-        ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
-        : `no pod started before ${stamp(cutoff)}: nothing to restart`,
-      rc,
-    );
-    return requeueAfter(1);
+    const message = pending.length
+      ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
+      : `no pod started before ${stamp(cutoff)}: nothing to restart`;
+    await setRestarting(this.d.events, this.now(), cluster, "True", R.RestartInProgress, message, rc);
+    // The next pass plans from the record just staged.
+    return wait(R.RestartInProgress, message, { afterMs: AT_ONCE_MS });
   }
 
   private async act(
@@ -216,14 +217,22 @@ export class RuntimeRestart {
     step: RestartStep,
     token: string,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const progress = `${(rec.restartedPods ?? []).length} of ${(rec.restartedPods ?? []).length + (rec.pendingPods ?? []).length} pod(s) restarted`;
     switch (step.kind) {
       case "wait":
-        await this.condition(cluster, "True", R.RestartInProgress, `${progress}: ${step.message}`, rc);
-        return requeueAfter(this.o.waitPollMs);
+        await setRestarting(
+          this.d.events,
+          this.now(),
+          cluster,
+          "True",
+          R.RestartInProgress,
+          `${progress}: ${step.message}`,
+          rc,
+        );
+        return wait(R.RestartInProgress, `${progress}: ${step.message}`);
       case "record-replaced":
-        await this.write(cluster, rc, (cur) =>
+        await stageRestart(cluster, rc, (cur) =>
           cur?.restartAt === want
             ? {
                 ...cur,
@@ -232,7 +241,9 @@ export class RuntimeRestart {
               }
             : cur,
         );
-        return requeueAfter(1);
+        return wait(R.RestartInProgress, `${progress}: recorded ${step.replaced.join(", ")} as restarted`, {
+          afterMs: AT_ONCE_MS,
+        });
       case "delete": {
         try {
           await this.d.client.delete(POD, step.pod.name, refOf(cluster).namespace, {
@@ -248,14 +259,16 @@ export class RuntimeRestart {
           action: "Restart",
           note: `spec.runtime.restartAt: pod ${step.pod.name}${step.leader ? " (the leader, no other voter to hand over to)" : ""} deleted to be restarted`,
         });
-        await this.condition(
+        await setRestarting(
+          this.d.events,
+          this.now(),
           cluster,
           "True",
           R.RestartInProgress,
           `${progress}: restarting pod ${step.pod.name}`,
           rc,
         );
-        return requeueAfter(this.o.waitPollMs);
+        return wait(R.RestartInProgress, `${progress}: restarting pod ${step.pod.name}`);
       }
       case "step-down": {
         try {
@@ -266,7 +279,7 @@ export class RuntimeRestart {
           throw new StepError(R.StepDownFailed, `step-down of ${step.pod.name}: ${errorMessage(e)}`);
         }
         const now = this.now();
-        await this.write(cluster, rc, (cur) =>
+        await stageRestart(cluster, rc, (cur) =>
           cur?.restartAt === want ? { ...cur, lastStepDownTime: stamp(now) } : cur,
         );
         this.d.events.record(cluster, {
@@ -275,14 +288,18 @@ export class RuntimeRestart {
           action: "Restart",
           note: `asked the leader ${step.pod.name} to step down before it is restarted`,
         });
-        await this.condition(
+        await setRestarting(
+          this.d.events,
+          this.now(),
           cluster,
           "True",
           R.RestartInProgress,
           `${progress}: leader ${step.pod.name} stepping down`,
           rc,
         );
-        return requeueAfter(2_000);
+        return wait(R.RestartInProgress, `${progress}: leader ${step.pod.name} stepping down`, {
+          afterMs: STEP_DOWN_POLL_MS,
+        });
       }
       case "finalize":
         return this.finalize(cluster, want, rec, rc);
@@ -294,9 +311,9 @@ export class RuntimeRestart {
     want: string,
     rec: RuntimeRestartStatus,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const now = this.now();
-    await this.write(cluster, rc, (cur) => {
+    await stageRestart(cluster, rc, (cur) => {
       if (cur?.restartAt !== want || cur.completedAt) return cur;
       const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
       return { ...rest, pendingPods: [], completedAt: stamp(now) };
@@ -304,7 +321,9 @@ export class RuntimeRestart {
     const n = (rec.restartedPods ?? []).length;
     const started = rec.startedAt ? Date.parse(rec.startedAt) : Number.NaN;
     const took = Number.isFinite(started) ? ` in ${Math.round((now.getTime() - started) / 1000)}s` : "";
-    await this.condition(
+    await setRestarting(
+      this.d.events,
+      this.now(),
       cluster,
       "False",
       R.RestartComplete,
@@ -313,7 +332,7 @@ export class RuntimeRestart {
     );
     await commitBeforeRelease(rc);
     await this.locks.release(refOf(cluster), restartLock(refOf(cluster).name, want), rc.signal);
-    return done();
+    return DONE;
   }
 
   /** The request changed or was removed mid-restart: the old one ends where it is and gives the lock back. */
@@ -322,33 +341,37 @@ export class RuntimeRestart {
     rec: RuntimeRestartStatus,
     want: string,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
     const ref = refOf(cluster);
-    await this.write(cluster, rc, (cur) =>
+    await stageRestart(cluster, rc, (cur) =>
       cur && cur.restartAt === rec.restartAt && !cur.completedAt ? undefined : cur,
     );
     await commitBeforeRelease(rc);
     await this.locks.release(ref, restartLock(ref.name, rec.restartAt ?? ""), rc.signal);
     if (!want)
-      await this.condition(
+      await setRestarting(
+        this.d.events,
+        this.now(),
         cluster,
         "False",
         R.RestartComplete,
         `spec.runtime.restartAt was removed: the restart stopped with ${(rec.restartedPods ?? []).length} pod(s) restarted`,
         rc,
       );
-    return requeueAfter(1);
+    // The next pass starts the new request, if any, from a clean record.
+    return wait(R.RestartComplete, "the earlier restart request ended", { afterMs: AT_ONCE_MS });
   }
 
   private async failedStep(
     cluster: OpenBaoCluster,
     want: string,
     reason: OpenBaoClusterReasonType,
-    message: string,
+    error: unknown,
     rc: InAdminOpsPass,
-  ): Promise<ReconcileResult> {
+  ): Promise<RestartEnd> {
+    const message = errorMessage(error);
     let n = 1;
-    await this.write(cluster, rc, (cur) => {
+    await stageRestart(cluster, rc, (cur) => {
       if (cur?.restartAt !== want) return cur;
       n = (cur.consecutiveFailures ?? 0) + 1;
       return {
@@ -358,79 +381,18 @@ export class RuntimeRestart {
         lastErrorMessage: message.slice(0, 4096),
       };
     });
-    await this.condition(cluster, "True", reason, `restart step failed (attempt ${n}): ${message}`, rc);
+    await setRestarting(
+      this.d.events,
+      this.now(),
+      cluster,
+      "True",
+      reason,
+      `restart step failed (attempt ${n}): ${message}`,
+      rc,
+    );
     rc.log.warn({ reason, err: message, attempt: n }, "restart step failed; will retry");
     // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
     // in status only says how many in a row, for people and across restarts.
-    return retry(reason);
-  }
-
-  private async clearFailures(cluster: OpenBaoCluster, want: string, rc: InAdminOpsPass): Promise<void> {
-    await this.write(cluster, rc, (cur) => {
-      if (cur?.restartAt !== want || !cur.consecutiveFailures) return cur;
-      const { consecutiveFailures: _n, lastErrorReason: _r, lastErrorMessage: _m, ...rest } = cur;
-      return rest;
-    });
-  }
-
-  /** The serving voter pods by name, with the UID and creation time the plan compares. */
-  private async voterPods(cluster: OpenBaoCluster): Promise<Map<string, PodFacts>> {
-    const ref = refOf(cluster);
-    const serving = servingRef(cluster);
-    const selector = Object.entries(podSelector(ref))
-      .map(([k, v]) => `${k}=${v}`)
-      .join(",");
-    const list = await this.d.client.list<KubeObject>(POD, {
-      namespace: ref.namespace,
-      labelSelector: selector,
-    });
-    const out = new Map<string, PodFacts>();
-    for (const p of list.items) {
-      const name = p.metadata.name ?? "";
-      if (voterOrdinal(serving, name) === undefined || !p.metadata.uid) continue;
-      out.set(name, { name, uid: p.metadata.uid, createdAt: p.metadata.creationTimestamp });
-    }
-    return out;
-  }
-
-  private async write(
-    cluster: OpenBaoCluster,
-    rc: InAdminOpsPass,
-    change: (cur: RuntimeRestartStatus | undefined) => RuntimeRestartStatus | undefined,
-  ): Promise<void> {
-    await changePlane(rc.adminOps, refOf(cluster), (plane) =>
-      applyConcern(plane, "runtimeRestart", change(plane.runtimeRestart)),
-    );
-  }
-
-  /** Sets Restarting when it moved; an event when its reason moves (routine progress stays quiet). */
-  private async condition(
-    cluster: OpenBaoCluster,
-    status: "True" | "False",
-    reason: OpenBaoClusterReasonType,
-    message: string,
-    rc: InAdminOpsPass,
-  ): Promise<void> {
-    const before = cluster.status?.conditions?.find((x) => x.type === C.Restarting);
-    if (before?.status === status && before.reason === reason && before.message === message) return;
-    const now = this.now();
-    await changePlane(rc.adminOps, refOf(cluster), (plane) =>
-      applyConcern(
-        plane,
-        "conditions",
-        setCondition(
-          plane.conditions ?? [],
-          { type: C.Restarting, status, reason, message, observedGeneration: cluster.metadata.generation },
-          now,
-        ),
-      ),
-    );
-    if (before?.reason !== reason && !QUIET.has(reason))
-      this.d.events.record(cluster, {
-        type: reason === R.RestartStepFailed || reason === R.StepDownFailed ? "Warning" : "Normal",
-        reason,
-        action: "Restart",
-        note: message.slice(0, 1000),
-      });
+    return fail(reason, error);
   }
 }

@@ -20,6 +20,7 @@ import {
 } from "../../../../../runtime/controller.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
+import { AT_ONCE_MS } from "../../../../../runtime/stages.js";
 import { refOf } from "../../../cluster-ref.js";
 import { revisionFor } from "../../../identity.js";
 import { operatorImage } from "../../../imageverify/check.js";
@@ -46,9 +47,10 @@ import {
 import type { BaoAccess } from "../core/observe.js";
 import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
 import { executePass } from "./actions.js";
+import { recordStepFailure } from "./attempts.js";
 import { observeHook, startHook } from "./hook-job.js";
 import { type BlueGreenObservation, observeBlueGreen, sideIds } from "./observe.js";
-import { planBlueGreen, recordStepFailure } from "./plan.js";
+import { planBlueGreen } from "./plan.js";
 import type { BlueGreenStatus, Observed, Plan, PlanSpec, PlanStatus, RaftAction } from "./types.js";
 
 export const STRATEGY = "BlueGreen";
@@ -198,7 +200,9 @@ export class BlueGreenUpgrade {
     // restart); when to look again is the runtime's failure backoff, doubling from 5 s, so a leader
     // change (a few seconds without an active node) cannot use up the attempts in one burst.
     if (failure) return retry(OpenBaoClusterReason.HealthCheckFailed);
-    return plan.requeueAfterMs === undefined ? done() : requeueAfter(Math.max(1, plan.requeueAfterMs));
+    return plan.requeueAfterMs === undefined
+      ? done()
+      : requeueAfter(Math.max(AT_ONCE_MS, plan.requeueAfterMs));
   }
 
   private async snapshot(cluster: OpenBaoCluster, bg: BlueGreenStatus, from: string, rc: ReconcileContext) {

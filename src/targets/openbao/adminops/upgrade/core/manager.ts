@@ -23,6 +23,7 @@ import {
 import { errorMessage } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { Informer } from "../../../../../runtime/informer.js";
+import { AT_ONCE_MS } from "../../../../../runtime/stages.js";
 import { splitKey } from "../../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../../cluster-ref.js";
 import {
@@ -73,6 +74,10 @@ export interface UpgradeManagerDeps {
 
 /** A missing prerequisite is looked at again after this (pods and the lock also wake the pass). */
 const PREREQ_POLL_MS = 15_000;
+/**
+ * While the pre-upgrade snapshot Job runs: its Job and pod changes wake the pass; this bounds a
+ * missed event and follows a pod that cannot start (its waiting reason changes no Job field).
+ */
 const SNAPSHOT_POLL_MS = 10_000;
 
 export class UpgradeManager {
@@ -277,7 +282,7 @@ export class UpgradeManager {
       `rolling upgrade ${from} → ${to}: ${obs.replicas} pods, one at a time from the highest ordinal`,
       rc,
     );
-    return requeueAfter(1);
+    return requeueAfter(AT_ONCE_MS);
   }
 
   private async refused(

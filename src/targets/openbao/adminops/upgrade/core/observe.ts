@@ -23,10 +23,17 @@ import {
   voterOrdinal,
   voterSetName,
 } from "../../../identity.js";
+import { podTrouble } from "../../../workload/pod-trouble.js";
 import { tlsEnabled, tlsSecretName, tlsSecretsMounted } from "../../../workload/statefulsets/build.js";
 
 /** The label the StatefulSet controller puts on each pod: the revision it was created from. */
 export const REVISION_LABEL = "controller-revision-hash";
+
+/**
+ * After a step-down, the next look for the new leader. OpenBao's leader election has no watch and
+ * the old leader's pod does not change, so nothing else wakes the pass: it is polled.
+ */
+export const STEP_DOWN_POLL_MS = 2_000;
 
 export interface VoterObservation {
   ordinal: number;
@@ -36,6 +43,8 @@ export interface VoterObservation {
   /** Being deleted (the StatefulSet is replacing it). */
   terminating: boolean;
   revision?: string;
+  /** Its container waits in a state waiting will not cure (workload/pod-trouble.ts's STUCK_STATES). */
+  stuck?: boolean;
   /** From OpenBao's sys/health on this pod; undefined when unreachable. */
   sealed?: boolean;
   version?: string;
@@ -168,6 +177,7 @@ export async function observeCluster(
         revision: p?.metadata.labels?.[REVISION_LABEL],
       };
       if (!p) return v;
+      if (podTrouble(p)?.stuck) v.stuck = true;
       try {
         const h = await (await voterClient(client, access, cluster, ordinal)).health(signal);
         v.sealed = h.sealed;

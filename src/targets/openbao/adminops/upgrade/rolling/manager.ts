@@ -1,17 +1,3 @@
-/** What one step of the roll decided on: the cluster as observed, and when. */
-interface StepContext {
-  cluster: OpenBaoCluster;
-  u: UpgradeStatus;
-  key: string;
-  obs: Awaited<ReturnType<typeof observeCluster>>;
-  now: Date;
-  /** The partition held when the step was planned. */
-  P: number;
-  target: string;
-  ref: ReturnType<typeof refOf>;
-  rc: ReconcileContext;
-}
-
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
 /**
  * The rolling upgrade in flight: one bounded step per pass, planned by plan.ts from status.upgrade
@@ -39,18 +25,17 @@ import {
   type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../../../apis/openbaocluster-names.js";
-import type { KubeClient } from "../../../../../runtime/client.js";
 import {
   done,
   type ReconcileContext,
   type ReconcileResult,
   requeueAfter,
-  retry,
 } from "../../../../../runtime/controller.js";
-import { errorMessage } from "../../../../../runtime/errors.js";
-import type { EventRecorder } from "../../../../../runtime/events.js";
+import { AT_ONCE_MS, fail } from "../../../../../runtime/stages.js";
+import { countAttempts, withGiveUp } from "../../../../../runtime/stages-attempts.js";
+import { stageResult } from "../../../../../runtime/stages-settle.js";
 import { refOf } from "../../../cluster-ref.js";
-import { commitBeforeRelease, type OperationLockStore, planeTarget } from "../../../opslifecycle/index.js";
+import { planeTarget } from "../../../opslifecycle/index.js";
 import { parseVersion } from "../../../validate/values.js";
 import { setUpgrading, UpgradeReason } from "../core/condition.js";
 import { upgradeLock } from "../core/lock.js";
@@ -58,71 +43,39 @@ import {
   endRollingProgress,
   showRollingProgress,
   UpgradeStatusValue,
-  upgradeDuration,
   upgradeFailureTotal,
-  upgradePodDuration,
   upgradeStatus,
-  upgradeStepDownFailures,
-  upgradeStepDowns,
-  upgradeSuccessTotal,
 } from "../core/metrics.js";
-import { type BaoAccess, observeCluster, voterClient } from "../core/observe.js";
+import { observeCluster } from "../core/observe.js";
 import { compareVersions, normalizeVersion, sameVersionText } from "../core/policy.js";
 import { markHandled, pendingRequest } from "../core/requests.js";
 import { stamp, type UpgradeStatus, writeUpgrade } from "../core/status.js";
 import { forgetUpgradeLogin, upgradeToken } from "../core/token.js";
-import { heldPartition, planRolling, type RollingStep } from "./plan.js";
+import {
+  type RollingCore,
+  type RollingDeps,
+  RollingEvent,
+  type RollingOptions,
+  STRATEGY,
+  type StepContext,
+  StepError,
+} from "./core.js";
+import { heldPartition, planRolling } from "./plan.js";
+import { attemptsOf, STEP, withoutAttempts, withoutLastError } from "./record.js";
+import { completePod, finalize, lowerPartition, replaceStuckPod, stepDown, waitFor } from "./steps.js";
 
-export const STRATEGY = "RollingUpdate";
+export type { RollingDeps, RollingOptions };
+export { RollingEvent, STRATEGY };
 
-export const RollingEvent = {
-  StepDown: R.LeaderSteppedDown,
-  PodUpgraded: R.UpgradePodReplaced,
-  PartitionLowered: R.UpgradePodReplacing,
-  Retargeted: R.UpgradeRetargeted,
-  RetryAccepted: R.UpgradeRetryAccepted,
-} as const;
-
-export interface RollingOptions {
-  /** A replaced pod may take this long to come back before the upgrade fails (default 15 minutes). */
-  waitTimeoutMs?: number;
-  /** Transient errors in a row before the upgrade fails (default 5). */
-  maxAttempts?: number;
-  /** After a step-down, how long to wait for another leader before asking again (default 20 s). */
-  stepDownSettleMs?: number;
-  /** Step-downs of one pod that did not move leadership before StepDownTimeout (default 3). */
-  maxStepDowns?: number;
-  /** Requeue while waiting; pod and StatefulSet changes wake the pass sooner (default 5 s). */
-  waitPollMs?: number;
-}
-
-export interface RollingDeps {
-  client: KubeClient;
-  events: EventRecorder;
-  locks: OperationLockStore;
-  access: BaoAccess;
-  now: () => Date;
-  options?: RollingOptions;
-}
-
-class StepError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export class RollingUpgrade {
+export class RollingUpgrade implements RollingCore {
   /**
    * When the partition was lowered to each cluster's pod being replaced: only for the metric
    * pod_duration_seconds (a replacement this process did not start is not timed), never a schedule.
    */
-  private readonly replacing = new Map<string, { ordinal: number; since: number }>();
-  private readonly o: Required<RollingOptions>;
+  readonly replacing = new Map<string, { ordinal: number; since: number }>();
+  readonly o: Required<RollingOptions>;
 
-  constructor(private readonly d: RollingDeps) {
+  constructor(readonly d: RollingDeps) {
     this.o = {
       waitTimeoutMs: 15 * 60_000,
       maxAttempts: 5,
@@ -189,7 +142,7 @@ export class RollingUpgrade {
         action: "Upgrade",
         note: `spec.version changed to ${to} mid-upgrade: rolling every pod to ${to} from the top`,
       });
-      return requeueAfter(1);
+      return requeueAfter(AT_ONCE_MS);
     }
     if (u.failure) return this.failed(cluster, u, rc);
 
@@ -214,7 +167,7 @@ export class RollingUpgrade {
       rc.signal.throwIfAborted();
       forgetUpgradeLogin(cluster);
       const reason = e instanceof StepError ? e.reason : R.HealthCheckFailed;
-      return this.transient(cluster, reason, errorMessage(e), rc);
+      return this.transient(cluster, reason, e, rc);
     }
     if (u.consecutiveFailures) await this.clearFailures(cluster, rc);
     return result;
@@ -260,225 +213,18 @@ export class RollingUpgrade {
     const at: StepContext = { cluster, u, key, obs, now, P, target, ref, rc };
     switch (step.kind) {
       case "wait":
-        return this.waitFor(at, step);
+        return waitFor(this, at, step);
       case "complete-pod":
-        return this.completePod(at, step);
+        return completePod(this, at, step);
       case "step-down":
-        return this.stepDown(at, step);
+        return stepDown(this, at, step);
       case "lower-partition":
-        return this.lowerPartition(at, step);
+        return lowerPartition(this, at, step);
+      case "replace-stuck-pod":
+        return replaceStuckPod(this, at, step);
       case "finalize":
-        return this.finalize(cluster, u, rc);
+        return finalize(this, cluster, u, rc);
     }
-  }
-
-  private async waitFor(
-    at: StepContext,
-    step: Extract<RollingStep, { kind: "wait" }>,
-  ): Promise<ReconcileResult> {
-    const { cluster, u, obs, now, P, target, ref, rc } = at;
-    const what = `${P}/${step.ordinal ?? "-"}`;
-    const began = u.waitingOn === what && u.waitingSince ? Date.parse(u.waitingSince) : Number.NaN;
-    const since = Number.isFinite(began) ? began : now.getTime();
-    // A new wait is recorded once, so its timeout holds across restarts of the operator.
-    if (!Number.isFinite(began))
-      await writeUpgrade(
-        planeTarget(rc, this.d.client),
-        ref,
-        (cur) =>
-          cur && cur.targetVersion === target
-            ? { upgrade: { ...cur, waitingOn: what, waitingSince: stamp(now) } }
-            : undefined,
-        rc.signal,
-      );
-    if (now.getTime() - since > this.o.waitTimeoutMs)
-      return this.fail(
-        cluster,
-        R.UpgradeFailed,
-        `${step.message} for more than ${Math.round(this.o.waitTimeoutMs / 60_000)} minutes`,
-        rc,
-      );
-    await this.condition(
-      cluster,
-      "True",
-      UpgradeReason.InProgress,
-      `${progress(u, obs.replicas)}: ${step.message}`,
-      rc,
-    );
-    return requeueAfter(this.o.waitPollMs);
-  }
-
-  private async completePod(
-    at: StepContext,
-    step: Extract<RollingStep, { kind: "complete-pod" }>,
-  ): Promise<ReconcileResult> {
-    const { cluster, obs, target, ref, rc } = at;
-    const w = await writeUpgrade(
-      planeTarget(rc, this.d.client),
-      ref,
-      (cur) =>
-        cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === step.ordinal
-          ? {
-              upgrade: {
-                ...withoutWait(withoutLastError(cur)),
-                completedPods: [...new Set([...(cur.completedPods ?? []), step.ordinal])].sort(
-                  (a, b) => b - a,
-                ),
-              },
-            }
-          : undefined,
-      rc.signal,
-    );
-    const labels = { namespace: ref.namespace, name: ref.name };
-    const started = this.replacing.get(at.key);
-    if (w.wrote && started?.ordinal === step.ordinal) {
-      upgradePodDuration.observe(
-        { ...labels, pod: obs.voters[step.ordinal]!.name },
-        Math.max(0, (this.d.now().getTime() - started.since) / 1000),
-      );
-      this.replacing.delete(at.key);
-    }
-    if (w.wrote)
-      this.d.events.record(cluster, {
-        type: "Normal",
-        reason: RollingEvent.PodUpgraded,
-        action: "Upgrade",
-        note: `pod ${obs.voters[step.ordinal]!.name} runs ${target}, is Ready and unsealed; Raft is healthy`,
-      });
-    return requeueAfter(1);
-  }
-
-  private async stepDown(
-    at: StepContext,
-    step: Extract<RollingStep, { kind: "step-down" }>,
-  ): Promise<ReconcileResult> {
-    const { cluster, u, obs, now, target, ref, rc } = at;
-    const count = u.stepDownOrdinal === step.ordinal ? (u.stepDowns ?? 0) + 1 : 1;
-    if (count > this.o.maxStepDowns)
-      return this.fail(
-        cluster,
-        R.StepDownTimeout,
-        `pod ${obs.voters[step.ordinal]!.name} is still the Raft leader after ${this.o.maxStepDowns} step-downs`,
-        rc,
-      );
-    const token = (await upgradeToken(this.d.client, this.d.access, cluster, this.d.now, rc.signal))!;
-    const labels = { namespace: ref.namespace, name: ref.name };
-    upgradeStepDowns.inc(labels);
-    try {
-      const bao = await voterClient(this.d.client, this.d.access, cluster, step.ordinal);
-      await bao.stepDown(token, rc.signal);
-    } catch (e) {
-      rc.signal.throwIfAborted();
-      upgradeStepDownFailures.inc(labels);
-      throw new StepError(
-        R.StepDownFailed,
-        `step-down of ${obs.voters[step.ordinal]!.name}: ${errorMessage(e)}`,
-      );
-    }
-    await writeUpgrade(
-      planeTarget(rc, this.d.client),
-      ref,
-      (cur) =>
-        cur && cur.targetVersion === target
-          ? {
-              upgrade: {
-                ...withoutWait(cur),
-                lastStepDownTime: stamp(now),
-                stepDownOrdinal: step.ordinal,
-                stepDowns: count,
-              },
-            }
-          : undefined,
-      rc.signal,
-    );
-    this.d.events.record(cluster, {
-      type: "Normal",
-      reason: RollingEvent.StepDown,
-      action: "Upgrade",
-      note: `asked the leader ${obs.voters[step.ordinal]!.name} to step down before its pod is replaced`,
-    });
-    await this.condition(
-      cluster,
-      "True",
-      UpgradeReason.InProgress,
-      `${progress(u, obs.replicas)}: leader ${obs.voters[step.ordinal]!.name} stepping down`,
-      rc,
-    );
-    return requeueAfter(2_000);
-  }
-
-  private async lowerPartition(
-    at: StepContext,
-    step: Extract<RollingStep, { kind: "lower-partition" }>,
-  ): Promise<ReconcileResult> {
-    const { cluster, u, obs, P, target, ref, rc } = at;
-    const w = await writeUpgrade(
-      planeTarget(rc, this.d.client),
-      ref,
-      (cur) =>
-        cur && cur.targetVersion === target && heldPartition(cur, obs.replicas) === P
-          ? { upgrade: { ...withoutWait(withoutLastError(cur)), currentPartition: step.to } }
-          : undefined,
-      rc.signal,
-    );
-    if (w.wrote) {
-      this.replacing.set(at.key, { ordinal: step.to, since: this.d.now().getTime() });
-      showRollingProgress(
-        { namespace: ref.namespace, name: ref.name },
-        { completed: (u.completedPods ?? []).length, total: obs.replicas, partition: step.to },
-      );
-    }
-    if (w.wrote)
-      this.d.events.record(cluster, {
-        type: "Normal",
-        reason: RollingEvent.PartitionLowered,
-        action: "Upgrade",
-        note: `partition ${P} → ${step.to}: pod ${obs.voters[step.to]!.name} is replaced with ${target}`,
-      });
-    await this.condition(
-      cluster,
-      "True",
-      UpgradeReason.InProgress,
-      `${progress({ ...u, currentPartition: step.to }, obs.replicas)}: replacing pod ${obs.voters[step.to]!.name}`,
-      rc,
-    );
-    return requeueAfter(this.o.waitPollMs);
-  }
-
-  private async finalize(
-    cluster: OpenBaoCluster,
-    u: UpgradeStatus,
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult> {
-    const ref = refOf(cluster);
-    const target = u.targetVersion ?? "";
-    const w = await writeUpgrade(
-      planeTarget(rc, this.d.client),
-      ref,
-      (cur) => (cur && cur.targetVersion === target && !cur.failure ? { upgrade: null } : undefined),
-      rc.signal,
-    );
-    const labels = { namespace: ref.namespace, name: ref.name, strategy: STRATEGY };
-    const now = this.d.now();
-    const started = u.startedAt ? Date.parse(u.startedAt) : Number.NaN;
-    const seconds = Number.isFinite(started) ? Math.max(0, (now.getTime() - started) / 1000) : undefined;
-    if (w.wrote) {
-      upgradeSuccessTotal.inc(labels);
-      if (seconds !== undefined) upgradeDuration.observe(labels, seconds);
-    }
-    await this.condition(
-      cluster,
-      "False",
-      UpgradeReason.Complete,
-      `upgraded from ${u.fromVersion} to ${target}${seconds !== undefined ? ` in ${Math.round(seconds)}s` : ""}`,
-      rc,
-    );
-    await commitBeforeRelease(rc);
-    await this.d.locks.release(ref, upgradeLock(ref.name, u.fromVersion ?? ""), rc.signal);
-    upgradeStatus.set({ namespace: ref.namespace, name: ref.name }, UpgradeStatusValue.Succeeded);
-    endRollingProgress({ namespace: ref.namespace, name: ref.name }, { total: cluster.spec.replicas ?? 3 });
-    this.forget(`${ref.namespace}/${ref.name}`);
-    return requeueAfter(1);
   }
 
   /** A recorded failure: held until a new spec.upgrade.requests.retry value. */
@@ -525,29 +271,32 @@ export class RollingUpgrade {
         note: `spec.upgrade.requests.retry changed: resuming the upgrade to ${u.targetVersion} at partition ${u.currentPartition}`,
       });
     }
-    return requeueAfter(1);
+    return requeueAfter(AT_ONCE_MS);
   }
 
   private async transient(
     cluster: OpenBaoCluster,
-    reason: string,
-    message: string,
+    reason: OpenBaoClusterReasonType,
+    error: unknown,
     rc: ReconcileContext,
   ): Promise<ReconcileResult> {
     const now = this.d.now();
     const target = cluster.status?.upgrade?.targetVersion;
+    // The kernel counts and gives up (stages-attempts.ts); the count lives in upstream's fields.
+    const failed = { ...fail(reason, error, { giveUpAfter: this.o.maxAttempts }), stage: STEP };
+    const message = failed.message;
     // Counted on the fresh status the write starts from, so a count is never lost to a stale cache.
-    let n = (cluster.status?.upgrade?.consecutiveFailures ?? 0) + 1;
+    let record = countAttempts(attemptsOf(cluster.status?.upgrade), failed);
     await writeUpgrade(
       planeTarget(rc, this.d.client),
       refOf(cluster),
       (cur) => {
         if (!cur || cur.targetVersion !== target) return undefined;
-        n = (cur.consecutiveFailures ?? 0) + 1;
+        record = countAttempts(attemptsOf(cur), failed);
         return {
           upgrade: {
             ...cur,
-            consecutiveFailures: n,
+            consecutiveFailures: record?.attempts ?? 1,
             lastErrorReason: reason,
             lastErrorMessage: message.slice(0, 4096),
             lastErrorAt: stamp(now),
@@ -556,13 +305,16 @@ export class RollingUpgrade {
       },
       rc.signal,
     );
-    if (n >= this.o.maxAttempts) return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
+    const n = record?.attempts ?? 1;
+    if (withGiveUp(failed, record).kind === "invalid")
+      return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
     rc.log.warn({ reason, err: message, attempt: n }, "upgrade step failed; will retry");
     // The runtime backs the retry off per key (5 s doubling) and counts it as a failed pass.
-    return retry(reason);
+    return stageResult(failed, { waitAfterMs: this.o.waitPollMs });
   }
 
-  private async fail(
+  /** The roll fails: recorded, held until a retry request (also called by the steps, steps.ts). */
+  async fail(
     cluster: OpenBaoCluster,
     reason: string,
     message: string,
@@ -603,11 +355,11 @@ export class RollingUpgrade {
     return done();
   }
 
-  private forget(key: string): void {
+  forget(key: string): void {
     this.replacing.delete(key);
   }
 
-  private async condition(
+  async condition(
     cluster: OpenBaoCluster,
     status: "True" | "False",
     reason: OpenBaoClusterReasonType,
@@ -623,34 +375,4 @@ export class RollingUpgrade {
       rc.signal,
     );
   }
-}
-
-function withoutLastError(u: UpgradeStatus): UpgradeStatus {
-  const n = { ...u };
-  delete n.lastErrorReason;
-  delete n.lastErrorMessage;
-  delete n.lastErrorAt;
-  delete n.consecutiveFailures;
-  return n;
-}
-
-/** The wait is over: the next one begins its own clock. */
-function withoutWait(u: UpgradeStatus): UpgradeStatus {
-  const n = { ...u };
-  delete n.waitingOn;
-  delete n.waitingSince;
-  return n;
-}
-
-/** A retried roll starts its waits and step-downs over. */
-function withoutAttempts(u: UpgradeStatus): UpgradeStatus {
-  const n = withoutWait(u);
-  delete n.stepDownOrdinal;
-  delete n.stepDowns;
-  return n;
-}
-
-function progress(u: UpgradeStatus, replicas: number): string {
-  const done = (u.completedPods ?? []).length;
-  return `upgrading ${u.fromVersion} → ${u.targetVersion}, ${done}/${replicas} pods done, partition ${heldPartition(u, replicas)}`;
 }

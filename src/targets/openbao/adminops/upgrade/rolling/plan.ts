@@ -12,7 +12,8 @@
  *   no ordinal left → finalize once revisions and every voter converged
  *
  * A pod that is not there yet is waiting, never failing; how long waiting may last is the
- * manager's business.
+ * manager's business. One pod is deleted outright: a pod made for a target that was given up while
+ * it could not start (see abandonedAndStuck).
  */
 
 import type { OpenBaoClusterStatus } from "../../../../../apis/openbaocluster.js";
@@ -27,6 +28,7 @@ export type RollingStep =
   | { kind: "complete-pod"; ordinal: number }
   | { kind: "step-down"; ordinal: number }
   | { kind: "lower-partition"; to: number }
+  | { kind: "replace-stuck-pod"; ordinal: number }
   | { kind: "finalize" };
 
 export interface RollingPlanInput {
@@ -72,8 +74,32 @@ export function notConverged(
   return undefined;
 }
 
+/**
+ * A pod the StatefulSet controller will never replace: made from a revision that is neither the
+ * set's current one nor its update (a target given up for another, e.g. its image cannot be
+ * pulled), and stuck in a state waiting does not cure. The controller waits for such a pod to become
+ * Ready before it rolls it (Kubernetes' documented caveat for rollbacks), so without a delete the
+ * roll waits forever. It serves nothing: deleting it costs no quorum, and the StatefulSet makes it
+ * again from the right revision for its ordinal.
+ */
+export function abandonedAndStuck(v: VoterObservation, obs: ClusterObservation): boolean {
+  return (
+    v.exists &&
+    !v.terminating &&
+    !v.ready &&
+    v.stuck === true &&
+    v.revision !== undefined &&
+    obs.currentRevision !== undefined &&
+    obs.updateRevision !== undefined &&
+    v.revision !== obs.currentRevision &&
+    v.revision !== obs.updateRevision
+  );
+}
+
 export function planRolling(inp: RollingPlanInput): RollingStep {
   const { upgrade: u, obs } = inp;
+  const abandoned = obs.voters.find((v) => abandonedAndStuck(v, obs));
+  if (abandoned) return { kind: "replace-stuck-pod", ordinal: abandoned.ordinal };
   const target = u.targetVersion ?? "";
   const P = heldPartition(u, obs.replicas);
   const completed = new Set(u.completedPods ?? []);

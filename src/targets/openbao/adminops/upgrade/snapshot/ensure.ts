@@ -27,6 +27,7 @@ import {
   notStartedMessage,
   startTimeoutFailure,
 } from "../../jobs/start-health.js";
+import { workloadIdentityOf } from "../../jobs/workload-identity.js";
 import { deleteRunJob, upgradeRunIdOf } from "../run-jobs.js";
 import {
   backupServiceAccount,
@@ -158,6 +159,7 @@ export async function ensurePreUpgradeSnapshot(
     contract: snapshotUploadContract(cluster, plan.target, key, plan.auth),
     serviceAccountName: sa,
     labels: identity.labels,
+    podLabels: workloadIdentityOf(plan.target).podLabels,
     annotations: {
       ...identity.annotations,
       [OpenBaoAnnotation.BackupKey]: key,

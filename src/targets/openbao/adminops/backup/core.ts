@@ -1,0 +1,58 @@
+/**
+ * What the backup reconciler (reconciler.ts) and its in-flight half (in-flight.ts) share: the
+ * dependencies and the part of the reconciler the in-flight half calls.
+ */
+import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import type {
+  OpenBaoClusterReason,
+  OpenBaoClusterReasonType,
+} from "../../../../apis/openbaocluster-names.js";
+import type { CachedReader } from "../../../../runtime/cached-reader.js";
+import type { KubeClient } from "../../../../runtime/client.js";
+import type { EventRecorder } from "../../../../runtime/events.js";
+import type { Informer } from "../../../../runtime/informer.js";
+import type { Logger } from "../../../../runtime/log.js";
+import type { OpenBaoTargetConfig } from "../../config.js";
+import type { OperatorImage } from "../../imageverify/check.js";
+import type { ImageVerifier } from "../../imageverify/verifier.js";
+import type { InAdminOpsPass, OperationLockStore } from "../../opslifecycle/index.js";
+import type { SnapshotStoreFactory } from "./ports.js";
+
+export interface BackupReconcilerDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  log: Logger;
+  config: OpenBaoTargetConfig;
+  /** Only asked whether the cluster still exists; decisions use a fresh read. */
+  clusters: Pick<Informer<OpenBaoCluster>, "get">;
+  /**
+   * Where the fresh read comes from: the manager's reader serves the cache unless this process
+   * wrote the cluster since and the cache has not shown that write yet (then it asks the API
+   * server). Live reads when unset.
+   */
+  reader?: Pick<CachedReader, "get">;
+  stores: SnapshotStoreFactory;
+  /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
+  imageVerifier?: ImageVerifier;
+  now?: () => Date;
+}
+
+/** The reconciler as its in-flight half sees it. */
+export interface BackupCore {
+  readonly d: BackupReconcilerDeps;
+  readonly now: () => Date;
+  readonly locks: OperationLockStore;
+  executorImage(
+    cluster: OpenBaoCluster,
+    image: string,
+    rc: InAdminOpsPass,
+  ): Promise<OperatorImage<typeof OpenBaoClusterReason.BackupExecutorImageVerificationFailed>>;
+  condition(
+    cluster: OpenBaoCluster,
+    status: "True" | "False",
+    reason: OpenBaoClusterReasonType,
+    message: string,
+    rc: InAdminOpsPass,
+    eventType?: "Normal" | "Warning",
+  ): Promise<void>;
+}

@@ -1,0 +1,53 @@
+/**
+ * What the OpenBaoRestore reconciler (reconciler.ts) and its Job watch (job-watch.ts) share: the
+ * dependencies and the part of the reconciler the watch calls.
+ */
+
+import type { OpenBaoRestore, OpenBaoRestoreStatus } from "../../../apis/openbaorestore.js";
+import type { OpenBaoRestoreReasonType } from "../../../apis/openbaorestore-names.js";
+import type { KubeClient } from "../../../runtime/client.js";
+import type { ReconcileContext, ReconcileResult } from "../../../runtime/controller.js";
+import type { EventInput, KindEvents } from "../../../runtime/events.js";
+import type { Informer } from "../../../runtime/informer.js";
+import type { Logger } from "../../../runtime/log.js";
+import type { OperationLockStore } from "../opslifecycle/lock-store.js";
+import type { RestoreJobs, SnapshotProbe } from "./ports.js";
+
+/** An event of the restore (recorded on it, and on its cluster where the cluster's side changed). */
+export type RestoreEvent = EventInput<OpenBaoRestoreReasonType>;
+
+export interface RestoreReconcilerDeps {
+  client: KubeClient;
+  events: KindEvents<OpenBaoRestoreReasonType>;
+  log: Logger;
+  restores: Informer<OpenBaoRestore>;
+  probe: SnapshotProbe;
+  jobs: RestoreJobs;
+  now?: () => Date;
+  /** Re-check period while waiting (a Secret, initialization, the lock) or while the Job runs. */
+  pollMs?: number;
+  /** How long the restore Job's pod may take to start (the target's jobStartTimeout). */
+  jobStartTimeoutMs?: number;
+  /**
+   * Test seam, called after each status write: a test throws here to play an operator that stops
+   * right after a receipt stage was recorded, then runs a fresh reconciler.
+   */
+  afterStatusWrite?: (written: OpenBaoRestoreStatus) => void;
+}
+
+/** The reconciler as its Job watch sees it. */
+export interface RestoreCore {
+  readonly d: RestoreReconcilerDeps;
+  readonly lock: OperationLockStore;
+  readonly now: () => Date;
+  readonly pollMs: number;
+  readonly startTimeoutMs: number;
+  write(r: OpenBaoRestore, next: OpenBaoRestoreStatus, rc: ReconcileContext): Promise<OpenBaoRestore>;
+  event(r: OpenBaoRestore, e: RestoreEvent): void;
+  finish(
+    r: OpenBaoRestore,
+    next: OpenBaoRestoreStatus,
+    m: { reason?: string; durationS?: number },
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult>;
+}

@@ -1,0 +1,237 @@
+/**
+ * The restore once committed to its Job: the Job watched to its end (its pod's start bound
+ * included), then the follow-through that restarts the cluster's pods. The reconciler
+ * (reconciler.ts) gets here once status.execution says the Job was committed to.
+ */
+
+import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
+import { OpenBaoRestoreCondition, OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
+import { JOB, POD } from "../../../runtime/builtin-types.js";
+import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
+import { isConflict, isNotFound } from "../../../runtime/errors.js";
+import type { KubeObject } from "../../../runtime/types.js";
+import { endUnstartedJob } from "../adminops/jobs/end-unstarted.js";
+import { jobStartHealth, notStartedMessage, startTimeoutFailure } from "../adminops/jobs/start-health.js";
+import { OPENBAOCLUSTER } from "../cluster-ref.js";
+import type { ClusterRef } from "../identity.js";
+import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
+import type { RestoreCore, RestoreEvent } from "./core.js";
+import { restoreJobName, restoreLockIdentity } from "./names.js";
+import type { RestoreJobOutcome } from "./ports.js";
+import { created, followThroughComplete, lost, terminalObserved } from "./receipt.js";
+import { completed, failed, jobNotStarted, jobStarted, running } from "./status.js";
+
+/**
+ * While the pods restarted after the snapshot come back. The pod watch maps only the restore Job's
+ * own pods, not the cluster's, so their return is polled.
+ */
+const PODS_BACK_POLL_MS = 2_000;
+
+/**
+ * A restore committed to its Job: only that Job is observed, to its end, then the follow-through.
+ */
+export async function observe(
+  m: RestoreCore,
+  r0: OpenBaoRestore,
+  rc: ReconcileContext,
+): Promise<ReconcileResult> {
+  let r = r0;
+  const ns = r.metadata.namespace!;
+  const exec = r.status?.execution;
+  const jobName = exec?.jobName ?? r.status?.jobName ?? restoreJobName(r);
+  // Renewal keeps the lock's audit fields current; a holder change here means another restore
+  // overrode it, which the message says, while this Job is still observed to its end.
+  const ref: ClusterRef = { name: r.spec.cluster, namespace: ns };
+  const held = await m.lock
+    .acquire(ref, restoreLockIdentity(r), { signal: rc.signal })
+    .catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
+  if (held && !held.acquired)
+    rc.log.warn({ holder: held.heldBy.holder }, "the operation lock was taken from this running restore");
+  const job = await m.d.client.getOrUndefined(JOB, jobName, ns);
+  if (!job) {
+    // Its success was seen before it went (TTL, garbage collection): the follow-through goes on.
+    if (exec?.stage === "TerminalObserved" && exec.terminalResult === "Succeeded" && exec.terminalObservedAt)
+      return followThrough(m, r, new Date(exec.terminalObservedAt), undefined, undefined, rc);
+    // Committed and gone: reported (phase Unknown), never created again.
+    return m.finish(r, lost(r, m.now(), jobName), { reason: OpenBaoRestoreReason.JobMissing }, rc);
+  }
+  if (job && !ownedBy(job, r))
+    return m.finish(
+      r,
+      failed(
+        r,
+        m.now(),
+        OpenBaoRestoreReason.JobConflict,
+        `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
+      ),
+      { reason: OpenBaoRestoreReason.JobConflict },
+      rc,
+    );
+  // The operator stopped between committing and recording the Job: recorded now, from the Job.
+  if (exec?.stage === "Committed" || r.status?.phase !== "Running")
+    r = await m.write(
+      r,
+      running({ ...r, status: created(r, m.now(), job.metadata.uid) }, m.now(), {
+        jobName,
+        forced: [],
+      }),
+      rc,
+    );
+  const pods = await m.d.client.list(POD, { namespace: ns, labelSelector: `job-name=${jobName}` });
+  const outcome: RestoreJobOutcome = m.d.jobs.outcome(job, pods.items);
+  if (outcome.state === "running") return whileRunning(m, r, job, pods.items, rc);
+  const startedMs = Date.parse(r.status?.startTime ?? "");
+  const durationS =
+    outcome.state === "succeeded" && outcome.durationMs !== undefined
+      ? outcome.durationMs / 1000
+      : Number.isFinite(startedMs)
+        ? (m.now().getTime() - startedMs) / 1000
+        : undefined;
+  if (outcome.state === "succeeded") {
+    if (r.status?.execution?.stage !== "TerminalObserved")
+      r = await m.write(r, terminalObserved(r.status ?? {}, m.now(), "Succeeded"), rc);
+    return followThrough(m, r, jobFinishedAt(job), outcome.size, durationS, rc);
+  }
+  if (outcome.reason === OpenBaoRestoreReason.SealMismatch) {
+    // OpenBao checked the seal before touching anything: say what the target needs, not "follow up".
+    const cluster = await m.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
+    return m.finish(
+      r,
+      terminalObserved(
+        failed(r, m.now(), outcome.reason, `${outcome.message}: ${sealMismatchHint(cluster)}`, {
+          unchanged: true,
+        }),
+        m.now(),
+        "Failed",
+      ),
+      { reason: outcome.reason, durationS },
+      rc,
+    );
+  }
+  return m.finish(
+    r,
+    terminalObserved(failed(r, m.now(), outcome.reason, outcome.message), m.now(), "Failed"),
+    { reason: outcome.reason, durationS },
+    rc,
+  );
+}
+
+/**
+ * After a successful Job: every OpenBao pod from before the snapshot's application restarted,
+ * then Completed with the receipt's FollowThroughComplete.
+ */
+async function followThrough(
+  m: RestoreCore,
+  r: OpenBaoRestore,
+  finishedAt: Date | undefined,
+  size: number | undefined,
+  durationS: number | undefined,
+  rc: ReconcileContext,
+): Promise<ReconcileResult> {
+  const restarted = await restartPods(m, r, finishedAt, rc);
+  if (restarted === "waiting") return requeueAfter(Math.min(m.pollMs, PODS_BACK_POLL_MS));
+  return m.finish(r, followThroughComplete(completed(r, m.now(), size), m.now()), { durationS }, rc);
+}
+
+/**
+ * The Job has no result yet. Its pod may not have started: said in RestoreComplete at once with
+ * the pod's reason, and past the start bound the restore fails (nothing was changed), the Job is
+ * ended and the lock released, so no restore holds the cluster on a Job that never runs.
+ */
+async function whileRunning(
+  m: RestoreCore,
+  r: OpenBaoRestore,
+  job: KubeObject,
+  pods: readonly KubeObject[],
+  rc: ReconcileContext,
+): Promise<ReconcileResult> {
+  const jobName = job.metadata.name!;
+  const health = jobStartHealth(job, pods, m.now(), m.startTimeoutMs, r.status?.startTime);
+  if (health.started) {
+    await m.write(r, jobStarted(r, m.now(), jobName), rc);
+    return requeueAfter(m.pollMs);
+  }
+  if (health.expired) {
+    const failure = startTimeoutFailure(jobName, health, m.startTimeoutMs);
+    await endUnstartedJob(m.d.client, job, failure);
+    return m.finish(
+      r,
+      terminalObserved(
+        failed(r, m.now(), OpenBaoRestoreReason.JobStartTimeout, failure.message, { unchanged: true }),
+        m.now(),
+        "Failed",
+      ),
+      { reason: OpenBaoRestoreReason.JobStartTimeout },
+      rc,
+    );
+  }
+  if (health.trouble) {
+    const message = notStartedMessage(jobName, health);
+    const was = r.status?.conditions?.find((c) => c.type === OpenBaoRestoreCondition.RestoreComplete);
+    const written = await m.write(r, jobNotStarted(r, m.now(), message), rc);
+    // One event when the trouble is first seen; the condition follows the pod after that.
+    if (was?.reason !== OpenBaoRestoreReason.JobNotStarted && written !== r)
+      m.event(written, {
+        type: "Warning",
+        reason: OpenBaoRestoreReason.JobNotStarted,
+        action: "Restore",
+        note: message,
+      });
+  }
+  const untilDeadline = health.deadline.getTime() - m.now().getTime() + 250;
+  return requeueAfter(Math.max(1000, Math.min(m.pollMs, untilDeadline)));
+}
+
+/**
+ * Restarts every OpenBao pod of the cluster that predates the snapshot's application (see
+ * after-restore.ts for why all of them). "waiting" while some were just deleted; "done" once none
+ * is older than the Job's end, which a restarted operator finds again from the pods alone.
+ */
+async function restartPods(
+  m: RestoreCore,
+  r: OpenBaoRestore,
+  finishedAt: Date | undefined,
+  rc: ReconcileContext,
+): Promise<"done" | "waiting"> {
+  const ns = r.metadata.namespace!;
+  if (!finishedAt) {
+    rc.log.warn(
+      { job: r.status?.execution?.jobName ?? r.status?.jobName },
+      "restore Job succeeded without a completion time; pods not restarted",
+    );
+    return "done";
+  }
+  const pods = await m.d.client.list(POD, {
+    namespace: ns,
+    labelSelector: openbaoPodSelector(r.spec.cluster),
+  });
+  const old = podsToRestart(pods.items, finishedAt);
+  if (old.length === 0) return "done";
+  for (const p of old)
+    await m.d.client
+      .delete(POD, p.metadata.name!, ns, { preconditions: { uid: p.metadata.uid } })
+      .catch((e: unknown) => {
+        // Gone already, or replaced by a newer pod of the same name: either way not old any more.
+        if (!isNotFound(e) && !isConflict(e)) throw e;
+      });
+  const names = old.map((p) => p.metadata.name).join(", ");
+  const note: RestoreEvent = {
+    type: "Normal",
+    reason: OpenBaoRestoreReason.PodsRestarted,
+    action: "RestartPods",
+    note: `snapshot applied; restarted ${names} so that every node loads the restored data (seal-wrapped keys, Raft TLS keyring) from storage`,
+  };
+  m.event(r, note);
+  const cluster = await m.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
+  if (cluster) m.d.events.record(cluster, note, OPENBAOCLUSTER);
+  return "waiting";
+}
+
+/** The Job is this request's: controlled by an owner reference with the request's uid. */
+export function ownedBy(job: KubeObject, r: OpenBaoRestore): boolean {
+  return (job.metadata.ownerReferences ?? []).some((o) => o.uid === r.metadata.uid && o.controller === true);
+}

@@ -1,0 +1,379 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { applyAny } from "../../src/runtime/apply.js";
+import { JOB } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
+import { silentLogger } from "../../src/runtime/log.js";
+import { Manager } from "../../src/runtime/manager.js";
+import type { KubeObject } from "../../src/runtime/types.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
+import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
+import { openbaoTarget } from "../../src/targets/openbao/target.js";
+import { runCommand } from "../../src/testenv/exec.js";
+import { ensureNodeBinaries } from "../../src/testenv/node/binaries.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import { removeTempDir } from "../../src/testenv/tempdirs.js";
+import {
+  applyGitLab,
+  conditionOf,
+  fixtureChartsDir,
+  fixtureVersions,
+  gitlabCore,
+  installGitLabCrds,
+  provisionSharedSecretsAccount,
+  type RunningGitLab,
+  startGitLabTarget,
+  waitForGitLab,
+} from "../support/gitlab.js";
+import { type JobStandIn, startJobStandIn } from "../support/job-stand-in.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
+import { applySeed, condition, seed, startVaultTarget, vaultSuite, waitForReason } from "../support/vault.js";
+
+// The runbook sections whose faults need no pod, tried on the shared API server (and its dev
+// OpenBao) the way a reader would: each section's `sh` blocks read from docs/runbooks/ and run with
+// bash, after the fault was made for real (a policy, a mount, an RBAC grant missing), then the
+// section's promised outcome awaited. Jobs have no pods here: a stand-in plays the Job controller,
+// and fails the shared-secrets hook exactly while its ServiceAccount may not create Secrets, as the
+// hook's pod would. The sections that need pods are openbao-runbooks-node's.
+
+/** The node's kubectl (built with the node's binaries; no node is started for it). */
+const kubectl = async () => (await ensureNodeBinaries()).kubectl;
+
+describe("vaultseed runbook, on the API server and a dev OpenBao", () => {
+  it("Forbidden: a path the role's policies do not cover: the check shows them, the documented policy write makes it Ready", async () => {
+    const { client, ns } = await vaultSuite("vsrb");
+    const dir = await toolDir(await kubectl());
+    const target = await startVaultTarget(client, ns);
+    try {
+      // Broken: the role's policy covers secret/<ns>/ only; the object seeds elsewhere.
+      const prefix = `rb-${ns}`;
+      await applySeed(client, seed(ns, "billing", { path: `secret/${prefix}/billing`, data: { a: "1" } }));
+      await waitForReason(client, ns, "billing", "Forbidden", 60_000);
+      const env = {
+        NS: ns,
+        NAME: "billing",
+        BAO_ADDR: sharedEnv().bao.addr,
+        BAO_TOKEN: sharedEnv().bao.rootToken,
+        MOUNT: `k8s-${ns}`,
+        ROLE: "ohmlab-controller",
+        PATH: `${dir}:${process.env.PATH}`,
+        KUBECONFIG: sharedEnv().kubeconfigPath,
+      };
+      const seen = await runShell(block("vaultseed.md", "Forbidden", "bao policy read"), env, true);
+      assert.match(seen, new RegExp(`^secret/${prefix}/billing: .*permission denied`, "m"));
+      assert.match(seen, new RegExp(`^# seed-${ns}$`, "m"), "the role's policy is named");
+      assert.ok(seen.includes(`secret/data/${ns}/*`), "and printed, showing the prefix it covers");
+
+      const fixed = performance.now();
+      await runShell(block("vaultseed.md", "Forbidden", "bao policy write"), {
+        ...env,
+        POLICY: `seed-${ns}`,
+        PREFIX: prefix,
+      });
+      await waitForReason(client, ns, "billing", "Reconciled", 120_000);
+      process.stdout.write(
+        `# forbidden: Ready ${((performance.now() - fixed) / 1000).toFixed(1)} s after the documented policy write\n`,
+      );
+    } finally {
+      await target.stop();
+      removeTempDir(dir);
+    }
+  });
+
+  it("Stalled: a KV version 1 mount: the checks name it, the documented upgrade makes the object Ready at the resync", async () => {
+    const { client, ns, kv } = await vaultSuite("vsstall");
+    const dir = await toolDir(await kubectl());
+    const KV = `kv1-${ns}`;
+    const env = {
+      NS: ns,
+      NAME: "billing",
+      BAO_ADDR: sharedEnv().bao.addr,
+      BAO_TOKEN: sharedEnv().bao.rootToken,
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    const bao = (...args: string[]) => runCommand(`${dir}/bao`, args, { env: { ...process.env, ...env } });
+    // Broken: the mount an administrator made is KV version 1; the target's policy covers the
+    // object's path there (data and metadata, as KV version 2 needs).
+    await bao("secrets", "enable", `-path=${KV}`, "-version=1", "kv");
+    const policy = `path "${KV}/data/app/*" { capabilities = ["create", "read", "update"] }
+path "${KV}/metadata/app/*" { capabilities = ["create", "read", "update", "delete"] }`;
+    await runCommand("bash", ["-c", `bao policy write seed-${ns} - <<'EOF'\n${policy}\nEOF`], {
+      env: { ...process.env, ...env },
+    });
+    // The resync a deployment sets (10 minutes by default), short here: the act waits for one.
+    const target = await startVaultTarget(client, ns, { resyncInterval: "5s" });
+    try {
+      await applySeed(client, seed(ns, "billing", { path: `${KV}/app/billing`, data: { a: "1" } }));
+      const stalled = await waitForReason(client, ns, "billing", "UnsupportedMount", 60_000);
+      assert.equal(condition(stalled, "Stalled")?.status, "True");
+
+      const [reasonBlock, mountsBlock] = shellBlocks("vaultseed.md", "Stalled");
+      const why = await runShell(reasonBlock!, env, true);
+      assert.match(why, new RegExp(`^UnsupportedMount: ${KV}/ is a KV version 1 mount`, "m"));
+      assert.ok(mountsBlock?.includes("bao secrets list"), "the second block lists the mounts");
+      const mounts = await runShell(mountsBlock!, env, true);
+      const line = mounts.split("\n").find((l) => l.startsWith(`${KV}/`)) ?? "";
+      assert.match(line, /\skv\s/, "the mount is listed as kv");
+      assert.doesNotMatch(line, /version:2/, `and without version:2: ${line}`);
+      assert.ok(
+        mounts.split("\n").some((l) => l.startsWith("secret/") && /version:2/.test(l)),
+        "a KV version 2 mount shows version:2",
+      );
+
+      const acted = performance.now();
+      await runShell(block("vaultseed.md", "Stalled", "enable-versioning"), { ...env, KV });
+      const ready = await waitForReason(client, ns, "billing", "Reconciled", 120_000);
+      assert.equal(condition(ready, "Stalled"), undefined, "Stalled is gone once Ready");
+      assert.deepEqual((await kv.read(`${KV}/app/billing`))?.data, { a: "1" }, "seeded through KV version 2");
+      process.stdout.write(
+        `# stalled: Ready ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented upgrade\n`,
+      );
+    } finally {
+      await target.stop();
+      await bao("secrets", "disable", `${KV}/`).catch(() => undefined);
+      removeTempDir(dir);
+    }
+  });
+});
+
+describe("gitlabcore runbook: Hooks failing, with the fixture chart on the API server", () => {
+  const NAME = "rb";
+  const SA = "gitlab-manager";
+  let client: KubeClient;
+  let ns: string;
+  let charts: { dir: string; remove(): void };
+  let op: RunningGitLab | undefined;
+  let jobs: JobStandIn | undefined;
+  let dir = "";
+
+  /** What the authorizer answers for the hook's ServiceAccount: its pod could create Secrets or not. */
+  const mayCreateSecrets = async (account: string): Promise<boolean> => {
+    const review = await client.request<{ status?: { allowed?: boolean } }>({
+      method: "POST",
+      path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SubjectAccessReview",
+        spec: {
+          user: `system:serviceaccount:${ns}:${account}`,
+          groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`],
+          resourceAttributes: { namespace: ns, verb: "create", resource: "secrets" },
+        },
+      },
+    });
+    return review.status?.allowed === true;
+  };
+
+  before(async () => {
+    client = clientFor(sharedEnv().kubeconfigPath);
+    await installGitLabCrds(client, false);
+    ns = await freshNamespace(client, "gl-rb");
+    dir = await toolDir(await kubectl());
+    // The shared-secrets Job fails while its account may not create Secrets (as its pod's first
+    // request would), and every other Job completes.
+    jobs = startJobStandIn(client, ns, async (j: KubeObject) => {
+      const spec = (j as { spec?: { template?: { spec?: { serviceAccountName?: string } } } }).spec;
+      if (!j.metadata.name?.endsWith("-shared-secrets")) return "Complete";
+      return (await mayCreateSecrets(spec?.template?.spec?.serviceAccountName ?? "default"))
+        ? "Complete"
+        : "Failed";
+    });
+    charts = fixtureChartsDir(fixtureVersions());
+    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, charts.dir, {
+      serviceAccountName: SA,
+      requeueInterval: "2s",
+    });
+  });
+  after(async () => {
+    await op?.stop();
+    await jobs?.stop();
+    charts?.remove();
+    if (dir) removeTempDir(dir);
+    client?.close();
+  });
+
+  it("the check names the failed hook and why its account fails; once the administrator grants it, the hooks run again by themselves", async () => {
+    // Broken: the hook's ServiceAccount exists, the administrator's Role and binding do not.
+    await client.apply(
+      { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", namespaced: true },
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: SA, namespace: ns } },
+      { fieldManager: "test-admin" },
+    );
+    await applyGitLab(
+      client,
+      gitlabCore(ns, NAME, {
+        version: { type: "Static", version: "10.3.0" },
+        hostname: "gitlab.example.com",
+        chart: { values: { global: { ingress: { enabled: false } } } },
+      }),
+    );
+    const failed = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => conditionOf(g, "Initialized")?.reason === "HooksFailed",
+      "Initialized False, HooksFailed",
+      60_000,
+    );
+    assert.ok(["Failed", "Preparing"].includes(failed.status?.phase ?? ""), `phase ${failed.status?.phase}`);
+    const env = {
+      NS: ns,
+      NAME,
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    const intro = shellBlocks("gitlabcore.md", "")[0]!;
+    const overview = await runShell(intro, env, true);
+    assert.match(overview, new RegExp(`^${NAME}\\s+(Failed|Preparing)\\s`, "m"), overview);
+    assert.doesNotMatch(overview, /^error:/m, "every command of the intro runs");
+
+    const which = await runShell(block("gitlabcore.md", "Hooks failing", "reason=HooksFailed"), env, true);
+    const named = new RegExp(`^Initialized: hook Job ${ns}/(\\S+): `, "m").exec(which);
+    assert.ok(named, `the condition names the Job:\n${which}`);
+    const jobName = named[1]!;
+    assert.equal(jobName, `${NAME}-shared-secrets`);
+    assert.match(which, /Warning\s+HooksFailed\s/, "and so does the Warning event");
+    // "Nothing of the release was applied after the failed hook."
+    const deployments = await client.request<{ items: unknown[] }>({
+      method: "GET",
+      path: `/apis/apps/v1/namespaces/${ns}/deployments`,
+    });
+    assert.deepEqual(deployments.items, [], "no Deployment of the release was applied");
+
+    // As a reader would: asked again while the next run replaces the Job (NotFound meanwhile).
+    const canI = (want: string) =>
+      eventually(
+        async () => {
+          const out = await runShell(
+            block("gitlabcore.md", "Hooks failing", "auth can-i"),
+            { ...env, JOB: jobName },
+            true,
+          );
+          return /^(yes|no)$/m.exec(out)?.[1] === want ? out : undefined;
+        },
+        60_000,
+        `the hook's account to be answered "${want}"`,
+      );
+    await canI("no");
+
+    // Act: the administrator's Role and binding for the hook's account; no command to the operator.
+    const fixed = performance.now();
+    await provisionSharedSecretsAccount(client, ns, SA);
+    await canI("yes");
+    const ok = await waitForGitLab(
+      client,
+      ns,
+      NAME,
+      (g) => conditionOf(g, "Initialized")?.status === "True",
+      "Initialized True after the grant, with no command",
+      180_000,
+    );
+    assert.equal(ok.status?.hooksVersion, "10.3.0");
+    await eventually(
+      async () => {
+        const d = await client.request<{ items: unknown[] }>({
+          method: "GET",
+          path: `/apis/apps/v1/namespaces/${ns}/deployments`,
+        });
+        return d.items.length > 0 ? true : undefined;
+      },
+      60_000,
+      "the release's Deployments to be applied after the hooks",
+    );
+    const runs = jobs!.seen.filter((j) => j.name === jobName).length;
+    assert.ok(runs >= 2, `the hook ran again after the failure (${runs} runs)`);
+    const last = await client
+      .get<KubeObject & { status?: { succeeded?: number } }>(JOB, jobName, ns)
+      .catch(() => undefined);
+    assert.ok(
+      last === undefined || last.status?.succeeded === 1,
+      "the last run succeeded (or was deleted by hook-succeeded)",
+    );
+    process.stdout.write(
+      `# hooks failing: Initialized ${((performance.now() - fixed) / 1000).toFixed(1)} s after the grant, ${runs} runs of the hook\n`,
+    );
+  });
+});
+
+describe("openbao runbook: Stuck restore, on the API server", () => {
+  it("a restore into a cluster that is not initialized: the check says why it waits; deleting it leaves no lock and no Job", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    const ns = await freshNamespace(client, "obrb-restore");
+    const dir = await toolDir(await kubectl());
+    const manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [ns] });
+    await openbaoTarget().setup(
+      manager,
+      parseOpenBaoConfig({ pollInterval: "1s", resyncInterval: "1s" }, "targets.openbao"),
+    );
+    await manager.start();
+    try {
+      // Broken: the cluster has no pods here, so it never initializes; the restore must wait.
+      await createOpenBaoCluster(client, ns, "bao", { replicas: 1 });
+      await applyAny(
+        client,
+        {
+          apiVersion: "openbao.org/v1alpha1",
+          kind: "OpenBaoRestore",
+          metadata: { name: "back", namespace: ns },
+          spec: {
+            cluster: "bao",
+            source: {
+              key: "snaps/bao/latest.snap",
+              target: {
+                bucket: "snaps",
+                endpoint: "http://s3.invalid:9000",
+                credentialsSecretRef: { name: "s3" },
+              },
+            },
+            tokenSecretRef: { name: "restore-token" },
+          },
+        },
+        { fieldManager: "test-user", force: true },
+      );
+      await eventually(
+        async () => {
+          const r = await client.get<KubeObject & { status?: { phase?: string } }>(
+            OPENBAORESTORE,
+            "back",
+            ns,
+          );
+          return r.status?.phase === "Validating" ? r : undefined;
+        },
+        60_000,
+        "the restore to wait in Validating",
+      );
+      const env = {
+        NS: ns,
+        NAME: "bao",
+        RNAME: "back",
+        PATH: `${dir}:${process.env.PATH}`,
+        KUBECONFIG: sharedEnv().kubeconfigPath,
+      };
+      const seen = await runShell(block("openbao.md", "Stuck restore", "get openbaorestore"), env, true);
+      assert.match(seen, /^\s+phase: Validating$/m);
+      assert.match(seen, /message: OpenBaoCluster \S+\/bao is not initialized yet/, seen);
+      assert.match(seen, /reason: ClusterNotInitialized/);
+      assert.match(seen, /jobs.batch "restore-back" not found/, "no restore Job was made");
+
+      // Act: the request is immutable; deleting it goes through its finalizer, holding nothing.
+      await runShell(block("openbao.md", "Stuck restore", "kubectl delete openbaorestore"), env);
+      assert.equal(await client.getOrUndefined(OPENBAORESTORE, "back", ns), undefined);
+      const cluster = await client.get<KubeObject & { status?: { operationLock?: unknown } }>(
+        OPENBAOCLUSTER,
+        "bao",
+        ns,
+      );
+      assert.equal(cluster.status?.operationLock, undefined, "no lock left on the cluster");
+      assert.deepEqual((await client.list(JOB, { namespace: ns })).items, []);
+    } finally {
+      await manager.stop();
+      removeTempDir(dir);
+      client.close();
+    }
+  });
+});
