@@ -19,6 +19,8 @@ export const OpenBaoRestoreCondition = {
   RestoreComplete: "RestoreComplete",
   OperationLockOverride: "OperationLockOverride",
   Provisioned: "Provisioned",
+  /** Upstream 0.5: whether what the operator can check of the restore's login, store and egress holds. */
+  RestoreConfigurationReady: "RestoreConfigurationReady",
 } as const;
 export type OpenBaoRestoreConditionType =
   (typeof OpenBaoRestoreCondition)[keyof typeof OpenBaoRestoreCondition];
@@ -70,6 +72,23 @@ export const OpenBaoRestoreReason = reasonTable<typeof OpenBaoRestoreKind>()({
   DownloadFailed: "DownloadFailed",
   Interrupted: "Interrupted",
   DeadlineExceeded: "DeadlineExceeded",
+  // Upstream 0.5's RestoreConfigurationReady reasons (readiness/restore.ts), spelled as upstream's.
+  /** True: the store is reached with the credentials Secret the source names. */
+  Ready: "Ready",
+  /** True: the store is reached with the workload identity the source configures. */
+  WorkloadIdentityConfigured: "WorkloadIdentityConfigured",
+  /** True: no store credentials; the Job relies on the provider's default credential chain. */
+  AmbientIdentityAssumed: "AmbientIdentityAssumed",
+  /** False: no JWT role and no token Secret for the restore Job's login. */
+  AuthenticationRequired: "AuthenticationRequired",
+  /** False: the token Secret the restore logs in with does not exist. */
+  TokenSecretMissing: "TokenSecretMissing",
+  /** False: the restore's own token Secret lacks the labels a restore token carries. */
+  TokenSecretInvalid: "TokenSecretInvalid",
+  /** False: the store credentials Secret the source names does not exist. */
+  CredentialsSecretMissing: "CredentialsSecretMissing",
+  /** Unknown: not decided (a Secret the operator may not read, or a result outside the contract). */
+  Unknown: "Unknown",
 });
 export type OpenBaoRestoreReasonType = (typeof OpenBaoRestoreReason)[keyof typeof OpenBaoRestoreReason];
 

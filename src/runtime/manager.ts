@@ -219,13 +219,23 @@ export class Manager {
    * discovery finds one of `kind.versions` served (the first), moved when that changes, stopped
    * and forgotten when the kind goes. Optional (a refusal stops it, it never holds readiness), and
    * while none runs the reader reads the kind live. Discovery is looked at again whenever a CRD
-   * changes (see watchDiscovery, which this turns on).
+   * changes (see watchDiscovery, which this turns on). `onStart` is given each informer as it is
+   * started, before its first list, so a controller can be woken by the kind's objects (and by the
+   * kind becoming served) without the caller knowing when that happens.
    */
-  informerWhenServed(kind: OptionalKind, opts: Omit<ManagedInformerOptions, "optional"> = {}): void {
+  informerWhenServed(
+    kind: OptionalKind,
+    opts: Omit<ManagedInformerOptions, "optional"> = {},
+    onStart?: (informer: Informer<KubeObject>) => void,
+  ): void {
     this.watchDiscovery();
     const w = new InformerWhenServed(kind, {
       find: (apiVersion, k) => this.opts.client.resources.find(apiVersion, k),
-      start: (type) => this.informer(type, { ...opts, optional: true }),
+      start: (type) => {
+        const inf = this.informer(type, { ...opts, optional: true });
+        onStart?.(inf);
+        return inf;
+      },
       retire: (inf) => this.retire(inf),
       stopped: () => this.stopped,
       log: this.opts.log.child({ target: this.opts.target }),

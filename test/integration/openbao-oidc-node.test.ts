@@ -13,13 +13,26 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
+import { startTransitOpenBao, type TransitOpenBao } from "../support/transit-node.js";
 
 // spec.selfInit.oidc on the local node: OpenBao initializes itself with the operator's JWT bootstrap
 // (auth/jwt-operator trusting the node API server's ServiceAccount keys, upstream's roles), its root
 // token is revoked, and a backup that names no login of its own runs as the bootstrapped `backup`
 // role. Nothing about JWT is configured by hand here.
+//
+// Then the cross-cluster restore upstream documents: the source seals with a transit key and its
+// self-init bootstrap already accepts the target's executor ServiceAccounts
+// (selfInit.oidc.additionalSubjects); a fresh target on the same transit key restores the source's
+// snapshot without force (OpenBao accepts it: the seal can open it), and a second restore, whose
+// Job logs in against the source's roles that came with the snapshot, completes only because its
+// restore ServiceAccount is one of those additional subjects.
 
 const NAME = "oidcbao";
+/** The restore target: a second cluster on the same transit key. */
+const TARGET = "oidcbao-b";
+const TRANSIT_KEY = "openbao-unseal-key";
+/** A login the source's self-init sets up, so the restored data can be read in the target. */
+const READER = { user: "reader", password: "test-only-reader" };
 const BUCKET = "snapshots";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
@@ -29,6 +42,9 @@ describe("openbao selfInit.oidc on the local node", () => {
   let op: OperatorProcess | undefined;
   let s3: { endpoint: string; stop(): Promise<void> };
   let bucket: ObjectStore;
+  let transit: TransitOpenBao;
+  /** The source's snapshot (the o1 backup). */
+  let snapshotKey = "";
 
   const startOperator = () =>
     startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s", executorImage: OPERATOR_IMAGE });
@@ -42,6 +58,7 @@ describe("openbao selfInit.oidc on the local node", () => {
       host: ctx.node.addresses.nodeIp,
       wrap: ctx.node.inCluster,
     });
+    transit = await startTransitOpenBao(ctx, { keyName: TRANSIT_KEY, mountPath: "transit/" });
     bucket = await openObjectStore({
       provider: "s3",
       bucket: BUCKET,
@@ -70,6 +87,26 @@ describe("openbao selfInit.oidc on the local node", () => {
     };
   };
 
+  /** The spec both clusters share: no TLS, one voter, the same transit seal. */
+  const transitSpec = () => ({
+    version: BAO_DEFAULT_VERSION,
+    replicas: 1,
+    storage: { size: "128Mi" },
+    tls: { enabled: false },
+    deletionPolicy: "DeletePVCs",
+    unseal: {
+      type: "transit",
+      transit: {
+        address: transit.address,
+        mountPath: "transit/",
+        keyName: TRANSIT_KEY,
+        tlsCACert: "/etc/bao/seal-creds/ca.crt",
+      },
+      credentialsSecretRef: { name: transit.credentialsSecret },
+    },
+  });
+  const subject = (sa: string) => `system:serviceaccount:${ctx.namespace}:${TARGET}-${sa}-serviceaccount`;
+
   it("comes up self-initialized with selfInit.oidc, not reported unsupported, and no root token kept", async () => {
     await ctx.apply(
       {
@@ -83,15 +120,36 @@ describe("openbao selfInit.oidc on the local node", () => {
         kind: "OpenBaoCluster",
         metadata: { name: NAME },
         spec: {
-          version: BAO_DEFAULT_VERSION,
-          replicas: 1,
-          storage: { size: "128Mi" },
-          tls: { enabled: false },
-          deletionPolicy: "DeletePVCs",
+          ...transitSpec(),
           selfInit: {
             enabled: true,
-            oidc: { enabled: true },
-            requests: [{ name: "kv", operation: "update", path: "sys/mounts/kv", data: { type: "kv" } }],
+            oidc: {
+              enabled: true,
+              // The restore target's executors, for the cross-cluster restore below.
+              additionalSubjects: { backup: [subject("backup")], restore: [subject("restore")] },
+            },
+            requests: [
+              { name: "kv", operation: "update", path: "sys/mounts/kv", data: { type: "kv" } },
+              { name: "app", operation: "update", path: "kv/app", data: { color: "blue" } },
+              {
+                name: "readerPolicy",
+                operation: "update",
+                path: "sys/policies/acl/reader",
+                data: { policy: 'path "kv/*" { capabilities = ["read"] }' },
+              },
+              {
+                name: "userpass",
+                operation: "update",
+                path: "sys/auth/userpass",
+                data: { type: "userpass" },
+              },
+              {
+                name: "readerLogin",
+                operation: "update",
+                path: `auth/userpass/users/${READER.user}`,
+                data: { password: READER.password, token_policies: "reader" },
+              },
+            ],
           },
           backup: {
             // Far away: the case below asks for a manual backup.
@@ -143,6 +201,7 @@ describe("openbao selfInit.oidc on the local node", () => {
       2000,
     );
     assert.ok(b.lastBackupKey, `a successful backup: ${JSON.stringify(b)}`);
+    snapshotKey = b.lastBackupKey;
     assert.equal(b.consecutiveFailures ?? 0, 0, JSON.stringify(b));
     const head = await bucket.head(b.lastBackupKey);
     assert.ok(head && head.size > 1000, `${b.lastBackupKey} is a Raft snapshot in the bucket`);
@@ -174,5 +233,126 @@ describe("openbao selfInit.oidc on the local node", () => {
     );
     const after1 = await selfInitFile();
     assert.equal(after1.version, before1.version, "the self-init Secret was not written again");
+  });
+  /** An OpenBaoRestore of the source's snapshot into the target, logging in as selfInit.oidc says. */
+  const restoreIntoTarget = (name: string) =>
+    ctx.apply({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoRestore",
+      metadata: { name },
+      spec: {
+        cluster: TARGET,
+        source: {
+          key: snapshotKey,
+          target: {
+            provider: "s3",
+            endpoint: s3.endpoint,
+            bucket: BUCKET,
+            usePathStyle: true,
+            credentialsSecretRef: { name: "s3-creds" },
+          },
+        },
+      },
+    });
+  const finished = (name: string) =>
+    poll(
+      async () => {
+        const r = await ctx.getJson(`openbaorestore/${name}`);
+        return ["Completed", "Failed", "Unknown"].includes(r.status?.phase) ? r : undefined;
+      },
+      10 * 60_000,
+      `${name} to end`,
+      2000,
+    );
+  const restoreJobs = async (): Promise<Json[]> =>
+    JSON.parse(await ctx.kubectl(["get", "jobs", "-l", "openbao.org/component=restore", "-o", "json"])).items;
+  const events = async (name: string, reason: string) =>
+    (
+      JSON.parse(
+        await ctx.kubectl([
+          "get",
+          "events",
+          "--field-selector",
+          `reason=${reason},involvedObject.name=${name}`,
+          "-o",
+          "json",
+        ]),
+      ).items as Json[]
+    ).reduce((n, e) => n + Number(e["series"]?.["count"] ?? e["count"] ?? 1), 0);
+  /** kv/app read in the target through the source's userpass login (none such exists in the target's own data). */
+  const readInTarget = () =>
+    ctx.kubectl([
+      "exec",
+      `${TARGET}-0`,
+      "--",
+      "sh",
+      "-c",
+      `export BAO_TOKEN=$(bao login -token-only -method=userpass username=${READER.user} password=${READER.password}) && bao read -format=json kv/app`,
+    ]);
+
+  it("a fresh cluster on the same transit key restores the source's snapshot without force: its data and logins, one Job", async () => {
+    await ctx.apply({
+      apiVersion: "openbao.org/v1alpha1",
+      kind: "OpenBaoCluster",
+      metadata: { name: TARGET },
+      spec: {
+        ...transitSpec(),
+        selfInit: {
+          enabled: true,
+          oidc: { enabled: true },
+          requests: [
+            { name: "scratch", operation: "update", path: "sys/mounts/scratch", data: { type: "kv" } },
+          ],
+        },
+      },
+    });
+    await ctx.waitFor(`openbaocluster/${TARGET}`, "jsonpath={.status.initialized}=true", 420);
+    await ctx.waitFor(`openbaocluster/${TARGET}`, "jsonpath={.status.readyReplicas}=1", 300);
+    // Before: the target's own data, without the source's login.
+    assert.ok(
+      !(await readInTarget().then(
+        () => true,
+        () => false,
+      )),
+      "the source's login is not in the target yet",
+    );
+
+    await restoreIntoTarget("cross-1");
+    const r = await finished("cross-1");
+    assert.equal(r.status.phase, "Completed", JSON.stringify(r.status));
+    const config = r.status.conditions.find((c: Json) => c.type === "RestoreConfigurationReady");
+    assert.deepEqual([config?.status, config?.reason], ["True", "Ready"], JSON.stringify(config));
+    assert.match(config.message, /JWT role restore as ServiceAccount oidcbao-b-restore-serviceaccount/);
+    const app = await poll(
+      async () => readInTarget().catch(() => undefined),
+      300_000,
+      "kv/app through the source's login in the restored target",
+      3000,
+    );
+    assert.equal(JSON.parse(app).data.color, "blue");
+    // Once: one Job for the request, one restart of the target's pods.
+    const jobs = await restoreJobs();
+    assert.deepEqual(
+      jobs.map((j) => j.metadata.ownerReferences?.[0]?.name),
+      ["cross-1"],
+    );
+    assert.equal(jobs[0]!.status?.succeeded, 1, JSON.stringify(jobs[0]!.status));
+    assert.equal(await events("cross-1", "PodsRestarted"), 1);
+  });
+
+  it("the target's restore ServiceAccount logs in to the source's restored roles through additionalSubjects", async () => {
+    // The target now holds the source's JWT roles: this Job's login is accepted only because the
+    // source listed the target's restore ServiceAccount among the restore role's subjects.
+    await restoreIntoTarget("cross-2");
+    const r = await finished("cross-2");
+    assert.equal(r.status.phase, "Completed", JSON.stringify(r.status));
+    const jobs = await restoreJobs();
+    assert.deepEqual(jobs.map((j) => j.metadata.ownerReferences?.[0]?.name).sort(), ["cross-1", "cross-2"]);
+    const env = jobs.find((j) => j.metadata.ownerReferences?.[0]?.name === "cross-2")!.spec.template.spec
+      .containers[0].env as { name: string; value: string }[];
+    assert.equal(env.find((e) => e.name === "OPENBAO_EXECUTOR_JWT_ROLE")?.value, "restore");
+    assert.equal(await events("cross-1", "PodsRestarted"), 1, "the first restore did not run again");
+    const app = await poll(async () => readInTarget().catch(() => undefined), 300_000, "kv/app again", 3000);
+    assert.equal(JSON.parse(app).data.color, "blue");
   });
 });

@@ -17,7 +17,8 @@ import { type PrivateOpenBaoPlane, startPrivateOpenBaoPlane } from "../support/o
 // API's CRDs, which the shared one must not see appear), with the openbao target in this process and
 // no node: a backup's Secrets missing, then created; the Gateway API absent, then installed with a
 // Gateway, its class and a Route whose parent status a controller (this test) fills in. Once every
-// condition settled, passes still send no request: what they are decided from is in the caches.
+// condition settled, passes still send no request: what they are decided from is in the caches. Then,
+// with passes ten minutes apart, a change to the Route, the Gateway or the class wakes the cluster.
 
 const NAME = "bao";
 const GROUP = "gateway.networking.k8s.io";
@@ -284,6 +285,69 @@ describe("openbao readiness conditions on the real API server", () => {
     assert.equal(
       (await conditions()).find((c) => c.type === "GatewayIntegrationReady")?.reason,
       "GatewayIntegrationReady",
+    );
+
+    // From here only events wake the cluster: its next pass is ten minutes away. The Route, its
+    // Gateway and the class each turn the condition within seconds, from the caches.
+    plane!.config.pollMs = 600_000;
+    plane!.config.resyncMs = 600_000;
+    const before = await reconciles();
+    await eventually(
+      async () => ((await reconciles()) > before ? true : undefined),
+      30_000,
+      "a last polled pass",
+    );
+    const wakeFrom = fwd.requests.length;
+    const passesFrom = await reconciles();
+    const started = Date.now();
+    const within = async (type: string, reason: string) => {
+      const t = Date.now();
+      const c = await becomes(type, reason);
+      // A woken pass, not the poll (10 min) nor the resync (10 min); generous for a loaded machine.
+      assert.ok(Date.now() - t < 60_000, `${reason} after ${Date.now() - t} ms`);
+      return c;
+    };
+    await admin.mergePatch(HTTPROUTE, route.metadata.name!, ns, parentStatus("False"), "status");
+    assert.equal(
+      (await within("GatewayIntegrationReady", "GatewayRouteReferencesUnresolved"))["status"],
+      "False",
+    );
+    await admin.mergePatch(HTTPROUTE, route.metadata.name!, ns, parentStatus("True"), "status");
+    await within("GatewayIntegrationReady", "GatewayIntegrationReady");
+    const programmed = (status: string) =>
+      admin.mergePatch(
+        GATEWAY,
+        "gw",
+        ns,
+        { status: { conditions: [{ type: "Programmed", status, reason: "Programmed", message: "" }] } },
+        "status",
+      );
+    await programmed("False");
+    assert.equal((await within("GatewayIntegrationReady", "GatewayNotProgrammed"))["status"], "False");
+    await programmed("True");
+    await within("GatewayIntegrationReady", "GatewayIntegrationReady");
+    const classAccepted = (status: string) =>
+      admin.mergePatch(
+        GATEWAY_CLASS,
+        `cls-${ns}`,
+        undefined,
+        { status: { conditions: [{ type: "Accepted", status, reason: "Accepted", message: "" }] } },
+        "status",
+      );
+    await classAccepted("False");
+    assert.equal((await within("GatewayIntegrationReady", "GatewayClassNotAccepted"))["status"], "False");
+    await classAccepted("True");
+    await within("GatewayIntegrationReady", "GatewayIntegrationReady");
+    const woken = (await reconciles()) - passesFrom;
+    // The woken passes read nothing: only their status writes (and events) went out.
+    const reads = fwd.requests.slice(wakeFrom).filter((r) => r.method === "GET" && !isWatch(r));
+    assert.deepEqual(
+      reads.map((r) => r.path),
+      [],
+      "reads by passes woken by Gateway API objects",
+    );
+    process.stdout.write(
+      `woken by Gateway API objects: 6 transitions in ${Date.now() - started} ms, ${woken} passes\n`,
     );
   });
 });

@@ -197,6 +197,12 @@ describe("OpenBaoRestore controller on the real API server", () => {
     await pass("r1");
     assert.equal((await get("r1")).status?.phase, "Validating");
     assert.equal((await cond("r1", "Validated"))?.reason, "ClusterNotInitialized");
+    // Upstream's RestoreConfigurationReady says what of the configuration is wrong meanwhile.
+    const config = async () => {
+      const c = await cond("r1", "RestoreConfigurationReady");
+      return [c?.status, c?.reason, c?.message];
+    };
+    assert.deepEqual((await config()).slice(0, 2), ["False", "TokenSecretMissing"]);
     await healthy("bao");
     await pass("r1");
     const v = await cond("r1", "Validated");
@@ -217,6 +223,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
       unlabelled?.message ?? "",
       /token Secret restore-token \(tokenSecretRef\) lacks the labels a restore token carries: openbao\.org\/cluster=bao, openbao\.org\/credential-purpose=restore-token/,
     );
+    assert.deepEqual((await config()).slice(0, 2), ["False", "TokenSecretInvalid"]);
     await client.mergePatch(SECRET, "restore-token", ns, {
       metadata: {
         labels: { "openbao.org/cluster": "bao", "openbao.org/credential-purpose": "restore-token" },
@@ -227,6 +234,12 @@ describe("OpenBaoRestore controller on the real API server", () => {
     const r = await get("r1");
     assert.equal(r.status?.phase, "Running");
     assert.equal(r.status?.jobName, "restore-r1");
+    const [status, reason, message] = await config();
+    assert.deepEqual([status, reason], ["True", "Ready"]);
+    assert.match(
+      message ?? "",
+      /token in Secret .*\/restore-token; the store credentials are in Secret s3-creds/,
+    );
     assert.equal(r.status?.snapshotSize, 4096);
     assert.equal(r.status?.snapshotKey, "snaps/ns/bao/good.snap");
     assert.equal((await cluster("bao")).status?.operationLock?.holder, `restore/${ns}/r1`);
@@ -250,6 +263,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
     const done = await get("r1");
     assert.equal(done.status?.phase, "Completed");
     assert.equal((await cond("r1", "RestoreComplete"))?.reason, "RestoreSucceeded");
+    assert.deepEqual((await config()).slice(0, 2), ["True", "Ready"], "kept as last evaluated");
     assert.match(done.status?.message ?? "", /follow-up: .*unsealed/);
     assert.ok(done.status?.completionTime);
     assert.equal((await cluster("bao")).status?.operationLock, undefined, "the lock outlived the restore");

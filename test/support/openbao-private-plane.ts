@@ -1,7 +1,7 @@
 import type { KubeClient } from "../../src/runtime/client.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
-import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { openbaoTarget } from "../../src/targets/openbao/target.js";
 import { type ControlPlane, startControlPlane } from "../../src/testenv/controlplane.js";
 import { ApiForwarder } from "./api-forwarder.js";
@@ -21,6 +21,11 @@ export interface PrivateOpenBaoPlane {
   /** The target's client, through the forwarder. */
   client: KubeClient;
   manager: Manager;
+  /**
+   * The target's configuration, which its passes read as they go: a test may lengthen pollMs and
+   * resyncMs so that from then on only events wake a cluster.
+   */
+  config: OpenBaoTargetConfig;
   /** The one namespace the target watches. */
   ns: string;
   stop(): Promise<void>;
@@ -48,6 +53,7 @@ export async function startPrivateOpenBaoPlane(
     fwd,
     client,
     manager,
+    config,
     ns,
     async stop() {
       await manager.stop();

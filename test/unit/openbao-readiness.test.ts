@@ -12,6 +12,11 @@ import { cloudUnsealIdentity } from "../../src/targets/openbao/readiness/cloud-u
 import { CONTRACTS, withinContract } from "../../src/targets/openbao/readiness/contract.js";
 import type { GatewayFacts, Lookup, ReadinessFacts } from "../../src/targets/openbao/readiness/facts.js";
 import { gatewayIntegration } from "../../src/targets/openbao/readiness/gateway.js";
+import {
+  clustersOfGateway,
+  clustersOfGatewayClass,
+  clustersUsingGateways,
+} from "../../src/targets/openbao/readiness/gateway-watch.js";
 import { userAccessBootstrap } from "../../src/targets/openbao/readiness/user-access.js";
 import { secretClusters } from "../../src/targets/openbao/target.js";
 
@@ -515,5 +520,47 @@ describe("openbao readiness conditions (upstream 0.5's contracts)", () => {
         ["UserAccessBootstrap"],
       );
     });
+  });
+});
+
+describe("Gateway API objects wake the clusters that use them", () => {
+  const c = (name: string, gateway: Spec | undefined, namespace = "vault") =>
+    ({
+      metadata: { name, namespace },
+      spec: { version: "2.4.0", ...(gateway ? { gateway } : {}) },
+    }) as unknown as OpenBaoCluster;
+  const clusters = [
+    c("same-ns", { enabled: true, gatewayRef: { name: "gw" } }),
+    c("other-ns", { enabled: true, gatewayRef: { name: "gw", namespace: "edge" } }),
+    c("disabled", { enabled: false, gatewayRef: { name: "gw" } }),
+    c("none", undefined),
+    c("unknown-gw", { enabled: true, gatewayRef: { name: "elsewhere", namespace: "far" } }),
+  ];
+  const gw = (name: string, namespace: string, cls: string) =>
+    ({ metadata: { name, namespace }, spec: { gatewayClassName: cls } }) as KubeObject;
+
+  it("a Gateway: the clusters whose gatewayRef names it, in its namespace", () => {
+    assert.deepEqual(clustersOfGateway(clusters, gw("gw", "vault", "a")), ["vault/same-ns"]);
+    assert.deepEqual(clustersOfGateway(clusters, gw("gw", "edge", "a")), ["vault/other-ns"]);
+    assert.deepEqual(clustersOfGateway(clusters, gw("other", "vault", "a")), []);
+  });
+
+  it("a GatewayClass: the clusters whose Gateway names it, and those whose Gateway is not cached", () => {
+    const cached = new Map([
+      ["vault/gw", gw("gw", "vault", "a")],
+      ["edge/gw", gw("gw", "edge", "b")],
+    ]);
+    const of = (ns: string, name: string) => cached.get(`${ns}/${name}`);
+    const cls = (name: string) => ({ metadata: { name } }) as KubeObject;
+    assert.deepEqual(clustersOfGatewayClass(clusters, of, cls("a")), ["vault/same-ns", "vault/unknown-gw"]);
+    assert.deepEqual(clustersOfGatewayClass(clusters, of, cls("b")), ["vault/other-ns", "vault/unknown-gw"]);
+  });
+
+  it("a kind found served: every cluster that asks for a Gateway", () => {
+    assert.deepEqual(clustersUsingGateways(clusters), [
+      "vault/same-ns",
+      "vault/other-ns",
+      "vault/unknown-gw",
+    ]);
   });
 });

@@ -20,7 +20,8 @@ import { clusterNames, LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { ImageVerifier } from "./imageverify/verifier.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
-import { GATEWAY_KINDS, readinessSecretNames } from "./readiness/observe.js";
+import { watchGatewayAPI } from "./readiness/gateway-wake.js";
+import { readinessSecretNames } from "./readiness/observe.js";
 import { OPENBAOCLUSTER, OpenBaoClusterReconciler, PDB } from "./reconciler.js";
 import { setupRestore } from "./restore/wiring.js";
 import { FAILURE_BACKOFF_MAX_MS } from "./resync.js";
@@ -28,7 +29,6 @@ import type { WorkloadServices } from "./services.js";
 import type { StepDeps } from "./steps/index.js";
 import type { Tenancy } from "./tenant/follow.js";
 import { validateOpenBaoDocuments } from "./validate/index.js";
-import { GATEWAY_GROUP, GATEWAY_VERSIONS } from "./workload/network/reconcile.js";
 import { registrationMoved } from "./workload/registration/state.js";
 
 export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
@@ -87,13 +87,12 @@ const kind = (group: string, kind: string, plural: string, namespaced = true): R
  * an unchanged one is not written), its pods and claims; outside the namespaces, the API server's
  * own Service and EndpointSlices in `default` and the StorageClasses where RBAC allows watching
  * them (optional informers), and the CRDs, so "is the Gateway API served?" is answered from discovery's memory.
- * The Gateway API route kinds are watched (the cluster's own, by label) wherever and whenever they
- * are served: a pass looks for a route it no longer wants on every pass.
+ * The Gateway API kinds are watched by readiness/gateway-wake.ts (a pass looks for a route it no
+ * longer wants on every pass).
  */
 function watchWhatAPassReads(
   manager: Manager,
   owned: { labelSelector: string; keepManagedFields: boolean },
-  gatewayAPI: boolean,
 ): { secrets: Informer<KubeObject>; children: Informer<KubeObject>[] } {
   const secrets = manager.informer<KubeObject>(SECRET, { keepManagedFields: true });
   const children = [
@@ -120,14 +119,6 @@ function watchWhatAPassReads(
   });
   manager.informer(kind("storage.k8s.io", "StorageClass", "storageclasses", false), { optional: true });
   manager.watchDiscovery();
-  // Without the Gateway API (and so without its RBAC) the routes are not watched even where served.
-  if (gatewayAPI) {
-    for (const { kind, versions } of Object.values(GATEWAY_VERSIONS))
-      manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions }, owned);
-    // The Gateways and classes spec.gateway refers to, for GatewayIntegrationReady (readiness/).
-    for (const kind of ["Gateway", "GatewayClass"] as const)
-      manager.informerWhenServed({ group: GATEWAY_GROUP, kind, versions: [...GATEWAY_KINDS[kind]] });
-  }
   return { secrets, children };
 }
 
@@ -224,7 +215,7 @@ export function openbaoTarget(
       const statefulSets = manager.informer<KubeObject>(STATEFULSET, owned);
       const configMaps = manager.informer<KubeObject>(CONFIGMAP, owned);
       const pdbs = manager.informer<KubeObject>(PDB, owned);
-      const read = watchWhatAPassReads(manager, owned, config.gatewayAPI !== false);
+      const read = watchWhatAPassReads(manager, owned);
       // One verifier for the target: what the workload verified, a Job's image check finds cached.
       const imageVerifier = new ImageVerifier(
         config.trustedRootConfigMap ? { trustedRoot: config.trustedRootConfigMap } : {},
@@ -273,6 +264,10 @@ export function openbaoTarget(
         serverPodCluster,
         registrationMoved,
       );
+      // The Gateway API kinds, wherever and whenever served: the cluster's own routes, and the
+      // Gateways and classes spec.gateway refers to, so GatewayIntegrationReady follows them at
+      // once. Without the Gateway API (and so without its RBAC) none is watched, even where served.
+      if (config.gatewayAPI !== false) watchGatewayAPI(manager, controller, clusters, OPENBAOCLUSTER, owned);
       manager.add(controller);
       if (tenancy) {
         // A tenant provisioned (or gone) wakes the clusters of its namespace: a waiting one proceeds.

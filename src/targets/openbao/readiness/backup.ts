@@ -11,6 +11,7 @@ import { clusterNames } from "../identity.js";
 import { withBootstrapRole } from "../oidc-roles.js";
 import type { Readiness } from "./contract.js";
 import type { Lookup } from "./facts.js";
+import { storeIdentity, storeIdentityMessage } from "./store-identity.js";
 
 /** The Secrets the backup names, for observe.ts. */
 export function backupSecretNames(c: OpenBaoCluster): string[] {
@@ -76,26 +77,13 @@ export function backupConfiguration(c: OpenBaoCluster, secrets: ReadonlyMap<stri
   const login = role
     ? `backup Jobs log in with JWT role ${role} as ServiceAccount ${sa}`
     : `backup Jobs log in with the token in Secret ${ns}/${tokenSecret}`;
-  if (credentials)
-    return {
-      status: "True",
-      reason: R.Ready,
-      message: `${login}; the store credentials are in Secret ${credentials}`,
-    };
-  const wi = target?.workloadIdentity;
-  const explicit =
-    !!target?.roleArn?.trim() ||
-    Object.keys(wi?.serviceAccountAnnotations ?? {}).length > 0 ||
-    Object.keys(wi?.podLabels ?? {}).length > 0;
-  if (explicit)
-    return {
-      status: "True",
-      reason: R.WorkloadIdentityConfigured,
-      message: `${login}; the store is reached with the workload identity the spec configures (target.roleArn or target.workloadIdentity)`,
-    };
-  return {
-    status: "True",
-    reason: R.AmbientIdentityAssumed,
-    message: `${login}; no store credentials are configured, so the Job relies on the provider's default credential chain for ServiceAccount ${sa}`,
-  };
+  const how = `${login}; ${storeIdentityMessage(target, sa)}`;
+  switch (storeIdentity(target)) {
+    case "secret":
+      return { status: "True", reason: R.Ready, message: how };
+    case "workload":
+      return { status: "True", reason: R.WorkloadIdentityConfigured, message: how };
+    case "ambient":
+      return { status: "True", reason: R.AmbientIdentityAssumed, message: how };
+  }
 }

@@ -30,18 +30,26 @@ import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { contention, takeoverNote } from "../opslifecycle/contention.js";
 import { OperationLockStore } from "../opslifecycle/lock-store.js";
+import type { Lookup } from "../readiness/facts.js";
+import { type RestoreReadiness, restoreConfiguration } from "../readiness/restore.js";
 import type { RestoreCore, RestoreEvent, RestoreReconcilerDeps } from "./core.js";
 import { observe, ownedBy } from "./job-watch.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { SnapshotProbe } from "./ports.js";
 import { committed, created, isCommitted, prepared } from "./receipt.js";
-import { failed, isTerminal, lockWait, running, validating } from "./status.js";
+import { failed, isTerminal, lockWait, running, validating, withConfiguration } from "./status.js";
 import { OPENBAORESTORE, RESTORE_API_VERSION, RESTORE_FIELD_MANAGER, RESTORE_FINALIZER } from "./types.js";
 
 export type { RestoreReconcilerDeps };
 
-import { readyToProbe, secretsToCheck, validateRestore } from "./validate.js";
+import {
+  readyToProbe,
+  restoreAuth,
+  restoreTokenLabelsMissing,
+  secretsToCheck,
+  validateRestore,
+} from "./validate.js";
 
 const DEFAULT_POLL_MS = 15_000;
 
@@ -116,6 +124,8 @@ export class RestoreReconciler implements RestoreCore {
       const s = await this.d.client.getOrUndefined(SECRET, name, ns);
       if (s) secrets.set(name, s);
     }
+    if (cluster && !cluster.metadata.deletionTimestamp)
+      r = withConfiguration(r, this.now(), configurationOf(r, cluster, secretsToCheck(r, cluster), secrets));
     const obs = {
       restore: r,
       cluster,
@@ -344,6 +354,21 @@ export class RestoreReconciler implements RestoreCore {
   event(r: OpenBaoRestore, e: RestoreEvent): void {
     this.d.events.record(r, e, OPENBAORESTORE);
   }
+}
+
+/** RestoreConfigurationReady from what this pass read: the Secrets looked up, found or not. */
+function configurationOf(
+  r: OpenBaoRestore,
+  c: OpenBaoCluster,
+  names: readonly string[],
+  found: ReadonlyMap<string, KubeObject>,
+): RestoreReadiness {
+  const labels = new Map([...found].map(([name, s]) => [name, s.metadata.labels]));
+  return restoreConfiguration(r, c, {
+    auth: restoreAuth(r, c),
+    tokenLabelsMissing: restoreTokenLabelsMissing(r, labels),
+    secrets: new Map<string, Lookup>(names.map((n) => [n, found.get(n) ?? "missing"])),
+  });
 }
 
 /** A Secret's data as files (key → bytes). The values stay in memory; they are never logged. */

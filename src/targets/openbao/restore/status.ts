@@ -15,6 +15,7 @@ import {
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { type Condition, type ConditionInput, setCondition } from "../../../runtime/conditions.js";
+import type { RestoreReadiness } from "../readiness/restore.js";
 
 /** A condition of an OpenBaoRestore: only its kind's reasons. */
 type RestoreCondition = Omit<ConditionInput<OpenBaoRestoreReasonType>, "observedGeneration">;
@@ -49,6 +50,21 @@ function put(
     observedGeneration: r.metadata.generation,
     conditions: list,
   };
+}
+
+/**
+ * RestoreConfigurationReady as this pass evaluated it, on the status the pass goes on from: the
+ * pass's next write carries it, so it costs no write of its own. Set while the request is validated
+ * and kept as last evaluated once its Job is committed, as upstream.
+ */
+export function withConfiguration(r: OpenBaoRestore, now: Date, c: RestoreReadiness): OpenBaoRestore {
+  const prev = r.status ?? {};
+  const conditions = setCondition(
+    [...(prev.conditions ?? [])],
+    { type: C.RestoreConfigurationReady, ...c, observedGeneration: r.metadata.generation },
+    now,
+  );
+  return { ...r, status: { ...prev, conditions } };
 }
 
 export function validating(
