@@ -8,7 +8,7 @@ import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/n
 import {
   installOpenBaoCrd,
   type OperatorProcess,
-  poll,
+  poll as pollOnce,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
 import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
@@ -37,6 +37,18 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
   let dir = "";
   let vars: Record<string, string> = {};
 
+  /**
+   * A wait that, when it times out, prints the operator's last log lines first: a runbook case that
+   * fails in a loaded run must say what the operator was doing.
+   */
+  const poll = <T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string, everyMs?: number) =>
+    pollOnce(check, timeoutMs, what, everyMs).catch((e: unknown) => {
+      const tail = (op?.output() ?? "").split("\n").slice(-120).join("\n");
+      process.stdout.write(
+        `# operator's last lines before "${what}" timed out:\n${tail.replace(/^/gm, "# ")}\n`,
+      );
+      throw e;
+    });
   /** An openbao.md block with the intro's helpers (token, bao_in) defined first. */
   const run = (script: string, extra: Record<string, string> = {}, check = false) =>
     runShell(`${shellBlocks("openbao.md", "")[0]}\n${script}`, { ...vars, ...extra }, check);
@@ -91,6 +103,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     process.stdout.write(`# formed in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
   });
   after(async () => {
+    if (op && process.env["OPENBAO_TEST_DUMP"]) console.log(op.output());
     await op?.stop();
     await deleteNamespace(ctx);
     if (dir) removeTempDir(dir);
