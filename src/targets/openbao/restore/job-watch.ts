@@ -17,6 +17,7 @@ import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
 import type { RestoreCore, RestoreEvent } from "./core.js";
+import { isSuspended, resumeJob } from "./job-suspend.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome } from "./ports.js";
 import { created, followThroughComplete, lost, terminalObserved } from "./receipt.js";
@@ -51,15 +52,15 @@ export async function observe(
     });
   if (held && !held.acquired)
     rc.log.warn({ holder: held.heldBy.holder }, "the operation lock was taken from this running restore");
-  const job = await m.d.client.getOrUndefined(JOB, jobName, ns);
-  if (!job) {
+  const found = await m.d.client.getOrUndefined(JOB, jobName, ns);
+  if (!found) {
     // Its success was seen before it went (TTL, garbage collection): the follow-through goes on.
     if (exec?.stage === "TerminalObserved" && exec.terminalResult === "Succeeded" && exec.terminalObservedAt)
       return followThrough(m, r, new Date(exec.terminalObservedAt), undefined, undefined, rc);
     // Committed and gone: reported (phase Unknown), never created again.
     return m.finish(r, lost(r, m.now(), jobName), { reason: OpenBaoRestoreReason.JobMissing }, rc);
   }
-  if (job && !ownedBy(job, r))
+  if (!ownedBy(found, r))
     return m.finish(
       r,
       failed(
@@ -71,6 +72,14 @@ export async function observe(
       { reason: OpenBaoRestoreReason.JobConflict },
       rc,
     );
+  // The operator stopped between committing and resuming the Job: it is resumed now — the one
+  // committed (by uid), never another that took its name.
+  let job = found;
+  if (isSuspended(job)) {
+    if (exec?.jobUID && exec.jobUID !== job.metadata.uid)
+      return m.finish(r, lost(r, m.now(), jobName), { reason: OpenBaoRestoreReason.JobMissing }, rc);
+    job = await resumeJob(m.d.client, job);
+  }
   // The operator stopped between committing and recording the Job: recorded now, from the Job.
   if (exec?.stage === "Committed" || r.status?.phase !== "Running")
     r = await m.write(

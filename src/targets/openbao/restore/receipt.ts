@@ -3,11 +3,12 @@
  * about its one Job, written before each step is taken, so a restarted operator knows whether it
  * may still create the Job or must never create it again.
  *
- *   Prepared              the Job is built and named; nothing created. A restart may go on.
- *   Committed             the controller decided to create it. From here on no Job is ever created
- *                         again for this restore: a restart that finds no Job cannot tell "never
- *                         created" from "created and deleted", and a second restore must not run.
- *   Created               the Job exists (its uid recorded).
+ *   Prepared              the Job is built and named; at most created suspended (no pod can run).
+ *                         A restart may go on: it finds the suspended Job or creates it.
+ *   Committed             the suspended Job exists and is the one (its uid recorded); it is resumed
+ *                         next. From here on no Job is ever created again for this restore: a
+ *                         committed Job that is gone was deleted, and a second restore must not run.
+ *   Created               the Job runs (resumed; its uid recorded).
  *   TerminalObserved      its end was seen (Succeeded or Failed).
  *   FollowThroughComplete the pods were restarted after a successful restore.
  *   Unknown               a committed Job is gone before its end was seen: reported, not recreated.
@@ -56,9 +57,14 @@ export function prepared(r: OpenBaoRestore, now: Date, jobName: string): OpenBao
   });
 }
 
-export function committed(r: OpenBaoRestore, now: Date): OpenBaoRestoreStatus {
+export function committed(r: OpenBaoRestore, now: Date, jobUID?: string): OpenBaoRestoreStatus {
   const e = r.status!.execution!;
-  return withExecution(r, { ...e, stage: "Committed", committedAt: stamp(now) });
+  return withExecution(r, {
+    ...e,
+    stage: "Committed",
+    committedAt: stamp(now),
+    ...(jobUID ? { jobUID } : {}),
+  });
 }
 
 export function created(r: OpenBaoRestore, now: Date, jobUID: string | undefined): OpenBaoRestoreStatus {

@@ -33,6 +33,7 @@ import { OperationLockStore } from "../opslifecycle/lock-store.js";
 import type { Lookup } from "../readiness/facts.js";
 import { type RestoreReadiness, restoreConfiguration } from "../readiness/restore.js";
 import type { RestoreCore, RestoreEvent, RestoreReconcilerDeps } from "./core.js";
+import { isSuspended, resumeJob, suspended } from "./job-suspend.js";
 import { observe, ownedBy } from "./job-watch.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
@@ -227,8 +228,11 @@ export class RestoreReconciler implements RestoreCore {
           rc,
         );
       }
-      // The receipt comes first: Prepared (built, nothing created), then Committed, recorded before
-      // the create call, so no later pass or restarted operator ever creates a second Job.
+      // The receipt comes first: Prepared (built, nothing created). The Job is then created
+      // suspended (no pod can run), Committed is recorded with its uid, and only then is it resumed:
+      // a restore Job that ever ran was committed first, and a committed restore whose Job is gone
+      // had it deleted — never "not created yet" — so nothing is created twice and nothing is left
+      // undone by a crash between the two writes.
       r = await this.write(r, prepared(r, this.now(), jobName), rc);
       try {
         await this.d.jobs.prepare?.(r, cluster!, rc.signal);
@@ -236,9 +240,8 @@ export class RestoreReconciler implements RestoreCore {
         rc.signal.throwIfAborted();
         return this.prepareFailed(r, e, rc);
       }
-      r = await this.write(r, committed(r, this.now()), rc);
       try {
-        job = await this.d.client.create(JOB, intent);
+        job = await this.d.client.create(JOB, suspended(intent));
         this.event(r, {
           type: "Normal",
           reason: OpenBaoRestoreReason.JobCreated,
@@ -249,6 +252,12 @@ export class RestoreReconciler implements RestoreCore {
         if (!isConflict(e)) throw e;
         job = await this.d.client.getOrUndefined(JOB, jobName, ns);
       }
+    }
+    if (job && isSuspended(job) && !isCommitted(r.status?.execution)) {
+      // Created suspended by this pass or by one that stopped before committing: committed now,
+      // with the uid of the one Job that may run.
+      r = await this.write(r, committed(r, this.now(), job.metadata.uid), rc);
+      job = await resumeJob(this.d.client, job);
     }
     const withJob: OpenBaoRestore = {
       ...r,
