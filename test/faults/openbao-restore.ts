@@ -101,7 +101,9 @@ export function restoreViolations(
   if (outcome.phases.at(-1) !== "Completed")
     out.push(`the restore did not complete: requests ended ${outcome.phases.join(", ")}`);
   if (outcome.phases.length !== 1)
-    out.push(`the restore took ${outcome.phases.length} requests (ended ${outcome.phases.join(", ")}), not one`);
+    out.push(
+      `the restore took ${outcome.phases.length} requests (ended ${outcome.phases.join(", ")}), not one`,
+    );
   if (!outcome.canaryAsAtBackup)
     out.push("after the restore the canary does not read as it was at backup time");
   return out;
