@@ -4,7 +4,7 @@
  */
 
 import type { OpenBaoRestore, OpenBaoRestoreStatus } from "../../../apis/openbaorestore.js";
-import type { OpenBaoRestoreReasonType } from "../../../apis/openbaorestore-names.js";
+import { OpenBaoRestoreReason, type OpenBaoRestoreReasonType } from "../../../apis/openbaorestore-names.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { ReconcileContext, ReconcileResult } from "../../../runtime/controller.js";
 import type { EventInput, KindEvents } from "../../../runtime/events.js";
@@ -12,6 +12,7 @@ import type { Informer } from "../../../runtime/informer.js";
 import type { Logger } from "../../../runtime/log.js";
 import type { OperationLockStore } from "../opslifecycle/lock-store.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
+import { failed } from "./status.js";
 
 /** An event of the restore (recorded on it, and on its cluster where the cluster's side changed). */
 export type RestoreEvent = EventInput<OpenBaoRestoreReasonType>;
@@ -50,4 +51,24 @@ export interface RestoreCore {
     m: { reason?: string; durationS?: number },
     rc: ReconcileContext,
   ): Promise<ReconcileResult>;
+}
+
+/** A Job under the restore's name that is not its own: the request fails, that Job is left alone. */
+export function finishOnForeignJob(
+  m: RestoreCore,
+  r: OpenBaoRestore,
+  jobName: string,
+  rc: ReconcileContext,
+): Promise<ReconcileResult> {
+  return m.finish(
+    r,
+    failed(
+      r,
+      m.now(),
+      OpenBaoRestoreReason.JobConflict,
+      `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
+    ),
+    { reason: OpenBaoRestoreReason.JobConflict },
+    rc,
+  );
 }

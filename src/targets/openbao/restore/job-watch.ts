@@ -16,7 +16,7 @@ import { jobStartHealth, notStartedMessage, startTimeoutFailure } from "../admin
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
 import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
-import type { RestoreCore, RestoreEvent } from "./core.js";
+import { finishOnForeignJob, type RestoreCore, type RestoreEvent } from "./core.js";
 import { isSuspended, resumeJob } from "./job-suspend.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome } from "./ports.js";
@@ -60,18 +60,7 @@ export async function observe(
     // Committed and gone: reported (phase Unknown), never created again.
     return m.finish(r, lost(r, m.now(), jobName), { reason: OpenBaoRestoreReason.JobMissing }, rc);
   }
-  if (!ownedBy(found, r))
-    return m.finish(
-      r,
-      failed(
-        r,
-        m.now(),
-        OpenBaoRestoreReason.JobConflict,
-        `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
-      ),
-      { reason: OpenBaoRestoreReason.JobConflict },
-      rc,
-    );
+  if (!ownedBy(found, r)) return finishOnForeignJob(m, r, jobName, rc);
   // The operator stopped between committing and resuming the Job: it is resumed now — the one
   // committed (by uid), never another that took its name.
   let job = found;

@@ -32,7 +32,12 @@ import { contention, takeoverNote } from "../opslifecycle/contention.js";
 import { OperationLockStore } from "../opslifecycle/lock-store.js";
 import type { Lookup } from "../readiness/facts.js";
 import { type RestoreReadiness, restoreConfiguration } from "../readiness/restore.js";
-import type { RestoreCore, RestoreEvent, RestoreReconcilerDeps } from "./core.js";
+import {
+  finishOnForeignJob,
+  type RestoreCore,
+  type RestoreEvent,
+  type RestoreReconcilerDeps,
+} from "./core.js";
 import { isSuspended, resumeJob, suspended } from "./job-suspend.js";
 import { observe, ownedBy } from "./job-watch.js";
 import { restoreDuration, restoreFailureTotal, restoreSuccessTotal, restoreTotal } from "./metrics.js";
@@ -194,18 +199,7 @@ export class RestoreReconciler implements RestoreCore {
     // The lock is ours: the one Job, found again if an earlier pass made it.
     const jobName = restoreJobName(r);
     let job = await this.d.client.getOrUndefined(JOB, jobName, ns);
-    if (job && !ownedBy(job, r))
-      return this.finish(
-        r,
-        failed(
-          r,
-          this.now(),
-          OpenBaoRestoreReason.JobConflict,
-          `a Job named ${jobName} exists and does not belong to this OpenBaoRestore`,
-        ),
-        { reason: OpenBaoRestoreReason.JobConflict },
-        rc,
-      );
+    if (job && !ownedBy(job, r)) return finishOnForeignJob(this, r, jobName, rc);
     if (!job) {
       const verified = await this.d.jobs.image?.(r, cluster!, rc.signal);
       if (verified && !verified.ok)

@@ -205,9 +205,8 @@ export class RuntimeRestart {
     const message = pending.length
       ? `restarting ${pending.length} pod(s) started before ${stamp(cutoff)}, one at a time, the leader last`
       : `no pod started before ${stamp(cutoff)}: nothing to restart`;
-    await setRestarting(this.d.events, this.now(), cluster, "True", R.RestartInProgress, message, rc);
     // The next pass plans from the record just staged.
-    return wait(R.RestartInProgress, message, { afterMs: AT_ONCE_MS });
+    return this.inProgress(cluster, message, rc, { afterMs: AT_ONCE_MS });
   }
 
   private async act(
@@ -221,16 +220,7 @@ export class RuntimeRestart {
     const progress = `${(rec.restartedPods ?? []).length} of ${(rec.restartedPods ?? []).length + (rec.pendingPods ?? []).length} pod(s) restarted`;
     switch (step.kind) {
       case "wait":
-        await setRestarting(
-          this.d.events,
-          this.now(),
-          cluster,
-          "True",
-          R.RestartInProgress,
-          `${progress}: ${step.message}`,
-          rc,
-        );
-        return wait(R.RestartInProgress, `${progress}: ${step.message}`);
+        return this.inProgress(cluster, `${progress}: ${step.message}`, rc);
       case "record-replaced":
         await stageRestart(cluster, rc, (cur) =>
           cur?.restartAt === want
@@ -259,16 +249,7 @@ export class RuntimeRestart {
           action: "Restart",
           note: `spec.runtime.restartAt: pod ${step.pod.name}${step.leader ? " (the leader, no other voter to hand over to)" : ""} deleted to be restarted`,
         });
-        await setRestarting(
-          this.d.events,
-          this.now(),
-          cluster,
-          "True",
-          R.RestartInProgress,
-          `${progress}: restarting pod ${step.pod.name}`,
-          rc,
-        );
-        return wait(R.RestartInProgress, `${progress}: restarting pod ${step.pod.name}`);
+        return this.inProgress(cluster, `${progress}: restarting pod ${step.pod.name}`, rc);
       }
       case "step-down": {
         try {
@@ -288,16 +269,7 @@ export class RuntimeRestart {
           action: "Restart",
           note: `asked the leader ${step.pod.name} to step down before it is restarted`,
         });
-        await setRestarting(
-          this.d.events,
-          this.now(),
-          cluster,
-          "True",
-          R.RestartInProgress,
-          `${progress}: leader ${step.pod.name} stepping down`,
-          rc,
-        );
-        return wait(R.RestartInProgress, `${progress}: leader ${step.pod.name} stepping down`, {
+        return this.inProgress(cluster, `${progress}: leader ${step.pod.name} stepping down`, rc, {
           afterMs: STEP_DOWN_POLL_MS,
         });
       }
@@ -394,5 +366,16 @@ export class RuntimeRestart {
     // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
     // in status only says how many in a row, for people and across restarts.
     return fail(reason, error);
+  }
+
+  /** Restarting=True with the step's word, and a wait saying the same: one message, never two. */
+  private async inProgress(
+    cluster: OpenBaoCluster,
+    message: string,
+    rc: InAdminOpsPass,
+    opts?: { afterMs?: number },
+  ): Promise<StageStop<OpenBaoClusterReasonType>> {
+    await setRestarting(this.d.events, this.now(), cluster, "True", R.RestartInProgress, message, rc);
+    return wait(R.RestartInProgress, message, opts);
   }
 }
