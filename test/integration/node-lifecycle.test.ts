@@ -15,6 +15,7 @@ import {
   restoreSysctls,
   savedSysctls,
 } from "../../src/testenv/node/sysctls.js";
+import { waitUntil } from "../../src/testenv/wait.js";
 import { BUSYBOX } from "../support/node.js";
 
 // A private node of this file's own (next to the shared one): its kubelet and containerd are restarted
@@ -189,13 +190,14 @@ describe("node: restarts and teardown", () => {
       [],
       "no process in the node's namespaces or cgroups",
     );
-    for (const pid of during)
-      assert.ok(
-        !existsSync(`/proc/${pid}`) ||
-          processStartTicks(pid) !== startedAt.get(pid) ||
-          isZombieFree(pid, index),
-        `pid ${pid} is gone`,
-      );
+    // A process of this node may still be on its way out when stop() returns (its parent reaps it a
+    // moment later): wait for that, and name the ones that stay.
+    const lingering = () => during.filter((pid) => stillThisNodes(pid, startedAt.get(pid), index));
+    await waitUntil(async () => lingering().length === 0, {
+      what: "the node's processes to be gone",
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    }).catch(() => assert.deepEqual(lingering(), [], "every process of the node is gone"));
     assert.deepEqual(cgroupFolders(`/platform-operator-ponode${index}`), [], "no cgroup folder");
     assert.deepEqual(after_.mounts, before_.mounts, "the host's mounts are unchanged");
     assert.deepEqual(after_.links, before_.links, "no veth (hence no network namespace) is left");
@@ -234,27 +236,36 @@ function readlink(path: string): string {
   return execFileSync("readlink", [path], { encoding: "utf8" }).trim();
 }
 
-/** When the process started, in clock ticks since boot (field 22 of /proc/<pid>/stat); undefined once gone. */
-function processStartTicks(pid: number): string | undefined {
+/** Field `n` (1-based, as in proc(5)) of /proc/<pid>/stat; undefined once the process is gone. */
+function statField(pid: number, n: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[n - 3];
   } catch {
     return undefined;
   }
 }
 
-function isZombieFree(pid: number, index: number): boolean {
-  // A pid can be reused by an unrelated process, even one of another node running beside this one;
-  // what matters is that it is not a process of this node.
+/** When the process started, in clock ticks since boot; undefined once gone. */
+function processStartTicks(pid: number): string | undefined {
+  return statField(pid, 22);
+}
+
+/**
+ * Whether `pid` is still the process of this node seen before the teardown. A pid can be reused by
+ * an unrelated process (the start time differs), even one of another node running beside this one
+ * (its cgroup names another index); a zombie has exited and only waits for its parent to reap it.
+ */
+function stillThisNodes(pid: number, startedAt: string | undefined, index: number): boolean {
+  if (processStartTicks(pid) !== startedAt) return false;
+  const state = statField(pid, 3);
+  if (state === undefined || state === "Z" || state === "X") return false;
   try {
-    return !/platform-operator-ponode(\d+)(\/|$)/m
-      .exec(readFileSync(`/proc/${pid}/cgroup`, "utf8"))
-      ?.slice(1, 2)
-      .includes(String(index));
+    const cgroup = /platform-operator-ponode(\d+)(\/|$)/m.exec(readFileSync(`/proc/${pid}/cgroup`, "utf8"));
+    return cgroup?.[1] === String(index);
   } catch {
-    return true;
+    return false;
   }
 }
 
