@@ -12,7 +12,6 @@ import {
 } from "../../../../apis/openbaocluster-names.js";
 import { POD } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { setCondition } from "../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
@@ -23,6 +22,7 @@ import {
   type InAdminOpsPass,
   type LockIdentity,
 } from "../../opslifecycle/index.js";
+import { setPlaneCondition } from "../../opslifecycle/plane-condition.js";
 import type { PodFacts, RuntimeRestartStatus } from "./plan.js";
 
 /** The lock identity of one restart request: one per spec value, stable across operator restarts. */
@@ -78,19 +78,13 @@ export async function setRestarting(
   message: string,
   rc: InAdminOpsPass,
 ): Promise<void> {
-  const before = cluster.status?.conditions?.find((x) => x.type === C.Restarting);
-  if (before?.status === status && before.reason === reason && before.message === message) return;
-  await changePlane(rc.adminOps, refOf(cluster), (plane) =>
-    applyConcern(
-      plane,
-      "conditions",
-      setCondition(
-        plane.conditions ?? [],
-        { type: C.Restarting, status, reason, message, observedGeneration: cluster.metadata.generation },
-        now,
-      ),
-    ),
+  const { moved, before } = await setPlaneCondition(
+    rc.adminOps,
+    cluster,
+    { type: C.Restarting, status, reason, message },
+    now,
   );
+  if (!moved) return;
   if (before?.reason !== reason && !QUIET.has(reason))
     events.record(cluster, {
       type: reason === R.RestartStepFailed || reason === R.StepDownFailed ? "Warning" : "Normal",
