@@ -34,6 +34,8 @@ export function restartLock(cluster: string, restartAt: string): LockIdentity {
 
 export const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
 
+const WARNING = new Set<OpenBaoClusterReasonType>([R.RestartStepFailed, R.StepDownFailed, R.RestartStalled]);
+
 /** Reasons said without an event each time (routine progress). */
 const QUIET = new Set<OpenBaoClusterReasonType>([R.RestartInProgress, R.PodNotReady, R.HealthCheckFailed]);
 
@@ -87,11 +89,36 @@ export async function setRestarting(
   if (!moved) return;
   if (before?.reason !== reason && !QUIET.has(reason))
     events.record(cluster, {
-      type: reason === R.RestartStepFailed || reason === R.StepDownFailed ? "Warning" : "Normal",
+      type: WARNING.has(reason) ? "Warning" : "Normal",
       reason,
       action: "Restart",
       note: message.slice(0, 1000),
     });
+}
+
+/**
+ * Failed steps in a row after which the Restarting condition says the restart is stalled. The
+ * runtime's failure backoff (5 s, then 10 s) brings the third failure about 15 s after the first.
+ */
+export const RESTART_STALLED_AFTER = 3;
+
+/**
+ * What Restarting says after `attempts` failed steps in a row. The restart is never given up (as
+ * upstream's, whose StatefulSet roll retries for ever): giving up would leave the lock with a half
+ * restarted cluster or release it mid-restart. From the RESTART_STALLED_AFTER-th failure on the reason
+ * is RestartStalled (a Warning event once) and the message keeps the step's own reason and the count.
+ */
+export function failedStepCondition(
+  reason: OpenBaoClusterReasonType,
+  message: string,
+  attempts: number,
+): { reason: OpenBaoClusterReasonType; message: string } {
+  if (attempts < RESTART_STALLED_AFTER)
+    return { reason, message: `restart step failed (attempt ${attempts}): ${message}` };
+  return {
+    reason: R.RestartStalled,
+    message: `restart stalled: ${attempts} failed attempts in a row, the last ${reason}: ${message}; still retried with backoff until a step succeeds or spec.runtime.restartAt changes`,
+  };
 }
 
 /** A step went through: the failures in a row are cleared. */
