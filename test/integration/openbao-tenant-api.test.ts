@@ -582,24 +582,13 @@ describe("openbao tenant provisioner: a settled tenant's pass sends no request",
   });
 });
 
-async function reviewAs(
+function reviewAs(
   admin: KubeClient,
   namespace: string,
   serviceAccount: string,
   attributes: { namespace: string; group: string; resource: string; verb: string; name?: string },
 ): Promise<boolean> {
-  const review = await admin.request<Json>({
-    method: "POST",
-    path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-    body: {
-      apiVersion: "authorization.k8s.io/v1",
-      kind: "SubjectAccessReview",
-      spec: {
-        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
-        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
-        resourceAttributes: attributes,
-      },
-    },
-  });
-  return review["status"]?.allowed === true;
+  return serviceAccountAllowed(admin, namespace, serviceAccount, { resourceAttributes: attributes }, [
+    "system:authenticated",
+  ]);
 }
