@@ -67,6 +67,9 @@ export const GitLabCoreReason = reasonTable<typeof GitLabCoreKind>()({
   MigrationsRunning: "MigrationsRunning",
   // Not an upstream reason: a pass is waiting for hooks, reported before the wait.
   HooksRunning: "HooksRunning",
+  // Not an upstream reason: a Job whose pod template changed was deleted to be created again, and a
+  // finalizer still holds the old one; the pass waits for its deletion.
+  JobReplacing: "JobReplacing",
   // Observe-only mode: the Drifted condition says what a real pass would change.
   ObserveOnly: "ObserveOnly",
 });

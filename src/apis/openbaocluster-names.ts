@@ -399,6 +399,9 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   RestartInProgress: "RestartInProgress",
   RestartComplete: "RestartComplete",
   RestartStepFailed: "RestartStepFailed",
+  // Not upstream's (its restart is a pod-template annotation the StatefulSet controller rolls,
+  // retried for ever): a restart step failed several times in a row; still retried, a person must look.
+  RestartStalled: "RestartStalled",
   RestartPodDeleted: "RestartPodDeleted",
   /** Event: the operator created a ManagedPVC claim (auditFileStorage, tls.acme.sharedCache). */
   SharedClaimCreated: "SharedClaimCreated",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { GitLabCore } from "../../src/apis/gitlabcore.js";
-import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
+import { CONFIGMAP, JOB } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isNotFound } from "../../src/runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
@@ -50,6 +50,15 @@ const service = (name: string, port: number): RenderedObject => ({
   kind: "Service",
   metadata: { name },
   spec: { selector: { app: name }, ports: [{ name: "http", port, targetPort: 8080 }] },
+});
+const migrate = (image: string): RenderedObject => ({
+  apiVersion: "batch/v1",
+  kind: "Job",
+  metadata: { name: "jobs-migrate" },
+  spec: {
+    backoffLimit: 0,
+    template: { spec: { restartPolicy: "Never", containers: [{ name: "migrate", image }] } },
+  },
 });
 const chart = { name: "gitlab", version: "1.0.0", appVersion: "17.0.0", digest: "fixed" };
 
@@ -180,6 +189,75 @@ describe("GitLabCore pass failures", () => {
     assert.equal(conditionOf(o, "Initialized")?.status, "False");
     assert.match(conditionOf(o, "Initialized")!.message, /Widget/);
     assert.ok(isNotFound(await client.get(CONFIGMAP, "badhook-config", ns).catch((e: unknown) => e)));
+  });
+
+  it("a Job whose pod template changed is replaced; one a finalizer holds ends the pass waiting (JobReplacing), and its deletion brings the new one", async () => {
+    const render = (image: string): Rendered => ({
+      chart,
+      hooks: [],
+      objects: [cm("jobs-config"), migrate(image)],
+    });
+    const job = () => client.getOrUndefined<KubeObject>(JOB, "jobs-migrate", ns);
+    const imageOf = (j: KubeObject | undefined) =>
+      (j?.["spec"] as { template: { spec: { containers: { image: string }[] } } } | undefined)?.template.spec
+        .containers[0]?.image;
+    /** The Job once it is a new one (another uid) with this image. */
+    const replaced = (from: string, image: string) =>
+      eventually(
+        async () => {
+          const j = await job();
+          return j && j.metadata.uid !== from && imageOf(j) === image ? j : undefined;
+        },
+        60_000,
+        `Job jobs-migrate with ${image}`,
+      );
+    renders.set("jobs", render("busybox:1"));
+    await create("jobs");
+    const first = await eventually(job, 60_000, "Job jobs-migrate");
+
+    // Nothing holds the old Job: deleted and created again within one pass, as before.
+    renders.set("jobs", render("busybox:2"));
+    const second = await replaced(first.metadata.uid!, "busybox:2");
+
+    // A finalizer holds it: the pass deletes it and ends (the status can only be written at its end),
+    // instead of polling inside the pass until the deletion ends.
+    await client.mergePatch(JOB, "jobs-migrate", ns, { metadata: { finalizers: ["example.com/hold"] } });
+    renders.set("jobs", render("busybox:3"));
+    const waiting = await waitForGitLab(
+      client,
+      ns,
+      "jobs",
+      (g) => conditionOf(g, "Progressing")?.reason === "JobReplacing",
+      "JobReplacing",
+      60_000,
+    );
+    assert.equal(conditionOf(waiting, "Progressing")?.status, "True");
+    assert.match(
+      conditionOf(waiting, "Progressing")!.message,
+      /Job .*jobs-migrate \(held by finalizer example\.com\/hold\)/,
+    );
+    const held = await job();
+    assert.equal(held?.metadata.uid, second.metadata.uid, "the old Job is still there");
+    assert.ok(held?.metadata.deletionTimestamp, "and being deleted");
+    // The passes go on while it is held (each ends at once, woken by the step interval).
+    const passes = op.passes(`${ns}/jobs`);
+    await eventually(
+      () => (op.passes(`${ns}/jobs`) > passes ? true : undefined),
+      60_000,
+      "another pass while the Job is held",
+    );
+
+    await client.mergePatch(JOB, "jobs-migrate", ns, { metadata: { finalizers: null } });
+    await replaced(second.metadata.uid!, "busybox:3");
+    const after = await waitForGitLab(
+      client,
+      ns,
+      "jobs",
+      (g) => conditionOf(g, "Progressing")?.reason !== "JobReplacing",
+      "the pass that created the new Job",
+      60_000,
+    );
+    assert.equal(after.status?.phase, "Running");
   });
 
   it("a Secret the server refuses is reported without its values (status, events, logs)", async () => {

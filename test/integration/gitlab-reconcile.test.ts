@@ -11,15 +11,11 @@ import { GITLABCORE } from "../../src/targets/gitlab/target.js";
 import {
   applyGitLab,
   conditionOf,
-  fixtureChartsDir,
-  fixtureVersions,
   gitlabCore,
-  installGitLabCrds,
-  provisionSharedSecretsAccount,
   type RunningGitLab,
-  startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
+import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
 import { clientFor, eventually } from "../support/kube.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 
@@ -64,7 +60,7 @@ describe("GitLabCore reconcile on a real cluster", () => {
   let ctx: NodeNamespace;
   let ns: string;
   let client: ReturnType<typeof clientFor>;
-  let charts: { dir: string; remove(): void };
+  let gl: FixtureGitLab | undefined;
   let op: RunningGitLab;
   const key = () => `${ns}/${NAME}`;
 
@@ -72,17 +68,14 @@ describe("GitLabCore reconcile on a real cluster", () => {
     ctx = await nodeNamespace("gl-rec");
     ns = ctx.namespace;
     client = clientFor(ctx.node.kubeconfigPath);
-    await installGitLabCrds(client);
-    await provisionSharedSecretsAccount(client, ns, SA);
-    charts = fixtureChartsDir(fixtureVersions());
-    op = await startGitLabTarget(ctx.node.kubeconfigPath, ns, charts.dir);
+    gl = await startFixtureGitLab(client, ctx.node.kubeconfigPath, ns, { hookAccount: SA });
+    op = gl.op;
   });
   after(async () => {
-    await op?.stop();
+    await gl?.stop();
     // The GatewayClass is cluster-scoped: make sure no run leaves one behind.
     await client?.delete(GATEWAYCLASS, `${ns}-${NAME}-gitlab`).catch(() => {});
     await deleteNamespace(ctx);
-    charts?.remove();
     client?.close();
   });
 

@@ -11,14 +11,11 @@ import { sharedEnv } from "../../src/testenv/shared.js";
 import {
   applyGitLab,
   conditionOf,
-  fixtureChartsDir,
-  fixtureVersions,
   gitlabCore,
-  installGitLabCrds,
   type RunningGitLab,
-  startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
+import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
 import { clientFor, freshNamespace } from "../support/kube.js";
 import { addProcess, assertEnvFromSecretsOnly, LeakSearch } from "../support/leak-search.js";
 
@@ -35,19 +32,17 @@ const canary = (what: string): string => `canary-${what}-${randomBytes(6).toStri
 describe("gitlab target: no secret value outside a Secret", () => {
   let client: KubeClient;
   let ns: string;
-  let charts: { dir: string; remove(): void };
+  let gl: FixtureGitLab | undefined;
   let op: RunningGitLab | undefined;
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
     ns = await freshNamespace(client, "gl-leak");
-    await installGitLabCrds(client);
-    charts = fixtureChartsDir(fixtureVersions());
-    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, charts.dir);
+    gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns);
+    op = gl.op;
   });
   after(async () => {
-    await op?.stop();
-    charts?.remove();
+    await gl?.stop();
     client.close();
   });
 

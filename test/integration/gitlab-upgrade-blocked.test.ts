@@ -10,17 +10,8 @@ import type { KubeClient } from "../../src/runtime/client.js";
 import type { Condition } from "../../src/runtime/conditions.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import {
-  applyGitLab,
-  conditionOf,
-  fixtureChartsDir,
-  fixtureVersions,
-  gitlabCore,
-  installGitLabCrds,
-  type RunningGitLab,
-  startGitLabTarget,
-  waitForGitLab,
-} from "../support/gitlab.js";
+import { applyGitLab, conditionOf, gitlabCore, waitForGitLab } from "../support/gitlab.js";
+import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 // A blocked upgrade blocks only the upgrade (issues 42 and 44): with the fixture chart (the real
@@ -50,8 +41,7 @@ const quiet = {
 describe("GitLabCore: a blocked upgrade never stops repair", () => {
   let client: KubeClient;
   let ns: string;
-  let charts: { dir: string; remove(): void };
-  let op: RunningGitLab | undefined;
+  let gl: FixtureGitLab | undefined;
 
   /** The admission policy that refuses pre-migrations Jobs in this namespace (cluster-scoped: named after it). */
   const policy = () => `${ns}-no-pre-migrations`;
@@ -99,20 +89,17 @@ describe("GitLabCore: a blocked upgrade never stops repair", () => {
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
-    await installGitLabCrds(client, false);
     ns = await freshNamespace(client, "gl-blocked");
-    charts = fixtureChartsDir(fixtureVersions().filter((v) => CHARTS.includes(v.version)));
-    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, charts.dir, {
-      requeueInterval: "2s",
-      concurrency: 4,
-      hookTimeout: "90s",
+    gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
+      gatewayApi: false,
+      versions: (v) => CHARTS.includes(v),
+      settings: { requeueInterval: "2s", concurrency: 4, hookTimeout: "90s" },
     });
   });
   after(async () => {
-    await op?.stop();
+    await gl?.stop();
     await client?.delete(VALIDATING_ADMISSION_POLICY_BINDING, policy()).catch(() => {});
     await client?.delete(VALIDATING_ADMISSION_POLICY, policy()).catch(() => {});
-    charts?.remove();
     client?.close();
   });
 

@@ -6,15 +6,11 @@ import type { ResourceType } from "../../src/runtime/types.js";
 import {
   applyGitLab,
   conditionOf,
-  fixtureChartsDir,
-  fixtureVersions,
   gitlabCore,
-  installGitLabCrds,
-  provisionSharedSecretsAccount,
   type RunningGitLab,
-  startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
+import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
 import { clientFor } from "../support/kube.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 
@@ -45,7 +41,7 @@ describe("GitLabCore upgrades on a real cluster", () => {
   let ctx: NodeNamespace;
   let ns: string;
   let client: ReturnType<typeof clientFor>;
-  let charts: { dir: string; remove(): void };
+  let gl: FixtureGitLab | undefined;
   let op: RunningGitLab;
   const key = () => `${ns}/${NAME}`;
   const setVersion = (v: string) =>
@@ -64,16 +60,13 @@ describe("GitLabCore upgrades on a real cluster", () => {
     ctx = await nodeNamespace("gl-upg");
     ns = ctx.namespace;
     client = clientFor(ctx.node.kubeconfigPath);
-    await installGitLabCrds(client);
-    await provisionSharedSecretsAccount(client, ns, SA);
-    charts = fixtureChartsDir(fixtureVersions());
-    op = await startGitLabTarget(ctx.node.kubeconfigPath, ns, charts.dir);
+    gl = await startFixtureGitLab(client, ctx.node.kubeconfigPath, ns, { hookAccount: SA });
+    op = gl.op;
   });
   after(async () => {
-    await op?.stop();
+    await gl?.stop();
     await client?.delete(GATEWAYCLASS, `${ns}-${NAME}-gitlab`).catch(() => {});
     await deleteNamespace(ctx);
-    charts?.remove();
     client?.close();
   });
 

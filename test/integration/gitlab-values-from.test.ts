@@ -8,14 +8,11 @@ import { sharedEnv } from "../../src/testenv/shared.js";
 import {
   applyGitLab,
   conditionOf,
-  fixtureChartsDir,
-  fixtureVersions,
   gitlabCore,
-  installGitLabCrds,
   type RunningGitLab,
-  startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
+import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 // spec.chart.valuesFrom (GitLab's newer GitLabCore spec, "Values from ConfigMaps and Secrets") with
@@ -43,7 +40,7 @@ const SECRET_WORD = "hunter2-do-not-print";
 describe("GitLabCore values from ConfigMaps and Secrets", () => {
   let client: KubeClient;
   let ns: string;
-  let charts: { dir: string; remove(): void };
+  let gl: FixtureGitLab | undefined;
   let op: RunningGitLab | undefined;
 
   const configMap = (name: string, data: Record<string, string>, labelled = true) =>
@@ -77,17 +74,16 @@ describe("GitLabCore values from ConfigMaps and Secrets", () => {
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
-    await installGitLabCrds(client, false);
     ns = await freshNamespace(client, "gl-vfrom");
-    charts = fixtureChartsDir(fixtureVersions().filter((v) => v.version === "10.2.1"));
-    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, charts.dir, {
-      requeueInterval: "2s",
-      concurrency: 3,
+    gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
+      gatewayApi: false,
+      versions: (v) => v === "10.2.1",
+      settings: { requeueInterval: "2s", concurrency: 3 },
     });
+    op = gl.op;
   });
   after(async () => {
-    await op?.stop();
-    charts?.remove();
+    await gl?.stop();
     client?.close();
   });
 

@@ -32,6 +32,7 @@ describe("openbao spec.runtime.restartAt: a rolling restart, the leader last, un
   const log: string[] = [];
   let leader = "";
   const notReady = new Set<string>();
+  let refuseStepDown = false;
 
   // One fake OpenBao for every pod: the leader moves to the lowest other pod on a step-down.
   const fakeBao = (name: string) => (ep: BaoEndpoint) => {
@@ -47,6 +48,7 @@ describe("openbao spec.runtime.restartAt: a rolling restart, the leader last, un
         })),
       autopilotState: async () => ({ healthy: true }),
       stepDown: async () => {
+        if (refuseStepDown) throw new Error("step-down refused by the fake");
         log.push(`step-down:${leader}`);
         leader = Array.from({ length: REPLICAS }, (_, i) => `${name}-${i}`).find((p) => p !== leader)!;
       },
@@ -226,6 +228,45 @@ describe("openbao spec.runtime.restartAt: a rolling restart, the leader last, un
     assert.equal(seen.filter((l) => l.startsWith("delete:")).length, 3);
     assert.ok(seen.at(-1)?.startsWith("delete:"));
     assert.ok(seen.at(-2)?.startsWith("step-down:"), "the leader goes last, after a step-down");
+  });
+
+  it("a step-down that keeps failing is never given up: RestartStalled with the count from the third failure, the lock kept; once it answers the restart completes", async () => {
+    await cluster("sd");
+    await request("sd", "now");
+    log.length = 0;
+    refuseStepDown = true;
+    const results: unknown[] = [];
+    for (let i = 0; i < 20 && (await restarting("sd"))?.reason !== "RestartStalled"; i++)
+      results.push(await pass("sd"));
+    const failed = results.filter((r) => (r as { retryReason?: string })?.retryReason === "StepDownFailed");
+    assert.equal(failed.length, 3, "three failed passes, each a retry with the runtime's failure backoff");
+    let c = await get("sd");
+    assert.equal(c.status?.runtimeRestart?.consecutiveFailures, 3);
+    assert.equal(c.status?.runtimeRestart?.lastErrorReason, "StepDownFailed");
+    const stalled = await restarting("sd");
+    assert.equal(stalled?.status, "True");
+    assert.match(
+      stalled!.message,
+      /3 failed attempts in a row, the last StepDownFailed: .*step-down refused/,
+    );
+    assert.equal(c.status?.operationLock?.holder, restartLock("sd", "now").holder, "the lock is kept");
+    await eventually(
+      async () => ((await events("RestartStalled")).some((e) => e["type"] === "Warning") ? true : undefined),
+      10_000,
+      "a RestartStalled warning",
+    );
+
+    // Still retried: a fourth failure counts on; then the step-down answers and the restart ends.
+    const r = await pass("sd");
+    assert.deepEqual(r, { retryReason: "StepDownFailed" });
+    assert.equal((await get("sd")).status?.runtimeRestart?.consecutiveFailures, 4);
+    assert.match((await restarting("sd"))!.message, /^restart stalled: 4 failed attempts/);
+    refuseStepDown = false;
+    for (let i = 0; i < 20 && (await restarting("sd"))?.reason !== "RestartComplete"; i++) await pass("sd");
+    c = await get("sd");
+    assert.equal((await restarting("sd"))?.reason, "RestartComplete");
+    assert.equal(c.status?.runtimeRestart?.consecutiveFailures, undefined);
+    assert.equal(c.status?.operationLock, undefined);
   });
 
   it("waits without touching a pod while another operation holds the lock", async () => {

@@ -29,7 +29,13 @@ import {
   installOpenBaoTenantCrd,
 } from "../support/openbao-cluster.js";
 import { metricSum, startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
-import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, clientWithToken, serviceAccountToken } from "../support/rbac.js";
+import {
+  CLUSTER_ROLE,
+  CLUSTER_ROLE_BINDING,
+  clientWithToken,
+  serviceAccountAllowed,
+  serviceAccountToken,
+} from "../support/rbac.js";
 
 // The tenant provisioner's pass against the real API server: what it writes in the target
 // namespace, that the RoleBindings grant the openbao process exactly that (asked of the API
@@ -98,22 +104,14 @@ describe("openbao tenant provisioner on the real API server", () => {
     });
   const get = (ns: string, name: string) => client.get<OpenBaoTenant>(OPENBAOTENANT, name, ns);
   const provisioned = (t: OpenBaoTenant) => t.status?.conditions?.find((c) => c.type === "Provisioned");
-  const can = async (verb: string, resource: string, name?: string, group = ""): Promise<boolean> => {
-    const review = await client.request<Json>({
-      method: "POST",
-      path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-      body: {
-        apiVersion: "authorization.k8s.io/v1",
-        kind: "SubjectAccessReview",
-        spec: {
-          user: `system:serviceaccount:${opNs}:${SA}`,
-          groups: ["system:serviceaccounts", `system:serviceaccounts:${opNs}`, "system:authenticated"],
-          resourceAttributes: { namespace: target, group, verb, resource, ...(name ? { name } : {}) },
-        },
-      },
-    });
-    return review["status"]?.allowed === true;
-  };
+  const can = (verb: string, resource: string, name?: string, group = ""): Promise<boolean> =>
+    serviceAccountAllowed(
+      client,
+      opNs,
+      SA,
+      { resourceAttributes: { namespace: target, group, verb, resource, ...(name ? { name } : {}) } },
+      ["system:authenticated"],
+    );
   const eventReasons = async (ns: string, name: string): Promise<string[]> =>
     ((await client.list(EVENTS, { namespace: ns })).items as Json[])
       .filter((e) => e["regarding"]?.kind === "OpenBaoTenant" && e["regarding"]?.name === name)
@@ -584,24 +582,13 @@ describe("openbao tenant provisioner: a settled tenant's pass sends no request",
   });
 });
 
-async function reviewAs(
+function reviewAs(
   admin: KubeClient,
   namespace: string,
   serviceAccount: string,
   attributes: { namespace: string; group: string; resource: string; verb: string; name?: string },
 ): Promise<boolean> {
-  const review = await admin.request<Json>({
-    method: "POST",
-    path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-    body: {
-      apiVersion: "authorization.k8s.io/v1",
-      kind: "SubjectAccessReview",
-      spec: {
-        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
-        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
-        resourceAttributes: attributes,
-      },
-    },
-  });
-  return review["status"]?.allowed === true;
+  return serviceAccountAllowed(admin, namespace, serviceAccount, { resourceAttributes: attributes }, [
+    "system:authenticated",
+  ]);
 }

@@ -17,18 +17,15 @@ import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import {
   applyGitLab,
   conditionOf,
-  fixtureChartsDir,
-  fixtureVersions,
   gitlabCore,
-  installGitLabCrds,
   provisionSharedSecretsAccount,
-  type RunningGitLab,
-  startGitLabTarget,
   waitForGitLab,
 } from "../support/gitlab.js";
+import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
 import { type JobStandIn, startJobStandIn } from "../support/job-stand-in.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { serviceAccountAllowed } from "../support/rbac.js";
 import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 import { applySeed, condition, seed, startVaultTarget, vaultSuite, waitForReason } from "../support/vault.js";
 
@@ -145,32 +142,18 @@ describe("gitlabcore runbook: Hooks failing, with the fixture chart on the API s
   const SA = "gitlab-manager";
   let client: KubeClient;
   let ns: string;
-  let charts: { dir: string; remove(): void };
-  let op: RunningGitLab | undefined;
+  let gl: FixtureGitLab | undefined;
   let jobs: JobStandIn | undefined;
   let dir = "";
 
   /** What the authorizer answers for the hook's ServiceAccount: its pod could create Secrets or not. */
-  const mayCreateSecrets = async (account: string): Promise<boolean> => {
-    const review = await client.request<{ status?: { allowed?: boolean } }>({
-      method: "POST",
-      path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-      body: {
-        apiVersion: "authorization.k8s.io/v1",
-        kind: "SubjectAccessReview",
-        spec: {
-          user: `system:serviceaccount:${ns}:${account}`,
-          groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`],
-          resourceAttributes: { namespace: ns, verb: "create", resource: "secrets" },
-        },
-      },
+  const mayCreateSecrets = (account: string): Promise<boolean> =>
+    serviceAccountAllowed(client, ns, account, {
+      resourceAttributes: { namespace: ns, verb: "create", resource: "secrets" },
     });
-    return review.status?.allowed === true;
-  };
 
   before(async () => {
     client = clientFor(sharedEnv().kubeconfigPath);
-    await installGitLabCrds(client, false);
     ns = await freshNamespace(client, "gl-rb");
     dir = await toolDir(await kubectl());
     // The shared-secrets Job fails while its account may not create Secrets (as its pod's first
@@ -182,16 +165,14 @@ describe("gitlabcore runbook: Hooks failing, with the fixture chart on the API s
         ? "Complete"
         : "Failed";
     });
-    charts = fixtureChartsDir(fixtureVersions());
-    op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, charts.dir, {
-      serviceAccountName: SA,
-      requeueInterval: "2s",
+    gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
+      gatewayApi: false,
+      settings: { serviceAccountName: SA, requeueInterval: "2s" },
     });
   });
   after(async () => {
-    await op?.stop();
+    await gl?.stop();
     await jobs?.stop();
-    charts?.remove();
     if (dir) removeTempDir(dir);
     client?.close();
   });

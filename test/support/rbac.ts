@@ -101,6 +101,34 @@ export async function grantClusterWide(
 }
 
 /**
+ * What the authorizer answers for a ServiceAccount (a SubjectAccessReview with the groups its token
+ * carries, and `extraGroups`): whether its pod may do what `attributes` say
+ * ({ resourceAttributes } or { nonResourceAttributes }).
+ */
+export async function serviceAccountAllowed(
+  admin: KubeClient,
+  namespace: string,
+  serviceAccount: string,
+  attributes: Record<string, unknown>,
+  extraGroups: string[] = [],
+): Promise<boolean> {
+  const review = await admin.request<{ status?: { allowed?: boolean } }>({
+    method: "POST",
+    path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    body: {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SubjectAccessReview",
+      spec: {
+        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
+        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, ...extraGroups],
+        ...attributes,
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/**
  * The API server's RBAC authorizer reads Roles and bindings from its own informers, so a grant
  * takes effect a moment after it is written. Asks the authorizer (SubjectAccessReview) about every
  * verb the rules name until it allows them all, so a test's next request meets the new grant.
@@ -112,7 +140,6 @@ async function untilGranted(
   rules: PolicyRule[],
   scope: string | undefined,
 ): Promise<void> {
-  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
   const questions: Record<string, unknown>[] = [];
   for (const rule of rules) {
     for (const verb of rule.verbs) {
@@ -132,23 +159,10 @@ async function untilGranted(
   const deadline = Date.now() + 30_000;
   for (const attributes of questions) {
     for (;;) {
-      const review = await admin.request<{ status?: { allowed?: boolean } }>({
-        method: "POST",
-        path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-        body: {
-          apiVersion: "authorization.k8s.io/v1",
-          kind: "SubjectAccessReview",
-          spec: {
-            user,
-            groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`],
-            ...attributes,
-          },
-        },
-      });
-      if (review.status?.allowed === true) break;
+      if (await serviceAccountAllowed(admin, namespace, serviceAccount, attributes)) break;
       if (Date.now() > deadline) {
         throw new Error(
-          `the grant to ${user} did not take effect within 30 s: ${JSON.stringify(attributes)}`,
+          `the grant to system:serviceaccount:${namespace}:${serviceAccount} did not take effect within 30 s: ${JSON.stringify(attributes)}`,
         );
       }
       await new Promise((r) => setTimeout(r, 50));

@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
-import { getEventListeners } from "node:events";
 import { describe, it } from "node:test";
 import { AppliedMemory, intentDigest } from "../../src/targets/gitlab/apply/live.js";
-import { poll } from "../../src/targets/gitlab/apply/objects.js";
 import type { Capabilities } from "../../src/targets/gitlab/reconciler.js";
 import { CapabilitiesCache } from "../../src/targets/gitlab/wiring.js";
 
@@ -69,32 +67,5 @@ describe("gitlab capabilities cache", () => {
     fail = false;
     assert.deepEqual(await cache.get(), caps);
     assert.equal(calls, 3, "a failure is asked again at once");
-  });
-});
-
-describe("gitlab poll", () => {
-  it("leaves no abort listener behind per sleep (MaxListenersExceeded while a hook ran)", async () => {
-    const abort = new AbortController();
-    let n = 0;
-    await poll(async () => (++n >= 30 ? true : undefined), {
-      timeoutMs: 10_000,
-      intervalMs: 1,
-      signal: abort.signal,
-      what: "thirty checks",
-    });
-    assert.equal(n, 30);
-    assert.equal(getEventListeners(abort.signal, "abort").length, 0);
-  });
-
-  it("still stops at once when the signal aborts mid-sleep", async () => {
-    const abort = new AbortController();
-    const p = poll(async () => undefined, {
-      timeoutMs: 60_000,
-      intervalMs: 60_000,
-      signal: abort.signal,
-      what: "x",
-    });
-    setImmediate(() => abort.abort(new Error("stop")));
-    await assert.rejects(p, /stop/);
   });
 });

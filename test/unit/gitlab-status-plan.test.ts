@@ -165,6 +165,42 @@ describe("gitlab status plan", () => {
     assert.equal(c(status, "Initialized"), undefined);
   });
 
+  it("a Job being replaced: Progressing names it and its finalizer; the version, Available and the hook run stay", () => {
+    const hookRun = {
+      id: "3-run",
+      event: "pre-upgrade",
+      chartVersion: "10.3.0",
+      generation: 3,
+      succeeded: true,
+    };
+    const running = { ...planStatus(undefined, 3, applied(), t0).status, hookRun };
+    const { status, events } = planStatus(
+      running,
+      3,
+      {
+        kind: "replacing",
+        targetVersion: "10.3.0",
+        upgrading: false,
+        chartVersion: "10.3.0",
+        renderedKinds: ["batch/v1/Job", "v1/ConfigMap"],
+        objects: ["Job gl/gl-migrations (held by finalizer example.com/hold)"],
+      },
+      t1,
+    );
+    assert.equal(status.phase, "Running", "a repair, not an upgrade: the phase stays");
+    assert.equal(status.version, "10.3.0");
+    assert.deepEqual(status.hookRun, hookRun, "the run goes on: its hooks are not run again");
+    assert.deepEqual(status.renderedKinds, ["batch/v1/Job", "v1/ConfigMap"]);
+    assert.equal(c(status, "Progressing")?.status, "True");
+    assert.equal(c(status, "Progressing")?.reason, "JobReplacing");
+    assert.match(
+      c(status, "Progressing")!.message,
+      /Job gl\/gl-migrations \(held by finalizer example\.com\/hold\)/,
+    );
+    assert.equal(c(status, "Available")?.reason, "WorkloadsReady");
+    assert.ok(events.every((e) => e.type === "Normal"));
+  });
+
   it("stepping through minors reports Upgrading, and waiting for migrations holds Upgradeable False", () => {
     const step = planStatus(
       undefined,

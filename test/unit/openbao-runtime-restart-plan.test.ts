@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { OpenBaoClusterReason as R } from "../../src/apis/openbaocluster-names.js";
+import { exponentialDelay } from "../../src/runtime/backoff.js";
+import { FAILURE_BASE_DELAY_MS, FAILURE_MAX_DELAY_MS } from "../../src/runtime/controller.js";
 import { restartLock } from "../../src/targets/openbao/adminops/restart/manager.js";
 import {
   type PodFacts,
@@ -8,6 +11,10 @@ import {
   type RuntimeRestartStatus,
   restartCutoff,
 } from "../../src/targets/openbao/adminops/restart/plan.js";
+import {
+  failedStepCondition,
+  RESTART_STALLED_AFTER,
+} from "../../src/targets/openbao/adminops/restart/stage.js";
 import type { ClusterObservation } from "../../src/targets/openbao/adminops/upgrade/core/observe.js";
 
 const NOW = new Date("2026-12-06T12:00:00Z");
@@ -154,5 +161,31 @@ describe("runtime restart plan", () => {
 
   it("finalizes when nothing is pending", () => {
     assert.deepEqual(plan(record([]), obs(3, 0), podMap(["a", "b", "c"])), { kind: "finalize" });
+  });
+});
+
+describe("runtime restart failures: retried for ever, stalled said after a few", () => {
+  it("the step's own reason and the attempt before the threshold; RestartStalled with the count and last reason from it on", () => {
+    const one = failedStepCondition(R.StepDownFailed, "refused", 1);
+    assert.deepEqual(one, { reason: "StepDownFailed", message: "restart step failed (attempt 1): refused" });
+    assert.equal(
+      failedStepCondition(R.AuthenticationRequired, "no token", RESTART_STALLED_AFTER - 1).reason,
+      "AuthenticationRequired",
+    );
+    const stalled = failedStepCondition(R.StepDownFailed, "refused", RESTART_STALLED_AFTER);
+    assert.equal(stalled.reason, "RestartStalled");
+    assert.match(
+      stalled.message,
+      new RegExp(`${RESTART_STALLED_AFTER} failed attempts in a row, the last StepDownFailed: refused`),
+    );
+    assert.equal(failedStepCondition(R.RestartStepFailed, "x", 40).reason, "RestartStalled");
+  });
+
+  it("the runtime's failure backoff brings the stalled failure within a minute of the first (jitter included)", () => {
+    let ms = 0;
+    // Failures 1 .. N-1 each wait their backoff (plus at most 10 % jitter) before the next attempt.
+    for (let f = 1; f < RESTART_STALLED_AFTER; f++)
+      ms += exponentialDelay(f, FAILURE_BASE_DELAY_MS, FAILURE_MAX_DELAY_MS) * 1.1;
+    assert.ok(ms < 60_000, `${ms} ms`);
   });
 });

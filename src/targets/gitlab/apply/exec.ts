@@ -1,11 +1,11 @@
 import { applyIfChanged } from "../../../runtime/apply.js";
 import type { KubeClient } from "../../../runtime/client.js";
-import { ApiError, errorMessage, isNotFound } from "../../../runtime/errors.js";
+import { ApiError, errorMessage, isConflict, isNotFound } from "../../../runtime/errors.js";
 import { setControllerReference } from "../../../runtime/ownership.js";
 import { inventoryId } from "../../../runtime/prune.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { type AppliedMemory, cachedObject, intentDigest, type LiveObjects } from "./live.js";
-import { describeObject, redactedError, waitUntilGone } from "./objects.js";
+import { describeObject, redactedError } from "./objects.js";
 import { FIELD_MANAGER } from "./plan.js";
 import { kindKey, type RenderedObject } from "./rendered.js";
 
@@ -17,6 +17,12 @@ export interface ApplyReport {
   /** Kinds the cluster does not serve, as `<apiVersion>/<Kind>`; none of their objects was applied. */
   unserved: string[];
   failed: { object: string; error: string }[];
+  /**
+   * Objects an immutable field keeps from being updated (a Job's pod template) whose old copy is
+   * deleted but not gone yet (a finalizer holds it): created by a later pass, which the old copy's
+   * deletion wakes. Each names the object and what holds it.
+   */
+  replacing: { object: string; finalizers: string[] }[];
   /** `<apiVersion>/<Kind>` of every served kind the plan held. */
   servedKinds: string[];
   /** The objects as stored (or as a dry run would store them), for readiness. */
@@ -57,6 +63,7 @@ export async function applyPlanned(
     unchanged: 0,
     unserved: [],
     failed: [],
+    replacing: [],
     servedKinds: [],
     live: [],
     wouldApply: [],
@@ -93,6 +100,14 @@ export async function applyPlanned(
         continue;
       }
       const outcome = await applyOrReplace(client, intent, type, { ...opts, cached });
+      if (outcome.action === "replacing") {
+        opts.memory?.forget(memoryId);
+        report.replacing.push({
+          object: describeObject(intent),
+          finalizers: outcome.old.metadata.finalizers ?? [],
+        });
+        continue;
+      }
       if (outcome.action !== "dry-run") opts.memory?.remember(memoryId, digest, outcome.object);
       report.live.push(outcome.object);
       if (outcome.action === "applied") report.applied.push(describeObject(intent));
@@ -130,31 +145,41 @@ const isImmutableJob = (type: ResourceType, e: unknown): boolean =>
 
 /**
  * A Job's pod template cannot change once created. A chart that renders a Job under a stable name
- * with a new template (a new image on upgrade) gets it replaced: deleted, waited for, applied again.
+ * with a new template (a new image on upgrade) gets it replaced: the old one deleted (by its uid,
+ * its pods with it), then applied again at once, since nothing usually holds a Job. One that a
+ * finalizer holds is left: "replacing", and the pass waits instead of polling; the old Job's
+ * deletion (an event on the release's Job watch) brings the pass that creates the new one.
  */
 async function applyOrReplace(
   client: KubeClient,
   intent: KubeObject,
   type: ResourceType,
   opts: ApplyOptions & { cached: KubeObject | null | undefined },
-): Promise<{ object: KubeObject; action: "unchanged" | "applied" | "dry-run" }> {
+): Promise<
+  | { object: KubeObject; action: "unchanged" | "applied" | "dry-run" }
+  | { action: "replacing"; old: KubeObject }
+> {
   const applyOpts = { fieldManager: FIELD_MANAGER, force: true, dryRun: opts.dryRun };
   try {
     return await applyIfChanged(client, intent, { ...applyOpts, live: opts.cached });
   } catch (e) {
     if (!isImmutableJob(type, e) || opts.dryRun) throw e;
-    const live = await client.getOrUndefined(type, intent.metadata.name!, intent.metadata.namespace);
-    if (live?.metadata.uid) {
-      await client
-        .delete(type, intent.metadata.name!, intent.metadata.namespace, {
-          preconditions: { uid: live.metadata.uid },
-          propagationPolicy: "Background",
-        })
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
-      await waitUntilGone(client, type, intent.metadata, live.metadata.uid, opts.signal);
-    }
+  }
+  const old = await client.getOrUndefined(type, intent.metadata.name!, intent.metadata.namespace);
+  if (old?.metadata.uid && !old.metadata.deletionTimestamp)
+    await client
+      .delete(type, intent.metadata.name!, intent.metadata.namespace, {
+        preconditions: { uid: old.metadata.uid },
+        propagationPolicy: "Background",
+      })
+      .catch((err: unknown) => {
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      });
+  try {
     return await applyIfChanged(client, intent, { ...applyOpts, live: null });
+  } catch (e) {
+    // Still there (held by a finalizer, or deleted already and not gone): the next pass creates it.
+    if (old && isImmutableJob(type, e)) return { action: "replacing", old };
+    throw e;
   }
 }

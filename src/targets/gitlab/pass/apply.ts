@@ -1,5 +1,5 @@
 import { GitLabCoreReason as R } from "../../../apis/gitlabcore-names.js";
-import { proceed } from "../../../runtime/stages.js";
+import { proceed, wait } from "../../../runtime/stages.js";
 import { applyPlanned } from "../apply/exec.js";
 import type { ApplyPlan } from "../apply/plan.js";
 import type { Rendered, RenderedObject } from "../apply/rendered.js";
@@ -10,11 +10,13 @@ import { type Applied, fail, type GitLabStage, type HooksDone, type PassBase } f
 /**
  * Every object of the release, server-side applied (dry-run when observing). A kind the cluster
  * does not serve, or an object it refuses, fails the pass; when the release has post hooks the
- * hooks are run again with the next attempt, since the release is complete only after them.
+ * hooks are run again with the next attempt, since the release is complete only after them. A Job
+ * being replaced whose old copy is not gone yet ends the pass waiting (JobReplacing), never sleeping.
  */
 export async function applyRelease(
   p: PassBase & {
     target: string | undefined;
+    upgradePass: boolean;
     step: string;
     render: Rendered;
     plan: ApplyPlan;
@@ -39,6 +41,22 @@ export async function applyRelease(
       targetVersion: p.target,
       renderedKinds: [...recorded].sort(),
       hooksRanFor: p.hooksRan && p.postHooks.run.length === 0 ? p.render.chart.version : undefined,
+    });
+  }
+  if (report.replacing.length) {
+    const objects = report.replacing.map(
+      (r) => `${r.object}${r.finalizers.length ? ` (held by finalizer ${r.finalizers.join(", ")})` : ""}`,
+    );
+    p.log.info({ objects, chart: p.step }, "waiting for replaced Jobs to be deleted");
+    return wait(R.JobReplacing, `waiting for ${objects.join("; ")} to be deleted`, {
+      detail: {
+        kind: "replacing",
+        targetVersion: p.target,
+        upgrading: p.upgradePass,
+        chartVersion: p.render.chart.version,
+        renderedKinds: [...recorded].sort(),
+        objects,
+      },
     });
   }
   if (report.applied.length)

@@ -45,6 +45,20 @@ export type PassOutcome =
       hookRun: NonNullable<GitLabCoreStatus["hookRun"]>;
     }
   | {
+      /**
+       * The pass applied the release but for Jobs whose old copies are still being deleted (a
+       * finalizer holds them): it waits, and the pass their deletion brings creates them.
+       */
+      kind: "replacing";
+      targetVersion?: string | undefined;
+      /** An upgrade step's apply (not an install's, nor a repair of the deployed chart). */
+      upgrading: boolean;
+      chartVersion: string;
+      renderedKinds: string[];
+      /** "Job ns/name (held by finalizer a, b)", one per Job waited for. */
+      objects: string[];
+    }
+  | {
       kind: "observed";
       /** Undefined when the version could not be resolved (the block says why). */
       targetVersion?: string | undefined;
@@ -160,6 +174,20 @@ export function planStatus(
         true,
         R.HooksRunning,
         `running the ${outcome.event} hooks of chart ${outcome.chartVersion}: ${listed("hooks", outcome.hooks)}`,
+        g,
+      ),
+    );
+  } else if (outcome.kind === "replacing") {
+    // Like hooks: only Progressing says what the pass waits for; the rest stays until a pass ends.
+    if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
+    status.renderedKinds = outcome.renderedKinds;
+    phase = outcome.upgrading ? "Upgrading" : (prev?.phase ?? "Preparing");
+    inputs.push(
+      cond(
+        C.Progressing,
+        true,
+        R.JobReplacing,
+        `chart ${outcome.chartVersion}: a Job's pod template cannot change, so it is deleted and created again; waiting for the old one to go: ${outcome.objects.join("; ")}`,
         g,
       ),
     );

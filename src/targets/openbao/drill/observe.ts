@@ -12,12 +12,11 @@ import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import { OpenBaoRestoreCondition } from "../../../apis/openbaorestore-names.js";
 import { PERSISTENT_VOLUME_CLAIM } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
-import { setCondition } from "../../../runtime/conditions.js";
 import type { ReconcileContext } from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
-import { refOf } from "../cluster-ref.js";
 import { LABEL_CLUSTER } from "../identity.js";
-import { applyConcern, changePlane, type InAdminOpsPass } from "../opslifecycle/index.js";
+import type { InAdminOpsPass } from "../opslifecycle/index.js";
+import { setPlaneCondition } from "../opslifecycle/plane-condition.js";
 import { throwawayClusterName, throwawayRestoreName } from "./names.js";
 import { runOf } from "./objects.js";
 import { enabled, type Observed } from "./plan.js";
@@ -102,17 +101,5 @@ export async function setBackupVerified(
   message: string,
   rc: InAdminOpsPass,
 ): Promise<void> {
-  const before = source.status?.conditions?.find((c) => c.type === C.BackupVerified);
-  if (before?.status === status && before.reason === reason && before.message === message) return;
-  await changePlane(rc.adminOps, refOf(source), (plane) =>
-    applyConcern(
-      plane,
-      "conditions",
-      setCondition(
-        plane.conditions ?? [],
-        { type: C.BackupVerified, status, reason, message, observedGeneration: source.metadata.generation },
-        now,
-      ),
-    ),
-  );
+  await setPlaneCondition(rc.adminOps, source, { type: C.BackupVerified, status, reason, message }, now);
 }

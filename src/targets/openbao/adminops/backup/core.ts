@@ -1,22 +1,23 @@
 /**
  * What the backup reconciler (reconciler.ts) and its in-flight half (in-flight.ts) share: the
- * dependencies and the part of the reconciler the in-flight half calls.
+ * dependencies, and the two steps both take (the executor image, the BackingUp condition).
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
-import type {
+import {
   OpenBaoClusterReason,
-  OpenBaoClusterReasonType,
+  type OpenBaoClusterReasonType,
 } from "../../../../apis/openbaocluster-names.js";
-import type { CachedReader } from "../../../../runtime/cached-reader.js";
+import { type CachedReader, liveReader } from "../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { Informer } from "../../../../runtime/informer.js";
 import type { Logger } from "../../../../runtime/log.js";
 import type { OpenBaoTargetConfig } from "../../config.js";
-import type { OperatorImage } from "../../imageverify/check.js";
+import { type OperatorImage, operatorImage } from "../../imageverify/check.js";
 import type { ImageVerifier } from "../../imageverify/verifier.js";
 import type { InAdminOpsPass, OperationLockStore } from "../../opslifecycle/index.js";
 import type { SnapshotStoreFactory } from "./ports.js";
+import { setBackingUp } from "./status-writes.js";
 
 export interface BackupReconcilerDeps {
   client: KubeClient;
@@ -42,17 +43,35 @@ export interface BackupCore {
   readonly d: BackupReconcilerDeps;
   readonly now: () => Date;
   readonly locks: OperationLockStore;
-  executorImage(
-    cluster: OpenBaoCluster,
-    image: string,
-    rc: InAdminOpsPass,
-  ): Promise<OperatorImage<typeof OpenBaoClusterReason.BackupExecutorImageVerificationFailed>>;
-  condition(
-    cluster: OpenBaoCluster,
-    status: "True" | "False",
-    reason: OpenBaoClusterReasonType,
-    message: string,
-    rc: InAdminOpsPass,
-    eventType?: "Normal" | "Warning",
-  ): Promise<void>;
+}
+
+/** The executor image, verified under spec.operatorImageVerification when that is enabled. */
+export function executorImage(
+  m: BackupCore,
+  cluster: OpenBaoCluster,
+  image: string,
+  rc: InAdminOpsPass,
+): Promise<OperatorImage<typeof OpenBaoClusterReason.BackupExecutorImageVerificationFailed>> {
+  return operatorImage(
+    m.d.imageVerifier,
+    { reader: m.d.reader ?? liveReader(m.d.client), events: m.d.events, signal: rc.signal },
+    cluster,
+    image,
+    OpenBaoClusterReason.BackupExecutorImageVerificationFailed,
+    "backup executor image",
+  );
+}
+
+/** The BackingUp condition, staged in the pass's AdminOps commit (an event when its reason moves). */
+export function backupCondition(
+  m: BackupCore,
+  cluster: OpenBaoCluster,
+  status: "True" | "False",
+  reason: OpenBaoClusterReasonType,
+  message: string,
+  rc: InAdminOpsPass,
+  eventType: "Normal" | "Warning" = "Normal",
+): Promise<void> {
+  const d = { events: m.d.events, now: m.now };
+  return setBackingUp(d, rc.adminOps, cluster, { status, reason, message }, rc.signal, eventType);
 }

@@ -26,7 +26,7 @@ import {
   startTimeoutFailure,
 } from "../jobs/start-health.js";
 import { runRetention } from "./apply-retention.js";
-import type { BackupCore } from "./core.js";
+import { type BackupCore, backupCondition, executorImage } from "./core.js";
 import { BackupEvent } from "./events.js";
 import { ensureBackupJob } from "./job.js";
 import {
@@ -70,7 +70,7 @@ export async function inFlight(
         id: shortHash(jobName),
       });
       const image = cluster.spec.backup.image ?? m.d.config.executorImage;
-      const executor = image ? await m.executorImage(cluster, image, rc) : undefined;
+      const executor = image ? await executorImage(m, cluster, image, rc) : undefined;
       if (executor?.ok) {
         await ensureBackupJob(m.d, cluster, jobName, key, executor.image, rc);
         return requeueAfter(RUNNING_POLL_MS);
@@ -122,7 +122,8 @@ export async function inFlight(
         "backup Job still running without the operation lock (taken over)",
       );
     if (!health.started && health.trouble) {
-      await m.condition(
+      await backupCondition(
+        m,
         cluster,
         "True",
         OpenBaoClusterReason.JobNotStarted,
@@ -134,7 +135,14 @@ export async function inFlight(
     }
     // Started (or not in trouble yet): in progress again after a pull that cured itself.
     const key = job.metadata.annotations?.[OpenBaoAnnotation.BackupKey];
-    await m.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
+    await backupCondition(
+      m,
+      cluster,
+      "True",
+      BackupReason.BackupInProgress,
+      `Job ${jobName} writes ${key}`,
+      rc,
+    );
     return requeueAfter(health.started ? RUNNING_POLL_MS : untilDeadline(health.deadline, m.now()));
   }
   const started = (job["status"] as { startTime?: string } | undefined)?.startTime;
@@ -177,7 +185,8 @@ async function finish(
   const result = recorded && after ? after : undefined;
   if (result) {
     const ok = outcome.state === "succeeded";
-    await m.condition(
+    await backupCondition(
+      m,
       cluster,
       "False",
       ok ? BackupReason.BackupSucceeded : BackupReason.BackupFailed,

@@ -2,8 +2,6 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import {
   OpenBaoClusterCondition as C,
   OpenBaoClusterManagers,
-  OpenBaoClusterReason,
-  type OpenBaoClusterReasonType,
   TriggerBackupAnnotation,
 } from "../../../../apis/openbaocluster-names.js";
 import { SECRET } from "../../../../runtime/builtin-types.js";
@@ -12,7 +10,6 @@ import { done, type ReconcileResult, requeueAfter } from "../../../../runtime/co
 import { splitKey } from "../../../../runtime/types.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import { objectKey } from "../../executor/contract.js";
-import { type OperatorImage, operatorImage } from "../../imageverify/check.js";
 import {
   type AdminOpsContext,
   backupHolder,
@@ -26,7 +23,7 @@ import {
 import { egressRulesMissing } from "../../profile/egress.js";
 import { tlsEnabled, tlsSecretName } from "../../workload/statefulsets/build.js";
 import { runRetention } from "./apply-retention.js";
-import type { BackupCore, BackupReconcilerDeps } from "./core.js";
+import { type BackupCore, type BackupReconcilerDeps, backupCondition, executorImage } from "./core.js";
 import { BackupEvent } from "./events.js";
 import { inFlight, RUNNING_POLL_MS, showBackup } from "./in-flight.js";
 import { ensureBackupJob } from "./job.js";
@@ -34,7 +31,7 @@ import { backupInProgress, forgetBackupMetrics } from "./metrics.js";
 import { BackupReason, checkPrerequisites } from "./prerequisites.js";
 import type { BackupStatus } from "./result.js";
 import { backupJobName, type Due, decide, ScheduleError, shortHash } from "./schedule.js";
-import { setBackingUp, writeBackup } from "./status-writes.js";
+import { writeBackup } from "./status-writes.js";
 
 export type { BackupReconcilerDeps };
 
@@ -108,7 +105,15 @@ export class BackupReconciler implements BackupCore {
     // Said at once, not when the schedule next comes: no backup of this spec could ever run.
     const egress = egressRulesMissing(cluster.spec, "backup");
     if (egress) {
-      await this.condition(cluster, "False", BackupReason.NetworkEgressRulesRequired, egress, rc, "Warning");
+      await backupCondition(
+        this,
+        cluster,
+        "False",
+        BackupReason.NetworkEgressRulesRequired,
+        egress,
+        rc,
+        "Warning",
+      );
       return done();
     }
 
@@ -124,7 +129,7 @@ export class BackupReconciler implements BackupCore {
       });
     } catch (e) {
       if (!(e instanceof ScheduleError)) throw e;
-      await this.condition(cluster, "False", BackupReason.InvalidSchedule, e.message, rc, "Warning");
+      await backupCondition(this, cluster, "False", BackupReason.InvalidSchedule, e.message, rc, "Warning");
       return done();
     }
     const next = decision.next ? stamp(decision.next) : undefined;
@@ -137,7 +142,7 @@ export class BackupReconciler implements BackupCore {
       const cur = cluster.status?.conditions?.find((c) => c.type === C.BackingUp);
       const terminal =
         cur?.reason === BackupReason.BackupSucceeded || cur?.reason === BackupReason.BackupFailed;
-      if (!terminal) await this.condition(cluster, "False", BackupReason.Idle, idleMessage(next), rc);
+      if (!terminal) await backupCondition(this, cluster, "False", BackupReason.Idle, idleMessage(next), rc);
       return this.sleepUntil(decision.next);
     }
     return this.start(cluster, decision.due, next, rc);
@@ -177,15 +182,23 @@ export class BackupReconciler implements BackupCore {
         };
     if (!pre.ok) {
       const lockHeld = pre.reason === BackupReason.OperationLockHeld;
-      await this.condition(cluster, "False", pre.reason, pre.message, rc, lockHeld ? "Normal" : "Warning");
+      await backupCondition(
+        this,
+        cluster,
+        "False",
+        pre.reason,
+        pre.message,
+        rc,
+        lockHeld ? "Normal" : "Warning",
+      );
       return requeueAfter(
         lockHeld ? contention(cluster.status!.operationLock!, id).requeueAfterMs : PREREQ_POLL_MS,
       );
     }
     // Before the lock: a refused image holds nothing and starts nothing.
-    const executor = await this.executorImage(cluster, image!, rc);
+    const executor = await executorImage(this, cluster, image!, rc);
     if (!executor.ok) {
-      await this.condition(cluster, "False", executor.reason, executor.message, rc, "Warning");
+      await backupCondition(this, cluster, "False", executor.reason, executor.message, rc, "Warning");
       return requeueAfter(PREREQ_POLL_MS);
     }
     const got = await this.locks.acquire(ref, id, {
@@ -194,7 +207,7 @@ export class BackupReconciler implements BackupCore {
     });
     if (!got.acquired) {
       const c = contention(got.heldBy, id);
-      await this.condition(cluster, "False", c.reason, c.message, rc, c.eventType);
+      await backupCondition(this, cluster, "False", c.reason, c.message, rc, c.eventType);
       return requeueAfter(c.requeueAfterMs);
     }
     rc.adminOps.observed(got.cluster);
@@ -219,7 +232,14 @@ export class BackupReconciler implements BackupCore {
       if (due.kind === "manual") n.lastHandledManualTrigger = due.trigger;
       return n;
     });
-    await this.condition(cluster, "True", BackupReason.BackupInProgress, `Job ${jobName} writes ${key}`, rc);
+    await backupCondition(
+      this,
+      cluster,
+      "True",
+      BackupReason.BackupInProgress,
+      `Job ${jobName} writes ${key}`,
+      rc,
+    );
     // The attempt (and its condition) is written before its Job exists: the one mid-pass commit.
     await rc.adminOps.commit(rc.signal);
     backupInProgress.set({ namespace: ref.namespace, name: ref.name }, 1);
@@ -242,38 +262,6 @@ export class BackupReconciler implements BackupCore {
     await runRetention({ ...this.d, now: this.now }, cluster, rc);
     await commitBeforeRelease(rc);
     await this.locks.release(ref, { operation: "Backup", holder: lock.holder }, rc.signal);
-  }
-
-  /** The executor image, verified under spec.operatorImageVerification when that is enabled. */
-  executorImage(
-    cluster: OpenBaoCluster,
-    image: string,
-    rc: InAdminOpsPass,
-  ): Promise<OperatorImage<typeof OpenBaoClusterReason.BackupExecutorImageVerificationFailed>> {
-    return operatorImage(
-      this.d.imageVerifier,
-      {
-        reader: this.d.reader ?? liveReader(this.d.client),
-        events: this.d.events,
-        signal: rc.signal,
-      },
-      cluster,
-      image,
-      OpenBaoClusterReason.BackupExecutorImageVerificationFailed,
-      "backup executor image",
-    );
-  }
-
-  condition(
-    cluster: OpenBaoCluster,
-    status: "True" | "False",
-    reason: OpenBaoClusterReasonType,
-    message: string,
-    rc: InAdminOpsPass,
-    eventType: "Normal" | "Warning" = "Normal",
-  ): Promise<void> {
-    const d = { events: this.d.events, now: this.now };
-    return setBackingUp(d, rc.adminOps, cluster, { status, reason, message }, rc.signal, eventType);
   }
 
   private sleepUntil(next: Date | undefined): ReconcileResult {

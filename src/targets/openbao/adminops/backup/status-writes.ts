@@ -4,11 +4,10 @@ import {
   type OpenBaoClusterReasonType,
 } from "../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { setCondition } from "../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
-import { refOf } from "../../cluster-ref.js";
 import type { ClusterRef } from "../../identity.js";
 import { type AdminOpsPass, applyConcern, changePlane } from "../../opslifecycle/index.js";
+import { setPlaneCondition } from "../../opslifecycle/plane-condition.js";
 import { BackupReason } from "./prerequisites.js";
 import type { BackupStatus } from "./result.js";
 
@@ -52,24 +51,14 @@ export async function setBackingUp(
   eventType: "Normal" | "Warning" = "Normal",
 ): Promise<void> {
   const { status, reason, message } = condition;
-  const before = cluster.status?.conditions?.find((c) => c.type === C.BackingUp);
-  if (before?.status === status && before.reason === reason && before.message === message) return;
-  const now = d.now();
-  await changePlane(
+  const { moved, before } = await setPlaneCondition(
     to,
-    refOf(cluster),
-    (plane) =>
-      applyConcern(
-        plane,
-        "conditions",
-        setCondition(
-          plane.conditions ?? [],
-          { type: C.BackingUp, status, reason, message, observedGeneration: cluster.metadata.generation },
-          now,
-        ),
-      ),
+    cluster,
+    { type: C.BackingUp, status, reason, message },
+    d.now(),
     signal,
   );
+  if (!moved) return;
   if (before?.reason !== reason && !QUIET_REASONS.has(reason))
     d.events.record(cluster, { type: eventType, reason, action: "Backup", note: message });
 }

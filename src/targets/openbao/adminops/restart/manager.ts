@@ -8,8 +8,10 @@
  *
  * Everything a pass needs is in status.runtimeRestart (the pods to replace, by UID; the last
  * step-down), so a restarted operator resumes where the dead one stopped. A failed step (OpenBao
- * unreachable, a step-down refused, no token) is retried with the lock's usual backoff and counted in
- * status; waiting for a pod is not a failure and has no deadline (the condition says what is awaited).
+ * unreachable, a step-down refused, no token) is retried with the runtime's failure backoff and counted
+ * in status, never given up (as upstream's roll): from the third failure in a row Restarting says
+ * RestartStalled with the count. Waiting for a pod is not a failure and has no deadline (the condition
+ * says what is awaited).
  */
 
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
@@ -46,7 +48,15 @@ import {
   type RuntimeRestartStatus,
   restartCutoff,
 } from "./plan.js";
-import { clearRestartFailures, restartLock, setRestarting, stageRestart, stamp, voterPods } from "./stage.js";
+import {
+  clearRestartFailures,
+  failedStepCondition,
+  restartLock,
+  setRestarting,
+  stageRestart,
+  stamp,
+  voterPods,
+} from "./stage.js";
 
 export { restartLock };
 
@@ -178,8 +188,10 @@ export class RuntimeRestart {
     const now = this.now();
     if (!rec) return this.begin(cluster, want, pods, now, rc);
     const step = planRestart({ record: rec, obs, pods, now, stepDownSettleMs: this.o.stepDownSettleMs });
+    const end = await this.act(cluster, want, rec, step, token, rc);
+    // Cleared once a step went through, not before it runs: a step that fails again counts on.
     if (step.kind !== "wait" && rec.consecutiveFailures) await clearRestartFailures(cluster, want, rc);
-    return this.act(cluster, want, rec, step, token, rc);
+    return end;
   }
 
   private async begin(
@@ -353,18 +365,12 @@ export class RuntimeRestart {
         lastErrorMessage: message.slice(0, 4096),
       };
     });
-    await setRestarting(
-      this.d.events,
-      this.now(),
-      cluster,
-      "True",
-      reason,
-      `restart step failed (attempt ${n}): ${message}`,
-      rc,
-    );
+    const said = failedStepCondition(reason, message, n);
+    await setRestarting(this.d.events, this.now(), cluster, "True", said.reason, said.message, rc);
     rc.log.warn({ reason, err: message, attempt: n }, "restart step failed; will retry");
-    // The runtime's backoff (5 s doubling to 5 minutes), counted as an error; the attempt count
-    // in status only says how many in a row, for people and across restarts.
+    // The runtime's backoff (5 s doubling to 5 minutes), counted as an error, for ever; the attempt
+    // count in status says how many in a row (for people, alerts and across restarts), and from
+    // RESTART_STALLED_AFTER on the condition says the restart is stalled.
     return fail(reason, error);
   }
 

@@ -12,7 +12,6 @@ import {
 } from "../../../../apis/openbaocluster-names.js";
 import { POD } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
-import { setCondition } from "../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
@@ -23,6 +22,7 @@ import {
   type InAdminOpsPass,
   type LockIdentity,
 } from "../../opslifecycle/index.js";
+import { setPlaneCondition } from "../../opslifecycle/plane-condition.js";
 import type { PodFacts, RuntimeRestartStatus } from "./plan.js";
 
 /** The lock identity of one restart request: one per spec value, stable across operator restarts. */
@@ -33,6 +33,8 @@ export function restartLock(cluster: string, restartAt: string): LockIdentity {
 }
 
 export const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
+
+const WARNING = new Set<OpenBaoClusterReasonType>([R.RestartStepFailed, R.StepDownFailed, R.RestartStalled]);
 
 /** Reasons said without an event each time (routine progress). */
 const QUIET = new Set<OpenBaoClusterReasonType>([R.RestartInProgress, R.PodNotReady, R.HealthCheckFailed]);
@@ -78,26 +80,45 @@ export async function setRestarting(
   message: string,
   rc: InAdminOpsPass,
 ): Promise<void> {
-  const before = cluster.status?.conditions?.find((x) => x.type === C.Restarting);
-  if (before?.status === status && before.reason === reason && before.message === message) return;
-  await changePlane(rc.adminOps, refOf(cluster), (plane) =>
-    applyConcern(
-      plane,
-      "conditions",
-      setCondition(
-        plane.conditions ?? [],
-        { type: C.Restarting, status, reason, message, observedGeneration: cluster.metadata.generation },
-        now,
-      ),
-    ),
+  const { moved, before } = await setPlaneCondition(
+    rc.adminOps,
+    cluster,
+    { type: C.Restarting, status, reason, message },
+    now,
   );
+  if (!moved) return;
   if (before?.reason !== reason && !QUIET.has(reason))
     events.record(cluster, {
-      type: reason === R.RestartStepFailed || reason === R.StepDownFailed ? "Warning" : "Normal",
+      type: WARNING.has(reason) ? "Warning" : "Normal",
       reason,
       action: "Restart",
       note: message.slice(0, 1000),
     });
+}
+
+/**
+ * Failed steps in a row after which the Restarting condition says the restart is stalled. The
+ * runtime's failure backoff (5 s, then 10 s) brings the third failure about 15 s after the first.
+ */
+export const RESTART_STALLED_AFTER = 3;
+
+/**
+ * What Restarting says after `attempts` failed steps in a row. The restart is never given up (as
+ * upstream's, whose StatefulSet roll retries for ever): giving up would leave the lock with a half
+ * restarted cluster or release it mid-restart. From the RESTART_STALLED_AFTER-th failure on the reason
+ * is RestartStalled (a Warning event once) and the message keeps the step's own reason and the count.
+ */
+export function failedStepCondition(
+  reason: OpenBaoClusterReasonType,
+  message: string,
+  attempts: number,
+): { reason: OpenBaoClusterReasonType; message: string } {
+  if (attempts < RESTART_STALLED_AFTER)
+    return { reason, message: `restart step failed (attempt ${attempts}): ${message}` };
+  return {
+    reason: R.RestartStalled,
+    message: `restart stalled: ${attempts} failed attempts in a row, the last ${reason}: ${message}; still retried with backoff until a step succeeds or spec.runtime.restartAt changes`,
+  };
 }
 
 /** A step went through: the failures in a row are cleared. */

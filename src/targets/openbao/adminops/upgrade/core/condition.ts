@@ -11,10 +11,9 @@ import {
   OpenBaoClusterReason as R,
 } from "../../../../../apis/openbaocluster-names.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
-import { type Condition, setCondition } from "../../../../../runtime/conditions.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
-import { refOf } from "../../../cluster-ref.js";
-import { type AdminOpsPass, applyConcern, changePlane } from "../../../opslifecycle/index.js";
+import type { AdminOpsPass } from "../../../opslifecycle/index.js";
+import { setPlaneCondition } from "../../../opslifecycle/plane-condition.js";
 
 /** Upstream's reasons for the Upgrading condition, plus the refusals a pass can report. */
 export const UpgradeReason = {
@@ -62,23 +61,8 @@ export async function setUpgrading(
   now: Date,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const before = cluster.status?.conditions?.find((x) => x.type === C.Upgrading);
-  if (before?.status === c.status && before.reason === c.reason && before.message === c.message) return false;
-  await changePlane(
-    to,
-    refOf(cluster),
-    (plane) =>
-      applyConcern(
-        plane,
-        "conditions",
-        setCondition(
-          (plane.conditions ?? []) as Condition[],
-          { type: C.Upgrading, ...c, observedGeneration: cluster.metadata.generation },
-          now,
-        ),
-      ),
-    signal,
-  );
+  const { moved, before } = await setPlaneCondition(to, cluster, { type: C.Upgrading, ...c }, now, signal);
+  if (!moved) return false;
   if (before?.reason !== c.reason && !QUIET.has(c.reason))
     events.record(cluster, {
       type: WARNING.has(c.reason) ? "Warning" : "Normal",
