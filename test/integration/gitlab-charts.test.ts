@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
@@ -12,6 +12,7 @@ import {
 import { HelmRunner, renderChart } from "../../src/targets/gitlab/render/index.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { named, render } from "../support/chart-render.js";
 import {
   buildFixtureRepository,
   type ChartRepoServer,
@@ -188,6 +189,96 @@ describe("gitlab charts: directory and verified pulls from a loopback HTTPS repo
   it("refuses to pull at all without a keyring, and a version the index lacks", async () => {
     await refused(config({ keyring: undefined }), "10.3.4", /DYNAMIC_CHART_KEYRING is not set/);
     await refused(config(), "10.9.9", /gitlab 10\.9\.9: not in the index of https:\/\/127\.0\.0\.1/);
+  });
+
+  it("an armored keyring, re-read for every pull: a key added or removed applies to the next pull of the same source", async () => {
+    const ring = join(work, "rings", "edited.asc");
+    await mkdir(join(work, "rings"), { recursive: true });
+    await writeFile(ring, fixtures.otherKey.armored);
+    const cfg = config({ keyring: ring });
+    // One source all along: what a running operator holds while its mounted keyring is edited.
+    const source = new ChartSource(helm, cfg);
+    await assert.rejects(source.resolve("10.3.4"), /signature verification failed: .*unknown entity/);
+    await writeFile(ring, `${fixtures.otherKey.armored}\n${fixtures.key.armored}`);
+    assert.equal((await source.resolve("10.3.4")).origin, "repository", "the added key verifies at once");
+    await writeFile(ring, fixtures.otherKey.armored);
+    await assert.rejects(source.resolve("10.3.4"), (e: unknown) => {
+      assert.ok(e instanceof ChartPullError && e.reason === "ChartPullFailed", String(e));
+      assert.match(e.message, /gitlab 10\.3\.4: signature verification failed/);
+      return true;
+    });
+    assert.deepEqual(
+      (await filesIn(join(cfg.cacheDir!, "charts"))).filter((f) => f.endsWith(".tgz")),
+      [],
+      "the cached chart its removed key signed is dropped",
+    );
+  });
+
+  it("keys that do not load fail the pull, naming DYNAMIC_CHART_KEYRING", async () => {
+    const dir = join(work, "bad-rings");
+    await mkdir(dir, { recursive: true });
+    const damaged = fixtures.key.armored.replace(
+      /^([A-Za-z0-9+/]{20})([A-Za-z])/m,
+      (_m, a: string, c: string) => `${a}${c === "A" ? "B" : "A"}`,
+    );
+    const cases: [string, string, RegExp][] = [
+      ["empty.asc", "", /holds no public key, so no chart can be verified/],
+      [
+        "secret.asc",
+        fixtures.key.secretArmored,
+        /block 1 is a PGP private key block.*never belongs in a keyring/,
+      ],
+      ["damaged.asc", damaged, /block 1 does not match its checksum/],
+    ];
+    for (const [name, text, reason] of cases) {
+      await writeFile(join(dir, name), text);
+      await refused(config({ keyring: join(dir, name) }), "10.3.4", reason);
+    }
+    await refused(
+      config({ keyring: join(dir, "absent.asc") }),
+      "10.3.4",
+      /DYNAMIC_CHART_KEYRING .*absent\.asc cannot be read \(ENOENT\)/,
+    );
+  });
+
+  it("a failed pull is answered from memory for 10 minutes, then pulled again; a keyring change pulls at once", async () => {
+    let now = 50_000_000;
+    const ring = join(work, "rings", "memory.asc");
+    await mkdir(join(work, "rings"), { recursive: true });
+    await writeFile(ring, fixtures.otherKey.armored);
+    const source = new ChartSource(helm, config({ keyring: ring }), { now: () => now });
+    const path = "/good/gitlab-10.3.0.tgz";
+    const before = tgzRequests(https, path);
+    await assert.rejects(source.resolve("10.3.0"), /signature verification failed/);
+    now += 9 * 60_000;
+    await assert.rejects(source.resolve("10.3.0"), /signature verification failed/);
+    assert.equal(tgzRequests(https, path) - before, 1, "not pulled again within 10 minutes");
+    now += 60_000;
+    await assert.rejects(source.resolve("10.3.0"), /signature verification failed/);
+    assert.equal(tgzRequests(https, path) - before, 2, "pulled again after 10 minutes");
+    await writeFile(ring, fixtures.key.armored);
+    assert.equal((await source.resolve("10.3.0")).origin, "repository");
+    assert.equal(tgzRequests(https, path) - before, 3, "a new keyring is not answered from memory");
+  });
+
+  it("the operator chart's keyring ConfigMap, as mounted, verifies what its trustedKeys signed", async () => {
+    const objs = await render([
+      "--set=targets.gitlab.enabled=true",
+      `--set-json=dynamicChartPull.trustedKeys=${JSON.stringify([fixtures.otherKey.armored, fixtures.key.armored])}`,
+    ]);
+    const cm = named(objs, "ConfigMap", "po-chart-keyring");
+    const deployment = named(objs, "Deployment", "po-gitlab");
+    const env = deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    const keyringPath = env.find((e) => e.name === "DYNAMIC_CHART_KEYRING")?.value;
+    assert.equal(keyringPath, "/etc/platform-operator/chart-keyring/keyring.asc");
+    // The file the kubelet writes: the ConfigMap key under the mount.
+    const file = join(work, "rings", "chart", "keyring.asc");
+    await mkdir(join(work, "rings", "chart"), { recursive: true });
+    await writeFile(file, cm.data["keyring.asc"]);
+    assert.equal(
+      (await new ChartSource(helm, config({ keyring: file })).resolve("10.1.2")).origin,
+      "repository",
+    );
   });
 
   it("refuses an untrusted TLS certificate", async () => {
