@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { GitLabConfigSourceLabel } from "../../src/apis/gitlabcore-names.js";
+import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
 import {
   ChartNotFoundError,
   ChartPullError,
@@ -10,7 +13,9 @@ import {
   ChartSourceConfigError,
 } from "../../src/targets/gitlab/charts/index.js";
 import { HelmRunner, renderChart } from "../../src/targets/gitlab/render/index.js";
+import { releaseSourceFromEnv } from "../../src/targets/gitlab/wiring.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import { named, render } from "../support/chart-render.js";
 import {
@@ -22,6 +27,15 @@ import {
   packageCharts,
   startChartRepo,
 } from "../support/chart-repo.js";
+import {
+  applyGitLab,
+  conditionOf,
+  gitlabCore,
+  installGitLabCrds,
+  startGitLabTarget,
+  waitForGitLab,
+} from "../support/gitlab.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 const caps = { kubeVersion: "v1.37.2", apiVersions: ["v1", "apps/v1", "batch/v1"] };
 const values = { global: { hosts: { domain: "example.test" } } };
@@ -279,6 +293,105 @@ describe("gitlab charts: directory and verified pulls from a loopback HTTPS repo
       (await new ChartSource(helm, config({ keyring: file })).resolve("10.1.2")).origin,
       "repository",
     );
+  });
+
+  it("GitLabCores of every version type: ChartPullFailed naming the version, phase Failed, no pull again within 10 minutes; a new key applies without restart", async () => {
+    const client: KubeClient = clientFor(sharedEnv().kubeconfigPath);
+    await installGitLabCrds(client, false);
+    const ns = await freshNamespace(client, "gl-pull");
+    const ring = join(work, "rings", "operator.asc");
+    await mkdir(join(work, "rings"), { recursive: true });
+    await writeFile(ring, fixtures.otherKey.armored);
+    const op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, (m) =>
+      releaseSourceFromEnv(m, {
+        HELM_BINARY: helm.binary,
+        ENABLE_DYNAMIC_CHART_PULL: "true",
+        DYNAMIC_CHART_REPOSITORY: `${https.url}good/`,
+        DYNAMIC_CHART_CA_FILE: https.caFile,
+        DYNAMIC_CHART_CACHE_DIRECTORY: join(work, `cache-${caches++}`),
+        DYNAMIC_CHART_KEYRING: ring,
+      }),
+    );
+    try {
+      // Static, and no spec.version at all (Latest: the index's newest, 11.0.0).
+      const cases = [
+        { name: "pull-static", version: { type: "Static", version: "10.3.4" }, chart: "10.3.4" },
+        { name: "pull-latest", version: undefined, chart: "11.0.0" },
+      ];
+      // A labelled ConfigMap both read (optional values, empty): each change of it wakes a pass of both.
+      let pokes = 0;
+      const poke = () =>
+        client.apply(
+          CONFIGMAP,
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "poke", namespace: ns, labels: { [GitLabConfigSourceLabel]: "true" } },
+            data: { "values.yaml": `# poke ${++pokes}` },
+          },
+          { fieldManager: "test", force: true },
+        );
+      for (const c of cases)
+        await applyGitLab(
+          client,
+          gitlabCore(ns, c.name, {
+            ...(c.version ? { version: c.version } : {}),
+            hostname: "gitlab.example.com",
+            chart: { valuesFrom: [{ kind: "ConfigMap", name: "poke", optional: true }] },
+          }),
+        );
+      const before = new Map(cases.map((c) => [c.name, tgzRequests(https, `/good/gitlab-${c.chart}.tgz`)]));
+      for (const c of cases) {
+        const o = await waitForGitLab(
+          client,
+          ns,
+          c.name,
+          (g) => conditionOf(g, "Initialized")?.reason === "ChartPullFailed",
+          "ChartPullFailed",
+          120_000,
+        );
+        assert.equal(o.status?.phase, "Failed");
+        assert.match(
+          conditionOf(o, "Initialized")!.message,
+          new RegExp(`gitlab ${c.chart.replaceAll(".", "\\.")}: signature verification failed`),
+        );
+        // More passes: every one answered without a pull.
+        const key = `${ns}/${c.name}`;
+        for (let i = 1; i <= 3; i++) {
+          const seen = op.passes(key);
+          await poke();
+          await eventually(async () => op.passes(key) > seen || undefined, 60_000, `${key}: pass ${i}`);
+        }
+        assert.equal(
+          tgzRequests(https, `/good/gitlab-${c.chart}.tgz`) - before.get(c.name)!,
+          1,
+          `${c.name}: one pull of ${c.chart} for all its passes`,
+        );
+      }
+      // The key that signed them, written into the same file: the next pass pulls and verifies,
+      // the same operator process all along.
+      await writeFile(ring, `${fixtures.otherKey.armored}\n${fixtures.key.armored}`);
+      await poke();
+      for (const c of cases) {
+        const o = await waitForGitLab(
+          client,
+          ns,
+          c.name,
+          (g) =>
+            g.status?.targetVersion === c.chart && conditionOf(g, "Progressing")?.reason === "HooksRunning",
+          "the chart verified and its hooks started",
+          120_000,
+        );
+        assert.equal(o.status?.phase, "Preparing", "no longer Failed: the chart verified and rendered");
+        assert.match(
+          conditionOf(o, "Progressing")!.message,
+          new RegExp(`hooks of chart ${c.chart.replaceAll(".", "\\.")}`),
+        );
+      }
+    } finally {
+      await op.stop();
+      client.close();
+    }
   });
 
   it("refuses an untrusted TLS certificate", async () => {
