@@ -75,6 +75,8 @@ const GITLAB_UNUSED_GRANTS: Record<string, string> = {
   ),
   "patch apps.gitlab.com/gitlabsecrets/status": "no GitLabSecrets here to report on",
   "patch core/secrets": "a GitLabSecrets adds missing keys to an existing Secret; none here",
+  "list core/pods":
+    "an upgrade step waiting on a restartPolicy OnFailure migrations Job counts its pods' restarts; no upgrade here (gitlab-migrations-gate.test.ts)",
 };
 
 /**

@@ -52,6 +52,83 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
     assert.match(await renderFails(['--set-json=extraEnv=[{"value":"1"}]']), /extraEnv/);
   });
 
+  it("dynamicChartPull.trustedKeys: one keyring ConfigMap, mounted with DYNAMIC_CHART_KEYRING in the gitlab process only; edits roll no pod", async () => {
+    const key = (n: string) =>
+      `-----BEGIN PGP PUBLIC KEY BLOCK-----\n\ndGVzdC1rZXk${n}\n=AAAA\n-----END PGP PUBLIC KEY BLOCK-----\n`;
+    const keyringOf = (objs: Obj[]) =>
+      named(objs, "ConfigMap", "po-chart-keyring").data["keyring.asc"] as string;
+    const mounted = (d: Obj) => ({
+      env: (container(d).env as Obj[]).filter((e) => e.name === "DYNAMIC_CHART_KEYRING"),
+      mounts: (container(d).volumeMounts as Obj[]).filter((m) => m.name === "chart-keyring"),
+      volumes: (podOf(d).volumes as Obj[]).filter((v) => v.name === "chart-keyring"),
+    });
+    // Default: an explicit empty list (GitLab's key is not shipped), so the keyring trusts nothing.
+    const plain = await render(ALL_TARGETS);
+    assert.equal(keyringOf(plain), "");
+    for (const d of deployments(plain)) {
+      const m = mounted(d);
+      if (d.metadata.name === "po-gitlab") {
+        assert.deepEqual(m.env, [
+          { name: "DYNAMIC_CHART_KEYRING", value: "/etc/platform-operator/chart-keyring/keyring.asc" },
+        ]);
+        assert.deepEqual(m.mounts, [
+          { name: "chart-keyring", mountPath: "/etc/platform-operator/chart-keyring", readOnly: true },
+        ]);
+        assert.deepEqual(m.volumes, [{ name: "chart-keyring", configMap: { name: "po-chart-keyring" } }]);
+      } else assert.deepEqual(m, { env: [], mounts: [], volumes: [] }, `${d.metadata.name} has no keyring`);
+    }
+    // Two keys, in order, one after the other; the pods' checksum does not move (no roll for a key).
+    const two = await render([
+      ...ALL_TARGETS,
+      `--set-json=dynamicChartPull.trustedKeys=${JSON.stringify([key("1"), key("2")])}`,
+    ]);
+    assert.equal(keyringOf(two), `${key("1").trim()}\n${key("2").trim()}\n`.replace(/^\n/, ""));
+    const checksum = (objs: Obj[]) =>
+      named(objs, "Deployment", "po-gitlab").spec.template.metadata.annotations["checksum/config"];
+    assert.equal(checksum(two), checksum(plain));
+    // One process for every target: that process mounts it.
+    const one = await render([...ALL_TARGETS, '--set-json=deployments={"all":["vault","openbao","gitlab"]}']);
+    assert.equal(mounted(named(one, "Deployment", "po-all")).mounts.length, 1);
+    // Without the gitlab target none of it is rendered, whatever the value says.
+    const noGitlab = await render([`--set-json=dynamicChartPull.trustedKeys=${JSON.stringify([key("1")])}`]);
+    assert.ok(!noGitlab.some((o) => o.kind === "ConfigMap" && o.metadata.name === "po-chart-keyring"));
+    assert.deepEqual(
+      deployments(noGitlab).flatMap((d) => mounted(d).env),
+      [],
+    );
+    // Refused, naming the entry: a private key, and what is no armored public key at all.
+    const secret = key("1").replaceAll("PUBLIC KEY BLOCK", "PRIVATE KEY BLOCK");
+    assert.match(
+      await renderFails([
+        ...ALL_TARGETS,
+        `--set-json=dynamicChartPull.trustedKeys=${JSON.stringify([key("1"), secret])}`,
+      ]),
+      /dynamicChartPull.trustedKeys.1/,
+    );
+    assert.match(
+      await renderFails([
+        ...ALL_TARGETS,
+        `--set-json=dynamicChartPull.trustedKeys=${JSON.stringify([`${key("1")}-----BEGIN PGP PRIVATE KEY BLOCK-----`])}`,
+      ]),
+      /dynamicChartPull\.trustedKeys\[0\]: this is a private key/,
+    );
+    assert.match(
+      await renderFails([
+        ...ALL_TARGETS,
+        "--set=dynamicChartPull.trustedKeys[0]=5E46F79EF5836E986A663B4AE30F9C687683D663",
+      ]),
+      /dynamicChartPull.trustedKeys.0/,
+    );
+    // The chart sets DYNAMIC_CHART_KEYRING itself where the gitlab target runs.
+    assert.match(
+      await renderFails([
+        ...ALL_TARGETS,
+        '--set-json=extraEnv=[{"name":"DYNAMIC_CHART_KEYRING","value":"/k"}]',
+      ]),
+      /extraEnv\[0\]\.name: DYNAMIC_CHART_KEYRING is set by the chart itself/,
+    );
+  });
+
   it("podLabels and podAnnotations: on every operator pod, beside the chart's own, which they may not replace", async () => {
     const objs = await render([
       ...ALL_TARGETS,

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
-import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { GitLabConfigSourceLabel } from "../../src/apis/gitlabcore-names.js";
+import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
 import {
   ChartNotFoundError,
   ChartPullError,
@@ -10,8 +13,11 @@ import {
   ChartSourceConfigError,
 } from "../../src/targets/gitlab/charts/index.js";
 import { HelmRunner, renderChart } from "../../src/targets/gitlab/render/index.js";
+import { releaseSourceFromEnv } from "../../src/targets/gitlab/wiring.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { named, render } from "../support/chart-render.js";
 import {
   buildFixtureRepository,
   type ChartRepoServer,
@@ -21,6 +27,15 @@ import {
   packageCharts,
   startChartRepo,
 } from "../support/chart-repo.js";
+import {
+  applyGitLab,
+  conditionOf,
+  gitlabCore,
+  installGitLabCrds,
+  startGitLabTarget,
+  waitForGitLab,
+} from "../support/gitlab.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 const caps = { kubeVersion: "v1.37.2", apiVersions: ["v1", "apps/v1", "batch/v1"] };
 const values = { global: { hosts: { domain: "example.test" } } };
@@ -188,6 +203,195 @@ describe("gitlab charts: directory and verified pulls from a loopback HTTPS repo
   it("refuses to pull at all without a keyring, and a version the index lacks", async () => {
     await refused(config({ keyring: undefined }), "10.3.4", /DYNAMIC_CHART_KEYRING is not set/);
     await refused(config(), "10.9.9", /gitlab 10\.9\.9: not in the index of https:\/\/127\.0\.0\.1/);
+  });
+
+  it("an armored keyring, re-read for every pull: a key added or removed applies to the next pull of the same source", async () => {
+    const ring = join(work, "rings", "edited.asc");
+    await mkdir(join(work, "rings"), { recursive: true });
+    await writeFile(ring, fixtures.otherKey.armored);
+    const cfg = config({ keyring: ring });
+    // One source all along: what a running operator holds while its mounted keyring is edited.
+    const source = new ChartSource(helm, cfg);
+    await assert.rejects(source.resolve("10.3.4"), /signature verification failed: .*unknown entity/);
+    await writeFile(ring, `${fixtures.otherKey.armored}\n${fixtures.key.armored}`);
+    assert.equal((await source.resolve("10.3.4")).origin, "repository", "the added key verifies at once");
+    await writeFile(ring, fixtures.otherKey.armored);
+    await assert.rejects(source.resolve("10.3.4"), (e: unknown) => {
+      assert.ok(e instanceof ChartPullError && e.reason === "ChartPullFailed", String(e));
+      assert.match(e.message, /gitlab 10\.3\.4: signature verification failed/);
+      return true;
+    });
+    assert.deepEqual(
+      (await filesIn(join(cfg.cacheDir!, "charts"))).filter((f) => f.endsWith(".tgz")),
+      [],
+      "the cached chart its removed key signed is dropped",
+    );
+  });
+
+  it("keys that do not load fail the pull, naming DYNAMIC_CHART_KEYRING", async () => {
+    const dir = join(work, "bad-rings");
+    await mkdir(dir, { recursive: true });
+    const damaged = fixtures.key.armored.replace(
+      /^([A-Za-z0-9+/]{20})([A-Za-z])/m,
+      (_m, a: string, c: string) => `${a}${c === "A" ? "B" : "A"}`,
+    );
+    const cases: [string, string, RegExp][] = [
+      ["empty.asc", "", /holds no public key, so no chart can be verified/],
+      [
+        "secret.asc",
+        fixtures.key.secretArmored,
+        /block 1 is a PGP private key block.*never belongs in a keyring/,
+      ],
+      ["damaged.asc", damaged, /block 1 does not match its checksum/],
+    ];
+    for (const [name, text, reason] of cases) {
+      await writeFile(join(dir, name), text);
+      await refused(config({ keyring: join(dir, name) }), "10.3.4", reason);
+    }
+    await refused(
+      config({ keyring: join(dir, "absent.asc") }),
+      "10.3.4",
+      /DYNAMIC_CHART_KEYRING .*absent\.asc cannot be read \(ENOENT\)/,
+    );
+  });
+
+  it("a failed pull is answered from memory for 10 minutes, then pulled again; a keyring change pulls at once", async () => {
+    let now = 50_000_000;
+    const ring = join(work, "rings", "memory.asc");
+    await mkdir(join(work, "rings"), { recursive: true });
+    await writeFile(ring, fixtures.otherKey.armored);
+    const source = new ChartSource(helm, config({ keyring: ring }), { now: () => now });
+    const path = "/good/gitlab-10.3.0.tgz";
+    const before = tgzRequests(https, path);
+    await assert.rejects(source.resolve("10.3.0"), /signature verification failed/);
+    now += 9 * 60_000;
+    await assert.rejects(source.resolve("10.3.0"), /signature verification failed/);
+    assert.equal(tgzRequests(https, path) - before, 1, "not pulled again within 10 minutes");
+    now += 60_000;
+    await assert.rejects(source.resolve("10.3.0"), /signature verification failed/);
+    assert.equal(tgzRequests(https, path) - before, 2, "pulled again after 10 minutes");
+    await writeFile(ring, fixtures.key.armored);
+    assert.equal((await source.resolve("10.3.0")).origin, "repository");
+    assert.equal(tgzRequests(https, path) - before, 3, "a new keyring is not answered from memory");
+  });
+
+  it("the operator chart's keyring ConfigMap, as mounted, verifies what its trustedKeys signed", async () => {
+    const objs = await render([
+      "--set=targets.gitlab.enabled=true",
+      `--set-json=dynamicChartPull.trustedKeys=${JSON.stringify([fixtures.otherKey.armored, fixtures.key.armored])}`,
+    ]);
+    const cm = named(objs, "ConfigMap", "po-chart-keyring");
+    const deployment = named(objs, "Deployment", "po-gitlab");
+    const env = deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    const keyringPath = env.find((e) => e.name === "DYNAMIC_CHART_KEYRING")?.value;
+    assert.equal(keyringPath, "/etc/platform-operator/chart-keyring/keyring.asc");
+    // The file the kubelet writes: the ConfigMap key under the mount.
+    const file = join(work, "rings", "chart", "keyring.asc");
+    await mkdir(join(work, "rings", "chart"), { recursive: true });
+    await writeFile(file, cm.data["keyring.asc"]);
+    assert.equal(
+      (await new ChartSource(helm, config({ keyring: file })).resolve("10.1.2")).origin,
+      "repository",
+    );
+  });
+
+  it("GitLabCores of every version type: ChartPullFailed naming the version, phase Failed, no pull again within 10 minutes; a new key applies without restart", async () => {
+    const client: KubeClient = clientFor(sharedEnv().kubeconfigPath);
+    await installGitLabCrds(client, false);
+    const ns = await freshNamespace(client, "gl-pull");
+    const ring = join(work, "rings", "operator.asc");
+    await mkdir(join(work, "rings"), { recursive: true });
+    await writeFile(ring, fixtures.otherKey.armored);
+    const op = await startGitLabTarget(sharedEnv().kubeconfigPath, ns, (m) =>
+      releaseSourceFromEnv(m, {
+        HELM_BINARY: helm.binary,
+        ENABLE_DYNAMIC_CHART_PULL: "true",
+        DYNAMIC_CHART_REPOSITORY: `${https.url}good/`,
+        DYNAMIC_CHART_CA_FILE: https.caFile,
+        DYNAMIC_CHART_CACHE_DIRECTORY: join(work, `cache-${caches++}`),
+        DYNAMIC_CHART_KEYRING: ring,
+      }),
+    );
+    try {
+      // Static, and no spec.version at all (Latest: the index's newest, 11.0.0).
+      const cases = [
+        { name: "pull-static", version: { type: "Static", version: "10.3.4" }, chart: "10.3.4" },
+        { name: "pull-latest", version: undefined, chart: "11.0.0" },
+      ];
+      // A labelled ConfigMap both read (optional values, empty): each change of it wakes a pass of both.
+      let pokes = 0;
+      const poke = () =>
+        client.apply(
+          CONFIGMAP,
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "poke", namespace: ns, labels: { [GitLabConfigSourceLabel]: "true" } },
+            data: { "values.yaml": `# poke ${++pokes}` },
+          },
+          { fieldManager: "test", force: true },
+        );
+      for (const c of cases)
+        await applyGitLab(
+          client,
+          gitlabCore(ns, c.name, {
+            ...(c.version ? { version: c.version } : {}),
+            hostname: "gitlab.example.com",
+            chart: { valuesFrom: [{ kind: "ConfigMap", name: "poke", optional: true }] },
+          }),
+        );
+      const before = new Map(cases.map((c) => [c.name, tgzRequests(https, `/good/gitlab-${c.chart}.tgz`)]));
+      for (const c of cases) {
+        const o = await waitForGitLab(
+          client,
+          ns,
+          c.name,
+          (g) => conditionOf(g, "Initialized")?.reason === "ChartPullFailed",
+          "ChartPullFailed",
+          120_000,
+        );
+        assert.equal(o.status?.phase, "Failed");
+        assert.match(
+          conditionOf(o, "Initialized")!.message,
+          new RegExp(`gitlab ${c.chart.replaceAll(".", "\\.")}: signature verification failed`),
+        );
+        // More passes: every one answered without a pull.
+        const key = `${ns}/${c.name}`;
+        for (let i = 1; i <= 3; i++) {
+          const seen = op.passes(key);
+          await poke();
+          await eventually(async () => op.passes(key) > seen || undefined, 60_000, `${key}: pass ${i}`);
+        }
+        assert.equal(
+          tgzRequests(https, `/good/gitlab-${c.chart}.tgz`) - before.get(c.name)!,
+          1,
+          `${c.name}: one pull of ${c.chart} for all its passes`,
+        );
+      }
+      // The key that signed them, written into the same file: the next pass pulls and verifies,
+      // the same operator process all along.
+      await writeFile(ring, `${fixtures.otherKey.armored}\n${fixtures.key.armored}`);
+      await poke();
+      for (const c of cases) {
+        const o = await waitForGitLab(
+          client,
+          ns,
+          c.name,
+          (g) =>
+            g.status?.targetVersion === c.chart && conditionOf(g, "Progressing")?.reason === "HooksRunning",
+          "the chart verified and its hooks started",
+          120_000,
+        );
+        assert.equal(o.status?.phase, "Preparing", "no longer Failed: the chart verified and rendered");
+        assert.match(
+          conditionOf(o, "Progressing")!.message,
+          new RegExp(`hooks of chart ${c.chart.replaceAll(".", "\\.")}`),
+        );
+      }
+    } finally {
+      await op.stop();
+      client.close();
+    }
   });
 
   it("refuses an untrusted TLS certificate", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../src/apis/gitlabcore-names.js";
-import { JOB } from "../../src/runtime/builtin-types.js";
+import { JOB, POD, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import type { Rendered, RenderedObject } from "../../src/targets/gitlab/apply/rendered.js";
@@ -29,6 +29,8 @@ import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 const TARGET = "gitlab.com/target-version";
 const BATCHED = "gitlab.com/batched-background-migrations-check";
 const APP = { "1.0.0": "19.0.0", "1.1.0": "19.1.0" } as const;
+/** This release's Jobs restart their containers in place, as the real chart's migrations and wait Jobs do. */
+const IN_PLACE = "mgr";
 
 function renderFor(release: string, ns: string, version: "1.0.0" | "1.1.0", withWait = true): Rendered {
   const labels = (extra: Record<string, string>) => ({
@@ -55,7 +57,7 @@ function renderFor(release: string, ns: string, version: "1.0.0" | "1.1.0", with
       backoffLimit: 2,
       template: {
         spec: {
-          restartPolicy: "Never",
+          restartPolicy: release === IN_PLACE ? "OnFailure" : "Never",
           containers: [
             {
               name: container,
@@ -172,6 +174,76 @@ describe("GitLabCore upgrade steps gate on the migrations Jobs", () => {
       60_000,
     );
     assert.equal(moved.status?.gitlabVersion, "19.1.0", "read off the migrations Job, not the wait Job");
+  });
+
+  it("restartPolicy OnFailure, as the real chart's Jobs: containers restarted in place are the failed attempts", async () => {
+    const core = (version: string) =>
+      gitlabCore(ns, IN_PLACE, { version: { type: "Static", version }, hostname: "gitlab.example.com" });
+    await applyGitLab(client, core("1.0.0"));
+    await waitForGitLab(client, ns, IN_PLACE, (g) => g.status?.version === "1.0.0", "1.0.0 applied", 60_000);
+    await applyGitLab(client, core("1.1.0"));
+    await waitForGitLab(
+      client,
+      ns,
+      IN_PLACE,
+      (g) => conditionOf(g, "Progressing")?.reason === "MigrationsRunning",
+      "the step waiting for 19.0.0's Jobs",
+      60_000,
+    );
+    // The Job controller's pod of the migrations Job: running, its container restarted once (no
+    // failed pod: the Job's status says nothing of it).
+    const job = `${IN_PLACE}-migrations-1-0-0`;
+    const pod = `${job}-x1`;
+    // No ServiceAccount controller here: the staged pod needs the namespace's default account.
+    await client.apply(
+      SERVICE_ACCOUNT,
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: ns } },
+      { fieldManager: "test-setup", force: true },
+    );
+    await client.create<KubeObject>(POD, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: pod,
+        namespace: ns,
+        labels: { "batch.kubernetes.io/job-name": job, "job-name": job },
+      },
+      spec: { restartPolicy: "OnFailure", containers: [{ name: "migrations", image: "busybox:1.36" }] },
+    });
+    const restarted = (restartCount: number) => ({
+      status: {
+        phase: "Running",
+        containerStatuses: [
+          {
+            name: "migrations",
+            image: "busybox:1.36",
+            imageID: "",
+            ready: true,
+            restartCount,
+            state: { running: { startedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z") } },
+          },
+        ],
+      },
+    });
+    await client.mergePatch(POD, pod, ns, restarted(1), "status");
+    const o = await waitForGitLab(
+      client,
+      ns,
+      IN_PLACE,
+      (g) => conditionOf(g, "Progressing")?.reason === "RetryingPostMigrations",
+      "the migrations retrying in place",
+      60_000,
+    );
+    // OnFailure: the Job fails once its restarts reach backoffLimit (2 here).
+    assert.match(
+      conditionOf(o, "Progressing")!.message,
+      new RegExp(
+        `Job ${job} is retrying: failed attempt 1 of 2 \\(backoffLimit 2\\), 1 left; see why with kubectl -n ${ns} logs job/${job} -c migrations --previous$`,
+      ),
+    );
+    assert.equal(o.status?.phase, "Upgrading");
+    assert.equal(o.status?.version, "1.0.0");
+    await client.delete(GITLABCORE, IN_PLACE, ns);
   });
 });
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../src/apis/gitlabcore.js";
+import { GitLabConfigSourceLabel } from "../../src/apis/gitlabcore-names.js";
 import { CONFIGMAP } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isNotFound } from "../../src/runtime/errors.js";
@@ -104,5 +105,60 @@ describe("GitLabCore observe-only", () => {
         `${name} not created`,
       );
     assert.ok(await client.get<KubeObject>(CONFIGMAP, "obs-stale", ns), "nothing pruned");
+  });
+
+  it("a versionRef that goes missing: the kept target and Upgradeable=False VersionUnresolved, as a real pass says; back when it returns", async () => {
+    const versionCm = (): KubeObject => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "obs-version", namespace: ns, labels: { [GitLabConfigSourceLabel]: "true" } },
+      data: { chart: "1.0.0" },
+    });
+    await client.apply(CONFIGMAP, versionCm(), { fieldManager: "platform" });
+    await applyGitLab(
+      client,
+      gitlabCore(ns, "obsref", {
+        version: { type: "Static", versionRef: { kind: "ConfigMap", name: "obs-version", key: "chart" } },
+        hostname: "gitlab.example.com",
+        chart: { values: {} },
+      }),
+    );
+    const resolved = await waitForGitLab(
+      client,
+      ns,
+      "obsref",
+      (g) => g.status?.targetVersion === "1.0.0" && conditionOf(g, "Upgradeable")?.status === "True",
+      "target 1.0.0, Upgradeable True",
+      60_000,
+    );
+    assert.equal(conditionOf(resolved, "Upgradeable")?.reason, "ObserveOnly");
+    await client.delete(CONFIGMAP, "obs-version", ns);
+    const gone = await waitForGitLab(
+      client,
+      ns,
+      "obsref",
+      (g) => conditionOf(g, "Upgradeable")?.status === "False",
+      "Upgradeable False",
+      60_000,
+    );
+    const upgradeable = conditionOf(gone, "Upgradeable")!;
+    assert.equal(upgradeable.reason, "VersionUnresolved");
+    assert.match(upgradeable.message, /ConfigMap obs-version not found.*keeping the target 1\.0\.0/);
+    assert.equal(gone.status?.targetVersion, "1.0.0", "the target is kept");
+    assert.equal(
+      conditionOf(gone, "Drifted")?.reason,
+      "ObserveOnly",
+      "still reports what a real pass would do",
+    );
+    assert.equal(gone.status?.version, undefined, "nothing was applied");
+    await client.apply(CONFIGMAP, versionCm(), { fieldManager: "platform" });
+    await waitForGitLab(
+      client,
+      ns,
+      "obsref",
+      (g) => conditionOf(g, "Upgradeable")?.status === "True",
+      "Upgradeable True again once the ConfigMap is back",
+      60_000,
+    );
   });
 });

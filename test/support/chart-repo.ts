@@ -23,6 +23,10 @@ export interface SigningKey {
   secring: string;
   /** Public keyring (what `helm verify --keyring` and DYNAMIC_CHART_KEYRING take). */
   pubring: string;
+  /** The public key ASCII-armored (`gpg --export --armor`): what the operator chart's trustedKeys take. */
+  armored: string;
+  /** The secret key ASCII-armored: what must never be taken as a trusted key. */
+  secretArmored: string;
 }
 
 /**
@@ -49,7 +53,9 @@ export async function createSigningKey(dir: string, name: string): Promise<Signi
     const pubring = join(dir, `${name.replace(/\W+/g, "-")}.pubring.gpg`);
     await gpg(["--output", secring, "--export-secret-keys"]);
     await gpg(["--output", pubring, "--export"]);
-    return { name, secring, pubring };
+    const armored = (await gpg(["--export", "--armor"])).stdout;
+    const secretArmored = (await gpg(["--export-secret-keys", "--armor"])).stdout;
+    return { name, secring, pubring, armored, secretArmored };
   } finally {
     // gpg started an agent for this home; it must not outlive the test.
     await runCommand("gpgconf", ["--kill", "gpg-agent"], { env }).catch(() => {});

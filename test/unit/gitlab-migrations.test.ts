@@ -86,6 +86,7 @@ describe("gitlab upgrade gates: the migrations Jobs", () => {
       container: "migrations",
       failedAttempts: 3,
       limit: 6,
+      backoffLimit: 5,
     });
     const failed = migrationsGate([
       job("m", { failed: 1, cond: "Complete" }),
@@ -94,6 +95,27 @@ describe("gitlab upgrade gates: the migrations Jobs", () => {
     assert.deepEqual(failed, { state: "failed", failed: { role: "batched", job: "w" } });
     // A Complete Job whose earlier pods failed is complete, not retrying.
     assert.equal(migrationsGate([job("m", { failed: 2, cond: "Complete" })]).state, "complete");
+  });
+
+  it("restartPolicy OnFailure (the real chart's Jobs): container restarts in place are the attempts", () => {
+    const onFailure = (j: MigrationsJob, restarts: number): MigrationsJob => {
+      const c = structuredClone(j);
+      c.spec!.template!.spec!.restartPolicy = "OnFailure";
+      c.restarts = restarts;
+      return c;
+    };
+    assert.equal(migrationsGate([onFailure(job("w", { batched: true }), 0)]).state, "running");
+    const gate = migrationsGate([onFailure(job("w", { batched: true, backoffLimit: 6 }), 2)]);
+    assert.equal(gate.state, "retrying");
+    // The Job controller fails an OnFailure Job once its restarts reach backoffLimit.
+    assert.equal(
+      retryMessage(gate.retry!),
+      "the batched background migrations check Job w is retrying: failed attempt 2 of 6 (backoffLimit 6), 4 left; " +
+        "see why with kubectl -n ns logs job/w -c wait --previous",
+    );
+    // Failed pods and restarts of the pods still running add up.
+    assert.equal(migrationsGate([onFailure(job("m", { failed: 1 }), 1)]).retry?.failedAttempts, 2);
+    assert.equal(migrationsGate([onFailure(job("m", { cond: "Complete" }), 3)]).state, "complete");
   });
 
   it("skipBatchedMigrationCheck leaves out the wait Job only", () => {

@@ -74,6 +74,13 @@ target); `deployments` groups them, and every enabled target must appear in exac
 {{- printf "%s-%s" .root.Release.Name .proc | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* The gitlab target's keyring ConfigMap, its file, and where the process that runs the target mounts it. */}}
+{{- define "po.chartKeyringName" -}}
+{{- printf "%s-chart-keyring" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- define "po.chartKeyringFile" -}}keyring.asc{{- end -}}
+{{- define "po.chartKeyringDir" -}}/etc/platform-operator/chart-keyring{{- end -}}
+
 {{- define "po.labels" -}}
 app.kubernetes.io/name: platform-operator
 app.kubernetes.io/instance: {{ .root.Release.Name }}
@@ -183,6 +190,10 @@ still say what restricted requires (a default removed with null is refused as we
 {{- fail "securityContext.readOnlyRootFilesystem: must stay true (the operator writes only to its /tmp emptyDir)" -}}
 {{- end -}}
 {{- $own := list "NODE_ENV" "NODE_OPTIONS" "POD_NAME" "POD_NAMESPACE" -}}
+{{- if .Values.targets.gitlab.enabled -}}
+{{- /* The chart points the gitlab target at its keyring ConfigMap (dynamicChartPull.trustedKeys). */ -}}
+{{- $own = append $own "DYNAMIC_CHART_KEYRING" -}}
+{{- end -}}
 {{- $seen := dict -}}
 {{- range $i, $e := .Values.extraEnv -}}
 {{- if has $e.name $own -}}

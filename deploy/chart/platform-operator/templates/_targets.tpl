@@ -219,6 +219,11 @@ inventory from it and deletes. Hooks (ConfigMaps, Jobs) are applied, read by nam
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [get, list, watch, create, patch, delete]
+# list: while an upgrade step waits on a restartPolicy OnFailure migrations Job (the real chart's),
+# its pods' container restarts are its failed attempts (Retrying* reasons). Read only.
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [list, watch, create, patch, delete]

@@ -5,6 +5,7 @@ import { parse } from "yaml";
 import { HelmError, type HelmRunner } from "../render/helm.js";
 import { ChartPullError } from "./errors.js";
 import { displayUrl, fetchBytes } from "./fetch.js";
+import { type LoadedKeyring, loadKeyring } from "./keyring.js";
 import { isChartVersion, sortVersions } from "./semver.js";
 
 export interface IndexEntry {
@@ -20,12 +21,20 @@ export interface RepositoryOptions {
   allowHttp: boolean;
   cacheDir: string;
   indexTtlMs: number;
-  /** Public keyring the `.prov` must be signed by; without it nothing can be pulled. */
+  /**
+   * Public keyring the `.prov` must be signed by (binary, or ASCII-armored keys); read again for
+   * every pull. Without it nothing can be pulled.
+   */
   keyring?: string;
   /** Extra CA (PEM) for the repository's TLS. */
   ca?: string;
+  /** How long a failed pull (or index fetch) is answered from memory before it is tried again. */
+  retryMs?: number;
   now?: () => number;
 }
+
+/** GitLab's spec: a chart that failed is pulled again every 10 minutes, whatever asks for it. */
+export const PULL_RETRY_MS = 10 * 60_000;
 
 // A public repository's index lists every chart it serves, every version: tens of MiB at most.
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
@@ -66,7 +75,10 @@ export function parseIndex(text: string, chart: string, where: string): IndexEnt
  * One chart repository: its index (fetched at most once per TTL, shared by concurrent callers) and
  * verified pulls. A pulled archive is kept in the cache only after `helm verify` accepted its `.prov`
  * against the keyring and the index's digest matched; a chart from the cache is verified again
- * once per process, so a file swapped on disk is caught too.
+ * once per process and keyring content, so a file swapped on disk is caught too, and a key removed
+ * from the keyring applies to the charts already cached. A pull that failed is not tried again for
+ * {@link PULL_RETRY_MS} (every resource asking for it gets the same error meanwhile) unless the
+ * keyring changed; so is an index that could not be fetched.
  */
 export class ChartRepository {
   private readonly base: URL;
@@ -76,6 +88,8 @@ export class ChartRepository {
   private parsed?: { text: string; byChart: Map<string, IndexEntry[]> };
   private readonly verified = new Set<string>();
   private readonly pulling = new Map<string, Promise<string>>();
+  private readonly failed = new Map<string, { at: number; keyring?: string; error: ChartPullError }>();
+  private indexFailed?: { at: number; error: ChartPullError };
 
   constructor(
     private readonly helm: HelmRunner,
@@ -83,6 +97,10 @@ export class ChartRepository {
   ) {
     this.base = new URL(opts.url.endsWith("/") ? opts.url : `${opts.url}/`);
     this.now = opts.now ?? Date.now;
+  }
+
+  private get retryMs(): number {
+    return this.opts.retryMs ?? PULL_RETRY_MS;
   }
 
   get url(): string {
@@ -96,13 +114,19 @@ export class ChartRepository {
   /** The raw index, from memory while younger than the TTL. */
   private async indexText(): Promise<string> {
     if (this.index && this.now() - this.index.fetchedAt < this.opts.indexTtlMs) return this.index.text;
+    const failed = this.indexFailed;
+    if (failed && this.now() - failed.at < this.retryMs) throw failed.error;
     this.fetching ??= (async () => {
       try {
         const bytes = await fetchBytes(new URL("index.yaml", this.base), this.fetchOptions(MAX_INDEX_BYTES));
         if (!bytes) throw new ChartPullError(`${this.url}: the repository has no index.yaml`);
         const text = bytes.toString("utf8");
         this.index = { fetchedAt: this.now(), text };
+        this.indexFailed = undefined;
         return text;
+      } catch (e) {
+        if (e instanceof ChartPullError) this.indexFailed = { at: this.now(), error: e };
+        throw e;
       } finally {
         this.fetching = undefined;
       }
@@ -142,25 +166,44 @@ export class ChartRepository {
     const key = `${chart}-${v}`;
     let pending = this.pulling.get(key);
     if (!pending) {
-      pending = this.pullOnce(chart, v).finally(() => this.pulling.delete(key));
+      pending = this.pullOrRecall(chart, v, key).finally(() => this.pulling.delete(key));
       this.pulling.set(key, pending);
     }
     return pending;
   }
 
-  private async pullOnce(chart: string, version: string): Promise<string> {
+  /** A pull, unless the same one failed less than retryMs ago against the same keyring. */
+  private async pullOrRecall(chart: string, version: string, key: string): Promise<string> {
     if (!this.opts.keyring)
       throw new ChartPullError(
         `${chart} ${version}: DYNAMIC_CHART_KEYRING is not set, and a pulled chart is never used unverified`,
       );
+    // Keys that do not load fail at once, and are read again next time: no memory of them.
+    const ring = await loadKeyring(this.opts.keyring, join(this.opts.cacheDir, "keyrings"));
+    const failed = this.failed.get(key);
+    if (failed && failed.keyring === ring.digest && this.now() - failed.at < this.retryMs) throw failed.error;
+    try {
+      const file = await this.pullOnce(chart, version, ring);
+      this.failed.delete(key);
+      return file;
+    } catch (e) {
+      if (e instanceof ChartPullError)
+        this.failed.set(key, { at: this.now(), keyring: ring.digest, error: e });
+      throw e;
+    }
+  }
+
+  private async pullOnce(chart: string, version: string, ring: LoadedKeyring): Promise<string> {
     if (!isChartVersion(version)) throw new ChartPullError(`${chart} ${version}: not a chart version`);
     const dir = join(this.opts.cacheDir, "charts");
     const file = join(dir, `${chart}-${version}.tgz`);
+    // Verified once per keyring content: a key removed since applies to a chart already cached.
+    const verifiedKey = `${ring.digest} ${file}`;
     if (await exists(file)) {
-      if (this.verified.has(file)) return file;
+      if (this.verified.has(verifiedKey)) return file;
       try {
-        await this.verify(file, `${chart} ${version} (cached)`);
-        this.verified.add(file);
+        await this.verify(file, `${chart} ${version} (cached)`, ring);
+        this.verified.add(verifiedKey);
         return file;
       } catch {
         // A cached file that no longer verifies is dropped and pulled again.
@@ -194,19 +237,19 @@ export class ChartRepository {
       const tmp = join(scratch, `${chart}-${version}.tgz`);
       await writeFile(tmp, archive);
       await writeFile(`${tmp}.prov`, prov);
-      await this.verify(tmp, `${chart} ${version}`);
+      await this.verify(tmp, `${chart} ${version}`, ring);
       await rename(`${tmp}.prov`, `${file}.prov`);
       await rename(tmp, file);
-      this.verified.add(file);
+      this.verified.add(verifiedKey);
       return file;
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
   }
 
-  private async verify(archive: string, what: string): Promise<void> {
+  private async verify(archive: string, what: string, ring: LoadedKeyring): Promise<void> {
     try {
-      await this.helm.run(["verify", "--keyring", this.opts.keyring!, archive]);
+      await this.helm.run(["verify", "--keyring", ring.file, archive]);
     } catch (e) {
       if (!(e instanceof HelmError)) throw e;
       const reason = e.detail

@@ -17,6 +17,8 @@ export interface ResolvedChart {
 
 export interface ChartSourceOptions {
   now?: () => number;
+  /** How long a failed pull is answered from memory (GitLab's 10 minutes unless given). */
+  retryMs?: number;
 }
 
 /**
@@ -53,6 +55,7 @@ export class ChartSource {
         keyring: config.keyring,
         ca,
         now: opts.now,
+        retryMs: opts.retryMs,
       });
     }
   }

@@ -45,6 +45,7 @@ async function observed(p: Reporting): Promise<Reported> {
       kind: "observed",
       targetVersion: p.target,
       blocked: p.blocked,
+      notice: p.notice,
       chartVersion: p.step,
       wouldHook: p.wouldHook,
       wouldApply: p.report.wouldApply,

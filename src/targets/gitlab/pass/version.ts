@@ -3,7 +3,7 @@ import {
   type GitLabCoreReasonType,
   GitLabCoreReason as R,
 } from "../../../apis/gitlabcore-names.js";
-import { JOB } from "../../../runtime/builtin-types.js";
+import { JOB, POD } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { proceed } from "../../../runtime/stages.js";
 import type { KubeObject } from "../../../runtime/types.js";
@@ -150,10 +150,45 @@ async function migrationJobs(p: PassBase, gitlabVersion: string): Promise<Migrat
           labelSelector: releaseSelector(p.release),
         })
       ).items;
-  return items.filter((j) => {
+  const jobs = items.filter((j) => {
     const l = j.metadata.labels ?? {};
     if (j.metadata.annotations?.[HOOK_ANNOTATION] !== undefined) return false;
     const v = l[TARGET_VERSION_LABEL];
     return v === gitlabVersion || (l[BATCHED_CHECK_LABEL] !== undefined && v === undefined);
   }) as MigrationsJob[];
+  return Promise.all(jobs.map((j) => withRestarts(p, j)));
 }
+
+/**
+ * A `restartPolicy: OnFailure` Job still running (the real chart's migrations and wait Jobs) fails
+ * no pod while it retries: its containers restart in place. Those restarts, in its pending and
+ * running pods, are what the Job controller counts against backoffLimit, so they are read from the
+ * pods (by the label the Job controller sets). Only while an upgrade step waits on the Job.
+ */
+async function withRestarts(p: PassBase, job: MigrationsJob): Promise<MigrationsJob> {
+  if (job.spec?.template?.spec?.restartPolicy !== "OnFailure") return job;
+  const ended = (job.status?.conditions ?? []).some(
+    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+  );
+  if (ended || !job.metadata.name) return job;
+  const pods = await p.deps.client.list(POD, {
+    namespace: p.release.namespace,
+    labelSelector: `batch.kubernetes.io/job-name=${job.metadata.name}`,
+  });
+  let restarts = 0;
+  for (const pod of pods.items as PodLike[]) {
+    const phase = pod.status?.phase;
+    if (phase !== "Pending" && phase !== "Running") continue;
+    for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])])
+      restarts += c.restartCount ?? 0;
+  }
+  return restarts > 0 ? { ...job, restarts } : job;
+}
+
+type PodLike = KubeObject & {
+  status?: {
+    phase?: string;
+    initContainerStatuses?: { restartCount?: number }[];
+    containerStatuses?: { restartCount?: number }[];
+  };
+};

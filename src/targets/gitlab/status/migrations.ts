@@ -19,9 +19,20 @@ export interface MigrationsJob {
   };
   spec?: {
     backoffLimit?: number;
-    template?: { spec?: { containers?: { name: string; env?: { name: string; value?: string }[] }[] } };
+    template?: {
+      spec?: {
+        restartPolicy?: string;
+        containers?: { name: string; env?: { name: string; value?: string }[] }[];
+      };
+    };
   };
   status?: { conditions?: { type: string; status: string }[]; failed?: number };
+  /**
+   * Not from the API: container restarts in the Job's pending and running pods (read from its
+   * pods), the attempts of a `restartPolicy: OnFailure` Job, which the real chart's migrations and
+   * wait Jobs are: their containers restart in place and no pod fails until the Job does.
+   */
+  restarts?: number;
 }
 
 /** A gating Job between a failed attempt and the next: what the Progressing message reports. */
@@ -30,10 +41,14 @@ export interface MigrationsRetry {
   job: string;
   namespace: string;
   container?: string;
-  /** Pods of the Job that failed so far. */
+  /** Failed attempts so far: failed pods, plus container restarts in place (OnFailure). */
   failedAttempts: number;
-  /** Failed pods the Job controller allows: spec.backoffLimit + 1 (backoffLimit defaults to 6). */
+  /**
+   * Failed attempts the Job controller allows: spec.backoffLimit + 1 failed pods (Never), or
+   * spec.backoffLimit restarts (OnFailure: the Job fails once they reach it); backoffLimit defaults to 6.
+   */
   limit: number;
+  backoffLimit: number;
 }
 
 export interface MigrationsGate {
@@ -74,8 +89,11 @@ export function migrationsGate(
   if (gating.length === 0) return { state: "none" };
   const failed = gating.find((j) => has(j, "Failed"));
   if (failed) return { state: "failed", failed: { role: roleOf(failed), job: failed.metadata.name ?? "" } };
-  const retrying = gating.find((j) => !has(j, "Complete") && (j.status?.failed ?? 0) > 0);
-  if (retrying)
+  const attempts = (j: MigrationsJob) => (j.status?.failed ?? 0) + (j.restarts ?? 0);
+  const retrying = gating.find((j) => !has(j, "Complete") && attempts(j) > 0);
+  if (retrying) {
+    const backoffLimit = retrying.spec?.backoffLimit ?? DEFAULT_BACKOFF_LIMIT;
+    const inPlace = retrying.spec?.template?.spec?.restartPolicy === "OnFailure";
     return {
       state: "retrying",
       retry: {
@@ -83,10 +101,12 @@ export function migrationsGate(
         job: retrying.metadata.name ?? "",
         namespace: retrying.metadata.namespace ?? "",
         container: retrying.spec?.template?.spec?.containers?.[0]?.name,
-        failedAttempts: retrying.status?.failed ?? 0,
-        limit: (retrying.spec?.backoffLimit ?? DEFAULT_BACKOFF_LIMIT) + 1,
+        failedAttempts: attempts(retrying),
+        limit: inPlace ? Math.max(1, backoffLimit) : backoffLimit + 1,
+        backoffLimit,
       },
     };
+  }
   return gating.every((j) => has(j, "Complete")) ? { state: "complete" } : { state: "running" };
 }
 
@@ -111,7 +131,7 @@ export function retryMessage(r: MigrationsRetry): string {
   const container = r.container ? ` -c ${r.container}` : "";
   return (
     `the ${WHAT[r.role]} Job ${r.job} is retrying: failed attempt ${r.failedAttempts} of ${r.limit} ` +
-    `(backoffLimit ${r.limit - 1}), ${left} left; see why with ` +
+    `(backoffLimit ${r.backoffLimit}), ${left} left; see why with ` +
     `kubectl -n ${r.namespace} logs job/${r.job}${container} --previous`
   );
 }

@@ -63,6 +63,8 @@ export type PassOutcome =
       /** Undefined when the version could not be resolved (the block says why). */
       targetVersion?: string | undefined;
       blocked?: UpgradeBlock | undefined;
+      /** As an applied pass's: the kept target, with spec.version unreadable (a versionRef gone). */
+      notice?: UpgradeBlock | undefined;
       chartVersion: string;
       wouldHook: string[];
       wouldApply: string[];
@@ -199,6 +201,21 @@ export function planStatus(
       const b = outcome.blocked;
       inputs.push(cond(C.Progressing, false, b.reason, b.message, g));
       inputs.push(cond(C.Upgradeable, false, b.reason, b.message, g));
+    } else if (outcome.notice) {
+      // Observing decides as a real pass would: the kept target stays, and no other version can be
+      // taken while the versionRef cannot be read (GitLab's "Version reference").
+      inputs.push(cond(C.Upgradeable, false, outcome.notice.reason, outcome.notice.message, g));
+    } else if (outcome.targetVersion) {
+      // Stated every pass, so a reason above that no longer holds is not left behind.
+      inputs.push(
+        cond(
+          C.Upgradeable,
+          true,
+          R.ObserveOnly,
+          `spec.version resolves to ${outcome.targetVersion}; observing only, nothing is applied`,
+          g,
+        ),
+      );
     }
     const parts = [
       listed("run hooks", outcome.wouldHook),
