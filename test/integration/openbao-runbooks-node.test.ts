@@ -347,7 +347,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       "green's pod, stuck pulling, with its revision",
     );
 
-    // Act: a new version does not end a held attempt; the documented rollback request does.
+    // Act: the documented rollback request ends the held attempt.
     await run(block("openbao.md", "Failed blue-green upgrade", "rollback"));
     const acted = performance.now();
     const rolled = await poll(
