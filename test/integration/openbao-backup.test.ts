@@ -309,7 +309,7 @@ describe("openbao backups on the local node", () => {
     assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 4);
   });
 
-  it("object store unreachable: the backup fails cleanly, counted, last success kept, lock released", async () => {
+  it("object store unreachable: the backup fails cleanly, counted, last success kept, lock released; the runbook's fix and trigger back up again", async () => {
     const before = await backup();
     // Nothing listens there: every connection is refused.
     await patchTarget({ endpoint: `http://${ctx.node.addresses.nodeIp}:9` });
@@ -353,10 +353,35 @@ describe("openbao backups on the local node", () => {
       assert.match(seen, new RegExp(`^${jobName}\\s`, "m"), "the failed Job is listed");
       const log = seen.split("\n").slice(1).join("\n");
       assert.match(log, /ECONNREFUSED/, `and its log names the refused connection:\n${seen}`);
+
+      // Act: the endpoint fixed, then the section's trigger instead of waiting for the schedule.
+      await patchTarget({ endpoint: s3.endpoint });
+      await runShell(block("openbao.md", "Backup failing", "trigger-backup"), env);
+      const asked = (await cluster()).metadata.annotations?.["openbao.org/trigger-backup"];
+      assert.ok(asked && asked !== "m2", `the documented annotation set a new value (${asked})`);
+      const ok = await settled(
+        (x) => x.lastHandledManualTrigger === asked && !!x.lastBackupTime,
+        "the backup asked for by the runbook",
+      );
+      // Outcome: a new snapshot recorded, the failure run over, the alert's metric back to 0.
+      assert.equal(ok.consecutiveFailures, 0, JSON.stringify(ok));
+      assert.equal(ok.lastFailureReason, undefined);
+      assert.notEqual(ok.lastBackupKey, before.lastBackupKey);
+      assert.ok(await bucket.head(ok.lastBackupKey), `${ok.lastBackupKey} is in the bucket`);
+      const cond = await condition("BackingUp");
+      assert.equal(`${cond?.status}/${cond?.reason}`, "False/BackupSucceeded");
+      assert.equal(
+        metricSum(await op!.metrics(), "openbao_backup_consecutive_failures", { name: NAME }),
+        0,
+        "OpenBaoBackupsFailing's metric is 0 again",
+      );
+      const shown = await runShell(block("openbao.md", "Backup failing", "consecutiveFailures"), env, true);
+      assert.equal(shown.trim(), `0 ${ok.lastBackupTime} ${ok.lastBackupKey}`);
+      await lockReleased();
     } finally {
       removeTempDir(dir);
+      await patchTarget({ endpoint: s3.endpoint });
     }
-    await patchTarget({ endpoint: s3.endpoint });
   });
 
   it("object store gone mid-upload: no object, failure counted, last success kept, lock released", async () => {
@@ -385,9 +410,9 @@ describe("openbao backups on the local node", () => {
       await lockReleased();
       const job = await ctx.getJson(`job/${jobName}`);
       const key = job.metadata.annotations["openbao.org/backup-key"];
-      // Nothing of it in the real store behind the proxy.
+      // Nothing of it in the real store behind the proxy (the 5th is the runbook's backup above).
       assert.equal(await bucket.head(key), undefined, `${key} must not exist`);
-      assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 4);
+      assert.equal((await bucket.list(`e2e/${ctx.namespace}/${NAME}/`)).length, 5);
     } finally {
       await patchTarget({ endpoint: s3.endpoint });
       await proxy.stop();

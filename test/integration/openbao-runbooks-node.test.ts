@@ -18,7 +18,8 @@ import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 // names set, against a real 3-voter cluster broken the way the section describes. One cluster is
 // reused: a majority sealed by a replaced static key (No leader, then Sealed cluster), then two
 // voters whose volumes are gone (Lost quorum, peers.json on the survivor), then an upgrade to a
-// version whose image cannot be pulled (Failed rolling upgrade). The sections that need no
+// version whose image cannot be pulled (Failed rolling upgrade), then a blue-green upgrade held
+// with a green that cannot pull its image (Failed blue-green upgrade). The sections that need no
 // pod (VaultSeed, GitLabCore hooks) are runbooks-api's.
 
 const NAME = "rb";
@@ -26,6 +27,8 @@ const NAME = "rb";
 const [TO, FROM] = BAO_VERSIONS;
 /** A version the node holds no image of and cannot pull: an upgrade to it never starts its pod. */
 const UNPULLABLE = "2.7.1";
+/** The same, newer than every held version: a blue-green upgrade from TO to it cannot run green. */
+const UNPULLABLE_NEWER = "2.8.0";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
@@ -279,6 +282,119 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     await recovered(`three voters with a leader at ${TO}`);
     process.stdout.write(
       `# failed upgrade: broken in ${((broken - t) / 1000).toFixed(1)} s, rolled to ${TO} ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented retarget\n`,
+    );
+  });
+
+  it("a blue-green upgrade held with a green that cannot pull its image: the check shows green stuck, the documented rollback removes only green, setting the version back ends it", async () => {
+    const t = performance.now();
+    const before = await cluster();
+    const running: string = before.status?.currentVersion;
+    const voters = async () =>
+      new Map(
+        JSON.parse(
+          await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+        ).items.map((p: Json) => [p.metadata.name as string, p.metadata.uid as string]),
+      );
+    const blue = await voters();
+    assert.equal(blue.size, 3);
+    // Broken: automatic rollback off, so the attempt is held for a person, as the section's second case.
+    await ctx.kubectl([
+      "patch",
+      "openbaocluster",
+      NAME,
+      "--type",
+      "merge",
+      "-p",
+      JSON.stringify({
+        spec: {
+          version: UNPULLABLE_NEWER,
+          upgrade: { strategy: "BlueGreen", blueGreen: { autoRollback: { enabled: false } } },
+        },
+      }),
+    ]);
+    const held = await poll(
+      async () => {
+        const c = await cluster();
+        const u = c.status?.conditions?.find((x: Json) => x.type === "Upgrading");
+        return u?.reason === "UpgradeFailed" ? c : undefined;
+      },
+      180_000,
+      "the blue-green attempt held with UpgradeFailed",
+    );
+    const broken = performance.now();
+    const green: string = held.status.blueGreen.greenRevision;
+    const greenSet = `${NAME}-${green}`;
+    assert.equal(held.status.blueGreen.phase, "DeployingGreen");
+    assert.match(held.status.operationLock?.holder ?? "", /^upgrade\//, "a held attempt keeps the lock");
+
+    const seen = await run(
+      block("openbao.md", "Failed blue-green upgrade", "openbao.org/revision"),
+      {},
+      true,
+    );
+    assert.match(
+      seen,
+      new RegExp(
+        `^UpgradeFailed: DeployingGreen: green cannot run: ${greenSet}-0: (ErrImagePull|ImagePullBackOff);`,
+        "m",
+      ),
+      seen,
+    );
+    assert.match(seen, new RegExp(`"greenRevision":"${green}"`), "status.blueGreen names green");
+    assert.match(
+      seen,
+      new RegExp(`^${greenSet}-0\\s+0/1\\s+(ErrImagePull|ImagePullBackOff)\\s.*\\s${green}\\s*$`, "m"),
+      "green's pod, stuck pulling, with its revision",
+    );
+
+    // Act: the documented rollback request ends the held attempt.
+    await run(block("openbao.md", "Failed blue-green upgrade", "rollback"));
+    const acted = performance.now();
+    const rolled = await poll(
+      async () => {
+        const c = await cluster();
+        const u = c.status?.conditions?.find((x: Json) => x.type === "Upgrading");
+        return u?.reason === "UpgradeRollback" && u.status === "False" ? c : undefined;
+      },
+      180_000,
+      "the held attempt rolled back after the documented request",
+    );
+    assert.equal(rolled.status.blueGreen.phase, "Idle");
+    assert.equal(rolled.status.operationLock, undefined, "the rollback released the lock");
+    // Outcome: green's set and claims gone, blue's pods never restarted.
+    await poll(
+      async () => {
+        const sets = JSON.parse(
+          await ctx.kubectl(["get", "statefulsets", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+        ).items.map((x: Json) => x.metadata.name as string);
+        const claims = JSON.parse(
+          await ctx.kubectl(["get", "pvc", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+        ).items.map((x: Json) => x.metadata.name as string);
+        return sets.join() === NAME && !claims.some((n: string) => n.startsWith(`data-${greenSet}-`))
+          ? true
+          : undefined;
+      },
+      180_000,
+      `green ${greenSet} deleted with its claims`,
+    );
+    assert.deepEqual(await voters(), blue, "blue's pods were never restarted");
+
+    // And the version back to the running one: nothing asked any more.
+    await run(block("openbao.md", "Failed blue-green upgrade", "currentVersion"));
+    const idle = await poll(
+      async () => {
+        const u = await condition("Upgrading");
+        return u?.reason === "Idle" ? u : undefined;
+      },
+      60_000,
+      "Upgrading False/Idle once the version is back",
+    );
+    assert.equal(idle.status, "False");
+    assert.match(idle.message, new RegExp(`version ${running.replace(/\./g, "\\.")} is running already`));
+    assert.equal((await cluster()).spec.version, running);
+    await recovered(`three voters with a leader at ${running}`);
+    process.stdout.write(
+      `# failed blue-green: held in ${((broken - t) / 1000).toFixed(1)} s, green removed and Idle ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented rollback\n`,
     );
   });
 });

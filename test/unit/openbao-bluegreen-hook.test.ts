@@ -214,6 +214,12 @@ describe("blue-green pre-promotion hook: the plan", () => {
     assert.equal(held.blueGreen?.phase, "Syncing");
     assert.equal(held.condition?.reason, "UpgradeFailed");
     assert.deepEqual(held.actions, []);
+    // As the runbook says: a promote request does not pass a failed hook; a rollback request ends it.
+    const asked = (requests: PlanSpec["requests"]) =>
+      planBlueGreen({ ...spec(off), requests }, status, failed, ids);
+    assert.equal(asked({ promote: "p1" }).blueGreen?.phase, "Syncing");
+    assert.equal(asked({ promote: "p1" }).condition?.reason, "UpgradeFailed");
+    assert.equal(asked({ rollback: "r1" }).blueGreen?.phase, "RollbackCleanup");
   });
 
   it("without a hook nothing waits for one", () => {

@@ -305,6 +305,18 @@ describe("blue-green plan: failures and rollback", () => {
     const p = planBlueGreen(s, inPhase("DeployingGreen"), obs({ greenFailure: "ErrImagePull" }), ids);
     assert.equal(phaseOf(p), "DeployingGreen");
     assert.equal(p.condition?.reason, "UpgradeFailed");
+    // As the runbook says: another spec.version does not replace a held green; a rollback request ends it.
+    const other = { ...s, version: "2.7.3", image: "openbao/openbao:2.7.3" };
+    const still = planBlueGreen(other, inPhase("DeployingGreen"), obs({ greenFailure: "ErrImagePull" }), ids);
+    assert.equal(still.condition?.reason, "UpgradeFailed");
+    assert.equal(still.blueGreen?.greenImage, NEW, "green keeps the image it was started with");
+    const back = planBlueGreen(
+      { ...other, requests: { rollback: "r1" } },
+      inPhase("DeployingGreen"),
+      obs({ greenFailure: "ErrImagePull" }),
+      ids,
+    );
+    assert.equal(phaseOf(back), "RollbackCleanup");
   });
 
   it("failed steps count in a row within a phase: a new phase starts again at 1", () => {
