@@ -151,7 +151,12 @@ function check(found: Found, digest: string, mode: Mode, now: number): Outcome {
     if (claimed.includes(digest)) return { validUntil };
     otherDigest = claimed[0];
   }
-  return { ...(otherDigest ? { otherDigest } : {}), why: [...why], checked: found.candidates.length, present: found.present };
+  return {
+    ...(otherDigest ? { otherDigest } : {}),
+    why: [...why],
+    checked: found.candidates.length,
+    present: found.present,
+  };
 }
 
 /**
