@@ -142,8 +142,8 @@ async function signAs(subject: string): Promise<void> {
 
 async function prepareSignedImage(ctx: NodeNamespace, doc: Json): Promise<void> {
   const iv = spec(doc)["imageVerification"] as Json;
-  const registry = await startNodeRegistry(ctx.node);
   const started = Date.now();
+  const registry = await startNodeRegistry(ctx.node);
   const digest = await pushNodeImage(
     ctx.node,
     registry,
@@ -171,7 +171,7 @@ async function prepareSignedImage(ctx: NodeNamespace, doc: Json): Promise<void> 
     metadata: { name: SIGSTORE_ROOT, namespace: ctx.namespace },
     data: { "trusted_root.json": await cosignTrustedRoot(key, signed.ca.chainPem) },
   });
-  console.log(`hardened: image pushed and signed in ${Date.now() - started} ms`);
+  console.log(`hardened: registry started, image pushed and signed in ${Date.now() - started} ms`);
 }
 
 /** Blocked while only another subject signed; then the sample's signer signs. */
@@ -190,12 +190,29 @@ async function blockedThenSigned(ctx: NodeNamespace, name: string): Promise<void
   assert.equal(degraded.status, "True");
   assert.match(degraded.message, /is not spec\.imageVerification\.subject/);
   assert.ok(degraded.message.includes(WRONG_REF), degraded.message);
-  const sts = await ctx.kubectl(["get", "statefulset", name, "--ignore-not-found", "-o", "name"]);
-  assert.equal(sts.trim(), "", "no StatefulSet while the image is refused");
+  const none = await ctx.kubectl(["get", "statefulset", name, "--ignore-not-found", "-o", "name"]);
+  assert.equal(none.trim(), "", "no StatefulSet while the image is refused");
   const pods = await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${name}`, "-o", "name"]);
   assert.equal(pods.trim(), "", "no pod while the image is refused");
   console.log(`hardened: blocked after ${Date.now() - started} ms`);
+  const signing = Date.now();
   await signAs(signed!.subject);
+  // The next pass verifies the new signature and writes the StatefulSet, pinned to the digest.
+  await poll(
+    async () => {
+      const out = await ctx.kubectl(["get", "statefulset", name, "--ignore-not-found", "-o", "name"]);
+      return out.trim() ? true : undefined;
+    },
+    120_000,
+    "hardened: the StatefulSet once the sample's signer signed",
+    1000,
+  );
+  const sts = await ctx.getJson(`statefulset/${name}`);
+  const images = sts.spec.template.spec.containers.map((c: Json) => c.image);
+  assert.ok(images.includes(`${signed!.repository}@${signed!.digest}`), images.join(", "));
+  console.log(
+    `hardened: signed by the sample's signer, StatefulSet written ${Date.now() - signing} ms later`,
+  );
 }
 
 /** Every voter runs the verified digest, pulled from the node's registry. */
@@ -208,6 +225,10 @@ async function runsVerifiedDigest(ctx: NodeNamespace, pods: string[]): Promise<v
     const status = p.status.containerStatuses.find((x: Json) => x.name === c.name);
     assert.equal(status.imageID, `${s.repository}@${s.digest}`, `${pod}'s running image`);
   }
+  const events = ["get", "events", "--field-selector", "reason=Pulled", "-o", "json"];
+  const pulled = JSON.parse(await ctx.kubectl(events)) as { items: Json[] };
+  for (const e of pulled.items)
+    if (String(e["message"]).includes(s.repository)) console.log(`hardened: ${String(e["message"])}`);
 }
 
 const RUNS: Record<string, Run> = {
