@@ -18,8 +18,9 @@ export const DOCKER_REGISTRY: DebianProgram = {
 };
 
 export interface OciRegistry {
-  /** host:port, as image references name it. */
+  /** host:port, as image references name it (from where the test runs). */
   host: string;
+  port: number;
   /** http://host:port */
   url: string;
   service: ServiceProcess;
@@ -39,13 +40,23 @@ export function ensureOciRegistry(onProgress: (line: string) => void = () => {})
   return pending;
 }
 
+export interface OciRegistryPlace {
+  /** Wraps the registry's argv: runs it elsewhere, e.g. inside the local node's network namespace. */
+  wrap(argv: string[]): string[];
+  /** The address it listens on there. */
+  listen: string;
+  /** The address the test reaches that listener at. */
+  reachAt: string;
+}
+
 /**
- * Starts a registry on 127.0.0.1 with its storage and log under `dir`: plain HTTP, no auth, deletes
- * allowed; ready once /v2/ answers.
+ * Starts a registry on 127.0.0.1 (or in `place`) with its storage and log under `dir`: plain HTTP,
+ * no auth, deletes allowed; ready once /v2/ answers.
  */
-export async function startOciRegistry(dir: string): Promise<OciRegistry> {
+export async function startOciRegistry(dir: string, place?: OciRegistryPlace): Promise<OciRegistry> {
   const binary = await ensureOciRegistry();
-  const host = `${LOOPBACK}:${await freePort()}`;
+  const port = await freePort();
+  const host = `${place?.reachAt ?? LOOPBACK}:${port}`;
   const config = join(dir, "registry.yml");
   mkdirSync(join(dir, "storage"), { recursive: true });
   // JSON is YAML: the registry reads this as its config file.
@@ -55,13 +66,14 @@ export async function startOciRegistry(dir: string): Promise<OciRegistry> {
       version: 0.1,
       log: { level: "warn", accesslog: { disabled: true } },
       storage: { filesystem: { rootdirectory: join(dir, "storage") }, delete: { enabled: true } },
-      http: { addr: host },
+      http: { addr: `${place?.listen ?? LOOPBACK}:${port}` },
     }),
   );
+  const [command, ...args] = place ? place.wrap([binary, "serve", config]) : [binary, "serve", config];
   const service = await startService({
     name: "docker-registry",
-    command: binary,
-    args: ["serve", config],
+    command: command!,
+    args,
     logPath: join(dir, "registry.log"),
     cwd: dir,
   });
@@ -71,5 +83,5 @@ export async function startOciRegistry(dir: string): Promise<OciRegistry> {
     { what: "the registry's /v2/", timeoutMs: 20_000, service },
   );
   await stopIfFailing(service, ready);
-  return { host, url, service, stop: () => service.stop() };
+  return { host, port, url, service, stop: () => service.stop() };
 }

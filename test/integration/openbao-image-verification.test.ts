@@ -27,8 +27,10 @@ import {
   type CosignKey,
   cosignKey,
   cosignSign,
+  cosignSignBundle,
   cosignSignWithCertificate,
   cosignTrustedRoot,
+  cosignVerifyBundle,
   cosignVerifyKeyless,
   pushTinyImage,
 } from "../support/signed-images.js";
@@ -81,7 +83,10 @@ describe("openbao image verification with cosign signatures (loopback registry, 
       "openbao-keyless-expired",
       "openbao-keyless-intermediate",
     ];
-    for (const repo of [...repos, ...keylessRepos])
+    // cosign 3's format: Sigstore bundles as OCI referrers (the registry has no referrers API, so
+    // cosign keeps the sha256-<hex> fallback tag); the keyed one also has a legacy .sig by another key.
+    const bundleRepos = ["openbao-bundle-keyed", "openbao-bundle-keyless", "openbao-bundle-otherroot"];
+    for (const repo of [...repos, ...keylessRepos, ...bundleRepos])
       digests[repo] = await pushTinyImage(registry, repo, VERSION);
     await cosignSign(signer, `${registry.host}/openbao-signed@${digests["openbao-signed"]}`);
     await cosignSign(other, `${registry.host}/openbao-otherkey@${digests["openbao-otherkey"]}`);
@@ -110,6 +115,18 @@ describe("openbao image verification with cosign signatures (loopback registry, 
         ca.chainPem,
       );
     for (const ca of [fulcio, layered]) trustedRoots.set(ca, await cosignTrustedRoot(keyless, ca.chainPem));
+    const at = (repo: string) => `${registry.host}/${repo}@${digests[repo]}`;
+    await cosignSignBundle(signer, at("openbao-bundle-keyed"));
+    await cosignSign(other, at("openbao-bundle-keyed"));
+    for (const [repo, ca] of [
+      ["openbao-bundle-keyless", fulcio],
+      ["openbao-bundle-otherroot", untrusted],
+    ] as const)
+      await cosignSignBundle(keyless, at(repo), {
+        pem: ca.issue({ ...who, ...valid }),
+        chainPem: ca.chainPem,
+      });
+
     client = clientFor(sharedEnv().kubeconfigPath);
     ns = await freshNamespace(client, "ob-imgverify");
     await installOpenBaoClusterCrd(client);
@@ -317,6 +334,71 @@ describe("openbao image verification with cosign signatures (loopback registry, 
         assert.match((cosign as { error: string }).error, cosignRefused!, `${name}: cosign's reason`);
       } else assert.equal((ours as { digest: string }).digest, digests[repo], name);
     }
+  });
+
+  it("cosign 3 bundles (OCI referrers), keyed and keyless: the verifier and real cosign reach the same verdict", async () => {
+    const v = new ImageVerifier();
+    const root = { json: trustedRoots.get(fulcio)!, chainPem: fulcio.chainPem };
+    const trustRoot = parseTrustRoot(root.json, "cosign's trusted root");
+    const exact = { issuer: ISSUER, subject: SUBJECT };
+    // name, repository, who signed, how it is verified, our refusal, cosign's (undefined: both admit).
+    const cases: [string, string, CosignKey, CosignIdentity | "key", RegExp?, RegExp?][] = [
+      ["keyed, the signer's key", "openbao-bundle-keyed", signer, "key"],
+      [
+        // Neither the bundle (signer's) nor the .sig (other's) was made with this key.
+        "keyed, a key that signed neither",
+        "openbao-bundle-keyed",
+        keyless,
+        "key",
+        /no signature verifies with spec\.imageVerification\.publicKey \(2 checked\)/,
+        /accepted signatures do not match threshold, Found: 0, Expected 1/,
+      ],
+      ["keyless, the accepted signer", "openbao-bundle-keyless", keyless, exact],
+      [
+        "keyless, another subject",
+        "openbao-bundle-keyless",
+        keyless,
+        { issuer: ISSUER, subject: `${SUBJECT}-rc1` },
+        /subject \("https:\/\/git\.example\.test\/.*"\) is not spec\.imageVerification\.subject/,
+        /no matching CertificateIdentity found/,
+      ],
+      [
+        "keyless, a certificate from another CA",
+        "openbao-bundle-otherroot",
+        keyless,
+        exact,
+        /does not chain to a certificate authority of the trusted root/,
+        /leaf certificate verification failed/,
+      ],
+    ];
+    for (const [name, repo, who, identity, refused, cosignRefused] of cases) {
+      const ref = `${registry.host}/${repo}@${digests[repo]}`;
+      const cosign = await cosignVerifyBundle(who, ref, identity, root);
+      const settings: VerifySettings =
+        identity === "key"
+          ? { field: "spec.imageVerification", publicKey: who.pub, ignoreTlog: true }
+          : { field: "spec.imageVerification", ignoreTlog: true, trustRoot, ...identity };
+      const ours = await v.verify(ref, settings).then(
+        (ok) => ({ ok: true as const, digest: ok.digest }),
+        (e: Error) => ({ ok: false as const, error: e.message }),
+      );
+      assert.equal(
+        ours.ok,
+        cosign.ok,
+        `${name}: ours ${JSON.stringify(ours)}, cosign ${JSON.stringify(cosign)}`,
+      );
+      if (refused) {
+        assert.match((ours as { error: string }).error, refused, name);
+        assert.match((cosign as { error: string }).error, cosignRefused!, `${name}: cosign's reason`);
+      } else assert.equal((ours as { digest: string }).digest, digests[repo], name);
+    }
+    // Both formats on one image: the .sig's signer verifies it too (no bundle of its passes, the .sig does).
+    const both = await v.verify(image("openbao-bundle-keyed"), {
+      field: "spec.imageVerification",
+      publicKey: other.pub,
+      ignoreTlog: true,
+    });
+    assert.equal(both.digest, digests["openbao-bundle-keyed"]);
   });
 
   it("keyless: the operator reads its trusted root, runs the right signer's image pinned and refuses another subject", async () => {

@@ -2,13 +2,16 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { createExternalTlsSecrets } from "../support/external-tls-node.js";
+import { createKeylessCa, type KeylessCa } from "../support/keyless-ca.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { type NodeRegistry, pushNodeImage, startNodeRegistry } from "../support/node-registry.js";
 import {
   installOpenBaoCrd,
   type OperatorProcess,
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
+import { type CosignKey, cosignKey, cosignSignBundle, cosignTrustedRoot } from "../support/signed-images.js";
 import { startTransitOpenBao, type TransitOpenBao } from "../support/transit-node.js";
 import { type Json, upstreamCluster, upstreamSamplesMissing } from "../support/upstream-samples.js";
 
@@ -42,6 +45,12 @@ interface Run {
   change(o: Json): void;
   /** Whether the test can read the Raft peer list (it needs a token). */
   token: "root-token-secret" | "none";
+  /** More of the operator's targets.openbao section, for this sample. */
+  operator?(namespace: string): Record<string, string>;
+  /** What is checked between the apply and the cluster being Available (which it then must reach). */
+  afterApply?(ctx: NodeNamespace, name: string): Promise<void>;
+  /** What is checked once it is Available, of its voters' pods. */
+  afterAvailable?(ctx: NodeNamespace, pods: string[]): Promise<void>;
 }
 
 const version = (o: Json) => {
@@ -92,6 +101,134 @@ async function prepareExternalTls(ctx: NodeNamespace, doc: Json): Promise<void> 
 async function prepareTransitAndTls(ctx: NodeNamespace, doc: Json): Promise<void> {
   await prepareTransit(ctx, doc);
   await prepareExternalTls(ctx, doc);
+}
+
+/**
+ * The hardened sample's keyless image verification, kept: the node's OpenBao image in a registry on
+ * the node, signed the cosign 3 way (a Sigstore bundle referrer) with a certificate for the sample's
+ * own issuer and subject, issued by the test's CA in Fulcio's role; the operator is given that CA as
+ * its trusted root. First only a signature by another subject exists (the cluster is blocked); then
+ * the sample's signer signs, and the pods run the verified digest.
+ */
+interface SignedImage {
+  registry: NodeRegistry;
+  key: CosignKey;
+  ca: KeylessCa;
+  digest: string;
+  /** 127.0.0.1:<port>/openbao/openbao, as the node names it. */
+  repository: string;
+  issuer: string;
+  subject: string;
+}
+let signed: SignedImage | undefined;
+const SIGSTORE_ROOT = "sigstore-root";
+const WRONG_REF = "@refs/heads/main";
+
+async function signAs(subject: string): Promise<void> {
+  const s = signed!;
+  const now = Date.now();
+  const pem = s.ca.issue({
+    publicKeyPem: s.key.pub,
+    issuer: s.issuer,
+    subject,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 3 * 3600_000),
+  });
+  await cosignSignBundle(s.key, `${s.registry.registry.host}/openbao/openbao@${s.digest}`, {
+    pem,
+    chainPem: s.ca.chainPem,
+  });
+}
+
+async function prepareSignedImage(ctx: NodeNamespace, doc: Json): Promise<void> {
+  const iv = spec(doc)["imageVerification"] as Json;
+  const started = Date.now();
+  const registry = await startNodeRegistry(ctx.node);
+  const digest = await pushNodeImage(
+    ctx.node,
+    registry,
+    `docker.io/openbao/openbao:${BAO_DEFAULT_VERSION}`,
+    "openbao/openbao",
+    BAO_DEFAULT_VERSION,
+  );
+  const key = await cosignKey("hardened-signer");
+  // cosign reaches the registry at the node's address: not through the dead proxy.
+  const direct = `127.0.0.1,localhost,${ctx.node.addresses.nodeIp}`;
+  key.env = { ...key.env, NO_PROXY: direct, no_proxy: direct };
+  signed = {
+    registry,
+    key,
+    ca: createKeylessCa("hardened-fulcio"),
+    digest,
+    repository: `${registry.inNode}/openbao/openbao`,
+    issuer: String(iv["issuer"]),
+    subject: String(iv["subject"]),
+  };
+  await signAs(signed.subject.replace(/@refs\/.*$/, WRONG_REF));
+  await ctx.apply({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: SIGSTORE_ROOT, namespace: ctx.namespace },
+    data: { "trusted_root.json": await cosignTrustedRoot(key, signed.ca.chainPem) },
+  });
+  console.log(`hardened: registry started, image pushed and signed in ${Date.now() - started} ms`);
+}
+
+/** Blocked while only another subject signed; then the sample's signer signs. */
+async function blockedThenSigned(ctx: NodeNamespace, name: string): Promise<void> {
+  const started = Date.now();
+  const degraded = await poll(
+    async () => {
+      const c = await ctx.getJson(`openbaocluster/${name}`);
+      const d = c.status?.conditions?.find((x: Json) => x.type === "Degraded");
+      return d?.reason === "ImageVerificationFailed" ? d : undefined;
+    },
+    120_000,
+    "hardened: Degraded=ImageVerificationFailed while only another subject signed",
+    2000,
+  );
+  assert.equal(degraded.status, "True");
+  assert.match(degraded.message, /is not spec\.imageVerification\.subject/);
+  assert.ok(degraded.message.includes(WRONG_REF), degraded.message);
+  const none = await ctx.kubectl(["get", "statefulset", name, "--ignore-not-found", "-o", "name"]);
+  assert.equal(none.trim(), "", "no StatefulSet while the image is refused");
+  const pods = await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${name}`, "-o", "name"]);
+  assert.equal(pods.trim(), "", "no pod while the image is refused");
+  console.log(`hardened: blocked after ${Date.now() - started} ms`);
+  const signing = Date.now();
+  await signAs(signed!.subject);
+  // The next pass verifies the new signature and writes the StatefulSet, pinned to the digest.
+  await poll(
+    async () => {
+      const out = await ctx.kubectl(["get", "statefulset", name, "--ignore-not-found", "-o", "name"]);
+      return out.trim() ? true : undefined;
+    },
+    120_000,
+    "hardened: the StatefulSet once the sample's signer signed",
+    1000,
+  );
+  const sts = await ctx.getJson(`statefulset/${name}`);
+  const images = sts.spec.template.spec.containers.map((c: Json) => c.image);
+  assert.ok(images.includes(`${signed!.repository}@${signed!.digest}`), images.join(", "));
+  console.log(
+    `hardened: signed by the sample's signer, StatefulSet written ${Date.now() - signing} ms later`,
+  );
+}
+
+/** Every voter runs the verified digest, pulled from the node's registry. */
+async function runsVerifiedDigest(ctx: NodeNamespace, pods: string[]): Promise<void> {
+  const s = signed!;
+  for (const pod of pods) {
+    const p = await ctx.getJson(`pod/${pod}`);
+    const c = p.spec.containers.find((x: Json) => x.name === "openbao") ?? p.spec.containers[0];
+    assert.equal(c.image, `${s.repository}@${s.digest}`, `${pod}'s image`);
+    const status = p.status.containerStatuses.find((x: Json) => x.name === c.name);
+    assert.equal(status.imageID, `${s.repository}@${s.digest}`, `${pod}'s running image`);
+  }
+  const events = ["get", "events", "--field-selector", "reason=Pulled", "-o", "json"];
+  const pulled = JSON.parse(await ctx.kubectl(events)) as { items: Json[] };
+  for (const e of pulled.items)
+    if (String(e["message"]).includes(s.repository)) console.log(`hardened: ${String(e["message"])}`);
 }
 
 const RUNS: Record<string, Run> = {
@@ -146,18 +283,23 @@ const RUNS: Record<string, Run> = {
   },
   hardened: {
     changes: [
-      `spec.version and spec.image: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
+      `spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
+      `spec.image: openbao/openbao:2.4.4 → 127.0.0.1:<port>/openbao/openbao:${BAO_DEFAULT_VERSION}, the node's OpenBao in a registry on the node, signed the cosign 3 way (a Sigstore bundle referrer) with a certificate for the sample's own issuer and subject from the test's private CA in Fulcio's role`,
+      "spec.imageVerification.ignoreTlog: true added: that signature has no Rekor entry (the operator reaches no public Sigstore service), and the operator refuses rather than silently skip the check",
+      "the operator's targets.openbao.imageVerification.trustedRootConfigMap names that CA's trusted_root.json",
       "unseal: awskms (needs AWS KMS) → transit, on a transit OpenBao the test runs on the node",
       ...transitChanges.slice(1),
       "spec.backup removed: its target is s3.amazonaws.com, which the node must not reach",
-      "spec.imageVerification removed: a keyless identity, checked against Sigstore's public Fulcio and Rekor, which the operator refuses and the node must not reach (the node's images come from no registry)",
       "Secrets <name>-tls-ca and <name>-tls-server made by the test (*.<name>.<ns>.svc, *.<ns>.svc)",
     ],
-    prepare: prepareTransitAndTls,
+    async prepare(ctx, doc) {
+      await prepareTransitAndTls(ctx, doc);
+      await prepareSignedImage(ctx, doc);
+    },
     change(o) {
       version(o);
-      delete spec(o)["imageVerification"];
-      spec(o)["image"] = `openbao/openbao:${BAO_DEFAULT_VERSION}`;
+      spec(o)["image"] = `${signed!.repository}:${BAO_DEFAULT_VERSION}`;
+      (spec(o)["imageVerification"] as Json)["ignoreTlog"] = true;
       spec(o)["unseal"] = {
         type: "transit",
         transit: { keyName: "openbao-unseal-key", mountPath: "transit/" },
@@ -165,6 +307,11 @@ const RUNS: Record<string, Run> = {
       useTransit(o);
       delete spec(o)["backup"];
     },
+    operator: (ns) => ({
+      imageVerification: `{ trustedRootConfigMap: { namespace: ${ns}, name: ${SIGSTORE_ROOT} } }`,
+    }),
+    afterApply: blockedThenSigned,
+    afterAvailable: runsVerifiedDigest,
     token: "none",
   },
 };
@@ -189,7 +336,11 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
         async () => {
           ctx = await nodeNamespace("upstream");
           await installOpenBaoCrd(ctx);
-          op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "5s" });
+          op = await startOpenBaoOperator(ctx, {
+            pollInterval: "2s",
+            resyncInterval: "5s",
+            ...run.operator?.(ctx.namespace),
+          });
         },
         { timeout: 45 * 60_000 },
       );
@@ -197,6 +348,8 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
         if (op && process.env["OPENBAO_TEST_DUMP"]) console.log(op.output());
         await op?.stop();
         await deleteNamespace(ctx);
+        await signed?.registry.registry.stop();
+        signed = undefined;
       });
 
       const proof =
@@ -209,6 +362,7 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
         const applied = structuredClone(doc);
         run.change(applied);
         await ctx.apply(applied);
+        await run.afterApply?.(ctx, name);
         await poll(
           async () => {
             const c = await ctx.getJson(`openbaocluster/${name}`);
@@ -258,6 +412,7 @@ describe("upstream openbao-operator samples on the local node", { skip, timeout:
           assert.equal(new Set(leaders).size, 1, `one leader for all: ${leaders.join(", ")}`);
           assert.notEqual(leaders[0], "");
         }
+        await run.afterAvailable?.(ctx, pods);
       });
     });
   }

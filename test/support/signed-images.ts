@@ -153,3 +153,96 @@ export async function cosignTrustedRoot(key: CosignKey, chainPem: string): Promi
   });
   return readFileSync(join(key.dir, `${name}.json`), "utf8");
 }
+
+/** The predicate of a cosign 3 image signature. */
+export const COSIGN_SIGN_PREDICATE = "https://sigstore.dev/cosign/sign/v1";
+
+/**
+ * Signs the image by digest the way cosign 3 does by default: a Sigstore bundle (a DSSE-signed
+ * in-toto Statement of predicate COSIGN_SIGN_PREDICATE naming the digest) attached as an OCI
+ * referrer. The cached cosign is 2.5, whose `sign` has no --new-bundle-format; its `attest
+ * --new-bundle-format` with that predicate and an empty predicate body writes the same artifact.
+ * With `certificate`, keyless as a private Fulcio would have it; no transparency log.
+ */
+export async function cosignSignBundle(
+  key: CosignKey,
+  imageByDigest: string,
+  certificate?: { pem: string; chainPem: string },
+): Promise<void> {
+  writeFileSync(join(key.dir, "empty-predicate.json"), "{}");
+  const cert: string[] = [];
+  if (certificate) {
+    const tag = createHash("sha256").update(certificate.pem).digest("hex").slice(0, 12);
+    writeFileSync(join(key.dir, `${tag}.crt`), certificate.pem);
+    writeFileSync(join(key.dir, `${tag}.chain`), certificate.chainPem);
+    cert.push("--certificate", `${tag}.crt`, "--certificate-chain", `${tag}.chain`);
+  }
+  await runCosign(
+    [
+      "attest",
+      "--new-bundle-format",
+      "--type",
+      COSIGN_SIGN_PREDICATE,
+      "--predicate",
+      "empty-predicate.json",
+      "--key",
+      "cosign.key",
+      ...cert,
+      "--tlog-upload=false",
+      "--allow-http-registry",
+      "--yes",
+      imageByDigest,
+    ],
+    { env: key.env, cwd: key.dir },
+  );
+}
+
+/**
+ * Whether real cosign accepts the image's bundle signature: `verify-attestation --new-bundle-format`
+ * for COSIGN_SIGN_PREDICATE (2.5's `verify` does not read bundles), against `trustedRootJson`, with
+ * `key.pub` when `identity` is "key", else keylessly for the identity; no transparency log or SCT.
+ * cosign 2.5 still loads Fulcio roots for keyless before reading --trusted-root: SIGSTORE_ROOT_FILE
+ * gives it the same CA chain instead of the public TUF repository.
+ */
+export async function cosignVerifyBundle(
+  key: CosignKey,
+  image: string,
+  identity: CosignIdentity | "key",
+  trustedRoot: { json: string; chainPem: string },
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const name = `bundle-root-${createHash("sha256").update(trustedRoot.json).digest("hex").slice(0, 12)}`;
+  writeFileSync(join(key.dir, `${name}.json`), trustedRoot.json);
+  writeFileSync(join(key.dir, `${name}.pem`), trustedRoot.chainPem);
+  const who =
+    identity === "key"
+      ? ["--key", "cosign.pub"]
+      : "issuer" in identity
+        ? ["--certificate-oidc-issuer", identity.issuer, "--certificate-identity", identity.subject]
+        : [
+            "--certificate-oidc-issuer-regexp",
+            identity.issuerRegExp,
+            "--certificate-identity-regexp",
+            identity.subjectRegExp,
+          ];
+  try {
+    await runCosign(
+      [
+        "verify-attestation",
+        "--new-bundle-format",
+        "--type",
+        COSIGN_SIGN_PREDICATE,
+        "--trusted-root",
+        `${name}.json`,
+        ...who,
+        "--insecure-ignore-tlog",
+        "--insecure-ignore-sct",
+        "--allow-http-registry",
+        image,
+      ],
+      { env: { ...key.env, SIGSTORE_ROOT_FILE: join(key.dir, `${name}.pem`) }, cwd: key.dir },
+    );
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}

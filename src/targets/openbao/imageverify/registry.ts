@@ -85,6 +85,24 @@ export class RegistryClient {
     return { bytes, digest };
   }
 
+  /**
+   * The referrers API's index for a manifest digest (OCI distribution 1.1); undefined when the
+   * registry does not serve the API (404 by the spec; older registries answer 400 or 405 too),
+   * so the caller reads the fallback tag instead. The index is a listing, not content-addressed:
+   * each manifest it names is fetched by digest and checked.
+   */
+  async referrers(digest: string): Promise<Buffer | undefined> {
+    const res = await this.get(`${this.base}/referrers/${digest}`, {
+      Accept: "application/vnd.oci.image.index.v1+json",
+    });
+    if (res.status === 404 || res.status === 400 || res.status === 405) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    await this.ok(res, `referrers of ${digest}`);
+    return readCapped(res, MAX_MANIFEST_BYTES, `referrers of ${digest}`);
+  }
+
   /** A blob by digest, at most `maxBytes`, checked against its digest. */
   async blob(digest: string, maxBytes: number): Promise<Buffer> {
     const res = await this.get(`${this.base}/blobs/${digest}`, {});

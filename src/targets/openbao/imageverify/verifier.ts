@@ -1,17 +1,17 @@
 import { createHash, type KeyObject } from "node:crypto";
 import { type IdentityPolicy, identityPolicy } from "./identity.js";
-import { checkKeyless } from "./keyless.js";
-import { signatureLayers, signedDigest } from "./payload.js";
 import type { RegistryCredentials } from "./pull-secrets.js";
-import { pinnedReference, registryReference, signatureTag } from "./reference.js";
+import { pinnedReference, registryReference } from "./reference.js";
 import { type Fetch, RegistryClient, RegistryError } from "./registry.js";
-import { keyFingerprint, loadPublicKey, verifiesWith } from "./signature.js";
+import { keyFingerprint, loadPublicKey } from "./signature.js";
+import { checkSignatures, ImageVerificationError, type Mode } from "./signatures.js";
 import type { TrustedRootRef, TrustRoot } from "./trust-root.js";
 
 /**
  * Checks that an image is signed with cosign, in TypeScript and against the registry alone: the
- * image reference is resolved to its manifest digest, the signature artifact under cosign's `.sig`
- * tag is read, each signature is checked over its payload — with the public key, or keylessly
+ * image reference is resolved to its manifest digest, its signatures are read (cosign 3's Sigstore
+ * bundles among the digest's OCI referrers, cosign 2's under its `.sig` tag: see signatures.ts),
+ * each signature is checked over what it signs — with the public key, or keylessly
  * against the signing certificate, its chain to the trusted root and its signer's identity — and
  * the payload must name that same digest. What passed is cached by image reference and what it was
  * verified with, so a pass that changes nothing asks the registry nothing.
@@ -42,16 +42,6 @@ export interface Verified {
   cached: boolean;
 }
 
-/** A verification that did not pass; `transient` when the registry could not be asked. */
-export class ImageVerificationError extends Error {
-  constructor(
-    message: string,
-    readonly transient = false,
-  ) {
-    super(message);
-  }
-}
-
 export interface VerifierOptions {
   fetch?: Fetch;
   /** The operator's trusted root for keyless signatures (targets.openbao.imageVerification). */
@@ -61,9 +51,6 @@ export interface VerifierOptions {
   tagTtlMs?: number;
   maxEntries?: number;
 }
-
-const MAX_PAYLOAD_BYTES = 1024 * 1024;
-const MAX_SIGNATURES = 32;
 
 interface Entry {
   digest: string;
@@ -152,11 +139,6 @@ export class ImageVerifier {
   }
 }
 
-/** What the signatures are checked with: a public key, or a keyless identity and trusted root. */
-type Mode =
-  | { kind: "key"; key: KeyObject }
-  | { kind: "keyless"; policy: IdentityPolicy; trustRoot: TrustRoot; field: string };
-
 /**
  * The mode the settings ask for, after refusing what cannot be verified here. A public key wins,
  * as upstream has it. Keyless needs issuer and subject or issuerRegExp and subjectRegExp (upstream's
@@ -223,66 +205,4 @@ function credentialsId(settings: VerifySettings, host: string): string {
   return createHash("sha256").update(`${c.username}\n${c.password}`).digest("hex").slice(0, 16);
 }
 
-/**
- * Checks the signatures under the digest's `.sig` tag; returns until when the verdict holds
- * (Infinity for a key, the certificate's end for keyless), or throws saying why none passed.
- */
-async function checkSignatures(
-  client: RegistryClient,
-  image: string,
-  digest: string,
-  mode: Mode,
-  field: string,
-  now: number,
-): Promise<number> {
-  const tag = signatureTag(digest);
-  const manifest = await client.manifest(tag);
-  if (!manifest)
-    throw new ImageVerificationError(`image ${image} (${digest}) is not signed: no ${tag} in its repository`);
-  let layers: ReturnType<typeof signatureLayers>;
-  try {
-    layers = signatureLayers(manifest.bytes);
-  } catch (e) {
-    throw new ImageVerificationError(`image ${image}: ${(e as Error).message}`);
-  }
-  if (layers.length === 0)
-    throw new ImageVerificationError(`image ${image} (${digest}) is not signed: ${tag} holds no signature`);
-  let otherDigest: string | undefined;
-  const why = new Set<string>();
-  for (const layer of layers.slice(0, MAX_SIGNATURES)) {
-    const payload = await client.blob(layer.digest, MAX_PAYLOAD_BYTES);
-    let validUntil = Infinity;
-    if (mode.kind === "key") {
-      if (!verifiesWith(mode.key, payload, layer.signature)) continue;
-    } else {
-      const verdict = checkKeyless(layer.certificate, payload, layer.signature, { ...mode, now });
-      if (!verdict.ok) {
-        why.add(verdict.why);
-        continue;
-      }
-      validUntil = verdict.notAfter;
-    }
-    let claimed: string;
-    try {
-      claimed = signedDigest(payload);
-    } catch (e) {
-      throw new ImageVerificationError(`image ${image}: ${(e as Error).message}`);
-    }
-    // The payload names what the signature is for: a valid signature over another image's claim
-    // (copied under this digest's tag) proves nothing about this one.
-    if (claimed === digest) return validUntil;
-    otherDigest = claimed;
-  }
-  const signedWith = mode.kind === "key" ? `${field}.publicKey` : "the accepted keyless identity";
-  if (otherDigest)
-    throw new ImageVerificationError(
-      `image ${image} (${digest}): the signature made with ${signedWith} covers another image (${otherDigest})`,
-    );
-  if (mode.kind === "key")
-    throw new ImageVerificationError(
-      `image ${image} (${digest}): no signature verifies with ${field}.publicKey (${layers.length} checked)`,
-    );
-  throw new ImageVerificationError(
-    `image ${image} (${digest}): no keyless signature is accepted (${layers.length} checked): ${[...why].join("; ")}`,
-  );
-}
+export { ImageVerificationError } from "./signatures.js";
