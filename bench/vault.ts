@@ -183,6 +183,30 @@ function heapShare(file: string, n: number): HeapShare {
   };
 }
 
+/**
+ * Where the first seed's worker time went, from the operator's own counters: the reconciles' total
+ * (worker-seconds), OpenBao's share of it by operation, and the API server requests made meanwhile.
+ */
+function breakdown(m: Map<string, number>) {
+  const vault = (k: string) => k.includes('target="vault"');
+  const byOp = (op: string) =>
+    sum(m, "ohmlab_backend_request_duration_seconds_sum", (k) => vault(k) && k.includes(`operation="${op}"`));
+  const api = (method: string) =>
+    sum(m, "rest_client_requests_total", (k) => k.includes(`method="${method}"`));
+  return {
+    reconciles: sum(m, 'controller_runtime_reconcile_total{controller="vaultseed"'),
+    reconcileSeconds: sum(m, 'controller_runtime_reconcile_time_seconds_sum{controller="vaultseed"'),
+    baoSeconds: sum(m, "ohmlab_backend_request_duration_seconds_sum", vault),
+    baoRead: byOp("read"),
+    baoWrite: byOp("write"),
+    baoMetadata: byOp("metadata"),
+    apiPatch: api("PATCH"),
+    apiPost: api("POST"),
+    apiPut: api("PUT"),
+    apiGet: api("GET"),
+  };
+}
+
 function startOperator(configPath: string, kubeconfig: string, cwd: string): ChildProcess {
   const flags = [...heapFlags, ...(heapSnapshots || seedSnapshot ? ["--heapsnapshot-signal=SIGUSR2"] : [])];
   const args = [...flags, MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig];
@@ -284,6 +308,7 @@ targets:
   );
   const seedSeconds = (performance.now() - t1) / 1000;
   const seedCpu = cpuSeconds(op.pid!) - readyCpu;
+  const seedBreakdown = breakdown(await metrics(port));
   const seedAudit = auditSince(auditFile, auditStart, `secret/`);
   const list = await client.list(VAULTSEED, { namespace: ns, limit: 100_000 });
   const ready = list.items.filter((o) =>
@@ -363,6 +388,7 @@ targets:
     ready,
     seedReadsPerPath: n === 0 ? 0 : seedAudit.reads / n,
     seedWritesPerPath: n === 0 ? 0 : seedAudit.writes / n,
+    seedBreakdown,
     quietSeconds,
     quietCpu,
     quietReadsPerPath: n === 0 ? 0 : quietAudit.reads / n,
@@ -487,10 +513,18 @@ try {
   process.stdout.write(`\nOperator memory (VmRSS / VmHWM of the operator process${flagNote})\n`);
   process.stdout.write(`${memLine(memHeader)}\n|${memWidths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of memRows) process.stdout.write(`${memLine(row)}\n`);
-  for (const r of rows)
+  for (const r of rows) {
     process.stdout.write(
       `first seed of ${r.n}: ${r.seedReadsPerPath.toFixed(2)} reads and ${r.seedWritesPerPath.toFixed(2)} writes per path\n`,
     );
+    const b = r.seedBreakdown;
+    if (r.n > 0)
+      process.stdout.write(
+        `  worker time ${b.reconcileSeconds.toFixed(1)} s over ${b.reconciles} reconciles; OpenBao ${b.baoSeconds.toFixed(1)} s ` +
+          `(read ${b.baoRead.toFixed(1)}, write ${b.baoWrite.toFixed(1)}, metadata ${b.baoMetadata.toFixed(1)}); ` +
+          `API requests ${b.apiPatch} PATCH, ${b.apiPost} POST, ${b.apiPut} PUT, ${b.apiGet} GET\n`,
+      );
+  }
   client.close();
 } finally {
   await bao.stop();
