@@ -2,7 +2,8 @@
  * VaultSeed benchmark against real OpenBao and a real kube-apiserver (`npm run bench:vault`).
  *
  * For 0, 1,000 and 10,000 objects: the time of the first full seed (and, as its floor, the time a
- * plain client takes for the same per-path requests at the same concurrency: bench/kv-floor.ts),
+ * plain client takes for the same per-path requests at the same concurrency, bench/kv-floor.ts,
+ * run just before and just after the seed and averaged, so the ratio holds on a busy machine),
  * then a quiet pass — a fresh operator process reconciling every object once with nothing to
  * change — with OpenBao's requests
  * counted by OpenBao's own file audit device, writes to OpenBao and to the API server, and the
@@ -166,6 +167,8 @@ interface HeapShare {
   reachable: number;
   /** Retained by the informers' stores (the cached objects) and their owner index, MiB. */
   informer: number;
+  /** Retained by the vault target's own per-key state (reconciler maps, read cache, ref graph), MiB. */
+  vault: number;
 }
 
 /** The informer caches' retained share of a heap snapshot, from `heap-summary` (a process of its own). */
@@ -180,6 +183,31 @@ function heapShare(file: string, n: number): HeapShare {
     informer:
       mibOf(/informer cache: objects[^:]*: ([\d.]+) MiB/) +
       (mibOf(/informer cache: owner index: ([\d.]+) MiB/) || 0),
+    vault: mibOf(/vault target per-key state[^:]*: ([\d.]+) MiB/),
+  };
+}
+
+/**
+ * Where the first seed's worker time went, from the operator's own counters: the reconciles' total
+ * (worker-seconds), OpenBao's share of it by operation, and the API server requests made meanwhile.
+ */
+function breakdown(m: Map<string, number>) {
+  const vault = (k: string) => k.includes('target="vault"');
+  const byOp = (op: string) =>
+    sum(m, "ohmlab_backend_request_duration_seconds_sum", (k) => vault(k) && k.includes(`operation="${op}"`));
+  const api = (method: string) =>
+    sum(m, "rest_client_requests_total", (k) => k.includes(`method="${method}"`));
+  return {
+    reconciles: sum(m, 'controller_runtime_reconcile_total{controller="vaultseed"'),
+    reconcileSeconds: sum(m, 'controller_runtime_reconcile_time_seconds_sum{controller="vaultseed"'),
+    baoSeconds: sum(m, "ohmlab_backend_request_duration_seconds_sum", vault),
+    baoRead: byOp("read"),
+    baoWrite: byOp("write"),
+    baoMetadata: byOp("metadata"),
+    apiPatch: api("PATCH"),
+    apiPost: api("POST"),
+    apiPut: api("PUT"),
+    apiGet: api("GET"),
   };
 }
 
@@ -257,6 +285,19 @@ targets:
 `,
   );
 
+  // The floor: the same per-path requests from a plain client, nothing else running.
+  const floor = (n: number, run: string) =>
+    n === 0
+      ? Promise.resolve(0)
+      : kvFloorSeconds({
+          addr: baoAddr,
+          token: bao.rootToken,
+          prefix: `secret/floor-${run}-${n}`,
+          paths: n,
+          concurrency: CONCURRENCY,
+        });
+  const floorBefore = await floor(n, "a");
+
   // First full seed.
   const auditStart = statSync(auditFile).size;
   let op = startOperator(configPath, kubeconfig, dir);
@@ -284,6 +325,7 @@ targets:
   );
   const seedSeconds = (performance.now() - t1) / 1000;
   const seedCpu = cpuSeconds(op.pid!) - readyCpu;
+  const seedBreakdown = breakdown(await metrics(port));
   const seedAudit = auditSince(auditFile, auditStart, `secret/`);
   const list = await client.list(VAULTSEED, { namespace: ns, limit: 100_000 });
   const ready = list.items.filter((o) =>
@@ -297,18 +339,14 @@ targets:
     heapSnapshots || seedSnapshot ? heapShare(await heapSnapshot(op, port, dir, `seed-${n}`), n) : undefined;
   await stopOperator(op);
 
-  // The floor: the same per-path requests from a plain client, nothing else running.
-  const floorSeconds =
-    n === 0
-      ? 0
-      : await kvFloorSeconds({
-          addr: baoAddr,
-          token: bao.rootToken,
-          prefix: `secret/floor-${n}`,
-          paths: n,
-          concurrency: CONCURRENCY,
-        });
-  if (n > 0) say(`floor: ${n} paths by a plain client in ${floorSeconds.toFixed(1)} s`);
+  // The floor after the seed (the one before it ran above): together they bracket the seed, so
+  // load that rises or falls meanwhile on a shared machine moves both sides of the ratio.
+  const floorAfter = await floor(n, "b");
+  const floorSeconds = (floorBefore + floorAfter) / 2;
+  if (n > 0)
+    say(
+      `floor: ${n} paths by a plain client in ${floorBefore.toFixed(1)} s before the seed, ${floorAfter.toFixed(1)} s after`,
+    );
 
   // Quiet pass: a fresh process reconciles every object once; nothing should be written anywhere.
   const auditQuiet = statSync(auditFile).size;
@@ -359,10 +397,13 @@ targets:
     n,
     seedSeconds,
     floorSeconds,
+    floorBefore,
+    floorAfter,
     seedCpu,
     ready,
     seedReadsPerPath: n === 0 ? 0 : seedAudit.reads / n,
     seedWritesPerPath: n === 0 ? 0 : seedAudit.writes / n,
+    seedBreakdown,
     quietSeconds,
     quietCpu,
     quietReadsPerPath: n === 0 ? 0 : quietAudit.reads / n,
@@ -434,7 +475,7 @@ try {
   const header = [
     "objects",
     "first seed (operator CPU)",
-    `floor (plain client, ${CONCURRENCY} at once)`,
+    `floor: plain client, ${CONCURRENCY} at once (before, after)`,
     "seed ÷ floor",
     "Ready",
     "quiet pass (operator CPU)",
@@ -447,7 +488,9 @@ try {
   const table = rows.map((r) => [
     r.n.toLocaleString("en-US"),
     `${r.seedSeconds.toFixed(1)} s (${r.seedCpu.toFixed(1)} s)`,
-    r.n === 0 ? "-" : `${r.floorSeconds.toFixed(1)} s`,
+    r.n === 0
+      ? "-"
+      : `${r.floorSeconds.toFixed(1)} s (${r.floorBefore.toFixed(1)}, ${r.floorAfter.toFixed(1)})`,
     r.n === 0 ? "-" : `${(r.seedSeconds / r.floorSeconds).toFixed(2)}×`,
     String(r.ready),
     `${r.quietSeconds.toFixed(1)} s (${r.quietCpu.toFixed(1)} s)`,
@@ -465,13 +508,14 @@ try {
   process.stdout.write(`${line(header)}\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of table) process.stdout.write(`${line(row)}\n`);
   const mib = (v: number) => `${v.toFixed(0)} MiB`;
+  const perPath = (seconds: number, n: number) => ((seconds * 1000) / n).toFixed(0);
   const memHeader = [
     "objects",
     "RSS ready, idle (of it file-backed)",
     "peak RSS, first seed",
     "RSS after seed",
     "peak RSS, quiet pass",
-    "heap after seed (informer cache)",
+    "heap after seed (informer cache, vault state)",
   ];
   const memRows = rows.map((r) => [
     r.n.toLocaleString("en-US"),
@@ -479,7 +523,9 @@ try {
     mib(r.seedRss),
     mib(r.afterSeedRss),
     mib(r.quietRss),
-    r.heap ? `${r.heap.reachable.toFixed(1)} MiB (${r.heap.informer.toFixed(1)} MiB)` : "-",
+    r.heap
+      ? `${r.heap.reachable.toFixed(1)} MiB (${r.heap.informer.toFixed(1)} MiB, ${r.heap.vault.toFixed(1)} MiB)`
+      : "-",
   ]);
   const memWidths = memHeader.map((h, i) => Math.max(h.length, ...memRows.map((row) => row[i]!.length)));
   const memLine = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(memWidths[i]!)).join(" | ")} |`;
@@ -487,10 +533,20 @@ try {
   process.stdout.write(`\nOperator memory (VmRSS / VmHWM of the operator process${flagNote})\n`);
   process.stdout.write(`${memLine(memHeader)}\n|${memWidths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of memRows) process.stdout.write(`${memLine(row)}\n`);
-  for (const r of rows)
+  for (const r of rows) {
     process.stdout.write(
       `first seed of ${r.n}: ${r.seedReadsPerPath.toFixed(2)} reads and ${r.seedWritesPerPath.toFixed(2)} writes per path\n`,
     );
+    const b = r.seedBreakdown;
+    if (r.n > 0)
+      process.stdout.write(
+        `  worker time ${b.reconcileSeconds.toFixed(1)} s over ${b.reconciles} reconciles; OpenBao ${b.baoSeconds.toFixed(1)} s ` +
+          `(read ${b.baoRead.toFixed(1)}, write ${b.baoWrite.toFixed(1)}, metadata ${b.baoMetadata.toFixed(1)}); ` +
+          `API requests ${b.apiPatch} PATCH, ${b.apiPost} POST, ${b.apiPut} PUT, ${b.apiGet} GET; ` +
+          `per path ${perPath(b.reconcileSeconds, r.n)} ms of worker time, ${perPath(b.baoSeconds, r.n)} ms of it OpenBao, ` +
+          `the floor's ${perPath(r.floorSeconds * CONCURRENCY, r.n)} ms\n`,
+      );
+  }
   client.close();
 } finally {
   await bao.stop();

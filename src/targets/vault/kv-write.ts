@@ -24,7 +24,7 @@ export async function writePlan(
   let version = current.version;
   let data = current.data;
   let stored = current.customMetadata;
-  if (p.data) await recordManagedKeys(ctx, obj, p.managedKeys, signal);
+  if (p.data && obj.spec.prune === true) await recordManagedKeys(ctx, obj, p.managedKeys, signal);
   if (p.data && p.intentMetadata) {
     // The rotation is announced before it is written (see the planner): a successor of a pass
     // killed after the data write records it instead of rotating again.
@@ -84,7 +84,10 @@ export async function writePlan(
  * Keys about to be written are listed in status.managedKeys before the write: the status is
  * otherwise written after it, and a controller killed in between would leave keys it wrote
  * unrecorded, so never pruned. Listing a key whose write then fails costs nothing: the next
- * pass writes it. Nothing is written when every key is listed already.
+ * pass writes it. Nothing is written when every key is listed already, nor for an object that
+ * does not prune: managedKeys decide pruning only, and this status write costs about as much as
+ * the three OpenBao requests of a new path together (bench:vault). An object that turns prune on
+ * later does not prune a key written by a pass that was killed before its status.
  */
 async function recordManagedKeys(
   ctx: SeedPass,

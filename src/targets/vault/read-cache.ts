@@ -5,6 +5,8 @@ import type { KvState } from "./kv.js";
  * reconcile made in the same resync pass instead of another request. Reads in flight are shared
  * too: a reference resolved while its source's reconcile is still reading waits for that read.
  * An object's own path is never served from the cache: compare-and-set needs the current version.
+ * Only paths some object copies from are kept (`keep`): any other state would sit in memory, values
+ * and all, until the next resync for nothing (at 10,000 objects, megabytes of them).
  */
 export class ReadCache {
   private readonly entries = new Map<string, { state: KvState; at: number }>();
@@ -14,6 +16,8 @@ export class ReadCache {
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxEntries = 50_000,
+    /** Whether a state of `path` is worth keeping: whether some object copies from it. */
+    private readonly keep: (path: string) => boolean = () => true,
   ) {}
 
   /** A fresh read of `path` (joining one already in flight), remembered for references. */
@@ -49,6 +53,7 @@ export class ReadCache {
 
   set(path: string, state: KvState): void {
     this.entries.delete(path);
+    if (!this.keep(path)) return;
     this.entries.set(path, { state, at: this.now() });
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }

@@ -53,9 +53,17 @@ export class VaultSeedReconciler {
       forget: (key) => this.forget(key),
     };
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
-    // A written status is dropped at the object's next reconcile once the cache holds it (see
-    // StatusMemory.freshest), or here when the object goes.
+    // A written status is kept until the cache holds it (see StatusWriter.freshest): dropped as
+    // soon as the watch delivers it, not at the object's next reconcile, a resync away, so a seed
+    // of n objects does not hold n statuses until then; or when the object goes.
     d.informer.addHandler({
+      update: (_old, o) => {
+        // What the cache answers, not the event's copy: freshest drops the memory only once a
+        // read of the cache would return the written status.
+        const key = `${o.metadata.namespace}/${o.metadata.name}`;
+        const cached = d.informer.get(key);
+        if (cached) this.statuses.freshest(key, cached);
+      },
       delete: (o) => {
         this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`);
         this.unconfirmed.forget(`${o.metadata.namespace}/${o.metadata.name}`);

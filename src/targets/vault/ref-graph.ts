@@ -54,6 +54,12 @@ export class RefGraph {
     return this.analysis!.cycleOf.get(path);
   }
 
+  /** Whether some object copies from `path`. */
+  isSource(path: string): boolean {
+    if (!this.dependents) this.build();
+    return this.dependents!.has(path);
+  }
+
   /** Keys of the objects that copy from `path`: they are requeued after it is written. */
   dependentsOf(path: string): string[] {
     if (!this.dependents) this.build();

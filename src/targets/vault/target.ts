@@ -98,6 +98,7 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         concurrency: config.concurrency,
         reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
       });
+      const refs = new RefGraph(informer, admitted);
       const reconciler = new VaultSeedReconciler({
         type: VAULTSEED,
         client: manager.client,
@@ -106,8 +107,8 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         events: manager.events,
         config,
         generator: createGenerator(),
-        reads: new ReadCache(cacheMs),
-        refs: new RefGraph(informer, admitted),
+        reads: new ReadCache(cacheMs, Date.now, undefined, (path) => refs.isSource(path)),
+        refs,
         mounts: new MountDirectory((mount) => client.describeMount(mount), cacheMs),
         claims: new PathClaims(informer, admitted),
         enqueue: (key) => controller.queue.add(key),
