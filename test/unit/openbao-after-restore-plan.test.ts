@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { OpenBaoClusterStatus } from "../../src/apis/openbaocluster.js";
+import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../src/apis/openbaocluster.js";
 import { workloadPlaneOf } from "../../src/targets/openbao/opslifecycle/planes.js";
 import {
   type AfterRestoreFacts,
@@ -8,6 +8,7 @@ import {
   planAfterRestore,
 } from "../../src/targets/openbao/restore/after-restore-plan.js";
 import { type PassResult, phaseOf } from "../../src/targets/openbao/status.js";
+import { workloadRelevant } from "../../src/targets/openbao/target.js";
 
 // The follow-through after a restore, planned from observed state only: voters first, then
 // status.restore.restartCompletedAt, then read replicas, then done; and the cluster's phase from it.
@@ -156,6 +157,20 @@ describe("the cluster's phase and status.restore", () => {
     assert.equal(phaseOf(pass(0), status("restore/ns/r1", "2026-01-01T00:05:30Z"), "ns"), "Running");
     assert.equal(phaseOf(pass(1), status("restore/ns/r2", "2026-01-01T00:05:30Z"), "ns"), "Running");
     assert.equal(phaseOf(pass(1), status(undefined, "2026-01-01T00:05:30Z"), "ns"), "Running");
+  });
+
+  it("the voters' restart recorded wakes the workload controller (it writes the phase); the rest of the record does not", () => {
+    const c = (restore: OpenBaoClusterStatus["restore"]) =>
+      ({
+        metadata: { name: "c", generation: 1 },
+        spec: {},
+        status: { restore },
+      }) as unknown as OpenBaoCluster;
+    const requested = { name: "r1", uid: "u-1" };
+    assert.ok(
+      workloadRelevant(c(requested), c({ ...requested, restartCompletedAt: "2026-01-01T00:05:30Z" })),
+    );
+    assert.ok(!workloadRelevant(c(undefined), c(requested)));
   });
 
   it("status.restore belongs to the restore's writer: the workload's plane never carries it", () => {
