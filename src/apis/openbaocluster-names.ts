@@ -423,7 +423,18 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
 });
 export type OpenBaoClusterReasonType = (typeof OpenBaoClusterReason)[keyof typeof OpenBaoClusterReason];
 
-export const ClusterPhases = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
+/**
+ * Upstream's cluster phases, and RestoringReadReplicas: this operator's while the read replicas
+ * restart after a restore's voters (upstream spells that phase only on status.blueGreen).
+ */
+export const ClusterPhases = [
+  "Initializing",
+  "Running",
+  "Upgrading",
+  "BackingUp",
+  "Failed",
+  "RestoringReadReplicas",
+] as const;
 export type OpenBaoClusterPhase = (typeof ClusterPhases)[number];
 export const TLSModes = ["OperatorManaged", "External", "ACME"] as const;
 export type TLSMode = (typeof TLSModes)[number];
@@ -483,6 +494,8 @@ export const OpenBaoClusterManagers = {
   workload: "platform-operator-openbao",
   lock: "platform-operator-openbao-lock",
   adminOps: "platform-operator-openbao-adminops",
+  /** status.restore, written by the restore controller after a restore's restart. */
+  restoreRecord: "platform-operator-openbao-restore",
   /** The restore-test controller (spec.backup.restoreTest) and the objects it creates. */
   restoreTestController: "openbaocluster-restore-test",
   restoreTest: "platform-operator-openbao-restore-test",

@@ -61,6 +61,10 @@ export const OpenBaoRestoreReason = reasonTable<typeof OpenBaoRestoreKind>()({
   SealMismatch: "SealMismatch",
   /** After the snapshot was applied, the cluster's pods were restarted to load the restored data. */
   PodsRestarted: "PodsRestarted",
+  /** Upstream's: every voter is back and Ready after the restore's restart (status.restore.restartCompletedAt). */
+  RestoreRestartCompleted: "RestoreRestartCompleted",
+  /** After the voters, the read replicas were restarted to follow the restored leader. */
+  ReadReplicasRestarted: "ReadReplicasRestarted",
   /** A Secret reference whose name is empty (upstream's default ""); the request never runs. */
   SecretReferenceMissingName: "SecretReferenceMissingName",
   // Why the restore Job failed, as the executor reports it (its contract's failure reasons) or as

@@ -221,12 +221,14 @@ export class Manager {
    * while none runs the reader reads the kind live. Discovery is looked at again whenever a CRD
    * changes (see watchDiscovery, which this turns on). `onStart` is given each informer as it is
    * started, before its first list, so a controller can be woken by the kind's objects (and by the
-   * kind becoming served) without the caller knowing when that happens.
+   * kind becoming served) without the caller knowing when that happens; `onGone` is told when the
+   * kind is no longer served (its CRD deleted), so the controller hears of that too.
    */
   informerWhenServed(
     kind: OptionalKind,
     opts: Omit<ManagedInformerOptions, "optional"> = {},
     onStart?: (informer: Informer<KubeObject>) => void,
+    onGone?: () => void,
   ): void {
     this.watchDiscovery();
     const w = new InformerWhenServed(kind, {
@@ -237,6 +239,7 @@ export class Manager {
         return inf;
       },
       retire: (inf) => this.retire(inf),
+      ...(onGone ? { gone: onGone } : {}),
       stopped: () => this.stopped,
       log: this.opts.log.child({ target: this.opts.target }),
     });

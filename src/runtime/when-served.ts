@@ -20,6 +20,8 @@ export interface WhenServedHooks {
   start(type: ResourceType): Informer<KubeObject>;
   /** Stops the informer and takes it out of the manager, so reads of the kind no longer come from it. */
   retire(informer: Informer<KubeObject>): void;
+  /** Told once the kind is no longer served at all (its informer retired, none started instead). */
+  gone?(): void;
   stopped(): boolean;
   log: Logger;
 }
@@ -91,6 +93,7 @@ export class InformerWhenServed {
       this.current = undefined;
     }
     if (served) this.current = this.hooks.start(served);
+    else this.hooks.gone?.();
     this.hooks.log.info(
       { kind, group, version: served?.version ?? null, was: now?.version ?? null },
       served ? "kind served: watching it" : "kind no longer served: its informer stopped",

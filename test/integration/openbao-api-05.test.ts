@@ -77,6 +77,8 @@ const WIDER_ENUMS: Record<string, string> = {
   "OpenBaoCluster spec.configuration.logLevel": "error, OpenBao's own spelling of err",
   "OpenBaoCluster spec.configuration.plugin.downloadBehavior":
     "standard and direct, the values of upstream's January releases (they mean fail)",
+  "OpenBaoCluster status.phase":
+    "RestoringReadReplicas, while a restore's read replicas restart after its voters (upstream has the word on status.blueGreen.phase only)",
   "OpenBaoCluster status.operationLock.operation":
     "Restart, the rolling restart spec.runtime.restartAt asks for, which this operator runs under the lock",
 };

@@ -349,5 +349,13 @@ describe("openbao readiness conditions on the real API server", () => {
     process.stdout.write(
       `woken by Gateway API objects: 6 transitions in ${Date.now() - started} ms, ${woken} passes\n`,
     );
+
+    // A kind that stops being served wakes the cluster too. The Gateway deleted first (its delete
+    // event wakes), then the Gateway CRD, which no object is left of: only the kind going can wake
+    // the cluster, which says GatewayAPIMissing within seconds, not at its poll ten minutes away.
+    await admin.delete(GATEWAY, "gw", ns);
+    assert.equal((await within("GatewayIntegrationReady", "GatewayReferenceMissing"))["status"], "False");
+    await admin.delete(CUSTOM_RESOURCE_DEFINITION, `${GATEWAY.plural}.${GROUP}`);
+    assert.equal((await within("GatewayIntegrationReady", "GatewayAPIMissing"))["status"], "False");
   });
 });

@@ -8,7 +8,14 @@ import {
   type OpenBaoRestoreStatus,
 } from "../../src/apis/openbaorestore.js";
 import { applyAny } from "../../src/runtime/apply.js";
-import { EVENTS_V1 as EVENTS, JOB, POD, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
+import {
+  EVENTS_V1 as EVENTS,
+  JOB,
+  POD,
+  SECRET,
+  SERVICE_ACCOUNT,
+  STATEFULSET,
+} from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isInvalid } from "../../src/runtime/errors.js";
 import { EventRecorder } from "../../src/runtime/events.js";
@@ -53,7 +60,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
   const pass = async (
     name: string,
     afterStatusWrite?: (s: OpenBaoRestoreStatus) => void,
-    over: { prepare?: RestoreJobs["prepare"]; failures?: number } = {},
+    over: { prepare?: RestoreJobs["prepare"]; failures?: number; now?: () => Date } = {},
   ) => {
     const cur = await get(name);
     const jobs = executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao"));
@@ -69,7 +76,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
       },
       // The real builder and result reader: the Job is what the executor would get.
       jobs: over.prepare ? { ...jobs, prepare: over.prepare } : jobs,
-      now: () => clock,
+      now: over.now ?? (() => clock),
       ...(afterStatusWrite ? { afterStatusWrite } : {}),
     });
     return r.reconcile(`${ns}/${name}`, { ...rc, failures: over.failures ?? 0 });
@@ -367,56 +374,161 @@ describe("OpenBaoRestore controller on the real API server", () => {
     assert.equal((await cluster("bao")).status?.operationLock, undefined);
   });
 
-  it("once the snapshot is applied, restarts the cluster's OpenBao pods from before it, then completes", async () => {
-    // Stand-in pods (never scheduled here): two OpenBao pods of bao, one of another cluster, one Job pod.
-    const standIn = (name: string, labels: Record<string, string>) =>
-      client.create(POD, {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name, namespace: ns, labels },
-        spec: { containers: [{ name: "c", image: IMAGE }] },
-      });
-    const server = (c: string, component = "server") => ({
+  it("once the snapshot is applied, restarts the voters, records status.restore, then the read replicas, then completes", async () => {
+    // Stand-in pods (never scheduled here) and StatefulSets (no controller runs here: the test plays
+    // the StatefulSet controller, making each deleted pod again and marking it Ready). The pods and
+    // the API server's clock decide, so these passes run on the real clock.
+    const now = { now: () => new Date() };
+    await createOpenBaoCluster(client, ns, "rr", { replicas: 1, readReplicas: { replicas: 1 } });
+    await healthy("rr");
+    await client.create(SECRET, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "rr-restore-token",
+        namespace: ns,
+        labels: { "openbao.org/cluster": "rr", "openbao.org/credential-purpose": "restore-token" },
+      },
+      stringData: { token: "s3cr3t-value" },
+    });
+    const labels = (c: string, component: string) => ({
       "openbao.org/cluster": c,
       "openbao.org/component": component,
     });
-    await standIn("bao-0", server("bao"));
-    await standIn("bao-read-0", server("bao", "read-replica"));
-    await standIn("other-0", server("other"));
-    await standIn("bao-backup-x", server("bao", "backup"));
-    await createRestore("r-restart", { cluster: "bao" });
-    await pass("r-restart");
-    assert.equal((await get("r-restart")).status?.phase, "Running");
+    const standIn = async (name: string, l: Record<string, string>, ready: boolean) => {
+      await client.create(POD, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: ns, labels: l },
+        spec: { containers: [{ name: "c", image: IMAGE }] },
+      });
+      if (ready)
+        await client.mergePatch(
+          POD,
+          name,
+          ns,
+          { status: { conditions: [{ type: "Ready", status: "True" }] } },
+          "status",
+        );
+    };
+    for (const [name, component] of [
+      ["rr", "server"],
+      ["rr-read", "read-replica"],
+    ] as const)
+      await client.create(STATEFULSET, {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: { name, namespace: ns, labels: labels("rr", component) },
+        spec: {
+          replicas: 1,
+          serviceName: "rr-internal",
+          selector: { matchLabels: labels("rr", component) },
+          template: {
+            metadata: { labels: labels("rr", component) },
+            spec: { containers: [{ name: "c", image: IMAGE }] },
+          },
+        },
+      });
+    await standIn("rr-0", labels("rr", "server"), true);
+    await standIn("rr-read-0", labels("rr", "read-replica"), true);
+    await standIn("other-0", labels("other", "server"), true);
+    await standIn("rr-backup-x", labels("rr", "backup"), true);
+    const podNames = async () =>
+      (await client.list<KubeObject>(POD, { namespace: ns })).items.map((p) => p.metadata.name!);
+    const uidOf = async (name: string) => (await client.get<KubeObject>(POD, name, ns)).metadata.uid;
+    const record = async () => (await cluster("rr")).status?.restore;
+    const phase = async () => (await get("r-restart")).status?.phase;
+    await createRestore("r-restart", { cluster: "rr", tokenSecretRef: { name: "rr-restore-token" } });
+    await pass("r-restart", undefined, now);
+    assert.equal(await phase(), "Running");
+    const readUid = await uidOf("rr-read-0");
+    const jobEnd = new Date();
     await finishExecutorJob(client, {
       namespace: ns,
       name: "restore-r-restart",
       result: { ok: true, operation: "restore", key: "snaps/ns/bao/good.snap", size: 4096, durationMs: 10 },
       ok: true,
       // The Job ended after the pods were created: they hold the state from before the snapshot.
-      at: new Date(Date.now() + 2000),
+      at: jobEnd,
       image: IMAGE,
     });
-    await pass("r-restart");
-    assert.equal((await get("r-restart")).status?.phase, "Running", "not complete while pods restart");
-    const left = (await client.list<KubeObject>(POD, { namespace: ns })).items.map((p) => p.metadata.name);
-    assert.ok(!left.includes("bao-0") && !left.includes("bao-read-0"), left.join(", "));
-    assert.ok(left.includes("other-0") && left.includes("bao-backup-x"), left.join(", "));
-    const restarted = await eventually(
-      async () =>
-        (await client.list<KubeObject>(EVENTS, { namespace: ns })).items.find(
-          (e) =>
-            e["reason"] === "PodsRestarted" && (e["regarding"] as { name?: string })?.name === "r-restart",
-        ),
-      10_000,
-      "the PodsRestarted event on r-restart",
+    const self = await get("r-restart");
+    /** Creation timestamps have whole seconds: a pod made "after" `d` must be made in a later second. */
+    const pastTheSecondOf = async (d: Date) => {
+      const due = Math.floor(d.getTime() / 1000) * 1000 + 1050;
+      while (Date.now() < due) await new Promise((r) => setTimeout(r, due - Date.now()));
+    };
+    // The operator stops right after its first status write of the restart: the pods are already
+    // deleted, and the next operator goes on from what it sees.
+    let stopped = false;
+    await pass(
+      "r-restart",
+      (st) => {
+        if (!stopped && st.conditions?.some((c) => /restarted rr-0/.test(c.message))) {
+          stopped = true;
+          throw new Error("operator stopped after the voters' restart");
+        }
+      },
+      now,
+    ).catch((e: Error) => assert.match(e.message, /operator stopped/));
+    assert.ok(stopped, "the pass restarted the voters");
+    assert.deepEqual(
+      await record(),
+      { name: "r-restart", uid: self.metadata.uid },
+      "requested, not complete",
     );
+    let left = await podNames();
+    assert.ok(!left.includes("rr-0"), left.join(", "));
+    assert.ok(left.includes("rr-read-0") && left.includes("other-0") && left.includes("rr-backup-x"));
+    // The voter is made again but not Ready yet: still the voters' turn; the read replica is untouched.
+    await pastTheSecondOf(jobEnd);
+    await standIn("rr-0", labels("rr", "server"), false);
+    await pass("r-restart", undefined, now);
+    assert.equal(await phase(), "Running");
     assert.match(
-      String(restarted["note"]),
-      /restarted bao-0, bao-read-0 so that every node loads the restored data/,
+      (await cond("r-restart", "RestoreComplete"))?.message ?? "",
+      /0\/1 voter pods back and Ready/,
     );
-    await pass("r-restart");
-    assert.equal((await get("r-restart")).status?.phase, "Completed");
-    assert.equal((await cluster("bao")).status?.operationLock, undefined);
+    assert.equal((await record())?.restartCompletedAt, undefined);
+    assert.equal(await uidOf("rr-read-0"), readUid);
+    await client.mergePatch(
+      POD,
+      "rr-0",
+      ns,
+      { status: { conditions: [{ type: "Ready", status: "True" }] } },
+      "status",
+    );
+    // Voter back and Ready: restartCompletedAt recorded, and then the read replica restarted.
+    await pass("r-restart", undefined, now);
+    const rec = await record();
+    assert.ok(rec?.restartCompletedAt, JSON.stringify(rec));
+    assert.equal(rec?.name, "r-restart");
+    left = await podNames();
+    assert.ok(!left.includes("rr-read-0"), left.join(", "));
+    assert.equal(await phase(), "Running", "not complete while the read replicas restart");
+    assert.equal((await cluster("rr")).status?.operationLock?.holder, `restore/${ns}/r-restart`);
+    await pastTheSecondOf(new Date(rec.restartCompletedAt));
+    await standIn("rr-read-0", labels("rr", "read-replica"), true);
+    await pass("r-restart", undefined, now);
+    assert.equal(await phase(), "Completed");
+    assert.equal((await get("r-restart")).status?.execution?.stage, "FollowThroughComplete");
+    assert.equal((await cluster("rr")).status?.operationLock, undefined);
+    assert.deepEqual(await record(), rec, "status.restore stays as the record of the last restore");
+    for (const [reason, note] of [
+      ["PodsRestarted", /restarted rr-0 so that every node loads the restored data/],
+      ["RestoreRestartCompleted", /every voter is back and Ready/],
+      ["ReadReplicasRestarted", /restarted the read replicas rr-read-0/],
+    ] as const) {
+      const e = await eventually(
+        async () =>
+          (await client.list<KubeObject>(EVENTS, { namespace: ns })).items.find(
+            (x) => x["reason"] === reason && (x["regarding"] as { name?: string })?.name === "r-restart",
+          ),
+        10_000,
+        `the ${reason} event on r-restart`,
+      );
+      assert.match(String(e["note"]), note);
+    }
   });
 
   it("a snapshot sealed by another key fails as SealMismatch, naming the Secret to fill, nothing changed", async () => {

@@ -9,9 +9,10 @@ import { BaoRequestError } from "../../src/targets/openbao/baoclient/client.js";
 import {
   jobFinishedAt,
   openbaoPodSelector,
-  podsToRestart,
+  podFacts,
   sealMismatchHint,
 } from "../../src/targets/openbao/restore/after-restore.js";
+import { olderThan } from "../../src/targets/openbao/restore/after-restore-plan.js";
 import { failed } from "../../src/targets/openbao/restore/status.js";
 import type { ServiceContext } from "../../src/targets/openbao/services.js";
 import { eventType, nextStatus, type PassResult, transitions } from "../../src/targets/openbao/status.js";
@@ -73,11 +74,11 @@ describe("after a restore: the pods restart", () => {
       pod("dst-3", "2026-01-01T00:01:00Z", true),
     ];
     assert.deepEqual(
-      podsToRestart(pods, end).map((p) => p.metadata.name),
+      olderThan(pods.map(podFacts), end).map((p) => p.name),
       ["dst-0", "dst-1"],
     );
-    // The next pass sees the replacements only: nothing more to restart, the restore completes.
-    assert.deepEqual(podsToRestart([pod("dst-0", "2026-01-01T00:05:07Z")], end), []);
+    // The next pass sees the replacements only: nothing more to restart.
+    assert.deepEqual(olderThan([podFacts(pod("dst-0", "2026-01-01T00:05:07Z"))], end), []);
   });
 });
 

@@ -18,6 +18,7 @@ function harness() {
   const started: string[] = [];
   const retired: string[] = [];
   const asked: string[] = [];
+  let gone = 0;
   let stopped = false;
   const w = new InformerWhenServed(ROUTE, {
     async find(apiVersion, kind) {
@@ -34,6 +35,9 @@ function harness() {
     retire: (inf) => {
       retired.push(inf.type.version);
     },
+    gone: () => {
+      gone++;
+    },
     stopped: () => stopped,
     log: silentLogger(),
   });
@@ -43,6 +47,7 @@ function harness() {
     started,
     retired,
     asked,
+    gone: () => gone,
     fail: (v: boolean) => {
       failing = v;
     },
@@ -66,6 +71,20 @@ describe("an informer for a kind while it is served", () => {
     await h.w.check();
     assert.deepEqual(h.retired, ["v1beta1"]);
     assert.equal(h.w.informer, undefined);
+    // The owner hears of the kind going (its objects' watchers cannot: their informer is gone), once.
+    assert.equal(h.gone(), 1);
+    await h.w.check();
+    assert.equal(h.gone(), 1, "not served before, not served now: nothing went");
+  });
+
+  it("a kind moving to another version served has not gone", async () => {
+    const h = harness();
+    h.served.add("example.org/v1beta1");
+    await h.w.check();
+    h.served.add("example.org/v1");
+    await h.w.check();
+    assert.deepEqual(h.retired, ["v1beta1"]);
+    assert.equal(h.gone(), 0);
   });
 
   it("moves to the preferred version once it is served, and back when it goes", async () => {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
-import { ClusterOperations, OpenBaoMetric } from "../../apis/openbaocluster-names.js";
+import { ClusterOperations, ClusterPhases, OpenBaoMetric } from "../../apis/openbaocluster-names.js";
 import { registry } from "../../runtime/metrics.js";
 import { DRIFT_ACTIONS } from "./drift.js";
 
@@ -115,7 +115,7 @@ export function recordRaftPeers(
     else raftPeers.remove({ ...labels, state });
 }
 
-export const PHASES = ["Initializing", "Running", "Upgrading", "BackingUp", "Failed"] as const;
+export const PHASES = ClusterPhases;
 
 /** The gauges and counters read from a pass's status: seal state, leader moves, the lock's holder. */
 export function recordClusterState(

@@ -17,6 +17,7 @@ import {
 } from "../../runtime/conditions.js";
 import { sameStatus } from "../../runtime/status.js";
 import type { RegisteredPeers } from "./metrics.js";
+import { restoreHolder } from "./opslifecycle/lock.js";
 import { workloadPlaneOf } from "./opslifecycle/planes.js";
 import {
   type AdmissionReadiness,
@@ -115,14 +116,26 @@ export function startingPassResult(cluster: OpenBaoCluster): PassResult {
 /**
  * The summary phase. Once initialized, the operation holding the lock (written by the AdminOps plane,
  * read here from the status the pass started from) says whether the cluster is being upgraded or
- * backed up; a restore has no phase of its own upstream and reads Running.
+ * backed up. A restore has no phase of its own upstream and reads Running, except while its read
+ * replicas restart after its voters did (status.restore.restartCompletedAt written by the restore
+ * that still holds the lock): RestoringReadReplicas.
  */
-export function phaseOf(r: PassResult, prev?: OpenBaoClusterStatus): OpenBaoClusterPhase {
+export function phaseOf(r: PassResult, prev?: OpenBaoClusterStatus, namespace = ""): OpenBaoClusterPhase {
   if (r.blocked?.failed && r.blocked.step === "validate") return "Failed";
   if (!r.initialized) return "Initializing";
-  const operation = prev?.operationLock?.holder ? prev.operationLock.operation : undefined;
+  const lock = prev?.operationLock;
+  const operation = lock?.holder ? lock.operation : undefined;
   if (operation === "Upgrade") return "Upgrading";
   if (operation === "Backup") return "BackingUp";
+  const record = prev?.restore;
+  if (
+    operation === "Restore" &&
+    record?.name &&
+    record.restartCompletedAt &&
+    lock?.holder === restoreHolder(namespace, record.name) &&
+    (r.readReplicas?.desiredReplicas ?? 0) > 0
+  )
+    return "RestoringReadReplicas";
   return "Running";
 }
 
@@ -324,7 +337,7 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
   const next: OpenBaoClusterStatus = {
     ...prev,
     observedGeneration: g,
-    phase: phaseOf(r, cluster.status),
+    phase: phaseOf(r, cluster.status, cluster.metadata.namespace),
     initialized: r.initialized,
     readyReplicas: r.readyReplicas,
     conditions: list,

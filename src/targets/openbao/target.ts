@@ -37,8 +37,9 @@ export const CONTROLLER_NAME = OpenBaoClusterManagers.controller;
  * What wakes the workload controller: a spec change, or an upgrade manager moving what it steers
  * through status (the rolling partition, blue-green's phase and revisions; the workload controller
  * renders the StatefulSets and the client Service from them), or the lock changing hands (status.phase
- * says Upgrading or BackingUp from it), or the lost-data acknowledgement. Its other status changes
- * and annotations do not.
+ * says Upgrading or BackingUp from it), or a restore's voters back (status.restore.restartCompletedAt:
+ * RestoringReadReplicas from it), or the lost-data acknowledgement. Its other status changes and
+ * annotations do not.
  */
 export const workloadRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   generationChanged(o, n) ||
@@ -47,6 +48,7 @@ export const workloadRelevant: Predicate<OpenBaoCluster> = (o, n) =>
   o?.status?.upgrade?.currentPartition !== n.status?.upgrade?.currentPartition ||
   o?.status?.upgrade?.targetVersion !== n.status?.upgrade?.targetVersion ||
   o?.status?.operationLock?.holder !== n.status?.operationLock?.holder ||
+  o?.status?.restore?.restartCompletedAt !== n.status?.restore?.restartCompletedAt ||
   blueGreenMoved(o, n);
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Who writes which part of OpenBaoCluster.status. Three writers share the status subresource, each
+ * Who writes which part of OpenBaoCluster.status. Four writers share the status subresource, each
  * under its own server-side apply field manager, and each applies only its own plane: a writer that
  * applied a copy of another plane would co-own those fields (and, with force, take them), so a stale
  * copy could overwrite a newer value and a field could never be removed by its real owner.
@@ -33,6 +33,17 @@ export type AdminOpsField = (typeof ADMINOPS_FIELDS)[number];
 /** The lock's plane. */
 export const LOCK_FIELDS = ["operationLock"] as const satisfies readonly (keyof OpenBaoClusterStatus)[];
 
+/** status.restore: the restore controller's record of the restore whose restart the cluster went through. */
+export const RESTORE_RECORD_FIELD_MANAGER = OpenBaoClusterManagers.restoreRecord;
+export const RESTORE_RECORD_FIELDS = ["restore"] as const satisfies readonly (keyof OpenBaoClusterStatus)[];
+
+/** The restore record's plane of a status: status.restore and nothing else. */
+export function restoreRecordPlaneOf(
+  status: OpenBaoClusterStatus | undefined,
+): Pick<OpenBaoClusterStatus, "restore"> {
+  return status?.restore ? { restore: structuredClone(status.restore) } : {};
+}
+
 /**
  * Condition types the AdminOps writer owns on the cluster. conditions is a list-map keyed by type,
  * so each entry has its own owner; a new AdminOps condition type must be added here, or the workload
@@ -46,7 +57,11 @@ export const ADMINOPS_CONDITION_TYPES: readonly string[] = [
   OpenBaoClusterCondition.BackupVerified,
 ];
 
-const FOREIGN_FIELDS: ReadonlySet<string> = new Set<string>([...ADMINOPS_FIELDS, ...LOCK_FIELDS]);
+const FOREIGN_FIELDS: ReadonlySet<string> = new Set<string>([
+  ...ADMINOPS_FIELDS,
+  ...LOCK_FIELDS,
+  ...RESTORE_RECORD_FIELDS,
+]);
 
 export const isAdminOpsCondition = (c: Pick<Condition, "type">): boolean =>
   ADMINOPS_CONDITION_TYPES.includes(c.type);
@@ -65,7 +80,7 @@ export function adminOpsPlaneOf(status: OpenBaoClusterStatus | undefined): Admin
   return plane;
 }
 
-/** The workload plane: everything the AdminOps and lock writers do not own. */
+/** The workload plane: everything the AdminOps, lock and restore-record writers do not own. */
 export function workloadPlaneOf(status: OpenBaoClusterStatus | undefined): OpenBaoClusterStatus {
   const plane: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(status ?? {})) {

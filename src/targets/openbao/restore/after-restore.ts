@@ -7,15 +7,20 @@
  * the restored keyring from storage, so the leader's heartbeats carry a TLS server name they do not
  * know (`tls: unrecognized name`) until the leader restarts. Every pod of the cluster is therefore
  * restarted once after the restore: each loads the restored data, seal-wrapped keys and keyring
- * from storage, and they agree again. All at once, not one by one: a node restarted alone already
- * holds only the restored keyring and cannot follow a leader that still holds the old one.
+ * from storage, and they agree again. The voters all at once, not one by one: a node restarted
+ * alone already holds only the restored keyring and cannot follow a leader that still holds the old
+ * one. The read replicas for the same reason only after the voters are back (after-restore-plan.ts).
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { refOf } from "../cluster-ref.js";
-import { Component, clusterNames, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
+import { Component, type ComponentName, clusterNames, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
+import type { PodFacts, PoolFacts } from "./after-restore-plan.js";
 
-/** Selector of the pods that run OpenBao for `cluster` (voters of every revision, read replicas). */
+/**
+ * Selector of the pods that run OpenBao for `cluster` (voters of every revision, read replicas), and
+ * of their StatefulSets, which carry the same labels.
+ */
 export function openbaoPodSelector(cluster: string): string {
   return `${LABEL_CLUSTER}=${cluster},${LABEL_COMPONENT} in (${Component.Server},${Component.ReadReplica})`;
 }
@@ -33,17 +38,35 @@ export function jobFinishedAt(job: KubeObject): Date | undefined {
   return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 
+/** What the follow-through plans from of one OpenBao pod. */
+export function podFacts(p: KubeObject): PodFacts {
+  const created = Date.parse(p.metadata.creationTimestamp ?? "");
+  const conditions = ((p["status"] ?? {}) as { conditions?: { type: string; status: string }[] }).conditions;
+  return {
+    name: p.metadata.name ?? "",
+    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
+    ...(Number.isFinite(created) ? { created: new Date(created) } : {}),
+    terminating: !!p.metadata.deletionTimestamp,
+    ready: (conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
+  };
+}
+
 /**
- * The pods still running from before the snapshot was applied: created no later than the Job's
- * end (timestamps have whole seconds, so a pod of that very second counts as old and is restarted
- * once more rather than kept with stale state). Pods already being deleted are left alone.
+ * One component's pods and what its StatefulSets ask for (voters: every revision's StatefulSet;
+ * read replicas: theirs), from the cluster's pods and StatefulSets as listed.
  */
-export function podsToRestart(pods: readonly KubeObject[], finishedAt: Date): KubeObject[] {
-  return pods.filter((p) => {
-    if (p.metadata.deletionTimestamp) return false;
-    const created = Date.parse(p.metadata.creationTimestamp ?? "");
-    return Number.isFinite(created) && created <= finishedAt.getTime();
-  });
+export function poolOf(
+  component: ComponentName,
+  pods: readonly KubeObject[],
+  statefulSets: readonly KubeObject[],
+): PoolFacts {
+  const of = (o: KubeObject) => o.metadata.labels?.[LABEL_COMPONENT] === component;
+  return {
+    pods: pods.filter(of).map(podFacts),
+    desired: statefulSets
+      .filter(of)
+      .reduce((n, s) => n + (((s["spec"] ?? {}) as { replicas?: number }).replicas ?? 1), 0),
+  };
 }
 
 /**

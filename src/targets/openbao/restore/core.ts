@@ -14,6 +14,13 @@ import type { OperationLockStore } from "../opslifecycle/lock-store.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
 import { failed } from "./status.js";
 
+/**
+ * How long each pool may take to come back Ready after the restore restarted it: OpenBao pods start
+ * and unseal in well under a minute; pods still not Ready after ten need a person (a restored seal
+ * they cannot open), and the restore must not hold its cluster's lock meanwhile.
+ */
+export const DEFAULT_AFTER_RESTORE_TIMEOUT_MS = 10 * 60_000;
+
 /** An event of the restore (recorded on it, and on its cluster where the cluster's side changed). */
 export type RestoreEvent = EventInput<OpenBaoRestoreReasonType>;
 
@@ -30,6 +37,11 @@ export interface RestoreReconcilerDeps {
   /** How long the restore Job's pod may take to start (the target's jobStartTimeout). */
   jobStartTimeoutMs?: number;
   /**
+   * How long the voters, and then the read replicas, may take to be back and Ready after the
+   * restore's restart before it completes without them (default DEFAULT_AFTER_RESTORE_TIMEOUT_MS).
+   */
+  afterRestoreTimeoutMs?: number;
+  /**
    * Test seam, called after each status write: a test throws here to play an operator that stops
    * right after a receipt stage was recorded, then runs a fresh reconciler.
    */
@@ -43,6 +55,7 @@ export interface RestoreCore {
   readonly now: () => Date;
   readonly pollMs: number;
   readonly startTimeoutMs: number;
+  readonly afterRestoreTimeoutMs: number;
   write(r: OpenBaoRestore, next: OpenBaoRestoreStatus, rc: ReconcileContext): Promise<OpenBaoRestore>;
   event(r: OpenBaoRestore, e: RestoreEvent): void;
   finish(

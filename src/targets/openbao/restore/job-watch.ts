@@ -7,7 +7,7 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import { OpenBaoRestoreCondition, OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
-import { JOB, POD } from "../../../runtime/builtin-types.js";
+import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
 import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
 import { isConflict, isNotFound } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";
@@ -15,13 +15,16 @@ import { endUnstartedJob } from "../adminops/jobs/end-unstarted.js";
 import { jobStartHealth, notStartedMessage, startTimeoutFailure } from "../adminops/jobs/start-health.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import type { ClusterRef } from "../identity.js";
-import { jobFinishedAt, openbaoPodSelector, podsToRestart, sealMismatchHint } from "./after-restore.js";
+import { Component } from "../identity.js";
+import { jobFinishedAt, openbaoPodSelector, poolOf, sealMismatchHint } from "./after-restore.js";
+import { type PodFacts, type Pool, planAfterRestore, restoreToken } from "./after-restore-plan.js";
+import { writeClusterRecord } from "./cluster-record.js";
 import { finishOnForeignJob, type RestoreCore, type RestoreEvent } from "./core.js";
 import { isSuspended, resumeJob } from "./job-suspend.js";
 import { restoreJobName, restoreLockIdentity } from "./names.js";
 import type { RestoreJobOutcome } from "./ports.js";
 import { created, followThroughComplete, lost, terminalObserved } from "./receipt.js";
-import { completed, failed, jobNotStarted, jobStarted, running } from "./status.js";
+import { completed, failed, jobNotStarted, jobStarted, restarting, running } from "./status.js";
 
 /**
  * While the pods restarted after the snapshot come back. The pod watch maps only the restore Job's
@@ -119,20 +122,105 @@ export async function observe(
 }
 
 /**
- * After a successful Job: every OpenBao pod from before the snapshot's application restarted,
- * then Completed with the receipt's FollowThroughComplete.
+ * After a successful Job: the voters restarted, then the read replicas (after-restore-plan.ts), with
+ * the cluster's status.restore saying where it stands; then Completed with the receipt's
+ * FollowThroughComplete. Each pass plans from what it observes, so a restarted operator goes on
+ * from the same step.
  */
 async function followThrough(
   m: RestoreCore,
-  r: OpenBaoRestore,
+  r0: OpenBaoRestore,
   finishedAt: Date | undefined,
   size: number | undefined,
   durationS: number | undefined,
   rc: ReconcileContext,
 ): Promise<ReconcileResult> {
-  const restarted = await restartPods(m, r, finishedAt, rc);
-  if (restarted === "waiting") return requeueAfter(Math.min(m.pollMs, PODS_BACK_POLL_MS));
-  return m.finish(r, followThroughComplete(completed(r, m.now(), size), m.now()), { durationS }, rc);
+  let r = r0;
+  const ns = r.metadata.namespace!;
+  const complete = (notReady?: string) =>
+    m.finish(r, followThroughComplete(completed(r, m.now(), size, notReady), m.now()), { durationS }, rc);
+  if (!finishedAt) {
+    rc.log.warn(
+      { job: r.status?.execution?.jobName ?? r.status?.jobName },
+      "restore Job succeeded without a completion time; pods not restarted",
+    );
+    return complete();
+  }
+  const self = { name: r.metadata.name!, uid: r.metadata.uid ?? "" };
+  // Each round acts on one step; a write to the cluster's record is planned on again at once.
+  for (let round = 0; round < 4; round++) {
+    const cluster = await m.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
+    if (!cluster) return complete();
+    const selector = openbaoPodSelector(r.spec.cluster);
+    const [pods, sets] = await Promise.all([
+      m.d.client.list(POD, { namespace: ns, labelSelector: selector }),
+      m.d.client.list(STATEFULSET, { namespace: ns, labelSelector: selector }),
+    ]);
+    const step = planAfterRestore({
+      restore: self,
+      record: cluster.status?.restore,
+      finishedAt,
+      voters: poolOf(Component.Server, pods.items, sets.items),
+      readReplicas: poolOf(Component.ReadReplica, pods.items, sets.items),
+      now: m.now(),
+      timeoutMs: m.afterRestoreTimeoutMs,
+    });
+    switch (step.kind) {
+      case "record":
+        await writeClusterRecord(
+          m.d.client,
+          cluster,
+          { name: self.name, uid: restoreToken(self) },
+          rc.signal,
+        );
+        continue;
+      case "votersRestarted": {
+        await writeClusterRecord(
+          m.d.client,
+          cluster,
+          { name: self.name, uid: restoreToken(self), restartCompletedAt: stamp(step.at) },
+          rc.signal,
+        );
+        const note: RestoreEvent = {
+          type: "Normal",
+          reason: OpenBaoRestoreReason.RestoreRestartCompleted,
+          action: "RestartPods",
+          note: "every voter is back and Ready after the snapshot",
+        };
+        m.event(r, note);
+        m.d.events.record(cluster, note, OPENBAOCLUSTER);
+        continue;
+      }
+      case "restart":
+        await restartPods(m, r, cluster, step.pool, step.pods);
+        r = await m.write(
+          r,
+          restarting(r, m.now(), `${restartedNote(step.pool, step.pods)}; waiting for them to be Ready`),
+          rc,
+        );
+        return requeueAfter(Math.min(m.pollMs, PODS_BACK_POLL_MS));
+      case "wait": {
+        r = await m.write(r, restarting(r, m.now(), `waiting: ${step.message}`), rc);
+        const untilDeadline = step.deadline.getTime() - m.now().getTime() + 250;
+        return requeueAfter(Math.max(250, Math.min(m.pollMs, PODS_BACK_POLL_MS, untilDeadline)));
+      }
+      case "done":
+        if (step.restart?.length) await restartPods(m, r, cluster, "readReplicas", step.restart);
+        if (step.notReady) rc.log.warn({ notReady: step.notReady }, "restore completed with pods not Ready");
+        return complete(step.notReady);
+    }
+  }
+  // A record write that did not show on the next read: planned again on the next pass.
+  return requeueAfter(Math.min(m.pollMs, PODS_BACK_POLL_MS));
+}
+
+const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+
+function restartedNote(pool: Pool, pods: readonly PodFacts[]): string {
+  const names = pods.map((p) => p.name).join(", ");
+  return pool === "voters"
+    ? `snapshot applied; restarted ${names} so that every node loads the restored data (seal-wrapped keys, Raft TLS keyring) from storage`
+    : `voters back with the restored data; restarted the read replicas ${names} so that they follow the restored leader`;
 }
 
 /**
@@ -185,48 +273,33 @@ async function whileRunning(
 }
 
 /**
- * Restarts every OpenBao pod of the cluster that predates the snapshot's application (see
- * after-restore.ts for why all of them). "waiting" while some were just deleted; "done" once none
- * is older than the Job's end, which a restarted operator finds again from the pods alone.
+ * Deletes `pods` (by uid: a newer pod of the same name is already restarted), with an event on the
+ * restore and on its cluster saying which and why.
  */
 async function restartPods(
   m: RestoreCore,
   r: OpenBaoRestore,
-  finishedAt: Date | undefined,
-  rc: ReconcileContext,
-): Promise<"done" | "waiting"> {
+  cluster: OpenBaoCluster,
+  pool: Pool,
+  pods: readonly PodFacts[],
+): Promise<void> {
   const ns = r.metadata.namespace!;
-  if (!finishedAt) {
-    rc.log.warn(
-      { job: r.status?.execution?.jobName ?? r.status?.jobName },
-      "restore Job succeeded without a completion time; pods not restarted",
-    );
-    return "done";
-  }
-  const pods = await m.d.client.list(POD, {
-    namespace: ns,
-    labelSelector: openbaoPodSelector(r.spec.cluster),
-  });
-  const old = podsToRestart(pods.items, finishedAt);
-  if (old.length === 0) return "done";
-  for (const p of old)
+  for (const p of pods)
     await m.d.client
-      .delete(POD, p.metadata.name!, ns, { preconditions: { uid: p.metadata.uid } })
+      .delete(POD, p.name, ns, p.uid ? { preconditions: { uid: p.uid } } : {})
       .catch((e: unknown) => {
         // Gone already, or replaced by a newer pod of the same name: either way not old any more.
         if (!isNotFound(e) && !isConflict(e)) throw e;
       });
-  const names = old.map((p) => p.metadata.name).join(", ");
   const note: RestoreEvent = {
     type: "Normal",
-    reason: OpenBaoRestoreReason.PodsRestarted,
+    reason:
+      pool === "voters" ? OpenBaoRestoreReason.PodsRestarted : OpenBaoRestoreReason.ReadReplicasRestarted,
     action: "RestartPods",
-    note: `snapshot applied; restarted ${names} so that every node loads the restored data (seal-wrapped keys, Raft TLS keyring) from storage`,
+    note: restartedNote(pool, pods),
   };
   m.event(r, note);
-  const cluster = await m.d.client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, r.spec.cluster, ns);
-  if (cluster) m.d.events.record(cluster, note, OPENBAOCLUSTER);
-  return "waiting";
+  m.d.events.record(cluster, note, OPENBAOCLUSTER);
 }
 
 /** The Job is this request's: controlled by an owner reference with the request's uid. */

@@ -33,6 +33,7 @@ import { OperationLockStore } from "../opslifecycle/lock-store.js";
 import type { Lookup } from "../readiness/facts.js";
 import { type RestoreReadiness, restoreConfiguration } from "../readiness/restore.js";
 import {
+  DEFAULT_AFTER_RESTORE_TIMEOUT_MS,
   finishOnForeignJob,
   type RestoreCore,
   type RestoreEvent,
@@ -73,6 +74,7 @@ export class RestoreReconciler implements RestoreCore {
   readonly now: () => Date;
   readonly pollMs: number;
   readonly startTimeoutMs: number;
+  readonly afterRestoreTimeoutMs: number;
 
   constructor(readonly d: RestoreReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
@@ -84,6 +86,7 @@ export class RestoreReconciler implements RestoreCore {
     });
     this.pollMs = d.pollMs ?? DEFAULT_POLL_MS;
     this.startTimeoutMs = d.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;
+    this.afterRestoreTimeoutMs = d.afterRestoreTimeoutMs ?? DEFAULT_AFTER_RESTORE_TIMEOUT_MS;
   }
 
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult> {

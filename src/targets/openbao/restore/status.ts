@@ -150,8 +150,22 @@ export function jobStarted(r: OpenBaoRestore, now: Date, jobName: string): OpenB
   ]);
 }
 
-export function completed(r: OpenBaoRestore, now: Date, size?: number): OpenBaoRestoreStatus {
-  const msg = `snapshot ${r.spec.source.key} restored into ${r.spec.cluster}; ${FOLLOW_UP}`;
+/** The Job succeeded and the cluster's pods restart to load the restored state: still Running. */
+export function restarting(r: OpenBaoRestore, now: Date, message: string): OpenBaoRestoreStatus {
+  return put(r, now, "Running", message, [
+    { type: C.RestoreComplete, status: "False", reason: R.InProgress, message },
+  ]);
+}
+
+/** `notReady`: what of the cluster did not come back Ready within the bound after the restart. */
+export function completed(
+  r: OpenBaoRestore,
+  now: Date,
+  size?: number,
+  notReady?: string,
+): OpenBaoRestoreStatus {
+  const pods = notReady ? ` (restarted, but ${notReady})` : "";
+  const msg = `snapshot ${r.spec.source.key} restored into ${r.spec.cluster}${pods}; ${FOLLOW_UP}`;
   const s = put(r, now, "Completed", msg, [
     { type: C.RestoreComplete, status: "True", reason: R.RestoreSucceeded, message: msg },
   ]);
