@@ -285,6 +285,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           );
 
           let backupKey = "";
+          let backupFailure = "";
           if (s3) {
             ctx.phase("backup");
             await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
@@ -299,10 +300,12 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
               succeeded: !!b.backup?.lastBackupTime,
             });
             backupKey = b.backup?.lastBackupKey ?? "";
+            // What the status says of a failed backup (reason and message carry no secret value).
+            backupFailure = `status.backup: consecutiveFailures ${b.backup?.consecutiveFailures ?? 0}, lastFailureReason ${b.backup?.lastFailureReason ?? "none"}, lastFailureMessage ${b.backup?.lastFailureMessage ?? "none"}`;
           }
 
           if (target && o.restore) {
-            if (!backupKey) throw new Error("the backup recorded no object key to restore");
+            if (!backupKey) throw new Error(`the backup recorded no object key to restore (${backupFailure})`);
             ctx.phase("restore");
             const from = ctx.writes.length;
             restored = await restorePhase(baoRun, { key: backupKey, target, canaryAtBackup: canary });
