@@ -305,7 +305,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           }
 
           if (target && o.restore) {
-            if (!backupKey) throw new Error(`the backup recorded no object key to restore (${backupFailure})`);
+            if (!backupKey)
+              throw new Error(`the backup recorded no object key to restore (${backupFailure})`);
             ctx.phase("restore");
             const from = ctx.writes.length;
             restored = await restorePhase(baoRun, { key: backupKey, target, canaryAtBackup: canary });
