@@ -17,17 +17,23 @@ export interface FaultArgs {
   phase?: string;
   /** Optional phases of the OpenBao lifecycle left out (--skip NAME, repeatable). */
   skip: SkippablePhase[];
+  /** The OpenBao lifecycle's upgrade blue-green instead of rolling (--bluegreen). */
+  blueGreen: boolean;
+  /** Exactly these crash points (--points 7,18-25; of the phase's writes with --phase). */
+  points?: number[];
 }
 
 /** The OpenBao lifecycle's phases a campaign may leave out, to spend its time on the others. */
-export const SKIPPABLE = ["upgrade", "restore", "scale"] as const;
+export const SKIPPABLE = ["backup", "upgrade", "restore", "scale"] as const;
 export type SkippablePhase = (typeof SKIPPABLE)[number];
 
 /**
  * `--all`, `--seed N`, `--sample K`, `--paths P`, `--lifecycle NAME` (repeatable), `--from N`,
  * `--to N`, `--outages`, `--no-kills`, `--openbao` (the OpenBao lifecycle, on the local node: only
  * run when asked, alone or with `--lifecycle` for others), `--phase NAME` (crash points of one
- * phase only), `--skip upgrade|restore|scale` (an OpenBao phase left out).
+ * phase only), `--skip backup|upgrade|restore|scale` (an OpenBao phase left out; no backup, no
+ * restore), `--bluegreen` (the OpenBao upgrade blue-green, its phase `bluegreen`), `--points 7,18-25`
+ * (exactly those crash points: several ranges after one run without faults).
  */
 export function parseFaultArgs(argv: string[], now: number): FaultArgs {
   const out: FaultArgs = {
@@ -40,6 +46,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     outages: false,
     only: [],
     skip: [],
+    blueGreen: false,
   };
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
@@ -56,6 +63,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     else if (a === "--from") out.from = count(a, argv[++i], 1);
     else if (a === "--to") out.to = count(a, argv[++i], 1);
     else if (a === "--openbao") out.only.push("openbao");
+    else if (a === "--bluegreen") out.blueGreen = true;
     else if (a === "--outages") out.outages = true;
     else if (a === "--no-kills") out.kills = false;
     else if (a === "--lifecycle") out.only.push((argv[++i] ?? "").toLowerCase());
@@ -63,7 +71,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
       const v = argv[++i];
       if (!v)
         throw new Error(
-          "--phase: give a phase name (create, canary, backup, restore, upgrade, scale, delete)",
+          "--phase: give a phase name (create, canary, backup, restore, upgrade, bluegreen, scale, delete)",
         );
       out.phase = v;
     } else if (a === "--skip") {
@@ -71,10 +79,28 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
       if (!SKIPPABLE.includes(v as SkippablePhase))
         throw new Error(`--skip: must be one of ${SKIPPABLE.join(", ")}, got ${v}`);
       out.skip.push(v as SkippablePhase);
-    } else
+    } else if (a === "--points") out.points = parsePoints(argv[++i]);
+    else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen`,
       );
   }
   return out;
+}
+
+/** "7,18-25" → [7, 18, 19, …, 25], sorted, each once; anything else is refused by the flag's name. */
+export function parsePoints(v: string | undefined): number[] {
+  const bad = () =>
+    new Error(`--points: give crash points as N, N-M, comma-separated (e.g. 7,18-25), got ${v}`);
+  if (!v) throw bad();
+  const out = new Set<number>();
+  for (const part of v.split(",")) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw bad();
+    const lo = Number(m[1]);
+    const hi = Number(m[2] ?? m[1]);
+    if (lo < 1 || hi < lo) throw bad();
+    for (let n = lo; n <= hi; n++) out.add(n);
+  }
+  return [...out].sort((a, b) => a - b);
 }

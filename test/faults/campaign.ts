@@ -61,6 +61,8 @@ export interface CampaignOptions {
   from?: number;
   /** With `all`, crash points up to this one (default: the last): a long campaign run in chunks. */
   to?: number;
+  /** Exactly these crash points (of the phase's writes with `phase`); overrides `all` and `sample`. */
+  points?: number[];
   /** Crash points only among the writes of this phase of the run without faults (all of them with `all`). */
   phase?: string;
   /** Crash points (default true). */
@@ -314,9 +316,11 @@ export async function campaign(
       say(`  ${i + 1} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
     row.writes = candidates.length;
   }
-  row.points = crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed).filter(
-    (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
-  );
+  row.points = opts.points
+    ? opts.points.filter((n) => n <= candidates.length)
+    : crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed).filter(
+        (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
+      );
   for (const n of row.points) {
     const r = await runOnce(lifecycle, opts, phase ? { phase, index: n } : n, base.checkpoints);
     row.runs++;

@@ -11,8 +11,12 @@
  *   npm run faults -- --outages --no-kills --paths 1000   each lifecycle's outages, one run each
  *   npm run faults -- --openbao --seed 7 --sample 3        the OpenBao lifecycle (on the local node)
  *   npm run faults -- --openbao --all --from 1 --to 20     every crash point, in chunks
+ *   npm run faults -- --openbao --phase restore --points 7,18-25 --skip upgrade --skip scale
+ *                                        exactly those crash points of the phase (one run without faults)
  *   npm run faults -- --openbao --phase restore --sample 4 --skip upgrade --skip scale
  *                                        crash points among one phase's writes, other phases left out
+ *   npm run faults -- --openbao --bluegreen --phase bluegreen --sample 3 --skip backup --skip scale
+ *                                        the upgrade blue-green (with a pre-promotion hook)
  *
  * VaultSeed and GitLabCore run on a kube-apiserver + etcd and dev-mode OpenBao of its own from the
  * test cache (no node). OpenBao runs only when asked (--openbao): it starts a local node (root),
@@ -47,7 +51,9 @@ async function main(): Promise<number> {
   const onNode = [
     openBaoLifecycle({
       ...FULL_OPENBAO,
+      backup: !args.skip.includes("backup"),
       upgrade: !args.skip.includes("upgrade"),
+      blueGreen: args.blueGreen,
       restore: !args.skip.includes("restore"),
       scaleTo: args.skip.includes("scale") ? undefined : FULL_OPENBAO.scaleTo,
     }),
@@ -58,6 +64,7 @@ async function main(): Promise<number> {
     from: args.from,
     to: args.to,
     phase: args.phase,
+    points: args.points,
     sample: args.sample,
     seed: args.seed,
     kills: args.kills,

@@ -19,6 +19,8 @@ export interface BaoRun {
   /** How long one step may take on a loaded 2-core machine. */
   stepMs: number;
   say(line: string): void;
+  /** The serving voter StatefulSet's name (the cluster's, or `<name>-<revision>` after blue-green). */
+  serving(): string;
   /** A bao command in pod 0 with the root token (on stdin, never in argv or logs). */
   bao(command: string): Promise<string>;
   /** Waits for the status `done` accepts with the operation lock free. */
@@ -45,6 +47,9 @@ export async function raftPeers(r: BaoRun): Promise<{ id: string; voter: boolean
   }
 }
 
-/** Pod names 0..n-1 of the cluster, the Raft node ids the operator gives them. */
-export const podNames = (r: BaoRun, n: number): string[] =>
-  Array.from({ length: n }, (_, i) => `${r.name}-${i}`);
+/**
+ * Pod names 0..n-1 of the cluster, the Raft node ids the operator gives them: of StatefulSet `set`,
+ * the cluster's name until a blue-green upgrade makes `<name>-<revision>` the serving one.
+ */
+export const podNames = (r: BaoRun, n: number, set = r.serving()): string[] =>
+  Array.from({ length: n }, (_, i) => `${set}-${i}`);

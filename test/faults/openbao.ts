@@ -10,6 +10,12 @@ import { sharedNode } from "../../src/testenv/node/shared.js";
 import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
 import { installOpenBaoCrd, poll } from "../support/openbao-operator.js";
 import type { Checkpoints, Lifecycle, NamedCrash, PreparedRun, RunContext } from "./lifecycle.js";
+import {
+  type BlueGreenOutcome,
+  blueGreenPhase,
+  blueGreenUpgradeSpec,
+  blueGreenViolations,
+} from "./openbao-bluegreen.js";
 import { type RestoreOutcome, restorePhase, restoreViolations } from "./openbao-restore.js";
 import type { BaoRun, BaoStatus } from "./openbao-run.js";
 import { type ScaleOutcome, scalePhase, scaleViolations } from "./openbao-scale.js";
@@ -49,8 +55,10 @@ export interface OpenBaoLifecycleOptions {
   voters: number;
   /** A manual backup to the local S3 server after the canary is written. */
   backup: boolean;
-  /** A rolling upgrade 2.6.2 → 2.7.2 (otherwise the cluster is created at 2.7.2). */
+  /** An upgrade 2.6.2 → 2.7.2 (otherwise the cluster is created at 2.7.2). */
   upgrade: boolean;
+  /** The upgrade blue-green (`spec.upgrade.strategy: BlueGreen`, phase "bluegreen") instead of rolling. */
+  blueGreen?: boolean;
   /** A restore of the backup (needs `backup`). */
   restore?: boolean;
   /** Voters to scale out to and back from (undefined: no scale phase). */
@@ -80,15 +88,16 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
     `${o.voters} voter${o.voters === 1 ? "" : "s"}`,
     o.backup && "backup",
     o.backup && o.restore && "restore",
-    o.upgrade && "upgrade",
+    o.upgrade && (o.blueGreen ? "blue-green upgrade" : "upgrade"),
     o.scaleTo && `scale ${o.voters} → ${o.scaleTo} → ${o.voters}`,
   ];
   return {
     name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
     // Armed at the first write; the fault itself waits for its moment in the upgrade.
-    outages: o.upgrade
-      ? [{ backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 }]
-      : [],
+    outages:
+      o.upgrade && !o.blueGreen
+        ? [{ backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 }]
+        : [],
     async prepare(ctx: RunContext): Promise<PreparedRun> {
       const { client, namespace: ns } = ctx;
       const node = await sharedNode();
@@ -117,6 +126,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       const jobs = watchSeen(client, JOB, ns);
       const stepMs = 15 * 60_000;
       let rootToken = "";
+      // The voter StatefulSet serving: the cluster's name until a blue-green upgrade moves it.
+      let serving = NAME;
       const canary = randomBytes(12).toString("hex");
 
       const cluster = () => client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, NAME, ns);
@@ -125,7 +136,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       /** A bao command in pod 0 with the root token (handed over on stdin, never in argv or logs). */
       const bao = (command: string) =>
         kubectl(
-          ["exec", "-i", `${NAME}-0`, "--", "sh", "-c", `read -r BAO_TOKEN; export BAO_TOKEN; ${command}`],
+          ["exec", "-i", `${serving}-0`, "--", "sh", "-c", `read -r BAO_TOKEN; export BAO_TOKEN; ${command}`],
           `${rootToken}\n`,
         );
       /** Waits, one look a second, for the status `done` accepts and the lock free. */
@@ -151,6 +162,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
         ns,
         name: NAME,
         voters: o.voters,
+        serving: () => serving,
         stepMs,
         say: ctx.say,
         bao,
@@ -161,6 +173,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       let restored: RestoreOutcome | undefined;
       let restoreWrites: readonly RecordedWrite[] = [];
       let scaled: ScaleOutcome | undefined;
+      let blueGreen: BlueGreenOutcome | undefined;
 
       return {
         kube: { kubeconfigPath: node.kubeconfigPath, host: node.addresses.hostIp },
@@ -219,6 +232,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
                 replicas: o.voters,
                 storage: { size: "128Mi" },
                 deletionPolicy: "DeleteAll",
+                ...(o.upgrade && o.blueGreen && { upgrade: blueGreenUpgradeSpec(`openbao/openbao:${TO}`) }),
                 configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
                 ...(s3 && {
                   backup: {
@@ -271,6 +285,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           );
 
           let backupKey = "";
+          let backupFailure = "";
           if (s3) {
             ctx.phase("backup");
             await client.mergePatch(OPENBAOCLUSTER, NAME, ns, {
@@ -285,10 +300,13 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
               succeeded: !!b.backup?.lastBackupTime,
             });
             backupKey = b.backup?.lastBackupKey ?? "";
+            // What the status says of a failed backup (reason and message carry no secret value).
+            backupFailure = `status.backup: consecutiveFailures ${b.backup?.consecutiveFailures ?? 0}, lastFailureReason ${b.backup?.lastFailureReason ?? "none"}, lastFailureMessage ${b.backup?.lastFailureMessage ?? "none"}`;
           }
 
           if (target && o.restore) {
-            if (!backupKey) throw new Error("the backup recorded no object key to restore");
+            if (!backupKey)
+              throw new Error(`the backup recorded no object key to restore (${backupFailure})`);
             ctx.phase("restore");
             const from = ctx.writes.length;
             restored = await restorePhase(baoRun, { key: backupKey, target, canaryAtBackup: canary });
@@ -296,7 +314,13 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             cp.set("restore", { completed: restored.phases.at(-1) === "Completed" });
           }
 
-          if (o.upgrade) {
+          if (o.upgrade && o.blueGreen) {
+            ctx.phase("bluegreen");
+            blueGreen = await blueGreenPhase(baoRun, TO, (set) => {
+              serving = set;
+            });
+            cp.set("bluegreen", { currentVersion: TO, rolledBack: blueGreen.rollbackReason !== "" });
+          } else if (o.upgrade) {
             ctx.phase("upgrade");
             await client.mergePatch(OPENBAOCLUSTER, NAME, ns, { spec: { version: TO } });
             const u = await settled(
@@ -365,6 +389,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           if (c && !c.readable) out.push("the canary written after init is not readable at the end");
           out.push(...restoreViolations(baoRun, restored, restoreWrites));
           if (o.scaleTo) out.push(...scaleViolations(baoRun, o.scaleTo, scaled));
+          out.push(...blueGreenViolations(baoRun, TO, blueGreen));
           return out;
         },
       };

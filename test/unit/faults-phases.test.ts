@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseFaultArgs } from "../faults/args.js";
+import { parseFaultArgs, parsePoints } from "../faults/args.js";
 import { writesOf } from "../faults/lifecycle.js";
 import type { RecordedWrite } from "../faults/write-proxy.js";
 
@@ -48,8 +48,22 @@ describe("fault campaign: phases", () => {
     assert.deepEqual(a.skip, ["upgrade", "scale"]);
     assert.throws(
       () => parseFaultArgs(["--skip", "create"], 1),
-      /--skip: must be one of upgrade, restore, scale/,
+      /--skip: must be one of backup, upgrade, restore, scale/,
     );
     assert.throws(() => parseFaultArgs(["--phase"], 1), /--phase: give a phase name/);
+  });
+
+  it("--points takes single points and ranges, sorted and each once; a bad list is refused by the flag's name", () => {
+    assert.deepEqual(parsePoints("9,26-29,27"), [9, 26, 27, 28, 29]);
+    assert.deepEqual(parseFaultArgs(["--points", "3"], 1).points, [3]);
+    for (const bad of ["", "0", "5-3", "a", "1,,2", "2-"])
+      assert.throws(() => parsePoints(bad), /--points: give crash points as N, N-M/, bad);
+  });
+
+  it("--bluegreen and --skip backup are parsed", () => {
+    const a = parseFaultArgs(["--openbao", "--bluegreen", "--skip", "backup"], 1);
+    assert.equal(a.blueGreen, true);
+    assert.deepEqual(a.skip, ["backup"]);
+    assert.equal(parseFaultArgs([], 1).blueGreen, false);
   });
 });
