@@ -332,10 +332,11 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       {},
       true,
     );
+    // Green's pods start together: the message names whichever of them the operator found stuck.
     assert.match(
       seen,
       new RegExp(
-        `^UpgradeFailed: DeployingGreen: green cannot run: ${greenSet}-0: (ErrImagePull|ImagePullBackOff);`,
+        `^UpgradeFailed: DeployingGreen: green cannot run: ${greenSet}-\\d+: (ErrImagePull|ImagePullBackOff);`,
         "m",
       ),
       seen,
@@ -343,7 +344,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     assert.match(seen, new RegExp(`"greenRevision":"${green}"`), "status.blueGreen names green");
     assert.match(
       seen,
-      new RegExp(`^${greenSet}-0\\s+0/1\\s+(ErrImagePull|ImagePullBackOff)\\s.*\\s${green}\\s*$`, "m"),
+      new RegExp(`^${greenSet}-\\d+\\s+0/1\\s+(ErrImagePull|ImagePullBackOff)\\s.*\\s${green}\\s*$`, "m"),
       "green's pod, stuck pulling, with its revision",
     );
 
