@@ -4,6 +4,7 @@ import type { Informer } from "./informer.js";
 import type { Logger } from "./log.js";
 import {
   activeWorkers,
+  reconcileDeferred,
   reconcileErrors,
   reconcileTerminalErrors,
   reconcileTime,
@@ -111,6 +112,10 @@ export const generationChanged: Predicate<KubeObject> = (o, n) =>
 export class Controller {
   readonly queue: WorkQueue;
   private workers: Promise<void>[] = [];
+  /** The primary kinds' caches: a pass waits until they hold this process's own writes. */
+  private readonly primaries: Informer<KubeObject>[] = [];
+  /** Keys whose pass waits for the cache to show an own write, with the bound of that wait. */
+  private readonly deferred = new Map<string, NodeJS.Timeout>();
   private readonly abort = new AbortController();
   private started = false;
 
@@ -124,6 +129,7 @@ export class Controller {
     activeWorkers.set({ controller: opts.name }, 0);
     reconcileErrors.inc({ controller: opts.name }, 0);
     reconcileTerminalErrors.inc({ controller: opts.name }, 0);
+    reconcileDeferred.inc({ controller: opts.name }, 0);
   }
 
   get name(): string {
@@ -132,6 +138,10 @@ export class Controller {
 
   /** The primary kind: each change enqueues the object's own key. */
   watchPrimary<T extends KubeObject>(informer: Informer<T>, predicate?: Predicate<T>): this {
+    this.primaries.push(informer as unknown as Informer<KubeObject>);
+    // The event that shows an own write may not pass the predicate (a status-only change): the
+    // pass deferred on it is queued here instead.
+    informer.ownWrites?.onShown((key) => this.resume(key));
     informer.addHandler({
       add: (o) => this.queue.add(objectKey(o)),
       update: (o, n) => {
@@ -229,6 +239,8 @@ export class Controller {
    * their signal aborted. Used when leadership is lost, where not one more pass may start.
    */
   halt(): void {
+    for (const bound of this.deferred.values()) clearTimeout(bound);
+    this.deferred.clear();
     this.queue.shutDown();
     this.abort.abort();
   }
@@ -281,9 +293,40 @@ export class Controller {
     log.debug({ requeueAfterMs: result?.requeueAfterMs }, "reconciled");
   }
 
+  /**
+   * Read-your-writes: a pass never starts from a cached primary object older than this process's
+   * own last write to it (a status or lock write of the pass before, not delivered by the watch
+   * yet). It is deferred, and queued again when the watch delivers the write (own-writes.ts), or
+   * when the wait's bound ends, so a write whose event never comes cannot stall the key.
+   */
+  private deferIfBehind(key: string, log: Logger): boolean {
+    const behind = this.primaries.find((p) => p.ownWritePending?.(key));
+    if (!behind) return false;
+    if (!this.deferred.has(key)) {
+      const bound = setTimeout(() => this.resume(key), Math.max(1, behind.ownWrites.remainingMs(key)));
+      bound.unref?.();
+      this.deferred.set(key, bound);
+    }
+    reconcileDeferred.inc({ controller: this.opts.name });
+    log.debug("pass deferred: the cache has not shown this process's last write to the object yet");
+    return true;
+  }
+
+  private resume(key: string): void {
+    const bound = this.deferred.get(key);
+    if (!bound) return;
+    clearTimeout(bound);
+    this.deferred.delete(key);
+    this.queue.add(key);
+  }
+
   private async runOne(key: string): Promise<void> {
     const name = this.opts.name;
     const log = this.opts.log.child({ controller: name, object: key });
+    if (this.deferIfBehind(key, log)) {
+      this.queue.done(key);
+      return;
+    }
     const started = performance.now();
     activeWorkers.inc({ controller: name });
     try {

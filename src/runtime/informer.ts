@@ -6,10 +6,12 @@
  */
 import { setMaxListeners } from "node:events";
 import { exponentialDelay, sleep } from "./backoff.js";
-import type { KubeClient, Watch } from "./client.js";
+import type { KubeClient, Watch, WriteNotice } from "./client.js";
 import { errorMessage, isForbidden, isGone, isResourceVersionTooLarge } from "./errors.js";
+import { matchesLabels, parseLabelSelector } from "./labels.js";
 import type { Logger } from "./log.js";
 import { informerRelists } from "./metrics.js";
+import { OwnWrites } from "./own-writes.js";
 import { type OwnerId, ownerIndexKey, refIndexKey } from "./ownership.js";
 import { slimForCache } from "./slim.js";
 import { apiVersionOf, type KubeList, type KubeObject, objectKey, type ResourceType } from "./types.js";
@@ -150,6 +152,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   // reads to tell a stuck loop from a quiet one.
   private readonly lastProgress = new Map<string, number>();
   private readonly refusedScopes = new Set<string>();
+  /** This process's writes to cached objects that the watch has not delivered yet (own-writes.ts). */
+  readonly ownWrites = new OwnWrites();
+  private stopOwnWrites?: () => void;
 
   constructor(
     private readonly client: KubeClient,
@@ -181,6 +186,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   start(): void {
     if (this.abort) return;
     this.abort = new AbortController();
+    // A client double without write notices (unit tests) has nothing to tell.
+    if (typeof this.client.onWrite === "function")
+      this.stopOwnWrites = this.client.onWrite((w) => this.noteOwnWrite(w));
     // One listener per namespace loop: hundreds are expected, not a leak.
     setMaxListeners(0, this.abort.signal);
     // Liveness counts from now, also while the scope is being chosen.
@@ -209,6 +217,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   async stop(): Promise<void> {
     this.abort?.abort();
+    this.stopOwnWrites?.();
     await this.starting;
     await Promise.all([...this.loops.values()].map((l) => l.done).concat([...this.retired]));
   }
@@ -291,6 +300,33 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get(key: string): T | undefined {
     return this.store.get(key);
+  }
+
+  /**
+   * Whether this process wrote `key` and the watch has not delivered that write yet: the cached
+   * copy is then older than what this process knows the object to be.
+   */
+  ownWritePending(key: string): boolean {
+    return this.ownWrites.pending(key);
+  }
+
+  /**
+   * Records a write of this process's client to an object of this kind that the cache would hold.
+   * Deletes are not waited for (a delete with finalizers leaves the object in place); writes to
+   * objects outside the cache's selection never arrive, and a field selector cannot be judged here.
+   */
+  private noteOwnWrite(w: WriteNotice): void {
+    if (w.type.group !== this.type.group || w.type.plural !== this.type.plural) return;
+    const obj = w.object;
+    const rv = obj?.metadata?.resourceVersion;
+    if (w.deleted || !obj || !rv || this.opts.fieldSelector) return;
+    if (!this.inScope(obj)) return;
+    if (this.opts.labelSelector) {
+      const wanted = parseLabelSelector(this.opts.labelSelector);
+      if (!matchesLabels(wanted, obj.metadata.labels)) return;
+    }
+    const key = objectKey(obj);
+    this.ownWrites.wrote(key, rv, this.store.get(key)?.metadata.resourceVersion);
   }
 
   list(namespace?: string): T[] {
@@ -576,6 +612,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Lists page by page, then reconciles the store with what the server holds now. */
   private async relist(namespace: string | undefined): Promise<string> {
+    const startedAt = performance.now();
     const seen = new Set<string>();
     let cont: string | undefined;
     let rv = "";
@@ -604,6 +641,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (namespace !== undefined && obj.metadata.namespace !== namespace) continue;
       if (!seen.has(key)) this.remove(obj);
     }
+    this.ownWrites.listed(startedAt, (key) => namespace === undefined || key.startsWith(`${namespace}/`));
     return rv;
   }
 
@@ -622,6 +660,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (old) this.unindex(key, old);
     this.index(key, obj);
     for (const h of this.handlers) this.notify(() => (old ? h.update?.(old, obj) : h.add?.(obj)));
+    // After the handlers: a pass deferred on this write is queued once the cache holds it.
+    if (obj.metadata.resourceVersion) this.ownWrites.received(key, obj.metadata.resourceVersion);
   }
 
   private remove(obj: T): void {
@@ -631,6 +671,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.store.delete(key);
     this.unindex(key, old);
     for (const h of this.handlers) this.notify(() => h.delete?.(obj));
+    this.ownWrites.received(key, undefined);
   }
 
   /** A failing handler is logged; it must not break the watch or keep other handlers from the event. */

@@ -35,6 +35,13 @@ export const reconcileTerminalErrors = new Counter({
   registers: [registry],
 });
 
+export const reconcileDeferred = new Counter({
+  name: "controller_runtime_reconcile_deferred_total",
+  help: "Passes deferred because the cache had not shown this process's own last write to the object yet.",
+  labelNames: ["controller"] as const,
+  registers: [registry],
+});
+
 export const reconcileTime = new Histogram({
   name: "controller_runtime_reconcile_time_seconds",
   help: "Time spent in one reconcile, per controller.",

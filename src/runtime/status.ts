@@ -1,6 +1,8 @@
 import type { KubeClient } from "./client.js";
 import { sameConditions } from "./conditions.js";
 import { ApiError, isConflict, isNotFound } from "./errors.js";
+import type { InformerHandler } from "./informer.js";
+import type { OwnWrites } from "./own-writes.js";
 import type { KubeObject, ResourceType } from "./types.js";
 
 /**
@@ -23,6 +25,21 @@ export interface StatusWriterOptions<S> {
    * make a write of this one look due. Default: the whole status.
    */
   plane?: (status: S | undefined) => unknown;
+  /**
+   * The cache the written objects are read from (the controller's informer). The memory of a
+   * written status then goes as soon as the cache's watch delivers that write, not at the object's
+   * next pass (a resync away: a seed of n objects would hold n statuses until then), and with the
+   * object when it goes; and whether the cache is behind is asked of the cache's own-write record
+   * (resourceVersions compared for equality only) instead of by comparing resourceVersions.
+   */
+  cache?: StatusCache;
+}
+
+/** What the writer needs of a cache: an Informer has all of it. */
+export interface StatusCache {
+  addHandler(h: InformerHandler<KubeObject>): void;
+  get(key: string): KubeObject | undefined;
+  readonly ownWrites?: Pick<OwnWrites, "waitsFor" | "receivedBefore">;
 }
 
 /**
@@ -38,7 +55,20 @@ export class StatusWriter<S> {
     { uid: string; resourceVersion: string; status: S | undefined }
   >();
 
-  constructor(private readonly opts: StatusWriterOptions<S>) {}
+  constructor(private readonly opts: StatusWriterOptions<S>) {
+    const cache = opts.cache;
+    if (!cache) return;
+    cache.addHandler({
+      update: (_old, o) => {
+        // What the cache answers, not the event's copy: the memory goes only once a read of the
+        // cache returns the written status.
+        const key = keyOf(o);
+        const cached = cache.get(key);
+        if (cached) this.freshest(key, cached as WithStatus<S>);
+      },
+      delete: (o) => this.forget(keyOf(o)),
+    });
+  }
 
   get fieldManager(): string {
     return this.opts.fieldManager;
@@ -48,7 +78,14 @@ export class StatusWriter<S> {
   freshest<T extends WithStatus<S>>(key: string, cached: T): T {
     const w = this.written.get(key);
     if (!w) return cached;
-    if (w.uid !== cached.metadata.uid || !isOlder(cached.metadata.resourceVersion, w.resourceVersion)) {
+    const own = this.opts.cache?.ownWrites;
+    // Behind: the cache has not received the write yet, or `cached` is a copy it held before it.
+    const rv = cached.metadata.resourceVersion;
+    const behind = own
+      ? rv !== w.resourceVersion &&
+        (own.waitsFor(key, w.resourceVersion) || own.receivedBefore(key, rv, w.resourceVersion))
+      : isOlder(rv, w.resourceVersion);
+    if (w.uid !== cached.metadata.uid || !behind) {
       this.written.delete(key);
       return cached;
     }

@@ -44,6 +44,8 @@ export class VaultSeedReconciler {
       type: d.type,
       fieldManager: FIELD_MANAGER,
       plane: statusPlane,
+      // The runtime drops a written status once this cache shows it, or when the object goes.
+      cache: d.informer,
     });
     this.pass = {
       d,
@@ -53,21 +55,8 @@ export class VaultSeedReconciler {
       forget: (key) => this.forget(key),
     };
     for (const reason of Object.values(R)) objectsNotReady.set({ target: TARGET, reason }, 0);
-    // A written status is kept until the cache holds it (see StatusWriter.freshest): dropped as
-    // soon as the watch delivers it, not at the object's next reconcile, a resync away, so a seed
-    // of n objects does not hold n statuses until then; or when the object goes.
     d.informer.addHandler({
-      update: (_old, o) => {
-        // What the cache answers, not the event's copy: freshest drops the memory only once a
-        // read of the cache would return the written status.
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        const cached = d.informer.get(key);
-        if (cached) this.statuses.freshest(key, cached);
-      },
-      delete: (o) => {
-        this.statuses.forget(`${o.metadata.namespace}/${o.metadata.name}`);
-        this.unconfirmed.forget(`${o.metadata.namespace}/${o.metadata.name}`);
-      },
+      delete: (o) => this.unconfirmed.forget(`${o.metadata.namespace}/${o.metadata.name}`),
     });
   }
 
