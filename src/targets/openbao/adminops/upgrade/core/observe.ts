@@ -70,6 +70,11 @@ export interface BaoAccess {
   reader?: Pick<CachedReader, "get">;
   /** Replaces the client (tests); the real one by default. */
   baoClient?: (ep: BaoEndpoint) => BaoClient;
+  /**
+   * Where a pod's endpoint is really reached (tests: a Raft OpenBao on loopback stands in for the
+   * pods of an API server without a node); the pod's own address by default.
+   */
+  endpoint?: (ep: BaoEndpoint) => BaoEndpoint;
   timeoutMs?: number;
 }
 
@@ -105,7 +110,8 @@ export async function voterClient(
     caPem,
     timeoutMs: access.timeoutMs ?? 5_000,
   };
-  return access.baoClient ? access.baoClient(ep) : new BaoClient(ep);
+  // A baoClient (podClient's) is given the pod's endpoint and reroutes it itself.
+  return access.baoClient ? access.baoClient(ep) : new BaoClient(access.endpoint?.(ep) ?? ep);
 }
 
 /**
@@ -128,7 +134,8 @@ export async function podClient<T extends BaoClient>(
       const url = new URL(ep.address);
       const original = url.hostname;
       url.hostname = original.replace(/^[^.]+/, podName);
-      made = make({ ...ep, address: url.origin, serverName: ep.serverName ?? original });
+      const pod = { ...ep, address: url.origin, serverName: ep.serverName ?? original };
+      made = make(access.endpoint?.(pod) ?? pod);
       return made;
     },
   };
