@@ -20,7 +20,7 @@ import type { KubeClient, WatchEvent } from "../../src/runtime/client.js";
 import { Informer } from "../../src/runtime/informer.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
-import { activeWorkers, reconcileTotal } from "../../src/runtime/metrics.js";
+import { activeWorkers, reconcileDeferred, reconcileTotal } from "../../src/runtime/metrics.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { BlueGreenUpgrade } from "../../src/targets/openbao/adminops/upgrade/bluegreen/manager.js";
 import { upgradeLock } from "../../src/targets/openbao/adminops/upgrade/core/lock.js";
@@ -237,6 +237,7 @@ describe("read-your-writes: a finished blue-green rollback is not acted on again
       "the rollback finished: Idle, the lock released, Upgrading=False UpgradeRollback",
     );
     const passes = () => metricValue(reconcileTotal, { controller: ADMINOPS_CONTROLLER_NAME });
+    const deferrals = () => metricValue(reconcileDeferred, { controller: ADMINOPS_CONTROLLER_NAME });
     const busy = () => metricValue(activeWorkers, { controller: ADMINOPS_CONTROLLER_NAME });
     await eventually(async () => ((await busy()) === 0 ? true : undefined), 30_000, "the pass to end");
     // The held answer arrives last, after the pass's own writes were answered.
@@ -245,6 +246,7 @@ describe("read-your-writes: a finished blue-green rollback is not acted on again
 
     // Act 2: a pod of the cluster appears (as green's pods going do): the AdminOps controller looks again.
     const before = await passes();
+    const deferredBefore = await deferrals();
     // No controller manager here makes the namespace's default ServiceAccount a pod needs.
     await admin.create(SERVICE_ACCOUNT, {
       apiVersion: "v1",
@@ -261,8 +263,13 @@ describe("read-your-writes: a finished blue-green rollback is not acted on again
       },
       spec: { containers: [{ name: "c", image: "localhost/none:0" }] },
     } as KubeObject);
-    // The watch catches up only now; whatever pass the pod asked for has run by the time a pass
-    // has ended after it and no worker is busy.
+    // The pod's event reaches the controller before the cluster's held events do: the watch
+    // catches up only once the pass it asked for ran (or was deferred, waiting for it).
+    await eventually(
+      async () => ((await passes()) > before || (await deferrals()) > deferredBefore ? true : undefined),
+      60_000,
+      "the pod to ask for a pass",
+    );
     slow.release();
     await eventually(
       async () => ((await passes()) > before && (await busy()) === 0 ? true : undefined),
@@ -278,13 +285,17 @@ describe("read-your-writes: a finished blue-green rollback is not acted on again
       >(EVENTS_V1, { namespace: ns })
     ).items.filter((e) => e.reason === "UpgradeRollback" && e.regarding?.name === NAME);
     const times = told.reduce((n, e) => n + (e.series?.count ?? 1), 0);
-    assert.equal(times, 1, `UpgradeRollback Warning events: ${JSON.stringify(told.map((e) => e["note"]))}`);
-    assert.equal((await metricValue(upgradeFailureTotal, labels)) - failuresBefore, 1, "failures counted");
-    assert.deepEqual(
-      locks.filter((l) => l !== "free"),
-      [`${lock.holder}@${now}`],
-      "the lock was held by the attempt only: no pass took it again after the rollback",
+    const failures = (await metricValue(upgradeFailureTotal, labels)) - failuresBefore;
+    const taken = locks.filter((l) => l !== "free");
+    const deferred = (await deferrals()) - deferredBefore;
+    process.stdout.write(
+      `# UpgradeRollback events ${times}, failures counted ${failures}, locks taken ${taken.length}, passes deferred ${deferred}\n`,
     );
-    assert.equal(locks.at(-1), "free", "and it is free");
+    // All three at once, so a failure says the whole story.
+    assert.deepEqual(
+      { events: times, failures, taken, free: locks.at(-1) === "free" },
+      { events: 1, failures: 1, taken: [`${lock.holder}@${now}`], free: true },
+      "one UpgradeRollback Warning, one failure counted, the lock held by the attempt only and free at the end",
+    );
   });
 });
