@@ -15,6 +15,11 @@ export interface ReadableCache {
   covers(namespace: string | undefined): boolean;
   get(key: string): KubeObject | undefined;
   list(namespace?: string): KubeObject[];
+  /**
+   * The cache's own record of this process's writes (an Informer's, own-writes.ts): whether one to
+   * `key` has not arrived yet. Where a cache keeps it, it decides instead of the reader's memory.
+   */
+  ownWritePending?(key: string): boolean;
 }
 
 export interface GetOptions {
@@ -116,7 +121,7 @@ export class CachedReader {
       return this.client.getOrUndefined<T>(type, name, ns);
     }
     const hit = cache.get(key);
-    if (this.stale(type, key, hit)) {
+    if (this.stale(type, key, hit, cache)) {
       cachedReaderLiveReads.inc({ resource: type.plural, verb: "get", reason: "own-write" });
       return this.client.getOrUndefined<T>(type, name, ns);
     }
@@ -203,14 +208,26 @@ export class CachedReader {
     }
   }
 
-  /** Whether a write of ours to `key` is newer than what the cache holds; forgets writes it shows. */
-  private stale(type: ResourceType, key: string, cached: KubeObject | undefined): boolean {
+  /**
+   * Whether a write of ours to `key` is newer than what the cache holds; forgets writes it shows.
+   * A cache that records this process's writes itself answers for them one by one, without ordering
+   * resourceVersions: the answers of concurrent writes to one object can come back out of order,
+   * and the last answer is then not the newest write.
+   */
+  private stale(
+    type: ResourceType,
+    key: string,
+    cached: KubeObject | undefined,
+    cache: ReadableCache,
+  ): boolean {
     const id = `${typeId(type)}|${key}`;
     const p = this.pending.get(id);
     if (!p) return false;
     const shown = p.deleted
       ? cached === undefined
-      : holdsAtLeast(cached?.metadata.resourceVersion, p.resourceVersion);
+      : cache.ownWritePending
+        ? !cache.ownWritePending(key)
+        : holdsAtLeast(cached?.metadata.resourceVersion, p.resourceVersion);
     if (shown || this.now() - p.at > this.memoryMs) {
       this.pending.delete(id);
       return false;
@@ -225,7 +242,7 @@ export class CachedReader {
       if (!id.startsWith(prefix)) continue;
       const key = id.slice(prefix.length);
       if (namespace !== undefined && !key.startsWith(`${namespace}/`)) continue;
-      if (this.stale(type, key, cache.get(key))) stale = true;
+      if (this.stale(type, key, cache.get(key), cache)) stale = true;
     }
     return stale;
   }

@@ -50,11 +50,15 @@ export const operatorDashboard: DashboardSpec = {
       panels: [
         timeseries(
           "Reconciles by result",
-          "Per controller: success, error, requeue_after.",
+          "Per controller: success, error, requeue_after; and passes deferred until the cache showed the operator's own last write.",
           [
             {
               expr: 'sum by (controller, result) (rate(controller_runtime_reconcile_total{job="$job"}[5m]))',
               legend: "{{controller}} {{result}}",
+            },
+            {
+              expr: 'sum by (controller) (rate(controller_runtime_reconcile_deferred_total{job="$job"}[5m]))',
+              legend: "{{controller}} deferred (cache behind an own write)",
             },
           ],
           { unit: "ops" },
