@@ -20,7 +20,7 @@ export interface OwnWritesOptions {
    * write whose event the cache will never receive (it left the cache's selection unnoticed).
    */
   memoryMs?: number;
-  /** How many (key, resourceVersion) pairs the cache received are remembered (default 1024). */
+  /** How many (key, resourceVersion) pairs the cache received are remembered (default 256). */
   recentEvents?: number;
   now?: () => number;
 }
@@ -44,7 +44,7 @@ export class OwnWrites {
 
   constructor(opts: OwnWritesOptions = {}) {
     this.memoryMs = opts.memoryMs ?? 30_000;
-    this.recentMax = opts.recentEvents ?? 1024;
+    this.recentMax = opts.recentEvents ?? 256;
     this.now = opts.now ?? (() => performance.now());
   }
 
