@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { connect, createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { ExecutorJob } from "../../src/targets/openbao/executor/contract.js";
@@ -239,6 +240,51 @@ describe("openbao executor: backup and restore through real object stores", () =
       assert.ok(await stores["s3"]!.store.head(key), "the snapshot was uploaded once OpenBao answered");
     } finally {
       await new Promise((resolve) => forwarder.close(resolve));
+    }
+  });
+
+  it("s3: Raft not ready for a snapshot yet (a cluster just formed): the backup asks again, then succeeds", async () => {
+    // OpenBao's answer (seen in CI on a cluster seconds old) until Raft has applied its latest
+    // configuration entry. A proxy in front of the real node gives it twice, then lets the request through.
+    const notReady = {
+      errors: [
+        "1 error occurred:\n\t* raft error when taking snapshot: cannot take snapshot now, wait until the configuration entry at 49 has been applied (have applied 48)\n\n",
+      ],
+    };
+    let refusals = 0;
+    const target = new URL(source.addr);
+    const proxy = createHttpServer((req, res) => {
+      if (req.url === "/v1/sys/storage/raft/snapshot" && refusals < 2) {
+        refusals++;
+        req.resume();
+        res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify(notReady));
+        return;
+      }
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      req.pipe(upstream);
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => proxy.listen(port, "127.0.0.1", resolve));
+    try {
+      const key = `ns/bao/not-ready-${Date.now()}.snap`;
+      const res = await runExecutorProcess(
+        job("backup", { addr: `http://127.0.0.1:${port}` }, { provider: "s3", key, endpoint: s3.endpoint }),
+        { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+      ).done;
+      assert.equal(res.code, 0, res.stderr);
+      assert.ok(res.result?.ok, res.stderr);
+      assert.equal(refusals, 2);
+      assert.equal((res.stderr.match(/cannot take snapshot now/g) ?? []).length, 2, res.stderr);
+      assert.ok(await stores["s3"]!.store.head(key), "the snapshot was uploaded once Raft could take it");
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 

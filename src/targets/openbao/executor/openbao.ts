@@ -118,6 +118,38 @@ export async function untilAnswering(
   }
 }
 
+/** How long a backup waits for Raft to be able to take a snapshot (a cluster that just formed). */
+export const SNAPSHOT_READY_WAIT_MS = 60_000;
+
+/**
+ * Raft refuses a snapshot until it has applied its latest configuration entry ("cannot take
+ * snapshot now, wait until the configuration entry at N has been applied"): a backup asked for
+ * right after the cluster formed or a peer joined. Nothing was streamed, so asking again is safe.
+ */
+const RAFT_NOT_READY = /cannot take snapshot now/;
+
+/**
+ * Opens the snapshot stream, asking again with a growing pause (within `withinMs`) while Raft
+ * says it cannot take one yet; any other refusal is returned at once for the caller to report.
+ */
+export async function openSnapshot(
+  conn: BaoConnection,
+  token: string,
+  opts: { signal?: AbortSignal; withinMs?: number; onWaiting?: (why: string) => void } = {},
+): Promise<IncomingMessage | BaoError> {
+  const deadline = Date.now() + (opts.withinMs ?? SNAPSHOT_READY_WAIT_MS);
+  let pause = 500;
+  for (;;) {
+    const res = await send(conn, "GET", "sys/storage/raft/snapshot", { token, signal: opts.signal });
+    if (res.statusCode === 200) return res;
+    const refused = await failure(res, "snapshot");
+    if (!RAFT_NOT_READY.test(refused.message) || Date.now() + pause >= deadline) return refused;
+    opts.onWaiting?.(refused.message);
+    await delay(pause, undefined, { signal: opts.signal });
+    pause = Math.min(pause * 2, 5000);
+  }
+}
+
 /** Reads a small response (an error or a login answer), refusing anything larger than 1 MiB. */
 export async function readSmall(res: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];

@@ -7,7 +7,16 @@ import { Transform, type TransformCallback } from "node:stream";
 import { openObjectStore, readCredentials } from "../objectstore/index.js";
 import { describeError, type ObjectStore } from "../objectstore/types.js";
 import { type ExecutorJob, executorFiles } from "./contract.js";
-import { BaoError, connection, failure, login, readSmall, send, untilAnswering } from "./openbao.js";
+import {
+  BaoError,
+  connection,
+  failure,
+  login,
+  openSnapshot,
+  readSmall,
+  send,
+  untilAnswering,
+} from "./openbao.js";
 import type { ExecutorFailureReason, ExecutorResult } from "./result.js";
 
 export interface ExecutorFiles {
@@ -98,12 +107,12 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
 
 async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
   const { conn, token, store } = await prepare(job, opts);
-  const res = await send(conn, "GET", "sys/storage/raft/snapshot", { token, signal: opts.signal }).catch(
+  const res = await openSnapshot(conn, token, { signal: opts.signal, onWaiting: opts.onWaiting }).catch(
     (err) => {
       throw new Failure("SnapshotFailed", describeError(err));
     },
   );
-  if (res.statusCode !== 200) throw new Failure("SnapshotFailed", (await failure(res, "snapshot")).message);
+  if (res instanceof BaoError) throw new Failure("SnapshotFailed", res.message);
   const counter = new Counter();
   let snapshotError: Error | undefined;
   // OpenBao closing the stream early (leader lost, server stopped) must fail the upload, not end it.
