@@ -1,7 +1,8 @@
 /**
  * VaultSeed benchmark against real OpenBao and a real kube-apiserver (`npm run bench:vault`).
  *
- * For 0, 1,000 and 10,000 objects: the time of the first full seed (and, as its floor, the time a
+ * For 0, 1,000 and 10,000 objects: the time of the first full seed from the operator's start (also from
+ * its readiness, the start being a fixed cost a warm client does not pay; and, as its floor, the time a
  * plain client takes for the same per-path requests at the same concurrency, bench/kv-floor.ts,
  * run just before and just after the seed and averaged, so the ratio holds on a busy machine),
  * then a quiet pass — a fresh operator process reconciling every object once with nothing to
@@ -303,6 +304,8 @@ targets:
   let op = startOperator(configPath, kubeconfig, dir);
   const t1 = performance.now();
   await waitReady(port);
+  // Process start, cache sync and CRD check: a fixed cost the floor (a warm client) does not pay.
+  const readySeconds = (performance.now() - t1) / 1000;
   const readyRss = currentRssMiB(op.pid!);
   const readyCpu = cpuSeconds(op.pid!);
   // The part of the resident set that is the node binary's own pages (code, read-only data), the
@@ -396,6 +399,7 @@ targets:
   return {
     n,
     seedSeconds,
+    readySeconds,
     floorSeconds,
     floorBefore,
     floorAfter,
@@ -477,6 +481,7 @@ try {
     "first seed (operator CPU)",
     `floor: plain client, ${CONCURRENCY} at once (before, after)`,
     "seed ÷ floor",
+    "from ready ÷ floor",
     "Ready",
     "quiet pass (operator CPU)",
     "OpenBao reads/path (quiet)",
@@ -492,6 +497,9 @@ try {
       ? "-"
       : `${r.floorSeconds.toFixed(1)} s (${r.floorBefore.toFixed(1)}, ${r.floorAfter.toFixed(1)})`,
     r.n === 0 ? "-" : `${(r.seedSeconds / r.floorSeconds).toFixed(2)}×`,
+    r.n === 0
+      ? "-"
+      : `${((r.seedSeconds - r.readySeconds) / r.floorSeconds).toFixed(2)}× (ready after ${r.readySeconds.toFixed(1)} s)`,
     String(r.ready),
     `${r.quietSeconds.toFixed(1)} s (${r.quietCpu.toFixed(1)} s)`,
     r.n === 0 ? "-" : r.quietReadsPerPath.toFixed(2),
