@@ -47,8 +47,6 @@ export interface TargetOptions {
   applications?: Record<string, { write: string[]; read?: string[] }>;
   /** More namespaces to watch besides `ns` (application namespaces, typically). */
   alsoWatch?: string[];
-  /** targets.vault.concurrency; default: the target's own. */
-  concurrency?: number;
 }
 
 export interface RunningTarget {
@@ -120,7 +118,6 @@ export async function startVaultTarget(
       observeOnly: opts.observeOnly ?? false,
       allowDelete: opts.allowDelete ?? false,
       resyncInterval: opts.resyncInterval ?? "2s",
-      ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
       ...(opts.applications ? { applications: opts.applications } : {}),
       backend: {
         address: opts.address ?? sharedEnv().bao.addr,
