@@ -17,7 +17,7 @@ import { type ApplicationScope, type ApplicationScopes, parsePrefix } from "./sc
 export interface VaultTargetConfig {
   observeOnly: boolean;
   allowDelete: boolean;
-  /** Passes talking to OpenBao at once (as many more may be writing their status meanwhile). */
+  /** Reconciles in flight at once. */
   concurrency: number;
   /** Quiet resync period (10 minutes). */
   resyncMs: number;

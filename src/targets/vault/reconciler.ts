@@ -6,7 +6,6 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R, VaultSeedManagers } from "../../apis/vaultseed-names.js";
 import type { ReconcileContext, ReconcileResult } from "../../runtime/controller.js";
-import { Semaphore } from "../../runtime/semaphore.js";
 import { runStages } from "../../runtime/stages.js";
 import { settleStages } from "../../runtime/stages-settle.js";
 import { StatusWriter } from "../../runtime/status.js";
@@ -37,19 +36,9 @@ export class VaultSeedReconciler {
   private readonly unconfirmed = new UnconfirmedWrites();
   private readonly now: () => Date;
   private readonly pass: SeedPass;
-  /**
-   * The part of a pass that talks to OpenBao holds one of `concurrency` slots and gives it back
-   * before the status write: the controller runs twice as many passes (target.ts), so OpenBao sees
-   * at most `concurrency` passes at once while the status writes of finished ones overlap the next
-   * ones' OpenBao requests instead of holding their worker idle for an API server round trip. The
-   * order within one object is unchanged (OpenBao first, then its status), and so is what a crash
-   * between the two leaves (the seed-once marker and the unconfirmed-writes memory cover it).
-   */
-  private readonly backendSlots: Semaphore;
 
   constructor(private readonly d: VaultSeedReconcilerDeps) {
     this.now = d.now ?? (() => new Date());
-    this.backendSlots = new Semaphore(d.config.concurrency);
     this.statuses = new StatusWriter<VaultSeed["status"]>({
       client: d.client,
       type: d.type,
@@ -83,20 +72,6 @@ export class VaultSeedReconciler {
   }
 
   readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult> => {
-    // The object is read from the cache once the slot is held: a pass that waited for one plans
-    // from the newest copy, not from the one there when it was handed the key.
-    const done = await this.backendSlots.run(() => this.backendPart(key, ctx));
-    if (!done) return undefined;
-    const { obj, outcome, settled } = done;
-    await writeStatus(this.pass, this.statuses, obj, outcome, settled, ctx.log, ctx.signal);
-    lastReconcileCompleted.set({ target: TARGET }, this.now().getTime() / 1000);
-    this.trackReadiness(key, outcome.verdict);
-    this.trackRotation(obj, outcome);
-    return settled.result;
-  };
-
-  /** The pass up to its status: the stages (OpenBao's requests), settled by the kernel. */
-  private async backendPart(key: string, ctx: ReconcileContext) {
     const cached = this.d.informer.get(key);
     if (!cached) {
       this.forget(key);
@@ -125,8 +100,12 @@ export class VaultSeedReconciler {
       doneAfterMs: this.resyncAfter(outcome),
       waitAfterMs: this.d.config.resyncMs,
     });
-    return { obj, outcome, settled };
-  }
+    await writeStatus(this.pass, this.statuses, obj, outcome, settled, ctx.log, ctx.signal);
+    lastReconcileCompleted.set({ target: TARGET }, this.now().getTime() / 1000);
+    this.trackReadiness(key, outcome.verdict);
+    this.trackRotation(obj, outcome);
+    return settled.result;
+  };
 
   /**
    * A rotation due before the next resync is made on time, not up to a resync late. One already

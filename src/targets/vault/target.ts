@@ -95,9 +95,7 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
       const controller: Controller = new Controller({
         name: CONTROLLER_NAME,
         log: manager.log,
-        // Half of them at most are in their OpenBao part (the reconciler's slots); the others are
-        // writing the status of a pass whose OpenBao part is done.
-        concurrency: config.concurrency * 2,
+        concurrency: config.concurrency,
         reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
       });
       const refs = new RefGraph(informer, admitted);
