@@ -4,7 +4,8 @@
  * For 0, 1,000 and 10,000 objects: the time of the first full seed from the operator's start (also from
  * its readiness, the start being a fixed cost a warm client does not pay; and, as its floor, the time a
  * plain client takes for the same per-path requests at the same concurrency, bench/kv-floor.ts,
- * run just before and just after the seed and averaged, so the ratio holds on a busy machine),
+ * run just before and just after the seed and averaged, so the ratio holds on a busy machine; and
+ * the API server's floor: as many first statuses applied by a plain client, bench/status-floor.ts),
  * then a quiet pass — a fresh operator process reconciling every object once with nothing to
  * change — with OpenBao's requests
  * counted by OpenBao's own file audit device, writes to OpenBao and to the API server, and the
@@ -30,6 +31,7 @@ import { makeTempDir } from "../src/testenv/tempdirs.js";
 import { kvFloorSeconds } from "./kv-floor.js";
 import { cpuSeconds } from "./proc.js";
 import { shippedFlags } from "./shipped-flags.js";
+import { statusFloorSeconds } from "./status-floor.js";
 
 const VAULTSEED: ResourceType = {
   group: "ohmlab.fr",
@@ -43,6 +45,7 @@ const CRD_FILE = fileURLToPath(new URL("../../deploy/crds/ohmlab.fr_vaultseeds.y
 const say = (l: string) => process.stderr.write(`[bench] ${l}\n`);
 const sizes = (process.env["BENCH_SIZES"] ?? "0,1000,10000").split(",").map(Number);
 const heapSnapshots = process.env["BENCH_HEAP_SNAPSHOTS"] === "1";
+const statusFloor = process.env["BENCH_STATUS_FLOOR"] !== "0";
 const seedSnapshot = process.env["BENCH_HEAP_SNAPSHOTS"] !== "0";
 const HEAP_SUMMARY = fileURLToPath(new URL("./heap-summary.js", import.meta.url));
 // The operator runs as the chart ships it (bench/shipped-flags.ts: BENCH_MEMORY_LIMIT, BENCH_NODE_FLAGS).
@@ -350,6 +353,29 @@ targets:
     say(
       `floor: ${n} paths by a plain client in ${floorBefore.toFixed(1)} s before the seed, ${floorAfter.toFixed(1)} s after`,
     );
+  // The API server's floor: as many first statuses (the seeded objects' own) applied by a plain
+  // client at the same concurrency, on copies in a namespace of their own. BENCH_STATUS_FLOOR=0 skips it.
+  let statusSeconds: number | undefined;
+  if (n > 0 && statusFloor) {
+    const floorNs = `${ns}-status`;
+    await client.apply(
+      NAMESPACE,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: floorNs } },
+      { fieldManager: "bench" },
+    );
+    statusSeconds = await statusFloorSeconds({
+      client,
+      type: VAULTSEED,
+      namespace: floorNs,
+      n,
+      concurrency: CONCURRENCY,
+      object: (i) => ({
+        spec: seedSpec(floorNs, i),
+        status: (list.items[i % list.items.length]!["status"] ?? {}) as Record<string, unknown>,
+      }),
+    });
+    say(`status floor: ${n} first statuses applied by a plain client in ${statusSeconds.toFixed(1)} s`);
+  }
 
   // Quiet pass: a fresh process reconciles every object once; nothing should be written anywhere.
   const auditQuiet = statSync(auditFile).size;
@@ -400,6 +426,7 @@ targets:
     n,
     seedSeconds,
     readySeconds,
+    statusSeconds,
     floorSeconds,
     floorBefore,
     floorAfter,
@@ -545,6 +572,11 @@ try {
     process.stdout.write(
       `first seed of ${r.n}: ${r.seedReadsPerPath.toFixed(2)} reads and ${r.seedWritesPerPath.toFixed(2)} writes per path\n`,
     );
+    if (r.statusSeconds !== undefined)
+      process.stdout.write(
+        `  the API server's floor: ${r.n} first statuses applied by a plain client, ${CONCURRENCY} at once, in ` +
+          `${r.statusSeconds.toFixed(1)} s; the seed ÷ it ${(r.seedSeconds / r.statusSeconds).toFixed(2)}×\n`,
+      );
     const b = r.seedBreakdown;
     if (r.n > 0)
       process.stdout.write(
