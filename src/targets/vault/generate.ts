@@ -4,6 +4,7 @@
 
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import bcrypt from "bcryptjs";
+import { generateX25519Identity, identityToRecipient } from "./age-x25519.js";
 
 export interface RandomSource {
   bytes(count: number): Uint8Array;
@@ -94,14 +95,11 @@ export function randomUuid(source: RandomSource): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** age-encryption (and its crypto libraries) costs ~8 MiB of RSS; most processes never need it. */
-const loadAge = () => import("age-encryption");
-
 export async function agePublicOf(secret: string): Promise<string | undefined> {
   // Only the native X25519 form: the spec promises an X25519 pair, not a post-quantum one.
   if (!secret.startsWith("AGE-SECRET-KEY-1")) return undefined;
   try {
-    return await (await loadAge()).identityToRecipient(secret);
+    return identityToRecipient(secret);
   } catch {
     return undefined;
   }
@@ -115,7 +113,7 @@ export function createGenerator(options: GeneratorOptions = {}): ValueGenerator 
   const source = options.random ?? cryptoRandom;
   const cost = options.bcryptCost ?? DEFAULT_BCRYPT_COST;
   if (!Number.isInteger(cost) || cost < 4 || cost > 31) throw new RangeError("bcrypt cost must be 4 to 31");
-  const newAgeIdentity = options.newAgeIdentity ?? (async () => (await loadAge()).generateX25519Identity());
+  const newAgeIdentity = options.newAgeIdentity ?? (async () => generateX25519Identity());
   const memory = new MatchMemory(source, options.bcryptMatchMemory ?? DEFAULT_BCRYPT_MATCH_MEMORY);
   return {
     random: (length) => randomAlphanumeric(source, length),
@@ -128,7 +126,7 @@ export function createGenerator(options: GeneratorOptions = {}): ValueGenerator 
       }),
     async agePair() {
       const secret = await newAgeIdentity();
-      return { secret, public: await (await loadAge()).identityToRecipient(secret) };
+      return { secret, public: identityToRecipient(secret) };
     },
     agePublicOf,
     async bcryptHash(value) {
