@@ -278,6 +278,7 @@ describe("GitLabCore upgrades on a real cluster", () => {
       "gl3",
       (g) => g.status?.version === "10.4.0" && g.status.phase === "Running",
       "10.4.0 Running after the retried migrations",
+      600_000,
     );
     assert.equal(conditionOf(done, "Upgradeable")?.status, "True");
   });
