@@ -273,4 +273,43 @@ describe("GitLabCore: a blocked upgrade never stops repair", () => {
     );
     assert.ok(!job.status?.conditions?.some((c) => c.type === "Complete"), "the hook is still running");
   });
+
+  it("while a new generation's hooks run, Initialized says so for it, not the last release's 'completed'", async () => {
+    await setVersion("hu", "10.1.2");
+    const deployed = await waitForGitLab(
+      client,
+      ns,
+      "hu",
+      (g) => g.status?.version === "10.1.2" && conditionOf(g, "Initialized")?.status === "True",
+      "10.1.2 applied",
+      120_000,
+    );
+    assert.equal(conditionOf(deployed, "Initialized")?.reason, "ChartRendered");
+    // The new generation's pre-upgrade shared-secrets hook Job never completes here (no kubelet):
+    // the deployed chart's (rerun for the new values while the step to 10.2.1 waits for 10.1.2's
+    // migrations, which no kubelet runs either) or the step's.
+    await setVersion("hu", "10.2.1", { ...quiet, "shared-secrets": { enabled: true } });
+    const o = await waitForGitLab(
+      client,
+      ns,
+      "hu",
+      (g) => conditionOf(g, "Progressing")?.reason === "HooksRunning",
+      "Progressing HooksRunning while the hook Job runs",
+      45_000,
+    );
+    const generation = o.metadata.generation;
+    assert.ok(generation && generation > (deployed.metadata.generation ?? 0));
+    const init = conditionOf(o, "Initialized")!;
+    assert.equal(init.status, "False");
+    assert.equal(init.reason, "HooksRunning");
+    assert.equal(init.observedGeneration, generation);
+    const chart = /pre-upgrade hooks of chart (10\.1\.2|10\.2\.1)/.exec(
+      conditionOf(o, "Progressing")!.message,
+    )?.[1];
+    assert.ok(chart, "Progressing names the event and chart");
+    assert.ok(init.message.includes(`pre-upgrade hooks of chart ${chart}`), init.message);
+    assert.equal(conditionOf(o, "Progressing")?.observedGeneration, generation);
+    assert.equal(o.status?.observedGeneration, generation);
+    assert.equal(o.status?.version, "10.1.2", "the deployed release stays until the hooks are done");
+  });
 });

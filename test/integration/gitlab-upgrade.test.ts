@@ -191,7 +191,13 @@ describe("GitLabCore upgrades on a real cluster", () => {
         values: {
           "shared-secrets": { serviceAccount: { create: false, name: SA }, rbac: { create: false } },
           global: { ingress: { enabled: false } },
-          gitlab: { migrations: { fail: true }, webservice: { enabled: false }, sidekiq: { enabled: false } },
+          // The fixture's migrations Job retries in place (OnFailure) as the real chart's does;
+          // backoffLimit 1 makes it fail at its first restart instead of after minutes of backoff.
+          gitlab: {
+            migrations: { fail: true, backoffLimit: 1 },
+            webservice: { enabled: false },
+            sidekiq: { enabled: false },
+          },
         },
       },
     });
@@ -221,5 +227,59 @@ describe("GitLabCore upgrades on a real cluster", () => {
       "the failed migrations to hold the step with skipBatchedMigrationCheck",
     );
     assert.equal(still.status?.version, "10.3.4");
+  });
+
+  it("a migrations attempt that fails restarts in place (OnFailure): the step reports the retry, then goes on", async () => {
+    // The fixture's migrations Job as the real chart renders it (restartPolicy OnFailure, backoffLimit
+    // 6): its first attempt fails, the kubelet restarts the container in the same pod, and the
+    // second runs for a while and succeeds. No pod ever fails: only the restart says it retried.
+    const spec = (version: string) => ({
+      version: { type: "Static", version },
+      hostname: "gitlab.example.com",
+      chart: {
+        values: {
+          "shared-secrets": { serviceAccount: { create: false, name: SA }, rbac: { create: false } },
+          global: { ingress: { enabled: false } },
+          gitlab: {
+            migrations: { failAttempts: 1, durationSeconds: 45 },
+            webservice: { enabled: false },
+            sidekiq: { enabled: false },
+          },
+        },
+      },
+    });
+    await applyGitLab(client, gitlabCore(ns, "gl3", spec("10.3.4")));
+    await waitForGitLab(client, ns, "gl3", (g) => g.status?.version === "10.3.4", "10.3.4 applied");
+    await applyGitLab(client, gitlabCore(ns, "gl3", spec("10.4.0")));
+    const job = "gl3-migrations-10-3-4";
+    const retrying = await waitForGitLab(
+      client,
+      ns,
+      "gl3",
+      (g) => conditionOf(g, "Progressing")?.reason === "RetryingPostMigrations",
+      "the migrations Job retrying in place",
+    );
+    assert.equal(
+      conditionOf(retrying, "Progressing")!.message,
+      `the migrations Job ${job} is retrying: failed attempt 1 of 6 (backoffLimit 6), 5 left; see why with kubectl -n ${ns} logs job/${job} -c migrations --previous`,
+    );
+    assert.equal(retrying.status?.phase, "Upgrading");
+    assert.equal(retrying.status?.version, "10.3.4", "the step waits for the retry");
+    const live = await client.get<{ status?: { failed?: number } } & { metadata: { name?: string } }>(
+      JOB,
+      job,
+      ns,
+    );
+    assert.ok(!live.status?.failed, "no failed pod: the attempt was a container restart");
+
+    const done = await waitForGitLab(
+      client,
+      ns,
+      "gl3",
+      (g) => g.status?.version === "10.4.0" && g.status.phase === "Running",
+      "10.4.0 Running after the retried migrations",
+      600_000,
+    );
+    assert.equal(conditionOf(done, "Upgradeable")?.status, "True");
   });
 });

@@ -13,6 +13,7 @@ import {
   waitForGitLab,
 } from "../support/gitlab.js";
 import { type FixtureGitLab, startFixtureGitLab } from "../support/gitlab-fixture.js";
+import { jobStatus } from "../support/job-status.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 
 // spec.chart.valuesFrom (GitLab's newer GitLabCore spec, "Values from ConfigMaps and Secrets") with
@@ -77,7 +78,7 @@ describe("GitLabCore values from ConfigMaps and Secrets", () => {
     ns = await freshNamespace(client, "gl-vfrom");
     gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
       gatewayApi: false,
-      versions: (v) => v === "10.2.1",
+      versions: (v) => v === "10.2.1" || v === "10.3.0",
       settings: { requeueInterval: "2s", concurrency: 3 },
     });
     op = gl.op;
@@ -180,5 +181,64 @@ describe("GitLabCore values from ConfigMaps and Secrets", () => {
     );
     assert.ok(!JSON.stringify(broken.status).includes(SECRET_WORD));
     assert.ok(!op!.logs.join("").includes(SECRET_WORD));
+  });
+
+  it("a versionRef ConfigMap follows the same label rule: unlabelled is not found (VersionUnresolved naming the label); labelling it installs", async () => {
+    await configMap("version", { chart: "10.2.1" }, false);
+    const spec = {
+      version: { type: "Static", versionRef: { kind: "ConfigMap", name: "version", key: "chart" } },
+      hostname: "gitlab.example.com",
+      chart: { values: quiet },
+    };
+    await applyGitLab(client, gitlabCore(ns, "vr", spec));
+    const o = await waitForGitLab(
+      client,
+      ns,
+      "vr",
+      (g) => conditionOf(g, "Progressing")?.reason === "VersionUnresolved",
+      "VersionUnresolved for the unlabelled ConfigMap",
+      60_000,
+    );
+    assert.match(
+      conditionOf(o, "Progressing")!.message,
+      /spec\.version\.versionRef: ConfigMap version not found, or not labelled operator\.gitlab\.com\/config-source: "true"/,
+    );
+    assert.equal(o.status?.version, undefined, "nothing installed");
+    await configMap("version", { chart: "10.2.1" }, true);
+    await waitForGitLab(
+      client,
+      ns,
+      "vr",
+      (g) => g.status?.version === "10.2.1",
+      "installed once labelled",
+      60_000,
+    );
+  });
+
+  it("an upgrade step's preflight dry-runs the objects of the same values, valuesFrom included", async () => {
+    // The entry turns sidekiq off: the step's dry run must not see the sidekiq Deployment.
+    await configMap("no-sidekiq", { "values.yaml": "gitlab:\n  sidekiq:\n    enabled: false\n" });
+    const at = (version: string) =>
+      applyGitLab(
+        client,
+        gitlabCore(ns, "pv", {
+          version: { type: "Static", version },
+          hostname: "gitlab.example.com",
+          upgrade: { skipBatchedMigrationCheck: true },
+          chart: { valuesFrom: [{ kind: "ConfigMap", name: "no-sidekiq" }], values: quiet },
+        }),
+      );
+    await at("10.2.1");
+    await waitForGitLab(client, ns, "pv", (g) => g.status?.version === "10.2.1", "10.2.1 applied", 120_000);
+    // No Job controller here: the deployed version's migrations end as it would write it.
+    await jobStatus(client, ns, "pv-migrations-10-2-1", { end: "Complete" });
+    await at("10.3.0");
+    await waitForGitLab(client, ns, "pv", (g) => g.status?.version === "10.3.0", "10.3.0 applied", 120_000);
+    const preflights = op!.lines("upgrade preflight passed", `${ns}/pv`);
+    assert.equal(preflights.length, 1, "one dry run, on the step's first pass");
+    assert.deepEqual([...(preflights[0]!["accepted"] as string[])].sort(), [
+      `Deployment ${ns}/pv-webservice`,
+      `Job ${ns}/pv-migrations-10-3-0-pre`,
+    ]);
   });
 });

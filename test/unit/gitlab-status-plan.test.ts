@@ -138,7 +138,7 @@ describe("gitlab status plan", () => {
     assert.ok(events.some((e) => e.type === "Warning" && e.reason === "VersionUnresolved"));
   });
 
-  it("hooks about to run: Progressing names the event, chart and hooks; the other conditions wait", () => {
+  it("hooks about to run: Progressing names the event, chart and hooks; Initialized says they run", () => {
     const { status } = planStatus(
       undefined,
       1,
@@ -162,7 +162,53 @@ describe("gitlab status plan", () => {
       c(status, "Progressing")!.message,
       /pre-install hooks of chart 10\.3\.0: hooks 2: .*Job gl\/gl-shared-secrets/,
     );
-    assert.equal(c(status, "Initialized"), undefined);
+    // Changed on purpose (issue 44): Initialized was left unset while the hooks ran.
+    assert.equal(c(status, "Initialized")?.status, "False");
+    assert.equal(c(status, "Initialized")?.reason, "HooksRunning");
+    assert.equal(c(status, "Initialized")?.observedGeneration, 1);
+    assert.equal(c(status, "Available"), undefined, "Available waits for the pass's end");
+  });
+
+  it("an upgrade's hooks: Initialized leaves the last release's 'completed' for this generation, and a repeat pass writes nothing", () => {
+    const deployed = planStatus(
+      undefined,
+      3,
+      applied({ chartVersion: "10.2.1", targetVersion: "10.2.1" }),
+      t0,
+    );
+    assert.equal(c(deployed.status, "Initialized")?.reason, "ChartRendered");
+    const hooks: PassOutcome = {
+      kind: "hooks",
+      event: "pre-upgrade",
+      chartVersion: "10.3.0",
+      targetVersion: "10.3.0",
+      upgrading: true,
+      hooks: ["Job gl/gl-shared-secrets"],
+      hookRun: { id: "4-run", event: "pre-upgrade", chartVersion: "10.3.0", generation: 4 },
+    };
+    const running = planStatus(deployed.status, 4, hooks, t1);
+    assert.equal(running.status.phase, "Upgrading");
+    const init = c(running.status, "Initialized")!;
+    assert.equal(init.status, "False");
+    assert.equal(init.reason, "HooksRunning");
+    assert.equal(init.observedGeneration, 4);
+    assert.match(init.message, /pre-upgrade hooks of chart 10\.3\.0/);
+    assert.equal(c(running.status, "Progressing")?.observedGeneration, 4);
+    assert.ok(running.events.some((e) => e.reason === "HooksRunning"));
+    assert.equal(running.status.version, "10.2.1", "the deployed version stays until the apply");
+
+    const again = planStatus(running.status, 4, hooks, new Date(t1.getTime() + 60_000));
+    assert.ok(sameStatus(running.status, again.status), "a later pass of the run writes nothing");
+    assert.deepEqual(again.events, []);
+
+    // The post hooks of the same release say the objects are applied.
+    const post = planStatus(running.status, 4, { ...hooks, event: "post-upgrade" }, t1);
+    assert.match(c(post.status, "Initialized")!.message, /post-upgrade hooks .*objects are applied/);
+
+    // Once they complete, the pass's end makes Initialized True for this generation.
+    const done = planStatus(running.status, 4, applied(), t1);
+    assert.equal(c(done.status, "Initialized")?.status, "True");
+    assert.equal(c(done.status, "Initialized")?.observedGeneration, 4);
   });
 
   it("a Job being replaced: Progressing names it and its finalizer; the version, Available and the hook run stay", () => {

@@ -166,18 +166,20 @@ export function planStatus(
   let phase: GitLabCorePhase;
 
   if (outcome.kind === "hooks") {
-    // An interim report: the conditions this pass has not decided yet stay as they are.
+    // An interim report. Initialized is the hooks' own record, so it says they run now, for this
+    // generation: left as it was, it would keep the last release's "completed" (or a failure's
+    // reason) with an older generation for as long as the hooks take. Available and Upgradeable
+    // wait for the pass's end, which reads the workloads.
     if (outcome.targetVersion) status.targetVersion = outcome.targetVersion;
     status.hookRun = outcome.hookRun;
     phase = outcome.upgrading ? "Upgrading" : "Preparing";
+    const running = `running the ${outcome.event} hooks of chart ${outcome.chartVersion}`;
+    const after = outcome.event.startsWith("post-")
+      ? "the release's objects are applied and it is complete after them"
+      : "the release is applied after them";
+    inputs.push(cond(C.Initialized, false, R.HooksRunning, `${running}; ${after}`, g));
     inputs.push(
-      cond(
-        C.Progressing,
-        true,
-        R.HooksRunning,
-        `running the ${outcome.event} hooks of chart ${outcome.chartVersion}: ${listed("hooks", outcome.hooks)}`,
-        g,
-      ),
+      cond(C.Progressing, true, R.HooksRunning, `${running}: ${listed("hooks", outcome.hooks)}`, g),
     );
   } else if (outcome.kind === "replacing") {
     // Like hooks: only Progressing says what the pass waits for; the rest stays until a pass ends.
