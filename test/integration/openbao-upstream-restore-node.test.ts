@@ -114,6 +114,36 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       0,
     );
   };
+  /**
+   * What decides the read replica's suffrage, as seen from inside: its rendered config, the node id
+   * it runs under, Raft's configuration and Autopilot's intent for it (node_type "non-voter" only
+   * while OpenBao keeps it in its permanent non-voter list, which lives in the replicated data).
+   */
+  const REPLICA = () => `${DST}-read-0`;
+  const replicaFacts = async (step: string, token: string) => {
+    const say = (pod: string, cmd: string) => kv(pod, token, cmd).catch((e: Error) => e.message);
+    const config = await ctx
+      .kubectl(["exec", REPLICA(), "--", "cat", "/openbao/config/config.hcl"])
+      .catch((e: Error) => e.message);
+    const nodeId = (
+      await ctx.kubectl(["exec", REPLICA(), "--", "sh", "-c", "echo $BAO_RAFT_NODE_ID"])
+    ).trim();
+    const raft = JSON.parse(await say(`${DST}-0`, "bao read -format=json sys/storage/raft/configuration"));
+    const autopilot = JSON.parse(
+      await say(`${DST}-0`, "bao read -format=json sys/storage/raft/autopilot/state"),
+    );
+    const servers = raft.data.config.servers as { node_id: string; voter: boolean }[];
+    const facts = {
+      step,
+      configNonVoter: /retry_join_as_non_voter\s*=\s*true/.test(config),
+      nodeId,
+      raft: servers.map((x) => `${x.node_id}=${x.voter ? "voter" : "non-voter"}`).join(" "),
+      replicaVoter: servers.find((x) => x.node_id === REPLICA())?.voter,
+      replicaNodeType: autopilot.data.servers?.[REPLICA()]?.node_type as string | undefined,
+    };
+    console.log(`read replica facts: ${JSON.stringify(facts)}`);
+    return facts;
+  };
   const restore = (name: string, extra: Json): Json => {
     const doc = structuredClone(restoreSample) as Json;
     const spec = doc["spec"] as Json;
@@ -216,6 +246,13 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
     spec["readReplicas"] = { replicas: 1 };
     await ctx.apply(doc);
     await available(DST, 1, 15 * 60_000);
+    const own0 = await secretText(`${DST}-root-token`, "token");
+    await poll(
+      async () => ((await replicaFacts("before the restore", own0)).replicaNodeType ? true : undefined),
+      5 * 60_000,
+      "the read replica in Autopilot's state",
+      3000,
+    );
     await ctx.apply(restore("restore-plain", {}));
     const r = await finished("restore-plain");
     assert.equal(r.status.phase, "Failed", JSON.stringify(r.status));
@@ -295,6 +332,7 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       (x) => `${x.node_id}=${x.voter ? "voter" : "non-voter"}`,
     );
     console.log(`after the restore: ${suffrage.join(", ")}`);
+    await replicaFacts("after the restore and the replica's restart", sourceToken);
 
     // The target's own token died with its data: said once, on the condition, and not used again.
     const refused = await poll(
@@ -334,6 +372,29 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
 
   it("the restored cluster scales to 3 voters, all in OpenBao's own peer list, within minutes", async () => {
     const started = Date.now();
+    // The replica's suffrage sampled through the scale: every change, with the second it was seen.
+    const seen: string[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      let last = "";
+      while (sampling) {
+        const out = await kv(
+          `${DST}-0`,
+          sourceToken,
+          "bao read -format=json sys/storage/raft/configuration",
+        ).catch(() => "");
+        const servers = out
+          ? (JSON.parse(out).data.config.servers as { node_id: string; voter: boolean }[])
+          : [];
+        const r = servers.find((x) => x.node_id === REPLICA());
+        const now = r ? (r.voter ? "voter" : "non-voter") : "absent";
+        if (out && now !== last) {
+          seen.push(`${((Date.now() - started) / 1000).toFixed(0)}s:${now}`);
+          last = now;
+        }
+        await new Promise((res) => setTimeout(res, 2000));
+      }
+    })();
     await ctx.kubectl(["patch", `openbaocluster/${DST}`, "--type=merge", "-p", '{"spec":{"replicas":3}}']);
     await available(DST, 3, 6 * 60_000);
     const want = [0, 1, 2].map((i) => `${DST}-${i}`);
@@ -365,6 +426,10 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
     assert.deepEqual(servers.map((s) => s.node_id).sort(), [...want, `${DST}-read-0`].sort());
     const replica = servers.find((s) => s.node_id === `${DST}-read-0`);
     console.log(`read replica ${DST}-read-0 after the scale: voter=${replica?.voter}`);
+    await replicaFacts("after the scale to 3", sourceToken);
+    sampling = false;
+    await sampler;
+    console.log(`read replica suffrage through the scale: ${seen.join(" ")}`);
     const seconds = (Date.now() - started) / 1000;
     console.log(`restored cluster 1 → 3 voters in ${seconds.toFixed(1)} s`);
     // The data was kept: the value reads back on every voter, the new ones included.
