@@ -35,6 +35,8 @@ import {
 //   Secret gives the operator its access back;
 // - the read replica restarts after the voters are back (status.restore.restartCompletedAt, phase
 //   RestoringReadReplicas meanwhile) and serves the restored value itself;
+// - the read replica stays a non-voter through the restore and the scale: the restored data's
+//   Autopilot non-voter list is the source's, without it, and the operator puts it back (issue 41);
 // - scaling 1 → 3 forms three voters in OpenBao's own peer list within minutes (it took 11 and more
 //   when the leader kept its pre-restore Raft TLS key: `tls: unrecognized name`), the value readable
 //   on each of them.
@@ -368,6 +370,18 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       "Degraded=False once the Secret holds a valid token",
       2000,
     );
+    // The restored data's Autopilot non-voter list came from the source, which had no read replica:
+    // with its access back, the operator puts the replica back on it (issue 41), and Raft has it as
+    // a non-voter. On the old code Autopilot typed it a voter here and promoted it during the scale.
+    await poll(
+      async () => {
+        const f = await replicaFacts("once the operator's token works again", sourceToken);
+        return f.replicaNodeType === "non-voter" && f.replicaVoter === false ? f : undefined;
+      },
+      120_000,
+      `${DST}-read-0 on Autopilot's non-voter list and a Raft non-voter`,
+      3000,
+    );
   });
 
   it("the restored cluster scales to 3 voters, all in OpenBao's own peer list, within minutes", async () => {
@@ -396,7 +410,10 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       }
     })();
     await ctx.kubectl(["patch", `openbaocluster/${DST}`, "--type=merge", "-p", '{"spec":{"replicas":3}}']);
-    await available(DST, 3, 6 * 60_000);
+    await available(DST, 3, 6 * 60_000).catch((e: unknown) => {
+      sampling = false;
+      throw e;
+    });
     const want = [0, 1, 2].map((i) => `${DST}-${i}`);
     const servers = await poll(
       async () => {
@@ -419,17 +436,25 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       const logs = await Promise.all(
         want.map((p) => ctx.kubectl(["logs", p, "--tail=15"]).catch((x: Error) => x.message)),
       );
+      sampling = false;
       throw new Error(`${String(e)}\n${peers}\n${autopilot}\n${logs.join("\n---\n")}`);
     });
-    // Three voters, and the read replica beside them (whether it stays a non-voter is not asserted:
-    // on this node OpenBao's Autopilot lists it as a voter by now, reported separately).
-    assert.deepEqual(servers.map((s) => s.node_id).sort(), [...want, `${DST}-read-0`].sort());
-    const replica = servers.find((s) => s.node_id === `${DST}-read-0`);
-    console.log(`read replica ${DST}-read-0 after the scale: voter=${replica?.voter}`);
-    await replicaFacts("after the scale to 3", sourceToken);
-    sampling = false;
+    // Three voters, and the read replica beside them, a non-voter all along: on Autopilot's
+    // non-voter list, a non-voter in Raft, and never seen voting while the voters joined.
+    assert.deepEqual(servers.map((s) => s.node_id).sort(), [...want, REPLICA()].sort());
+    const facts = await replicaFacts("after the scale to 3", sourceToken).finally(() => {
+      sampling = false;
+    });
     await sampler;
     console.log(`read replica suffrage through the scale: ${seen.join(" ")}`);
+    assert.equal(facts.configNonVoter, true, "retry_join_as_non_voter in the replica's config");
+    assert.equal(facts.nodeId, REPLICA());
+    assert.equal(facts.replicaNodeType, "non-voter", JSON.stringify(facts));
+    assert.equal(facts.replicaVoter, false, JSON.stringify(facts));
+    assert.ok(
+      !seen.some((x) => x.endsWith(":voter")),
+      `the replica voted during the scale: ${seen.join(" ")}`,
+    );
     const seconds = (Date.now() - started) / 1000;
     console.log(`restored cluster 1 → 3 voters in ${seconds.toFixed(1)} s`);
     // The data was kept: the value reads back on every voter, the new ones included.
