@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { CONTROLLER_NAME } from "../../src/targets/openbao/target.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
@@ -35,6 +36,8 @@ import {
 //   Secret gives the operator its access back;
 // - the read replica restarts after the voters are back (status.restore.restartCompletedAt, phase
 //   RestoringReadReplicas meanwhile) and serves the restored value itself;
+// - the read replica stays a non-voter through the restore and the scale: the restored data's
+//   Autopilot non-voter list is the source's, without it, and the operator puts it back (issue 41);
 // - scaling 1 → 3 forms three voters in OpenBao's own peer list within minutes (it took 11 and more
 //   when the leader kept its pre-restore Raft TLS key: `tls: unrecognized name`), the value readable
 //   on each of them.
@@ -113,6 +116,36 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       (n, e) => n + Number((e["series"] as Json | undefined)?.["count"] ?? e["count"] ?? 1),
       0,
     );
+  };
+  /**
+   * What decides the read replica's suffrage, as seen from inside: its rendered config, the node id
+   * it runs under, Raft's configuration and Autopilot's intent for it (node_type "non-voter" only
+   * while OpenBao keeps it in its permanent non-voter list, which lives in the replicated data).
+   */
+  const REPLICA = () => `${DST}-read-0`;
+  const replicaFacts = async (step: string, token: string) => {
+    const say = (pod: string, cmd: string) => kv(pod, token, cmd).catch((e: Error) => e.message);
+    const config = await ctx
+      .kubectl(["exec", REPLICA(), "--", "cat", "/openbao/config/config.hcl"])
+      .catch((e: Error) => e.message);
+    const nodeId = (
+      await ctx.kubectl(["exec", REPLICA(), "--", "sh", "-c", "echo $BAO_RAFT_NODE_ID"])
+    ).trim();
+    const raft = JSON.parse(await say(`${DST}-0`, "bao read -format=json sys/storage/raft/configuration"));
+    const autopilot = JSON.parse(
+      await say(`${DST}-0`, "bao read -format=json sys/storage/raft/autopilot/state"),
+    );
+    const servers = raft.data.config.servers as { node_id: string; voter: boolean }[];
+    const facts = {
+      step,
+      configNonVoter: /retry_join_as_non_voter\s*=\s*true/.test(config),
+      nodeId,
+      raft: servers.map((x) => `${x.node_id}=${x.voter ? "voter" : "non-voter"}`).join(" "),
+      replicaVoter: servers.find((x) => x.node_id === REPLICA())?.voter,
+      replicaNodeType: autopilot.data.servers?.[REPLICA()]?.node_type as string | undefined,
+    };
+    console.log(`read replica facts: ${JSON.stringify(facts)}`);
+    return facts;
   };
   const restore = (name: string, extra: Json): Json => {
     const doc = structuredClone(restoreSample) as Json;
@@ -216,6 +249,13 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
     spec["readReplicas"] = { replicas: 1 };
     await ctx.apply(doc);
     await available(DST, 1, 15 * 60_000);
+    const own0 = await secretText(`${DST}-root-token`, "token");
+    await poll(
+      async () => ((await replicaFacts("before the restore", own0)).replicaNodeType ? true : undefined),
+      5 * 60_000,
+      "the read replica in Autopilot's state",
+      3000,
+    );
     await ctx.apply(restore("restore-plain", {}));
     const r = await finished("restore-plain");
     assert.equal(r.status.phase, "Failed", JSON.stringify(r.status));
@@ -240,21 +280,30 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
     ]);
     const podUid = (await ctx.getJson(`pod/${DST}-0`)).metadata.uid;
     const readUid = (await ctx.getJson(`pod/${DST}-read-0`)).metadata.uid;
-    // The cluster's phases while the restore runs, sampled (the read replica's restart lasts seconds).
+    // The cluster's phases while the restore runs, from a watch: every status write is seen (sampling
+    // by polling missed the read replicas' phase, which lasts seconds, on a loaded machine).
     const phases = new Set<string>();
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const p = (await cluster(DST).catch((): Json => ({})))["status"]?.phase;
-        if (p) phases.add(p);
-        await new Promise((res) => setTimeout(res, 500));
-      }
-    })();
-    await ctx.apply(restore("restore-force", { force: true }));
-    const r = await finished("restore-force").finally(() => {
-      sampling = false;
+    const watch = spawn(
+      ctx.node.kubectl,
+      [
+        "--kubeconfig",
+        ctx.node.kubeconfigPath,
+        "-n",
+        ctx.namespace,
+        "get",
+        `openbaocluster/${DST}`,
+        "-w",
+        "-o",
+        'jsonpath={.status.phase}{"\\n"}',
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    watch.stdout.setEncoding("utf8");
+    watch.stdout.on("data", (chunk: string) => {
+      for (const p of chunk.split("\n")) if (p.trim()) phases.add(p.trim());
     });
-    await sampler;
+    await ctx.apply(restore("restore-force", { force: true }));
+    const r = await finished("restore-force").finally(() => watch.kill());
     assert.equal(r.status.phase, "Completed", JSON.stringify(r.status));
     assert.equal(await eventCount("restore-force", "PodsRestarted"), 1);
     assert.equal(await eventCount("restore-force", "ReadReplicasRestarted"), 1);
@@ -295,6 +344,7 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       (x) => `${x.node_id}=${x.voter ? "voter" : "non-voter"}`,
     );
     console.log(`after the restore: ${suffrage.join(", ")}`);
+    await replicaFacts("after the restore and the replica's restart", sourceToken);
 
     // The target's own token died with its data: said once, on the condition, and not used again.
     const refused = await poll(
@@ -330,12 +380,50 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       "Degraded=False once the Secret holds a valid token",
       2000,
     );
+    // The restored data's Autopilot non-voter list came from the source, which had no read replica:
+    // with its access back, the operator puts the replica back on it (issue 41), and Raft has it as
+    // a non-voter. On the old code Autopilot typed it a voter here and promoted it during the scale.
+    await poll(
+      async () => {
+        const f = await replicaFacts("once the operator's token works again", sourceToken);
+        return f.replicaNodeType === "non-voter" && f.replicaVoter === false ? f : undefined;
+      },
+      120_000,
+      `${DST}-read-0 on Autopilot's non-voter list and a Raft non-voter`,
+      3000,
+    );
   });
 
   it("the restored cluster scales to 3 voters, all in OpenBao's own peer list, within minutes", async () => {
     const started = Date.now();
+    // The replica's suffrage sampled through the scale: every change, with the second it was seen.
+    const seen: string[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      let last = "";
+      while (sampling) {
+        const out = await kv(
+          `${DST}-0`,
+          sourceToken,
+          "bao read -format=json sys/storage/raft/configuration",
+        ).catch(() => "");
+        const servers = out
+          ? (JSON.parse(out).data.config.servers as { node_id: string; voter: boolean }[])
+          : [];
+        const r = servers.find((x) => x.node_id === REPLICA());
+        const now = r ? (r.voter ? "voter" : "non-voter") : "absent";
+        if (out && now !== last) {
+          seen.push(`${((Date.now() - started) / 1000).toFixed(0)}s:${now}`);
+          last = now;
+        }
+        await new Promise((res) => setTimeout(res, 2000));
+      }
+    })();
     await ctx.kubectl(["patch", `openbaocluster/${DST}`, "--type=merge", "-p", '{"spec":{"replicas":3}}']);
-    await available(DST, 3, 6 * 60_000);
+    await available(DST, 3, 6 * 60_000).catch((e: unknown) => {
+      sampling = false;
+      throw e;
+    });
     const want = [0, 1, 2].map((i) => `${DST}-${i}`);
     const servers = await poll(
       async () => {
@@ -358,13 +446,25 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       const logs = await Promise.all(
         want.map((p) => ctx.kubectl(["logs", p, "--tail=15"]).catch((x: Error) => x.message)),
       );
+      sampling = false;
       throw new Error(`${String(e)}\n${peers}\n${autopilot}\n${logs.join("\n---\n")}`);
     });
-    // Three voters, and the read replica beside them (whether it stays a non-voter is not asserted:
-    // on this node OpenBao's Autopilot lists it as a voter by now, reported separately).
-    assert.deepEqual(servers.map((s) => s.node_id).sort(), [...want, `${DST}-read-0`].sort());
-    const replica = servers.find((s) => s.node_id === `${DST}-read-0`);
-    console.log(`read replica ${DST}-read-0 after the scale: voter=${replica?.voter}`);
+    // Three voters, and the read replica beside them, a non-voter all along: on Autopilot's
+    // non-voter list, a non-voter in Raft, and never seen voting while the voters joined.
+    assert.deepEqual(servers.map((s) => s.node_id).sort(), [...want, REPLICA()].sort());
+    const facts = await replicaFacts("after the scale to 3", sourceToken).finally(() => {
+      sampling = false;
+    });
+    await sampler;
+    console.log(`read replica suffrage through the scale: ${seen.join(" ")}`);
+    assert.equal(facts.configNonVoter, true, "retry_join_as_non_voter in the replica's config");
+    assert.equal(facts.nodeId, REPLICA());
+    assert.equal(facts.replicaNodeType, "non-voter", JSON.stringify(facts));
+    assert.equal(facts.replicaVoter, false, JSON.stringify(facts));
+    assert.ok(
+      !seen.some((x) => x.endsWith(":voter")),
+      `the replica voted during the scale: ${seen.join(" ")}`,
+    );
     const seconds = (Date.now() - started) / 1000;
     console.log(`restored cluster 1 → 3 voters in ${seconds.toFixed(1)} s`);
     // The data was kept: the value reads back on every voter, the new ones included.

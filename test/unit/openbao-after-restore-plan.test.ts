@@ -96,6 +96,20 @@ describe("after a restore: what the follow-through does next", () => {
     assert.deepEqual(names(step.pods), ["bao-read-0", "bao-read-1"]);
   });
 
+  it("a read replica made again in the very second the voters were found back is not restarted twice", () => {
+    // The node run saw ReadReplicasRestarted twice: the replica was deleted and made again within
+    // the second of restartCompletedAt, and whole-second timestamps made it look old.
+    const step = planAfterRestore(
+      facts({
+        record: { name: "r1", uid: "u-1", restartCompletedAt: at(30).toISOString() },
+        voters: { pods: [pod("bao-0", 4), pod("bao-1", 5)], desired: 2 },
+        readReplicas: { pods: [pod("bao-read-0", 30)], desired: 1 },
+        now: at(31),
+      }),
+    );
+    assert.deepEqual(step, { kind: "done" });
+  });
+
   it("waits for the read replicas to be back and Ready, then is done", () => {
     const record = { name: "r1", uid: "u-1", restartCompletedAt: at(30).toISOString() };
     const waiting = planAfterRestore(

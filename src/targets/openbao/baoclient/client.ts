@@ -1,6 +1,7 @@
 import { Counter } from "prom-client";
 import { JsonHttp, JsonHttpError } from "../../../runtime/jsonhttp.js";
 import { registry } from "../../../runtime/metrics.js";
+import { type AutopilotState, parseAutopilotState } from "./autopilot-state.js";
 
 /**
  * A small client for the few OpenBao system endpoints the workload controller needs (health, init,
@@ -79,6 +80,12 @@ export function endpointLabel(path: string): string {
 
 const isMap = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** OpenBao's `errors` list joined ("" when there is none). */
+const errorStrings = (body: unknown): string =>
+  isMap(body) && Array.isArray(body["errors"])
+    ? body["errors"].filter((e): e is string => typeof e === "string").join("; ")
+    : "";
 
 export class BaoClient {
   private readonly http: JsonHttp;
@@ -240,13 +247,28 @@ export class BaoClient {
     };
   }
 
+  /** Autopilot's state with each server's suffrage and node type (what the promoter intends). */
+  async autopilotDetail(token: string, signal?: AbortSignal): Promise<AutopilotState> {
+    const r = await this.send("GET", "/v1/sys/storage/raft/autopilot/state", token, undefined, signal);
+    this.expect(r, [200], "sys/storage/raft/autopilot/state");
+    return parseAutopilotState(isMap(r.body) ? r.body["data"] : undefined);
+  }
+
+  /**
+   * Puts a server on Autopilot's permanent non-voter list, so its promoter demotes it if it votes and
+   * never promotes it. The list is kept in the replicated data, so a restored snapshot replaces it;
+   * a server already on it is refused as "already a non-voter", which counts as done.
+   */
+  async demote(token: string, serverId: string, signal?: AbortSignal): Promise<void> {
+    const r = await this.send("POST", "/v1/sys/storage/raft/demote", token, { server_id: serverId }, signal);
+    if (r.status >= 400 && r.status < 600 && errorStrings(r.body).includes("already a non-voter")) return;
+    this.expect(r, [200, 204], "sys/storage/raft/demote");
+  }
+
   protected expect(r: Raw, ok: number[], what: string): void {
     if (ok.includes(r.status)) return;
     // OpenBao's own error strings name no secret values; the body of a request never appears here.
-    const errors =
-      isMap(r.body) && Array.isArray(r.body["errors"])
-        ? r.body["errors"].filter((e): e is string => typeof e === "string").join("; ")
-        : "";
+    const errors = errorStrings(r.body);
     throw new BaoRequestError(
       this.host,
       r.status,

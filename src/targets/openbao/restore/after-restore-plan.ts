@@ -80,23 +80,38 @@ export function olderThan(pods: readonly PodFacts[], since: Date): PodFacts[] {
   return pods.filter((p) => !p.terminating && p.created !== undefined && p.created <= since);
 }
 
+/**
+ * Read replicas to restart after the voters: those created before the second the voters were found
+ * back. Unlike the voters' bound (the Job's end, which pods of that second may predate), a replica
+ * of that very second already started beside the restarted voters; counting it as old restarted
+ * the replica a second time when its StatefulSet made it again within that second.
+ */
+export function createdBefore(pods: readonly PodFacts[], since: Date): PodFacts[] {
+  return pods.filter((p) => !p.terminating && p.created !== undefined && p.created < since);
+}
+
 /** Where a pool stands after `since`: pods still from before it (going or not), and new Ready ones. */
-function standing(pool: PoolFacts, since: Date): { pending: number; ready: number; total: number } {
-  const isNew = (p: PodFacts) => p.created !== undefined && p.created > since;
+function standing(
+  pool: PoolFacts,
+  since: Date,
+  sameSecondIsNew = false,
+): { pending: number; ready: number; total: number } {
+  const isNew = (p: PodFacts) =>
+    p.created !== undefined && (sameSecondIsNew ? p.created >= since : p.created > since);
   const ready = pool.pods.filter((p) => isNew(p) && p.ready && !p.terminating).length;
   const pending = pool.pods.filter((p) => !isNew(p) || !p.ready).length;
   return { pending, ready, total: Math.max(pool.desired, pool.pods.length) };
 }
 
-const back = (pool: PoolFacts, since: Date): boolean => {
-  const s = standing(pool, since);
+const back = (pool: PoolFacts, since: Date, sameSecondIsNew = false): boolean => {
+  const s = standing(pool, since, sameSecondIsNew);
   return s.pending === 0 && s.ready >= pool.desired;
 };
 
 const label: Record<Pool, string> = { voters: "voter", readReplicas: "read-replica" };
 
 function progress(pool: Pool, facts: PoolFacts, since: Date): string {
-  const s = standing(facts, since);
+  const s = standing(facts, since, pool === "readReplicas");
   return `${s.ready}/${s.total} ${label[pool]} pods back and Ready after the snapshot`;
 }
 
@@ -121,9 +136,9 @@ export function planAfterRestore(f: AfterRestoreFacts): AfterRestoreStep {
     return { kind: "wait", pool: "voters", message, deadline };
   }
   // The voters are back with the restored keyring: every read replica from before then restarts.
-  const old = olderThan(f.readReplicas.pods, completedAt);
+  const old = createdBefore(f.readReplicas.pods, completedAt);
   if (old.length > 0) return { kind: "restart", pool: "readReplicas", pods: old };
-  if (back(f.readReplicas, completedAt)) return { kind: "done" };
+  if (back(f.readReplicas, completedAt, true)) return { kind: "done" };
   const deadline = new Date(completedAt.getTime() + f.timeoutMs);
   const message = progress("readReplicas", f.readReplicas, completedAt);
   if (f.now >= deadline)
