@@ -1,9 +1,11 @@
+import { bundleEntry, type LogEntry } from "./rekor.js";
+
 /**
  * cosign 3's image signature, read without trusting it: a Sigstore bundle (protobuf-specs'
  * `Bundle`, as JSON) stored as an OCI referrer of the image. The signature is a DSSE envelope over
  * an in-toto Statement whose predicateType says "this is an image signature" and whose subject
  * names the image digest; the verification material is the signer's certificate (keyless) or only
- * a hint of the key (keyed). Pure: bytes in, findings out; throws naming what is malformed.
+ * a hint of the key (keyed), and the transparency-log entries that logged it. Pure: bytes in, findings out; throws naming what is malformed.
  */
 
 export const BUNDLE_MEDIA_TYPE_PREFIX = "application/vnd.dev.sigstore.bundle";
@@ -25,6 +27,8 @@ export interface BundleSignature {
   payload: Buffer;
   /** The signing certificate as PEM, when the bundle carries one (keyless). */
   certificate?: string;
+  /** `verificationMaterial.tlogEntries`, read when a transparency-log check asks for them; throws when malformed. */
+  logEntries(): LogEntry[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -86,11 +90,13 @@ export function bundleSignature(bytes: Buffer): BundleSignature {
   if (typeof sig !== "string" || sig === "") throw new Error("the bundle's DSSE signature is empty");
   const body = Buffer.from(payload, "base64");
   const certificate = leafCertificate(material);
+  const entries = Array.isArray(material["tlogEntries"]) ? (material["tlogEntries"] as unknown[]) : [];
   return {
     signed: preAuthEncoding(payloadType, body),
     signature: Buffer.from(sig, "base64"),
     payload: body,
     ...(certificate ? { certificate } : {}),
+    logEntries: () => entries.map((e, i) => bundleEntry(e, `the bundle's tlogEntries[${i}]`)),
   };
 }
 
