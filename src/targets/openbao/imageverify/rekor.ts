@@ -71,19 +71,24 @@ export function signedEntryBytes(e: LogEntry): Buffer {
 export function setProblem(e: LogEntry, logs: readonly TransparencyLog[]): string | undefined {
   if (!e.signedEntryTimestamp) return "the entry carries no SignedEntryTimestamp (inclusion promise)";
   const log = logs.find((l) => l.logId === e.logId.toLowerCase());
-  if (!log) return "rekor log public key not found for payload (the trusted root lists no log with that logID)";
+  if (!log)
+    return "rekor log public key not found for payload (the trusted root lists no log with that logID)";
   const at = e.integratedTime * 1000;
-  if (log.validFrom === undefined) return "rekor validity period start time not set (the trusted root's tlogs entry has no validFor.start)";
+  if (log.validFrom === undefined)
+    return "rekor validity period start time not set (the trusted root's tlogs entry has no validFor.start)";
   if (at < log.validFrom || (log.validTo !== undefined && at > log.validTo))
     return "rekor log public key not valid at payload integrated time";
-  if (log.key.asymmetricKeyType !== "ec") return `the Rekor log key is ${log.key.asymmetricKeyType}, not ECDSA`;
+  if (log.key.asymmetricKeyType !== "ec")
+    return `the Rekor log key is ${log.key.asymmetricKeyType}, not ECDSA`;
   let ok = false;
   try {
     ok = verify("sha256", signedEntryBytes(e), log.key, e.signedEntryTimestamp);
   } catch {
     ok = false;
   }
-  return ok ? undefined : "unable to verify SET (the SignedEntryTimestamp is not the log's signature over this entry)";
+  return ok
+    ? undefined
+    : "unable to verify SET (the SignedEntryTimestamp is not the log's signature over this entry)";
 }
 
 /** DER of the first PEM block of `text`; undefined when there is none. */
@@ -124,7 +129,11 @@ export function bodyClaims(bodyBase64: string): BodyClaims {
     const content = str(sig["content"]);
     if (!content || !key) throw new Error("the hashedrekord entry has no signature or public key");
     const data = isObject(spec["data"]) ? spec["data"] : {};
-    return { signature: Buffer.from(content, "base64"), verifier: key, payloadSha256: hash(data["hash"], "data hash") };
+    return {
+      signature: Buffer.from(content, "base64"),
+      verifier: key,
+      payloadSha256: hash(data["hash"], "data hash"),
+    };
   }
   if (kind === "dsse 0.0.1") {
     const sigs = spec["signatures"];
@@ -150,7 +159,8 @@ export function bodyMismatch(bodyBase64: string, s: LoggedSignature): string | u
   } catch (e) {
     return (e as Error).message;
   }
-  if (!claims.signature.equals(s.signature)) return "signature in bundle does not match signature being verified";
+  if (!claims.signature.equals(s.signature))
+    return "signature in bundle does not match signature being verified";
   const der = pemDer(Buffer.from(claims.verifier, "base64").toString("utf8"));
   if (!der?.equals(s.verifierDer))
     return "the log entry's public key or certificate is not the one the signature was verified with";
@@ -165,9 +175,16 @@ export function bodyMismatch(bodyBase64: string, s: LoggedSignature): string | u
  * and its body describes the signature. Entries of logs the root does not list are passed over, as
  * sigstore-go does; the verdict's reason is the last entry's.
  */
-export function checkLogEntries(entries: readonly LogEntry[], s: LoggedSignature, logs: readonly TransparencyLog[]): LogVerdict {
+export function checkLogEntries(
+  entries: readonly LogEntry[],
+  s: LoggedSignature,
+  logs: readonly TransparencyLog[],
+): LogVerdict {
   if (entries.length === 0)
-    return { ok: false, why: "offline verification failed: the signature carries no transparency-log entry (no Rekor bundle)" };
+    return {
+      ok: false,
+      why: "offline verification failed: the signature carries no transparency-log entry (no Rekor bundle)",
+    };
   let why = "";
   for (const e of entries) {
     const problem = setProblem(e, logs) ?? bodyMismatch(e.body, s);
@@ -196,7 +213,9 @@ export function annotationEntry(text: string): LogEntry {
   const logIndex = p?.["logIndex"];
   const logId = str(p?.["logID"]);
   if (!p || !body || !Number.isSafeInteger(integratedTime) || !Number.isSafeInteger(logIndex) || !logId)
-    throw new Error("the signature's Rekor bundle annotation lacks Payload.body, integratedTime, logIndex or logID");
+    throw new Error(
+      "the signature's Rekor bundle annotation lacks Payload.body, integratedTime, logIndex or logID",
+    );
   return {
     body,
     integratedTime: integratedTime as number,
@@ -225,7 +244,9 @@ export function bundleEntry(v: unknown, at: string): LogEntry {
   const keyId = isObject(v["logId"]) ? str(v["logId"]["keyId"]) : undefined;
   if (!body || integratedTime === undefined || logIndex === undefined || !keyId)
     throw new Error(`${at} lacks canonicalizedBody, integratedTime, logIndex or logId.keyId`);
-  const set = isObject(v["inclusionPromise"]) ? str(v["inclusionPromise"]["signedEntryTimestamp"]) : undefined;
+  const set = isObject(v["inclusionPromise"])
+    ? str(v["inclusionPromise"]["signedEntryTimestamp"])
+    : undefined;
   return {
     body,
     integratedTime,

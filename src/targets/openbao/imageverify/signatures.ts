@@ -4,9 +4,9 @@ import type { IdentityPolicy } from "./identity.js";
 import { checkKeyless } from "./keyless.js";
 import { signatureLayers, signedDigest } from "./payload.js";
 import { signatureTag } from "./reference.js";
-import { annotationEntry, checkLogEntries, type LogEntry, type TransparencyLog } from "./rekor.js";
 import { bundleLayer, bundleReferrers, referrersTag } from "./referrers.js";
 import type { RegistryClient } from "./registry.js";
+import { annotationEntry, checkLogEntries, type LogEntry, type TransparencyLog } from "./rekor.js";
 import { verifiesWith } from "./signature.js";
 import type { TrustRoot } from "./trust-root.js";
 

@@ -3,9 +3,9 @@ import { type IdentityPolicy, identityPolicy } from "./identity.js";
 import type { RegistryCredentials } from "./pull-secrets.js";
 import { pinnedReference, registryReference } from "./reference.js";
 import { type Fetch, RegistryClient, RegistryError } from "./registry.js";
+import type { TransparencyLog } from "./rekor.js";
 import { keyFingerprint, loadPublicKey } from "./signature.js";
 import { checkSignatures, ImageVerificationError, type Mode } from "./signatures.js";
-import type { TransparencyLog } from "./rekor.js";
 import type { TrustedRootRef, TrustRoot } from "./trust-root.js";
 
 /**
@@ -155,7 +155,6 @@ export class ImageVerifier {
  */
 function modeOf(settings: VerifySettings): Mode {
   const { field } = settings;
-  const tlog = transparencyLogs(settings);
   if (settings.publicKey) {
     let key: KeyObject;
     try {
@@ -163,6 +162,7 @@ function modeOf(settings: VerifySettings): Mode {
     } catch (e) {
       throw new ImageVerificationError((e as Error).message);
     }
+    const tlog = transparencyLogs(settings);
     return { kind: "key", key, ...(tlog ? { tlog } : {}) };
   }
   let policy: IdentityPolicy | undefined;
@@ -179,6 +179,7 @@ function modeOf(settings: VerifySettings): Mode {
     throw new ImageVerificationError(
       `${field}: keyless verification needs a trusted root, and the operator has none: set targets.openbao.imageVerification.trustedRootConfigMap to a ConfigMap holding trusted_root.json (this operator carries no public Sigstore root; it reaches no public service)`,
     );
+  const tlog = transparencyLogs(settings);
   if (settings.trustRoot.hasCtLogs)
     throw new ImageVerificationError(
       `${field}: the trusted root lists CT logs, so certificates must carry SCTs, which this operator cannot check: use a trusted root without ctlogs`,

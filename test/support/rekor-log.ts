@@ -1,0 +1,116 @@
+import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
+import { canonicalJson } from "../../src/targets/openbao/imageverify/canonical-json.js";
+
+/**
+ * A transparency log in Rekor's role, for offline tests: no Rekor exists here (it needs Trillian and
+ * a database), so this makes what Rekor v1 returns for an accepted entry, by Rekor's format: an
+ * ECDSA P-256 log key whose logID is the hex sha256 of its DER SubjectPublicKeyInfo, entry bodies of
+ * kind hashedrekord 0.0.1 (a `.sig` signature) or dsse 0.0.1 (a Sigstore bundle's envelope), and the
+ * SignedEntryTimestamp: the log key's signature over the RFC 8785 form of
+ * `{body, integratedTime, logIndex, logID}`. Its `tlog()` is the trusted_root.json `tlogs` entry
+ * real cosign and the operator are given. Tests break a piece at a time (another key signs, the body
+ * names another signature) to see both refuse.
+ */
+
+export interface RekorEntry {
+  body: string;
+  integratedTime: number;
+  logIndex: number;
+  logID: string;
+  signedEntryTimestamp: string;
+}
+
+export interface RekorLog {
+  logId: string;
+  /** The trusted root `tlogs` entry for this log. */
+  tlog(validFrom?: Date): Record<string, unknown>;
+  /** An accepted entry for `body` (base64 of the canonical body JSON), logged at `integratedTime` (s). */
+  enter(body: string, integratedTime: number, opts?: { signWith?: KeyObject; logId?: string }): RekorEntry;
+}
+
+const sha256Hex = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+
+export function createRekorLog(): RekorLog {
+  const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const der = publicKey.export({ format: "der", type: "spki" });
+  const logId = sha256Hex(der);
+  let index = 1000;
+  return {
+    logId,
+    tlog: (validFrom = new Date(Date.now() - 30 * 24 * 3600_000)) => ({
+      baseUrl: "https://rekor.test.invalid",
+      hashAlgorithm: "SHA2_256",
+      publicKey: {
+        rawBytes: der.toString("base64"),
+        keyDetails: "PKIX_ECDSA_P256_SHA_256",
+        validFor: { start: validFrom.toISOString() },
+      },
+      logId: { keyId: Buffer.from(logId, "hex").toString("base64") },
+    }),
+    enter(body, integratedTime, opts = {}) {
+      const logIndex = index++;
+      const logID = opts.logId ?? logId;
+      const signed = canonicalJson({ body, integratedTime, logIndex, logID });
+      const set = sign("sha256", Buffer.from(signed, "utf8"), opts.signWith ?? privateKey);
+      return { body, integratedTime, logIndex, logID, signedEntryTimestamp: set.toString("base64") };
+    },
+  };
+}
+
+/** A hashedrekord 0.0.1 body (base64): a signature over `payload`, verified by `verifierPem` (a certificate or key). */
+export function hashedRekordBody(signature: Buffer, verifierPem: string, payload: Buffer): string {
+  return b64(
+    JSON.stringify({
+      apiVersion: "0.0.1",
+      kind: "hashedrekord",
+      spec: {
+        data: { hash: { algorithm: "sha256", value: sha256Hex(payload) } },
+        signature: { content: signature.toString("base64"), publicKey: { content: b64(verifierPem) } },
+      },
+    }),
+  );
+}
+
+/** A dsse 0.0.1 body (base64) for a DSSE envelope with one signature. */
+export function dsseBody(
+  envelopeJson: string,
+  payload: Buffer,
+  signature: Buffer,
+  verifierPem: string,
+): string {
+  return b64(
+    JSON.stringify({
+      apiVersion: "0.0.1",
+      kind: "dsse",
+      spec: {
+        envelopeHash: { algorithm: "sha256", value: sha256Hex(envelopeJson) },
+        payloadHash: { algorithm: "sha256", value: sha256Hex(payload) },
+        signatures: [{ signature: signature.toString("base64"), verifier: b64(verifierPem) }],
+      },
+    }),
+  );
+}
+
+/** What `cosign attach signature --rekor-response` reads (cosign's LocalSignedPayload): the `.sig` bundle. */
+export function rekorResponse(e: RekorEntry, signature: Buffer): string {
+  return JSON.stringify({
+    base64Signature: signature.toString("base64"),
+    rekorBundle: {
+      SignedEntryTimestamp: e.signedEntryTimestamp,
+      Payload: { body: e.body, integratedTime: e.integratedTime, logIndex: e.logIndex, logID: e.logID },
+    },
+  });
+}
+
+/** A Sigstore bundle's tlogEntries[] item (protobuf JSON: int64 as strings) with its inclusion promise. */
+export function bundleTlogEntry(e: RekorEntry, kind: "dsse" | "hashedrekord"): Record<string, unknown> {
+  return {
+    logIndex: String(e.logIndex),
+    logId: { keyId: Buffer.from(e.logID, "hex").toString("base64") },
+    kindVersion: { kind, version: "0.0.1" },
+    integratedTime: String(e.integratedTime),
+    inclusionPromise: { signedEntryTimestamp: e.signedEntryTimestamp },
+    canonicalizedBody: e.body,
+  };
+}
