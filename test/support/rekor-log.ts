@@ -22,6 +22,8 @@ export interface RekorEntry {
 
 export interface RekorLog {
   logId: string;
+  /** The log's public key, PEM: what `cosign trusted-root create --rekor-key` and SIGSTORE_REKOR_PUBLIC_KEY take. */
+  publicKeyPem: string;
   /** The trusted root `tlogs` entry for this log. */
   tlog(validFrom?: Date): Record<string, unknown>;
   /** An accepted entry for `body` (base64 of the canonical body JSON), logged at `integratedTime` (s). */
@@ -38,6 +40,7 @@ export function createRekorLog(): RekorLog {
   let index = 1000;
   return {
     logId,
+    publicKeyPem: publicKey.export({ format: "pem", type: "spki" }).toString(),
     tlog: (validFrom = new Date(Date.now() - 30 * 24 * 3600_000)) => ({
       baseUrl: "https://rekor.test.invalid",
       hashAlgorithm: "SHA2_256",

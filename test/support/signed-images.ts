@@ -246,3 +246,140 @@ export async function cosignVerifyBundle(
     return { ok: false, error: (e as Error).message };
   }
 }
+
+/** The simple-signing payload `cosign sign` writes for an image digest (cosign 2.5's `generate` cannot parse loopback references). */
+export function simpleSigningPayload(repository: string, digest: string): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      critical: {
+        identity: { "docker-reference": repository },
+        image: { "docker-manifest-digest": digest },
+        type: "cosign container image signature",
+      },
+      optional: null,
+    }),
+  );
+}
+
+/**
+ * Attaches a signature made elsewhere as a `.sig` layer with real `cosign attach signature`: the
+ * payload, the signature, a certificate and chain (keyless), and a Rekor entry (`--rekor-response`,
+ * cosign's LocalSignedPayload JSON) that cosign writes into the layer's `dev.sigstore.cosign/bundle`
+ * annotation. How a signature logged in a transparency log is stored, without a Rekor.
+ */
+export async function cosignAttachSignature(
+  tool: CosignKey,
+  imageByDigest: string,
+  s: {
+    payload: Buffer;
+    signature: Buffer;
+    certificatePem?: string;
+    chainPem?: string;
+    rekorResponse?: string;
+  },
+): Promise<void> {
+  const tag = createHash("sha256").update(s.signature).digest("hex").slice(0, 12);
+  const file = (suffix: string, text: string | Buffer) => {
+    writeFileSync(join(tool.dir, `${tag}.${suffix}`), text);
+    return `${tag}.${suffix}`;
+  };
+  const args = ["attach", "signature", "--payload", file("payload", s.payload)];
+  args.push("--signature", file("sig", s.signature.toString("base64")));
+  if (s.certificatePem) args.push("--certificate", file("crt", s.certificatePem));
+  if (s.chainPem) args.push("--certificate-chain", file("chain", s.chainPem));
+  if (s.rekorResponse) args.push("--rekor-response", file("rekor.json", s.rekorResponse));
+  await runCosign([...args, "--allow-http-registry", imageByDigest], { env: tool.env, cwd: tool.dir });
+}
+
+/**
+ * A Sigstore trusted root written by real `cosign trusted-root create`: the CA chain (issuing CA
+ * first) and a Rekor log's key, valid from `rekorStart`.
+ */
+export async function cosignTrustedRootWithLog(
+  tool: CosignKey,
+  chainPem: string,
+  rekorPublicKeyPem: string,
+  rekorStart: Date,
+): Promise<string> {
+  const name = `root-log-${createHash("sha256")
+    .update(chainPem + rekorPublicKeyPem)
+    .digest("hex")
+    .slice(0, 12)}`;
+  writeFileSync(join(tool.dir, `${name}.chain.pem`), chainPem);
+  writeFileSync(join(tool.dir, `${name}.rekor.pub`), rekorPublicKeyPem);
+  await runCosign(
+    [
+      "trusted-root",
+      "create",
+      "--certificate-chain",
+      `${name}.chain.pem`,
+      "--rekor-key",
+      `${name}.rekor.pub`,
+      "--rekor-start-time",
+      rekorStart.toISOString(),
+      "--out",
+      `${name}.json`,
+    ],
+    { env: tool.env, cwd: tool.dir },
+  );
+  return readFileSync(join(tool.dir, `${name}.json`), "utf8");
+}
+
+/**
+ * Whether real `cosign verify --offline` accepts the image's `.sig` signature with its transparency-log
+ * entry checked (no --insecure-ignore-tlog): against `root` (the trusted root holding the CA and
+ * the Rekor key), keylessly for `identity` or with the PEM key `keyPem`. cosign 2.5 still loads the
+ * Fulcio roots and the Rekor keys for this path from its TUF cache before reading --trusted-root:
+ * SIGSTORE_ROOT_FILE and SIGSTORE_REKOR_PUBLIC_KEY give it the same CA chain and log key instead.
+ * SCTs are not checked (no CT log exists here).
+ */
+export async function cosignVerifyLogged(
+  tool: CosignKey,
+  image: string,
+  who: CosignIdentity | { keyPem: string },
+  root: { json: string; chainPem: string; rekorPublicKeyPem: string },
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const name = `logged-${createHash("sha256").update(root.json).digest("hex").slice(0, 12)}`;
+  writeFileSync(join(tool.dir, `${name}.json`), root.json);
+  writeFileSync(join(tool.dir, `${name}.chain.pem`), root.chainPem);
+  writeFileSync(join(tool.dir, `${name}.rekor.pub`), root.rekorPublicKeyPem);
+  let identity: string[];
+  if ("keyPem" in who) {
+    writeFileSync(join(tool.dir, `${name}.key.pub`), who.keyPem);
+    identity = ["--key", `${name}.key.pub`];
+  } else
+    identity =
+      "issuer" in who
+        ? ["--certificate-oidc-issuer", who.issuer, "--certificate-identity", who.subject]
+        : [
+            "--certificate-oidc-issuer-regexp",
+            who.issuerRegExp,
+            "--certificate-identity-regexp",
+            who.subjectRegExp,
+          ];
+  try {
+    await runCosign(
+      [
+        "verify",
+        ...identity,
+        "--trusted-root",
+        `${name}.json`,
+        "--offline",
+        "--insecure-ignore-sct",
+        "--allow-http-registry",
+        image,
+      ],
+      {
+        env: {
+          ...tool.env,
+          SIGSTORE_ROOT_FILE: join(tool.dir, `${name}.chain.pem`),
+          SIGSTORE_REKOR_PUBLIC_KEY: join(tool.dir, `${name}.rekor.pub`),
+        },
+        cwd: tool.dir,
+      },
+    );
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}
