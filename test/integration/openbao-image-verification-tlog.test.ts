@@ -6,14 +6,24 @@ import { ImageVerifier, type VerifySettings } from "../../src/targets/openbao/im
 import { type OciRegistry, startOciRegistry } from "../../src/testenv/oci-registry.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { createKeylessCa, type KeylessCa } from "../support/keyless-ca.js";
-import { createRekorLog, hashedRekordBody, type RekorLog, rekorResponse } from "../support/rekor-log.js";
+import {
+  bundleTlogEntry,
+  createRekorLog,
+  dsseBody,
+  hashedRekordBody,
+  type RekorLog,
+  rekorResponse,
+} from "../support/rekor-log.js";
 import {
   type CosignKey,
   cosignAttachSignature,
   cosignKey,
+  cosignSignBundle,
   cosignTrustedRootWithLog,
+  cosignVerifyBundle,
   cosignVerifyLogged,
   pushTinyImage,
+  rewriteBundle,
   simpleSigningPayload,
 } from "../support/signed-images.js";
 
@@ -216,4 +226,134 @@ describe("image verification with the transparency log checked offline, against 
     });
     assert.equal(ok.digest, digests.get(none));
   });
+});
+
+// cosign 3's format: a Sigstore bundle among the image's OCI referrers, its tlogEntries carrying a
+// dsse 0.0.1 entry and its inclusion promise (the SET). cosign 2.5 writes the bundle (attest
+// --new-bundle-format, without a log); the test adds the entry its log stand-in made, and real
+// `cosign verify-attestation --new-bundle-format` (sigstore-go) checks it against the same root.
+interface BundleCase {
+  name: string;
+  certificate?: { from: number; to: number };
+  loggedAt?: number;
+  setByAnotherKey?: boolean;
+  refused?: RegExp;
+  cosignRefused?: RegExp;
+}
+const BUNDLE_CASES: BundleCase[] = [
+  {
+    name: "keyless, logged while the certificate was valid, expired since",
+    certificate: { from: -30, to: -20 },
+    loggedAt: -25,
+  },
+  { name: "keyed, logged", loggedAt: -1 },
+  {
+    name: "keyless, no tlogEntries",
+    certificate: { from: -5, to: 60 },
+    refused: /offline verification failed/,
+    cosignRefused: /not enough verified log entries|tlog|transparency log/i,
+  },
+  {
+    name: "keyless, inclusion promise signed by another key",
+    certificate: { from: -5, to: 60 },
+    loggedAt: -1,
+    setByAnotherKey: true,
+    refused: /unable to verify SET/,
+    cosignRefused: /not enough verified log entries from transparency log: 0 < 1/,
+  },
+  {
+    name: "keyless, logged after the certificate expired",
+    certificate: { from: -30, to: -20 },
+    loggedAt: -10,
+    refused: /certificate expired before signatures were entered in log/,
+    cosignRefused: /integrated time outside certificate validity|expired/,
+  },
+];
+
+describe("cosign 3 bundles with a transparency-log entry, against real cosign", () => {
+  let registry: OciRegistry;
+  let tool: CosignKey;
+  let ca: KeylessCa;
+  let rekor: RekorLog;
+  let rootJson: string;
+  const digests = new Map<BundleCase, string>();
+  const repoOf = (c: BundleCase) => `openbao-tlog-bundle-${BUNDLE_CASES.indexOf(c)}`;
+
+  before(async () => {
+    [registry, tool] = await Promise.all([
+      startOciRegistry(makeTempDir("oci-registry")),
+      cosignKey("tlog-bundle"),
+    ]);
+    ca = createKeylessCa("tlog-bundle-fulcio");
+    rekor = createRekorLog();
+    const anotherKey = generateKeyPairSync("ec", { namedCurve: "prime256v1" }).privateKey;
+    rootJson = await cosignTrustedRootWithLog(
+      tool,
+      ca.chainPem,
+      rekor.publicKeyPem,
+      new Date(Date.now() - 24 * 60 * MIN),
+    );
+    const now = Date.now();
+    for (const c of BUNDLE_CASES) {
+      const repo = repoOf(c);
+      const digest = await pushTinyImage(registry, repo, VERSION);
+      digests.set(c, digest);
+      const at = `${registry.host}/${repo}@${digest}`;
+      const cert = c.certificate
+        ? ca.issue({
+            publicKeyPem: tool.pub,
+            issuer: ISSUER,
+            subject: SUBJECT,
+            notBefore: new Date(now + c.certificate.from * MIN),
+            notAfter: new Date(now + c.certificate.to * MIN),
+          })
+        : undefined;
+      await cosignSignBundle(tool, at, cert ? { pem: cert, chainPem: ca.chainPem } : undefined);
+      const loggedAt = c.loggedAt;
+      if (loggedAt === undefined) continue;
+      await rewriteBundle(registry, repo, digest, (b) => {
+        const body = dsseBody(
+          JSON.stringify(b.bundle["dsseEnvelope"]),
+          b.payload,
+          b.signature,
+          b.certificatePem ?? tool.pub,
+        );
+        const entry = rekor.enter(
+          body,
+          Math.floor((now + loggedAt * MIN) / 1000),
+          c.setByAnotherKey ? { signWith: anotherKey } : {},
+        );
+        b.bundle["verificationMaterial"]["tlogEntries"] = [bundleTlogEntry(entry, "dsse")];
+      });
+    }
+  });
+  after(async () => {
+    await registry?.stop();
+  });
+
+  for (const c of BUNDLE_CASES)
+    it(`${c.name}: ${c.refused ? "refused" : "accepted"}, as cosign verify-attestation has it`, async () => {
+      const image = `${registry.host}/${repoOf(c)}@${digests.get(c)}`;
+      const keyed = c.certificate === undefined;
+      const cosign = await cosignVerifyBundle(
+        tool,
+        image,
+        keyed ? "key" : { issuer: ISSUER, subject: SUBJECT },
+        { json: rootJson, chainPem: ca.chainPem },
+        { checkTlog: true },
+      );
+      const trustRoot = parseTrustRoot(rootJson, "cosign's trusted root");
+      const settings: VerifySettings = keyed
+        ? { field: "spec.imageVerification", publicKey: tool.pub, ignoreTlog: false, trustRoot }
+        : { field: "spec.imageVerification", issuer: ISSUER, subject: SUBJECT, ignoreTlog: false, trustRoot };
+      const ours = await new ImageVerifier().verify(image, settings).then(
+        (ok) => ({ ok: true as const, digest: ok.digest }),
+        (e: Error) => ({ ok: false as const, error: e.message }),
+      );
+      assert.equal(ours.ok, cosign.ok, `ours ${JSON.stringify(ours)}, cosign ${JSON.stringify(cosign)}`);
+      if (c.refused) {
+        assert.match((ours as { error: string }).error, c.refused);
+        assert.match((cosign as { error: string }).error, c.cosignRefused!, "cosign's reason");
+      } else assert.equal((ours as { digest: string }).digest, digests.get(c));
+    });
 });

@@ -200,7 +200,8 @@ export async function cosignSignBundle(
 /**
  * Whether real cosign accepts the image's bundle signature: `verify-attestation --new-bundle-format`
  * for COSIGN_SIGN_PREDICATE (2.5's `verify` does not read bundles), against `trustedRootJson`, with
- * `key.pub` when `identity` is "key", else keylessly for the identity; no transparency log or SCT.
+ * `key.pub` when `identity` is "key", else keylessly for the identity; no SCT, and no transparency
+ * log unless `checkTlog` (then the bundle's tlogEntries are checked with the root's Rekor keys).
  * cosign 2.5 still loads Fulcio roots for keyless before reading --trusted-root: SIGSTORE_ROOT_FILE
  * gives it the same CA chain instead of the public TUF repository.
  */
@@ -209,6 +210,7 @@ export async function cosignVerifyBundle(
   image: string,
   identity: CosignIdentity | "key",
   trustedRoot: { json: string; chainPem: string },
+  opts: { checkTlog?: boolean } = {},
 ): Promise<{ ok: true } | { ok: false; error: string }> {
   const name = `bundle-root-${createHash("sha256").update(trustedRoot.json).digest("hex").slice(0, 12)}`;
   writeFileSync(join(key.dir, `${name}.json`), trustedRoot.json);
@@ -234,7 +236,7 @@ export async function cosignVerifyBundle(
         "--trusted-root",
         `${name}.json`,
         ...who,
-        "--insecure-ignore-tlog",
+        ...(opts.checkTlog ? [] : ["--insecure-ignore-tlog"]),
         "--insecure-ignore-sct",
         "--allow-http-registry",
         image,
@@ -382,4 +384,81 @@ export async function cosignVerifyLogged(
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }
+}
+
+/** What a cosign 3 bundle signature holds, as the log needs it. */
+export interface StoredBundle {
+  /** The bundle as parsed JSON (mutable: add `verificationMaterial.tlogEntries`). */
+  // biome-ignore lint/suspicious/noExplicitAny: the bundle is edited loosely in tests
+  bundle: Record<string, any>;
+  /** The DSSE envelope's payload, signature, and the signing certificate (PEM) or undefined. */
+  payload: Buffer;
+  signature: Buffer;
+  certificatePem?: string;
+}
+
+async function getJson(
+  registryUrl: string,
+  repository: string,
+  kind: "manifests" | "blobs",
+  ref: string,
+  accept: string,
+) {
+  const res = await fetch(new URL(`/v2/${repository}/${kind}/${ref}`, registryUrl), {
+    headers: { Accept: accept },
+  });
+  if (!res.ok) throw new Error(`GET ${repository} ${kind}/${ref}: HTTP ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/**
+ * Rewrites the image's one cosign 3 bundle referrer (under the registry's referrers fallback tag,
+ * where cosign put it) after `change` edits the bundle: how a bundle cosign 2.5 wrote without a log
+ * gets the transparency-log entry a logging cosign would have put in it. The bundle's signature and
+ * certificate are cosign's; only verificationMaterial.tlogEntries is added.
+ */
+export async function rewriteBundle(
+  registry: OciRegistry,
+  repository: string,
+  digest: string,
+  change: (b: StoredBundle) => void,
+): Promise<void> {
+  const INDEX = "application/vnd.oci.image.index.v1+json";
+  const tag = digest.replace(":", "-");
+  const index = JSON.parse(
+    (await getJson(registry.url, repository, "manifests", tag, INDEX)).toString("utf8"),
+  );
+  const [entry] = index.manifests;
+  const manifest = JSON.parse(
+    (await getJson(registry.url, repository, "manifests", entry.digest, OCI_MANIFEST)).toString("utf8"),
+  );
+  const [layer] = manifest.layers;
+  const bundle = JSON.parse(
+    (await getJson(registry.url, repository, "blobs", layer.digest, "*/*")).toString("utf8"),
+  );
+  const envelope = bundle.dsseEnvelope;
+  const raw = bundle.verificationMaterial?.certificate?.rawBytes as string | undefined;
+  change({
+    bundle,
+    payload: Buffer.from(envelope.payload, "base64"),
+    signature: Buffer.from(envelope.signatures[0].sig, "base64"),
+    ...(raw
+      ? {
+          certificatePem: `-----BEGIN CERTIFICATE-----\n${raw.match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`,
+        }
+      : {}),
+  });
+  const blob = Buffer.from(JSON.stringify(bundle));
+  await pushBlob(registry.url, repository, sha256(blob), blob);
+  manifest.layers = [{ ...layer, digest: sha256(blob), size: blob.length }];
+  const manifestBytes = Buffer.from(JSON.stringify(manifest));
+  const manifestDigest = await pushManifest(
+    registry.url,
+    repository,
+    sha256(manifestBytes),
+    OCI_MANIFEST,
+    manifestBytes,
+  );
+  index.manifests = [{ ...entry, digest: manifestDigest, size: manifestBytes.length }];
+  await pushManifest(registry.url, repository, tag, INDEX, Buffer.from(JSON.stringify(index)));
 }
