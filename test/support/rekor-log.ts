@@ -7,7 +7,8 @@ import { canonicalJson } from "../../src/targets/openbao/imageverify/canonical-j
  * ECDSA P-256 log key whose logID is the hex sha256 of its DER SubjectPublicKeyInfo, entry bodies of
  * kind hashedrekord 0.0.1 (a `.sig` signature) or dsse 0.0.1 (a Sigstore bundle's envelope), and the
  * SignedEntryTimestamp: the log key's signature over the RFC 8785 form of
- * `{body, integratedTime, logIndex, logID}`. Its `tlog()` is the trusted_root.json `tlogs` entry
+ * `{body, integratedTime, logIndex, logID}`, and the inclusion proof (RFC 6962 Merkle tree of the
+ * log's leaves, audit path and a checkpoint: a signed note in Rekor's form). Its `tlog()` is the trusted_root.json `tlogs` entry
  * real cosign and the operator are given. Tests break a piece at a time (another key signs, the body
  * names another signature) to see both refuse.
  */
@@ -18,6 +19,14 @@ export interface RekorEntry {
   logIndex: number;
   logID: string;
   signedEntryTimestamp: string;
+  /** The entry's inclusion proof in the tree right after it was added, with the log's signed checkpoint. */
+  inclusionProof: {
+    logIndex: number;
+    rootHash: string;
+    treeSize: number;
+    hashes: string[];
+    checkpoint: string;
+  };
 }
 
 export interface RekorLog {
@@ -31,13 +40,32 @@ export interface RekorLog {
 }
 
 const sha256Hex = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+const hash = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash("sha256")).digest();
+
+// RFC 6962 section 2.1, by its recursive definitions: the leaf hash, the tree hash MTH and PATH.
+const leaf = (data: Buffer) => hash(Buffer.from([0]), data);
+const split = (n: number) => 2 ** Math.ceil(Math.log2(n) - 1);
+function treeHash(d: Buffer[]): Buffer {
+  if (d.length === 1) return d[0]!;
+  const k = split(d.length);
+  return hash(Buffer.from([1]), treeHash(d.slice(0, k)), treeHash(d.slice(k)));
+}
+function auditPath(m: number, d: Buffer[]): Buffer[] {
+  if (d.length <= 1) return [];
+  const k = split(d.length);
+  return m < k
+    ? [...auditPath(m, d.slice(0, k)), treeHash(d.slice(k))]
+    : [...auditPath(m - k, d.slice(k)), treeHash(d.slice(0, k))];
+}
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 
 export function createRekorLog(): RekorLog {
   const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
   const der = publicKey.export({ format: "der", type: "spki" });
   const logId = sha256Hex(der);
-  let index = 1000;
+  // A few earlier entries, so audit paths have some length.
+  const leaves: Buffer[] = Array.from({ length: 5 }, (_, i) => leaf(Buffer.from(`earlier entry ${i}`)));
+  const origin = "rekor.test.invalid - 1";
   return {
     logId,
     publicKeyPem: publicKey.export({ format: "pem", type: "spki" }).toString(),
@@ -52,11 +80,30 @@ export function createRekorLog(): RekorLog {
       logId: { keyId: Buffer.from(logId, "hex").toString("base64") },
     }),
     enter(body, integratedTime, opts = {}) {
-      const logIndex = index++;
+      const logIndex = leaves.length;
+      leaves.push(leaf(Buffer.from(body, "base64")));
       const logID = opts.logId ?? logId;
       const signed = canonicalJson({ body, integratedTime, logIndex, logID });
       const set = sign("sha256", Buffer.from(signed, "utf8"), opts.signWith ?? privateKey);
-      return { body, integratedTime, logIndex, logID, signedEntryTimestamp: set.toString("base64") };
+      const root = treeHash(leaves);
+      const text = `${origin}\n${leaves.length}\n${root.toString("base64")}\n`;
+      const noteSignature = sign("sha256", Buffer.from(text, "utf8"), opts.signWith ?? privateKey);
+      const hint = Buffer.from(logId, "hex").subarray(0, 4);
+      const checkpoint = `${text}\n\u2014 rekor.test.invalid ${Buffer.concat([hint, noteSignature]).toString("base64")}\n`;
+      return {
+        body,
+        integratedTime,
+        logIndex,
+        logID,
+        signedEntryTimestamp: set.toString("base64"),
+        inclusionProof: {
+          logIndex,
+          rootHash: root.toString("hex"),
+          treeSize: leaves.length,
+          hashes: auditPath(logIndex, leaves).map((h) => h.toString("hex")),
+          checkpoint,
+        },
+      };
     },
   };
 }
@@ -114,6 +161,13 @@ export function bundleTlogEntry(e: RekorEntry, kind: "dsse" | "hashedrekord"): R
     kindVersion: { kind, version: "0.0.1" },
     integratedTime: String(e.integratedTime),
     inclusionPromise: { signedEntryTimestamp: e.signedEntryTimestamp },
+    inclusionProof: {
+      logIndex: String(e.inclusionProof.logIndex),
+      rootHash: Buffer.from(e.inclusionProof.rootHash, "hex").toString("base64"),
+      treeSize: String(e.inclusionProof.treeSize),
+      hashes: e.inclusionProof.hashes.map((h) => Buffer.from(h, "hex").toString("base64")),
+      checkpoint: { envelope: e.inclusionProof.checkpoint },
+    },
     canonicalizedBody: e.body,
   };
 }

@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import { bundleSignature } from "../../src/targets/openbao/imageverify/bundle.js";
 import { canonicalJson } from "../../src/targets/openbao/imageverify/canonical-json.js";
 import { identityPolicy } from "../../src/targets/openbao/imageverify/identity.js";
+import { leafHash, rootFromPath } from "../../src/targets/openbao/imageverify/inclusion-proof.js";
 import { checkKeyless } from "../../src/targets/openbao/imageverify/keyless.js";
 import {
   annotationEntry,
@@ -11,8 +12,8 @@ import {
   bundleEntry,
   checkLogEntries,
   type LogEntry,
+  logEvidenceProblem,
   logIdOf,
-  setProblem,
   signedEntryBytes,
   type TransparencyLog,
 } from "../../src/targets/openbao/imageverify/rekor.js";
@@ -115,32 +116,32 @@ describe("the SignedEntryTimestamp against the trusted root's Rekor keys", () =>
   });
 
   it("accepts the log's signature over the entry, and refuses every other", () => {
-    assert.equal(setProblem(entry(), logs), undefined);
+    assert.equal(logEvidenceProblem(entry(), logs), undefined);
     const other = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey;
-    assert.match(setProblem(entry({ signWith: other }), logs)!, /unable to verify SET/);
+    assert.match(logEvidenceProblem(entry({ signWith: other }), logs)!, /unable to verify SET/);
     assert.match(
-      setProblem(entry({ logId: "00".repeat(32) }), logs)!,
+      logEvidenceProblem(entry({ logId: "00".repeat(32) }), logs)!,
       /rekor log public key not found for payload/,
     );
     // Any field changed after signing: the signature no longer covers it.
     for (const change of [{ integratedTime: SEC + 1 }, { logIndex: 7 }, { body: "b3RoZXI=" }])
       assert.match(
-        setProblem({ ...entry(), ...change }, logs)!,
+        logEvidenceProblem({ ...entry(), ...change }, logs)!,
         /unable to verify SET/,
         JSON.stringify(change),
       );
     const { signedEntryTimestamp: _, ...none } = entry();
-    assert.match(setProblem(none, logs)!, /no SignedEntryTimestamp/);
+    assert.match(logEvidenceProblem(none, logs)!, /no SignedEntryTimestamp/);
   });
 
   it("refuses an entry logged outside the key's validFor range, or a key without its start", () => {
     assert.match(
-      setProblem(entry(undefined, SEC - 2 * 3600), logs)!,
+      logEvidenceProblem(entry(undefined, SEC - 2 * 3600), logs)!,
       /rekor log public key not valid at payload integrated time/,
     );
     const tlog = log.tlog();
     delete ((tlog["publicKey"] as Record<string, unknown>)["validFor"] as Record<string, unknown>)["start"];
-    assert.match(setProblem(entry(), rootWith([tlog]))!, /rekor validity period start time not set/);
+    assert.match(logEvidenceProblem(entry(), rootWith([tlog]))!, /rekor validity period start time not set/);
   });
 });
 
@@ -208,7 +209,18 @@ describe("where entries are carried", () => {
       logId: log.logId,
       signedEntryTimestamp: Buffer.from(e.signedEntryTimestamp, "base64"),
     });
-    assert.deepEqual(bundleEntry(bundleTlogEntry(e, "dsse"), "t"), fromAnnotation);
+    const proof = e.inclusionProof;
+    const withProof = {
+      ...fromAnnotation,
+      inclusionProof: {
+        logIndex: proof.logIndex,
+        treeSize: proof.treeSize,
+        rootHash: Buffer.from(proof.rootHash, "hex"),
+        hashes: proof.hashes.map((h) => Buffer.from(h, "hex")),
+        checkpoint: proof.checkpoint,
+      },
+    };
+    assert.deepEqual(bundleEntry(bundleTlogEntry(e, "dsse"), "t"), withProof);
     assert.throws(() => annotationEntry('{"Payload":{}}'), /lacks Payload\.body/);
     assert.throws(
       () => bundleEntry({ canonicalizedBody: "x" }, "the bundle's tlogEntries[0]"),
@@ -223,7 +235,74 @@ describe("where entries are carried", () => {
         signatures: [{ sig: "AA==" }],
       },
     };
-    assert.deepEqual(bundleSignature(Buffer.from(JSON.stringify(bundle))).logEntries(), [fromAnnotation]);
+    assert.deepEqual(bundleSignature(Buffer.from(JSON.stringify(bundle))).logEntries(), [withProof]);
+    // From bundle v0.2 an entry without its inclusion proof makes no valid bundle (sigstore-go's rule).
+    const { inclusionProof: _, ...promiseOnly } = bundleTlogEntry(e, "dsse");
+    bundle.verificationMaterial.tlogEntries = [promiseOnly];
+    assert.throws(
+      () => bundleSignature(Buffer.from(JSON.stringify(bundle))).logEntries(),
+      /inclusion proof missing in bundle \(required for bundle v0\.2\)/,
+    );
+    bundle.mediaType = "application/vnd.dev.sigstore.bundle+json;version=0.1";
+    assert.equal(bundleSignature(Buffer.from(JSON.stringify(bundle))).logEntries().length, 1);
+  });
+});
+
+describe("the inclusion proof and its signed checkpoint", () => {
+  it("every entry's audit path leads to the root of the tree the log signed, at every tree size", () => {
+    const log = createRekorLog();
+    const logs = rootWith([log.tlog(new Date(NOW - 3600_000))]);
+    // Trees of 6 to 17 leaves: paths of every shape (left, right, the last leaf of an odd tree).
+    for (let i = 0; i < 12; i++) {
+      const e = bundleEntry(
+        bundleTlogEntry(log.enter(Buffer.from(`entry ${i}`).toString("base64"), SEC), "dsse"),
+        "t",
+      );
+      assert.equal(
+        logEvidenceProblem(e, logs),
+        undefined,
+        `entry ${i} (tree of ${e.inclusionProof!.treeSize})`,
+      );
+      assert.deepEqual(
+        rootFromPath(
+          e.inclusionProof!.logIndex,
+          e.inclusionProof!.treeSize,
+          leafHash(Buffer.from(e.body, "base64")),
+          e.inclusionProof!.hashes,
+        ),
+        e.inclusionProof!.rootHash,
+      );
+    }
+  });
+
+  it("refuses a broken path, a checkpoint another key signed, or one naming another tree", () => {
+    const log = createRekorLog();
+    const logs = rootWith([log.tlog(new Date(NOW - 3600_000))]);
+    const good = bundleEntry(bundleTlogEntry(log.enter("Ym9keQ==", SEC), "dsse"), "t");
+    const p = good.inclusionProof!;
+    const flipped = Buffer.from(p.hashes[0]!);
+    flipped[0] = flipped[0]! ^ 1;
+    const broken = { ...good, inclusionProof: { ...p, hashes: [flipped, ...p.hashes.slice(1)] } };
+    assert.match(logEvidenceProblem(broken, logs)!, /does not lead from the entry to its root hash/);
+    const shorter = { ...good, inclusionProof: { ...p, hashes: p.hashes.slice(1) } };
+    assert.match(logEvidenceProblem(shorter, logs)!, /does not lead from the entry to its root hash/);
+    // The same note text, signed by another key.
+    const other = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey;
+    const text = p.checkpoint.slice(0, p.checkpoint.lastIndexOf("\n\n") + 1);
+    const forged = `${text}\n\u2014 rekor.test.invalid ${Buffer.concat([Buffer.alloc(4), sign("sha256", Buffer.from(text), other)]).toString("base64")}\n`;
+    assert.match(
+      logEvidenceProblem({ ...good, inclusionProof: { ...p, checkpoint: forged } }, logs)!,
+      /checkpoint is not signed by the log's key/,
+    );
+    const otherSize = p.checkpoint.replace(`\n${p.treeSize}\n`, `\n${p.treeSize + 1}\n`);
+    assert.match(
+      logEvidenceProblem({ ...good, inclusionProof: { ...p, checkpoint: otherSize } }, logs)!,
+      /proof tree size does not match signed tree head/,
+    );
+    assert.match(
+      logEvidenceProblem({ ...good, inclusionProof: { ...p, checkpoint: "no note" } }, logs)!,
+      /not a signed note/,
+    );
   });
 });
 

@@ -48,6 +48,12 @@ export function preAuthEncoding(payloadType: string, payload: Buffer): Buffer {
 const pem = (der: string): string =>
   `-----BEGIN CERTIFICATE-----\n${der.match(/.{1,64}/g)?.join("\n") ?? ""}\n-----END CERTIFICATE-----\n`;
 
+/** The bundle format's version from its media type (`…bundle+json;version=0.2`, `…bundle.v0.3+json`); 0 when unnamed. */
+export function bundleVersion(mediaType: string): number {
+  const m = /version=(\d+\.\d+)/.exec(mediaType) ?? /\.v(\d+\.\d+)\+json/.exec(mediaType);
+  return m ? Number(m[1]) : 0;
+}
+
 /** The leaf certificate of the verification material (v0.3's `certificate`, or v0.1/0.2's chain). */
 function leafCertificate(material: Record<string, unknown>): string | undefined {
   const single = isObject(material["certificate"]) ? material["certificate"]["rawBytes"] : undefined;
@@ -96,7 +102,13 @@ export function bundleSignature(bytes: Buffer): BundleSignature {
     signature: Buffer.from(sig, "base64"),
     payload: body,
     ...(certificate ? { certificate } : {}),
-    logEntries: () => entries.map((e, i) => bundleEntry(e, `the bundle's tlogEntries[${i}]`)),
+    logEntries: () => {
+      const out = entries.map((e, i) => bundleEntry(e, `the bundle's tlogEntries[${i}]`));
+      // From v0.2 a bundle's entries must carry an inclusion proof (protobuf-specs; sigstore-go refuses the bundle).
+      if (bundleVersion(doc["mediaType"] as string) >= 0.2 && out.some((e) => !e.inclusionProof))
+        throw new Error("inclusion proof missing in bundle (required for bundle v0.2)");
+      return out;
+    },
   };
 }
 

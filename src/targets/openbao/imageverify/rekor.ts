@@ -1,5 +1,6 @@
 import { createHash, type KeyObject, verify } from "node:crypto";
 import { canonicalJson } from "./canonical-json.js";
+import { type InclusionProof, inclusionProblem } from "./inclusion-proof.js";
 
 /**
  * A Rekor (v1) transparency-log entry checked offline, as cosign and sigstore-go check the evidence
@@ -10,6 +11,9 @@ import { canonicalJson } from "./canonical-json.js";
  * - the entry's body must describe this very signature: the same signature bytes, the same signing
  *   key or certificate, and the sha256 of the same payload (hashedrekord 0.0.1 for a `.sig` layer,
  *   dsse 0.0.1 for a Sigstore bundle's DSSE envelope).
+ * - an inclusion proof, when the entry carries one (a Sigstore bundle v0.2 or later must), is
+ *   checked too: the entry hashed up its audit path gives the root of a checkpoint the log's key
+ *   signed (inclusion-proof.ts). The SET is still required: only it signs the integrated time.
  * What is not checked offline: that the log still holds the entry, or that it is consistent with
  * the log's later checkpoints (that needs the log itself). Pure; a refusal is a reason in cosign's
  * words, never an exception.
@@ -36,6 +40,7 @@ export interface LogEntry {
   logId: string;
   /** The SignedEntryTimestamp / inclusion promise; absent when the entry carries none. */
   signedEntryTimestamp?: Buffer;
+  inclusionProof?: InclusionProof;
 }
 
 /** What the entry must describe: the signature being verified. */
@@ -67,8 +72,8 @@ export function signedEntryBytes(e: LogEntry): Buffer {
   );
 }
 
-/** Why the SignedEntryTimestamp does not hold; undefined when it does. */
-export function setProblem(e: LogEntry, logs: readonly TransparencyLog[]): string | undefined {
+/** Why the SignedEntryTimestamp (and the inclusion proof, when there is one) does not hold; undefined when it does. */
+export function logEvidenceProblem(e: LogEntry, logs: readonly TransparencyLog[]): string | undefined {
   if (!e.signedEntryTimestamp) return "the entry carries no SignedEntryTimestamp (inclusion promise)";
   const log = logs.find((l) => l.logId === e.logId.toLowerCase());
   if (!log)
@@ -86,9 +91,9 @@ export function setProblem(e: LogEntry, logs: readonly TransparencyLog[]): strin
   } catch {
     ok = false;
   }
-  return ok
-    ? undefined
-    : "unable to verify SET (the SignedEntryTimestamp is not the log's signature over this entry)";
+  if (!ok)
+    return "unable to verify SET (the SignedEntryTimestamp is not the log's signature over this entry)";
+  return e.inclusionProof ? inclusionProblem(e.body, e.inclusionProof, log.key) : undefined;
 }
 
 /** DER of the first PEM block of `text`; undefined when there is none. */
@@ -187,7 +192,7 @@ export function checkLogEntries(
     };
   let why = "";
   for (const e of entries) {
-    const problem = setProblem(e, logs) ?? bodyMismatch(e.body, s);
+    const problem = logEvidenceProblem(e, logs) ?? bodyMismatch(e.body, s);
     if (!problem) return { ok: true, integratedTime: e.integratedTime * 1000 };
     why = `transparency-log entry ${e.logIndex}: ${problem}`;
   }
@@ -247,11 +252,36 @@ export function bundleEntry(v: unknown, at: string): LogEntry {
   const set = isObject(v["inclusionPromise"])
     ? str(v["inclusionPromise"]["signedEntryTimestamp"])
     : undefined;
+  const inclusionProof = isObject(v["inclusionProof"])
+    ? proofOf(v["inclusionProof"], `${at}.inclusionProof`)
+    : undefined;
   return {
     body,
     integratedTime,
     logIndex,
     logId: Buffer.from(keyId, "base64").toString("hex"),
     ...(set ? { signedEntryTimestamp: Buffer.from(set, "base64") } : {}),
+    ...(inclusionProof ? { inclusionProof } : {}),
+  };
+}
+
+/** protobuf-specs InclusionProof in its JSON form; throws naming what is missing. */
+function proofOf(p: Record<string, unknown>, at: string): InclusionProof {
+  const logIndex = int64(p["logIndex"]);
+  const treeSize = int64(p["treeSize"]);
+  const rootHash = str(p["rootHash"]);
+  const hashes = Array.isArray(p["hashes"]) ? p["hashes"] : [];
+  const checkpoint = isObject(p["checkpoint"]) ? str(p["checkpoint"]["envelope"]) : undefined;
+  if (logIndex === undefined || treeSize === undefined || !rootHash || !checkpoint)
+    throw new Error(
+      `${at} lacks logIndex, treeSize, rootHash or checkpoint.envelope (inclusion proof missing required checkpoint)`,
+    );
+  if (!hashes.every((h) => typeof h === "string")) throw new Error(`${at}.hashes are not all base64 strings`);
+  return {
+    logIndex,
+    treeSize,
+    rootHash: Buffer.from(rootHash, "base64"),
+    hashes: (hashes as string[]).map((h) => Buffer.from(h, "base64")),
+    checkpoint,
   };
 }
