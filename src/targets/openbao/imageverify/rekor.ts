@@ -188,7 +188,7 @@ export function checkLogEntries(
   if (entries.length === 0)
     return {
       ok: false,
-      why: "offline verification failed: the signature carries no transparency-log entry (no Rekor bundle)",
+      why: "offline verification failed: the signature carries no transparency-log entry (no Rekor bundle annotation or tlogEntries)",
     };
   let why = "";
   for (const e of entries) {
