@@ -412,10 +412,10 @@ async function getJson(
 }
 
 /**
- * Rewrites the image's one cosign 3 bundle referrer (under the registry's referrers fallback tag,
- * where cosign put it) after `change` edits the bundle: how a bundle cosign 2.5 wrote without a log
- * gets the transparency-log entry a logging cosign would have put in it. The bundle's signature and
- * certificate are cosign's; only verificationMaterial.tlogEntries is added.
+ * Rewrites the image's cosign 3 bundle referrers that carry no transparency-log entry yet (under the
+ * registry's referrers fallback tag, where cosign put them) after `change` edits each bundle: how a
+ * bundle cosign 2.5 wrote without a log gets the entry a logging cosign would have put in it. The
+ * bundle's signature and certificate are cosign's; only verificationMaterial.tlogEntries is added.
  */
 export async function rewriteBundle(
   registry: OciRegistry,
@@ -428,37 +428,44 @@ export async function rewriteBundle(
   const index = JSON.parse(
     (await getJson(registry.url, repository, "manifests", tag, INDEX)).toString("utf8"),
   );
-  const [entry] = index.manifests;
-  const manifest = JSON.parse(
-    (await getJson(registry.url, repository, "manifests", entry.digest, OCI_MANIFEST)).toString("utf8"),
-  );
-  const [layer] = manifest.layers;
-  const bundle = JSON.parse(
-    (await getJson(registry.url, repository, "blobs", layer.digest, "*/*")).toString("utf8"),
-  );
-  const envelope = bundle.dsseEnvelope;
-  const raw = bundle.verificationMaterial?.certificate?.rawBytes as string | undefined;
-  change({
-    bundle,
-    payload: Buffer.from(envelope.payload, "base64"),
-    signature: Buffer.from(envelope.signatures[0].sig, "base64"),
-    ...(raw
-      ? {
-          certificatePem: `-----BEGIN CERTIFICATE-----\n${raw.match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`,
-        }
-      : {}),
-  });
-  const blob = Buffer.from(JSON.stringify(bundle));
-  await pushBlob(registry.url, repository, sha256(blob), blob);
-  manifest.layers = [{ ...layer, digest: sha256(blob), size: blob.length }];
-  const manifestBytes = Buffer.from(JSON.stringify(manifest));
-  const manifestDigest = await pushManifest(
-    registry.url,
-    repository,
-    sha256(manifestBytes),
-    OCI_MANIFEST,
-    manifestBytes,
-  );
-  index.manifests = [{ ...entry, digest: manifestDigest, size: manifestBytes.length }];
+  const rewritten = [];
+  for (const entry of index.manifests) {
+    const manifest = JSON.parse(
+      (await getJson(registry.url, repository, "manifests", entry.digest, OCI_MANIFEST)).toString("utf8"),
+    );
+    const [layer] = manifest.layers;
+    const bundle = JSON.parse(
+      (await getJson(registry.url, repository, "blobs", layer.digest, "*/*")).toString("utf8"),
+    );
+    if ((bundle.verificationMaterial?.tlogEntries ?? []).length > 0) {
+      rewritten.push(entry);
+      continue;
+    }
+    const envelope = bundle.dsseEnvelope;
+    const raw = bundle.verificationMaterial?.certificate?.rawBytes as string | undefined;
+    change({
+      bundle,
+      payload: Buffer.from(envelope.payload, "base64"),
+      signature: Buffer.from(envelope.signatures[0].sig, "base64"),
+      ...(raw
+        ? {
+            certificatePem: `-----BEGIN CERTIFICATE-----\n${raw.match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`,
+          }
+        : {}),
+    });
+    const blob = Buffer.from(JSON.stringify(bundle));
+    await pushBlob(registry.url, repository, sha256(blob), blob);
+    manifest.layers = [{ ...layer, digest: sha256(blob), size: blob.length }];
+    const manifestBytes = Buffer.from(JSON.stringify(manifest));
+    const manifestDigest = await pushManifest(
+      registry.url,
+      repository,
+      sha256(manifestBytes),
+      OCI_MANIFEST,
+      manifestBytes,
+    );
+    rewritten.push({ ...entry, digest: manifestDigest, size: manifestBytes.length });
+  }
+  index.manifests = rewritten;
   await pushManifest(registry.url, repository, tag, INDEX, Buffer.from(JSON.stringify(index)));
 }
