@@ -17,7 +17,9 @@ import {
   signedEntryBytes,
   type TransparencyLog,
 } from "../../src/targets/openbao/imageverify/rekor.js";
+import { verifySettings } from "../../src/targets/openbao/imageverify/settings.js";
 import { parseTrustRoot } from "../../src/targets/openbao/imageverify/trust-root.js";
+import { ImageVerifier } from "../../src/targets/openbao/imageverify/verifier.js";
 import { createKeylessCa } from "../support/keyless-ca.js";
 import {
   bundleTlogEntry,
@@ -343,5 +345,68 @@ describe("keyless: the certificate judged when the log says it was used", () => 
       (checkKeyless(cert, payload, signature, { ...c, signedAt: NOW - 30 * 60_000 }) as { why: string }).why,
       /certificate was issued after signatures were entered in log/,
     );
+  });
+});
+
+describe("which blocks check the log, and with what", () => {
+  const log = createRekorLog();
+  const ca = createKeylessCa("fulcio", new Date(NOW));
+  const caOnly = ca.trustedRootJson();
+  const withLog = JSON.stringify({ ...JSON.parse(caOnly), tlogs: [log.tlog()] });
+  const configMaps = new Map<string, unknown>([
+    ["ops/ca-only", { metadata: { name: "ca-only" }, data: { "trusted_root.json": caOnly } }],
+    ["ops/with-log", { metadata: { name: "with-log" }, data: { "trusted_root.json": withLog } }],
+  ]);
+  const ctx = {
+    reader: {
+      get: async (_t: unknown, name: string, ns?: string) => configMaps.get(`${ns}/${name}`) as never,
+    },
+  };
+  const key = keyPair().pub;
+
+  it("a key-based block reads the operator's root only when it checks the log", async () => {
+    const logged = await verifySettings(
+      ctx,
+      "ns",
+      "imageVerification",
+      { enabled: true, publicKey: key },
+      { namespace: "ops", name: "with-log" },
+    );
+    assert.equal(logged.trustRoot?.transparencyLogs[0]?.logId, log.logId);
+    const waived = await verifySettings(
+      ctx,
+      "ns",
+      "imageVerification",
+      { enabled: true, publicKey: key, ignoreTlog: true },
+      { namespace: "ops", name: "gone" },
+    );
+    assert.equal(waived.trustRoot, undefined, "under ignoreTlog a key-based block never depends on the root");
+  });
+
+  it("without ignoreTlog, no root or a root without tlogs is refused before the registry is asked", async () => {
+    const asked: string[] = [];
+    const v = new ImageVerifier({
+      fetch: async (input) => {
+        asked.push(String(input));
+        throw new Error("not reached");
+      },
+    });
+    const image = "registry.example/team/openbao:2.7.2";
+    await assert.rejects(
+      v.verify(image, { field: "spec.imageVerification", publicKey: key, ignoreTlog: false }),
+      /spec\.imageVerification\.ignoreTlog is false, so each signature must carry a transparency-log \(Rekor\) entry.*the operator has none/,
+    );
+    const root = parseTrustRoot(caOnly, "root");
+    await assert.rejects(
+      v.verify(image, {
+        field: "spec.imageVerification",
+        issuer: "i",
+        subject: "s",
+        ignoreTlog: false,
+        trustRoot: root,
+      }),
+      /the operator's trusted root lists no tlogs to check it with/,
+    );
+    assert.deepEqual(asked, []);
   });
 });
