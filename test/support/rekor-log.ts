@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
-import { canonicalJson } from "../../src/targets/openbao/imageverify/canonical-json.js";
+import { canonicalJson } from "../../src/runtime/canonical-json.js";
 
 /**
  * A transparency log in Rekor's role, for offline tests: no Rekor exists here (it needs Trillian and

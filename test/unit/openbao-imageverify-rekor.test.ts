@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { describe, it } from "node:test";
+import { canonicalJson } from "../../src/runtime/canonical-json.js";
 import { bundleSignature } from "../../src/targets/openbao/imageverify/bundle.js";
-import { canonicalJson } from "../../src/targets/openbao/imageverify/canonical-json.js";
 import { identityPolicy } from "../../src/targets/openbao/imageverify/identity.js";
 import { leafHash, rootFromPath } from "../../src/targets/openbao/imageverify/inclusion-proof.js";
 import { checkKeyless } from "../../src/targets/openbao/imageverify/keyless.js";

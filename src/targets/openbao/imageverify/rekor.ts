@@ -1,5 +1,5 @@
 import { createHash, type KeyObject, verify } from "node:crypto";
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson } from "../../../runtime/canonical-json.js";
 import { type InclusionProof, inclusionProblem } from "./inclusion-proof.js";
 
 /**

@@ -1,9 +1,11 @@
 /**
- * RFC 8785 (JSON Canonicalization Scheme) for the values a transparency-log entry is made of: what
- * Rekor signs in a SignedEntryTimestamp is the canonical form of the entry, so the same bytes must be
- * rebuilt here before the signature can be checked. Object members are sorted by their names' UTF-16
- * code units (JavaScript's default string order), there is no whitespace, and strings and numbers are
- * written as ECMAScript's JSON.stringify writes them, which is what RFC 8785 prescribes for both.
+ * RFC 8785 (JSON Canonicalization Scheme): one byte form for a JSON value, whoever wrote it. What a
+ * signature over JSON covers when the signer canonicalized it (Rekor's SignedEntryTimestamp is over
+ * the RFC 8785 form of its entry), and a sound key for comparing or hashing values. Object members
+ * are sorted by their names' UTF-16 code units (JavaScript's default string order), there is no
+ * whitespace, and strings and numbers are written as ECMAScript's JSON.stringify writes them, which
+ * is what RFC 8785 prescribes for both. Members whose value is undefined are left out, as
+ * JSON.stringify leaves them out.
  * Pure; throws on what JSON cannot hold (a non-finite number, undefined, a function).
  */
 export function canonicalJson(value: unknown): string {
