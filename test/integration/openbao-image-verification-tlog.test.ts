@@ -1,11 +1,18 @@
 import assert from "node:assert/strict";
 import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { CONFIGMAP, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import type { KubeClient } from "../../src/runtime/client.js";
 import { parseTrustRoot } from "../../src/targets/openbao/imageverify/trust-root.js";
 import { ImageVerifier, type VerifySettings } from "../../src/targets/openbao/imageverify/verifier.js";
+import { OPENBAOCLUSTER } from "../../src/targets/openbao/reconciler.js";
 import { type OciRegistry, startOciRegistry } from "../../src/testenv/oci-registry.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
 import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { createKeylessCa, type KeylessCa } from "../support/keyless-ca.js";
+import { clientFor, eventually, freshNamespace } from "../support/kube.js";
+import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { startOpenBaoOperatorOnApi } from "../support/openbao-operator.js";
 import {
   bundleTlogEntry,
   createRekorLog,
@@ -36,6 +43,8 @@ import {
 // cosign's reason words. The case that needs the log: a short-lived certificate that has expired
 // since it signed is accepted because the log says when it signed, and refused under ignoreTlog.
 
+// biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
+type Json = Record<string, any>;
 const VERSION = "2.7.2";
 const ISSUER = "https://issuer.example.test";
 const SUBJECT = "https://git.example.test/platform/openbao/.github/workflows/release.yml@refs/tags/v2.7.2";
@@ -200,6 +209,68 @@ describe("image verification with the transparency log checked offline, against 
         assert.match((cosign as { error: string }).error, c.cosignRefused!, "cosign's reason");
       } else assert.equal((ours as { digest: string }).digest, digests.get(c));
     });
+
+  it("the operator, ignoreTlog unset: a logged image runs pinned though its certificate expired, an unlogged one is refused", async () => {
+    const client: KubeClient = clientFor(sharedEnv().kubeconfigPath);
+    const ns = await freshNamespace(client, "ob-imgverify-tlog");
+    await installOpenBaoClusterCrd(client);
+    await client.create(CONFIGMAP, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "sigstore-root", namespace: ns },
+      data: { "trusted_root.json": rootJson },
+    });
+    const op = await startOpenBaoOperatorOnApi(
+      sharedEnv().kubeconfigPath,
+      ns,
+      `    imageVerification: { trustedRootConfigMap: { namespace: ${ns}, name: sigstore-root } }\n`,
+    );
+    try {
+      // Upstream's hardened block: issuer and subject, ignoreTlog left out.
+      const block = { enabled: true, issuer: ISSUER, subject: SUBJECT };
+      const logged = CASES[1]!;
+      const unlogged = CASES[3]!;
+      for (const [name, c] of [
+        ["logged", logged],
+        ["unlogged", unlogged],
+      ] as const)
+        await createOpenBaoCluster(client, ns, name, {
+          replicas: 1,
+          image: `${registry.host}/${repoOf(c)}:${VERSION}`,
+          imageVerification: block,
+        });
+      const sts = (await eventually(
+        () => client.getOrUndefined(STATEFULSET, "logged", ns),
+        60_000,
+        "the logged image's StatefulSet",
+      )) as Json;
+      assert.equal(
+        sts.spec.template.spec.containers[0].image,
+        `${registry.host}/${repoOf(logged)}@${digests.get(logged)}`,
+      );
+      const degraded = await eventually(
+        async () => {
+          const c = (await client.get(OPENBAOCLUSTER, "unlogged", ns)) as Json;
+          const d = (c.status?.conditions ?? []).find((x: { type: string }) => x.type === "Degraded");
+          return d?.reason === "ImageVerificationFailed" ? d : undefined;
+        },
+        60_000,
+        "unlogged: Degraded=ImageVerificationFailed",
+      );
+      assert.match(
+        degraded.message,
+        /offline verification failed: the signature carries no transparency-log entry/,
+      );
+      assert.equal(
+        await client.getOrUndefined(STATEFULSET, "unlogged", ns),
+        undefined,
+        "no StatefulSet for the unlogged image",
+      );
+    } finally {
+      await op.stop();
+      client.close();
+    }
+  });
 
   it("ignoreTlog: true keeps today's check: the expired certificate is judged now, and refused", async () => {
     const c = CASES[1]!;
