@@ -11,7 +11,14 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
-import { type CosignKey, cosignKey, cosignSignBundle, cosignTrustedRoot } from "../support/signed-images.js";
+import { bundleTlogEntry, createRekorLog, dsseBody, type RekorLog } from "../support/rekor-log.js";
+import {
+  type CosignKey,
+  cosignKey,
+  cosignSignBundle,
+  cosignTrustedRootWithLog,
+  rewriteBundle,
+} from "../support/signed-images.js";
 import { startTransitOpenBao, type TransitOpenBao } from "../support/transit-node.js";
 import { type Json, upstreamCluster, upstreamSamplesMissing } from "../support/upstream-samples.js";
 
@@ -104,16 +111,19 @@ async function prepareTransitAndTls(ctx: NodeNamespace, doc: Json): Promise<void
 }
 
 /**
- * The hardened sample's keyless image verification, kept: the node's OpenBao image in a registry on
- * the node, signed the cosign 3 way (a Sigstore bundle referrer) with a certificate for the sample's
- * own issuer and subject, issued by the test's CA in Fulcio's role; the operator is given that CA as
- * its trusted root. First only a signature by another subject exists (the cluster is blocked); then
- * the sample's signer signs, and the pods run the verified digest.
+ * The hardened sample's keyless image verification, kept as upstream wrote it (ignoreTlog unset, so
+ * the transparency log is checked): the node's OpenBao image in a registry on the node, signed the
+ * cosign 3 way (a Sigstore bundle referrer) with a certificate for the sample's own issuer and
+ * subject, issued by the test's CA in Fulcio's role, and logged by the test's Rekor stand-in (the
+ * bundle's tlogEntries: inclusion promise and proof); the operator is given that CA and the log's
+ * key as its trusted root. First only a signature by another subject exists (the cluster is
+ * blocked); then the sample's signer signs, and the pods run the verified digest.
  */
 interface SignedImage {
   registry: NodeRegistry;
   key: CosignKey;
   ca: KeylessCa;
+  rekor: RekorLog;
   digest: string;
   /** 127.0.0.1:<port>/openbao/openbao, as the node names it. */
   repository: string;
@@ -138,10 +148,22 @@ async function signAs(subject: string): Promise<void> {
     pem,
     chainPem: s.ca.chainPem,
   });
+  // The log takes the new bundle, as a logging cosign's Rekor would.
+  await rewriteBundle(s.registry.registry, "openbao/openbao", s.digest, (b) => {
+    const body = dsseBody(
+      JSON.stringify(b.bundle["dsseEnvelope"]),
+      b.payload,
+      b.signature,
+      b.certificatePem!,
+    );
+    const entry = s.rekor.enter(body, Math.floor(Date.now() / 1000));
+    b.bundle["verificationMaterial"]["tlogEntries"] = [bundleTlogEntry(entry, "dsse")];
+  });
 }
 
 async function prepareSignedImage(ctx: NodeNamespace, doc: Json): Promise<void> {
   const iv = spec(doc)["imageVerification"] as Json;
+  assert.notEqual(iv["ignoreTlog"], true, "upstream's hardened sample leaves the transparency-log check on");
   const started = Date.now();
   const registry = await startNodeRegistry(ctx.node);
   const digest = await pushNodeImage(
@@ -159,6 +181,7 @@ async function prepareSignedImage(ctx: NodeNamespace, doc: Json): Promise<void> 
     registry,
     key,
     ca: createKeylessCa("hardened-fulcio"),
+    rekor: createRekorLog(),
     digest,
     repository: `${registry.inNode}/openbao/openbao`,
     issuer: String(iv["issuer"]),
@@ -169,7 +192,14 @@ async function prepareSignedImage(ctx: NodeNamespace, doc: Json): Promise<void> 
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: SIGSTORE_ROOT, namespace: ctx.namespace },
-    data: { "trusted_root.json": await cosignTrustedRoot(key, signed.ca.chainPem) },
+    data: {
+      "trusted_root.json": await cosignTrustedRootWithLog(
+        key,
+        signed.ca.chainPem,
+        signed.rekor.publicKeyPem,
+        new Date(Date.now() - 3600_000),
+      ),
+    },
   });
   console.log(`hardened: registry started, image pushed and signed in ${Date.now() - started} ms`);
 }
@@ -284,9 +314,8 @@ const RUNS: Record<string, Run> = {
   hardened: {
     changes: [
       `spec.version: 2.4.4 → ${BAO_DEFAULT_VERSION}, the image the node holds`,
-      `spec.image: openbao/openbao:2.4.4 → 127.0.0.1:<port>/openbao/openbao:${BAO_DEFAULT_VERSION}, the node's OpenBao in a registry on the node, signed the cosign 3 way (a Sigstore bundle referrer) with a certificate for the sample's own issuer and subject from the test's private CA in Fulcio's role`,
-      "spec.imageVerification.ignoreTlog: true added: that signature has no Rekor entry (the operator reaches no public Sigstore service), and the operator refuses rather than silently skip the check",
-      "the operator's targets.openbao.imageVerification.trustedRootConfigMap names that CA's trusted_root.json",
+      `spec.image: openbao/openbao:2.4.4 → 127.0.0.1:<port>/openbao/openbao:${BAO_DEFAULT_VERSION}, the node's OpenBao in a registry on the node, signed the cosign 3 way (a Sigstore bundle referrer) with a certificate for the sample's own issuer and subject from the test's private CA in Fulcio's role, logged by the test's Rekor stand-in (spec.imageVerification unchanged: ignoreTlog unset, the log entry is checked)`,
+      "the operator's targets.openbao.imageVerification.trustedRootConfigMap names a trusted_root.json with that CA and that log's key",
       "unseal: awskms (needs AWS KMS) → transit, on a transit OpenBao the test runs on the node",
       ...transitChanges.slice(1),
       "spec.backup removed: its target is s3.amazonaws.com, which the node must not reach",
@@ -299,7 +328,6 @@ const RUNS: Record<string, Run> = {
     change(o) {
       version(o);
       spec(o)["image"] = `${signed!.repository}:${BAO_DEFAULT_VERSION}`;
-      (spec(o)["imageVerification"] as Json)["ignoreTlog"] = true;
       spec(o)["unseal"] = {
         type: "transit",
         transit: { keyName: "openbao-unseal-key", mountPath: "transit/" },

@@ -200,7 +200,8 @@ export async function cosignSignBundle(
 /**
  * Whether real cosign accepts the image's bundle signature: `verify-attestation --new-bundle-format`
  * for COSIGN_SIGN_PREDICATE (2.5's `verify` does not read bundles), against `trustedRootJson`, with
- * `key.pub` when `identity` is "key", else keylessly for the identity; no transparency log or SCT.
+ * `key.pub` when `identity` is "key", else keylessly for the identity; no SCT, and no transparency
+ * log unless `checkTlog` (then the bundle's tlogEntries are checked with the root's Rekor keys).
  * cosign 2.5 still loads Fulcio roots for keyless before reading --trusted-root: SIGSTORE_ROOT_FILE
  * gives it the same CA chain instead of the public TUF repository.
  */
@@ -209,6 +210,7 @@ export async function cosignVerifyBundle(
   image: string,
   identity: CosignIdentity | "key",
   trustedRoot: { json: string; chainPem: string },
+  opts: { checkTlog?: boolean } = {},
 ): Promise<{ ok: true } | { ok: false; error: string }> {
   const name = `bundle-root-${createHash("sha256").update(trustedRoot.json).digest("hex").slice(0, 12)}`;
   writeFileSync(join(key.dir, `${name}.json`), trustedRoot.json);
@@ -234,7 +236,7 @@ export async function cosignVerifyBundle(
         "--trusted-root",
         `${name}.json`,
         ...who,
-        "--insecure-ignore-tlog",
+        ...(opts.checkTlog ? [] : ["--insecure-ignore-tlog"]),
         "--insecure-ignore-sct",
         "--allow-http-registry",
         image,
@@ -245,4 +247,225 @@ export async function cosignVerifyBundle(
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }
+}
+
+/** The simple-signing payload `cosign sign` writes for an image digest (cosign 2.5's `generate` cannot parse loopback references). */
+export function simpleSigningPayload(repository: string, digest: string): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      critical: {
+        identity: { "docker-reference": repository },
+        image: { "docker-manifest-digest": digest },
+        type: "cosign container image signature",
+      },
+      optional: null,
+    }),
+  );
+}
+
+/**
+ * Attaches a signature made elsewhere as a `.sig` layer with real `cosign attach signature`: the
+ * payload, the signature, a certificate and chain (keyless), and a Rekor entry (`--rekor-response`,
+ * cosign's LocalSignedPayload JSON) that cosign writes into the layer's `dev.sigstore.cosign/bundle`
+ * annotation. How a signature logged in a transparency log is stored, without a Rekor.
+ */
+export async function cosignAttachSignature(
+  tool: CosignKey,
+  imageByDigest: string,
+  s: {
+    payload: Buffer;
+    signature: Buffer;
+    certificatePem?: string;
+    chainPem?: string;
+    rekorResponse?: string;
+  },
+): Promise<void> {
+  const tag = createHash("sha256").update(s.signature).digest("hex").slice(0, 12);
+  const file = (suffix: string, text: string | Buffer) => {
+    writeFileSync(join(tool.dir, `${tag}.${suffix}`), text);
+    return `${tag}.${suffix}`;
+  };
+  const args = ["attach", "signature", "--payload", file("payload", s.payload)];
+  args.push("--signature", file("sig", s.signature.toString("base64")));
+  if (s.certificatePem) args.push("--certificate", file("crt", s.certificatePem));
+  if (s.chainPem) args.push("--certificate-chain", file("chain", s.chainPem));
+  if (s.rekorResponse) args.push("--rekor-response", file("rekor.json", s.rekorResponse));
+  await runCosign([...args, "--allow-http-registry", imageByDigest], { env: tool.env, cwd: tool.dir });
+}
+
+/**
+ * A Sigstore trusted root written by real `cosign trusted-root create`: the CA chain (issuing CA
+ * first) and a Rekor log's key, valid from `rekorStart`.
+ */
+export async function cosignTrustedRootWithLog(
+  tool: CosignKey,
+  chainPem: string,
+  rekorPublicKeyPem: string,
+  rekorStart: Date,
+): Promise<string> {
+  const name = `root-log-${createHash("sha256")
+    .update(chainPem + rekorPublicKeyPem)
+    .digest("hex")
+    .slice(0, 12)}`;
+  writeFileSync(join(tool.dir, `${name}.chain.pem`), chainPem);
+  writeFileSync(join(tool.dir, `${name}.rekor.pub`), rekorPublicKeyPem);
+  await runCosign(
+    [
+      "trusted-root",
+      "create",
+      "--certificate-chain",
+      `${name}.chain.pem`,
+      "--rekor-key",
+      `${name}.rekor.pub`,
+      "--rekor-start-time",
+      rekorStart.toISOString(),
+      "--out",
+      `${name}.json`,
+    ],
+    { env: tool.env, cwd: tool.dir },
+  );
+  return readFileSync(join(tool.dir, `${name}.json`), "utf8");
+}
+
+/**
+ * Whether real `cosign verify --offline` accepts the image's `.sig` signature with its transparency-log
+ * entry checked (no --insecure-ignore-tlog): against `root` (the trusted root holding the CA and
+ * the Rekor key), keylessly for `identity` or with the PEM key `keyPem`. cosign 2.5 still loads the
+ * Fulcio roots and the Rekor keys for this path from its TUF cache before reading --trusted-root:
+ * SIGSTORE_ROOT_FILE and SIGSTORE_REKOR_PUBLIC_KEY give it the same CA chain and log key instead.
+ * SCTs are not checked (no CT log exists here).
+ */
+export async function cosignVerifyLogged(
+  tool: CosignKey,
+  image: string,
+  who: CosignIdentity | { keyPem: string },
+  root: { json: string; chainPem: string; rekorPublicKeyPem: string },
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const name = `logged-${createHash("sha256").update(root.json).digest("hex").slice(0, 12)}`;
+  writeFileSync(join(tool.dir, `${name}.json`), root.json);
+  writeFileSync(join(tool.dir, `${name}.chain.pem`), root.chainPem);
+  writeFileSync(join(tool.dir, `${name}.rekor.pub`), root.rekorPublicKeyPem);
+  let identity: string[];
+  if ("keyPem" in who) {
+    writeFileSync(join(tool.dir, `${name}.key.pub`), who.keyPem);
+    identity = ["--key", `${name}.key.pub`];
+  } else
+    identity =
+      "issuer" in who
+        ? ["--certificate-oidc-issuer", who.issuer, "--certificate-identity", who.subject]
+        : [
+            "--certificate-oidc-issuer-regexp",
+            who.issuerRegExp,
+            "--certificate-identity-regexp",
+            who.subjectRegExp,
+          ];
+  try {
+    await runCosign(
+      [
+        "verify",
+        ...identity,
+        "--trusted-root",
+        `${name}.json`,
+        "--offline",
+        "--insecure-ignore-sct",
+        "--allow-http-registry",
+        image,
+      ],
+      {
+        env: {
+          ...tool.env,
+          SIGSTORE_ROOT_FILE: join(tool.dir, `${name}.chain.pem`),
+          SIGSTORE_REKOR_PUBLIC_KEY: join(tool.dir, `${name}.rekor.pub`),
+        },
+        cwd: tool.dir,
+      },
+    );
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}
+
+/** What a cosign 3 bundle signature holds, as the log needs it. */
+export interface StoredBundle {
+  /** The bundle as parsed JSON (mutable: add `verificationMaterial.tlogEntries`). */
+  // biome-ignore lint/suspicious/noExplicitAny: the bundle is edited loosely in tests
+  bundle: Record<string, any>;
+  /** The DSSE envelope's payload, signature, and the signing certificate (PEM) or undefined. */
+  payload: Buffer;
+  signature: Buffer;
+  certificatePem?: string;
+}
+
+async function getJson(
+  registryUrl: string,
+  repository: string,
+  kind: "manifests" | "blobs",
+  ref: string,
+  accept: string,
+) {
+  const res = await fetch(new URL(`/v2/${repository}/${kind}/${ref}`, registryUrl), {
+    headers: { Accept: accept },
+  });
+  if (!res.ok) throw new Error(`GET ${repository} ${kind}/${ref}: HTTP ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/**
+ * Rewrites the image's cosign 3 bundle referrers that carry no transparency-log entry yet (under the
+ * registry's referrers fallback tag, where cosign put them) after `change` edits each bundle: how a
+ * bundle cosign 2.5 wrote without a log gets the entry a logging cosign would have put in it. The
+ * bundle's signature and certificate are cosign's; only verificationMaterial.tlogEntries is added.
+ */
+export async function rewriteBundle(
+  registry: OciRegistry,
+  repository: string,
+  digest: string,
+  change: (b: StoredBundle) => void,
+): Promise<void> {
+  const INDEX = "application/vnd.oci.image.index.v1+json";
+  const tag = digest.replace(":", "-");
+  const index = JSON.parse(
+    (await getJson(registry.url, repository, "manifests", tag, INDEX)).toString("utf8"),
+  );
+  const rewritten = [];
+  for (const entry of index.manifests) {
+    const manifest = JSON.parse(
+      (await getJson(registry.url, repository, "manifests", entry.digest, OCI_MANIFEST)).toString("utf8"),
+    );
+    const [layer] = manifest.layers;
+    const bundle = JSON.parse(
+      (await getJson(registry.url, repository, "blobs", layer.digest, "*/*")).toString("utf8"),
+    );
+    if ((bundle.verificationMaterial?.tlogEntries ?? []).length > 0) {
+      rewritten.push(entry);
+      continue;
+    }
+    const envelope = bundle.dsseEnvelope;
+    const raw = bundle.verificationMaterial?.certificate?.rawBytes as string | undefined;
+    change({
+      bundle,
+      payload: Buffer.from(envelope.payload, "base64"),
+      signature: Buffer.from(envelope.signatures[0].sig, "base64"),
+      ...(raw
+        ? {
+            certificatePem: `-----BEGIN CERTIFICATE-----\n${raw.match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`,
+          }
+        : {}),
+    });
+    const blob = Buffer.from(JSON.stringify(bundle));
+    await pushBlob(registry.url, repository, sha256(blob), blob);
+    manifest.layers = [{ ...layer, digest: sha256(blob), size: blob.length }];
+    const manifestBytes = Buffer.from(JSON.stringify(manifest));
+    const manifestDigest = await pushManifest(
+      registry.url,
+      repository,
+      sha256(manifestBytes),
+      OCI_MANIFEST,
+      manifestBytes,
+    );
+    rewritten.push({ ...entry, digest: manifestDigest, size: manifestBytes.length });
+  }
+  index.manifests = rewritten;
+  await pushManifest(registry.url, repository, tag, INDEX, Buffer.from(JSON.stringify(index)));
 }

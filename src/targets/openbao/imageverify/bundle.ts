@@ -1,9 +1,11 @@
+import { bundleEntry, type LogEntry } from "./rekor.js";
+
 /**
  * cosign 3's image signature, read without trusting it: a Sigstore bundle (protobuf-specs'
  * `Bundle`, as JSON) stored as an OCI referrer of the image. The signature is a DSSE envelope over
  * an in-toto Statement whose predicateType says "this is an image signature" and whose subject
  * names the image digest; the verification material is the signer's certificate (keyless) or only
- * a hint of the key (keyed). Pure: bytes in, findings out; throws naming what is malformed.
+ * a hint of the key (keyed), and the transparency-log entries that logged it. Pure: bytes in, findings out; throws naming what is malformed.
  */
 
 export const BUNDLE_MEDIA_TYPE_PREFIX = "application/vnd.dev.sigstore.bundle";
@@ -25,6 +27,8 @@ export interface BundleSignature {
   payload: Buffer;
   /** The signing certificate as PEM, when the bundle carries one (keyless). */
   certificate?: string;
+  /** `verificationMaterial.tlogEntries`, read when a transparency-log check asks for them; throws when malformed. */
+  logEntries(): LogEntry[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -43,6 +47,12 @@ export function preAuthEncoding(payloadType: string, payload: Buffer): Buffer {
 
 const pem = (der: string): string =>
   `-----BEGIN CERTIFICATE-----\n${der.match(/.{1,64}/g)?.join("\n") ?? ""}\n-----END CERTIFICATE-----\n`;
+
+/** The bundle format's version from its media type (`…bundle+json;version=0.2`, `…bundle.v0.3+json`); 0 when unnamed. */
+export function bundleVersion(mediaType: string): number {
+  const m = /version=(\d+\.\d+)/.exec(mediaType) ?? /\.v(\d+\.\d+)\+json/.exec(mediaType);
+  return m ? Number(m[1]) : 0;
+}
 
 /** The leaf certificate of the verification material (v0.3's `certificate`, or v0.1/0.2's chain). */
 function leafCertificate(material: Record<string, unknown>): string | undefined {
@@ -86,11 +96,19 @@ export function bundleSignature(bytes: Buffer): BundleSignature {
   if (typeof sig !== "string" || sig === "") throw new Error("the bundle's DSSE signature is empty");
   const body = Buffer.from(payload, "base64");
   const certificate = leafCertificate(material);
+  const entries = Array.isArray(material["tlogEntries"]) ? (material["tlogEntries"] as unknown[]) : [];
   return {
     signed: preAuthEncoding(payloadType, body),
     signature: Buffer.from(sig, "base64"),
     payload: body,
     ...(certificate ? { certificate } : {}),
+    logEntries: () => {
+      const out = entries.map((e, i) => bundleEntry(e, `the bundle's tlogEntries[${i}]`));
+      // From v0.2 a bundle's entries must carry an inclusion proof (protobuf-specs; sigstore-go refuses the bundle).
+      if (bundleVersion(doc["mediaType"] as string) >= 0.2 && out.some((e) => !e.inclusionProof))
+        throw new Error("inclusion proof missing in bundle (required for bundle v0.2)");
+      return out;
+    },
   };
 }
 

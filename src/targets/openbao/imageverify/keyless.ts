@@ -8,8 +8,10 @@ import type { CertificateAuthority, TrustRoot } from "./trust-root.js";
  * One keyless signature checked the way cosign checks it without a transparency log: the signing
  * certificate chains to a certificate authority of the trust root (each link's signature, the
  * issuer being a CA, every certificate and the authority's range valid when the certificate was
- * issued), it is a code-signing certificate still valid now (with no log entry there is no signing
- * time but the present, as cosign's `--insecure-ignore-tlog` has it), its OIDC issuer and subject
+ * issued), it is a code-signing certificate valid when the signature was made — when a verified
+ * transparency-log entry says it was logged (`signedAt`), which is how a short-lived certificate is
+ * accepted after it expired; with no log entry there is no signing time but the present, as cosign's
+ * `--insecure-ignore-tlog` has it — its OIDC issuer and subject
  * are the accepted ones, and the signature over the payload verifies with its key. Only the trust
  * root's certificates anchor a chain: the chain a signer attaches is not trusted. Path-length
  * constraints are kept as Go's x509 keeps them; other critical extensions are not looked at. Pure.
@@ -24,8 +26,11 @@ export interface KeylessCheck {
   /** The spec path the settings come from, for messages. */
   field: string;
   now: number;
+  /** When a verified transparency-log entry says the signature was logged (ms). */
+  signedAt?: number;
 }
 
+/** `notAfter`: until when the verdict holds (the certificate's end, or forever when it was logged in time). */
 export type KeylessVerdict = { ok: true; notAfter: number } | { ok: false; why: string };
 
 const validAt = (c: X509Certificate, t: number) => Date.parse(c.validFrom) <= t && t <= Date.parse(c.validTo);
@@ -80,8 +85,22 @@ export function checkKeyless(
   }
   if (chain) return { ok: false, why: chain };
   const notAfter = Date.parse(cert.validTo);
-  if (c.now > notAfter) return { ok: false, why: `the certificate expired at ${cert.validTo}` };
-  if (c.now < issued) return { ok: false, why: `the certificate is not valid before ${cert.validFrom}` };
+  if (c.signedAt !== undefined) {
+    const at = new Date(c.signedAt).toISOString();
+    if (c.signedAt > notAfter)
+      return {
+        ok: false,
+        why: `certificate expired before signatures were entered in log: ${new Date(notAfter).toISOString()} is before ${at}`,
+      };
+    if (c.signedAt < issued)
+      return {
+        ok: false,
+        why: `certificate was issued after signatures were entered in log: ${new Date(issued).toISOString()} is after ${at}`,
+      };
+  } else {
+    if (c.now > notAfter) return { ok: false, why: `the certificate expired at ${cert.validTo}` };
+    if (c.now < issued) return { ok: false, why: `the certificate is not valid before ${cert.validFrom}` };
+  }
   const usages = cert.keyUsage;
   if (Array.isArray(usages) && usages.length > 0 && !usages.includes(CODE_SIGNING))
     return { ok: false, why: "the certificate is not for code signing (no codeSigning extended key usage)" };
@@ -95,5 +114,5 @@ export function checkKeyless(
   if (mismatch) return { ok: false, why: mismatch };
   if (!verifiesWith(cert.publicKey, payload, signature))
     return { ok: false, why: "the signature does not verify with the certificate's key" };
-  return { ok: true, notAfter };
+  return { ok: true, notAfter: c.signedAt !== undefined ? Infinity : notAfter };
 }

@@ -98,10 +98,12 @@ export async function verifySettings(
     const value = str(v[k]);
     if (value !== undefined) out[k] = value;
   }
-  // Only a keyless block reads the root: a key-based one never depends on it, and a block naming
-  // no signer at all is told that rather than about the root.
+  // The root is read by a keyless block (its CAs) and by any block checking the log (its Rekor
+  // keys); a key-based block under ignoreTlog never depends on it, and a block naming no signer at
+  // all is told that rather than about the root.
   const keyless = out.issuer || out.subject || out.issuerRegExp || out.subjectRegExp;
-  if (!out.publicKey && keyless && trustedRoot) out.trustRoot = await readTrustRoot(ctx.reader, trustedRoot);
+  const needsRoot = out.publicKey ? !out.ignoreTlog : Boolean(keyless);
+  if (needsRoot && trustedRoot) out.trustRoot = await readTrustRoot(ctx.reader, trustedRoot);
   if (secrets.length > 0) {
     try {
       out.credentials = pullCredentials(secrets);

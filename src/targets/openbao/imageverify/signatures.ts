@@ -1,4 +1,4 @@
-import type { KeyObject } from "node:crypto";
+import { type KeyObject, X509Certificate } from "node:crypto";
 import { bundleSignature, statementDigests } from "./bundle.js";
 import type { IdentityPolicy } from "./identity.js";
 import { checkKeyless } from "./keyless.js";
@@ -6,6 +6,7 @@ import { signatureLayers, signedDigest } from "./payload.js";
 import { signatureTag } from "./reference.js";
 import { bundleLayer, bundleReferrers, referrersTag } from "./referrers.js";
 import type { RegistryClient } from "./registry.js";
+import { annotationEntry, checkLogEntries, type LogEntry, type TransparencyLog } from "./rekor.js";
 import { verifiesWith } from "./signature.js";
 import type { TrustRoot } from "./trust-root.js";
 
@@ -18,12 +19,18 @@ import type { TrustRoot } from "./trust-root.js";
  * The referrers are read first, as cosign 3 does, and the first signature that passes decides: the
  * `.sig` tag is only read when no bundle passed. Neither place outranks the other — a bad
  * signature in one does not veto a good one in the other, as cosign accepts any one valid signature.
+ * Unless ignoreTlog, a signature also needs a transparency-log entry proving it was logged (rekor.ts);
+ * a keyless certificate must then have been valid when it was logged, not now.
  */
 
-/** What the signatures are checked with: a public key, or a keyless identity and trusted root. */
-export type Mode =
+/**
+ * What the signatures are checked with: a public key, or a keyless identity and trusted root; with
+ * `tlog`, the Rekor logs an entry of each signature must verify with (absent: ignoreTlog).
+ */
+export type Mode = (
   | { kind: "key"; key: KeyObject }
-  | { kind: "keyless"; policy: IdentityPolicy; trustRoot: TrustRoot; field: string };
+  | { kind: "keyless"; policy: IdentityPolicy; trustRoot: TrustRoot; field: string }
+) & { tlog?: readonly TransparencyLog[] };
 
 /** A verification that did not pass; `transient` when the registry could not be asked. */
 export class ImageVerificationError extends Error {
@@ -45,8 +52,12 @@ interface Candidate {
   signed: Buffer;
   signature: Buffer;
   certificate?: string;
+  /** What a log entry records the sha256 of: the simple-signing payload, the DSSE payload. */
+  payload: Buffer;
   /** The digests it claims to cover; throws when it is no image signature. */
   claims(): string[];
+  /** The transparency-log entries it carries; throws when one is malformed. */
+  logEntries(): LogEntry[];
 }
 
 /** What one place held: the signatures, and why entries there were not signatures at all. */
@@ -91,7 +102,9 @@ async function referrerSignatures(client: RegistryClient, digest: string): Promi
       signed: b.signed,
       signature: b.signature,
       ...(b.certificate ? { certificate: b.certificate } : {}),
+      payload: b.payload,
       claims: () => statementDigests(b.payload),
+      logEntries: b.logEntries,
     });
   }
   return out;
@@ -113,7 +126,9 @@ async function tagSignatures(client: RegistryClient, image: string, digest: stri
       signed: payload,
       signature: layer.signature,
       ...(layer.certificate ? { certificate: layer.certificate } : {}),
+      payload,
       claims: () => [signedDigest(payload)],
+      logEntries: () => (layer.bundle ? [annotationEntry(layer.bundle)] : []),
     });
   }
   return out;
@@ -124,15 +139,49 @@ type Outcome =
   | { validUntil: number }
   | { otherDigest?: string; why: string[]; checked: number; present: boolean };
 
+/** When the log says the signature was made (ms), or why its entries prove nothing. */
+function loggedAt(c: Candidate, mode: Mode, logs: readonly TransparencyLog[]): number | string {
+  let entries: LogEntry[];
+  try {
+    entries = c.logEntries();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  let verifierDer: Buffer;
+  if (mode.kind === "key") verifierDer = mode.key.export({ format: "der", type: "spki" });
+  else {
+    try {
+      verifierDer = new X509Certificate(c.certificate ?? "").raw;
+    } catch {
+      return "the signature's certificate is not a PEM X.509 certificate";
+    }
+  }
+  const v = checkLogEntries(entries, { signature: c.signature, payload: c.payload, verifierDer }, logs);
+  return v.ok ? v.integratedTime : v.why;
+}
+
 function check(found: Found, digest: string, mode: Mode, now: number): Outcome {
   let otherDigest: string | undefined;
   const why = new Set<string>(found.unreadable);
   for (const c of found.candidates) {
     let validUntil = Infinity;
-    if (mode.kind === "key") {
-      if (!verifiesWith(mode.key, c.signed, c.signature)) continue;
-    } else {
-      const verdict = checkKeyless(c.certificate, c.signed, c.signature, { ...mode, now });
+    if (mode.kind === "key" && !verifiesWith(mode.key, c.signed, c.signature)) continue;
+    // Keyless without a certificate is refused by checkKeyless, saying so; no log entry is read for it.
+    let signedAt: number | undefined;
+    if (mode.tlog && (mode.kind === "key" || c.certificate)) {
+      const at = loggedAt(c, mode, mode.tlog);
+      if (typeof at === "string") {
+        why.add(at);
+        continue;
+      }
+      signedAt = at;
+    }
+    if (mode.kind === "keyless") {
+      const verdict = checkKeyless(c.certificate, c.signed, c.signature, {
+        ...mode,
+        now,
+        ...(signedAt !== undefined ? { signedAt } : {}),
+      });
       if (!verdict.ok) {
         why.add(verdict.why);
         continue;

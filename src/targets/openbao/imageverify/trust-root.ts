@@ -1,10 +1,13 @@
-import { createHash, X509Certificate } from "node:crypto";
+import { createHash, createPublicKey, X509Certificate } from "node:crypto";
+import type { TransparencyLog } from "./rekor.js";
 
 /**
  * A Sigstore trusted root (`trusted_root.json`, the protobuf-specs TrustedRoot in its JSON form) as
  * keyless verification needs it: the certificate authorities playing Fulcio's role, each with its
- * chain and the time range it may have issued in. Whether it lists transparency logs or CT logs is
- * kept too: this operator checks neither, and says so rather than verify less than a root asks for.
+ * chain and the time range it may have issued in, and the Rekor transparency logs whose
+ * SignedEntryTimestamps prove a signature was logged (their key, logID and validity). Whether it lists
+ * CT logs is kept too: this operator does not check SCTs, and says so rather than verify less than a
+ * root asks for.
  * Pure; throws naming what is wrong (`where` says where the text came from).
  */
 
@@ -27,8 +30,8 @@ export interface CertificateAuthority {
 
 export interface TrustRoot {
   authorities: CertificateAuthority[];
-  /** Whether Rekor logs are listed (what a transparency-log check would use). */
-  hasTransparencyLogs: boolean;
+  /** The Rekor logs listed (`tlogs`): what a transparency-log entry is checked with. */
+  transparencyLogs: TransparencyLog[];
   /** Whether CT logs are listed (what an SCT check would use). */
   hasCtLogs: boolean;
   /** sha256 of the text: part of the verification cache key, so a new root re-verifies. */
@@ -56,9 +59,7 @@ export function parseTrustRoot(text: string, where: string): TrustRoot {
   const media = doc["mediaType"];
   if (typeof media !== "string" || !media.startsWith("application/vnd.dev.sigstore.trustedroot"))
     throw new Error(`${where}: mediaType is not application/vnd.dev.sigstore.trustedroot+json`);
-  const cas = doc["certificateAuthorities"];
-  if (!Array.isArray(cas) || cas.length === 0)
-    throw new Error(`${where} lists no certificateAuthorities (the CA that issues signing certificates)`);
+  const cas = Array.isArray(doc["certificateAuthorities"]) ? doc["certificateAuthorities"] : [];
   const authorities = cas.map((ca, i): CertificateAuthority => {
     const at = `${where}: certificateAuthorities[${i}]`;
     const certs = isObject(ca) && isObject(ca["certChain"]) ? ca["certChain"]["certificates"] : undefined;
@@ -82,10 +83,38 @@ export function parseTrustRoot(text: string, where: string): TrustRoot {
     };
   });
   const listed = (k: string) => Array.isArray(doc[k]) && (doc[k] as unknown[]).length > 0;
+  const tlogs = Array.isArray(doc["tlogs"]) ? (doc["tlogs"] as unknown[]) : [];
+  const transparencyLogs = tlogs.map((t, i) => transparencyLog(t, `${where}: tlogs[${i}]`));
+  if (authorities.length === 0 && transparencyLogs.length === 0)
+    throw new Error(`${where} lists neither certificateAuthorities nor tlogs`);
   return {
     authorities,
-    hasTransparencyLogs: listed("tlogs"),
+    transparencyLogs,
     hasCtLogs: listed("ctlogs"),
     id: createHash("sha256").update(text).digest("hex").slice(0, 32),
+  };
+}
+
+/** One `tlogs` entry: its key (DER SubjectPublicKeyInfo), the logID entries name it by, its validity. */
+function transparencyLog(t: unknown, at: string): TransparencyLog {
+  const pk = isObject(t) && isObject(t["publicKey"]) ? t["publicKey"] : undefined;
+  const raw = pk?.["rawBytes"];
+  if (typeof raw !== "string") throw new Error(`${at}.publicKey has no rawBytes`);
+  let key: ReturnType<typeof createPublicKey>;
+  try {
+    key = createPublicKey({ key: Buffer.from(raw, "base64"), format: "der", type: "spki" });
+  } catch {
+    throw new Error(`${at}.publicKey.rawBytes is not a DER public key`);
+  }
+  const keyId = isObject(t) && isObject(t["logId"]) ? t["logId"]["keyId"] : undefined;
+  if (typeof keyId !== "string" || keyId === "") throw new Error(`${at}.logId.keyId is missing`);
+  const range = isObject(pk?.["validFor"]) ? (pk["validFor"] as Record<string, unknown>) : {};
+  const validFrom = instant(range["start"], `${at}.publicKey.validFor.start`);
+  const validTo = instant(range["end"], `${at}.publicKey.validFor.end`);
+  return {
+    logId: Buffer.from(keyId, "base64").toString("hex"),
+    key,
+    ...(validFrom !== undefined ? { validFrom } : {}),
+    ...(validTo !== undefined ? { validTo } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { type IdentityPolicy, identityPolicy } from "./identity.js";
 import type { RegistryCredentials } from "./pull-secrets.js";
 import { pinnedReference, registryReference } from "./reference.js";
 import { type Fetch, RegistryClient, RegistryError } from "./registry.js";
+import type { TransparencyLog } from "./rekor.js";
 import { keyFingerprint, loadPublicKey } from "./signature.js";
 import { checkSignatures, ImageVerificationError, type Mode } from "./signatures.js";
 import type { TrustedRootRef, TrustRoot } from "./trust-root.js";
@@ -12,8 +13,9 @@ import type { TrustedRootRef, TrustRoot } from "./trust-root.js";
  * image reference is resolved to its manifest digest, its signatures are read (cosign 3's Sigstore
  * bundles among the digest's OCI referrers, cosign 2's under its `.sig` tag: see signatures.ts),
  * each signature is checked over what it signs — with the public key, or keylessly
- * against the signing certificate, its chain to the trusted root and its signer's identity — and
- * the payload must name that same digest. What passed is cached by image reference and what it was
+ * against the signing certificate, its chain to the trusted root and its signer's identity — its
+ * transparency-log entry is checked offline unless ignoreTlog, and the payload must name that same
+ * digest. What passed is cached by image reference and what it was
  * verified with, so a pass that changes nothing asks the registry nothing.
  */
 
@@ -27,7 +29,10 @@ export interface VerifySettings {
   issuerRegExp?: string;
   subjectRegExp?: string;
   ignoreTlog: boolean;
-  /** The trusted root keyless signatures chain to (the operator's setting; none: keyless is refused). */
+  /**
+   * The operator's trusted root: the CAs keyless signatures chain to, the Rekor logs entries are
+   * checked with (none: keyless, and any check of the log, is refused).
+   */
   trustRoot?: TrustRoot;
   /** Registry host → credentials, from the settings' imagePullSecrets. */
   credentials?: ReadonlyMap<string, RegistryCredentials>;
@@ -80,7 +85,7 @@ export class ImageVerifier {
     const mode = modeOf(settings);
     const ref = registryReference(image);
     if (typeof ref === "string") throw new ImageVerificationError(`image ${image}: ${ref}`);
-    const cacheKey = `${image}\n${modeId(mode)}\n${credentialsId(settings, ref.host)}`;
+    const cacheKey = `${image}\n${modeId(mode, settings)}\n${credentialsId(settings, ref.host)}`;
     const hit = this.cache.get(cacheKey);
     if (hit && (hit.expires === undefined || hit.expires > this.now())) {
       // Refreshed as most recently used.
@@ -142,10 +147,11 @@ export class ImageVerifier {
 /**
  * The mode the settings ask for, after refusing what cannot be verified here. A public key wins,
  * as upstream has it. Keyless needs issuer and subject or issuerRegExp and subjectRegExp (upstream's
- * pairs) and a trusted root, and the transparency-log and SCT checks this operator cannot make (it
- * carries no Rekor or CT log key and reaches no public service) must be waived: with ignoreTlog,
- * and a trusted root that lists no CT log. Refused, not skipped: a check that silently did less
- * than asked would pass images it should not.
+ * pairs) and a trusted root. Unless ignoreTlog, each signature must carry a Rekor entry, checked
+ * offline with the Rekor keys the trusted root lists (its `tlogs`): without such a root that check
+ * cannot be made, and the block is refused saying so. SCTs are never checked (no CT log key is
+ * used), so a root listing CT logs is refused for keyless. Refused, not skipped: a check that
+ * silently did less than asked would pass images it should not.
  */
 function modeOf(settings: VerifySettings): Mode {
   const { field } = settings;
@@ -156,11 +162,8 @@ function modeOf(settings: VerifySettings): Mode {
     } catch (e) {
       throw new ImageVerificationError((e as Error).message);
     }
-    if (!settings.ignoreTlog)
-      throw new ImageVerificationError(
-        `${field}.ignoreTlog is false, but this operator cannot check a transparency-log entry (it carries no Rekor key): set ignoreTlog: true to verify against ${field}.publicKey alone`,
-      );
-    return { kind: "key", key };
+    const tlog = transparencyLogs(settings);
+    return { kind: "key", key, ...(tlog ? { tlog } : {}) };
   }
   let policy: IdentityPolicy | undefined;
   try {
@@ -176,26 +179,40 @@ function modeOf(settings: VerifySettings): Mode {
     throw new ImageVerificationError(
       `${field}: keyless verification needs a trusted root, and the operator has none: set targets.openbao.imageVerification.trustedRootConfigMap to a ConfigMap holding trusted_root.json (this operator carries no public Sigstore root; it reaches no public service)`,
     );
-  if (!settings.ignoreTlog)
-    throw new ImageVerificationError(
-      `${field}.ignoreTlog is false, but this operator cannot check a transparency-log entry (it carries no Rekor key): set ignoreTlog: true to verify the certificate, its chain and identity alone`,
-    );
+  const tlog = transparencyLogs(settings);
   if (settings.trustRoot.hasCtLogs)
     throw new ImageVerificationError(
       `${field}: the trusted root lists CT logs, so certificates must carry SCTs, which this operator cannot check: use a trusted root without ctlogs`,
     );
-  return { kind: "keyless", policy, trustRoot: settings.trustRoot, field };
+  return { kind: "keyless", policy, trustRoot: settings.trustRoot, field, ...(tlog ? { tlog } : {}) };
+}
+
+/** The Rekor logs a signature's entry is checked with; undefined under ignoreTlog. Throws when there are none. */
+function transparencyLogs(settings: VerifySettings): TransparencyLog[] | undefined {
+  if (settings.ignoreTlog) return undefined;
+  const { field } = settings;
+  if (!settings.trustRoot)
+    throw new ImageVerificationError(
+      `${field}.ignoreTlog is false, so each signature must carry a transparency-log (Rekor) entry, checked offline with the Rekor keys of the operator's trusted root, and the operator has none: set targets.openbao.imageVerification.trustedRootConfigMap to a trusted_root.json listing tlogs, or ignoreTlog: true`,
+    );
+  if (settings.trustRoot.transparencyLogs.length === 0)
+    throw new ImageVerificationError(
+      `${field}.ignoreTlog is false, so each signature must carry a transparency-log (Rekor) entry, but the operator's trusted root lists no tlogs to check it with: add the Rekor log's key to trusted_root.json, or set ignoreTlog: true`,
+    );
+  return settings.trustRoot.transparencyLogs;
 }
 
 /** What a verdict depends on besides the image, as a hash: part of the cache key, never a secret. */
-function modeId(mode: Mode): string {
-  if (mode.kind === "key") return `key:${keyFingerprint(mode.key)}`;
+function modeId(mode: Mode, settings: VerifySettings): string {
+  // With a log check the verdict also depends on the root's Rekor keys.
+  const tlog = mode.tlog ? `:tlog:${settings.trustRoot?.id}` : "";
+  if (mode.kind === "key") return `key:${keyFingerprint(mode.key)}${tlog}`;
   const p = mode.policy;
   const what = p.kind === "exact" ? ["exact", p.issuer, p.subject] : ["pattern", p.issuerText, p.subjectText];
   const h = createHash("sha256")
     .update(JSON.stringify([...what, mode.trustRoot.id]))
     .digest("hex");
-  return `keyless:${h.slice(0, 32)}`;
+  return `keyless:${h.slice(0, 32)}${tlog}`;
 }
 
 /** Which credentials were used for the host, as a hash: part of the cache key, never the values. */
