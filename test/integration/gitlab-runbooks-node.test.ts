@@ -99,12 +99,18 @@ describe("gitlabcore runbook on the local node: Hooks failing", { timeout: 10 * 
     assert.deepEqual(deployments, [], "nothing of the release was applied after the failed hook");
 
     // Check 2: the Job's log says why, in the API server's words. The next run may be replacing the
-    // Job meanwhile (the section says: ask again), so read until a finished run's log is there.
+    // Job meanwhile (the section says: ask again), so read until one finished run answers both
+    // commands: its log, and every try's pod (as many as kubectl logs says there are) exited.
     const why = block("gitlabcore.md", "Hooks failing", "kubectl logs");
+    const settled = (out: string) => {
+      const pods = out.match(/^Name:\s+/gm)?.length ?? 0;
+      const found = Number(/^Found (\d+) pods, using pod\//m.exec(out)?.[1] ?? 1);
+      return /forbidden/.test(out) && pods === found && out.match(/Exit Code:\s+1$/gm)?.length === pods;
+    };
     const log = await eventually(
       async () => {
         const out = await runShell(why, { ...env, JOB }, true);
-        return /forbidden/.test(out) ? out : undefined;
+        return settled(out) ? out : undefined;
       },
       120_000,
       "the hook Job's log to say why it failed",
@@ -117,6 +123,14 @@ describe("gitlabcore runbook on the local node: Hooks failing", { timeout: 10 * 
     assert.ok(log.includes(`${line}\n`), `the log holds the quoted line ${line}:\n${log}`);
     assert.match(log, new RegExp(`^Name:\\s+${JOB}-`, "m"), "describe shows the hook's pod");
     assert.match(log, /Exit Code:\s+1$/m, "which exited non-zero");
+    // Each try of the Job is a pod (the fixture's backoffLimit 2: three, unless the next run had
+    // replaced the Job already): describe shows them all, kubectl logs says which one it read.
+    const pods = log.match(/^Name:\s+/gm)?.length ?? 0;
+    if (pods > 1) {
+      const picked = /^Found (\d+) pods, using pod\/(\S+)$/m.exec(log);
+      assert.ok(picked, `kubectl logs says which of the ${pods} tries it shows:\n${log}`);
+      assert.ok(picked[2]!.startsWith(`${JOB}-`), picked[2]);
+    }
 
     // Check 3: the account the Job runs as may not create Secrets.
     const canI = (want: string) =>
