@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureHelm } from "../../src/testenv/helm.js";
+import { shellBlocks } from "../support/runbook.js";
 
 // The runbook links as the real helm renders them: paths by default, absolute under
 // monitoring.runbookBaseURL, and a base that is not an address refused by the values schema.
@@ -59,6 +60,49 @@ describe("chart: alert runbook links", () => {
           `${alert}: ${url}`,
         );
     }
+  });
+
+  it("operator.md names the Deployments and Leases the chart makes with the install docs' release and namespace", async () => {
+    // As docs/install.md installs it: release platform-operator in platform-operator-system.
+    const out = await runCommand(helm, [
+      "template",
+      "platform-operator",
+      CHART,
+      "--namespace",
+      "platform-operator-system",
+      "--set=targets.openbao.enabled=true",
+      "--set=targets.gitlab.enabled=true",
+      "--set=targets.vault.namespaces={team-a}",
+      "--set=targets.openbao.namespaces={bao}",
+      "--set=targets.gitlab.namespaces={gitlab}",
+    ]);
+    const objs = parseAllDocuments(out.stdout)
+      .map((d) => d.toJS() as Obj | null)
+      .filter((o): o is Obj => !!o);
+    const deployments = new Set(objs.filter((o) => o.kind === "Deployment").map((o) => o.metadata.name));
+    // The Lease each target's manager takes: <leaderElection.leaseName>-<target> (runtime/manager).
+    const leases = new Set<string>();
+    for (const cm of objs.filter((o) => o.kind === "ConfigMap" && o.data?.["config.yaml"])) {
+      const config = parseAllDocuments(cm.data["config.yaml"])[0]!.toJS() as Obj;
+      for (const target of Object.keys(config.targets ?? {}))
+        leases.add(`${config.leaderElection.leaseName}-${target}`);
+    }
+    const text =
+      shellBlocks("operator.md", "").join("\n") + shellBlocks("operator.md", "Reconcile stale").join("\n");
+    const deploy = [...text.matchAll(/deploy\/(\S+)/g)].map((m) => m[1]!);
+    const lease = [...text.matchAll(/get lease -n \S+ (\S+)/g)].map((m) => m[1]!);
+    assert.ok(deploy.length > 0, "the runbook names a Deployment");
+    for (const target of ["vault", "openbao", "gitlab"])
+      for (const d of deploy) {
+        const name = d.replaceAll("$TARGET", target);
+        assert.ok(deployments.has(name), `deploy/${name} is none of ${[...deployments].join(", ")}`);
+      }
+    assert.ok(lease.length > 0, "the runbook names the leader's Lease");
+    for (const target of ["vault", "openbao", "gitlab"])
+      for (const l of lease) {
+        const name = l.replaceAll("$TARGET", target);
+        assert.ok(leases.has(name), `Lease ${name} is none of ${[...leases].join(", ")}`);
+      }
   });
 
   it("refuses a base that is not an http(s) address", async () => {

@@ -12,9 +12,12 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { ProbeClient } from "../../src/targets/openbao/drill/canary.js";
 import { RestoreTestReconciler } from "../../src/targets/openbao/drill/reconciler.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
+import { ensureNodeBinaries } from "../../src/testenv/node/binaries.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
+import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { clientFor, freshNamespace, NAMESPACE } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
+import { block, runShell, toolDir } from "../support/runbook.js";
 
 // The restore-test controller's run against the real API server, each "operator restart" a new
 // reconciler with no memory: one throwaway and one restore however often a pass is repeated, found
@@ -269,6 +272,31 @@ describe("openbao restore-test controller on the real API server", () => {
     assert.equal(b?.lastVerifiedBackupKey, KEY);
     assert.equal(b?.lastVerificationBackupKey, second);
     assert.equal(b?.lastVerificationFailureReason, "RestoreTestRestoreFailed");
+
+    // docs/runbooks/openbao.md "Backup not verified": its check, pasted as a reader would, shows the
+    // same reason, the restore's own words and the keys, in the shape the section says.
+    const dir = await toolDir((await ensureNodeBinaries()).kubectl);
+    try {
+      const out = await runShell(
+        block("openbao.md", "Backup not verified", "BackupVerified"),
+        { NS: ns, NAME: "src", PATH: `${dir}:${process.env.PATH}`, KUBECONFIG: sharedEnv().kubeconfigPath },
+        true,
+      );
+      assert.match(out, /^RestoreTestRestoreFailed: .*bbbb\.snap: SnapshotFailed: hash check failed$/m, out);
+      const shown = /^\{\n[\s\S]*?\n\}$/m.exec(out);
+      assert.ok(shown, `jq prints the backup status:\n${out}`);
+      const fields = JSON.parse(shown[0]) as Record<string, string | null>;
+      assert.equal(fields["lastVerifiedBackupKey"], KEY, "the last key that passed");
+      assert.equal(fields["lastVerificationBackupKey"], second, "the key that failed");
+      assert.equal(fields["lastVerificationFailureReason"], "RestoreTestRestoreFailed");
+      assert.match(fields["lastVerificationFailureMessage"] ?? "", /SnapshotFailed: hash check failed/);
+      assert.ok(fields["lastVerifiedTime"], "and when it last passed");
+      // The run's throwaway, while the passes clean it up, is what the section's listing names.
+      assert.match(out, /^openbaocluster\.openbao\.org\/src-restore-test\s/m, out);
+      assert.doesNotMatch(out, /^error:/m, `every command of the check runs:\n${out}`);
+    } finally {
+      removeTempDir(dir);
+    }
   });
 
   it("a cluster of the throwaway's name it did not make: untouched, volume included, and said", async () => {

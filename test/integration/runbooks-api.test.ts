@@ -34,7 +34,8 @@ import { applySeed, condition, seed, startVaultTarget, vaultSuite, waitForReason
 // bash, after the fault was made for real (a policy, a mount, an RBAC grant missing), then the
 // section's promised outcome awaited. Jobs have no pods here: a stand-in plays the Job controller,
 // and fails the shared-secrets hook exactly while its ServiceAccount may not create Secrets, as the
-// hook's pod would. The sections that need pods are openbao-runbooks-node's.
+// hook's pod would (gitlab-runbooks-node runs that section with the real pod, whose log it reads).
+// The other sections that need pods are openbao-runbooks-node's.
 
 /** The node's kubectl (built with the node's binaries; no node is started for it). */
 const kubectl = async () => (await ensureNodeBinaries()).kubectl;

@@ -11,13 +11,18 @@ import { makeTempDir } from "../../src/testenv/tempdirs.js";
 
 const RUNBOOKS = fileURLToPath(new URL("../../../docs/runbooks/", import.meta.url));
 
-/** The `sh` blocks under a `## ` heading of a runbook (list-indented ones too), or its intro with "". */
-export function shellBlocks(file: string, heading: string): string[] {
+/** The text under a `## ` heading of a runbook, up to the next, or its intro with "". */
+export function section(file: string, heading: string): string {
   const md = readFileSync(join(RUNBOOKS, file), "utf8");
   const start = heading ? md.indexOf(`\n## ${heading}\n`) : 0;
   assert.ok(start >= 0, `${file} has a section ${heading}`);
   const end = md.indexOf("\n## ", start + 1);
-  const body = md.slice(start, end < 0 ? undefined : end);
+  return md.slice(start, end < 0 ? undefined : end);
+}
+
+/** The `sh` blocks under a `## ` heading of a runbook (list-indented ones too), or its intro with "". */
+export function shellBlocks(file: string, heading: string): string[] {
+  const body = section(file, heading);
   const blocks: string[] = [];
   for (const m of body.matchAll(/^( *)```sh\n([\s\S]*?)^\1```$/gm))
     blocks.push(
