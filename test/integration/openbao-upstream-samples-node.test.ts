@@ -259,6 +259,52 @@ async function runsVerifiedDigest(ctx: NodeNamespace, pods: string[]): Promise<v
   const pulled = JSON.parse(await ctx.kubectl(events)) as { items: Json[] };
   for (const e of pulled.items)
     if (String(e["message"]).includes(s.repository)) console.log(`hardened: ${String(e["message"])}`);
+  await preloadedTagStillRuns(ctx);
+}
+
+/**
+ * The registry pull above must not cost other tests the node's preloaded tag of the same image:
+ * with the kubelet's default credential check, that pull recorded the image as pulled from this
+ * registry only, and a pod naming `openbao/openbao:<version>` then had to pull from docker.io
+ * (unreachable: ImagePullBackOff in whatever test shared the node next).
+ */
+async function preloadedTagStillRuns(ctx: NodeNamespace): Promise<void> {
+  const name = "preloaded-tag";
+  await ctx.apply({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      restartPolicy: "Never",
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } },
+      containers: [
+        {
+          name: "bao",
+          image: `openbao/openbao:${BAO_DEFAULT_VERSION}`,
+          imagePullPolicy: "IfNotPresent",
+          command: ["bao", "version"],
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+        },
+      ],
+    },
+  });
+  const phase = await poll(
+    async () => {
+      const p = await ctx.getJson(`pod/${name}`);
+      const waiting = p.status?.containerStatuses?.[0]?.state?.waiting?.reason as string | undefined;
+      if (waiting === "ErrImagePull" || waiting === "ImagePullBackOff") return waiting;
+      return p.status?.phase === "Succeeded" || p.status?.phase === "Failed" ? p.status.phase : undefined;
+    },
+    180_000,
+    `pod ${name} to finish`,
+    1000,
+  );
+  assert.equal(
+    phase,
+    "Succeeded",
+    `a pod naming openbao/openbao:${BAO_DEFAULT_VERSION} after the registry pull`,
+  );
+  await ctx.kubectl(["delete", "pod", name, "--wait=false"]);
 }
 
 const RUNS: Record<string, Run> = {
