@@ -63,6 +63,12 @@ export interface OpenBaoLifecycleOptions {
   restore?: boolean;
   /** Voters to scale out to and back from (undefined: no scale phase). */
   scaleTo?: number;
+  /**
+   * The operator's OpenBao writes recorded as crash points too (`--bao-writes`:
+   * bao-writes-preload.ts), numbered with its API server writes; off, the write numbers stay those
+   * of the API server alone, as every campaign before them counted.
+   */
+  baoWrites?: boolean;
 }
 
 export const FULL_OPENBAO: OpenBaoLifecycleOptions = {
@@ -71,6 +77,15 @@ export const FULL_OPENBAO: OpenBaoLifecycleOptions = {
   upgrade: true,
   restore: true,
   scaleTo: 5,
+};
+
+/**
+ * Killed right after OpenBao answered sys/init, before the operator read the answer (needs
+ * `baoWrites`): OpenBao is initialized and its root token is in an answer nobody will read.
+ */
+export const SYS_INIT_ANSWERED: NamedCrash = {
+  name: "right after OpenBao answers sys/init (unread)",
+  match: (w) => w.backend === "bao" && w.method === "PUT" && w.path === "/v1/sys/init",
 };
 
 /** Killed right after the root token is stored: init is done, status does not say so yet. */
@@ -90,6 +105,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
     o.backup && o.restore && "restore",
     o.upgrade && (o.blueGreen ? "blue-green upgrade" : "upgrade"),
     o.scaleTo && `scale ${o.voters} → ${o.scaleTo} → ${o.voters}`,
+    o.baoWrites && "OpenBao writes counted",
   ];
   return {
     name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
@@ -177,6 +193,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
 
       return {
         kube: { kubeconfigPath: node.kubeconfigPath, host: node.addresses.hostIp },
+        ...(o.baoWrites && { baoWrites: { host: node.addresses.hostIp } }),
         wrap: node.inCluster,
         backends: {},
         leakKinds: [JOB, STATEFULSET, SERVICE, PERSISTENT_VOLUME_CLAIM],
@@ -269,6 +286,11 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             ns,
           );
           rootToken = Buffer.from(token?.data?.["token"] ?? "", "base64").toString("utf8");
+          // Said now rather than after the canary's three minutes of refused writes.
+          if (!rootToken)
+            throw new Error(
+              `OpenBao is initialized but Secret ${names.rootToken} holds no root token: the token sys/init answered with was never stored`,
+            );
           ctx.phase("canary");
           // A new KV v2 mount refuses writes while it sets its layout up: tried until one lands.
           await poll(
@@ -377,6 +399,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           const out: string[] = [];
           out.push(...onlyOne(secrets, names.rootToken, "root token"));
           out.push(...onlyOne(secrets, names.unsealKey, "unseal key"));
+          if (o.baoWrites) out.push(...initializedOnce(ctx.writes));
           if (s3) {
             const backups = new Set(
               jobs.versions.filter((v) => v.labels[BACKUP_LABEL] === "backup").map((v) => v.uid),
@@ -395,6 +418,21 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       };
     },
   };
+}
+
+/**
+ * Initialized exactly once, as OpenBao saw it: one sys/init answered 200 over every operator
+ * process of the run (the preload reports the restarted ones too). A second would mean a process
+ * that did not see the first took OpenBao for uninitialized; OpenBao refuses it, but asking is the
+ * bug.
+ */
+export function initializedOnce(writes: readonly RecordedWrite[]): string[] {
+  const inits = writes.filter((w) => w.backend === "bao" && w.method === "PUT" && w.path === "/v1/sys/init");
+  const ok = inits.filter((w) => w.status === 200).length;
+  const out: string[] = [];
+  if (ok !== 1) out.push(`OpenBao's sys/init answered 200 ${ok} times, not once`);
+  if (inits.length > ok) out.push(`sys/init was sent ${inits.length} times (${ok} answered 200), not once`);
+  return out;
 }
 
 /**
