@@ -165,6 +165,31 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           stepMs,
           `OpenBaoCluster ${NAME} ${what}`,
         );
+      /**
+       * What else tells a backup's end when status.backup has no key: the backup Jobs as stored
+       * now (a Job that succeeded with its result never recorded is a different bug from one that
+       * failed) and the BackingUp condition. Names, counts and reasons only.
+       */
+      const backupEvidence = async (): Promise<string> => {
+        const jobsNow = (
+          await client.list<KubeObject>(JOB, { namespace: ns, labelSelector: `${BACKUP_LABEL}=backup` })
+        ).items.map((j) => {
+          const st = (j["status"] ?? {}) as {
+            succeeded?: number;
+            failed?: number;
+            conditions?: { type: string; status: string; reason?: string }[];
+          };
+          const conds = (st.conditions ?? [])
+            .filter((c) => c.status === "True")
+            .map((c) => `${c.type}${c.reason ? `/${c.reason}` : ""}`);
+          return `${j.metadata.name} succeeded ${st.succeeded ?? 0} failed ${st.failed ?? 0} [${conds.join(", ")}]`;
+        });
+        const seenJobs = new Set(
+          jobs.versions.filter((v) => v.labels[BACKUP_LABEL] === "backup").map((v) => v.uid),
+        ).size;
+        const cond = (await status()).conditions?.find((c) => c.type === "BackingUp");
+        return `backup Jobs now: ${jobsNow.join("; ") || "none"} (${seenJobs} ever stored); BackingUp ${cond?.status ?? "?"} ${cond?.reason ?? ""}: ${cond?.message ?? ""}`;
+      };
       const target = s3 && {
         provider: "s3",
         endpoint: s3.endpoint,
@@ -328,7 +353,9 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
 
           if (target && o.restore) {
             if (!backupKey)
-              throw new Error(`the backup recorded no object key to restore (${backupFailure})`);
+              throw new Error(
+                `the backup recorded no object key to restore (${backupFailure}; ${await backupEvidence()})`,
+              );
             ctx.phase("restore");
             const from = ctx.writes.length;
             restored = await restorePhase(baoRun, { key: backupKey, target, canaryAtBackup: canary });
