@@ -35,9 +35,10 @@ import type { RecordedWrite } from "./write-proxy.js";
 // create the voters, write canary data (the harness, with the root token), a manual backup to a
 // local S3 server, a restore of that backup (openbao-restore.ts), a rolling upgrade 2.6.2 → 2.7.2,
 // a scale 3 → 5 → 3 (openbao-scale.ts), delete (deletionPolicy DeleteAll). Crash points are the
-// operator's API server writes; its OpenBao requests go to the pods directly and are not crash
-// points (nothing sits between them to cut them off). Each phase is marked, so `--phase NAME`
-// kills only among that phase's writes.
+// operator's API server writes and, with `baoWrites`, its OpenBao writes too: those go to the pods
+// directly over TLS the operator verifies, so they are reported from inside its process
+// (bao-writes-preload.ts) rather than proxied. Each phase is marked, so `--phase NAME` kills only
+// among that phase's writes.
 
 const SERVICE: ResourceType = {
   group: "",
@@ -211,8 +212,16 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
         );
         if (init < 0 || stored)
           return `OpenBao is initialized but Secret ${names.rootToken} holds no root token`;
-        const events = await client.list<KubeObject & { reason?: string }>(EVENTS_V1, { namespace: ns });
-        const told = events.items.some((e) => e.reason === "RootTokenMissing");
+        // Events are sent after the pass that decides them: waited for, not looked at once.
+        const told = await poll(
+          async () =>
+            (await client.list<KubeObject & { reason?: string }>(EVENTS_V1, { namespace: ns })).items.some(
+              (e) => e.reason === "RootTokenMissing",
+            ) || undefined,
+          60_000,
+          "the RootTokenMissing event",
+          2000,
+        ).catch(() => false);
         return `root token lost in the documented window (killed after OpenBao answered sys/init, before Secret ${names.rootToken} was written): ${initializedOnce(w).join("; ") || "sys/init answered 200 once"}; RootTokenMissing event ${told ? "recorded" : "MISSING"}`;
       };
       const target = s3 && {
