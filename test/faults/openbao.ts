@@ -198,6 +198,31 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
         const cond = (await status()).conditions?.find((c) => c.type === "BackingUp");
         return `backup Jobs now: ${jobsNow.join("; ") || "none"} (${seenJobs} ever stored); BackingUp ${cond?.status ?? "?"} ${cond?.reason ?? ""}: ${cond?.message ?? ""}`;
       };
+      /** Deletes the cluster (DeleteAll) and waits for it, its claims, seal key and root token to go. */
+      const deletePhase = async (cp: Checkpoints): Promise<void> => {
+        ctx.phase("delete");
+        await client.delete(OPENBAOCLUSTER, NAME, ns);
+        await poll(
+          async () => ((await cluster()) === undefined ? true : undefined),
+          stepMs,
+          `OpenBaoCluster ${NAME} to be deleted (its finalizer cleared)`,
+        );
+        // DeleteAll: the data claims go once their pods are gone (the garbage collector takes the
+        // StatefulSet, then the pods); the seal key and root token at once.
+        await poll(
+          async () =>
+            (await client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns })).items.length === 0
+              ? true
+              : undefined,
+          stepMs,
+          `the data claims of ${NAME} to be gone`,
+          2000,
+        );
+        const left = (await client.list(SECRET, { namespace: ns })).items
+          .map((s) => s.metadata.name!)
+          .filter((n) => n === names.rootToken || n === names.unsealKey);
+        cp.set("deleted", { sealKeyAndRootTokenLeft: left });
+      };
       /**
        * Why there is no root token to go on with. A kill between OpenBao's answer to sys/init and
        * the root-token Secret's write loses the token (OpenBao tells it once): the window
@@ -346,7 +371,12 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           );
           rootToken = Buffer.from(token?.data?.["token"] ?? "", "base64").toString("utf8");
           // Said now rather than after the canary's three minutes of refused writes.
-          if (!rootToken) throw new Error(await noRootToken());
+          if (!rootToken) {
+            const why = await noRootToken();
+            // Still deleted, so that what is left afterwards is judged as in every run.
+            await deletePhase(cp);
+            throw new Error(why);
+          }
           ctx.phase("canary");
           // A new KV v2 mount refuses writes while it sets its layout up: tried until one lands.
           await poll(
@@ -429,28 +459,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           ).catch(() => "");
           cp.set("canary", { readable: read === canary });
 
-          ctx.phase("delete");
-          await client.delete(OPENBAOCLUSTER, NAME, ns);
-          await poll(
-            async () => ((await cluster()) === undefined ? true : undefined),
-            stepMs,
-            `OpenBaoCluster ${NAME} to be deleted (its finalizer cleared)`,
-          );
-          // DeleteAll: the data claims go once their pods are gone (the garbage collector takes the
-          // StatefulSet, then the pods); the seal key and root token at once.
-          await poll(
-            async () =>
-              (await client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns })).items.length === 0
-                ? true
-                : undefined,
-            stepMs,
-            `the data claims of ${NAME} to be gone`,
-            2000,
-          );
-          const left = (await client.list(SECRET, { namespace: ns })).items
-            .map((s) => s.metadata.name!)
-            .filter((n) => n === names.rootToken || n === names.unsealKey);
-          cp.set("deleted", { sealKeyAndRootTokenLeft: left });
+          await deletePhase(cp);
           return cp;
         },
         check(run): string[] {
