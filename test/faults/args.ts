@@ -21,6 +21,10 @@ export interface FaultArgs {
   blueGreen: boolean;
   /** Exactly these crash points (--points 7,18-25; of the phase's writes with --phase). */
   points?: number[];
+  /** The OpenBao lifecycle's OpenBao writes counted as crash points too (--bao-writes). */
+  baoWrites: boolean;
+  /** Crash points only among this backend's writes (--backend kube|bao). */
+  backend?: string;
 }
 
 /** The OpenBao lifecycle's phases a campaign may leave out, to spend its time on the others. */
@@ -33,7 +37,9 @@ export type SkippablePhase = (typeof SKIPPABLE)[number];
  * run when asked, alone or with `--lifecycle` for others), `--phase NAME` (crash points of one
  * phase only), `--skip backup|upgrade|restore|scale` (an OpenBao phase left out; no backup, no
  * restore), `--bluegreen` (the OpenBao upgrade blue-green, its phase `bluegreen`), `--points 7,18-25`
- * (exactly those crash points: several ranges after one run without faults).
+ * (exactly those crash points: several ranges after one run without faults), `--bao-writes` (the
+ * operator's OpenBao writes are crash points too), `--backend kube|bao` (crash points among that
+ * backend's writes only; N then counts that backend's writes).
  */
 export function parseFaultArgs(argv: string[], now: number): FaultArgs {
   const out: FaultArgs = {
@@ -47,6 +53,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     only: [],
     skip: [],
     blueGreen: false,
+    baoWrites: false,
   };
   const count = (flag: string, value: string | undefined, min: number): number => {
     const n = Number(value);
@@ -64,7 +71,12 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     else if (a === "--to") out.to = count(a, argv[++i], 1);
     else if (a === "--openbao") out.only.push("openbao");
     else if (a === "--bluegreen") out.blueGreen = true;
-    else if (a === "--outages") out.outages = true;
+    else if (a === "--bao-writes") out.baoWrites = true;
+    else if (a === "--backend") {
+      const v = argv[++i];
+      if (v !== "kube" && v !== "bao") throw new Error(`--backend: must be kube or bao, got ${v}`);
+      out.backend = v;
+    } else if (a === "--outages") out.outages = true;
     else if (a === "--no-kills") out.kills = false;
     else if (a === "--lifecycle") out.only.push((argv[++i] ?? "").toLowerCase());
     else if (a === "--phase") {
@@ -82,7 +94,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     } else if (a === "--points") out.points = parsePoints(argv[++i]);
     else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --backend kube|bao`,
       );
   }
   return out;

@@ -1,8 +1,10 @@
+import { pathToFileURL } from "node:url";
 import { CONFIGMAP, LEASE, NAMESPACE, SECRET, SERVICE_ACCOUNT } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { ResourceType } from "../../src/runtime/types.js";
 import { sharedEnv, uniqueName } from "../../src/testenv/shared.js";
 import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
+import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "./bao-recorder.js";
 import { sameAsBaseline } from "./compare.js";
 import {
   type Checkpoints,
@@ -32,10 +34,15 @@ export interface RunResult {
   operatorTail?: string;
 }
 
-/** The `index`th write (1: the first) after the mark of `phase`: the same moment of a phase whatever earlier phases wrote. */
+/**
+ * The `index`th write (1: the first) after the mark of `phase`: the same moment of a phase whatever
+ * earlier phases wrote. With `backend`, the `index`th write to that backend (of the phase, or of
+ * the run when `phase` is unset).
+ */
 export interface PhaseCrash {
-  phase: string;
+  phase?: string;
   index: number;
+  backend?: string;
 }
 
 export interface Row {
@@ -65,6 +72,8 @@ export interface CampaignOptions {
   points?: number[];
   /** Crash points only among the writes of this phase of the run without faults (all of them with `all`). */
   phase?: string;
+  /** Crash points only among the writes to this backend ("kube", "bao"); N counts those writes. */
+  backend?: string;
   /** Crash points (default true). */
   kills?: boolean;
   /** The lifecycle's outages, one run each (default false). */
@@ -113,6 +122,7 @@ export async function runOnce(
   const dir = makeTempDir("faults");
   const log = new WriteLog();
   const proxies: WriteProxy[] = [];
+  const closers: (() => Promise<void>)[] = [];
   let op: OperatorProcess | undefined;
   let restarted: Promise<void> | undefined;
   let cleanup: (() => Promise<void>) | undefined;
@@ -154,8 +164,18 @@ export async function runOnce(
     const injected = outage && run.faults?.[outage.backend];
     if (outage && !outageProxy && !injected)
       throw new Error(`outage of ${outage.backend}: the run has no such backend or fault`);
+    // The operator's OpenBao writes, reported from inside its process (bao-writes-preload.ts).
+    const recorder = run.baoWrites && (await BaoWriteRecorder.start(log, run.baoWrites.host));
+    if (recorder) closers.push(() => recorder.close());
     const before = await namesIn(client, ns, run.leakKinds);
-    const operator = new OperatorProcess(dir, kube.url, run.section(proxied), run.env, run.wrap);
+    const operator = new OperatorProcess(
+      dir,
+      kube.url,
+      run.section(proxied),
+      { ...run.env, ...(recorder && { FAULTS_BAO_RECORDER: recorder.url }) },
+      run.wrap,
+      recorder ? ["--import", pathToFileURL(BAO_WRITES_PRELOAD).href] : [],
+    );
     op = operator;
     if (crashAt !== undefined)
       log.arm(
@@ -221,6 +241,7 @@ export async function runOnce(
     log.disarm();
     await cleanup?.().catch(() => {});
     for (const p of proxies) await p.close();
+    for (const c of closers) await c();
     removeTempDir(dir);
     await client.delete(NAMESPACE, ns).catch(() => {});
   }
@@ -228,11 +249,20 @@ export async function runOnce(
   return result;
 }
 
-/** The `index`th write of `phase` in this run (1: the first after its mark), while it is the last phase marked. */
-function inPhase(c: PhaseCrash & { phases: Phases }): (w: RecordedWrite) => boolean {
+/**
+ * The `index`th write of `phase` in this run (1: the first after its mark), while it is the last
+ * phase marked; with `backend`, the `index`th write to it (of the phase, or of the run). Called
+ * for every write while armed, so it counts them itself.
+ */
+export function inPhase(c: PhaseCrash & { phases: Phases }): (w: RecordedWrite) => boolean {
+  let seen = 0;
   return (w) => {
     const last = c.phases.at(-1);
-    return last?.name === c.phase && w.seq === last.firstWrite + c.index - 1;
+    if (c.phase !== undefined && last?.name !== c.phase) return false;
+    if (c.backend === undefined) return !!last && w.seq === last.firstWrite + c.index - 1;
+    if (w.backend !== c.backend) return false;
+    seen++;
+    return seen === c.index;
   };
 }
 
@@ -282,7 +312,7 @@ export async function campaign(
   const base = await runOnce(lifecycle, opts);
   const row: Row = {
     lifecycle: lifecycle.name,
-    fault: opts.phase ? `SIGKILL after write N of phase ${opts.phase}` : "SIGKILL after write N",
+    fault: `SIGKILL after ${opts.backend ? `${opts.backend} ` : ""}write N${opts.phase ? ` of phase ${opts.phase}` : ""}`,
     writes: base.writes.length,
     points: [],
     runs: 0,
@@ -303,14 +333,17 @@ export async function campaign(
   // The candidates: every write, or those of one phase, counted from the phase's mark (a write
   // number alone drifts between runs as earlier phases make a status write more or fewer).
   const phase = opts.phase;
-  const candidates = phase ? writesOf(phase, base.phases, base.writes) : base.writes;
-  if (phase && candidates.length === 0)
+  const backend = opts.backend;
+  const candidates = (phase ? writesOf(phase, base.phases, base.writes) : base.writes).filter(
+    (w) => !backend || w.backend === backend,
+  );
+  if ((phase || backend) && candidates.length === 0)
     throw new Error(
-      `${lifecycle.name} has no write in a phase "${phase}" (phases: ${base.phases.map((p) => p.name).join(", ")})`,
+      `${lifecycle.name} has no write${backend ? ` to ${backend}` : ""}${phase ? ` in a phase "${phase}"` : ""} (phases: ${base.phases.map((p) => p.name).join(", ")})`,
     );
-  if (phase) {
+  if (phase || backend) {
     say(
-      `${lifecycle.name}: phase ${phase} has ${candidates.length} writes (${candidates[0]!.seq}..${candidates.at(-1)!.seq} of the run):`,
+      `${lifecycle.name}: ${phase ? `phase ${phase}` : "the run"} has ${candidates.length} writes${backend ? ` to ${backend}` : ""} (${candidates[0]!.seq}..${candidates.at(-1)!.seq} of the run):`,
     );
     for (const [i, w] of candidates.entries())
       say(`  ${i + 1} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
@@ -322,7 +355,12 @@ export async function campaign(
         (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
       );
   for (const n of row.points) {
-    const r = await runOnce(lifecycle, opts, phase ? { phase, index: n } : n, base.checkpoints);
+    const r = await runOnce(
+      lifecycle,
+      opts,
+      phase || backend ? { phase, index: n, backend } : n,
+      base.checkpoints,
+    );
     row.runs++;
     if (!r.reached) row.notReached++;
     if (r.violations.length === 0) row.survived++;
@@ -339,7 +377,8 @@ export async function campaign(
       hit && at && (hit.method !== at.method || bare(hit.path) !== bare(at.path))
         ? ` [this run's: ${hit.method} ${hit.path}]`
         : "";
-    const which = phase ? `${n}/${candidates.length} of phase ${phase}` : `${n}/${base.writes.length}`;
+    const of = [phase && `phase ${phase}`, backend && `${backend} writes`].filter(Boolean).join(", ");
+    const which = of ? `${n}/${candidates.length} of ${of}` : `${n}/${base.writes.length}`;
     say(
       `${lifecycle.name}: kill after write ${which} (${at?.backend} ${at?.method} ${at?.path})${moved}` +
         `: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,

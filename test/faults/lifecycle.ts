@@ -40,6 +40,11 @@ export interface PreparedRun {
    * node's veth.
    */
   kube?: { kubeconfigPath: string; host: string };
+  /**
+   * The operator's OpenBao writes recorded as crash points too (bao-writes-preload.ts), reported
+   * to a recorder listening on `host` (where the operator's process reaches the harness).
+   */
+  baoWrites?: { host: string };
   /** Wraps the operator's command (the node's inCluster: its network namespace and cluster DNS). */
   wrap?: (argv: string[]) => string[];
   /** Real addresses of the other backends the operator uses; the campaign puts a WriteProxy in front of each. */

@@ -17,6 +17,8 @@
  *                                        crash points among one phase's writes, other phases left out
  *   npm run faults -- --openbao --bluegreen --phase bluegreen --sample 3 --skip backup --skip scale
  *                                        the upgrade blue-green (with a pre-promotion hook)
+ *   npm run faults -- --openbao --bao-writes --phase create --backend bao --all --skip backup --skip upgrade --skip scale
+ *                                        killed after each OpenBao write of the create phase (sys/init, …)
  *
  * VaultSeed and GitLabCore run on a kube-apiserver + etcd and dev-mode OpenBao of its own from the
  * test cache (no node). OpenBao runs only when asked (--openbao): it starts a local node (root),
@@ -54,6 +56,7 @@ async function main(): Promise<number> {
       backup: !args.skip.includes("backup"),
       upgrade: !args.skip.includes("upgrade"),
       blueGreen: args.blueGreen,
+      baoWrites: args.baoWrites,
       restore: !args.skip.includes("restore"),
       scaleTo: args.skip.includes("scale") ? undefined : FULL_OPENBAO.scaleTo,
     }),
@@ -65,6 +68,7 @@ async function main(): Promise<number> {
     to: args.to,
     phase: args.phase,
     points: args.points,
+    backend: args.backend,
     sample: args.sample,
     seed: args.seed,
     kills: args.kills,

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
-import { JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, STATEFULSET } from "../../src/runtime/builtin-types.js";
+import {
+  EVENTS_V1,
+  JOB,
+  PERSISTENT_VOLUME_CLAIM,
+  POD,
+  SECRET,
+  STATEFULSET,
+} from "../../src/runtime/builtin-types.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { runCommand } from "../../src/testenv/exec.js";
@@ -28,9 +35,10 @@ import type { RecordedWrite } from "./write-proxy.js";
 // create the voters, write canary data (the harness, with the root token), a manual backup to a
 // local S3 server, a restore of that backup (openbao-restore.ts), a rolling upgrade 2.6.2 → 2.7.2,
 // a scale 3 → 5 → 3 (openbao-scale.ts), delete (deletionPolicy DeleteAll). Crash points are the
-// operator's API server writes; its OpenBao requests go to the pods directly and are not crash
-// points (nothing sits between them to cut them off). Each phase is marked, so `--phase NAME`
-// kills only among that phase's writes.
+// operator's API server writes and, with `baoWrites`, its OpenBao writes too: those go to the pods
+// directly over TLS the operator verifies, so they are reported from inside its process
+// (bao-writes-preload.ts) rather than proxied. Each phase is marked, so `--phase NAME` kills only
+// among that phase's writes.
 
 const SERVICE: ResourceType = {
   group: "",
@@ -63,6 +71,12 @@ export interface OpenBaoLifecycleOptions {
   restore?: boolean;
   /** Voters to scale out to and back from (undefined: no scale phase). */
   scaleTo?: number;
+  /**
+   * The operator's OpenBao writes recorded as crash points too (`--bao-writes`:
+   * bao-writes-preload.ts), numbered with its API server writes; off, the write numbers stay those
+   * of the API server alone, as every campaign before them counted.
+   */
+  baoWrites?: boolean;
 }
 
 export const FULL_OPENBAO: OpenBaoLifecycleOptions = {
@@ -71,6 +85,15 @@ export const FULL_OPENBAO: OpenBaoLifecycleOptions = {
   upgrade: true,
   restore: true,
   scaleTo: 5,
+};
+
+/**
+ * Killed right after OpenBao answered sys/init, before the operator read the answer (needs
+ * `baoWrites`): OpenBao is initialized and its root token is in an answer nobody will read.
+ */
+export const SYS_INIT_ANSWERED: NamedCrash = {
+  name: "right after OpenBao answers sys/init (unread)",
+  match: (w) => w.backend === "bao" && w.method === "PUT" && w.path === "/v1/sys/init",
 };
 
 /** Killed right after the root token is stored: init is done, status does not say so yet. */
@@ -90,6 +113,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
     o.backup && o.restore && "restore",
     o.upgrade && (o.blueGreen ? "blue-green upgrade" : "upgrade"),
     o.scaleTo && `scale ${o.voters} → ${o.scaleTo} → ${o.voters}`,
+    o.baoWrites && "OpenBao writes counted",
   ];
   return {
     name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
@@ -149,6 +173,82 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           stepMs,
           `OpenBaoCluster ${NAME} ${what}`,
         );
+      /**
+       * What else tells a backup's end when status.backup has no key: the backup Jobs as stored
+       * now (a Job that succeeded with its result never recorded is a different bug from one that
+       * failed) and the BackingUp condition. Names, counts and reasons only.
+       */
+      const backupEvidence = async (): Promise<string> => {
+        const jobsNow = (
+          await client.list<KubeObject>(JOB, { namespace: ns, labelSelector: `${BACKUP_LABEL}=backup` })
+        ).items.map((j) => {
+          const st = (j["status"] ?? {}) as {
+            succeeded?: number;
+            failed?: number;
+            conditions?: { type: string; status: string; reason?: string }[];
+          };
+          const conds = (st.conditions ?? [])
+            .filter((c) => c.status === "True")
+            .map((c) => `${c.type}${c.reason ? `/${c.reason}` : ""}`);
+          return `${j.metadata.name} succeeded ${st.succeeded ?? 0} failed ${st.failed ?? 0} [${conds.join(", ")}]`;
+        });
+        const seenJobs = new Set(
+          jobs.versions.filter((v) => v.labels[BACKUP_LABEL] === "backup").map((v) => v.uid),
+        ).size;
+        const cond = (await status()).conditions?.find((c) => c.type === "BackingUp");
+        return `backup Jobs now: ${jobsNow.join("; ") || "none"} (${seenJobs} ever stored); BackingUp ${cond?.status ?? "?"} ${cond?.reason ?? ""}: ${cond?.message ?? ""}`;
+      };
+      /** Deletes the cluster (DeleteAll) and waits for it, its claims, seal key and root token to go. */
+      const deletePhase = async (cp: Checkpoints): Promise<void> => {
+        ctx.phase("delete");
+        await client.delete(OPENBAOCLUSTER, NAME, ns);
+        await poll(
+          async () => ((await cluster()) === undefined ? true : undefined),
+          stepMs,
+          `OpenBaoCluster ${NAME} to be deleted (its finalizer cleared)`,
+        );
+        // DeleteAll: the data claims go once their pods are gone (the garbage collector takes the
+        // StatefulSet, then the pods); the seal key and root token at once.
+        await poll(
+          async () =>
+            (await client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns })).items.length === 0
+              ? true
+              : undefined,
+          stepMs,
+          `the data claims of ${NAME} to be gone`,
+          2000,
+        );
+        const left = (await client.list(SECRET, { namespace: ns })).items
+          .map((s) => s.metadata.name!)
+          .filter((n) => n === names.rootToken || n === names.unsealKey);
+        cp.set("deleted", { sealKeyAndRootTokenLeft: left });
+      };
+      /**
+       * Why there is no root token to go on with. A kill between OpenBao's answer to sys/init and
+       * the root-token Secret's write loses the token (OpenBao tells it once): the window
+       * docs/openbaocluster.md names as the one that cannot be closed. Then what the page promises
+       * is checked instead: initialized once, and a RootTokenMissing event saying so.
+       */
+      const noRootToken = async (): Promise<string> => {
+        const w = ctx.writes;
+        const init = w.findIndex((x) => x.backend === "bao" && x.path === "/v1/sys/init" && x.status === 200);
+        const stored = w.some(
+          (x, i) => i > init && x.backend === "kube" && x.path.endsWith(`/secrets/${names.rootToken}`),
+        );
+        if (init < 0 || stored)
+          return `OpenBao is initialized but Secret ${names.rootToken} holds no root token`;
+        // Events are sent after the pass that decides them: waited for, not looked at once.
+        const told = await poll(
+          async () =>
+            (await client.list<KubeObject & { reason?: string }>(EVENTS_V1, { namespace: ns })).items.some(
+              (e) => e.reason === "RootTokenMissing",
+            ) || undefined,
+          60_000,
+          "the RootTokenMissing event",
+          2000,
+        ).catch(() => false);
+        return `root token lost in the documented window (killed after OpenBao answered sys/init, before Secret ${names.rootToken} was written): ${initializedOnce(w).join("; ") || "sys/init answered 200 once"}; RootTokenMissing event ${told ? "recorded" : "MISSING"}`;
+      };
       const target = s3 && {
         provider: "s3",
         endpoint: s3.endpoint,
@@ -177,6 +277,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
 
       return {
         kube: { kubeconfigPath: node.kubeconfigPath, host: node.addresses.hostIp },
+        ...(o.baoWrites && { baoWrites: { host: node.addresses.hostIp } }),
         wrap: node.inCluster,
         backends: {},
         leakKinds: [JOB, STATEFULSET, SERVICE, PERSISTENT_VOLUME_CLAIM],
@@ -269,6 +370,13 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             ns,
           );
           rootToken = Buffer.from(token?.data?.["token"] ?? "", "base64").toString("utf8");
+          // Said now rather than after the canary's three minutes of refused writes.
+          if (!rootToken) {
+            const why = await noRootToken();
+            // Still deleted, so that what is left afterwards is judged as in every run.
+            await deletePhase(cp);
+            throw new Error(why);
+          }
           ctx.phase("canary");
           // A new KV v2 mount refuses writes while it sets its layout up: tried until one lands.
           await poll(
@@ -306,7 +414,9 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
 
           if (target && o.restore) {
             if (!backupKey)
-              throw new Error(`the backup recorded no object key to restore (${backupFailure})`);
+              throw new Error(
+                `the backup recorded no object key to restore (${backupFailure}; ${await backupEvidence()})`,
+              );
             ctx.phase("restore");
             const from = ctx.writes.length;
             restored = await restorePhase(baoRun, { key: backupKey, target, canaryAtBackup: canary });
@@ -349,34 +459,14 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           ).catch(() => "");
           cp.set("canary", { readable: read === canary });
 
-          ctx.phase("delete");
-          await client.delete(OPENBAOCLUSTER, NAME, ns);
-          await poll(
-            async () => ((await cluster()) === undefined ? true : undefined),
-            stepMs,
-            `OpenBaoCluster ${NAME} to be deleted (its finalizer cleared)`,
-          );
-          // DeleteAll: the data claims go once their pods are gone (the garbage collector takes the
-          // StatefulSet, then the pods); the seal key and root token at once.
-          await poll(
-            async () =>
-              (await client.list(PERSISTENT_VOLUME_CLAIM, { namespace: ns })).items.length === 0
-                ? true
-                : undefined,
-            stepMs,
-            `the data claims of ${NAME} to be gone`,
-            2000,
-          );
-          const left = (await client.list(SECRET, { namespace: ns })).items
-            .map((s) => s.metadata.name!)
-            .filter((n) => n === names.rootToken || n === names.unsealKey);
-          cp.set("deleted", { sealKeyAndRootTokenLeft: left });
+          await deletePhase(cp);
           return cp;
         },
         check(run): string[] {
           const out: string[] = [];
           out.push(...onlyOne(secrets, names.rootToken, "root token"));
           out.push(...onlyOne(secrets, names.unsealKey, "unseal key"));
+          if (o.baoWrites) out.push(...initializedOnce(ctx.writes));
           if (s3) {
             const backups = new Set(
               jobs.versions.filter((v) => v.labels[BACKUP_LABEL] === "backup").map((v) => v.uid),
@@ -395,6 +485,21 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       };
     },
   };
+}
+
+/**
+ * Initialized exactly once, as OpenBao saw it: one sys/init answered 200 over every operator
+ * process of the run (the preload reports the restarted ones too). A second would mean a process
+ * that did not see the first took OpenBao for uninitialized; OpenBao refuses it, but asking is the
+ * bug.
+ */
+export function initializedOnce(writes: readonly RecordedWrite[]): string[] {
+  const inits = writes.filter((w) => w.backend === "bao" && w.method === "PUT" && w.path === "/v1/sys/init");
+  const ok = inits.filter((w) => w.status === 200).length;
+  const out: string[] = [];
+  if (ok !== 1) out.push(`OpenBao's sys/init answered 200 ${ok} times, not once`);
+  if (inits.length > ok) out.push(`sys/init was sent ${inits.length} times (${ok} answered 200), not once`);
+  return out;
 }
 
 /**

@@ -31,6 +31,8 @@ export class OperatorProcess {
      * so the spawned pid is the operator itself and SIGKILL reaches it.
      */
     private readonly wrap: (argv: string[]) => string[] = (argv) => argv,
+    /** Node's own flags before the operator's script (`--import` of bao-writes-preload). */
+    private readonly nodeArgs: string[] = [],
   ) {}
 
   start(): void {
@@ -57,6 +59,7 @@ ${this.section}`,
     );
     const [cmd, ...args] = this.wrap([
       process.execPath,
+      ...this.nodeArgs,
       MAIN,
       "run",
       "--config",

@@ -1,0 +1,166 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "../faults/bao-recorder.js";
+import { inPhase } from "../faults/campaign.js";
+import { initializedOnce } from "../faults/openbao.js";
+import { type RecordedWrite, WriteLog } from "../faults/write-proxy.js";
+
+// The OpenBao half of the campaign's write order: the preload inside the operator's process reports
+// each OpenBao write to the harness's recorder and holds the answer until the recorder says go; a
+// kill armed on that write lands before the process reads the answer.
+
+/** A stand-in OpenBao: sys/init answers a token, anything else {}. */
+let bao: http.Server;
+let baoPort = 0;
+before(async () => {
+  bao = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.setHeader("content-type", "application/json");
+      res.end(req.url?.startsWith("/v1/sys/init") ? '{"root_token":"s.stand-in"}' : "{}");
+    });
+  });
+  await new Promise<void>((r) => bao.listen(0, "127.0.0.1", r));
+  baoPort = (bao.address() as AddressInfo).port;
+});
+after(() => new Promise<void>((r) => bao.close(() => r())));
+
+/** A process standing for the operator: a health read, a login, sys/init, printing what it read. */
+const OPERATOR = `
+const https = require("node:http");
+const send = (method, path) => new Promise((resolve) => {
+  const req = https.request({ host: "127.0.0.1", port: Number(process.env.BAO_PORT), method, path }, (res) => {
+    let b = ""; res.on("data", (c) => (b += c)); res.on("end", () => resolve(b));
+  });
+  req.end();
+});
+(async () => {
+  await send("GET", "/v1/sys/health");
+  await send("POST", "/v1/auth/jwt/login");
+  const init = await send("PUT", "/v1/sys/init?x=1");
+  console.log(init.includes("root_token") ? "read the init answer" : "no token");
+})();
+`;
+
+/** The stand-in operator with the preload, reporting to `recorder`; what it printed and how it ended. */
+function startOperator(recorder: BaoWriteRecorder) {
+  const child = spawn(
+    process.execPath,
+    ["--import", pathToFileURL(BAO_WRITES_PRELOAD).href, "-e", OPERATOR],
+    {
+      env: {
+        ...process.env,
+        FAULTS_BAO_RECORDER: recorder.url,
+        FAULTS_BAO_PORT: String(baoPort),
+        BAO_PORT: String(baoPort),
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const ended = new Promise<{ out: string; signal: NodeJS.Signals | null }>((r) =>
+    child.once("exit", (_code, signal) => r({ out, signal })),
+  );
+  return { child, ended };
+}
+
+describe("fault campaign: OpenBao writes from inside the operator's process", () => {
+  it("records OpenBao writes (not reads, not logins) by method, path without query, and status", async () => {
+    const log = new WriteLog();
+    const recorder = await BaoWriteRecorder.start(log);
+    try {
+      const { out, signal } = await startOperator(recorder).ended;
+      assert.equal(signal, null);
+      assert.equal(out.trim(), "read the init answer");
+      assert.deepEqual(
+        log.writes.map((w) => `${w.backend} ${w.method} ${w.path} ${w.status}`),
+        ["bao PUT /v1/sys/init 200"],
+      );
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it("a kill armed on sys/init lands before the process reads its answer", async () => {
+    const log = new WriteLog();
+    const recorder = await BaoWriteRecorder.start(log);
+    try {
+      const op = startOperator(recorder);
+      let killedFor = "";
+      // As the campaign does: the kill runs inside the recorder's record(), before it answers.
+      log.arm(
+        (w) => w.backend === "bao" && w.path === "/v1/sys/init",
+        (w) => {
+          killedFor = `${w.method} ${w.path}`;
+          op.child.kill("SIGKILL");
+        },
+      );
+      const { out, signal } = await op.ended;
+      assert.equal(killedFor, "PUT /v1/sys/init");
+      assert.equal(signal, "SIGKILL");
+      assert.equal(out, "", "the killed process never read the init answer");
+    } finally {
+      await recorder.close();
+    }
+  });
+});
+
+describe("fault campaign: crash points among one backend's writes", () => {
+  const w = (seq: number, backend: string): RecordedWrite => ({
+    seq,
+    backend,
+    method: "PUT",
+    path: `/${seq}`,
+    status: 200,
+  });
+  it("the Nth write to the backend within the phase, whatever the other backend wrote", () => {
+    const phases = [{ name: "create", firstWrite: 1 }];
+    const at = inPhase({ phase: "create", index: 2, backend: "bao", phases });
+    const fired = [w(1, "kube"), w(2, "bao"), w(3, "kube"), w(4, "kube"), w(5, "bao"), w(6, "bao")].filter(
+      at,
+    );
+    assert.deepEqual(
+      fired.map((x) => x.seq),
+      [5],
+    );
+  });
+  it("no phase: the Nth write to the backend in the run; no backend: the Nth write of the phase", () => {
+    const phases = [
+      { name: "create", firstWrite: 1 },
+      { name: "canary", firstWrite: 3 },
+    ];
+    const run = inPhase({ index: 1, backend: "bao", phases });
+    assert.deepEqual(
+      [w(1, "kube"), w(2, "bao")].filter(run).map((x) => x.seq),
+      [2],
+    );
+    const canary = inPhase({ phase: "canary", index: 2, phases });
+    assert.deepEqual(
+      [w(3, "kube"), w(4, "bao"), w(5, "kube")].filter(canary).map((x) => x.seq),
+      [4],
+    );
+  });
+});
+
+describe("fault campaign: initialized once, as OpenBao saw it", () => {
+  const init = (seq: number, status: number): RecordedWrite => ({
+    seq,
+    backend: "bao",
+    method: "PUT",
+    path: "/v1/sys/init",
+    status,
+  });
+  it("one sys/init answered 200 is clean; none, two, or a refused second one are violations", () => {
+    assert.deepEqual(initializedOnce([init(1, 200)]), []);
+    assert.match(initializedOnce([]).join(), /answered 200 0 times/);
+    assert.match(initializedOnce([init(1, 200), init(2, 200)]).join(), /answered 200 2 times/);
+    assert.match(initializedOnce([init(1, 200), init(2, 400)]).join(), /sent 2 times \(1 answered 200\)/);
+  });
+});
