@@ -16,7 +16,7 @@ const NAME = "mbao";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
-describe("openbao observability.metrics on the node: the metrics-only listener", {
+describe("openbao observability.metrics on the node: the metrics-only listener (and podMetadata on the pod)", {
   timeout: 20 * 60_000,
 }, () => {
   let ctx: NodeNamespace;
@@ -52,6 +52,11 @@ describe("openbao observability.metrics on the node: the metrics-only listener",
         replicas: 1,
         storage: { size: "128Mi" },
         observability: { metrics: { enabled: true, scrapeProfile: "AllNodes" } },
+        // 0.5's podMetadata, seen on the running pod (the API-server test sees the template only).
+        podMetadata: {
+          labels: { "team.example.com/owner": "payments", "openbao.org/cluster": "spoof" },
+          annotations: { "example.com/scrape": "yes" },
+        },
       },
     });
     await ctx.waitFor(`openbaocluster/${NAME}`, "jsonpath={.status.readyReplicas}=1", 900);
@@ -82,6 +87,9 @@ describe("openbao observability.metrics on the node: the metrics-only listener",
       [["https-metrics", 8202, "metrics"]],
     );
     const pod: Json = await ctx.getJson(`pod/${NAME}-0`);
+    assert.equal(pod.metadata.labels["team.example.com/owner"], "payments", "podMetadata label on the pod");
+    assert.equal(pod.metadata.labels["openbao.org/cluster"], NAME, "the operator's selector label wins");
+    assert.equal(pod.metadata.annotations["example.com/scrape"], "yes", "podMetadata annotation on the pod");
     const port = pod.spec.containers[0].ports.find((p: Json) => p.name === "metrics");
     assert.equal(port?.containerPort, 8202);
     const slices: Json = JSON.parse(
