@@ -124,10 +124,6 @@ describe("SCTs: reading the certificate", () => {
   });
 });
 
-import { verify as nodeVerify } from "node:crypto";
-
-const require_verify = (key: KeyObject, d: Buffer, sig: Buffer) => nodeVerify("sha256", d, key, sig);
-
 describe("SCTs: the verdict", () => {
   it("admits an SCT from a log of the root", () => {
     assert.equal(sctProblem(issue("valid"), issuerCert, root.ctLogs), undefined);
