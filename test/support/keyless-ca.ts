@@ -81,8 +81,12 @@ export interface KeylessCa {
   chainPem: string;
   /** Issues a code-signing certificate for the signer's key. */
   issue(req: SignerCertificateRequest): string;
-  /** The CA as a Sigstore trusted root: one certificate authority, its chain, no logs. */
+  /** The CA as a Sigstore trusted root: one certificate authority, its chain, the CT log if any. */
   trustedRootJson(): string;
+  /** The CT log stand-in's public key (PEM), when `ctLog`. */
+  ctLogPublicKeyPem?: string;
+  /** From when the CT log's key is valid (the trusted root's validFor.start), when `ctLog`. */
+  ctLogStart?: Date;
 }
 
 interface Ca {
@@ -128,6 +132,12 @@ export function createKeylessCa(name: string, now = new Date(), opts: KeylessCaO
   const ctSpki = ctLog?.publicKey.export({ type: "spki", format: "der" });
   return {
     chainPem: chain.map((c) => c.pem).join(""),
+    ...(ctLog
+      ? {
+          ctLogPublicKeyPem: ctLog.publicKey.export({ type: "spki", format: "pem" }).toString(),
+          ctLogStart: new Date(root.cert.validFrom),
+        }
+      : {}),
     issue(req) {
       const spki = createPublicKey(req.publicKeyPem).export({ type: "spki", format: "der" });
       const san = req.subject.includes("://")
