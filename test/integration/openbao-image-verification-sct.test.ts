@@ -98,9 +98,10 @@ describe("keyless image verification with embedded SCTs, against real cosign (lo
     // case, our refusal (undefined: admitted)
     const expected: Record<string, RegExp | undefined> = {
       valid: undefined,
-      "unknown-log": /names a CT log not in the trusted root/,
-      tampered: /SCT's signature does not verify with its CT log's key/,
-      none: /carries no embedded SCT/,
+      "unknown-log":
+        /unable to meet threshold of 1: ctfe public key not found for an embedded SCT: its CT log \(log ID [0-9a-f]{64}\) is not in the trusted root/,
+      tampered: /error verifying embedded SCT: its signature does not verify with its CT log's key/,
+      none: /certificate does not include required embedded SCT/,
     };
     for (const [sct, repo] of cases) {
       const cosign = await cosignVerifyWithSct(

@@ -142,7 +142,7 @@ export function sctSignedData(sct: Sct, issuerSpkiDer: Buffer, tbs: Buffer): Buf
 }
 
 /**
- * Why the certificate has no SCT verified by a CT log of the root; undefined when one verifies.
+ * Why the certificate has no SCT verified (in cosign's and sigstore-go's words where they have them) by a CT log of the root; undefined when one verifies.
  * `issuer` is the certificate that issued it (its key hash is part of what the log signed).
  */
 export function sctProblem(
@@ -157,14 +157,16 @@ export function sctProblem(
     return (e as Error).message;
   }
   if (scts.length === 0)
-    return "the certificate carries no embedded SCT, and the trusted root lists CT logs (only able to verify 0 SCT entries; unable to meet threshold of 1)";
+    return "certificate does not include required embedded SCT (the trusted root lists CT logs)";
   const tbs = precertificateTbs(cert.raw);
   const issuerSpki = issuer.publicKey.export({ type: "spki", format: "der" });
   const reasons: string[] = [];
   for (const sct of scts) {
     const log = logs.find((l) => l.logId === sct.logId);
     if (!log) {
-      reasons.push(`an SCT names a CT log not in the trusted root (log ID ${sct.logId})`);
+      reasons.push(
+        `ctfe public key not found for an embedded SCT: its CT log (log ID ${sct.logId}) is not in the trusted root`,
+      );
       continue;
     }
     const t = Number(sct.timestamp);
@@ -180,10 +182,13 @@ export function sctProblem(
       continue;
     }
     if (!verifiesWith(log.key, sctSignedData(sct, issuerSpki, tbs), sct.signature)) {
-      reasons.push(`an SCT's signature does not verify with its CT log's key (log ID ${sct.logId})`);
+      reasons.push(
+        `error verifying embedded SCT: its signature does not verify with its CT log's key (log ID ${sct.logId})`,
+      );
       continue;
     }
     return undefined;
   }
-  return `no embedded SCT verifies (only able to verify 0 SCT entries; unable to meet threshold of 1): ${reasons.join("; ")}`;
+  // sigstore-go's words for a threshold of one not met, then each SCT's reason.
+  return `only able to verify 0 SCT entries; unable to meet threshold of 1: ${reasons.join("; ")}`;
 }
