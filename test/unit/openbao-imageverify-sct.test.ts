@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { generateKeyPairSync, type KeyObject, sign, verify, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { children } from "../../src/runtime/pki/der-read.js";
 import { identityPolicy } from "../../src/targets/openbao/imageverify/identity.js";
@@ -187,5 +188,29 @@ describe("SCTs: the verdict", () => {
       () => parseTrustRoot(JSON.stringify(doc), "cm"),
       /cm: ctlogs\[0\]\.publicKey has no rawBytes/,
     );
+  });
+});
+
+describe("SCTs: Sigstore's public-good instance", () => {
+  // Public data, not code: Sigstore's public-good trusted_root.json and a certificate public Fulcio
+  // issued in April 2023 (both as published in sigstore-go's examples). Proves the precertificate
+  // rebuilt here is the one a real CT log signed.
+  const root = parseTrustRoot(
+    readFileSync("test/fixtures/sigstore/public-good-trusted-root.json", "utf8"),
+    "public-good",
+  );
+  const leaf = new X509Certificate(readFileSync("test/fixtures/sigstore/public-good-fulcio-leaf.pem"));
+  const issuer = root.authorities
+    .flatMap((a) => a.certificates)
+    .find((c) => c.ca && leaf.checkIssued(c) && leaf.verify(c.publicKey))!;
+
+  it("verifies the real Fulcio certificate's SCT with the real CT log key, and no other", () => {
+    assert.ok(root.ctLogs.length > 0, "the public-good root lists CT logs");
+    assert.ok(issuer, "the leaf chains to the public-good Fulcio");
+    assert.equal(sctProblem(leaf, issuer, root.ctLogs), undefined);
+    assert.match(sctProblem(leaf, issuer, []) ?? "admitted", /ctfe public key not found/);
+    // Another issuer key hash: the log signed this issuer's, so the SCT no longer verifies.
+    const other = new X509Certificate(createKeylessCa("x", new Date(NOW)).chainPem);
+    assert.match(sctProblem(leaf, other, root.ctLogs) ?? "admitted", /error verifying embedded SCT/);
   });
 });
