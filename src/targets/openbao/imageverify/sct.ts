@@ -142,8 +142,9 @@ export function sctSignedData(sct: Sct, issuerSpkiDer: Buffer, tbs: Buffer): Buf
 }
 
 /**
- * Why the certificate has no SCT verified (in cosign's and sigstore-go's words where they have them) by a CT log of the root; undefined when one verifies.
- * `issuer` is the certificate that issued it (its key hash is part of what the log signed).
+ * Why no SCT of the certificate verifies with a CT log of the root, in cosign's and sigstore-go's
+ * words where they have them; undefined when one does. `issuer` is the certificate that issued it
+ * (its key hash is part of what the log signed).
  */
 export function sctProblem(
   cert: X509Certificate,
@@ -151,14 +152,15 @@ export function sctProblem(
   logs: TransparencyLog[],
 ): string | undefined {
   let scts: Sct[];
+  let tbs: Buffer;
   try {
     scts = embeddedScts(cert.raw);
+    tbs = precertificateTbs(cert.raw);
   } catch (e) {
     return (e as Error).message;
   }
   if (scts.length === 0)
     return "certificate does not include required embedded SCT (the trusted root lists CT logs)";
-  const tbs = precertificateTbs(cert.raw);
   const issuerSpki = issuer.publicKey.export({ type: "spki", format: "der" });
   const reasons: string[] = [];
   for (const sct of scts) {
