@@ -143,15 +143,76 @@ export async function cosignVerifyKeyless(
   }
 }
 
-/** The CA chain (issuing CA first, root last) as a Sigstore trusted root, written by real cosign. */
-export async function cosignTrustedRoot(key: CosignKey, chainPem: string): Promise<string> {
-  const name = `trusted-root-${createHash("sha256").update(chainPem).digest("hex").slice(0, 12)}`;
+/**
+ * The CA chain (issuing CA first, root last) as a Sigstore trusted root, written by real cosign;
+ * with `ctfeKeyPem`, the CT log with that key is listed too (`--ctfe-key`), valid from `ctfeStart`.
+ */
+export async function cosignTrustedRoot(
+  key: CosignKey,
+  chainPem: string,
+  ct?: { ctfeKeyPem: string; ctfeStart: Date },
+): Promise<string> {
+  const name = `trusted-root-${createHash("sha256")
+    .update(chainPem + (ct?.ctfeKeyPem ?? ""))
+    .digest("hex")
+    .slice(0, 12)}`;
   writeFileSync(join(key.dir, `${name}.pem`), chainPem);
-  await runCosign(["trusted-root", "create", "--certificate-chain", `${name}.pem`, "--out", `${name}.json`], {
-    env: key.env,
-    cwd: key.dir,
-  });
+  const ctArgs: string[] = [];
+  if (ct) {
+    writeFileSync(join(key.dir, `${name}.ctfe.pub`), ct.ctfeKeyPem);
+    ctArgs.push("--ctfe-key", `${name}.ctfe.pub`, "--ctfe-start-time", ct.ctfeStart.toISOString());
+  }
+  await runCosign(
+    ["trusted-root", "create", "--certificate-chain", `${name}.pem`, ...ctArgs, "--out", `${name}.json`],
+    { env: key.env, cwd: key.dir },
+  );
   return readFileSync(join(key.dir, `${name}.json`), "utf8");
+}
+
+/**
+ * Whether real `cosign verify` accepts the image's keyless `.sig` signature with its embedded SCTs
+ * checked (no --insecure-ignore-sct; the transparency log is ignored): against `root`, the trusted
+ * root listing the CA and the CT log. cosign 2.5 still loads the Fulcio roots and CT log keys from
+ * its TUF cache for this path: SIGSTORE_ROOT_FILE and SIGSTORE_CT_LOG_PUBLIC_KEY_FILE give it the
+ * same CA chain and CT log key instead, offline.
+ */
+export async function cosignVerifyWithSct(
+  tool: CosignKey,
+  image: string,
+  identity: { issuer: string; subject: string },
+  root: { json: string; chainPem: string; ctLogPublicKeyPem: string },
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const name = `sct-${createHash("sha256").update(root.json).digest("hex").slice(0, 12)}`;
+  writeFileSync(join(tool.dir, `${name}.json`), root.json);
+  writeFileSync(join(tool.dir, `${name}.chain.pem`), root.chainPem);
+  writeFileSync(join(tool.dir, `${name}.ctfe.pub`), root.ctLogPublicKeyPem);
+  try {
+    await runCosign(
+      [
+        "verify",
+        "--certificate-oidc-issuer",
+        identity.issuer,
+        "--certificate-identity",
+        identity.subject,
+        "--trusted-root",
+        `${name}.json`,
+        "--insecure-ignore-tlog",
+        "--allow-http-registry",
+        image,
+      ],
+      {
+        env: {
+          ...tool.env,
+          SIGSTORE_ROOT_FILE: join(tool.dir, `${name}.chain.pem`),
+          SIGSTORE_CT_LOG_PUBLIC_KEY_FILE: join(tool.dir, `${name}.ctfe.pub`),
+        },
+        cwd: tool.dir,
+      },
+    );
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
 }
 
 /** The predicate of a cosign 3 image signature. */

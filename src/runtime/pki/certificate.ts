@@ -101,21 +101,28 @@ export interface CertificateBody {
   notBefore: Date;
   notAfter: Date;
   extensions: Buffer[];
+  /** The serial's octets; random when absent (a precertificate and its certificate share one). */
+  serial?: Buffer;
 }
 
-/** The signed certificate, PEM. */
-export function signCertificate(b: CertificateBody): string {
-  const algorithm = algorithmOf(b.signingKey);
-  const tbs = sequence(
+/** The TBSCertificate DER: what the issuer signs (and what a CT log signs for a precertificate). */
+export function tbsCertificate(b: CertificateBody): Buffer {
+  return sequence(
     explicit(0, smallInteger(2)), // v3
-    unsignedInteger(serialNumber()),
-    algorithm,
+    unsignedInteger(b.serial ?? serialNumber()),
+    algorithmOf(b.signingKey),
     b.issuer,
     sequence(time(b.notBefore), time(b.notAfter)),
     b.subject,
     b.spki,
     explicit(3, sequence(...b.extensions)),
   );
+}
+
+/** The signed certificate, PEM. */
+export function signCertificate(b: CertificateBody): string {
+  const algorithm = algorithmOf(b.signingKey);
+  const tbs = tbsCertificate(b);
   const signature = sign("sha256", tbs, { key: b.signingKey, dsaEncoding: "der" });
   const der = sequence(tbs, algorithm, bitString(signature));
   const lines = der.toString("base64").match(/.{1,64}/g) ?? [];

@@ -1,6 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { pathLengthLimit, signerIdentity } from "./certificate-fields.js";
 import { type IdentityPolicy, identityMismatch } from "./identity.js";
+import { sctProblem } from "./sct.js";
 import { verifiesWith } from "./signature.js";
 import type { CertificateAuthority, TrustRoot } from "./trust-root.js";
 
@@ -14,7 +15,8 @@ import type { CertificateAuthority, TrustRoot } from "./trust-root.js";
  * `--insecure-ignore-tlog` has it — its OIDC issuer and subject
  * are the accepted ones, and the signature over the payload verifies with its key. Only the trust
  * root's certificates anchor a chain: the chain a signer attaches is not trusted. Path-length
- * constraints are kept as Go's x509 keeps them; other critical extensions are not looked at. Pure.
+ * constraints are kept as Go's x509 keeps them; other critical extensions are not looked at. When the
+ * trust root lists CT logs, the certificate must carry an SCT one of them signed (sct.ts). Pure.
  */
 
 const CODE_SIGNING = "1.3.6.1.5.5.7.3.3";
@@ -35,6 +37,13 @@ export type KeylessVerdict = { ok: true; notAfter: number } | { ok: false; why: 
 
 const validAt = (c: X509Certificate, t: number) => Date.parse(c.validFrom) <= t && t <= Date.parse(c.validTo);
 const selfSigned = (c: X509Certificate) => c.checkIssued(c) && c.verify(c.publicKey);
+
+/** The trust root's CA certificate that issued `cert` (its signature verifies with its key). */
+function issuerOf(cert: X509Certificate, root: TrustRoot): X509Certificate | undefined {
+  return root.authorities
+    .flatMap((a) => a.certificates)
+    .find((c) => c.ca && cert.checkIssued(c) && cert.verify(c.publicKey));
+}
 
 /** Why the certificate does not chain to the trust root at `t`; undefined when it does. */
 function chainProblem(leaf: X509Certificate, root: TrustRoot, t: number): string | undefined {
@@ -84,6 +93,14 @@ export function checkKeyless(
     chain = `a certificate of the chain could not be read: ${(e as Error).message}`;
   }
   if (chain) return { ok: false, why: chain };
+  // A root listing CT logs asks for proof the certificate was logged: an SCT, as cosign checks by default.
+  if (c.trustRoot.ctLogs.length > 0) {
+    const issuer = issuerOf(cert, c.trustRoot);
+    const sct = issuer
+      ? sctProblem(cert, issuer, c.trustRoot.ctLogs)
+      : "the certificate's issuer is not in the trusted root";
+    if (sct) return { ok: false, why: sct };
+  }
   const notAfter = Date.parse(cert.validTo);
   if (c.signedAt !== undefined) {
     const at = new Date(c.signedAt).toISOString();

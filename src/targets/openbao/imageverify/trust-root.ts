@@ -5,9 +5,8 @@ import type { TransparencyLog } from "./rekor.js";
  * A Sigstore trusted root (`trusted_root.json`, the protobuf-specs TrustedRoot in its JSON form) as
  * keyless verification needs it: the certificate authorities playing Fulcio's role, each with its
  * chain and the time range it may have issued in, and the Rekor transparency logs whose
- * SignedEntryTimestamps prove a signature was logged (their key, logID and validity). Whether it lists
- * CT logs is kept too: this operator does not check SCTs, and says so rather than verify less than a
- * root asks for.
+ * SignedEntryTimestamps prove a signature was logged (their key, logID and validity), and the CT logs
+ * whose SCTs a keyless certificate must then carry (same shape: key, logID, validity).
  * Pure; throws naming what is wrong (`where` says where the text came from).
  */
 
@@ -32,8 +31,8 @@ export interface TrustRoot {
   authorities: CertificateAuthority[];
   /** The Rekor logs listed (`tlogs`): what a transparency-log entry is checked with. */
   transparencyLogs: TransparencyLog[];
-  /** Whether CT logs are listed (what an SCT check would use). */
-  hasCtLogs: boolean;
+  /** The CT logs listed (`ctlogs`): when any, a keyless certificate needs an SCT one of them signed. */
+  ctLogs: TransparencyLog[];
   /** sha256 of the text: part of the verification cache key, so a new root re-verifies. */
   id: string;
 }
@@ -82,7 +81,6 @@ export function parseTrustRoot(text: string, where: string): TrustRoot {
       ...(validTo !== undefined ? { validTo } : {}),
     };
   });
-  const listed = (k: string) => Array.isArray(doc[k]) && (doc[k] as unknown[]).length > 0;
   const tlogs = Array.isArray(doc["tlogs"]) ? (doc["tlogs"] as unknown[]) : [];
   const transparencyLogs = tlogs.map((t, i) => transparencyLog(t, `${where}: tlogs[${i}]`));
   if (authorities.length === 0 && transparencyLogs.length === 0)
@@ -90,12 +88,14 @@ export function parseTrustRoot(text: string, where: string): TrustRoot {
   return {
     authorities,
     transparencyLogs,
-    hasCtLogs: listed("ctlogs"),
+    ctLogs: (Array.isArray(doc["ctlogs"]) ? (doc["ctlogs"] as unknown[]) : []).map((t, i) =>
+      transparencyLog(t, `${where}: ctlogs[${i}]`),
+    ),
     id: createHash("sha256").update(text).digest("hex").slice(0, 32),
   };
 }
 
-/** One `tlogs` entry: its key (DER SubjectPublicKeyInfo), the logID entries name it by, its validity. */
+/** One `tlogs` or `ctlogs` entry: its key (DER SubjectPublicKeyInfo), the logID entries name it by, its validity. */
 function transparencyLog(t: unknown, at: string): TransparencyLog {
   const pk = isObject(t) && isObject(t["publicKey"]) ? t["publicKey"] : undefined;
   const raw = pk?.["rawBytes"];

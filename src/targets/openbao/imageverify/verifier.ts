@@ -149,8 +149,8 @@ export class ImageVerifier {
  * as upstream has it. Keyless needs issuer and subject or issuerRegExp and subjectRegExp (upstream's
  * pairs) and a trusted root. Unless ignoreTlog, each signature must carry a Rekor entry, checked
  * offline with the Rekor keys the trusted root lists (its `tlogs`): without such a root that check
- * cannot be made, and the block is refused saying so. SCTs are never checked (no CT log key is
- * used), so a root listing CT logs is refused for keyless. Refused, not skipped: a check that
+ * cannot be made, and the block is refused saying so. When the root lists CT logs, each keyless
+ * certificate must carry an SCT one of them signed (checked in keyless.ts). Refused, not skipped: a check that
  * silently did less than asked would pass images it should not.
  */
 function modeOf(settings: VerifySettings): Mode {
@@ -180,10 +180,6 @@ function modeOf(settings: VerifySettings): Mode {
       `${field}: keyless verification needs a trusted root, and the operator has none: set targets.openbao.imageVerification.trustedRootConfigMap to a ConfigMap holding trusted_root.json (this operator carries no public Sigstore root; it reaches no public service)`,
     );
   const tlog = transparencyLogs(settings);
-  if (settings.trustRoot.hasCtLogs)
-    throw new ImageVerificationError(
-      `${field}: the trusted root lists CT logs, so certificates must carry SCTs, which this operator cannot check: use a trusted root without ctlogs`,
-    );
   return { kind: "keyless", policy, trustRoot: settings.trustRoot, field, ...(tlog ? { tlog } : {}) };
 }
 
