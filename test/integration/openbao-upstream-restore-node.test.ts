@@ -34,8 +34,8 @@ import {
 // - the target's own root token is dead afterwards (the data has the source's tokens): one event,
 //   Degraded=True RootTokenRefused, and no call with it pass after pass; the source's token in the
 //   Secret gives the operator its access back;
-// - the read replica restarts after the voters are back (status.restore.restartCompletedAt, phase
-//   RestoringReadReplicas meanwhile) and serves the restored value itself;
+// - the read replica restarts after the voters are back (status.restore.restartCompletedAt; the phase
+//   RestoringReadReplicas when a pass sees that window) and serves the restored value itself;
 // - the read replica stays a non-voter through the restore and the scale: the restored data's
 //   Autopilot non-voter list is the source's, without it, and the operator puts it back (issue 41);
 // - scaling 1 → 3 forms three voters in OpenBao's own peer list within minutes (it took 11 and more
@@ -315,7 +315,10 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
       Date.parse(record?.restartCompletedAt) <= Date.parse(r.status.completionTime),
       JSON.stringify(record),
     );
-    assert.ok(phases.has("RestoringReadReplicas"), [...phases].join(", "));
+    // RestoringReadReplicas is written only by a cluster pass that runs while the replicas restart
+    // with the lock held; a fast replica (or a busy machine that runs no pass in that window) never
+    // shows it. What it stood for is asserted above (ReadReplicasRestarted, restartCompletedAt).
+    console.log(`# cluster phases seen during the restore: ${[...phases].join(", ")}`);
     await available(DST, 1, 10 * 60_000);
     assert.equal((await cluster(DST)).status?.phase, "Running");
     assert.notEqual((await ctx.getJson(`pod/${DST}-0`)).metadata.uid, podUid, "pod 0 was restarted");
