@@ -43,6 +43,39 @@ export interface StatusCache {
 }
 
 /**
+ * One kind watched by several informers (one per namespace scope, which may overlap) as one cache:
+ * an object is read from the first that holds it, the way the controller reads it; a write is
+ * awaited while any of them has not shown it; and the object counts as gone only once none holds it.
+ */
+export function eitherCache(...caches: StatusCache[]): StatusCache {
+  const get = (key: string): KubeObject | undefined => {
+    for (const c of caches) {
+      const o = c.get(key);
+      if (o) return o;
+    }
+    return undefined;
+  };
+  return {
+    get,
+    addHandler(h) {
+      for (const c of caches) {
+        c.addHandler({
+          update: (old, o) => h.update?.(old, o),
+          delete: (o) => {
+            if (get(keyOf(o)) === undefined) h.delete?.(o);
+          },
+        });
+      }
+    },
+    ownWrites: {
+      waitsFor: (key, rv) => caches.some((c) => c.ownWrites?.waitsFor(key, rv) ?? false),
+      // One object's resourceVersions are ordered the same in every watch of it.
+      receivedBefore: (key, a, b) => caches.some((c) => c.ownWrites?.receivedBefore(key, a, b) ?? false),
+    },
+  };
+}
+
+/**
  * Writes one concern's status. It remembers what it wrote with the resourceVersion the API server
  * gave it: a pass can start from an informer copy older than that write (a finalizer patch queued
  * one, a watch lags), and planning from it would regress what was recorded. `freshest` gives the

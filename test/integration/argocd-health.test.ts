@@ -402,7 +402,7 @@ describe("Argo CD health checks and actions, in gopher-lua, on objects from the 
         client,
         events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
         log: silentLogger(),
-        restores: { get: () => cur } as unknown as Informer<OpenBaoRestore>,
+        restores: { get: () => cur, addHandler: () => {} } as unknown as Informer<OpenBaoRestore>,
         probe: async (_t, key): Promise<SnapshotHead> =>
           key.endsWith("good.snap") ? { exists: true, size: 4096 } : { exists: false },
         jobs: executorRestoreJobs(client, parseOpenBaoConfig({ executorImage: IMAGE }, "targets.openbao")),

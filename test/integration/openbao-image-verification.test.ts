@@ -527,7 +527,7 @@ describe("openbao image verification with cosign signatures (loopback registry, 
         client,
         events,
         log: silentLogger(),
-        restores: { get: () => cur } as unknown as Informer<never>,
+        restores: { get: () => cur, addHandler: () => {} } as unknown as Informer<never>,
         probe: async () => ({ exists: true, size: 4096 }),
         jobs: executorRestoreJobs(client, parseOpenBaoConfig({}, "targets.openbao"), verifier, events),
       }).reconcile(`${ns}/${name}`, { log: silentLogger(), signal: new AbortController().signal });

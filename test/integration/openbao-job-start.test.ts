@@ -65,7 +65,7 @@ describe("openbao Jobs that cannot start free the operation lock", () => {
       client,
       events: events(),
       log: silentLogger(),
-      restores: { get: () => cur } as unknown as Informer<OpenBaoRestore>,
+      restores: { get: () => cur, addHandler: () => {} } as unknown as Informer<OpenBaoRestore>,
       probe: async () => ({ exists: true, size: 10 }),
       jobs: executorRestoreJobs(client, config),
       jobStartTimeoutMs: config.jobStartTimeoutMs,

@@ -68,7 +68,7 @@ describe("OpenBaoRestore controller on the real API server", () => {
       client,
       events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
       log: silentLogger(),
-      restores: { get: () => cur } as unknown as Informer<OpenBaoRestore>,
+      restores: { get: () => cur, addHandler: () => {} } as unknown as Informer<OpenBaoRestore>,
       probe: async (_t, key): Promise<SnapshotHead> => {
         probes.push(key);
         const size = objects.get(key);

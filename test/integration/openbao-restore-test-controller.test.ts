@@ -62,7 +62,7 @@ describe("openbao restore-test controller on the real API server", () => {
       events: new EventRecorder(client, "platform-operator/openbao", "test", silentLogger()),
       log: silentLogger(),
       clusters: { get: (k: string) => cache.get(k) } as never,
-      restores: { get: (k: string) => restoreCache.get(k) } as never,
+      restores: { get: (k: string) => restoreCache.get(k), addHandler: () => {} } as never,
       clusterDomain: "cluster.local",
       now: () => clock,
       probeClient: () => new FakePod(),

@@ -43,6 +43,7 @@ export class GitLabCoreReconciler {
       client: d.client,
       type: d.type,
       fieldManager: FIELD_MANAGER,
+      cache: d.informer,
     });
     d.informer.addHandler({ delete: (o) => this.forget(`${o.metadata.namespace}/${o.metadata.name}`) });
   }

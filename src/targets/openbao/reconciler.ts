@@ -126,7 +126,7 @@ export class OpenBaoClusterReconciler {
     };
     const d = this.d;
     this.now = d.now ?? (() => new Date());
-    this.status = workloadStatusWriter(d.client);
+    this.status = workloadStatusWriter(d.client, d.clusters);
     this.postureWarnings = new PostureWarnings(d.client, d.events);
   }
 

@@ -1,6 +1,6 @@
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../apis/openbaocluster.js";
 import type { KubeClient } from "../../runtime/client.js";
-import { StatusWriter } from "../../runtime/status.js";
+import { type StatusCache, StatusWriter } from "../../runtime/status.js";
 import { OPENBAOCLUSTER } from "./cluster-ref.js";
 import { WORKLOAD_FIELD_MANAGER, workloadPlaneOf } from "./opslifecycle/planes.js";
 
@@ -9,12 +9,16 @@ import { WORKLOAD_FIELD_MANAGER, workloadPlaneOf } from "./opslifecycle/planes.j
  * and the lock out), forced, since it is the only writer of those fields. Compared on that plane,
  * so another writer's fields never make a write look due.
  */
-export function workloadStatusWriter(client: KubeClient): StatusWriter<OpenBaoClusterStatus> {
+export function workloadStatusWriter(
+  client: KubeClient,
+  cache?: StatusCache,
+): StatusWriter<OpenBaoClusterStatus> {
   return new StatusWriter<OpenBaoClusterStatus>({
     client,
     type: OPENBAOCLUSTER,
     fieldManager: WORKLOAD_FIELD_MANAGER,
     plane: workloadPlaneOf,
+    ...(cache ? { cache } : {}),
   });
 }
 

@@ -20,7 +20,7 @@ import { setCondition } from "../../../runtime/conditions.js";
 import { done, type ReconcileResult, retry } from "../../../runtime/controller.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import type { EventRecorder } from "../../../runtime/events.js";
-import { StatusWriter } from "../../../runtime/status.js";
+import { type StatusCache, StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { cryptoSources, type Sources } from "./generate.js";
 import {
@@ -35,6 +35,8 @@ import {
 export interface GitLabSecretsReconcilerDeps {
   client: KubeClient;
   type: ResourceType;
+  /** The GitLabSecrets informer the controller reads: the status memory follows its own-write record. */
+  cache?: StatusCache;
   events: EventRecorder;
   sources?: Sources;
   /** The target's observe-only mode: plan and report, write no Secret. */
@@ -56,6 +58,7 @@ export class GitLabSecretsReconciler {
       client: d.client,
       type: d.type,
       fieldManager: GitLabSecretsManagers.fieldManager,
+      ...(d.cache ? { cache: d.cache } : {}),
     });
   }
 

@@ -76,6 +76,7 @@ export function setupGitLabSecrets(
   const reconciler = new GitLabSecretsReconciler({
     client: manager.client,
     type: GITLABSECRETS,
+    cache: informer,
     events: manager.events,
     observeOnly: opts.observeOnly,
   });

@@ -17,6 +17,10 @@ export async function writeClusterRecord(
   record: ClusterRestoreRecord,
   signal?: AbortSignal,
 ): Promise<void> {
+  // No cache, on purpose: `cluster` is a live read (job-watch.ts), newer than any informer copy,
+  // and this writer lives for one write, so it has no memory to keep; given the cluster informer,
+  // its own-write record would call a live copy taken before the watch delivered the write "behind"
+  // and subscribe one handler per call.
   const writer = new StatusWriter<OpenBaoClusterStatus>({
     client,
     type: OPENBAOCLUSTER,

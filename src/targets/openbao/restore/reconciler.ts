@@ -83,6 +83,7 @@ export class RestoreReconciler implements RestoreCore {
       client: d.client,
       type: OPENBAORESTORE,
       fieldManager: RESTORE_FIELD_MANAGER,
+      cache: d.restores,
     });
     this.pollMs = d.pollMs ?? DEFAULT_POLL_MS;
     this.startTimeoutMs = d.jobStartTimeoutMs ?? DEFAULT_JOB_START_TIMEOUT_MS;

@@ -33,7 +33,7 @@ import { done, type ReconcileResult, requeueAfter } from "../../../runtime/contr
 import { errorMessage, isNotFound } from "../../../runtime/errors.js";
 import type { KindEvents } from "../../../runtime/events.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../../../runtime/finalizers.js";
-import { StatusWriter } from "../../../runtime/status.js";
+import { type StatusCache, StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import { OPENBAORESTORE } from "../restore/types.js";
@@ -63,6 +63,8 @@ export interface TenantProvisionerDeps {
    * unset, every read goes to the API server.
    */
   reader?: TenantReader;
+  /** The tenant informers the controller reads (eitherCache): the status memory follows their own-write record. */
+  cache?: StatusCache;
   /** tenants.clusterSelector: only the clusters this install manages count (allow-lists, offboarding). */
   clusterSelector?: string;
   events: KindEvents<OpenBaoTenantReasonType>;
@@ -90,6 +92,7 @@ export class TenantProvisioner {
       client: d.client,
       type: OPENBAOTENANT,
       fieldManager: OpenBaoTenantManagers.fieldManager,
+      ...(d.cache ? { cache: d.cache } : {}),
     });
   }
 

@@ -18,6 +18,7 @@ import {
 import { Controller, done, requeueAfter } from "../../../runtime/controller.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
+import { eitherCache } from "../../../runtime/status.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { Tenancy } from "./follow.js";
 import { TENANT_SELECTOR } from "./plan.js";
@@ -47,6 +48,7 @@ export function setupTenants(
   const provisioner = new TenantProvisioner({
     client: manager.client,
     reader: manager.reader,
+    cache: eitherCache(inOperatorNamespace, selfService),
     ...(config.tenants?.clusterSelector ? { clusterSelector: config.tenants.clusterSelector } : {}),
     events: manager.events,
     operator: { namespace: tenancy.operatorNamespace, serviceAccount },
