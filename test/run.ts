@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { cacheRoot } from "../src/testenv/cache.js";
 import { formatDuration } from "../src/testenv/duration.js";
+import { describeFailures, FailureDigest } from "../src/testenv/failure-digest.js";
 import { describeFileCpu, readFileCpu } from "../src/testenv/file-cpu-report.js";
 import { ensureOperatorNode, OPERATOR_NODE_VERSION } from "../src/testenv/lts-node.js";
 import { describeCpu, readCpuTimes } from "../src/testenv/machine-cpu.js";
@@ -53,6 +54,8 @@ async function main(): Promise<number> {
     await env.stop();
     log(`shared environment stopped in ${formatDuration(Date.now() - stopping)}`);
   }
+  // Just above the counts, where a log's tail shows them: which tests failed and why.
+  for (const line of describeFailures(digest.failures)) console.log(line);
   // The last line CI reads: the runner's own counts, after everything else was printed.
   const failed = failedCount(outcome);
   if (outcome.passed === undefined) {
@@ -182,13 +185,18 @@ function runNodeTest(
     const lines = text.split("\n");
     tail = lines.pop() ?? "";
     for (const line of lines) {
+      digest.feed(line);
       const m = /^# (pass|fail|cancelled) (\d+)$/.exec(line);
       if (m) outcome[m[1] === "pass" ? "passed" : m[1] === "fail" ? "failed" : "cancelled"] = Number(m[2]);
     }
   });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
-    child.once("close", (code, signal) => resolve({ ...outcome, code: code ?? (signal ? 1 : 0) }));
+    child.once("close", (code, signal) => {
+      digest.feed(tail);
+      digest.close();
+      resolve({ ...outcome, code: code ?? (signal ? 1 : 0) });
+    });
   });
 }
 
@@ -197,6 +205,8 @@ function testConcurrency(): number {
   return Number.isInteger(given) && given >= 1 && given <= 16 ? given : 4;
 }
 
+// The tests that failed, read from the runner's output as it passes through.
+const digest = new FailureDigest();
 // The tests' counts once the runner gave them, and whether main came to its end.
 let counted: Outcome | undefined;
 let finished = false;
@@ -208,6 +218,7 @@ process.on("exit", (code) => {
   if (finished) return;
   try {
     writeSync(1, "the test run ended before it finished; it cannot pass\n");
+    for (const line of describeFailures(digest.failures)) writeSync(1, `${line}\n`);
     writeSync(1, `${counted?.passed ?? 0} passed, ${Math.max(1, failedCount(counted))} failed\n`);
   } catch {
     // Nobody reads the output any more (EPIPE): the exit code still says it.
