@@ -93,6 +93,7 @@ export function describeFailures(failures: readonly Failure[], limit = 20): stri
     while (error.length > 0 && error.at(-1) === "") error.pop();
     for (const text of error) lines.push(`      ${text}`);
   }
-  if (failures.length > limit) lines.push(`  … and ${failures.length - limit} more (search the log for "not ok")`);
+  if (failures.length > limit)
+    lines.push(`  … and ${failures.length - limit} more (search the log for "not ok")`);
   return lines;
 }

@@ -15,7 +15,10 @@ function realTap(source: string): string {
     writeFileSync(file, source);
     const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
     try {
-      return execFileSync(process.execPath, ["--test", "--test-reporter=tap", file], { env, encoding: "utf8" });
+      return execFileSync(process.execPath, ["--test", "--test-reporter=tap", file], {
+        env,
+        encoding: "utf8",
+      });
     } catch (err) {
       // A run with failures exits 1; its output is what we want.
       return (err as { stdout: string }).stdout;
@@ -60,14 +63,19 @@ describe("failure digest of node's TAP output", () => {
 
   it("finds nothing in a run that passed, and prints nothing for it", () => {
     const digest = new FailureDigest();
-    for (const line of realTap(`import { it } from "node:test"; it("ok", () => {});`).split("\n")) digest.feed(line);
+    for (const line of realTap(`import { it } from "node:test"; it("ok", () => {});`).split("\n"))
+      digest.feed(line);
     digest.close();
     assert.deepEqual(digest.failures, []);
     assert.deepEqual(describeFailures(digest.failures), []);
   });
 
   it("prints each failure's path, place and error, and says how many more it left out", () => {
-    const failures = Array.from({ length: 3 }, (_, i) => ({ name: `t${i}`, location: `f.js:${i}:1`, error: ["why", ""] }));
+    const failures = Array.from({ length: 3 }, (_, i) => ({
+      name: `t${i}`,
+      location: `f.js:${i}:1`,
+      error: ["why", ""],
+    }));
     const lines = describeFailures(failures, 2);
     assert.equal(lines[0], "3 failed tests:");
     assert.deepEqual(lines.slice(1, 4), ["  ✖ t0", "      at f.js:0:1", "      why"]);
