@@ -6,20 +6,36 @@
  * whitespace, and strings and numbers are written as ECMAScript's JSON.stringify writes them, which
  * is what RFC 8785 prescribes for both. Members whose value is undefined are left out, as
  * JSON.stringify leaves them out.
- * Pure; throws on what JSON cannot hold (a non-finite number, undefined, a function).
+ * Pure; throws on what JSON cannot hold (a non-finite number, undefined, a function), unless
+ * `loose` is set.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, options: CanonicalOptions = {}): string {
+  return write(value, options.loose === true);
+}
+
+export interface CanonicalOptions {
+  /**
+   * Write what JSON cannot hold as JSON.stringify does (undefined, functions and non-finite numbers
+   * become null) instead of throwing: for comparing and hashing values built in memory, where a
+   * field left undefined or a NaN must give a key, not an error. Never for bytes a signature covers.
+   */
+  loose?: boolean;
+}
+
+function write(value: unknown, loose: boolean): string {
   if (value === null || typeof value === "boolean" || typeof value === "string") return JSON.stringify(value);
   if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new Error(`${value} has no JSON form`);
-    return JSON.stringify(value);
+    if (Number.isFinite(value)) return JSON.stringify(value);
+    if (loose) return "null";
+    throw new Error(`${value} has no JSON form`);
   }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) return `[${value.map((v) => write(v, loose)).join(",")}]`;
   if (typeof value === "object") {
     const members = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${write(v, loose)}`).join(",")}}`;
   }
+  if (loose) return "null";
   throw new Error(`a ${typeof value} has no JSON form`);
 }

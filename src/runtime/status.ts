@@ -1,3 +1,4 @@
+import { canonicalJson } from "./canonical-json.js";
 import type { KubeClient } from "./client.js";
 import { sameConditions } from "./conditions.js";
 import { ApiError, isConflict, isNotFound } from "./errors.js";
@@ -214,15 +215,7 @@ function withoutConditions(v: unknown): unknown {
 }
 
 function canonical(v: unknown): string {
-  return JSON.stringify(v ?? {}, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>)
-            .filter(([, y]) => y !== undefined)
-            .sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0)),
-        )
-      : x,
-  );
+  return canonicalJson(v ?? {}, { loose: true });
 }
 
 /**

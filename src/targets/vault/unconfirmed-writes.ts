@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { type DataTree, isPlainObject } from "./tree.js";
+import { canonicalJson } from "../../runtime/canonical-json.js";
+import type { DataTree } from "./tree.js";
 
 /**
  * Data writes whose answer never came (a timeout, a reset connection): OpenBao may have stored
@@ -29,16 +30,9 @@ export class UnconfirmedWrites {
   }
 }
 
-/** SHA-256 of the tree as canonical JSON (own keys, sorted), blind to prototypes and key order. */
+/** SHA-256 of the tree as canonical JSON (own keys, sorted): blind to key order. */
 export function digestOf(tree: unknown): string {
-  return createHash("sha256").update(canonicalJson(tree)).digest("hex");
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (isPlainObject(value)) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
+  return createHash("sha256")
+    .update(canonicalJson(tree, { loose: true }))
+    .digest("hex");
 }

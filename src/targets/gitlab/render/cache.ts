@@ -1,17 +1,6 @@
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../../../runtime/canonical-json.js";
 import type { Capabilities, RenderResult } from "./types.js";
-
-/** JSON with object keys sorted, so equal values give equal keys whatever their key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
 
 export interface RenderKeyInput {
   chartDigest: string;
@@ -34,13 +23,16 @@ export function renderKey(input: RenderKeyInput): string {
   };
   return createHash("sha256")
     .update(
-      canonical({
-        chart: input.chartDigest,
-        release: input.releaseName,
-        namespace: input.namespace,
-        values: input.values ?? {},
-        capabilities: caps,
-      }),
+      canonicalJson(
+        {
+          chart: input.chartDigest,
+          release: input.releaseName,
+          namespace: input.namespace,
+          values: input.values ?? {},
+          capabilities: caps,
+        },
+        { loose: true },
+      ),
     )
     .digest("hex");
 }
