@@ -107,21 +107,49 @@ export function updateRecord(record: NodeRecord): void {
   writeFileSync(recordPath(record.index), JSON.stringify(record));
 }
 
-/** Process ids in the node's namespaces or cgroups (pods live in their own namespaces, but in its cgroups). */
-export function nodePids(record: NodeRecord): number[] {
+/**
+ * Process ids in the node's namespaces or cgroups (pods live in their own namespaces, but in its
+ * cgroups). A namespace's number is reused once it is freed, so during a teardown a process found
+ * only by namespace is the node's only if it started before the teardown did (`startedBy`, in clock
+ * ticks since boot) and sits in no other node's cgroup: the node itself starts nothing new while it
+ * is being killed, and another node starting beside it may be handed its freed namespace number.
+ */
+export function nodePids(record: NodeRecord, startedBy?: number): number[] {
   const a = nodeAddresses(record.index);
   const pids = new Set<number>(cgroupPids(a.cgroupRoot));
   for (const entry of readdirSync("/proc")) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || pids.has(pid)) continue;
     try {
-      if (record.netns && readlinkSync(`/proc/${pid}/ns/net`) === record.netns) pids.add(pid);
-      else if (record.mntns && readlinkSync(`/proc/${pid}/ns/mnt`) === record.mntns) pids.add(pid);
+      const inNamespace =
+        (record.netns && readlinkSync(`/proc/${pid}/ns/net`) === record.netns) ||
+        (record.mntns && readlinkSync(`/proc/${pid}/ns/mnt`) === record.mntns);
+      if (!inNamespace) continue;
+      if (startedBy !== undefined && !startedBefore(pid, startedBy)) continue;
+      if (startedBy !== undefined && otherNodesCgroup(pid, record.index)) continue;
+      pids.add(pid);
     } catch {
       // Exited meanwhile.
     }
   }
   return [...pids];
+}
+
+/** Clock ticks since boot now, in the unit of /proc/PID/stat's start time (USER_HZ, 100 on Linux). */
+export function bootTicksNow(): number {
+  return Math.floor(Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]) * 100);
+}
+
+function startedBefore(pid: number, ticks: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[19]) <= ticks;
+}
+
+function otherNodesCgroup(pid: number, index: number): boolean {
+  const cgroup = /platform-operator-ponode(\d+)(\/|$)/m.exec(readFileSync(`/proc/${pid}/cgroup`, "utf8"));
+  return cgroup !== null && Number(cgroup[1]) !== index;
 }
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -136,8 +164,9 @@ export function teardownNodeSync(record: NodeRecord): string[] {
   // A killed process can take seconds to finish exiting on a loaded machine (a shim or kubelet with
   // many threads and mappings): keep killing and looking for up to 20 s, not a fixed few rounds.
   const deadline = Date.now() + 20_000;
+  const startedBy = bootTicksNow();
   while (Date.now() < deadline) {
-    const pids = nodePids(record);
+    const pids = nodePids(record, startedBy);
     if (pids.length === 0) break;
     for (const pid of pids) {
       try {
@@ -149,7 +178,7 @@ export function teardownNodeSync(record: NodeRecord): string[] {
     sleepSync(50);
   }
   const problems: string[] = [];
-  const left = nodePids(record);
+  const left = nodePids(record, startedBy);
   if (left.length > 0) problems.push(`processes still running: ${left.join(", ")}`);
   // A cgroup folder becomes removable a moment after its last process is reaped.
   let cgroupsLeft: string[] = [];
