@@ -241,4 +241,44 @@ describe("GitLabCore values from ConfigMaps and Secrets", () => {
       `Job ${ns}/pv-migrations-10-3-0-pre`,
     ]);
   });
+
+  // spec.clickhouse ("GitLab ClickHouse integration"): the outcome is published in the status the API
+  // server stores (its schema must keep the field), and chart values win, valuesFrom included.
+  it("spec.clickhouse sets status.clickHouseEnabled; a valuesFrom entry removing the URL turns it off", async () => {
+    const clickhouse = {
+      url: "https://clickhouse.example.test:8443",
+      database: "gitlab",
+      user: "gitlab",
+      passwordSecretRef: { name: "clickhouse-password", key: "password" },
+    };
+    const ch = (valuesFrom: unknown[]) =>
+      applyGitLab(
+        client,
+        gitlabCore(ns, "ch", {
+          version: { type: "Static", version: "10.2.1" },
+          hostname: "gitlab.example.com",
+          clickhouse,
+          chart: { valuesFrom, values: quiet },
+        }),
+      );
+    await ch([]);
+    await waitForGitLab(
+      client,
+      ns,
+      "ch",
+      (g) => g.status?.version === "10.2.1" && g.status?.clickHouseEnabled === true,
+      "10.2.1 applied with ClickHouse on",
+      120_000,
+    );
+    await configMap("no-clickhouse", { "values.yaml": 'global:\n  clickhouse:\n    main:\n      url: ""\n' });
+    await ch([{ kind: "ConfigMap", name: "no-clickhouse" }]);
+    await waitForGitLab(
+      client,
+      ns,
+      "ch",
+      (g) => g.status?.clickHouseEnabled === false,
+      "ClickHouse off once the entry removes the URL",
+      60_000,
+    );
+  });
 });

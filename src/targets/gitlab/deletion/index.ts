@@ -29,6 +29,7 @@ export async function cleanUpRelease(
       kinds: renderedKinds,
       keep: new Set(),
       namespaces: [],
+      order: "uninstall",
       signal,
     });
     for (const item of result.deleted)

@@ -14,6 +14,7 @@ import type { ResourceType } from "../../../runtime/types.js";
 import type { LiveObjects } from "../apply/live.js";
 import { releaseLabels, releaseSelector } from "../apply/plan.js";
 import { parseKindKey } from "../apply/rendered.js";
+import { compareBytes, compareKinds, type KindOrder } from "../render/kind-order.js";
 import { HOOK_ANNOTATION } from "../render/manifests.js";
 import { BATCHED_CHECK_LABEL } from "../status/version.js";
 
@@ -51,17 +52,34 @@ async function releaseInventory(client: KubeClient, opts: PruneReleaseOptions): 
       labelSelector: releaseSelector(opts.release),
       namespaces: opts.namespaces,
     }));
+  const order = opts.order ?? "install";
   return {
     ...inventory,
     // Nor is a batched background migrations wait Job: the one the operator provides for an old
     // chart is no rendered object, and the chart's own is rendered by upgrade steps only (both are
     // owned by the GitLabCore, so deleting it removes them).
-    items: inventory.items.filter(
-      (i) =>
-        i.metadata.annotations?.[HOOK_ANNOTATION] === undefined &&
-        i.metadata.labels?.[BATCHED_CHECK_LABEL] === undefined,
-    ),
+    items: inventory.items
+      .filter(
+        (i) =>
+          i.metadata.annotations?.[HOOK_ANNOTATION] === undefined &&
+          i.metadata.labels?.[BATCHED_CHECK_LABEL] === undefined,
+      )
+      .sort((a, b) => compareInventoryItems(a, b, order)),
   };
+}
+
+/**
+ * Helm's deletion order: by kind in the given order (unlisted kinds last, by kind name), then by
+ * namespace and name so a run is reproducible (Helm goes by its stored manifest there, which an
+ * inventory listed from the cluster does not have).
+ */
+export function compareInventoryItems(a: InventoryItem, b: InventoryItem, order: KindOrder): number {
+  return (
+    compareKinds(a.type.kind, b.type.kind, order) ||
+    compareBytes(a.type.group, b.type.group) ||
+    compareBytes(a.metadata.namespace ?? "", b.metadata.namespace ?? "") ||
+    compareBytes(a.metadata.name ?? "", b.metadata.name ?? "")
+  );
 }
 
 /** The same inventory from the release's informers: no request. Undefined when a kind has no cache. */
@@ -110,6 +128,12 @@ export interface PruneReleaseOptions {
   keep: Set<string>;
   /** Where namespaced kinds are listed; [] lists cluster-scoped kinds only (deletion). */
   namespaces: string[];
+  /**
+   * The kind order deletions follow. Install order (default) is how a Helm upgrade deletes what
+   * the new render dropped: in the previous release manifest's order. Uninstall order is how Helm
+   * deletes a release: webhook configurations first, workloads before what they depend on.
+   */
+  order?: KindOrder;
   signal?: AbortSignal;
 }
 

@@ -1,74 +1,15 @@
 import { parseAllDocuments } from "yaml";
 import { GitLabReleaseNameLabel, GitLabReleaseNamespaceLabel } from "../../../apis/gitlabcore-names.js";
 import { RenderError } from "./errors.js";
+import { compareBytes, compareKinds, kindRank as rankOf } from "./kind-order.js";
 import type { RenderedHook, RenderedObject } from "./types.js";
 
 export const HOOK_ANNOTATION = "helm.sh/hook";
 export const HOOK_WEIGHT_ANNOTATION = "helm.sh/hook-weight";
 export const HOOK_DELETE_POLICY_ANNOTATION = "helm.sh/hook-delete-policy";
 
-// Helm's install order: what others depend on comes first (namespaces, accounts, config, storage,
-// definitions, RBAC, services), workloads after. Kinds not listed go last, by name.
-const INSTALL_ORDER = [
-  "PriorityClass",
-  "Namespace",
-  "NetworkPolicy",
-  "ResourceQuota",
-  "LimitRange",
-  "PodSecurityPolicy",
-  "PodDisruptionBudget",
-  "ServiceAccount",
-  "Secret",
-  "SecretList",
-  "ConfigMap",
-  "StorageClass",
-  "PersistentVolume",
-  "PersistentVolumeClaim",
-  "CustomResourceDefinition",
-  "ClusterRole",
-  "ClusterRoleList",
-  "ClusterRoleBinding",
-  "ClusterRoleBindingList",
-  "Role",
-  "RoleList",
-  "RoleBinding",
-  "RoleBindingList",
-  "Service",
-  "DaemonSet",
-  "Pod",
-  "ReplicationController",
-  "ReplicaSet",
-  "Deployment",
-  "HorizontalPodAutoscaler",
-  "StatefulSet",
-  "Job",
-  "CronJob",
-  "IngressClass",
-  "Ingress",
-  "APIService",
-  "MutatingWebhookConfiguration",
-  "ValidatingWebhookConfiguration",
-];
-const rank = new Map(INSTALL_ORDER.map((k, i) => [k, i]));
-/** Position of a kind in helm's install order; kinds helm does not list go last. */
-export const kindRank = (kind: string): number => rank.get(kind) ?? INSTALL_ORDER.length;
-
-/**
- * Helm's kind order for hooks (releaseutil's lessByKind): listed kinds by install order, unlisted
- * ones after them, among themselves by kind name.
- */
-function compareKinds(a: string, b: string): number {
-  const x = rank.get(a);
-  const y = rank.get(b);
-  if (x === undefined && y === undefined) return a < b ? -1 : a > b ? 1 : 0;
-  if (x === undefined) return 1;
-  if (y === undefined) return -1;
-  return x - y;
-}
-
-/** Go's string comparison (bytes), not the locale's: Helm compares names with `<`. */
-const compareBytes = (a: string, b: string): number =>
-  Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+/** Position of a kind in Helm's install order (see kind-order.ts); kinds Helm does not list go last. */
+export const kindRank = (kind: string): number => rankOf(kind, "install");
 
 /**
  * The order Helm runs one event's hooks in. Helm sorts hooks stably by kind, then stably by weight
@@ -172,10 +113,9 @@ function hookOf(object: RenderedObject): RenderedHook | undefined {
   };
 }
 
-const compareObjects = (a: RenderedObject, b: RenderedObject) =>
-  kindRank(a.kind) - kindRank(b.kind) ||
-  a.kind.localeCompare(b.kind) ||
-  a.metadata.name.localeCompare(b.metadata.name);
+// Helm sorts the manifests stably by kind alone: within a kind they keep the order helm printed
+// them in (template path, then position in the file), and unlisted kinds compare as bytes.
+const compareObjects = (a: RenderedObject, b: RenderedObject) => compareKinds(a.kind, b.kind);
 
 /**
  * Splits `helm template` output into objects and hooks: empty documents dropped, `List` kinds
