@@ -60,6 +60,7 @@ import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
 import { blockedOf, reportOf, type StepDeps, WORKLOAD_STEPS, type WorkloadOutcome } from "./steps/index.js";
 import { keepPeerService } from "./steps/peer-service.js";
+import { DemoteRefusals } from "./steps/read-replica-suffrage.js";
 import { RootTokenRefusals } from "./steps/root-token.js";
 import { AutopilotChecks } from "./workload/autopilot/autopilot.js";
 import { forgetCertificateMetrics } from "./workload/certs/metrics.js";
@@ -122,6 +123,7 @@ export class OpenBaoClusterReconciler {
       ...deps,
       autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks(),
       rootTokenRefusals: deps.rootTokenRefusals ?? new RootTokenRefusals(),
+      demoteRefusals: deps.demoteRefusals ?? new DemoteRefusals(),
       imageVerifier: deps.imageVerifier ?? new ImageVerifier(),
     };
     const d = this.d;
