@@ -10,13 +10,10 @@ import { Component, podName } from "../../src/targets/openbao/identity.js";
 import type { ServiceContext } from "../../src/targets/openbao/services.js";
 import type { PassResult } from "../../src/targets/openbao/status.js";
 import type { StepDeps } from "../../src/targets/openbao/steps/context.js";
+import { DEMOTE_RETRY_MS, DemoteRefusals } from "../../src/targets/openbao/steps/demote-refusals.js";
 import { forgetOidcFacts, readOidcFacts } from "../../src/targets/openbao/steps/oidc-facts.js";
 import { operatorJwtToken } from "../../src/targets/openbao/steps/operator-jwt.js";
-import {
-  DEMOTE_RETRY_MS,
-  DemoteRefusals,
-  keepReadReplicasNonVoters,
-} from "../../src/targets/openbao/steps/read-replica-suffrage.js";
+import { keepReadReplicasNonVoters } from "../../src/targets/openbao/steps/read-replica-suffrage.js";
 import { AutopilotChecks } from "../../src/targets/openbao/workload/autopilot/autopilot.js";
 import { renderSelfInitRequests } from "../../src/targets/openbao/workload/config/index.js";
 import type { OidcBootstrapFacts } from "../../src/targets/openbao/workload/config/oidc-bootstrap.js";

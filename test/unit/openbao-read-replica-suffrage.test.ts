@@ -7,11 +7,8 @@ import { type BaoClient, BaoRequestError } from "../../src/targets/openbao/baocl
 import type { ServiceContext } from "../../src/targets/openbao/services.js";
 import type { PassResult } from "../../src/targets/openbao/status.js";
 import type { StepDeps } from "../../src/targets/openbao/steps/context.js";
-import {
-  DEMOTE_RETRY_MS,
-  DemoteRefusals,
-  keepReadReplicasNonVoters,
-} from "../../src/targets/openbao/steps/read-replica-suffrage.js";
+import { DEMOTE_RETRY_MS, DemoteRefusals } from "../../src/targets/openbao/steps/demote-refusals.js";
+import { keepReadReplicasNonVoters } from "../../src/targets/openbao/steps/read-replica-suffrage.js";
 import { AutopilotChecks } from "../../src/targets/openbao/workload/autopilot/autopilot.js";
 import {
   readReplicasSettled,

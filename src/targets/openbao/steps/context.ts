@@ -11,7 +11,7 @@ import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { PassResult } from "../status.js";
 import type { AutopilotChecks } from "../workload/autopilot/autopilot.js";
 import { driftOfChange } from "../workload/service-context.js";
-import type { DemoteRefusals } from "./read-replica-suffrage.js";
+import type { DemoteRefusals } from "./demote-refusals.js";
 import type { RootTokenRefusals } from "./root-token.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
