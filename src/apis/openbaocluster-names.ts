@@ -327,6 +327,11 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   RootTokenMissing: "RootTokenMissing",
   /** OpenBao answers 403 to the root token the operator keeps (after a restore: the source's tokens). */
   RootTokenRefused: "RootTokenRefused",
+  /**
+   * OpenBao answers 403 to the operator role's sys/storage/raft/demote: a read replica stays a voter
+   * until the grant is added to policy openbao-operator (ReadReplicasReady=False, a Warning event).
+   */
+  DemoteRefused: "DemoteRefused",
   SelfInitialized: "SelfInitialized",
   StorageExpanded: "StorageExpanded",
   UnsealKeyCreated: "UnsealKeyCreated",

@@ -36,8 +36,9 @@ export interface RaftOpenBao {
    * Starts one more node (of any pinned version, so one cluster can mix versions as a blue-green
    * upgrade does) that joins through `retry_join` and is unsealed. With `nonVoter` its config sets
    * `retry_join_as_non_voter`, which Autopilot respects: the node stays a non-voter until promoted.
+   * `id` names its Raft node (default `node<index>`), e.g. as the operator names a pod.
    */
-  addNode(opts: { version?: string; nonVoter?: boolean }): Promise<RaftNode>;
+  addNode(opts: { version?: string; nonVoter?: boolean; id?: string }): Promise<RaftNode>;
   stop(): Promise<void>;
 }
 
@@ -96,6 +97,7 @@ export async function startRaftOpenBao(opts: { nodes: number; version?: string }
           nodes.length,
           () => unsealKey,
           { leaderAddrs: nodes.map((n) => n.addr), nonVoter: add.nonVoter === true },
+          add.id,
         );
         nodes.push(node);
         await node.start();
@@ -130,8 +132,9 @@ async function createNode(
   index: number,
   unsealKey: () => string,
   joining: { leaderAddrs: string[]; nonVoter: boolean } | undefined,
+  nodeId?: string,
 ): Promise<RaftNode> {
-  const id = `node${index}`;
+  const id = nodeId ?? `node${index}`;
   const nodeDir = join(root, id);
   const dataDir = join(nodeDir, "raft");
   await mkdir(dataDir, { recursive: true });

@@ -192,6 +192,17 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.deepEqual(roles.map((r) => `${r.metadata.namespace}/${r.metadata.name}`).sort(), [
       "bao/po-openbao-openbao",
       "default/po-openbao-openbao-apiserver",
+      "ops/po-openbao-openbao-self-token",
+    ]);
+    // selfInit.oidc clusters: a token of the operator's own ServiceAccount, and nothing else.
+    const selfToken = roles.find((r) => r.metadata.name === "po-openbao-openbao-self-token")!;
+    assert.deepEqual(selfToken.rules, [
+      {
+        apiGroups: [""],
+        resources: ["serviceaccounts/token"],
+        resourceNames: ["po-openbao"],
+        verbs: ["create"],
+      },
     ]);
     const inDefault = roles.find((r) => r.metadata.namespace === "default")!;
     for (const rule of inDefault.rules as Rule[]) {

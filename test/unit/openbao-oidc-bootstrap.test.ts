@@ -150,6 +150,30 @@ describe("selfInit.oidc: the JWT bootstrap at auth/jwt-operator", () => {
     );
   });
 
+  it("the operator's policy is upstream's exactly without read replicas, and adds demote with them", () => {
+    const upstream = [
+      'path "sys/health" { capabilities = ["read"] }',
+      'path "sys/step-down" { capabilities = ["sudo", "update"] }',
+      'path "sys/storage/raft/configuration" { capabilities = ["read"] }',
+      'path "sys/storage/raft/remove-peer" { capabilities = ["update"] }',
+      'path "sys/storage/raft/autopilot/configuration" { capabilities = ["read", "update"] }',
+      'path "sys/storage/raft/autopilot/state" { capabilities = ["read"] }',
+    ];
+    const operatorPolicy = (spec: Record<string, unknown>) =>
+      policyLines(bootstrap(cluster(spec)).get("create-operator-policy")?.data["policy"]);
+    assert.deepEqual(operatorPolicy({}), upstream);
+    assert.deepEqual(operatorPolicy({ readReplicas: { replicas: 0 } }), upstream);
+    assert.deepEqual(operatorPolicy({ readReplicas: { replicas: 2 } }), [
+      ...upstream,
+      'path "sys/storage/raft/demote" { capabilities = ["update"] }',
+    ]);
+    // Only the operator's: the executors' policies do not change with read replicas.
+    const withReplicas = bootstrap(cluster({ readReplicas: { replicas: 1 } }));
+    const without = bootstrap(cluster());
+    for (const p of ["create-upgrade-policy", "create-restore-policy"])
+      assert.equal(withReplicas.get(p)?.data["policy"], without.get(p)?.data["policy"], p);
+  });
+
   it("accepts additionalSubjects as an exact, sorted subject list; the spec's role names are kept", () => {
     const other = "system:serviceaccount:dr:bao-restore-serviceaccount";
     const b = bootstrap(

@@ -3,8 +3,11 @@ import { describe, it } from "node:test";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
 import { Writes } from "../../src/targets/openbao/apply.js";
 import type { AutopilotState } from "../../src/targets/openbao/baoclient/autopilot-state.js";
-import type { BaoClient } from "../../src/targets/openbao/baoclient/client.js";
+import { type BaoClient, BaoRequestError } from "../../src/targets/openbao/baoclient/client.js";
 import type { ServiceContext } from "../../src/targets/openbao/services.js";
+import type { PassResult } from "../../src/targets/openbao/status.js";
+import type { StepDeps } from "../../src/targets/openbao/steps/context.js";
+import { DEMOTE_RETRY_MS, DemoteRefusals } from "../../src/targets/openbao/steps/demote-refusals.js";
 import { keepReadReplicasNonVoters } from "../../src/targets/openbao/steps/read-replica-suffrage.js";
 import { AutopilotChecks } from "../../src/targets/openbao/workload/autopilot/autopilot.js";
 import {
@@ -63,10 +66,11 @@ describe("keepReadReplicasNonVoters", () => {
       spec: { replicas: 1, readReplicas: { replicas: readReplicas } },
       status: { activeLeader: "demo-0" },
     }) as unknown as OpenBaoCluster;
-  const setup = (types: Record<string, string>[]) => {
+  const setup = (types: Record<string, string>[], demoteStatus?: number) => {
     const calls: string[] = [];
     const events: string[] = [];
     let n = 0;
+    const clock = { now: 1_000_000 };
     const bao = {
       autopilotDetail: async () => {
         calls.push("state");
@@ -74,16 +78,37 @@ describe("keepReadReplicasNonVoters", () => {
       },
       demote: async (_t: string, id: string) => {
         calls.push(`demote ${id}`);
+        // What BaoClient.demote throws for an answer it does not accept.
+        if (demoteStatus)
+          throw new BaoRequestError(
+            "demo-0",
+            demoteStatus,
+            `demo-0: sys/storage/raft/demote answered HTTP ${demoteStatus}: permission denied`,
+          );
       },
     } as unknown as BaoClient;
     const ctx = {
       reader: { get: async (_t: unknown, name: string) => ({ metadata: { name, uid: `uid-${name}` } }) },
       events: {
-        record: (_o: unknown, e: { reason: string; note: string }) => events.push(`${e.reason}: ${e.note}`),
+        record: (_o: unknown, e: { type: string; reason: string; note: string }) =>
+          events.push(`${e.type} ${e.reason}: ${e.note}`),
       },
+      now: () => new Date(clock.now),
     } as unknown as ServiceContext;
-    return { calls, events, bao, ctx, checks: new AutopilotChecks() };
+    return { calls, events, bao, ctx, clock, checks: new AutopilotChecks(), refusals: new DemoteRefusals() };
   };
+  const pass = (
+    c: OpenBaoCluster,
+    t: ReturnType<typeof setup>,
+    writes: Writes,
+    result = {} as PassResult,
+  ) => ({
+    cluster: c,
+    ctx: t.ctx,
+    deps: { autopilotChecks: t.checks, demoteRefusals: t.refusals } as unknown as StepDeps,
+    writes,
+    result,
+  });
 
   it("demotes a read replica typed as a voter, says so once, and stops asking once it is settled", async () => {
     const t = setup([
@@ -92,19 +117,17 @@ describe("keepReadReplicasNonVoters", () => {
     ]);
     const run = (w: Writes) =>
       keepReadReplicasNonVoters(
-        cluster(1),
-        t.ctx,
-        { autopilotChecks: t.checks },
-        w,
+        pass(cluster(1), t, w),
         async () => t.bao,
-        "tok",
+        async () => "tok",
+        "root-token",
       );
     const first = new Writes(false);
     await run(first);
     assert.deepEqual(t.calls, ["state", "demote demo-read-0"]);
     assert.deepEqual(first.applied, ["autopilot non-voter demo-read-0"]);
     assert.equal(t.events.length, 1);
-    assert.match(t.events[0]!, /^AutopilotConfigured: .*demo-read-0 non-voters/);
+    assert.match(t.events[0]!, /^Normal AutopilotConfigured: .*demo-read-0 non-voters/);
     await run(new Writes(false)); // looks again after a demotion, finds it settled
     await run(new Writes(false)); // same pods, leader and restore: asks nothing
     assert.deepEqual(t.calls, ["state", "demote demo-read-0", "state"]);
@@ -115,12 +138,10 @@ describe("keepReadReplicasNonVoters", () => {
     const t = setup([{ "demo-0": "voter", "demo-read-0": "voter" }]);
     const w = new Writes(true);
     await keepReadReplicasNonVoters(
-      cluster(1),
-      t.ctx,
-      { autopilotChecks: t.checks },
-      w,
+      pass(cluster(1), t, w),
       async () => t.bao,
-      "tok",
+      async () => "tok",
+      "root-token",
     );
     assert.deepEqual(t.calls, ["state"]);
     assert.deepEqual(w.applied, ["autopilot non-voter demo-read-0"]);
@@ -130,13 +151,79 @@ describe("keepReadReplicasNonVoters", () => {
   it("a cluster without read replicas asks OpenBao nothing", async () => {
     const t = setup([{ "demo-0": "voter" }]);
     await keepReadReplicasNonVoters(
-      cluster(0),
-      t.ctx,
-      { autopilotChecks: t.checks },
-      new Writes(false),
+      pass(cluster(0), t, new Writes(false)),
       async () => t.bao,
-      "tok",
+      async () => "tok",
+      "root-token",
     );
     assert.deepEqual(t.calls, []);
+  });
+
+  it("the operator role refused the demotion (403): a Warning and the condition name the path and the line to add, and it is not asked again for a while", async () => {
+    const t = setup([{ "demo-0": "voter", "demo-read-0": "voter" }], 403);
+    const run = async () => {
+      const result = {} as PassResult;
+      await keepReadReplicasNonVoters(
+        pass(cluster(1), t, new Writes(false), result),
+        async () => t.bao,
+        async () => "tok",
+        "operator-role",
+      );
+      return result;
+    };
+    const first = await run();
+    assert.deepEqual(t.calls, ["state", "demote demo-read-0"]);
+    assert.match(first.readReplicaSuffrage ?? "", /refuses sys\/storage\/raft\/demote \(HTTP 403\)/);
+    assert.match(first.readReplicaSuffrage ?? "", /demo-read-0/);
+    assert.ok(
+      first.readReplicaSuffrage?.endsWith(
+        'add this line to policy openbao-operator: path "sys/storage/raft/demote" { capabilities = ["update"] }',
+      ),
+      first.readReplicaSuffrage,
+    );
+    assert.equal(t.events.length, 1);
+    assert.match(t.events[0]!, /^Warning DemoteRefused: OpenBao refuses sys\/storage\/raft\/demote/);
+    // The next passes still report it, without asking OpenBao and without another event.
+    t.clock.now += DEMOTE_RETRY_MS - 1;
+    const quiet = await run();
+    assert.equal(quiet.readReplicaSuffrage, first.readReplicaSuffrage);
+    assert.deepEqual(t.calls, ["state", "demote demo-read-0"]);
+    // After the back-off it is asked again (the grant may have been added); still refused: no new event.
+    t.clock.now += 1;
+    const again = await run();
+    assert.equal(again.readReplicaSuffrage, first.readReplicaSuffrage);
+    assert.deepEqual(t.calls, ["state", "demote demo-read-0", "state", "demote demo-read-0"]);
+    assert.equal(t.events.length, 1);
+  });
+
+  it("with the root token a 403 is thrown to the caller (the token is unknown, said as RootTokenRefused)", async () => {
+    const t = setup([{ "demo-0": "voter", "demo-read-0": "voter" }], 403);
+    const result = {} as PassResult;
+    await assert.rejects(
+      keepReadReplicasNonVoters(
+        pass(cluster(1), t, new Writes(false), result),
+        async () => t.bao,
+        async () => "tok",
+        "root-token",
+      ),
+      (e: unknown) => e instanceof BaoRequestError && e.status === 403,
+    );
+    assert.equal(result.readReplicaSuffrage, undefined);
+    assert.equal(t.events.length, 0);
+  });
+
+  it("other failures of the operator role's demotion are thrown (retried next pass), not reported as a missing grant", async () => {
+    const t = setup([{ "demo-0": "voter", "demo-read-0": "voter" }], 500);
+    const result = {} as PassResult;
+    await assert.rejects(
+      keepReadReplicasNonVoters(
+        pass(cluster(1), t, new Writes(false), result),
+        async () => t.bao,
+        async () => "tok",
+        "operator-role",
+      ),
+      /HTTP 500/,
+    );
+    assert.equal(result.readReplicaSuffrage, undefined);
   });
 });

@@ -57,6 +57,12 @@ export interface OpenBaoTargetConfig {
    * TrustedRootConfig. Unset: keyless verification is refused (no public Sigstore root is carried).
    */
   trustedRootConfigMap?: { namespace: string; name: string };
+  /**
+   * `operatorServiceAccount: <namespace>/<name>`: the ServiceAccount the operator is, for
+   * selfInit.oidc's operator role, when it does not run in a pod (development, tests). In a pod its
+   * own token says it and this is not needed.
+   */
+  operatorServiceAccount?: { namespace: string; name: string };
 }
 
 /** A settled cluster waits for events; this pass only catches what no watch sees. */
@@ -74,6 +80,7 @@ const KEYS = [
   "tenants",
   "gatewayAPI",
   "imageVerification",
+  "operatorServiceAccount",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -112,6 +119,10 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       : asString(policies["prefix"], `${field}.admissionPolicies.prefix`);
   const tenants = parseTenants(root["tenants"], `${field}.tenants`);
   const trustedRootConfigMap = parseTrustedRoot(root["imageVerification"], `${field}.imageVerification`);
+  const operatorServiceAccount = parseServiceAccount(
+    root["operatorServiceAccount"],
+    `${field}.operatorServiceAccount`,
+  );
   return {
     observeOnly,
     concurrency,
@@ -128,7 +139,19 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     ...(tenants ? { tenants } : {}),
     ...(asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`) ? {} : { gatewayAPI: false as const }),
     ...(trustedRootConfigMap ? { trustedRootConfigMap } : {}),
+    ...(operatorServiceAccount ? { operatorServiceAccount } : {}),
   };
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SA_NAME = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
+
+function parseServiceAccount(raw: unknown, field: string): OpenBaoTargetConfig["operatorServiceAccount"] {
+  if (raw === undefined) return undefined;
+  const [namespace, name, ...rest] = asString(raw, field).split("/");
+  if (rest.length > 0 || !namespace || !name || !DNS_LABEL.test(namespace) || !SA_NAME.test(name))
+    throw new ConfigError(field, "must be <namespace>/<name> of a ServiceAccount");
+  return { namespace, name };
 }
 
 function parseTrustedRoot(raw: unknown, field: string): OpenBaoTargetConfig["trustedRootConfigMap"] {

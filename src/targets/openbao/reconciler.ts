@@ -58,6 +58,7 @@ import type { ServiceContext } from "./services.js";
 import { eventType, nextStatus, type PassResult, startingPassResult, transitions } from "./status.js";
 import { workloadStatusWriter } from "./status-apply.js";
 import { baoForOrdinal } from "./steps/bao.js";
+import { DemoteRefusals } from "./steps/demote-refusals.js";
 import { blockedOf, reportOf, type StepDeps, WORKLOAD_STEPS, type WorkloadOutcome } from "./steps/index.js";
 import { keepPeerService } from "./steps/peer-service.js";
 import { RootTokenRefusals } from "./steps/root-token.js";
@@ -122,6 +123,7 @@ export class OpenBaoClusterReconciler {
       ...deps,
       autopilotChecks: deps.autopilotChecks ?? new AutopilotChecks(),
       rootTokenRefusals: deps.rootTokenRefusals ?? new RootTokenRefusals(),
+      demoteRefusals: deps.demoteRefusals ?? new DemoteRefusals(),
       imageVerifier: deps.imageVerifier ?? new ImageVerifier(),
     };
     const d = this.d;

@@ -92,6 +92,8 @@ export interface PassResult {
   };
   /** Set when OpenBao refuses the operator's root token (HTTP 403): what to do, naming the Secret. */
   rootTokenRefused?: string;
+  /** Set when OpenBao refuses the operator role the read replicas' demotion: what to add, naming the policy. */
+  readReplicaSuffrage?: string;
   /** Whether the admission policies are in place, for ProductionReady; undefined: not known. */
   admission?: AdmissionReadiness;
   /** The voter StatefulSet's ReplicaFailure message, when it has one (pods it could not create). */
@@ -253,7 +255,14 @@ export function nextStatus(cluster: OpenBaoCluster, r: PassResult, now: Date): O
           }
         : notDegraded(r, allReady),
   );
-  if (r.readReplicas && r.readReplicas.desiredReplicas > 0) {
+  if (r.readReplicaSuffrage)
+    put({
+      type: C.ReadReplicasReady,
+      status: "False",
+      reason: OpenBaoClusterReason.DemoteRefused,
+      message: r.readReplicaSuffrage,
+    });
+  else if (r.readReplicas && r.readReplicas.desiredReplicas > 0) {
     const ok = r.readReplicas.readyReplicas >= r.readReplicas.desiredReplicas;
     put({
       type: C.ReadReplicasReady,

@@ -2,13 +2,15 @@ import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { POD } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
 import { proceed } from "../../../runtime/stages.js";
-import type { BaoClient } from "../baoclient/client.js";
+import { type BaoClient, BaoRequestError } from "../baoclient/client.js";
 import { servingRef } from "../cluster-ref.js";
 import { LABEL_CLUSTER, podName } from "../identity.js";
+import { oidcEnabled } from "../oidc-roles.js";
 import { autopilotStamp, reconcileAutopilot } from "../workload/autopilot/autopilot.js";
 import { selfInitEnabled } from "../workload/init/init.js";
 import { baoForOrdinal } from "./bao.js";
 import type { PassBase, StepResult } from "./context.js";
+import { forgetOperatorJwt, operatorJwtToken, operatorServiceAccount } from "./operator-jwt.js";
 import { keepReadReplicasNonVoters } from "./read-replica-suffrage.js";
 import { noteRootTokenFailure, usableRootToken } from "./root-token.js";
 
@@ -18,8 +20,9 @@ import { noteRootTokenFailure, usableRootToken } from "./root-token.js";
  * wanted, the quiet passes after do not ask again (autopilotStamp says when they do). The read
  * replicas are kept on Autopilot's non-voter list the same way (read-replica-suffrage.ts).
  */
-export async function autopilotStep({ cluster, ctx, deps, writes, result }: PassBase): Promise<StepResult> {
-  if (selfInitEnabled(cluster) || result.selfInitialized) return proceed();
+export async function autopilotStep(pass: PassBase): Promise<StepResult> {
+  const { cluster, ctx, deps, writes, result } = pass;
+  if (selfInitEnabled(cluster) || result.selfInitialized) return operatorRoleSuffrage(pass);
   const token = await usableRootToken(deps, cluster, ctx, result);
   if (!token) return proceed();
   const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
@@ -47,11 +50,44 @@ export async function autopilotStep({ cluster, ctx, deps, writes, result }: Pass
           });
       }
     }
-    await keepReadReplicasNonVoters(cluster, ctx, deps, writes, baoOf, token);
+    await keepReadReplicasNonVoters(pass, baoOf, async () => token, "root-token");
   } catch (e) {
     // A refused token is said once (event, Degraded) and not used again; anything else retries.
     if (!noteRootTokenFailure(deps, cluster, ctx, token, e, result))
       ctx.log.warn({ err: errorMessage(e) }, "Autopilot configuration not applied yet");
+  }
+  return proceed();
+}
+
+/**
+ * A self-initialized cluster keeps no root token, so the operator logs in as selfInit.oidc's
+ * operator role, and only to keep its read replicas non-voters (ours, beyond upstream; Autopilot's
+ * settings stay as self-init wrote them). Without the bootstrap, read replicas or an identity of
+ * its own the operator has no way in and asks nothing.
+ */
+async function operatorRoleSuffrage(pass: PassBase): Promise<StepResult> {
+  const { cluster, ctx, deps, result } = pass;
+  if (!oidcEnabled(cluster) || !result.initialized || (cluster.spec.readReplicas?.replicas ?? 0) <= 0)
+    return proceed();
+  const sa = operatorServiceAccount(deps.config.operatorServiceAccount);
+  if (!sa) {
+    ctx.log.debug(
+      {},
+      "no ServiceAccount of its own (not in a pod, none configured): read replicas not checked",
+    );
+    return proceed();
+  }
+  let bao: Promise<BaoClient> | undefined;
+  const baoOf = () => (bao ??= baoForOrdinal(deps, cluster, ctx, 0));
+  const tokenOf = async () =>
+    (await operatorJwtToken(ctx.client, baoOf, cluster, sa, ctx.now().getTime(), ctx.signal))!;
+  try {
+    await keepReadReplicasNonVoters(pass, baoOf, tokenOf, "operator-role");
+  } catch (e) {
+    // A 403 before the demotion is a token OpenBao no longer knows (a restore replaced its token
+    // store): the next pass logs in afresh.
+    if (e instanceof BaoRequestError && e.status === 403) forgetOperatorJwt(cluster);
+    ctx.log.warn({ err: errorMessage(e) }, "read replicas' suffrage not checked yet (operator role)");
   }
   return proceed();
 }

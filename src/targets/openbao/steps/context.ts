@@ -11,6 +11,7 @@ import type { ServiceContext, WorkloadServices } from "../services.js";
 import type { PassResult } from "../status.js";
 import type { AutopilotChecks } from "../workload/autopilot/autopilot.js";
 import { driftOfChange } from "../workload/service-context.js";
+import type { DemoteRefusals } from "./demote-refusals.js";
 import type { RootTokenRefusals } from "./root-token.js";
 
 /** What the steps read besides the API client: the services, the informers' caches, the settings. */
@@ -24,6 +25,8 @@ export interface StepDeps {
   autopilotChecks?: AutopilotChecks;
   /** Which clusters' root token OpenBao refused (the reconciler keeps one); see root-token.ts. */
   rootTokenRefusals?: RootTokenRefusals;
+  /** Read-replica demotions OpenBao refused the operator role (the reconciler keeps one); see read-replica-suffrage.ts. */
+  demoteRefusals?: DemoteRefusals;
   /** Checks image signatures and caches what passed (the reconciler keeps one). */
   imageVerifier?: ImageVerifier;
   /** Test seam: how a pod's OpenBao is reached. */

@@ -26,6 +26,8 @@ export async function readOidcFacts(
   client: KubeClient,
   now: number,
   signal?: AbortSignal,
+  /** The operator's ServiceAccount as configured (outside a pod); else its own token tells. */
+  configured?: { namespace: string; name: string },
 ): Promise<OidcBootstrapFacts> {
   const key = client.serverUrl;
   const hit = cache.get(key);
@@ -47,7 +49,7 @@ export async function readOidcFacts(
   const facts: OidcBootstrapFacts = {
     issuer: discovery.issuer,
     publicKeysPem: publicKeysPem(jwks?.keys),
-    ...operatorSubject(),
+    ...(configured ? { operatorSubject: serviceAccountSubject(configured) } : operatorSubject()),
   };
   cache.set(key, { facts, until: now + KEEP_MS });
   return facts;
@@ -90,6 +92,16 @@ export function operatorSubject(tokenFile = IN_CLUSTER_TOKEN): { operatorSubject
     // Not a JWT: the token itself is never quoted.
     return {};
   }
+}
+
+/** `system:serviceaccount:<namespace>:<name>`, as a ServiceAccount token's `sub` names it. */
+export const serviceAccountSubject = (sa: { namespace: string; name: string }): string =>
+  `system:serviceaccount:${sa.namespace}:${sa.name}`;
+
+/** The reverse of serviceAccountSubject; undefined for anything else. */
+export function subjectServiceAccount(sub: string): { namespace: string; name: string } | undefined {
+  const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(sub);
+  return m ? { namespace: m[1]!, name: m[2]! } : undefined;
 }
 
 /** Tests: forget what was read. */

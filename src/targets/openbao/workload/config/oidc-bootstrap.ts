@@ -33,7 +33,7 @@ export const OidcPolicy = {
   restore: "openbao-operator-restore",
 } as const;
 
-type Grant = readonly [path: string, capabilities: readonly string[]];
+export type Grant = readonly [path: string, capabilities: readonly string[]];
 
 // What each identity may do, as upstream 0.5 grants it (paths and capabilities).
 const OPERATOR_GRANTS: readonly Grant[] = [
@@ -44,6 +44,12 @@ const OPERATOR_GRANTS: readonly Grant[] = [
   ["sys/storage/raft/autopilot/configuration", ["read", "update"]],
   ["sys/storage/raft/autopilot/state", ["read"]],
 ];
+/**
+ * Ours, beyond upstream: a cluster with read replicas needs the operator to put them back on
+ * Autopilot's permanent non-voter list after a restore (workload/autopilot/read-replica-suffrage.ts).
+ * Granted only then, so a cluster without read replicas keeps exactly upstream's operator policy.
+ */
+export const OPERATOR_DEMOTE_GRANT: Grant = ["sys/storage/raft/demote", ["update"]];
 const BACKUP_GRANTS: readonly Grant[] = [["sys/storage/raft/snapshot", ["read"]]];
 const UPGRADE_GRANTS: readonly Grant[] = [
   ["sys/health", ["read"]],
@@ -64,6 +70,13 @@ const RESTORE_GRANTS: readonly Grant[] = [
   ["sys/storage/raft/snapshot", ["update"]],
   ["sys/storage/raft/snapshot-force", ["update"]],
 ];
+
+/** The operator's grants for `cluster`: upstream's, plus demote when it has read replicas. Pure. */
+export function operatorGrants(cluster: OpenBaoCluster): readonly Grant[] {
+  return (cluster.spec.readReplicas?.replicas ?? 0) > 0
+    ? [...OPERATOR_GRANTS, OPERATOR_DEMOTE_GRANT]
+    : OPERATOR_GRANTS;
+}
 
 /** An ACL policy's text, one path a line. */
 export function policyText(grants: readonly Grant[]): string {
@@ -189,7 +202,7 @@ export function oidcBootstrapBlock(
   add(
     "operator",
     OidcRole.operator,
-    OPERATOR_GRANTS,
+    operatorGrants(cluster),
     operatorSubjects,
     (typeof oidc.audience === "string" ? oidc.audience.trim() : "") || OIDC_DEFAULT_AUDIENCE,
   );
