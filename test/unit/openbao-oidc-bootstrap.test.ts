@@ -100,11 +100,11 @@ describe("selfInit.oidc: the JWT bootstrap at auth/jwt-operator", () => {
     assert.equal(paths["create-operator-policy"], "sys/policies/acl/openbao-operator");
     assert.equal(paths["create-operator-role"], "auth/jwt-operator/role/openbao-operator");
     assert.equal(paths["create-backup-policy"], "sys/policies/acl/openbao-operator-backup");
-    assert.equal(paths["create-backup-jwt-role"], "auth/jwt-operator/role/backup");
+    assert.equal(paths["create-backup-jwt-role"], "auth/jwt-operator/role/openbao-operator-backup");
     assert.equal(paths["create-upgrade-policy"], "sys/policies/acl/openbao-operator-upgrade");
-    assert.equal(paths["create-upgrade-jwt-role"], "auth/jwt-operator/role/upgrade");
+    assert.equal(paths["create-upgrade-jwt-role"], "auth/jwt-operator/role/openbao-operator-upgrade");
     assert.equal(paths["create-restore-policy"], "sys/policies/acl/openbao-operator-restore");
-    assert.equal(paths["create-restore-jwt-role"], "auth/jwt-operator/role/restore");
+    assert.equal(paths["create-restore-jwt-role"], "auth/jwt-operator/role/openbao-operator-restore");
 
     // Restore may use both the seal-checked path and the forced one; nothing else.
     assert.deepEqual(policyLines(b.get("create-restore-policy")?.data["policy"]), [
@@ -243,7 +243,7 @@ describe("selfInit.oidc: the JWT bootstrap at auth/jwt-operator", () => {
 
 describe("selfInit.oidc: the executors log in with the bootstrapped roles", () => {
   it("a backup without a login of its own uses role backup; a token Secret or a named role wins", () => {
-    assert.deepEqual(withBootstrapRole(cluster(), "backup", {}), { jwtAuthRole: "backup" });
+    assert.deepEqual(withBootstrapRole(cluster(), "backup", {}), { jwtAuthRole: "openbao-operator-backup" });
     assert.deepEqual(withBootstrapRole(cluster(), "backup", { tokenSecretRef: { name: "t" } }), {
       tokenSecretRef: { name: "t" },
     });
@@ -265,11 +265,11 @@ describe("selfInit.oidc: the executors log in with the bootstrapped roles", () =
     assert.deepEqual(checkPrerequisites(facts(cluster({ backup: BACKUP }))), { ok: true });
   });
 
-  it("a restore without a login of its own uses role restore", () => {
+  it("a restore without a login of its own uses upstream's role openbao-operator-restore", () => {
     const r = { spec: { cluster: "bao", source: {} } } as unknown as OpenBaoRestore;
     assert.deepEqual(restoreAuth(r, cluster({ backup: { ...BACKUP, jwtAuthRole: "b" } })), {
       method: "jwt",
-      role: "restore",
+      role: "openbao-operator-restore",
     });
     assert.equal(restoreAuth(r, cluster({ selfInit: { enabled: true } })), undefined);
   });

@@ -5,12 +5,17 @@
  */
 import type { OpenBaoCluster } from "../../apis/openbaocluster.js";
 
-/** Upstream's role names, used when the spec names no role of its own for that purpose. */
+/**
+ * Upstream's role names, used when the spec names no role of its own for that purpose. The same as
+ * its policy names: a cluster that upstream's operator bootstrapped, or a snapshot of one restored
+ * here, already holds roles by these names, and upstream's backup, upgrade and restore pages say an
+ * empty `jwtAuthRole` means them.
+ */
 export const OidcRole = {
   operator: "openbao-operator",
-  backup: "backup",
-  upgrade: "upgrade",
-  restore: "restore",
+  backup: "openbao-operator-backup",
+  upgrade: "openbao-operator-upgrade",
+  restore: "openbao-operator-restore",
 } as const;
 
 /** What the bootstrap needs that is not in the spec. */
