@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { connect, createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { applyAny } from "../../src/runtime/apply.js";
 import { JOB } from "../../src/runtime/builtin-types.js";
@@ -10,8 +11,10 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { openbaoTarget } from "../../src/targets/openbao/target.js";
+import { VAULTSEED } from "../../src/targets/vault/target.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureNodeBinaries } from "../../src/testenv/node/binaries.js";
+import { freePort, LOOPBACK } from "../../src/testenv/ports.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
 import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import {
@@ -133,6 +136,131 @@ path "${KV}/metadata/app/*" { capabilities = ["create", "read", "update", "delet
     } finally {
       await target.stop();
       await bao("secrets", "disable", `${KV}/`).catch(() => undefined);
+      removeTempDir(dir);
+    }
+  });
+});
+
+describe("vaultseed runbook: Backend errors and Write loop, on the API server and a dev OpenBao", () => {
+  it("Backend errors: OpenBao unreachable at the target's address: the check shows it both ways; once it answers, Ready by itself", async () => {
+    const { client, ns } = await vaultSuite("vsbe");
+    const dir = await toolDir(await kubectl());
+    // Broken: the target's address is a port nothing listens on yet (as a wrong address or a
+    // NetworkPolicy that rejects would be); later a forwarder to the dev OpenBao opens it.
+    const port = await freePort();
+    const address = `http://${LOOPBACK}:${port}`;
+    const target = await startVaultTarget(client, ns, { address });
+    const upstream = new URL(sharedEnv().bao.addr);
+    const forwarder = createServer((c) => {
+      const u = connect(Number(upstream.port), upstream.hostname);
+      c.pipe(u).pipe(c);
+      c.on("error", () => u.destroy());
+      u.on("error", () => c.destroy());
+    });
+    try {
+      await applySeed(client, seed(ns, "billing", { path: `secret/${ns}/billing`, data: { a: "1" } }));
+      await applySeed(client, seed(ns, "orders", { path: `secret/${ns}/orders`, data: { b: "2" } }));
+      await waitForReason(client, ns, "billing", "BackendUnavailable", 60_000);
+      await waitForReason(client, ns, "orders", "BackendUnavailable", 60_000);
+      const env = {
+        NS: ns,
+        BAO_ADDR: address,
+        PATH: `${dir}:${process.env.PATH}`,
+        KUBECONFIG: sharedEnv().kubeconfigPath,
+      };
+      const check = block("vaultseed.md", "Backend errors", "bao status");
+      const seen = await runShell(check, env, true);
+      for (const name of ["billing", "orders"])
+        assert.match(
+          seen,
+          new RegExp(
+            `^${name}: BackendUnavailable: OpenBao at ${LOOPBACK}:${port} is unreachable \\(ECONNREFUSED\\)$`,
+            "m",
+          ),
+          seen,
+        );
+      assert.match(
+        seen,
+        /seal-status": dial tcp .*: connect: connection refused$/m,
+        "bao status fails the same way",
+      );
+      assert.doesNotMatch(seen, /^Sealed/m, seen);
+
+      // Act: OpenBao answers at the address again; no command to the operator.
+      const fixed = performance.now();
+      await new Promise<void>((resolve) => forwarder.listen(port, LOOPBACK, resolve));
+      await waitForReason(client, ns, "billing", "Reconciled", 180_000);
+      await waitForReason(client, ns, "orders", "Reconciled", 180_000);
+      const after = await runShell(check, env, true);
+      assert.match(after, /^billing: Reconciled: /m, after);
+      assert.match(after, /^Sealed\s+false$/m, after);
+      process.stdout.write(
+        `# backend errors: both objects Ready ${((performance.now() - fixed) / 1000).toFixed(1)} s after OpenBao answered\n`,
+      );
+    } finally {
+      await target.stop();
+      forwarder.close();
+      removeTempDir(dir);
+    }
+  });
+
+  it("Write loop: another writer keeps dropping a seeded field: the versions show it; Retain and delete leave it the path", async () => {
+    const { client, ns, kv } = await vaultSuite("vswl");
+    const dir = await toolDir(await kubectl());
+    const target = await startVaultTarget(client, ns, { resyncInterval: "1s" });
+    const P = `secret/${ns}/billing`;
+    const env = {
+      NS: ns,
+      NAME: "billing",
+      BAO_ADDR: sharedEnv().bao.addr,
+      BAO_TOKEN: sharedEnv().bao.rootToken,
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    const bao = (...args: string[]) => runCommand(`${dir}/bao`, args, { env: { ...process.env, ...env } });
+    const version = async () => (await kv.read(P))?.version ?? 0;
+    try {
+      await applySeed(client, seed(ns, "billing", { path: P, data: { a: "1" } }));
+      await waitForReason(client, ns, "billing", "Reconciled", 60_000);
+      // Broken: another writer replaces the path's data without the seeded field, three times; the
+      // target puts the field back each time (a new version after each).
+      for (let i = 0; i < 3; i++) {
+        const before = await version();
+        await bao("kv", "put", P, `other=round-${i}`);
+        await eventually(
+          async () => {
+            const s = await kv.read(P);
+            return s && s.version > before + 1 && s.data?.["a"] === "1" ? true : undefined;
+          },
+          60_000,
+          `the target to put field a back (round ${i})`,
+        );
+      }
+      const seen = await runShell(block("vaultseed.md", "Write loop", "kv metadata get"), env, true);
+      const versions = [...seen.matchAll(/^(\d+) \d{4}-\d\d-\d\dT\S+$/gm)].map((m) => Number(m[1]));
+      assert.ok(versions.length >= 6, `the last versions are listed:\n${seen}`);
+      assert.deepEqual(
+        versions,
+        [...versions].sort((x, y) => x - y),
+        "oldest to newest",
+      );
+      // The two consecutive versions: the other writer's without the field, the target's with it.
+      const tables = seen.split(/^=+ Data =+$/m).slice(1);
+      assert.equal(tables.length, 2, seen);
+      assert.doesNotMatch(tables[0]!, /^a\s+1$/m, "the other writer's version lacks the field");
+      assert.match(tables[0]!, /^other\s+round-2$/m);
+      assert.match(tables[1]!, /^a\s+1$/m, "the target's version has it back");
+      assert.match(tables[1]!, /^other\s+round-2$/m, "and keeps the other writer's field");
+
+      await runShell(block("vaultseed.md", "Write loop", "kubectl delete vaultseed"), env);
+      await eventually(
+        async () => ((await client.getOrUndefined(VAULTSEED, "billing", ns)) ? undefined : true),
+        60_000,
+        "the VaultSeed to be gone",
+      );
+      assert.deepEqual((await kv.read(P))?.data, { a: "1", other: "round-2" }, "the values are kept");
+    } finally {
+      await target.stop();
       removeTempDir(dir);
     }
   });
