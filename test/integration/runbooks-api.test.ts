@@ -6,6 +6,7 @@ import { JOB } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
+import { registry } from "../../src/runtime/metrics.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
@@ -29,8 +30,16 @@ import { type JobStandIn, startJobStandIn } from "../support/job-stand-in.js";
 import { clientFor, eventually, freshNamespace } from "../support/kube.js";
 import { createOpenBaoCluster, installOpenBaoClusterCrd } from "../support/openbao-cluster.js";
 import { serviceAccountAllowed } from "../support/rbac.js";
-import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
-import { applySeed, condition, seed, startVaultTarget, vaultSuite, waitForReason } from "../support/vault.js";
+import { block, RELEASE_ROOT, runShell, shellBlocks, toolDir } from "../support/runbook.js";
+import {
+  applySeed,
+  condition,
+  installVaultSeedCrd,
+  seed,
+  startVaultTarget,
+  vaultSuite,
+  waitForReason,
+} from "../support/vault.js";
 
 // The runbook sections whose faults need no pod, tried on the shared API server (and its dev
 // OpenBao) the way a reader would: each section's `sh` blocks read from docs/runbooks/ and run with
@@ -261,6 +270,72 @@ describe("vaultseed runbook: Backend errors and Write loop, on the API server an
       assert.deepEqual((await kv.read(P))?.data, { a: "1", other: "round-2" }, "the values are kept");
     } finally {
       await target.stop();
+      removeTempDir(dir);
+    }
+  });
+});
+
+describe("vaultseed runbook: CRD revision mismatch, on the shared API server", () => {
+  it("an older CRD revision served: the check shows both revisions; the documented apply clears the mismatch without a restart", async () => {
+    const { client, ns } = await vaultSuite("vscrd");
+    const dir = await toolDir(await kubectl());
+    const CRD = "vaultseeds.ohmlab.fr";
+    const env = { PATH: `${dir}:${process.env.PATH}`, KUBECONFIG: sharedEnv().kubeconfigPath };
+    const kc = (...args: string[]) =>
+      runCommand(`${dir}/kubectl`, args, { env: { ...process.env, ...env } }).then((r) => r.stdout);
+    const mismatch = async () =>
+      /^ohmlab_crd_revision_mismatch\{target="vault",crd="vaultseeds\.ohmlab\.fr"\} (\d)$/m.exec(
+        await registry.metrics(),
+      )?.[1];
+    const expected = (await kc("get", "crd", CRD, "-o", "json")).match(
+      /"platform-operator\/schema-hash": "(\w+)"/,
+    )?.[1];
+    assert.ok(expected, "the installed CRD carries its revision");
+    // Broken: the served CRD is an older revision, its fields owned by the manager that installed it.
+    await kc(
+      "annotate",
+      "crd",
+      CRD,
+      "--overwrite",
+      "--field-manager=helm",
+      "platform-operator/schema-hash=0123older",
+    );
+    const target = await startVaultTarget(client, ns, { resyncInterval: "1s" });
+    try {
+      await eventually(async () => ((await mismatch()) === "1" ? true : undefined), 30_000, "mismatch 1");
+      const seen = await runShell(
+        block("vaultseed.md", "CRD revision mismatch", "get crd"),
+        env,
+        true,
+        RELEASE_ROOT,
+      );
+      const lines = seen.trim().split("\n");
+      assert.equal(lines[0], "0123older", seen);
+      assert.match(lines[1] ?? "", new RegExp(`platform-operator/schema-hash: "?${expected}"?$`), seen);
+
+      // Without --force-conflicts the same apply is refused: the annotation is the other manager's.
+      const plain = await runShell(
+        "kubectl apply --server-side -f deploy/crds/ohmlab.fr_vaultseeds.yaml",
+        env,
+        true,
+        RELEASE_ROOT,
+      );
+      assert.match(plain, /conflict/i, plain);
+      const acted = performance.now();
+      await runShell(
+        block("vaultseed.md", "CRD revision mismatch", "apply --server-side"),
+        env,
+        false,
+        RELEASE_ROOT,
+      );
+      await eventually(async () => ((await mismatch()) === "0" ? true : undefined), 30_000, "mismatch 0");
+      process.stdout.write(
+        `# crd revision mismatch: metric 0 ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented apply, no restart\n`,
+      );
+    } finally {
+      await target.stop();
+      // The shared CRD as the other suites install it.
+      await installVaultSeedCrd(client);
       removeTempDir(dir);
     }
   });
