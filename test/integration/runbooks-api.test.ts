@@ -275,6 +275,99 @@ describe("vaultseed runbook: Backend errors and Write loop, on the API server an
   });
 });
 
+describe("vaultseed runbook: Rotation overdue, with the target's clock", () => {
+  it("a rotation the policy does not let it write: the check names it and the recorded period; the Forbidden act lets it rotate", async () => {
+    const { client, ns, kv } = await vaultSuite("vsrot");
+    const dir = await toolDir(await kubectl());
+    const HOUR = 3600_000;
+    let clock = Date.now();
+    const target = await startVaultTarget(client, ns, {
+      resyncInterval: "1s",
+      hooks: { now: () => new Date(clock) },
+    });
+    const P = `secret/${ns}/periodic`;
+    const env = {
+      NS: ns,
+      NAME: "periodic",
+      BAO_ADDR: sharedEnv().bao.addr,
+      BAO_TOKEN: sharedEnv().bao.rootToken,
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    const next = async () =>
+      Number(
+        new RegExp(
+          `^ohmlab_rotation_next_timestamp_seconds\\{target="vault",namespace="${ns}",name="periodic"\\} (\\S+)$`,
+          "m",
+        ).exec(await registry.metrics())?.[1],
+      ) * 1000;
+    try {
+      await applySeed(
+        client,
+        seed(ns, "periodic", { path: P, data: { a: "<random:16>" }, rotate: { every: "24h" } }),
+      );
+      await waitForReason(client, ns, "periodic", "Reconciled", 60_000);
+      const first = await kv.read(P);
+      const started = first.customMetadata["ohmlab.fr/rotation-period-start"]!;
+      assert.ok(started, "the period's start is recorded");
+      // Broken: the role's policy is made read-only, then the period passes by more than an hour.
+      await runShell(
+        `bao policy write seed-${ns} - <<'EOF'\npath "secret/data/${ns}/*" { capabilities = ["read"] }\npath "secret/metadata/${ns}/*" { capabilities = ["read"] }\nEOF`,
+        env,
+      );
+      clock += 26 * HOUR;
+      await waitForReason(client, ns, "periodic", "Forbidden", 60_000);
+      const due = await next();
+      assert.equal(due, Date.parse(started) + 24 * HOUR, "the gauge stays at the unwritten rotation");
+      assert.ok(clock - due > HOUR, "overdue by more than an hour, as the alert reads it");
+
+      const seen = await runShell(
+        block("vaultseed.md", "Rotation overdue", "rotation-period-start"),
+        env,
+        true,
+      );
+      const [condition, period] = seen.trim().split("\n");
+      assert.match(condition ?? "", new RegExp(`^24h Forbidden: .*${P}.*permission denied`), seen);
+      assert.equal(period, started, "the path still records the old period's start");
+
+      // Act: the Forbidden section's policy write, for the namespace's prefix.
+      await runShell(block("vaultseed.md", "Forbidden", "bao policy write"), {
+        ...env,
+        POLICY: `seed-${ns}`,
+        PREFIX: ns,
+      });
+      const rotated = await eventually(
+        async () => {
+          const s = await kv.read(P);
+          return s.version > first.version && s.customMetadata["ohmlab.fr/rotation-period-start"] !== started
+            ? s
+            : undefined;
+        },
+        120_000,
+        "the overdue rotation",
+      );
+      assert.notEqual(rotated.data["a"], first.data["a"], "the key was regenerated");
+      const restarted = Date.parse(rotated.customMetadata["ohmlab.fr/rotation-period-start"]!);
+      assert.ok(restarted >= clock - 5000, "the next period starts at the rotation");
+      await waitForReason(client, ns, "periodic", "Reconciled", 60_000);
+      await eventually(
+        async () => ((await next()) === restarted + 24 * HOUR ? true : undefined),
+        30_000,
+        "the gauge at the next period",
+      );
+      const after = await runShell(
+        block("vaultseed.md", "Rotation overdue", "rotation-period-start"),
+        env,
+        true,
+      );
+      assert.match(after, /^24h Reconciled: /m, after);
+    } finally {
+      await target.stop();
+      removeTempDir(dir);
+    }
+  });
+});
+
 describe("vaultseed runbook: CRD revision mismatch, on the shared API server", () => {
   it("an older CRD revision served: the check shows both revisions; the documented apply clears the mismatch without a restart", async () => {
     const { client, ns } = await vaultSuite("vscrd");
