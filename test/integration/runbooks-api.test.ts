@@ -577,6 +577,91 @@ describe("gitlabcore runbook: Hooks failing, with the fixture chart on the API s
   });
 });
 
+describe("gitlabcore runbook: Upgrade held, with the fixture chart on the API server", () => {
+  it("a version past a missing minor: the check shows both versions and the minor; the documented patch back makes it Upgradeable", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    const ns = await freshNamespace(client, "gl-held");
+    const dir = await toolDir(await kubectl());
+    // No 10.3.x chart: 10.2 to 10.4 misses a minor.
+    const gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
+      gatewayApi: false,
+      versions: (v) => ["10.2.1", "10.4.0"].includes(v),
+      settings: { requeueInterval: "2s" },
+    });
+    const quiet = {
+      "shared-secrets": { enabled: false },
+      upgradeCheck: { enabled: false },
+      global: { ingress: { enabled: false } },
+    };
+    const at = (version: string) =>
+      gitlabCore(ns, "held", {
+        version: { type: "Static", version },
+        hostname: "gitlab.example.com",
+        chart: { values: quiet },
+      });
+    const env = {
+      NS: ns,
+      NAME: "held",
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    try {
+      await applyGitLab(client, at("10.2.1"));
+      await waitForGitLab(
+        client,
+        ns,
+        "held",
+        (g) => g.status?.version === "10.2.1",
+        "10.2.1 applied",
+        120_000,
+      );
+      // Broken: asked for 10.4.0 with no 10.3 chart anywhere.
+      await applyGitLab(client, at("10.4.0"));
+      await waitForGitLab(
+        client,
+        ns,
+        "held",
+        (g) => conditionOf(g, "Upgradeable")?.reason === "MissingIntermediateChart",
+        "MissingIntermediateChart",
+        60_000,
+      );
+      const check = block("gitlabcore.md", "Upgrade held", "targetVersion");
+      const seen = await runShell(check, env, true);
+      assert.match(seen, /^10\.2\.1 -> 10\.4\.0$/m, seen);
+      assert.match(
+        seen,
+        /^MissingIntermediateChart: .*no chart for minor 10\.3 between 10\.2\.1 and 10\.4\.0/m,
+        seen,
+      );
+
+      const acted = performance.now();
+      await runShell(block("gitlabcore.md", "Upgrade held", "kubectl patch gitlabcore"), env);
+      const back = await waitForGitLab(
+        client,
+        ns,
+        "held",
+        (g) =>
+          conditionOf(g, "Upgradeable")?.status === "True" &&
+          conditionOf(g, "Upgradeable")?.observedGeneration === g.metadata.generation,
+        "Upgradeable True after the patch",
+        60_000,
+      );
+      assert.equal(back.spec.version?.version, "10.2.1");
+      assert.equal(back.status?.version, "10.2.1");
+      const after = await runShell(check, env, true);
+      assert.match(after, /^10\.2\.1 -> 10\.2\.1$/m, after);
+      assert.doesNotMatch(after, /MissingIntermediateChart/, after);
+      process.stdout.write(
+        `# upgrade held: Upgradeable ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented patch\n`,
+      );
+    } finally {
+      await gl.stop();
+      removeTempDir(dir);
+      client.close();
+    }
+  });
+});
+
 describe("openbao runbook: Stuck restore, on the API server", () => {
   it("a restore into a cluster that is not initialized: the check says why it waits; deleting it leaves no lock and no Job", async () => {
     const client = clientFor(sharedEnv().kubeconfigPath);
