@@ -1,23 +1,28 @@
 import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { applyAny } from "../../src/runtime/apply.js";
-import { JOB } from "../../src/runtime/builtin-types.js";
+import { JOB, SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { silentLogger } from "../../src/runtime/log.js";
 import { Manager } from "../../src/runtime/manager.js";
 import { registry } from "../../src/runtime/metrics.js";
+import { createCertificateAuthority, issueServerCertificate } from "../../src/runtime/pki/x509.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { openbaoTarget } from "../../src/targets/openbao/target.js";
+import { requiredExternalNames } from "../../src/targets/openbao/workload/certs/plan.js";
 import { VAULTSEED } from "../../src/targets/vault/target.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { ensureNodeBinaries } from "../../src/testenv/node/binaries.js";
 import { freePort, LOOPBACK } from "../../src/testenv/ports.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { removeTempDir } from "../../src/testenv/tempdirs.js";
+import { makeTempDir, removeTempDir } from "../../src/testenv/tempdirs.js";
 import {
   applyGitLab,
   conditionOf,
@@ -656,6 +661,111 @@ describe("gitlabcore runbook: Upgrade held, with the fixture chart on the API se
       );
     } finally {
       await gl.stop();
+      removeTempDir(dir);
+      client.close();
+    }
+  });
+});
+
+describe("openbao runbook: Certificate expiring, on the API server", () => {
+  it("an External certificate with three days left: the check shows its end date; the documented renewal moves the expiry", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    const ns = await freshNamespace(client, "obrb-tls");
+    const dir = await toolDir(await kubectl());
+    const files = makeTempDir("runbook-tls");
+    const manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [ns] });
+    await openbaoTarget().setup(
+      manager,
+      parseOpenBaoConfig({ pollInterval: "1s", resyncInterval: "1s" }, "targets.openbao"),
+    );
+    await manager.start();
+    const DAY = 86_400_000;
+    const expiry = async () =>
+      Number(
+        new RegExp(
+          `^openbao_tls_cert_expiry_timestamp\\{namespace="${ns}",name="bao",type="External"\\} (\\S+)$`,
+          "m",
+        ).exec(await registry.metrics())?.[1],
+      ) * 1000;
+    try {
+      const cluster = await createOpenBaoCluster(client, ns, "bao", {
+        replicas: 1,
+        tls: { mode: "External", serverSecretName: "bao-tls" },
+      });
+      // Broken: the Secret the user keeps holds a leaf that ends in three days.
+      const ca = createCertificateAuthority("runbook CA", new Date(), 400 * DAY);
+      const issue = (days: number) =>
+        issueServerCertificate(ca, {
+          commonName: "bao",
+          names: requiredExternalNames(cluster as never),
+          now: new Date(),
+          validityMs: days * DAY,
+        });
+      const old = issue(3);
+      await client.create(SECRET, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "bao-tls", namespace: ns },
+        type: "kubernetes.io/tls",
+        stringData: { "tls.crt": old.certPem, "tls.key": old.keyPem, "ca.crt": ca.certPem },
+      });
+      const oldEnd = Date.parse(new X509Certificate(old.certPem).validTo);
+      await eventually(
+        async () => ((await expiry()) === oldEnd ? true : undefined),
+        60_000,
+        "the old expiry",
+      );
+      assert.ok(oldEnd - Date.now() < 7 * DAY, "within the alert's 7 days");
+      // The pass's status is written after the metric: the condition is what the check reads.
+      await eventually(
+        async () => {
+          const c = await client.get<
+            KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
+          >(OPENBAOCLUSTER, "bao", ns);
+          return c.status?.conditions?.some((x) => x.type === "TLSReady" && x.status === "True")
+            ? true
+            : undefined;
+        },
+        60_000,
+        "TLSReady",
+      );
+      const env = {
+        NS: ns,
+        NAME: "bao",
+        PATH: `${dir}:${process.env.PATH}`,
+        KUBECONFIG: sharedEnv().kubeconfigPath,
+      };
+      const check = block("openbao.md", "Certificate expiring", "openssl x509");
+      const enddate = (out: string) => Date.parse(/^notAfter=(.+)$/m.exec(out)?.[1] ?? "");
+      const seen = await runShell(check, env, true);
+      assert.match(seen, /^External Ready: Secret bao-tls is valid$/m, seen);
+      assert.equal(enddate(seen), oldEnd, seen);
+
+      // Act: the renewed certificate's files, applied as documented.
+      const fresh = issue(365);
+      writeFileSync(join(files, "tls.crt"), fresh.certPem);
+      writeFileSync(join(files, "tls.key"), fresh.keyPem);
+      writeFileSync(join(files, "ca.crt"), ca.certPem);
+      await runShell(
+        block("openbao.md", "Certificate expiring", "create secret generic"),
+        { ...env, SECRET: "bao-tls" },
+        false,
+        files,
+      );
+      const newEnd = Date.parse(new X509Certificate(fresh.certPem).validTo);
+      await eventually(
+        async () => ((await expiry()) === newEnd ? true : undefined),
+        60_000,
+        "the new expiry",
+      );
+      assert.ok(newEnd - Date.now() > 300 * DAY);
+      const after = await runShell(check, env, true);
+      assert.match(after, /^External Ready: Secret bao-tls is valid$/m, after);
+      assert.equal(enddate(after), newEnd, after);
+    } finally {
+      await manager.stop();
+      removeTempDir(files);
       removeTempDir(dir);
       client.close();
     }
