@@ -667,6 +667,115 @@ describe("gitlabcore runbook: Upgrade held, with the fixture chart on the API se
   });
 });
 
+describe("gitlabcore runbook: Write loop, with the fixture chart on the API server", () => {
+  it("a GitOps tool forcing a Deployment's replicas: the check names its manager and fields; once it lets go, the writes stop", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    const ns = await freshNamespace(client, "gl-loop");
+    const dir = await toolDir(await kubectl());
+    const gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
+      gatewayApi: false,
+      versions: (v) => v === "10.2.1",
+      settings: { requeueInterval: "2s" },
+    });
+    const DEPLOY = {
+      group: "apps",
+      version: "v1",
+      kind: "Deployment",
+      plural: "deployments",
+      namespaced: true,
+    } as const;
+    const OBJ = "wl-webservice";
+    const replicas = async () =>
+      (await client.get<KubeObject & { spec: { replicas?: number } }>(DEPLOY, OBJ, ns)).spec.replicas;
+    const counter = async (re: RegExp) =>
+      [...(await registry.metrics()).matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+    const writes = () => counter(/^gitlabcore_apply_writes_total (\S+)$/gm);
+    const passes = () =>
+      counter(/^controller_runtime_reconcile_total\{controller="gitlabcore[^"]*",[^}]*\} (\S+)$/gm);
+    /** The other tool: applies its label and, while it fights, the replica count. */
+    const gitops = (spec: Record<string, unknown>) =>
+      client.apply(
+        DEPLOY,
+        {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          metadata: { name: OBJ, namespace: ns, labels: { "team.example.com/owner": "payments" } },
+          ...(Object.keys(spec).length ? { spec } : {}),
+        },
+        { fieldManager: "gitops", force: true },
+      );
+    const env = {
+      NS: ns,
+      NAME: "wl",
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    try {
+      await applyGitLab(
+        client,
+        gitlabCore(ns, "wl", {
+          version: { type: "Static", version: "10.2.1" },
+          hostname: "gitlab.example.com",
+          chart: {
+            values: {
+              "shared-secrets": { enabled: false },
+              upgradeCheck: { enabled: false },
+              global: { ingress: { enabled: false } },
+            },
+          },
+        }),
+      );
+      await waitForGitLab(client, ns, "wl", (g) => g.status?.version === "10.2.1", "10.2.1 applied", 120_000);
+      const rendered = await replicas();
+      // Broken: the tool forces another replica count, three times; the operator takes it back each time.
+      const before = await writes();
+      for (let i = 0; i < 3; i++) {
+        await gitops({ replicas: (rendered ?? 1) + 2 });
+        await eventually(
+          async () => ((await replicas()) === rendered ? true : undefined),
+          60_000,
+          `the operator to take replicas back (round ${i})`,
+        );
+      }
+      assert.ok((await writes()) >= before + 3, "each round is a write of the operator");
+
+      const seen = await runShell(
+        block("gitlabcore.md", "Write loop", "show-managed-fields"),
+        { ...env, OBJ },
+        true,
+      );
+      const line = seen.split("\n").find((l) => l.startsWith(`Deployment/${OBJ}:`)) ?? "";
+      assert.match(line, / gitlabcore-controller\/Apply/, seen);
+      assert.match(line, / gitops\/Apply/, `the other manager is listed:\n${seen}`);
+      const others = seen.split("\n").filter((l) => /^(Deployment|StatefulSet)\//.test(l) && l !== line);
+      assert.ok(others.length > 0, seen);
+      for (const l of others) assert.doesNotMatch(l, /gitops/, "only the fought object");
+      assert.match(
+        seen,
+        /^ {2}- apiVersion: apps\/v1\n(?: {4}.*\n)*? {4}manager: gitops$/m,
+        "its fields are shown",
+      );
+
+      // Act: the tool stops managing replicas (its manifest keeps only its label); the operator's
+      // writes stop, over three more passes.
+      await gitops({});
+      const settled = await writes();
+      const at = await passes();
+      await eventually(
+        async () => ((await passes()) >= at + 3 ? true : undefined),
+        60_000,
+        "three more passes",
+      );
+      assert.equal(await writes(), settled, "no write once the tool let go");
+      assert.equal(await replicas(), rendered);
+    } finally {
+      await gl.stop();
+      removeTempDir(dir);
+      client.close();
+    }
+  });
+});
+
 describe("openbao runbook: Certificate expiring, on the API server", () => {
   it("an External certificate with three days left: the check shows its end date; the documented renewal moves the expiry", async () => {
     const client = clientFor(sharedEnv().kubeconfigPath);
