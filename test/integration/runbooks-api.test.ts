@@ -4,6 +4,8 @@ import { writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
 import { applyAny } from "../../src/runtime/apply.js";
 import { JOB, SECRET } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
@@ -661,6 +663,90 @@ describe("gitlabcore runbook: Upgrade held, with the fixture chart on the API se
       );
     } finally {
       await gl.stop();
+      removeTempDir(dir);
+      client.close();
+    }
+  });
+});
+
+describe("gitlabcore runbook: Object not ready, with the fixture chart on the API server", () => {
+  it("values helm refuses: the check and the offline validate name the field; fixed, the release is applied and waits for its workloads", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    const ns = await freshNamespace(client, "gl-onr");
+    const dir = await toolDir(await kubectl());
+    const work = makeTempDir("runbook-gitlab");
+    // The operator's CLI as a user has it on PATH.
+    const cli = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+    writeFileSync(join(dir, "platform-operator"), `#!/bin/sh\nexec "${process.execPath}" "${cli}" "$@"\n`, {
+      mode: 0o755,
+    });
+    const gl = await startFixtureGitLab(client, sharedEnv().kubeconfigPath, ns, {
+      gatewayApi: false,
+      versions: (v) => v === "10.2.1",
+      settings: { requeueInterval: "2s" },
+    });
+    const manifest = (edition: string) =>
+      gitlabCore(ns, "onr", {
+        version: { type: "Static", version: "10.2.1" },
+        hostname: "gitlab.example.com",
+        chart: {
+          values: {
+            "shared-secrets": { enabled: false },
+            upgradeCheck: { enabled: false },
+            global: { ingress: { enabled: false }, edition },
+          },
+        },
+      });
+    const env = {
+      NS: ns,
+      NAME: "onr",
+      CHARTS: gl.charts.dir,
+      PATH: `${dir}:${process.env.PATH}`,
+      KUBECONFIG: sharedEnv().kubeconfigPath,
+    };
+    const available = async (reason: string) =>
+      waitForGitLab(
+        client,
+        ns,
+        "onr",
+        (g) =>
+          conditionOf(g, "Available")?.reason === reason &&
+          conditionOf(g, "Available")?.observedGeneration === g.metadata.generation,
+        `Available ${reason}`,
+        120_000,
+      );
+    try {
+      // Broken: an edition the chart's values schema does not know.
+      await applyGitLab(client, manifest("premium"));
+      await available("RenderFailed");
+      const check = shellBlocks("gitlabcore.md", "Object not ready").find((b) =>
+        b.includes('type=="Available"'),
+      )!;
+      const seen = await runShell(check, env, true);
+      assert.match(seen, /^RenderFailed: .*global\.edition/m, seen);
+      assert.doesNotMatch(seen, /premium/, "the value is masked");
+
+      const validate = block("gitlabcore.md", "Object not ready", "platform-operator validate");
+      writeFileSync(join(work, "gitlab.yaml"), stringify(manifest("premium")));
+      const refused = await runShell(validate, env, true, work);
+      assert.match(refused, /global\.edition/, refused);
+      // The change, checked offline before it is applied: no problem, exit 0.
+      writeFileSync(join(work, "gitlab.yaml"), stringify(manifest("ce")));
+      assert.match(await runShell(validate, env, false, work), /^1 document\(s\) checked, no problems$/m);
+      await applyGitLab(client, manifest("ce"));
+
+      // Applied; no pod runs on this API server, so the workloads are what it waits for.
+      await available("WorkloadsNotReady");
+      const workloads = await runShell(
+        block("gitlabcore.md", "Object not ready", "get deploy,sts"),
+        env,
+        true,
+      );
+      assert.match(workloads, /^deployment\.apps\/onr-webservice\s+0\/1\s/m, workloads);
+      assert.doesNotMatch(workloads, /^No resources found/m, workloads);
+    } finally {
+      await gl.stop();
+      removeTempDir(work);
       removeTempDir(dir);
       client.close();
     }
