@@ -967,6 +967,57 @@ describe("openbao runbook: Certificate expiring, on the API server", () => {
   });
 });
 
+describe("openbao runbook: Voters not ready, on the API server", () => {
+  it("the route check shows the row that applies: a spec the operator refuses, and voters that wait for their pods", async () => {
+    const client = clientFor(sharedEnv().kubeconfigPath);
+    await installOpenBaoClusterCrd(client);
+    const ns = await freshNamespace(client, "obrb-voters");
+    const dir = await toolDir(await kubectl());
+    const manager = new Manager({ target: "openbao", client, log: silentLogger(), namespaces: [ns] });
+    await openbaoTarget().setup(
+      manager,
+      parseOpenBaoConfig({ pollInterval: "1s", resyncInterval: "1s" }, "targets.openbao"),
+    );
+    await manager.start();
+    const env = { NS: ns, PATH: `${dir}:${process.env.PATH}`, KUBECONFIG: sharedEnv().kubeconfigPath };
+    const check = block("openbao.md", "Voters not ready", "range .status.conditions");
+    try {
+      // Broken twice: an image whose tag is another version than spec.version (the operator
+      // refuses the spec), and voters with no pod to run them (no node serves this API server).
+      await createOpenBaoCluster(client, ns, "bad", { replicas: 3, image: "openbao/openbao:2.3.0" });
+      await createOpenBaoCluster(client, ns, "bao", { replicas: 3 });
+      const shown = (name: string, want: RegExp) =>
+        eventually(
+          async () => {
+            const out = await runShell(check, { ...env, NAME: name }, true);
+            return want.test(out) ? out : undefined;
+          },
+          60_000,
+          `${name}: ${want}`,
+        );
+      // Row "Degraded=True, InvalidSpec (phase Failed)": the message names the field.
+      const bad = await shown("bad", /^Degraded=True InvalidSpec: /m);
+      assert.match(bad, /^Failed 0\/3$/m, bad);
+      assert.match(
+        bad,
+        /^Degraded=True InvalidSpec: validate: spec\.image: tag 2\.3\.0 is another version than spec\.version 2\.7\.2$/m,
+      );
+      // Row "Degraded=False, Reconciling": Available names the step and the pod it waits for.
+      const waiting = await shown("bao", /^Degraded=False Reconciling: /m);
+      assert.match(
+        waiting,
+        /^Available=False PodNotReady: initialization: waiting for pod bao-0 to run$/m,
+        waiting,
+      );
+      assert.doesNotMatch(waiting, /^Degraded=True/m);
+    } finally {
+      await manager.stop();
+      removeTempDir(dir);
+      client.close();
+    }
+  });
+});
+
 describe("openbao runbook: Stuck restore, on the API server", () => {
   it("a restore into a cluster that is not initialized: the check says why it waits; deleting it leaves no lock and no Job", async () => {
     const client = clientFor(sharedEnv().kubeconfigPath);
