@@ -415,8 +415,14 @@ export const OpenBaoClusterReason = reasonTable<typeof OpenBaoClusterKind>()({
   BackupVerified: "BackupVerified",
   /** Unknown: the first restore test is running (a later one leaves the last outcome standing). */
   RestoreTestRunning: "RestoreTestRunning",
-  /** The OpenBaoRestore into the throwaway cluster failed: the snapshot is corrupt, undecryptable or unreadable. */
+  /** The OpenBaoRestore into the throwaway cluster failed: the snapshot is corrupt, missing or unreadable. */
   RestoreTestRestoreFailed: "RestoreTestRestoreFailed",
+  /**
+   * OpenBao refused the snapshot because its hash file does not open with the source's seal (which
+   * the throwaway holds): another cluster's backup at this key, or the source's seal key changed
+   * after it was taken. The source could not restore it either.
+   */
+  RestoreTestSealMismatch: "RestoreTestSealMismatch",
   /** The throwaway cluster did not answer unsealed after the restore. */
   RestoreTestSealed: "RestoreTestSealed",
   /** The canary path did not read back from the restored data. */

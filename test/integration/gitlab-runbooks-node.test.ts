@@ -21,7 +21,7 @@ import { block, runShell, section, shellBlocks, toolDir } from "../support/runbo
 // the section's `kubectl logs` step has something to read. The section's commands run as a reader
 // pastes them, their output checked against what the section says they show; then the documented
 // fix (the Role and binding for the hook's account, nothing told to the operator) recovers it.
-// runbooks-api tries the same section without pods; only here does `kubectl logs` print anything.
+// runbooks-api-gitlab tries the same section without pods; only here does `kubectl logs` print anything.
 
 const NAME = "rb";
 const SA = "gitlab-manager";

@@ -20,7 +20,7 @@ import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 // voters whose volumes are gone (Lost quorum, peers.json on the survivor), then an upgrade to a
 // version whose image cannot be pulled (Failed rolling upgrade), then a blue-green upgrade held
 // with a green that cannot pull its image (Failed blue-green upgrade). The sections that need no
-// pod (VaultSeed, Stuck restore) are runbooks-api's; GitLabCore's hooks are gitlab-runbooks-node's.
+// pod are in runbooks-api-openbao and -vaultseed; GitLabCore's hooks are gitlab-runbooks-node's.
 
 const NAME = "rb";
 // Formed at the older held version, so the failed-upgrade case has a newer one to move to.

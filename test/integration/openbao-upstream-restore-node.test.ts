@@ -6,6 +6,7 @@ import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
 import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
+import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
 import {
   installOpenBaoCrd,
@@ -14,6 +15,7 @@ import {
   poll,
   startOpenBaoOperator,
 } from "../support/openbao-operator.js";
+import { block, runShell, toolDir } from "../support/runbook.js";
 import {
   type Json,
   upstreamCluster,
@@ -369,14 +371,32 @@ describe(`upstream basic sample: backup, restore into a fresh cluster, scale to 
     assert.equal(await eventCount(DST, "RootTokenRefused"), 1, "one event, not one per pass");
     assert.doesNotMatch(op!.output(), /Autopilot configuration not applied yet[^\n]*403/);
 
-    // The source's root token is valid for the restored data: the operator's access comes back.
-    await ctx.kubectl([
-      "patch",
-      `secret/${DST}-root-token`,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ data: { token: Buffer.from(sourceToken).toString("base64") } }),
-    ]);
+    // docs/runbooks/openbao.md "Reconciles failing", as a reader runs it: the check names the reason
+    // and the Secret; the act puts the source's root token, valid for the restored data, into it.
+    const dir = await toolDir(ctx.node.kubectl);
+    try {
+      const env = {
+        NS: ctx.namespace,
+        NAME: DST,
+        SOURCE: SRC,
+        PATH: `${dir}:${process.env.PATH}`,
+        KUBECONFIG: ctx.node.kubeconfigPath,
+      };
+      const seen = await runShell(block("openbao.md", "Reconciles failing", "Degraded"), env, true);
+      assert.match(
+        seen,
+        new RegExp(`^True RootTokenRefused: OpenBao refuses the token in Secret ${DST}-root-token`, "m"),
+        seen,
+      );
+      await runShell(block("openbao.md", "Reconciles failing", "patch-file"), env);
+      assert.equal(
+        await secretText(`${DST}-root-token`, "token"),
+        sourceToken,
+        "the source's token, as it was",
+      );
+    } finally {
+      removeTempDir(dir);
+    }
     await poll(
       async () => ((await condition(DST, "Degraded"))?.["status"] === "False" ? true : undefined),
       180_000,

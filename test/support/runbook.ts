@@ -10,6 +10,8 @@ import { makeTempDir } from "../../src/testenv/tempdirs.js";
 // itself (what a user pastes is what runs) and run with bash, with the variables the section names.
 
 const RUNBOOKS = fileURLToPath(new URL("../../../docs/runbooks/", import.meta.url));
+/** The project's root: a release's files (deploy/crds/) as a runbook names them. */
+export const RELEASE_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** The text under a `## ` heading of a runbook, up to the next, or its intro with "". */
 export function section(file: string, heading: string): string {
@@ -45,12 +47,19 @@ export function block(file: string, heading: string, marker: string): string {
  * Runs a block with bash as a user's shell would, with `env` (the section's variables, PATH with
  * kubectl and bao). `check` blocks may end non-zero (`bao status` exits 2 while sealed); the others
  * stop at their first failure. Bounded, so a documented wait that never ends fails the test.
+ * `cwd`: where a block that names files of a release (`deploy/crds/…`) is run; this project's root
+ * stands for the release.
  */
-export async function runShell(script: string, env: Record<string, string>, check = false): Promise<string> {
+export async function runShell(
+  script: string,
+  env: Record<string, string>,
+  check = false,
+  cwd?: string,
+): Promise<string> {
   const r = await runCommand(
     "timeout",
     ["300", "bash", "-c", `${check ? "" : "set -eo pipefail\n"}${script}\n${check ? "true" : ""}`],
-    { env: { ...process.env, ...env } },
+    { env: { ...process.env, ...env }, ...(cwd ? { cwd } : {}) },
   );
   return r.stdout + r.stderr;
 }

@@ -98,6 +98,16 @@ describe("a snapshot sealed by another key", () => {
     assert.match(sealMismatchHint(cluster({ type: "transit" } as never)), /source's transit key/);
   });
 
+  it("into a restore test's throwaway: says the source's seal did not open it, never to copy a key or force", () => {
+    const c = cluster();
+    c.metadata.name = "prod-restore-test";
+    c.metadata.labels = { "openbao.org/restore-test-of": "prod" };
+    const hint = sealMismatchHint(c);
+    assert.match(hint, /prod-restore-test is the restore test of prod and holds prod's seal/);
+    assert.match(hint, /another cluster's backup, or prod's seal key changed after it was taken/);
+    assert.doesNotMatch(hint, /force|unseal-key/);
+  });
+
   it("a refusal by OpenBao before it applied anything says the cluster was not changed", () => {
     const r = {
       apiVersion: "openbao.org/v1alpha1",

@@ -9,6 +9,7 @@ import {
   throwawayCluster,
   throwawayRestore,
 } from "../../src/targets/openbao/drill/objects.js";
+import { failureReasonOf } from "../../src/targets/openbao/drill/observe.js";
 import {
   due,
   intervalSeconds,
@@ -139,6 +140,37 @@ describe("restore test: a run step by step", () => {
       p.outcome.message,
       /clusters\/sec\/prod\/b2\.snap: SnapshotFailed: could not verify hash file/,
     );
+  });
+  it("a restore OpenBao refused as sealed by another seal fails the run as RestoreTestSealMismatch", () => {
+    const message =
+      "SealMismatch: snapshot: HTTP 400: could not verify hash file: prod-restore-test is the restore test of prod";
+    const p = plan(
+      observed({
+        throwaway: t({ initialized: true }),
+        restore: { phase: "Failed", message, failureReason: failureReasonOf(message) },
+      }),
+    );
+    assert.ok(p.kind === "record" && !p.outcome.passed);
+    assert.equal(p.outcome.reason, R.RestoreTestSealMismatch);
+    assert.match(
+      p.outcome.message,
+      /^restoring clusters\/sec\/prod\/b2\.snap: SealMismatch: .*could not verify hash file/,
+    );
+    // The restore's other failures keep the general reason.
+    const other = "SnapshotFailed: hash check failed";
+    const q = plan(
+      observed({
+        throwaway: t({ initialized: true }),
+        restore: { phase: "Failed", message: other, failureReason: failureReasonOf(other) },
+      }),
+    );
+    assert.ok(q.kind === "record" && !q.outcome.passed);
+    assert.equal(q.outcome.reason, R.RestoreTestRestoreFailed);
+  });
+  it("the restore's reason is the word its RestoreComplete message starts with", () => {
+    assert.equal(failureReasonOf("SealMismatch: snapshot: HTTP 400: x"), "SealMismatch");
+    assert.equal(failureReasonOf("DownloadFailed: NoSuchKey: y"), "DownloadFailed");
+    assert.equal(failureReasonOf("restore failed"), undefined);
   });
   it("a completed restore is probed, even past the timeout", () => {
     const old = run({ startedAt: new Date(NOW.getTime() - 3 * 3600_000) });

@@ -115,6 +115,13 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         now: hooks.now,
       });
       await publishCrdRevision(manager.client, manager.log);
+      // Read again at the resync's pace: an upgraded CRD clears OhmlabCRDRevisionMismatch without
+      // a restart of the process, and a CRD rolled back under a running one raises it.
+      const recheck = setInterval(() => {
+        publishCrdRevision(manager.client, manager.log).catch(() => {});
+      }, config.resyncMs);
+      recheck.unref();
+      closers.push(() => clearInterval(recheck));
       // Status writes bump the resourceVersion but not the generation: they must not retrigger.
       controller.watchPrimary(informer, generationChanged);
       manager.add(controller);

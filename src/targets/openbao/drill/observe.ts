@@ -84,6 +84,9 @@ export async function observeRun(
             ...(complete?.message || restore.status?.message
               ? { message: complete?.message ?? restore.status?.message }
               : {}),
+            ...(restore.status?.phase === "Failed" && complete?.message
+              ? { failureReason: failureReasonOf(complete.message) }
+              : {}),
           },
         }
       : {}),
@@ -102,4 +105,12 @@ export async function setBackupVerified(
   rc: InAdminOpsPass,
 ): Promise<void> {
   await setPlaneCondition(rc.adminOps, source, { type: C.BackupVerified, status, reason, message }, now);
+}
+
+/**
+ * The restore's failure reason from its RestoreComplete message: the restore writes it as
+ * "<Reason>: <detail>" (restore/status.ts), the condition's own reason being RestoreFailed.
+ */
+export function failureReasonOf(message: string): string | undefined {
+  return /^([A-Z][A-Za-z]+): /.exec(message)?.[1];
 }

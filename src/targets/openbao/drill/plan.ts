@@ -3,6 +3,7 @@ import {
   type OpenBaoClusterReasonType,
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
+import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
 import type { BackupStatus } from "../adminops/backup/result.js";
 import { latestWindow, nextWindow, parseSchedule, ScheduleError } from "../adminops/backup/schedule.js";
 import { parseDurationMs } from "../workload/certs/duration.js";
@@ -51,6 +52,8 @@ export interface RestoreView {
   completedAt?: Date;
   /** RestoreComplete's message ("Reason: detail") or status.message, when Failed. */
   message?: string;
+  /** The restore's own failure reason (the "Reason" of that message), when Failed. */
+  failureReason?: string;
 }
 
 export type Probe =
@@ -200,7 +203,14 @@ function running(o: Observed, spec: RestoreTestSpec, run: Run, t: ThrowawayView)
       : `the restore was ${o.restore.phase}`;
   // A restore that ended is judged on its own terms, whatever the clock says.
   if (o.restore?.phase === "Failed")
-    return fail(R.RestoreTestRestoreFailed, `restoring ${run.key}: ${o.restore.message ?? "failed"}`);
+    return fail(
+      // OpenBao checked the snapshot's hash file with the seal the throwaway copied from the source
+      // and it did not open: a reason of its own, since no new backup of the same kind fixes it.
+      o.restore.failureReason === OpenBaoRestoreReason.SealMismatch
+        ? R.RestoreTestSealMismatch
+        : R.RestoreTestRestoreFailed,
+      `restoring ${run.key}: ${o.restore.message ?? "failed"}`,
+    );
   if (o.restore?.phase === "Completed") return { kind: "probe", run };
   if (elapsed > limit)
     return fail(R.RestoreTestTimedOut, `not finished after ${Math.round(elapsed / 1000)}s: ${stage}`);

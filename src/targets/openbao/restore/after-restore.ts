@@ -12,6 +12,7 @@
  * one. The read replicas for the same reason only after the voters are back (after-restore-plan.ts).
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
+import { OpenBaoLabel } from "../../../apis/openbaocluster-names.js";
 import type { KubeObject } from "../../../runtime/types.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, type ComponentName, clusterNames, LABEL_CLUSTER, LABEL_COMPONENT } from "../identity.js";
@@ -77,6 +78,11 @@ export function poolOf(
 export function sealMismatchHint(cluster: OpenBaoCluster | undefined): string {
   const type = cluster?.spec.unseal?.type ?? "static";
   const name = cluster?.metadata.name ?? "the cluster";
+  // A restore test's throwaway already holds its source's seal: giving it another key and forcing
+  // would prove nothing about the source, whose own seal is what failed to open the snapshot.
+  const testOf = cluster?.metadata.labels?.[OpenBaoLabel.RestoreTestOf];
+  if (testOf)
+    return `${name} is the restore test of ${testOf} and holds ${testOf}'s seal, so the snapshot was sealed by another seal than ${testOf}'s: it is another cluster's backup, or ${testOf}'s seal key changed after it was taken; ${testOf} could not restore it either`;
   const secret = cluster ? clusterNames(refOf(cluster)).unsealKeySecret : "<cluster>-unseal-key";
   const own = cluster?.spec.unseal?.static?.currentKey !== undefined;
   const where =
