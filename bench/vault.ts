@@ -223,7 +223,7 @@ function startOperator(configPath: string, kubeconfig: string, cwd: string): Chi
   const child = spawn(process.execPath, args, {
     cwd,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, LOG_LEVEL: "warn" },
+    env: { ...process.env, ...shipped.env, LOG_LEVEL: "warn" },
   });
   process.once("exit", () => child.kill("SIGKILL"));
   return child;

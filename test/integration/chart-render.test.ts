@@ -314,6 +314,18 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     }
   });
 
+  it("sets the runtime's environment (one malloc arena) in every operator process", async () => {
+    const { RUNTIME_ENV } = await import("../../src/cli/heap.js");
+    const objs = await render(ALL_TARGETS);
+    const deployments = ofKind(objs, "Deployment");
+    assert.ok(deployments.length > 1, "one process per target");
+    for (const d of deployments) {
+      const env = d.spec.template.spec.containers[0].env as Obj[];
+      for (const [name, value] of Object.entries(RUNTIME_ENV))
+        assert.equal(env.find((e) => e.name === name)?.value, value, `${d.metadata.name}: ${name}`);
+    }
+  });
+
   it("renders the PodMonitor and alert rules only where the Prometheus Operator's kinds are served", async () => {
     const without = await render(ALL_TARGETS);
     assert.equal(ofKind(without, "PodMonitor").length, 0);

@@ -189,7 +189,7 @@ still say what restricted requires (a default removed with null is refused as we
 {{- if ne (toString $ctr.readOnlyRootFilesystem) "true" -}}
 {{- fail "securityContext.readOnlyRootFilesystem: must stay true (the operator writes only to its /tmp emptyDir)" -}}
 {{- end -}}
-{{- $own := list "NODE_ENV" "NODE_OPTIONS" "POD_NAME" "POD_NAMESPACE" -}}
+{{- $own := list "NODE_ENV" "NODE_OPTIONS" "MALLOC_ARENA_MAX" "POD_NAME" "POD_NAMESPACE" -}}
 {{- if .Values.targets.gitlab.enabled -}}
 {{- /* The chart points the gitlab target at its keyring ConfigMap (dynamicChartPull.trustedKeys). */ -}}
 {{- $own = append $own "DYNAMIC_CHART_KEYRING" -}}
