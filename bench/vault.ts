@@ -27,6 +27,7 @@ import { KubeClient, loadKubeConfig } from "../src/runtime/client.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { startControlPlane } from "../src/testenv/controlplane.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testenv/openbao.js";
+import { freePort } from "../src/testenv/ports.js";
 import { makeTempDir } from "../src/testenv/tempdirs.js";
 import { kvFloorSeconds } from "./kv-floor.js";
 import { cpuSeconds } from "./proc.js";
@@ -271,7 +272,8 @@ async function runSize(
   );
   say(`created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  // A port free now and below the ephemeral range (a random one collided with an outgoing connection).
+  const port = await freePort();
   const configPath = join(dir, `operator-${n}.yaml`);
   writeFileSync(
     configPath,
