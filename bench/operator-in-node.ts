@@ -75,8 +75,9 @@ ${extra}`,
   );
   // The chart's heap flags (bench/shipped-flags.ts), then BENCH_OPERATOR_NODE_FLAGS: more node
   // flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
+  const shipped = shippedFlags();
   const flags = [
-    ...shippedFlags().flags,
+    ...shipped.flags,
     ...(process.env["BENCH_OPERATOR_NODE_FLAGS"] ?? "").split(" ").filter(Boolean),
   ];
   const argv = node.inCluster([
@@ -89,7 +90,10 @@ ${extra}`,
     "--kubeconfig",
     node.kubeconfigPath,
   ]);
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(argv[0]!, argv.slice(1), {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...shipped.env },
+  });
   trackChild(child, label);
   let out = "";
   child.stdout!.on("data", (c: Buffer) => {

@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { heapFlagsFor } from "../src/cli/heap.js";
+import { heapFlagsFor, RUNTIME_ENV } from "../src/cli/heap.js";
 
 // The node flags the benches start the operator with: the heap flags the chart derives from its
-// default memory limit (what `platform-operator node-options` prints in such a container), so
-// memory is measured on the runtime we ship. BENCH_MEMORY_LIMIT=N takes another limit in MiB; 0
-// runs it with node's defaults for this host. BENCH_NODE_FLAGS adds flags after those (a later V8
-// flag wins), to compare settings.
+// default memory limit (what `platform-operator node-options` prints in such a container), and the
+// environment the chart sets beside them (RUNTIME_ENV), so memory is measured on the runtime we
+// ship. BENCH_MEMORY_LIMIT=N takes another limit in MiB; 0 runs it with node's defaults for this
+// host and none of that environment. BENCH_NODE_FLAGS adds flags after those (a later V8 flag
+// wins), and a variable of RUNTIME_ENV set for the bench overrides the shipped value, to compare
+// settings.
 
 const CHART_VALUES = fileURLToPath(
   new URL("../../deploy/chart/platform-operator/values.yaml", import.meta.url),
@@ -27,7 +29,9 @@ export interface ShippedFlags {
   /** The limit the heap flags are for, MiB; 0: node's defaults. */
   memoryLimitMiB: number;
   flags: string[];
-  /** How the operator ran, for a report line: node version and flags. */
+  /** Environment variables to start the operator with (over the bench's own). */
+  env: Record<string, string>;
+  /** How the operator ran, for a report line: node version, flags and environment. */
   note: string;
 }
 
@@ -40,10 +44,16 @@ export function shippedFlags(env: NodeJS.ProcessEnv = process.env): ShippedFlags
     ...(memoryLimitMiB > 0 ? heapFlagsFor(memoryLimitMiB * 1024 * 1024) : []),
     ...(env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean),
   ];
+  const shippedEnv: Record<string, string> = {};
+  if (memoryLimitMiB > 0)
+    for (const [name, value] of Object.entries(RUNTIME_ENV)) shippedEnv[name] = env[name] ?? value;
   const limitNote = memoryLimitMiB > 0 ? ` (the chart's flags for a ${memoryLimitMiB} MiB limit)` : "";
+  const envNote = Object.entries(shippedEnv)
+    .map(([k, v]) => `${k}=${v} `)
+    .join("");
   const note =
     flags.length > 0
-      ? `node ${process.version} ${flags.join(" ")}${limitNote}`
+      ? `${envNote}node ${process.version} ${flags.join(" ")}${limitNote}`
       : `node ${process.version} with its default heap sizing`;
-  return { memoryLimitMiB, flags, note };
+  return { memoryLimitMiB, flags, env: shippedEnv, note };
 }

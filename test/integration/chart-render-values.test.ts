@@ -46,6 +46,10 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
       /extraEnv\[0\]\.name: POD_NAMESPACE is set by the chart itself/,
     );
     assert.match(
+      await renderFails(['--set-json=extraEnv=[{"name":"MALLOC_ARENA_MAX","value":"8"}]']),
+      /extraEnv\[0\]\.name: MALLOC_ARENA_MAX is set by the chart itself/,
+    );
+    assert.match(
       await renderFails(['--set-json=extraEnv=[{"name":"A","value":"1"},{"name":"A","value":"2"}]']),
       /extraEnv\[1\]\.name: A is already set by extraEnv\[0\]/,
     );

@@ -307,20 +307,33 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       env.find((e) => e.name === "NODE_OPTIONS")?.value,
       heapFlagsFor(512 * 1024 * 1024).join(" "),
     );
-    for (const limit of ["1Gi", "256Mi", "100Mi", "2G"]) {
+    // Each step of the semi-space (1, 2, 4, 8, 16 MiB) and a decimal unit.
+    const limits: Record<string, number> = {
+      "100Mi": 100 * 1024 ** 2,
+      "256Mi": 256 * 1024 ** 2,
+      "1Gi": 1024 ** 3,
+      "2G": 2e9,
+      "3Gi": 3 * 1024 ** 3,
+      "4Gi": 4 * 1024 ** 3,
+    };
+    for (const [limit, bytes] of Object.entries(limits)) {
       const o = await render([`--set=resources.limits.memory=${limit}`]);
       const v = (o.find((x) => x.kind === "Deployment")!.spec.template.spec.containers[0].env as Obj[]).find(
         (e) => e.name === "NODE_OPTIONS",
       )?.value;
-      const bytes =
-        limit === "1Gi"
-          ? 1024 ** 3
-          : limit === "256Mi"
-            ? 256 * 1024 ** 2
-            : limit === "100Mi"
-              ? 100 * 1024 ** 2
-              : 2e9;
       assert.equal(v, heapFlagsFor(bytes).join(" "), limit);
+    }
+  });
+
+  it("sets the runtime's environment (one malloc arena) in every operator process", async () => {
+    const { RUNTIME_ENV } = await import("../../src/cli/heap.js");
+    const objs = await render(ALL_TARGETS);
+    const deployments = ofKind(objs, "Deployment");
+    assert.ok(deployments.length > 1, "one process per target");
+    for (const d of deployments) {
+      const env = d.spec.template.spec.containers[0].env as Obj[];
+      for (const [name, value] of Object.entries(RUNTIME_ENV))
+        assert.equal(env.find((e) => e.name === name)?.value, value, `${d.metadata.name}: ${name}`);
     }
   });
 

@@ -104,3 +104,40 @@ describe("VaultSeed references", () => {
     assert.equal((await kv.read(x)).exists, false);
   });
 });
+
+describe("VaultSeed references in a first seed", () => {
+  it("a copy reconciled while its source's pass is under way waits for it: one status write, no RefPending", async () => {
+    const { client, ns } = await vaultSuite("vs-refrace");
+    // Pairs that sort next to each other, so the queue hands a source and its copy to two workers
+    // at once: the copy reaches its reference while the source's pass is reading or writing it.
+    const pairs = 12;
+    for (let i = 0; i < pairs; i++) {
+      const n = String(i).padStart(2, "0");
+      const src = `secret/${ns}/p${n}-a`;
+      await applySeed(client, seed(ns, `p${n}-a`, { path: src, data: { v: "<random:16>" } }));
+      await applySeed(
+        client,
+        seed(ns, `p${n}-b`, { path: `secret/${ns}/p${n}-b`, data: { copy: `<ref:${src}#v>` } }),
+      );
+    }
+    const target = await startVaultTarget(client, ns);
+    try {
+      for (let i = 0; i < pairs; i++) {
+        const n = String(i).padStart(2, "0");
+        await waitForReason(client, ns, `p${n}-a`, "Reconciled", 60_000);
+        await waitForReason(client, ns, `p${n}-b`, "Reconciled", 60_000);
+      }
+      const events = await client.list(
+        { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true },
+        { namespace: ns },
+      );
+      const pending = events.items
+        .filter((e) => e["reason"] === "RefPending")
+        .map((e) => (e["regarding"] as { name: string }).name);
+      assert.deepEqual(pending, [], "copies that reported RefPending (a status write and an Event each)");
+    } finally {
+      await target.stop();
+      client.close();
+    }
+  });
+});

@@ -31,9 +31,11 @@ describe("V8 heap flags for a container memory limit", () => {
   });
 
   it("leaves room outside the heap and shrinks the young generation with the limit", () => {
-    assert.deepEqual(heapFlagsFor(256 * MiB), ["--max-old-space-size=144", "--max-semi-space-size=4"]);
-    assert.deepEqual(heapFlagsFor(128 * MiB), ["--max-old-space-size=48", "--max-semi-space-size=2"]);
-    assert.deepEqual(heapFlagsFor(2048 * MiB), ["--max-old-space-size=1488", "--max-semi-space-size=16"]);
+    assert.deepEqual(heapFlagsFor(256 * MiB), ["--max-old-space-size=144", "--max-semi-space-size=1"]);
+    assert.deepEqual(heapFlagsFor(128 * MiB), ["--max-old-space-size=48", "--max-semi-space-size=1"]);
+    assert.deepEqual(heapFlagsFor(600 * MiB), ["--max-old-space-size=402", "--max-semi-space-size=2"]);
+    assert.deepEqual(heapFlagsFor(2048 * MiB), ["--max-old-space-size=1488", "--max-semi-space-size=8"]);
+    assert.deepEqual(heapFlagsFor(8192 * MiB), ["--max-old-space-size=6096", "--max-semi-space-size=16"]);
     // Below what the operator needs at all, the floor holds instead of a useless or negative size.
     assert.deepEqual(heapFlagsFor(64 * MiB), ["--max-old-space-size=32", "--max-semi-space-size=1"]);
   });

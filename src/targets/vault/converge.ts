@@ -27,6 +27,23 @@ export async function seedPath(
   signal: AbortSignal,
   progress: Progress,
 ): Promise<Outcome> {
+  // A path others copy from: passes copying from it wait for this one (resolveRefs).
+  const end = ctx.d.passes && ctx.d.refs.isSource(seed.path) ? ctx.d.passes.begin(seed.path) : undefined;
+  try {
+    return await seedPathNow(ctx, obj, seed, log, signal, progress);
+  } finally {
+    end?.();
+  }
+}
+
+async function seedPathNow(
+  ctx: SeedPass,
+  obj: VaultSeed,
+  seed: CompiledSeed,
+  log: Logger,
+  signal: AbortSignal,
+  progress: Progress,
+): Promise<Outcome> {
   const identity = { namespace: obj.metadata.namespace!, name: obj.metadata.name! };
   const mount = await ctx.d.mounts.check(seed.path, signal);
   if (!mount.ok) {
@@ -63,7 +80,8 @@ export async function seedPath(
         current = { ...current, ageMs: undefined };
       }
     }
-    const refs = await resolveRefs(ctx, seed, signal);
+    // In a cycle the other pass may be waiting for this one: read the sources as they are.
+    const refs = await resolveRefs(ctx, seed, signal, cycle === undefined || cycle.length === 0);
     const generator = { ...ctx.d.generator, policy: (name: string) => passwordFrom(ctx, name, signal) };
     const planFor = (state: KvState) =>
       plan({
@@ -123,14 +141,23 @@ export function passwordFrom(ctx: SeedPass, name: string, signal: AbortSignal): 
   return ctx.d.kv.generatePassword(name, signal);
 }
 
-/** Reference sources come from this pass's reads when fresh, otherwise from one read each. */
+/** How long a pass waits for another pass on its reference source (path-passes.ts). */
+const SOURCE_PASS_WAIT_MS = 5_000;
+
+/**
+ * Reference sources come from this pass's reads when fresh, otherwise from one read each; with
+ * `waitForSources`, after any pass of this process under way on the source path has ended.
+ */
 export async function resolveRefs(
   ctx: SeedPass,
   seed: CompiledSeed,
   signal: AbortSignal,
+  waitForSources = false,
 ): Promise<Map<string, string | undefined>> {
   const values = new Map<string, string | undefined>();
   for (const ref of seed.refs) {
+    if (waitForSources && ref.path !== seed.path)
+      await ctx.d.passes?.settled(ref.path, SOURCE_PASS_WAIT_MS, signal);
     const source = await ctx.d.reads.readShared(ref.path, () => ctx.d.kv.read(ref.path, signal));
     values.set(ref.id, source.exists ? readRefValue(source.data, ref.key) : undefined);
   }

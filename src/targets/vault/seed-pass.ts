@@ -14,6 +14,7 @@ import type { VaultTargetConfig } from "./config.js";
 import type { ValueGenerator } from "./generate.js";
 import type { KvState } from "./kv.js";
 import type { MountDirectory } from "./mounts.js";
+import type { PathPasses } from "./path-passes.js";
 import type { ReadCache } from "./read-cache.js";
 import type { RefGraph } from "./ref-graph.js";
 import type { Verdict } from "./status.js";
@@ -51,6 +52,8 @@ export interface VaultSeedReconcilerDeps {
   claims: PathClaims;
   /** Requeues other objects (those copying from a path just written). */
   enqueue: (key: string) => void;
+  /** Passes under way on reference sources, which a copying pass waits for (path-passes.ts). */
+  passes?: PathPasses;
   now?: () => Date;
 }
 

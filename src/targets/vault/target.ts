@@ -18,6 +18,7 @@ import { publishCrdRevision } from "./crd-revision.js";
 import { createGenerator } from "./generate.js";
 import { KvClient } from "./kv.js";
 import { MountDirectory } from "./mounts.js";
+import { PathPasses } from "./path-passes.js";
 import { ReadCache } from "./read-cache.js";
 import { type KvBackend, VaultSeedReconciler } from "./reconciler.js";
 import { RefGraph } from "./ref-graph.js";
@@ -112,6 +113,7 @@ export function vaultTarget(hooks: VaultTargetHooks = {}): TargetDefinition<Vaul
         mounts: new MountDirectory((mount) => client.describeMount(mount), cacheMs),
         claims: new PathClaims(informer, admitted),
         enqueue: (key) => controller.queue.add(key),
+        passes: new PathPasses(),
         now: hooks.now,
       });
       await publishCrdRevision(manager.client, manager.log);

@@ -116,14 +116,14 @@ in a unit this helper does not read.
 {{/*
 V8 heap flags for the container's memory limit, the same rule as `platform-operator node-options`
 (the image has no shell to run that command at start): old space gets three quarters of what is left
-after ~64 MiB outside the heap, the semi-space shrinks with small limits.
+after ~64 MiB outside the heap, the semi-space is 1 MiB per 256 MiB of limit (1 to 16).
 */}}
 {{- define "po.nodeOptions" -}}
 {{- $limit := include "po.memoryLimitMiB" . | atoi -}}
 {{- if gt $limit 0 -}}
 {{- $old := max 32 (div (mul (sub $limit 64) 3) 4) -}}
 {{- $semi := 1 -}}
-{{- if ge $limit 1024 }}{{ $semi = 16 }}{{ else if ge $limit 512 }}{{ $semi = 8 }}{{ else if ge $limit 256 }}{{ $semi = 4 }}{{ else if ge $limit 128 }}{{ $semi = 2 }}{{ end -}}
+{{- if ge $limit 4096 }}{{ $semi = 16 }}{{ else if ge $limit 2048 }}{{ $semi = 8 }}{{ else if ge $limit 1024 }}{{ $semi = 4 }}{{ else if ge $limit 512 }}{{ $semi = 2 }}{{ end -}}
 {{- printf "--max-old-space-size=%d --max-semi-space-size=%d" $old $semi -}}
 {{- end -}}
 {{- end -}}
@@ -189,7 +189,7 @@ still say what restricted requires (a default removed with null is refused as we
 {{- if ne (toString $ctr.readOnlyRootFilesystem) "true" -}}
 {{- fail "securityContext.readOnlyRootFilesystem: must stay true (the operator writes only to its /tmp emptyDir)" -}}
 {{- end -}}
-{{- $own := list "NODE_ENV" "NODE_OPTIONS" "POD_NAME" "POD_NAMESPACE" -}}
+{{- $own := list "NODE_ENV" "NODE_OPTIONS" "MALLOC_ARENA_MAX" "POD_NAME" "POD_NAMESPACE" -}}
 {{- if .Values.targets.gitlab.enabled -}}
 {{- /* The chart points the gitlab target at its keyring ConfigMap (dynamicChartPull.trustedKeys). */ -}}
 {{- $own = append $own "DYNAMIC_CHART_KEYRING" -}}
