@@ -447,7 +447,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           if (o.scaleTo) {
             ctx.phase("scale");
             scaled = await scalePhase(baoRun, o.scaleTo);
-            cp.set("scaled", { peersUp: scaled.peersUp, peersDown: scaled.peersDown });
+            cp.set("scaled", { peersAt: scaled.peersAt, peersBack: scaled.peersBack });
           }
 
           const read = await poll(
