@@ -67,6 +67,31 @@ describe("openbao voter intent", () => {
     assert.deepEqual(gone, { replicas: 3, removePeers: [] });
   });
 
+  it("shrinks only once Autopilot's state no longer lists a removed peer either", () => {
+    // Raft dropped demo-1 and demo-2, Autopilot's older state still has demo-2: from it Autopilot
+    // could vote demo-2 back in, and with its pod gone one voter of two is no quorum.
+    const remembered = voterIntent({
+      initialized: true,
+      specReplicas: 1,
+      liveReplicas: 3,
+      raftPeers: ["demo-0"],
+      autopilotServers: ["demo-0", "demo-2"],
+      podName: pod,
+    });
+    assert.equal(remembered.replicas, 3);
+    assert.deepEqual(remembered.removePeers, []);
+    assert.match(remembered.waiting ?? "", /Autopilot's state no longer lists the removed peers demo-2/);
+    const forgotten = voterIntent({
+      initialized: true,
+      specReplicas: 1,
+      liveReplicas: 3,
+      raftPeers: ["demo-0"],
+      autopilotServers: ["demo-0"],
+      podName: pod,
+    });
+    assert.deepEqual(forgotten, { replicas: 1, removePeers: [] });
+  });
+
   it("keeps the live count while the peers cannot be read", () => {
     const v = voterIntent({ initialized: true, specReplicas: 1, liveReplicas: 3, podName: pod });
     assert.equal(v.replicas, 3);
