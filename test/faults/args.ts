@@ -25,6 +25,11 @@ export interface FaultArgs {
   baoWrites: boolean;
   /** Crash points only among this backend's writes (--backend kube|bao). */
   backend?: string;
+  /**
+   * The voter count the OpenBao scale phase goes to and back from (--scale-to N): 5 by default
+   * (3 → 5 → 3); 1 scales in first (3 → 1 → 3), where the departing pods may hold Raft's lead.
+   */
+  scaleTo?: number;
 }
 
 /** The OpenBao lifecycle's phases a campaign may leave out, to spend its time on the others. */
@@ -39,7 +44,8 @@ export type SkippablePhase = (typeof SKIPPABLE)[number];
  * restore), `--bluegreen` (the OpenBao upgrade blue-green, its phase `bluegreen`), `--points 7,18-25`
  * (exactly those crash points: several ranges after one run without faults), `--bao-writes` (the
  * operator's OpenBao writes are crash points too), `--backend kube|bao` (crash points among that
- * backend's writes only; N then counts that backend's writes).
+ * backend's writes only; N then counts that backend's writes), `--scale-to N` (the OpenBao scale
+ * phase goes to N voters and back: 1 scales in first).
  */
 export function parseFaultArgs(argv: string[], now: number): FaultArgs {
   const out: FaultArgs = {
@@ -72,6 +78,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     else if (a === "--openbao") out.only.push("openbao");
     else if (a === "--bluegreen") out.blueGreen = true;
     else if (a === "--bao-writes") out.baoWrites = true;
+    else if (a === "--scale-to") out.scaleTo = count(a, argv[++i], 1);
     else if (a === "--backend") {
       const v = argv[++i];
       if (v !== "kube" && v !== "bao") throw new Error(`--backend: must be kube or bao, got ${v}`);
@@ -94,7 +101,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     } else if (a === "--points") out.points = parsePoints(argv[++i]);
     else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --backend kube|bao`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --backend kube|bao, --scale-to N`,
       );
   }
   return out;

@@ -19,6 +19,8 @@
  *                                        the upgrade blue-green (with a pre-promotion hook)
  *   npm run faults -- --openbao --bao-writes --phase create --backend bao --all --skip backup --skip upgrade --skip scale
  *                                        killed after each OpenBao write of the create phase (sys/init, …)
+ *   npm run faults -- --openbao --bao-writes --phase scale --backend bao --all --scale-to 1 --skip backup --skip upgrade
+ *                                        scale 3 → 1 → 3, killed after each step-down and Raft peer removal
  *
  * VaultSeed and GitLabCore run on a kube-apiserver + etcd and dev-mode OpenBao of its own from the
  * test cache (no node). OpenBao runs only when asked (--openbao): it starts a local node (root),
@@ -43,6 +45,8 @@ const say = (l: string) => process.stderr.write(`[faults] ${l}\n`);
 
 async function main(): Promise<number> {
   const args = parseFaultArgs(process.argv.slice(2), Date.now());
+  if (args.scaleTo === FULL_OPENBAO.voters)
+    throw new Error(`--scale-to: must differ from the ${FULL_OPENBAO.voters} voters the cluster starts with`);
   say(
     `seed ${args.seed} (replay with --seed ${args.seed})${args.all ? ", every crash point" : `, ${args.sample} crash points per lifecycle`}`,
   );
@@ -58,7 +62,7 @@ async function main(): Promise<number> {
       blueGreen: args.blueGreen,
       baoWrites: args.baoWrites,
       restore: !args.skip.includes("restore"),
-      scaleTo: args.skip.includes("scale") ? undefined : FULL_OPENBAO.scaleTo,
+      scaleTo: args.skip.includes("scale") ? undefined : (args.scaleTo ?? FULL_OPENBAO.scaleTo),
     }),
   ].filter(chosen);
   const rows: Row[] = [];

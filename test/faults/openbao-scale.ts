@@ -3,18 +3,20 @@ import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
 import { poll } from "../support/openbao-operator.js";
 import { type BaoRun, podNames, raftPeers, readCanary } from "./openbao-run.js";
 
-// The scale phase of the OpenBao lifecycle: voters → `up` → voters. At each size OpenBao's own Raft
-// configuration must list exactly the cluster's pods, all voters (a peer left behind by a killed
-// scale-down is a member that can never vote again and counts against quorum), the leaving pods'
-// data claims must go with them, and the canary must read as before.
+// The scale phase of the OpenBao lifecycle: voters → `to` → voters, out first (3 → 5 → 3) or in
+// first (3 → 1 → 3: a departing pod may lead Raft, so the scale-in steps it down before removing
+// it). At each size OpenBao's own Raft configuration must list exactly the cluster's pods, all
+// voters (a peer left behind by a killed scale-down is a member that can never vote again and
+// counts against quorum), the leaving pods' data claims must go with them, and the canary must read
+// as before.
 
 export interface ScaleOutcome {
-  /** OpenBao's Raft peers once `up` pods are ready ("id" or "id (non-voter)"). */
-  peersUp: string[];
+  /** OpenBao's Raft peers once `to` pods are ready ("id" or "id (non-voter)"). */
+  peersAt: string[];
   /** Its Raft peers once back at the original size. */
-  peersDown: string[];
+  peersBack: string[];
   /** Data claims left once back at the original size. */
-  claimsDown: string[];
+  claimsBack: string[];
   /** The canary after the scale reads as before it. */
   canaryKept: boolean;
 }
@@ -36,22 +38,22 @@ async function peersBecome(r: BaoRun, want: string[]): Promise<string[]> {
   ).catch(() => last);
 }
 
-export async function scalePhase(r: BaoRun, up: number): Promise<ScaleOutcome> {
+export async function scalePhase(r: BaoRun, to: number): Promise<ScaleOutcome> {
   const before = await readCanary(r);
   const resize = async (n: number) => {
     await r.client.mergePatch(OPENBAOCLUSTER, r.name, r.ns, { spec: { replicas: n } });
     await r.settled(`${n} ready voters`, (s) => s.readyReplicas === n && s.phase === "Running");
     return peersBecome(r, podNames(r, n));
   };
-  const peersUp = await resize(up);
-  const peersDown = await resize(r.voters);
+  const peersAt = await resize(to);
+  const peersBack = await resize(r.voters);
   // whenScaled: Delete: the StatefulSet controller removes the claims of the pods it removed.
   const dataClaims = async () =>
     (await r.client.list(PERSISTENT_VOLUME_CLAIM, { namespace: r.ns })).items
       .map((c) => c.metadata.name!)
       .sort();
   const want = podNames(r, r.voters).map((p) => `data-${p}`);
-  const claimsDown = await poll(
+  const claimsBack = await poll(
     async () => {
       const c = await dataClaims();
       return c.join() === want.join() ? c : undefined;
@@ -60,24 +62,24 @@ export async function scalePhase(r: BaoRun, up: number): Promise<ScaleOutcome> {
     "the leaving pods' data claims to go",
     2000,
   ).catch(() => dataClaims());
-  return { peersUp, peersDown, claimsDown, canaryKept: before !== "" && (await readCanary(r)) === before };
+  return { peersAt, peersBack, claimsBack, canaryKept: before !== "" && (await readCanary(r)) === before };
 }
 
-export function scaleViolations(r: BaoRun, up: number, o: ScaleOutcome | undefined): string[] {
+export function scaleViolations(r: BaoRun, to: number, o: ScaleOutcome | undefined): string[] {
   if (!o) return [];
   const out: string[] = [];
-  const wantUp = podNames(r, up);
-  const wantDown = podNames(r, r.voters);
-  if (o.peersUp.join() !== wantUp.join())
-    out.push(`at ${up} replicas the Raft peers were [${o.peersUp.join(", ")}], not [${wantUp.join(", ")}]`);
-  if (o.peersDown.join() !== wantDown.join())
+  const wantAt = podNames(r, to);
+  const wantBack = podNames(r, r.voters);
+  if (o.peersAt.join() !== wantAt.join())
+    out.push(`at ${to} replicas the Raft peers were [${o.peersAt.join(", ")}], not [${wantAt.join(", ")}]`);
+  if (o.peersBack.join() !== wantBack.join())
     out.push(
-      `back at ${r.voters} replicas the Raft peers were [${o.peersDown.join(", ")}], not [${wantDown.join(", ")}]`,
+      `back at ${r.voters} replicas the Raft peers were [${o.peersBack.join(", ")}], not [${wantBack.join(", ")}]`,
     );
-  const claims = wantDown.map((p) => `data-${p}`);
-  if (o.claimsDown.join() !== claims.join())
+  const claims = wantBack.map((p) => `data-${p}`);
+  if (o.claimsBack.join() !== claims.join())
     out.push(
-      `back at ${r.voters} replicas the data claims were [${o.claimsDown.join(", ")}], not [${claims.join(", ")}]`,
+      `back at ${r.voters} replicas the data claims were [${o.claimsBack.join(", ")}], not [${claims.join(", ")}]`,
     );
   if (!o.canaryKept) out.push("the canary did not read the same after the scale");
   return out;

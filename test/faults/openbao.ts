@@ -447,7 +447,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           if (o.scaleTo) {
             ctx.phase("scale");
             scaled = await scalePhase(baoRun, o.scaleTo);
-            cp.set("scaled", { peersUp: scaled.peersUp, peersDown: scaled.peersDown });
+            cp.set("scaled", { peersAt: scaled.peersAt, peersBack: scaled.peersBack });
           }
 
           const read = await poll(
@@ -466,7 +466,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           const out: string[] = [];
           out.push(...onlyOne(secrets, names.rootToken, "root token"));
           out.push(...onlyOne(secrets, names.unsealKey, "unseal key"));
-          if (o.baoWrites) out.push(...initializedOnce(ctx.writes));
+          if (o.baoWrites) out.push(...initializedOnce(ctx.writes), ...refusedRepeatedly(ctx.writes));
           if (s3) {
             const backups = new Set(
               jobs.versions.filter((v) => v.labels[BACKUP_LABEL] === "backup").map((v) => v.uid),
@@ -500,6 +500,29 @@ export function initializedOnce(writes: readonly RecordedWrite[]): string[] {
   if (ok !== 1) out.push(`OpenBao's sys/init answered 200 ${ok} times, not once`);
   if (inits.length > ok) out.push(`sys/init was sent ${inits.length} times (${ok} answered 200), not once`);
   return out;
+}
+
+/** How often one OpenBao write may be refused in a run before it is a loop, not a retry. */
+export const REFUSALS_ALLOWED = 2;
+
+/**
+ * No OpenBao write refused again and again (4xx, the same method and path more than
+ * REFUSALS_ALLOWED times over the run): a request OpenBao judged wrong does not become right by
+ * repeating it, and every pass sending it means what it carries is never applied (the Autopilot
+ * settings at one voter were refused 8 times before that was fixed). Status codes only.
+ */
+export function refusedRepeatedly(writes: readonly RecordedWrite[]): string[] {
+  const refused = new Map<string, number[]>();
+  for (const w of writes)
+    if (w.backend === "bao" && w.status >= 400 && w.status < 500) {
+      const key = `${w.method} ${w.path}`;
+      refused.set(key, [...(refused.get(key) ?? []), w.status]);
+    }
+  return [...refused]
+    .filter(([, codes]) => codes.length > REFUSALS_ALLOWED)
+    .map(
+      ([key, codes]) => `OpenBao refused ${key} ${codes.length} times (${[...new Set(codes)].join(", ")})`,
+    );
 }
 
 /**

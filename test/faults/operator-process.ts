@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { trackChild } from "../../src/testenv/processes.js";
 
@@ -72,9 +72,14 @@ ${this.section}`,
       env: { ...process.env, ...this.env },
     });
     trackChild(child, "operator under faults");
+    // FAULTS_OPERATOR_LOG=<dir>: every process's whole output kept, one file per run, for what a
+    // run that survived still did wrong (a write OpenBao refused says why only in the log).
+    const logDir = process.env["FAULTS_OPERATOR_LOG"];
+    const logFile = logDir && join(logDir, `${basename(this.dir)}.log`);
     const keep = (c: Buffer) => {
       // Only the tail matters when a run fails: the last 64 KiB.
       this.out = (this.out + c.toString("utf8")).slice(-65_536);
+      if (logFile) appendFileSync(logFile, c);
     };
     child.stdout!.on("data", keep);
     child.stderr!.on("data", keep);

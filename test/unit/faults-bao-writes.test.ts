@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "../faults/bao-recorder.js";
 import { inPhase } from "../faults/campaign.js";
-import { initializedOnce } from "../faults/openbao.js";
+import { initializedOnce, REFUSALS_ALLOWED, refusedRepeatedly } from "../faults/openbao.js";
 import { type RecordedWrite, WriteLog } from "../faults/write-proxy.js";
 
 // The OpenBao half of the campaign's write order: the preload inside the operator's process reports
@@ -162,5 +162,30 @@ describe("fault campaign: initialized once, as OpenBao saw it", () => {
     assert.match(initializedOnce([]).join(), /answered 200 0 times/);
     assert.match(initializedOnce([init(1, 200), init(2, 200)]).join(), /answered 200 2 times/);
     assert.match(initializedOnce([init(1, 200), init(2, 400)]).join(), /sent 2 times \(1 answered 200\)/);
+  });
+});
+
+describe("fault campaign: OpenBao writes refused again and again", () => {
+  const w = (seq: number, path: string, status: number): RecordedWrite => ({
+    seq,
+    backend: "bao",
+    method: "POST",
+    path,
+    status,
+  });
+  const AP = "/v1/sys/storage/raft/autopilot/configuration";
+
+  it("a refusal or two is a retry; more of the same write is a violation naming it and its codes", () => {
+    const twice = Array.from({ length: REFUSALS_ALLOWED }, (_, i) => w(i + 1, AP, 400));
+    assert.deepEqual(refusedRepeatedly([...twice, w(9, AP, 204)]), []);
+    const loop = Array.from({ length: 8 }, (_, i) => w(i + 1, AP, 400));
+    assert.deepEqual(refusedRepeatedly(loop), [`OpenBao refused POST ${AP} 8 times (400)`]);
+  });
+
+  it("answers that are not refusals, and API server writes, do not count", () => {
+    const ok = Array.from({ length: 5 }, (_, i) => w(i + 1, AP, 204));
+    const failed = Array.from({ length: 5 }, (_, i) => w(i + 1, AP, 503));
+    const kube = Array.from({ length: 5 }, (_, i) => ({ ...w(i + 1, AP, 409), backend: "kube" }));
+    assert.deepEqual(refusedRepeatedly([...ok, ...failed, ...kube]), []);
   });
 });

@@ -66,4 +66,14 @@ describe("fault campaign: phases", () => {
     assert.deepEqual(a.skip, ["backup"]);
     assert.equal(parseFaultArgs([], 1).blueGreen, false);
   });
+
+  it("--scale-to N sets the scale phase's other size (1: scale in first); none keeps the default", () => {
+    assert.equal(parseFaultArgs(["--openbao", "--scale-to", "1"], 1).scaleTo, 1);
+    assert.equal(parseFaultArgs([], 1).scaleTo, undefined);
+    for (const bad of ["0", "x", undefined])
+      assert.throws(
+        () => parseFaultArgs(["--scale-to", ...(bad === undefined ? [] : [bad])], 1),
+        /--scale-to: must be a whole number of at least 1/,
+      );
+  });
 });

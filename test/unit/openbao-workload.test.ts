@@ -67,6 +67,31 @@ describe("openbao voter intent", () => {
     assert.deepEqual(gone, { replicas: 3, removePeers: [] });
   });
 
+  it("shrinks only once Autopilot's state no longer lists a removed peer either", () => {
+    // Raft dropped demo-1 and demo-2, Autopilot's older state still has demo-2: from it Autopilot
+    // could vote demo-2 back in, and with its pod gone one voter of two is no quorum.
+    const remembered = voterIntent({
+      initialized: true,
+      specReplicas: 1,
+      liveReplicas: 3,
+      raftPeers: ["demo-0"],
+      autopilotServers: ["demo-0", "demo-2"],
+      podName: pod,
+    });
+    assert.equal(remembered.replicas, 3);
+    assert.deepEqual(remembered.removePeers, []);
+    assert.match(remembered.waiting ?? "", /Autopilot's state no longer lists the removed peers demo-2/);
+    const forgotten = voterIntent({
+      initialized: true,
+      specReplicas: 1,
+      liveReplicas: 3,
+      raftPeers: ["demo-0"],
+      autopilotServers: ["demo-0"],
+      podName: pod,
+    });
+    assert.deepEqual(forgotten, { replicas: 1, removePeers: [] });
+  });
+
   it("keeps the live count while the peers cannot be read", () => {
     const v = voterIntent({ initialized: true, specReplicas: 1, liveReplicas: 3, podName: pod });
     assert.equal(v.replicas, 3);
@@ -250,7 +275,7 @@ describe("openbao init and Autopilot", () => {
     assert.equal(desiredAutopilot(cluster({ replicas: 1, profile: "Hardened" })).cleanup_dead_servers, true);
     assert.equal(desiredAutopilot(cluster({ replicas: 5, profile: "Hardened" })).min_quorum, 5);
     assert.equal(desiredAutopilot(cluster({ replicas: 5 })).min_quorum, 5);
-    // What the spec says wins, cleanup too, even under a floor of 3.
+    // What the spec says wins, the floor and cleanup too, over one voter.
     const c = cluster({
       replicas: 1,
       configuration: {
@@ -259,7 +284,7 @@ describe("openbao init and Autopilot", () => {
             cleanupDeadServers: true,
             maxTrailingLogs: 100,
             serverStabilizationTime: "20s",
-            minQuorum: 2,
+            minQuorum: 3,
           },
         },
       },
@@ -269,8 +294,22 @@ describe("openbao init and Autopilot", () => {
       cleanup_dead_servers: true,
       max_trailing_logs: 100,
       server_stabilization_time: "20s",
-      min_quorum: 2,
+      min_quorum: 3,
     });
+    // Under a floor of 3 cleanup stays off even when `true`, as the definition defaults it once any
+    // Autopilot setting is given: OpenBao refuses cleanup there, and the other settings with it.
+    for (const replicas of [1, 2])
+      assert.deepEqual(
+        desiredAutopilot(
+          cluster({
+            replicas,
+            configuration: {
+              raft: { autopilot: { cleanupDeadServers: true, serverStabilizationTime: "5s" } },
+            },
+          }),
+        ),
+        { ...defaults, cleanup_dead_servers: false, server_stabilization_time: "5s", min_quorum: replicas },
+      );
   });
 
   it("compares durations by value, so OpenBao's 5m0s equals the spec's 5m", () => {

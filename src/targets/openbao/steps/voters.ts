@@ -7,7 +7,7 @@ import { servingRef } from "../cluster-ref.js";
 import { podName, voterSetName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
 import { type VoterIntent, voterIntent } from "../workload/statefulsets/scale.js";
-import { baoForPod, raftPeers } from "./bao.js";
+import { baoForOrdinal, baoForPod, type RaftView, raftPeers } from "./bao.js";
 import type { PassBase, StepStop } from "./context.js";
 
 /**
@@ -34,6 +34,28 @@ export async function voterStep(
   });
   const found = (intent: VoterIntent) => ({ intent, liveVoters: liveSts });
   if (!result.initialized || liveReplicas === undefined || specReplicas >= liveReplicas) return found(intent);
+  /**
+   * The intent from Raft's list; once it lists no departing peer, Autopilot's state is asked too and
+   * must not list one either (voterIntent says why).
+   */
+  const settle = async (view: RaftView | undefined): Promise<VoterIntent> => {
+    const base = { initialized: true, specReplicas, liveReplicas, raftPeers: view?.ids, podName: podNameOf };
+    const plain = voterIntent(base);
+    if (!view || plain.replicas === liveReplicas) return plain;
+    const state = await (await baoForOrdinal(deps, cluster, ctx, 0))
+      .autopilotDetail(view.token, ctx.signal)
+      .catch((e: unknown) => {
+        ctx.log.warn({ err: errorMessage(e) }, "could not read Autopilot's state");
+        return undefined;
+      });
+    if (!state)
+      return {
+        replicas: liveReplicas,
+        removePeers: [],
+        waiting: `scale-down to ${specReplicas} waits until Autopilot's state can be read`,
+      };
+    return voterIntent({ ...base, autopilotServers: Object.keys(state.servers) });
+  };
 
   // A shrink is asked for: the departing pods leave Raft first.
   const peers = await raftPeers(deps, cluster, ctx).catch((e: unknown) => {
@@ -47,7 +69,8 @@ export async function voterStep(
     raftPeers: peers?.ids,
     podName: podNameOf,
   });
-  if (intent.removePeers.length === 0 || !peers) return found(intent);
+  if (!peers) return found(intent);
+  if (intent.removePeers.length === 0) return found(await settle(peers));
   // Membership changes go to the active node (a standby answers 307). When the active node is
   // itself leaving, it steps down first and the removal waits for the next pass.
   const leader = peers.leader;
@@ -81,14 +104,5 @@ export async function voterStep(
     });
   }
   if (writes.dryRun) return found(intent);
-  const after = await raftPeers(deps, cluster, ctx);
-  return found(
-    voterIntent({
-      initialized: true,
-      specReplicas,
-      liveReplicas,
-      raftPeers: after?.ids,
-      podName: podNameOf,
-    }),
-  );
+  return found(await settle(await raftPeers(deps, cluster, ctx)));
 }

@@ -5,8 +5,11 @@ import type { AutopilotConfig, BaoClient } from "../../baoclient/client.js";
  * Autopilot settings the spec asks for, in OpenBao's field names, over upstream's defaults. The
  * quorum floor follows the profile as upstream's does: Hardened never below 3 (more with more
  * voters), otherwise the voter count (at least 1), so a one-voter Development cluster works. OpenBao
- * refuses dead-server cleanup with a floor under 3, so cleanup is off there unless the spec asks
- * for it (and then OpenBao's refusal is what the user sees).
+ * refuses dead-server cleanup with a floor under 3, so cleanup is off there whatever
+ * `cleanupDeadServers` says: the definition defaults it to true as soon as any Autopilot setting is
+ * given, so a `true` there cannot be told from no choice at all, and sending it would be refused on
+ * every pass with none of the other settings applied (seen scaling 3 → 1 in the fault campaign). An explicit
+ * `minQuorum` is at least 3 (the definition's minimum), so it never meets this.
  */
 export function desiredAutopilot(c: Pick<OpenBaoCluster, "spec">): AutopilotConfig {
   const a = c.spec.configuration?.raft?.autopilot ?? {};
@@ -14,7 +17,7 @@ export function desiredAutopilot(c: Pick<OpenBaoCluster, "spec">): AutopilotConf
   const minQuorum =
     a.minQuorum ?? (c.spec.profile === "Hardened" ? Math.max(3, replicas) : Math.max(1, replicas));
   return {
-    cleanup_dead_servers: a.cleanupDeadServers ?? minQuorum >= 3,
+    cleanup_dead_servers: minQuorum >= 3 && (a.cleanupDeadServers ?? true),
     dead_server_last_contact_threshold: a.deadServerLastContactThreshold ?? "5m",
     last_contact_threshold: a.lastContactThreshold ?? "10s",
     max_trailing_logs: a.maxTrailingLogs ?? 1000,

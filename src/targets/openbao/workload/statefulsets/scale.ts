@@ -6,6 +6,10 @@
  * - Growing is safe at once: new pods join through retry_join.
  * - Shrinking removes the departing pods' Raft peers first; the StatefulSet shrinks only once
  *   OpenBao no longer lists them, so quorum is never counted against pods that are gone.
+ * - Nor while Autopilot's state still lists one: that state is refreshed every few seconds, and
+ *   from an older one Autopilot can promote a just-removed non-voter, which puts it back into Raft
+ *   as a voter; its pod then goes, and a shrink to one voter is left without quorum (seen in the
+ *   fault campaign's scale 3 → 1, OpenBao 2.7.2: promoted 0.8 s after its removal).
  */
 export interface VoterIntentInput {
   initialized: boolean;
@@ -14,6 +18,11 @@ export interface VoterIntentInput {
   liveReplicas?: number;
   /** Raft node ids OpenBao lists now; undefined when they could not be read. */
   raftPeers?: readonly string[];
+  /**
+   * Server ids Autopilot's state lists now, asked once Raft lists no departing peer; undefined
+   * when not asked. A departing id still there holds the shrink back.
+   */
+  autopilotServers?: readonly string[];
   /** Pod name of an ordinal (node ids are pod names). */
   podName: (ordinal: number) => string;
 }
@@ -45,5 +54,12 @@ export function voterIntent(inp: VoterIntentInput): VoterIntent {
     };
   const still = leaving.filter((id) => inp.raftPeers!.includes(id));
   if (still.length > 0) return { replicas: live, removePeers: still };
+  const remembered = leaving.filter((id) => inp.autopilotServers?.includes(id));
+  if (remembered.length > 0)
+    return {
+      replicas: live,
+      removePeers: [],
+      waiting: `scale-down to ${want} waits until Autopilot's state no longer lists the removed peers ${remembered.join(", ")} (from an older state it could vote them back in)`,
+    };
   return { replicas: want, removePeers: [] };
 }
