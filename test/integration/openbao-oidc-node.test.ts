@@ -212,7 +212,7 @@ describe("openbao selfInit.oidc on the local node", () => {
     const env = jobs[0]!.spec.template.spec.containers[0].env as { name: string; value: string }[];
     const get = (n: string) => env.find((e) => e.name === n)?.value;
     assert.equal(get("OPENBAO_EXECUTOR_AUTH_METHOD"), "jwt");
-    assert.equal(get("OPENBAO_EXECUTOR_JWT_ROLE"), "backup");
+    assert.equal(get("OPENBAO_EXECUTOR_JWT_ROLE"), "openbao-operator-backup");
   });
 
   it("after initialization the request file stays inert across passes and a restarted operator", async () => {
@@ -322,7 +322,10 @@ describe("openbao selfInit.oidc on the local node", () => {
     assert.equal(r.status.phase, "Completed", JSON.stringify(r.status));
     const config = r.status.conditions.find((c: Json) => c.type === "RestoreConfigurationReady");
     assert.deepEqual([config?.status, config?.reason], ["True", "Ready"], JSON.stringify(config));
-    assert.match(config.message, /JWT role restore as ServiceAccount oidcbao-b-restore-serviceaccount/);
+    assert.match(
+      config.message,
+      /JWT role openbao-operator-restore as ServiceAccount oidcbao-b-restore-serviceaccount/,
+    );
     const app = await poll(
       async () => readInTarget().catch(() => undefined),
       300_000,
@@ -350,7 +353,7 @@ describe("openbao selfInit.oidc on the local node", () => {
     assert.deepEqual(jobs.map((j) => j.metadata.ownerReferences?.[0]?.name).sort(), ["cross-1", "cross-2"]);
     const env = jobs.find((j) => j.metadata.ownerReferences?.[0]?.name === "cross-2")!.spec.template.spec
       .containers[0].env as { name: string; value: string }[];
-    assert.equal(env.find((e) => e.name === "OPENBAO_EXECUTOR_JWT_ROLE")?.value, "restore");
+    assert.equal(env.find((e) => e.name === "OPENBAO_EXECUTOR_JWT_ROLE")?.value, "openbao-operator-restore");
     assert.equal(await events("cross-1", "PodsRestarted"), 1, "the first restore did not run again");
     const app = await poll(async () => readInTarget().catch(() => undefined), 300_000, "kv/app again", 3000);
     assert.equal(JSON.parse(app).data.color, "blue");
