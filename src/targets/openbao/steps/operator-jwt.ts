@@ -11,22 +11,16 @@
  * log in each time. Nothing here is logged; errors name the role, the mount and the HTTP status only.
  */
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
-import { SERVICE_ACCOUNT } from "../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { BaoClient } from "../baoclient/client.js";
 import { DEFAULT_JWT_MOUNT_PATH } from "../executor/contract.js";
+import { clusterKey, LoginTokens } from "../login-tokens.js";
 import { OidcRole } from "../oidc-roles.js";
+import { serviceAccountToken } from "../serviceaccount-token.js";
 import { OIDC_DEFAULT_AUDIENCE } from "../workload/config/oidc-bootstrap.js";
 import { operatorSubject, subjectServiceAccount } from "./oidc-facts.js";
 
-/** How long the ServiceAccount token asked for lives (the API server's minimum is 10 minutes). */
-const SA_TOKEN_SECONDS = 600;
-/** A cached OpenBao token is dropped this long before it expires. */
-const EXPIRY_MARGIN_MS = 60_000;
-/** The longest a token is reused, whatever its lease: a token revoked by hand is replaced soon. */
-const MAX_REUSE_MS = 5 * 60_000;
-
-const cache = new Map<string, { token: string; until: number }>();
+const tokens = new LoginTokens();
 
 /** The audience the bootstrapped operator role is bound to. */
 export const operatorAudience = (c: OpenBaoCluster): string => {
@@ -58,36 +52,21 @@ export async function operatorJwtToken(
 ): Promise<string | undefined> {
   if (!sa) return undefined;
   const audience = operatorAudience(cluster);
-  const key = `${cluster.metadata.uid ?? `${cluster.metadata.namespace}/${cluster.metadata.name}`}/${sa.namespace}/${sa.name}/${audience}`;
-  for (const [k, v] of cache) if (v.until <= now) cache.delete(k);
-  const hit = cache.get(key);
-  if (hit) return hit.token;
-  const answer = await client.request<{ status?: { token?: string } }>({
-    method: "POST",
-    path: client.resourcePath(SERVICE_ACCOUNT, sa.namespace, sa.name, "token"),
-    body: {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: { audiences: [audience], expirationSeconds: SA_TOKEN_SECONDS },
-    },
-    signal,
-  });
-  const jwt = answer.status?.token;
-  if (!jwt) throw new Error(`TokenRequest for ServiceAccount ${sa.namespace}/${sa.name} returned no token`);
+  const key = `${clusterKey(cluster)}${sa.namespace}/${sa.name}/${audience}`;
+  const kept = tokens.get(key, now);
+  if (kept) return kept;
+  const jwt = await serviceAccountToken(client, sa.namespace, sa.name, audience, signal);
   const { token, leaseSeconds } = await (await bao()).jwtLogin(
     DEFAULT_JWT_MOUNT_PATH,
     OidcRole.operator,
     jwt,
     signal,
   );
-  const reuse =
-    leaseSeconds > 0 ? Math.min(leaseSeconds * 1000 - EXPIRY_MARGIN_MS, MAX_REUSE_MS) : MAX_REUSE_MS;
-  if (reuse > 0) cache.set(key, { token, until: now + reuse });
+  tokens.keep(key, token, leaseSeconds, now);
   return token;
 }
 
 /** Forgets `cluster`'s cached operator tokens (after OpenBao refused one). */
 export function forgetOperatorJwt(cluster: OpenBaoCluster): void {
-  const prefix = `${cluster.metadata.uid ?? `${cluster.metadata.namespace}/${cluster.metadata.name}`}/`;
-  for (const k of cache.keys()) if (k.startsWith(prefix)) cache.delete(k);
+  tokens.forget(clusterKey(cluster));
 }

@@ -11,29 +11,19 @@
  * log in every time. Nothing here is logged; errors name the role and the HTTP status only.
  */
 import type { OpenBaoCluster } from "../../../../../apis/openbaocluster.js";
-import { SERVICE_ACCOUNT } from "../../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import { BaoClient } from "../../../baoclient/client.js";
 import { refOf, servingRef } from "../../../cluster-ref.js";
 import { jwtMounts } from "../../../executor/contract.js";
 import { Component, revisionNames, voterSetName } from "../../../identity.js";
+import { clusterKey, LoginTokens } from "../../../login-tokens.js";
+import { serviceAccountToken } from "../../../serviceaccount-token.js";
 import { EXECUTOR_JWT_AUDIENCE, ensureExecutorServiceAccount } from "../../jobs/snapshot-upload.js";
 import { upgradeServiceAccount } from "../snapshot/plan.js";
 import { type BaoAccess, podClient } from "./observe.js";
 
-/** How long the ServiceAccount token asked for lives (the API server's minimum is 10 minutes). */
-const SA_TOKEN_SECONDS = 600;
-/** A cached OpenBao token is dropped this long before it expires. */
-const EXPIRY_MARGIN_MS = 60_000;
-/** The longest a token is reused, whatever its lease: a token revoked by hand is replaced soon. */
-const MAX_REUSE_MS = 5 * 60_000;
-
-interface Cached {
-  token: string;
-  until: number;
-}
-const cache = new Map<string, Cached>();
+const tokens = new LoginTokens();
 
 /** A fresh (or still valid) OpenBao token for `role`; throws with the reason when login fails. */
 export async function jwtUpgradeToken(
@@ -46,14 +36,13 @@ export async function jwtUpgradeToken(
   signal?: AbortSignal,
 ): Promise<string> {
   const ns = cluster.metadata.namespace!;
-  const key = `${cluster.metadata.uid ?? `${ns}/${cluster.metadata.name}`}/${role}`;
-  for (const [k, v] of cache) if (v.until <= now) cache.delete(k);
-  const hit = cache.get(key);
-  if (hit) return hit.token;
+  const key = `${clusterKey(cluster)}${role}`;
+  const kept = tokens.get(key, now);
+  if (kept) return kept;
 
   const sa = upgradeServiceAccount({ name: cluster.metadata.name!, namespace: ns });
   await ensureExecutorServiceAccount(client, cluster, sa, Component.Upgrade, signal);
-  const jwt = await serviceAccountToken(client, ns, sa, signal);
+  const jwt = await serviceAccountToken(client, ns, sa, EXECUTOR_JWT_AUDIENCE, signal);
   let last = "no voter answered";
   // Any member logs in for the cluster (a standby forwards to the active node).
   for (const pod of members(cluster)) {
@@ -66,9 +55,7 @@ export async function jwtUpgradeToken(
         (ep) => access.baoClient?.(ep) ?? new BaoClient(ep),
       );
       const { token, leaseSeconds } = await loginAtMounts(member, role, jwt, signal);
-      const reuse =
-        leaseSeconds > 0 ? Math.min(leaseSeconds * 1000 - EXPIRY_MARGIN_MS, MAX_REUSE_MS) : MAX_REUSE_MS;
-      if (reuse > 0) cache.set(key, { token, until: now + reuse });
+      tokens.keep(key, token, leaseSeconds, now);
       return token;
     } catch (e) {
       signal?.throwIfAborted();
@@ -116,30 +103,7 @@ function members(cluster: OpenBaoCluster): string[] {
   return pods;
 }
 
-/** A short-lived token of ServiceAccount `name` for OpenBao's audience (TokenRequest). */
-async function serviceAccountToken(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-  signal?: AbortSignal,
-): Promise<string> {
-  const answer = await client.request<{ status?: { token?: string } }>({
-    method: "POST",
-    path: client.resourcePath(SERVICE_ACCOUNT, namespace, name, "token"),
-    body: {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: { audiences: [EXECUTOR_JWT_AUDIENCE], expirationSeconds: SA_TOKEN_SECONDS },
-    },
-    signal,
-  });
-  const token = answer.status?.token;
-  if (!token) throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} returned no token`);
-  return token;
-}
-
 /** Forgets `cluster`'s cached tokens, so the next pass logs in again. */
 export function forgetJwtToken(cluster: OpenBaoCluster): void {
-  const prefix = `${cluster.metadata.uid ?? `${cluster.metadata.namespace}/${cluster.metadata.name}`}/`;
-  for (const k of cache.keys()) if (k.startsWith(prefix)) cache.delete(k);
+  tokens.forget(clusterKey(cluster));
 }
