@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { parse, stringify } from "yaml";
 import { type ObjectStore, openObjectStore } from "../../src/targets/openbao/objectstore/index.js";
 import { BAO_DEFAULT_VERSION } from "../../src/testenv/cache.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
@@ -26,6 +31,10 @@ import { startTransitOpenBao, type TransitOpenBao } from "../support/transit-nod
 // snapshot without force (OpenBao accepts it: the seal can open it), and a second restore, whose
 // Job logs in against the source's roles that came with the snapshot, completes only because its
 // restore ServiceAccount is one of those additional subjects.
+//
+// Last, upstream's restore page followed as written on the source itself: its OpenBaoRestore (naming
+// jwtAuthRole openbao-operator-restore) applied from a file with kubectl, and its monitor commands
+// read until the request ends.
 
 const NAME = "oidcbao";
 /** The restore target: a second cluster on the same transit key. */
@@ -34,6 +43,39 @@ const TRANSIT_KEY = "openbao-unseal-key";
 /** A login the source's self-init sets up, so the restored data can be read in the target. */
 const READER = { user: "reader", password: "test-only-reader" };
 const BUCKET = "snapshots";
+
+/**
+ * The OpenBaoRestore of upstream's restore page (operate/restore.md, "Restore an S3 snapshot"), field
+ * for field; only what names the local set-up is a parameter. Kept as a fixture: the test below
+ * follows that page on a selfInit.oidc cluster, so the role it names must be one the bootstrap writes.
+ */
+const upstreamPageRestore = (p: {
+  name: string;
+  namespace: string;
+  cluster: string;
+  endpoint: string;
+  bucket: string;
+  credentialsSecret: string;
+  key: string;
+}) => ({
+  apiVersion: "openbao.org/v1alpha1",
+  kind: "OpenBaoRestore",
+  metadata: { name: p.name, namespace: p.namespace },
+  spec: {
+    cluster: p.cluster,
+    source: {
+      target: {
+        provider: "s3",
+        endpoint: p.endpoint,
+        bucket: p.bucket,
+        region: "us-east-1",
+        credentialsSecretRef: { name: p.credentialsSecret },
+      },
+      key: p.key,
+    },
+    jwtAuthRole: "openbao-operator-restore",
+  },
+});
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
@@ -356,6 +398,144 @@ describe("openbao selfInit.oidc on the local node", () => {
     assert.equal(env.find((e) => e.name === "OPENBAO_EXECUTOR_JWT_ROLE")?.value, "openbao-operator-restore");
     assert.equal(await events("cross-1", "PodsRestarted"), 1, "the first restore did not run again");
     const app = await poll(async () => readInTarget().catch(() => undefined), 300_000, "kv/app again", 3000);
+    assert.equal(JSON.parse(app).data.color, "blue");
+  });
+  it("upstream's restore page as written: a same-cluster restore naming jwtAuthRole openbao-operator-restore completes", async () => {
+    const name = "page-restore";
+    // Data written (by self-init) before the o1 backup, readable before the restore.
+    const readInSource = () =>
+      ctx.kubectl([
+        "exec",
+        `${NAME}-0`,
+        "--",
+        "sh",
+        "-c",
+        `export BAO_TOKEN=$(bao login -token-only -method=userpass username=${READER.user} password=${READER.password}) && bao read -format=json kv/app`,
+      ]);
+    assert.equal(JSON.parse(await readInSource()).data.color, "blue");
+    const podBefore = (await ctx.getJson(`pod/${NAME}-0`)).metadata.uid;
+
+    // `kubectl apply -f restore.yaml`, the page's manifest with the local names.
+    const dir = await mkdtemp(join(tmpdir(), "restore-page-"));
+    const file = join(dir, "restore.yaml");
+    await writeFile(
+      file,
+      stringify(
+        upstreamPageRestore({
+          name,
+          namespace: ctx.namespace,
+          cluster: NAME,
+          endpoint: s3.endpoint,
+          bucket: BUCKET,
+          credentialsSecret: "s3-creds",
+          key: snapshotKey,
+        }),
+      ),
+    );
+    try {
+      await ctx.kubectl(["apply", "-f", file]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // `kubectl -n <namespace> get openbaorestore <name> -w`, its rows kept until the request ends.
+    const watch = spawn(
+      ctx.node.kubectl,
+      ["--kubeconfig", ctx.node.kubeconfigPath, "-n", ctx.namespace, "get", "openbaorestore", name, "-w"],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let watched = "";
+    watch.stdout.on("data", (b: Buffer) => {
+      watched += b.toString("utf8");
+    });
+    let r: Json;
+    try {
+      // `kubectl -n <namespace> get openbaorestore <name> -o yaml` until it ends.
+      r = await poll(
+        async () => {
+          const x = parse(await ctx.kubectl(["get", "openbaorestore", name, "-o", "yaml"])) as Json;
+          return ["Completed", "Failed"].includes(x.status?.phase) ? x : undefined;
+        },
+        10 * 60_000,
+        `${name} to end`,
+        2000,
+      );
+      // The watch's last row may trail the read that saw the end.
+      await poll(
+        async () => (/Completed|Failed/.test(watched) ? true : undefined),
+        30_000,
+        "the watch's last row",
+      );
+    } finally {
+      watch.kill();
+    }
+    assert.equal(r.status.phase, "Completed", JSON.stringify(r.status));
+    const config = r.status.conditions.find((c: Json) => c.type === "RestoreConfigurationReady");
+    assert.equal(config?.status, "True", JSON.stringify(config));
+    assert.match(
+      config.message,
+      /JWT role openbao-operator-restore as ServiceAccount oidcbao-restore-serviceaccount/,
+    );
+
+    // The watch's Phase column (empty before the operator writes one: Pending) moves forward only.
+    const [header, ...rows] = watched.split("\n").filter((l) => l.trim() !== "");
+    const from = header!.indexOf("PHASE");
+    const to = header!.indexOf("AGE");
+    assert.ok(from > 0 && to > from, header);
+    const seen = rows
+      .map((l) => l.slice(from, to).trim() || "Pending")
+      .filter((p, i, all) => i === 0 || all[i - 1] !== p);
+    const order = ["Pending", "Validating", "Running", "Completed"];
+    assert.ok(
+      seen.every((p, i) => order.includes(p) && (i === 0 || order.indexOf(p) > order.indexOf(seen[i - 1]!))),
+      `phases in order: ${seen.join(" → ")}`,
+    );
+    assert.equal(seen.at(-1), "Completed", seen.join(" → "));
+    assert.ok(seen.includes("Running"), seen.join(" → "));
+
+    // `kubectl -n <namespace> get jobs -l openbao.org/cluster=<cluster>`: the o1 backup's Job and
+    // exactly one restore Job, the one the request names, succeeded.
+    const jobRows = (await ctx.kubectl(["get", "jobs", "-l", `openbao.org/cluster=${NAME}`]))
+      .split("\n")
+      .slice(1)
+      .filter((l) => l.trim() !== "")
+      .map((l) => l.trim().split(/\s+/));
+    const jobName = r.status.execution?.jobName ?? r.status.jobName;
+    assert.ok(jobName, JSON.stringify(r.status));
+    const restoreRows = jobRows.filter((c) => c[0] === jobName);
+    assert.equal(restoreRows.length, 1, JSON.stringify(jobRows));
+    assert.ok(restoreRows[0]!.includes("1/1"), JSON.stringify(restoreRows[0]));
+    const backupJobs = JSON.parse(
+      await ctx.kubectl(["get", "jobs", "-l", "openbao.org/component=backup", "-o", "json"]),
+    ).items.map((j: Json) => j.metadata.name);
+    assert.deepEqual(
+      jobRows.map((c) => c[0]).filter((n) => n !== jobName),
+      backupJobs,
+      "no other restore Job for this cluster",
+    );
+
+    // `kubectl -n <namespace> get openbaocluster <cluster> -o yaml`: status.restore names this restore.
+    const c = await poll(
+      async () => {
+        const x = parse(await ctx.kubectl(["get", "openbaocluster", NAME, "-o", "yaml"])) as Json;
+        return x.status?.restore?.restartCompletedAt ? x : undefined;
+      },
+      120_000,
+      "status.restore.restartCompletedAt",
+    );
+    assert.equal(c.status.restore.name, name);
+    assert.equal(c.status.restore.uid, r.metadata.uid);
+    assert.ok(
+      Date.parse(c.status.restore.restartCompletedAt) >= Date.parse(r.metadata.creationTimestamp),
+      JSON.stringify(c.status.restore),
+    );
+    assert.notEqual((await ctx.getJson(`pod/${NAME}-0`)).metadata.uid, podBefore, "the pod was restarted");
+    // The data written before the backup, read after the restore.
+    const app = await poll(
+      async () => readInSource().catch(() => undefined),
+      300_000,
+      "kv/app after the restore",
+      3000,
+    );
     assert.equal(JSON.parse(app).data.color, "blue");
   });
 });
