@@ -400,7 +400,7 @@ describe("openbao selfInit.oidc on the local node", () => {
     const app = await poll(async () => readInTarget().catch(() => undefined), 300_000, "kv/app again", 3000);
     assert.equal(JSON.parse(app).data.color, "blue");
   });
-  it("upstream's restore page as written: a same-cluster restore naming jwtAuthRole openbao-operator-restore completes", async () => {
+  it("upstream's restore page as written: a same-cluster restore naming jwtAuthRole openbao-operator-restore completes", async (t) => {
     const name = "page-restore";
     // Data written (by self-init) before the o1 backup, readable before the restore.
     const readInSource = () =>
@@ -489,6 +489,7 @@ describe("openbao selfInit.oidc on the local node", () => {
       seen.every((p, i) => order.includes(p) && (i === 0 || order.indexOf(p) > order.indexOf(seen[i - 1]!))),
       `phases in order: ${seen.join(" → ")}`,
     );
+    t.diagnostic(`phases the watch printed: ${seen.join(" → ")}`);
     assert.equal(seen.at(-1), "Completed", seen.join(" → "));
     assert.ok(seen.includes("Running"), seen.join(" → "));
 
