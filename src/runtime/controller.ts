@@ -23,27 +23,36 @@ import { WorkQueue } from "./workqueue.js";
  *   retried with per-key backoff that grows until a pass succeeds, like a thrown error but with
  *   the slower failure schedule, since such failures rarely clear in milliseconds;
  * - `terminal(reason)`: the pass failed in a way only a change to the object can fix (an invalid
- *   spec): counted as an error and not retried; the next change enqueues the key again.
+ *   spec): counted as an error and not retried; the next change enqueues the key again;
+ * - `deferUntil(promise, boundMs)`: the pass decided nothing, because what it needs is under way
+ *   elsewhere in this process; the key runs again once the promise settles, or after the bound,
+ *   without holding a worker meanwhile (like a pass deferred on the operator's own write).
  */
 export type ReconcileResult =
   | undefined
   | { requeueAfterMs: number }
   | { retryReason: string }
-  | { terminalReason: string };
+  | { terminalReason: string }
+  | { deferUntil: Promise<unknown>; deferBoundMs: number };
 
 export const done = (): ReconcileResult => undefined;
 export const requeueAfter = (ms: number): ReconcileResult => ({ requeueAfterMs: ms });
 export const retry = (reason: string): ReconcileResult => ({ retryReason: reason });
 export const terminal = (reason: string): ReconcileResult => ({ terminalReason: reason });
+export const deferUntil = (until: Promise<unknown>, boundMs: number): ReconcileResult => ({
+  deferUntil: until,
+  deferBoundMs: boundMs,
+});
 
 /**
  * The result of a pass made of two halves: a failure wins (it must be counted and backed off),
- * a retry over a terminal one; otherwise the sooner requeue, so both halves get their next look.
+ * a retry over a terminal one; then a deferral (the key runs again soon, both halves with it);
+ * otherwise the sooner requeue, so both halves get their next look.
  */
 export function combineResults(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
   if (!a) return b;
   if (!b) return a;
-  for (const kind of ["retryReason", "terminalReason"] as const) {
+  for (const kind of ["retryReason", "terminalReason", "deferUntil"] as const) {
     if (kind in a) return a;
     if (kind in b) return b;
   }
@@ -275,6 +284,17 @@ export class Controller {
       log.debug({ result: "retry", reason: result.retryReason, retryInMs: delay }, "reconciled");
       return;
     }
+    if (result && "deferUntil" in result) {
+      // Decided nothing: neither a success that clears the key's failures nor a failure.
+      this.deferKey(key, result.deferBoundMs, result.deferUntil);
+      reconcileTotal.inc({ controller: name, result: "requeue" });
+      reconcileDeferred.inc({ controller: name });
+      log.debug(
+        { boundMs: result.deferBoundMs },
+        "pass deferred: what it needs is under way in this process",
+      );
+      return;
+    }
     this.queue.forget(key);
     if (result && "terminalReason" in result) {
       reconcileTotal.inc({ controller: name, result: "error" });
@@ -302,14 +322,27 @@ export class Controller {
   private deferIfBehind(key: string, log: Logger): boolean {
     const behind = this.primaries.find((p) => p.ownWritePending?.(key));
     if (!behind) return false;
-    if (!this.deferred.has(key)) {
-      const bound = setTimeout(() => this.resume(key), Math.max(1, behind.ownWrites.remainingMs(key)));
-      bound.unref?.();
-      this.deferred.set(key, bound);
-    }
+    if (!this.deferred.has(key)) this.deferKey(key, behind.ownWrites.remainingMs(key));
     reconcileDeferred.inc({ controller: this.opts.name });
     log.debug("pass deferred: the cache has not shown this process's last write to the object yet");
     return true;
+  }
+
+  /**
+   * The key runs again when `resume` is called for it (the watch showed the own write), when
+   * `until` settles, or after `boundMs`, whichever comes first; no worker waits meanwhile.
+   */
+  private deferKey(key: string, boundMs: number, until?: Promise<unknown>): void {
+    const earlier = this.deferred.get(key);
+    if (earlier) clearTimeout(earlier);
+    const bound = setTimeout(() => this.resume(key), Math.max(1, boundMs));
+    bound.unref?.();
+    this.deferred.set(key, bound);
+    const settled = () => {
+      // Only the deferral this promise belongs to: a later one keeps its own bound.
+      if (this.deferred.get(key) === bound) this.resume(key);
+    };
+    until?.then(settled, settled);
   }
 
   private resume(key: string): void {

@@ -50,7 +50,7 @@ export const operatorDashboard: DashboardSpec = {
       panels: [
         timeseries(
           "Reconciles by result",
-          "Per controller: success, error, requeue_after; and passes deferred until the cache showed the operator's own last write.",
+          "Per controller: success, error, requeue_after, requeue; and passes deferred until the cache showed the operator's own last write or work under way in the operator ended.",
           [
             {
               expr: 'sum by (controller, result) (rate(controller_runtime_reconcile_total{job="$job"}[5m]))',
@@ -58,7 +58,7 @@ export const operatorDashboard: DashboardSpec = {
             },
             {
               expr: 'sum by (controller) (rate(controller_runtime_reconcile_deferred_total{job="$job"}[5m]))',
-              legend: "{{controller}} deferred (cache behind an own write)",
+              legend: "{{controller}} deferred (own write not seen yet, or work under way)",
             },
           ],
           { unit: "ops" },

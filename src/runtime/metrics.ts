@@ -37,7 +37,7 @@ export const reconcileTerminalErrors = new Counter({
 
 export const reconcileDeferred = new Counter({
   name: "controller_runtime_reconcile_deferred_total",
-  help: "Passes deferred because the cache had not shown this process's own last write to the object yet.",
+  help: "Passes deferred: the cache had not shown this process's own last write to the object yet, or the pass waits for work under way in this process.",
   labelNames: ["controller"] as const,
   registers: [registry],
 });

@@ -10,8 +10,8 @@ import {
   removeCondition,
   setCondition,
 } from "./conditions.js";
-import { type ReconcileResult, requeueAfter, retry, terminal } from "./controller.js";
-import type { StageStop, StagesOutcome } from "./stages.js";
+import { deferUntil, type ReconcileResult, requeueAfter, retry, terminal } from "./controller.js";
+import type { StageDefer, StageStop, StagesOutcome } from "./stages.js";
 
 /** When a pass is looked at again when nothing else says. */
 export interface NextPassOptions {
@@ -41,14 +41,17 @@ export interface Settled<R extends KindReason> {
 /**
  * The reconcile result alone, for a kind whose conditions are its own: done → requeue after
  * `doneAfterMs`; wait → requeue after its delay; fail → the runtime's failure backoff, counted as
- * an error; invalid → terminal, not retried until the object changes. A pass that is not a list
- * of stages (an AdminOps half) hands its own stop, or `{ kind: "done" }`, the same way.
+ * an error; invalid → terminal, not retried until the object changes; defer → the runtime runs the
+ * key again when what it waits for settles. A pass that is not a list of stages (an AdminOps
+ * half) hands its own stop, or `{ kind: "done" }`, the same way.
  */
-export function stageResult<C, R extends KindReason, D>(
-  outcome: StagesOutcome<C, R, D> | { kind: "done" } | StageStop<R, D>,
+export function stageResult<C, R extends KindReason, D, X extends StageDefer = never>(
+  outcome: StagesOutcome<C, R, D, X> | { kind: "done" } | StageStop<R, D>,
   opts: NextPassOptions,
 ): ReconcileResult {
   switch (outcome.kind) {
+    case "defer":
+      return deferUntil(outcome.until, outcome.boundMs);
     case "done":
       return opts.doneAfterMs === undefined ? undefined : requeueAfter(opts.doneAfterMs);
     case "wait":

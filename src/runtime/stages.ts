@@ -61,7 +61,24 @@ export interface StageContinue<O> {
   output: O;
 }
 
-export type StageResult<R extends KindReason, D, O> = StageContinue<O> | StageStop<R, D>;
+/**
+ * The pass decided nothing yet and writes nothing: it is looked at again once `until` settles (what
+ * it needs is under way elsewhere in this process), or after `boundMs` at the latest. Unlike a wait,
+ * no condition changes and no worker is held while it lasts.
+ */
+export interface StageDefer {
+  kind: "defer";
+  until: Promise<unknown>;
+  boundMs: number;
+  /** For the debug log: what the pass waits for. */
+  why: string;
+}
+
+/** `X`: `StageDefer` for a kind whose stages may defer (runStages then hands it back), never otherwise. */
+export type StageResult<R extends KindReason, D, O, X extends StageDefer = never> =
+  | StageContinue<O>
+  | StageStop<R, D>
+  | X;
 
 /** The pass goes on; `output`'s keys are added to the context (replacing same-named ones). */
 export const proceed = <O extends object = Record<never, never>>(output: O = {} as O): StageContinue<O> => ({
@@ -80,6 +97,13 @@ export const wait = <R extends KindReason, D = undefined>(
   message: string,
   opts: { afterMs?: number; by?: StageWait<R, D>["by"]; detail?: D } = {},
 ): StageWait<R, D> => ({ kind: "wait", reason, message, ...opts });
+
+export const defer = (until: Promise<unknown>, boundMs: number, why: string): StageDefer => ({
+  kind: "defer",
+  until,
+  boundMs,
+  why,
+});
 
 /** `message` defaults to the error's own message. */
 export const fail = <R extends KindReason, D = undefined>(
@@ -110,24 +134,43 @@ export type Grown<C, O> = Omit<C, keyof O> & O;
 
 type AnyRun = (
   c: never,
-) => Promise<StageResult<KindReason, unknown, object>> | StageResult<KindReason, unknown, object>;
+) =>
+  | Promise<StageResult<KindReason, unknown, object, StageDefer>>
+  | StageResult<KindReason, unknown, object, StageDefer>;
 
 /**
  * An ordered list of named stages over a context that starts as `C0` and is `C` after the last
  * one. Built with `stage`; names are unique (checked when added, and by the type checker).
  */
-export class Stages<C0 extends object, C extends object, R extends KindReason, D, N extends string = never> {
+export class Stages<
+  C0 extends object,
+  C extends object,
+  R extends KindReason,
+  D,
+  N extends string = never,
+  X extends StageDefer = never,
+> {
   private constructor(private readonly list: readonly { name: string; run: AnyRun }[]) {}
 
-  /** An empty pass over an initial context `C0`, stopping with reasons `R` and details `D`. */
-  static over<C0 extends object, R extends KindReason, D = undefined>(): Stages<C0, C0, R, D> {
+  /**
+   * An empty pass over an initial context `C0`, stopping with reasons `R` and details `D`; with
+   * `X = StageDefer` its stages may also defer the pass.
+   */
+  static over<C0 extends object, R extends KindReason, D = undefined, X extends StageDefer = never>(): Stages<
+    C0,
+    C0,
+    R,
+    D,
+    never,
+    X
+  > {
     return new Stages([]);
   }
 
   stage<const Name extends string, O extends object>(
     name: Name extends N ? never : Name,
-    run: (c: C) => Promise<StageResult<R, D, O>> | StageResult<R, D, O>,
-  ): Stages<C0, Grown<C, O>, R, D, N | Name> {
+    run: (c: C) => Promise<StageResult<R, D, O, X>> | StageResult<R, D, O, X>,
+  ): Stages<C0, Grown<C, O>, R, D, N | Name, X> {
     if (this.list.some((s) => s.name === name)) throw new Error(`stage name ${name} is used twice`);
     return new Stages([...this.list, { name, run: run as AnyRun }]);
   }
@@ -143,9 +186,10 @@ export class Stages<C0 extends object, C extends object, R extends KindReason, D
 }
 
 /** Where a pass ended: every stage ran (`done`, with the whole context), or the stage that stopped it. */
-export type StagesOutcome<C, R extends KindReason, D> =
+export type StagesOutcome<C, R extends KindReason, D, X extends StageDefer = never> =
   | { kind: "done"; context: C }
-  | (StageStop<R, D> & { stage: string });
+  | (StageStop<R, D> & { stage: string })
+  | (X & { stage: string });
 
 export interface RunStagesOptions<R extends KindReason, D> {
   /** Told which stage runs, before it runs (an error thrown inside is that stage's). */
@@ -165,17 +209,18 @@ export async function runStages<
   R extends KindReason,
   D,
   N extends string,
+  X extends StageDefer = never,
 >(
-  stages: Stages<C0, C, R, D, N>,
+  stages: Stages<C0, C, R, D, N, X>,
   initial: C0,
   opts: RunStagesOptions<R, D> = {},
-): Promise<StagesOutcome<C, R, D>> {
+): Promise<StagesOutcome<C, R, D, X>> {
   let context: object = initial;
   for (const { name, run } of stages.entries) {
     opts.at?.(name);
-    let out: StageResult<R, D, object>;
+    let out: StageResult<R, D, object, X>;
     try {
-      out = (await run(context as never)) as StageResult<R, D, object>;
+      out = (await run(context as never)) as StageResult<R, D, object, X>;
     } catch (e) {
       const stop = opts.signal?.aborted ? undefined : opts.onThrow?.(e, name);
       if (!stop) throw e;

@@ -106,7 +106,7 @@ describe("VaultSeed references", () => {
 });
 
 describe("VaultSeed references in a first seed", () => {
-  it("a copy reconciled while its source's pass is under way waits for it: one status write, no RefPending", async () => {
+  it("a copy reconciled while its source's pass is under way defers until it ends: one status write, no RefPending", async () => {
     const { client, ns } = await vaultSuite("vs-refrace");
     // Pairs that sort next to each other, so the queue hands a source and its copy to two workers
     // at once: the copy reaches its reference while the source's pass is reading or writing it.

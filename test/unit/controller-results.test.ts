@@ -4,6 +4,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import {
   Controller,
   combineResults,
+  deferUntil,
   done,
   FAILURE_BASE_DELAY_MS,
   FAILURE_MAX_DELAY_MS,
@@ -13,11 +14,16 @@ import {
   terminal,
 } from "../../src/runtime/controller.js";
 import { silentLogger } from "../../src/runtime/log.js";
-import { reconcileErrors, reconcileTerminalErrors, reconcileTotal } from "../../src/runtime/metrics.js";
+import {
+  reconcileDeferred,
+  reconcileErrors,
+  reconcileTerminalErrors,
+  reconcileTotal,
+} from "../../src/runtime/metrics.js";
 import { WorkQueue } from "../../src/runtime/workqueue.js";
 
 async function counter(
-  metric: typeof reconcileErrors | typeof reconcileTotal,
+  metric: typeof reconcileErrors | typeof reconcileTotal | typeof reconcileDeferred,
   labels: Record<string, string>,
 ): Promise<number> {
   const values = (await metric.get()).values;
@@ -152,5 +158,61 @@ describe("reconcile results", () => {
     assert.deepEqual(combineResults(requeueAfter(10), requeueAfter(5)), requeueAfter(5));
     assert.deepEqual(combineResults(done(), requeueAfter(5)), requeueAfter(5));
     assert.equal(combineResults(done(), done()), undefined);
+    const deferred = deferUntil(Promise.resolve(), 100);
+    assert.equal(
+      combineResults(requeueAfter(5), deferred),
+      deferred,
+      "a deferral runs both halves again soon",
+    );
+    assert.equal(combineResults(deferred, done()), deferred);
+    assert.deepEqual(combineResults(deferred, retry("X")), retry("X"), "a failure still wins");
+  });
+
+  it("a deferred pass runs again once its promise settles, holding no worker, counting no failure", async () => {
+    const name = "t-defer-promise";
+    // Settles 50 ms after the deferring pass: the next pass follows it, long before the bound.
+    const source = delay(50);
+    const { starts, controller } = await drive(name, [retry("Broken"), deferUntil(source, 60_000), done()], {
+      failureBaseDelayMs: 1,
+    });
+    assert.equal(starts.length, 3);
+    assert.ok(starts[2]! - starts[1]! < 30_000, `ran again ${starts[2]! - starts[1]!} ms after deferring`);
+    // The deferral did not clear the failure before it, nor count as one.
+    assert.equal(await counter(reconcileErrors, { controller: name }), 1);
+    assert.equal(await counter(reconcileDeferred, { controller: name }), 1);
+    assert.equal(await counter(reconcileTotal, { controller: name, result: "requeue" }), 1);
+    await controller.stop();
+  });
+
+  it("a deferred pass waits for its promise, and runs at its bound when the promise never settles", async () => {
+    let release!: () => void;
+    const source = new Promise<void>((r) => {
+      release = r;
+    });
+    const passes: number[] = [];
+    const c = new Controller({
+      name: "t-defer-wait",
+      log: silentLogger(),
+      requeueJitter: 0,
+      reconcile: async (key) => {
+        passes.push(performance.now());
+        if (key === "a" && passes.length === 1) return deferUntil(source, 60_000);
+        if (key === "b") return deferUntil(new Promise(() => {}), 40);
+        return done();
+      },
+    });
+    c.start();
+    c.queue.add("a");
+    while (passes.length < 1 || c.queue.processingCount > 0) await delay(2);
+    await delay(30);
+    assert.equal(passes.length, 1, "nothing runs the key while its promise is pending");
+    assert.equal(c.queue.processingCount, 0, "no worker is held");
+    release();
+    while (passes.length < 2) await delay(2);
+    const t0 = performance.now();
+    c.queue.add("b");
+    while (passes.length < 4) await delay(2);
+    assert.ok(passes[3]! - t0 >= 38, `the bound ran b again after ${passes[3]! - t0} ms`);
+    await c.stop();
   });
 });

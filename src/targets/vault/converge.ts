@@ -12,7 +12,7 @@ import { observeOnly } from "./observe-only.js";
 import { outcomeOf } from "./outcome.js";
 import { nextRotationAt, OWNER_MARKER_KEY, plan } from "./planner.js";
 import { readRefValue } from "./refs.js";
-import type { Outcome, Progress, SeedPass } from "./seed-pass.js";
+import type { Deferred, Outcome, Progress, SeedPass } from "./seed-pass.js";
 import { MAX_REPLANS } from "./seed-pass.js";
 
 /**
@@ -26,7 +26,7 @@ export async function seedPath(
   log: Logger,
   signal: AbortSignal,
   progress: Progress,
-): Promise<Outcome> {
+): Promise<Outcome | Deferred> {
   // A path others copy from: passes copying from it wait for this one (resolveRefs).
   const end = ctx.d.passes && ctx.d.refs.isSource(seed.path) ? ctx.d.passes.begin(seed.path) : undefined;
   try {
@@ -43,7 +43,7 @@ async function seedPathNow(
   log: Logger,
   signal: AbortSignal,
   progress: Progress,
-): Promise<Outcome> {
+): Promise<Outcome | Deferred> {
   const identity = { namespace: obj.metadata.namespace!, name: obj.metadata.name! };
   const mount = await ctx.d.mounts.check(seed.path, signal);
   if (!mount.ok) {
@@ -58,6 +58,14 @@ async function seedPathNow(
     }
   }
   const cycle = ctx.d.refs.cycleOf(seed.path);
+  // A source another pass of this process is writing now: come back when it is written (path-passes.ts).
+  // In a cycle the other pass may be deferring on this one: read the sources as they are.
+  const key = `${identity.namespace}/${identity.name}`;
+  if (cycle === undefined || cycle.length === 0) {
+    const sources = seed.refs.map((r) => r.path).filter((p) => p !== seed.path);
+    const deferral = sources.length > 0 ? ctx.d.passes?.deferral(key, sources) : undefined;
+    if (deferral) return { deferred: { ...deferral, why: `a pass writing ${sources.join(", ")}` } };
+  }
   const claimant = ctx.d.claims.claimantOf(seed.path);
   // Only this object's own namespace is surely watched: elsewhere, absence from the cache proves nothing.
   const markerOwnerExists = (owner: string): boolean | undefined =>
@@ -70,7 +78,6 @@ async function seedPathNow(
         ? await ctx.d.reads.readFresh(seed.path, () => ctx.d.kv.read(seed.path, signal))
         : await ctx.d.kv.read(seed.path, signal);
     if (attempt > 0) ctx.d.reads.set(seed.path, current);
-    const key = `${identity.namespace}/${identity.name}`;
     if (current.customMetadata[OWNER_MARKER_KEY] !== undefined) ctx.unconfirmed.forget(key);
     else if (current.exists) {
       // Our own write whose answer was lost: the path is ours, with no grace to wait out.
@@ -80,8 +87,7 @@ async function seedPathNow(
         current = { ...current, ageMs: undefined };
       }
     }
-    // In a cycle the other pass may be waiting for this one: read the sources as they are.
-    const refs = await resolveRefs(ctx, seed, signal, cycle === undefined || cycle.length === 0);
+    const refs = await resolveRefs(ctx, seed, signal);
     const generator = { ...ctx.d.generator, policy: (name: string) => passwordFrom(ctx, name, signal) };
     const planFor = (state: KvState) =>
       plan({
@@ -141,23 +147,14 @@ export function passwordFrom(ctx: SeedPass, name: string, signal: AbortSignal): 
   return ctx.d.kv.generatePassword(name, signal);
 }
 
-/** How long a pass waits for another pass on its reference source (path-passes.ts). */
-const SOURCE_PASS_WAIT_MS = 5_000;
-
-/**
- * Reference sources come from this pass's reads when fresh, otherwise from one read each; with
- * `waitForSources`, after any pass of this process under way on the source path has ended.
- */
+/** Reference sources come from this pass's reads when fresh, otherwise from one read each. */
 export async function resolveRefs(
   ctx: SeedPass,
   seed: CompiledSeed,
   signal: AbortSignal,
-  waitForSources = false,
 ): Promise<Map<string, string | undefined>> {
   const values = new Map<string, string | undefined>();
   for (const ref of seed.refs) {
-    if (waitForSources && ref.path !== seed.path)
-      await ctx.d.passes?.settled(ref.path, SOURCE_PASS_WAIT_MS, signal);
     const source = await ctx.d.reads.readShared(ref.path, () => ctx.d.kv.read(ref.path, signal));
     values.set(ref.id, source.exists ? readRefValue(source.data, ref.key) : undefined);
   }

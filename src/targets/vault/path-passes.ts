@@ -1,12 +1,24 @@
 /**
  * The passes of this process under way on each reference source path. A pass copying from a path
- * that another pass is reading or writing at that moment waits for it before reading the source:
- * in a first seed the source is usually moments from being written, and reading it before would
- * report RefPending (a status write and an Event) only to requeue the object and write its status
- * again once the source lands. The wait is bounded, and a pass in a reference cycle never waits.
+ * that another pass is reading or writing at that moment defers until it ends (the runtime runs
+ * the copying object again then, holding no worker meanwhile): in a first seed the source is
+ * usually moments from being written, and reading it before would report RefPending (a status
+ * write and an Event) only to requeue the object and write its status again once the source lands.
+ * An object defers for `maxMs` in all at most, then reads the sources as they are, so a source
+ * that is always busy cannot hold it back; a pass in a reference cycle never defers (converge.ts).
  */
+/** How long in all an object defers on its sources' passes before it reads them as they are. */
+export const SOURCE_DEFER_MAX_MS = 5_000;
+
 export class PathPasses {
   private readonly open = new Map<string, Set<Promise<void>>>();
+  /** Objects deferred since (ms), until a pass of theirs reads its sources. */
+  private readonly deferredSince = new Map<string, number>();
+
+  constructor(
+    private readonly maxMs: number = SOURCE_DEFER_MAX_MS,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
 
   /** Marks a pass on `path` under way; the returned function ends it (call it exactly once). */
   begin(path: string): () => void {
@@ -30,24 +42,29 @@ export class PathPasses {
   }
 
   /**
-   * Resolves once every pass on `path` under way now has ended, after `maxMs` at the latest, or as
-   * soon as `signal` aborts: the caller reads the source afterwards either way.
+   * For object `key` about to read `sources`: undefined when it should read them now (none busy,
+   * or it has deferred `maxMs` already), else what it defers on: every pass under way now on a busy
+   * source has ended, and how much longer it may defer at most.
    */
-  async settled(path: string, maxMs: number, signal?: AbortSignal): Promise<void> {
-    const passes = this.open.get(path);
-    if (!passes || passes.size === 0 || signal?.aborted) return;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, maxMs);
-      onAbort = resolve;
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      await Promise.race([Promise.all([...passes]), bound]);
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
+  deferral(key: string, sources: readonly string[]): { until: Promise<void>; boundMs: number } | undefined {
+    const passes = sources.flatMap((path) => [...(this.open.get(path) ?? [])]);
+    if (passes.length === 0) {
+      this.deferredSince.delete(key);
+      return undefined;
     }
+    const now = this.nowMs();
+    const since = this.deferredSince.get(key) ?? now;
+    const boundMs = since + this.maxMs - now;
+    if (boundMs <= 0) {
+      this.deferredSince.delete(key);
+      return undefined;
+    }
+    this.deferredSince.set(key, since);
+    return { until: Promise.all(passes).then(() => undefined), boundMs };
+  }
+
+  /** Drops what is kept for an object that is gone. */
+  forget(key: string): void {
+    this.deferredSince.delete(key);
   }
 }

@@ -7,7 +7,7 @@ import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R, VaultSeedManagers } from "../../apis/vaultseed-names.js";
 import type { ReconcileContext, ReconcileResult } from "../../runtime/controller.js";
 import { runStages } from "../../runtime/stages.js";
-import { settleStages } from "../../runtime/stages-settle.js";
+import { settleStages, stageResult } from "../../runtime/stages-settle.js";
 import { StatusWriter } from "../../runtime/status.js";
 import { lastReconcileCompleted, objectsNotReady, plannedChanges, rotationNext } from "./metrics.js";
 import { PLAN_ACTIONS } from "./plan-summary.js";
@@ -78,6 +78,8 @@ export class VaultSeedReconciler {
     const pass = obj.metadata.deletionTimestamp
       ? await runStages(FINALIZE_STAGES, base, { signal: ctx.signal })
       : await runStages(SEED_STAGES, base, { signal: ctx.signal });
+    // Nothing decided (a source being written by another pass): no status, the runtime runs it again.
+    if (pass.kind === "defer") return stageResult(pass, { waitAfterMs: this.d.config.resyncMs });
     const outcome = pass.kind === "done" ? pass.context.outcome : pass.detail;
     if (!outcome) return undefined;
     // Waiting on the backend or on another object fails the pass: it backs off in the runtime (5 s
@@ -132,6 +134,7 @@ export class VaultSeedReconciler {
   private forget(key: string): void {
     this.statuses.forget(key);
     this.unconfirmed.forget(key);
+    this.d.passes?.forget(key);
     const [namespace, name] = key.split("/");
     for (const action of PLAN_ACTIONS)
       plannedChanges.remove({ target: TARGET, namespace: namespace!, name: name!, action });

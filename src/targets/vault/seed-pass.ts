@@ -68,6 +68,11 @@ export interface Outcome {
   nextRotationMs?: number;
 }
 
+/** A pass that decided nothing: it runs again once `until` settles, or after `boundMs` (path-passes.ts). */
+export interface Deferred {
+  deferred: { until: Promise<unknown>; boundMs: number; why: string };
+}
+
 /** What a pass has already written, so that a failure after a write still reports it. */
 export interface Progress {
   kvVersion?: number;

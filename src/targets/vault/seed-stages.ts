@@ -8,7 +8,16 @@
 import type { VaultSeed } from "../../apis/vaultseed.js";
 import { VaultSeedReason as R, type VaultSeedReasonType } from "../../apis/vaultseed-names.js";
 import type { Logger } from "../../runtime/log.js";
-import { fail, invalid, proceed, type StageResult, Stages, wait } from "../../runtime/stages.js";
+import {
+  defer,
+  fail,
+  invalid,
+  proceed,
+  type StageDefer,
+  type StageResult,
+  Stages,
+  wait,
+} from "../../runtime/stages.js";
 import { type CompiledSeed, compileSeed } from "./compile.js";
 import { seedPath } from "./converge.js";
 import { finalize } from "./finalize.js";
@@ -28,7 +37,7 @@ export interface SeedBase {
   readonly resyncAfter: (o: Outcome) => number;
 }
 
-export type SeedStage<O> = StageResult<VaultSeedReasonType, Outcome, O>;
+export type SeedStage<O> = StageResult<VaultSeedReasonType, Outcome, O, StageDefer>;
 
 /**
  * An Outcome as the kernel reads it: ready → the pass goes on (or ends: Ready); waiting on the
@@ -80,7 +89,10 @@ async function deletionPolicy(base: SeedBase & { seed: CompiledSeed }): Promise<
 async function seed(base: SeedBase & { seed: CompiledSeed }): Promise<SeedStage<{ outcome: Outcome }>> {
   let o: Outcome;
   try {
-    o = await seedPath(base.ctx, base.obj, base.seed, base.log, base.signal, base.progress);
+    const seeded = await seedPath(base.ctx, base.obj, base.seed, base.log, base.signal, base.progress);
+    if ("deferred" in seeded)
+      return defer(seeded.deferred.until, seeded.deferred.boundMs, seeded.deferred.why);
+    o = seeded;
   } catch (e) {
     if (base.signal.aborted) throw e;
     o = { ...failure(e, base.log), ...base.progress };
@@ -88,7 +100,7 @@ async function seed(base: SeedBase & { seed: CompiledSeed }): Promise<SeedStage<
   return stageOf(base, o);
 }
 
-export const SEED_STAGES = Stages.over<SeedBase, VaultSeedReasonType, Outcome>()
+export const SEED_STAGES = Stages.over<SeedBase, VaultSeedReasonType, Outcome, StageDefer>()
   .stage("validate", validate)
   .stage("scope", scope)
   .stage("deletion-policy", deletionPolicy)
@@ -100,7 +112,7 @@ async function finalizeStage(base: SeedBase): Promise<SeedStage<{ outcome: Outco
   return o ? stageOf(base, o) : proceed({ outcome: undefined });
 }
 
-export const FINALIZE_STAGES = Stages.over<SeedBase, VaultSeedReasonType, Outcome>().stage(
+export const FINALIZE_STAGES = Stages.over<SeedBase, VaultSeedReasonType, Outcome, StageDefer>().stage(
   "finalize",
   finalizeStage,
 );
