@@ -1,6 +1,7 @@
 import { OpenBaoClusterReason } from "../../../apis/openbaocluster-names.js";
 import { POD } from "../../../runtime/builtin-types.js";
 import { errorMessage } from "../../../runtime/errors.js";
+import { LastingFailures } from "../../../runtime/lasting-failures.js";
 import { proceed } from "../../../runtime/stages.js";
 import { type BaoClient, BaoRequestError } from "../baoclient/client.js";
 import { servingRef } from "../cluster-ref.js";
@@ -20,6 +21,9 @@ import { noteRootTokenFailure, usableRootToken } from "./root-token.js";
  * wanted, the quiet passes after do not ask again (autopilotStamp says when they do). The read
  * replicas are kept on Autopilot's non-voter list the same way (read-replica-suffrage.ts).
  */
+/** Pod 0 restarting fails a few passes in a row: warn only when a failure lasts (a minute). */
+const failures = new LastingFailures();
+
 export async function autopilotStep(pass: PassBase): Promise<StepResult> {
   const { cluster, ctx, deps, writes, result } = pass;
   if (selfInitEnabled(cluster) || result.selfInitialized) return operatorRoleSuffrage(pass);
@@ -51,10 +55,14 @@ export async function autopilotStep(pass: PassBase): Promise<StepResult> {
       }
     }
     await keepReadReplicasNonVoters(pass, baoOf, async () => token, "root-token");
+    failures.succeeded(`${key} autopilot`);
   } catch (e) {
     // A refused token is said once (event, Degraded) and not used again; anything else retries.
     if (!noteRootTokenFailure(deps, cluster, ctx, token, e, result))
-      ctx.log.warn({ err: errorMessage(e) }, "Autopilot configuration not applied yet");
+      ctx.log[failures.failed(`${key} autopilot`)](
+        { err: errorMessage(e) },
+        "Autopilot configuration not applied yet",
+      );
   }
   return proceed();
 }
@@ -81,13 +89,18 @@ async function operatorRoleSuffrage(pass: PassBase): Promise<StepResult> {
   const baoOf = () => (bao ??= baoForOrdinal(deps, cluster, ctx, 0));
   const tokenOf = async () =>
     (await operatorJwtToken(ctx.client, baoOf, cluster, sa, ctx.now().getTime(), ctx.signal))!;
+  const what = `${cluster.metadata.namespace}/${cluster.metadata.name} suffrage`;
   try {
     await keepReadReplicasNonVoters(pass, baoOf, tokenOf, "operator-role");
+    failures.succeeded(what);
   } catch (e) {
     // A 403 before the demotion is a token OpenBao no longer knows (a restore replaced its token
     // store): the next pass logs in afresh.
     if (e instanceof BaoRequestError && e.status === 403) forgetOperatorJwt(cluster);
-    ctx.log.warn({ err: errorMessage(e) }, "read replicas' suffrage not checked yet (operator role)");
+    ctx.log[failures.failed(what)](
+      { err: errorMessage(e) },
+      "read replicas' suffrage not checked yet (operator role)",
+    );
   }
   return proceed();
 }
