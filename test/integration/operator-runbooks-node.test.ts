@@ -42,6 +42,7 @@ const LEASE = `${PROCESS}-${TARGET}`;
 const LEASE_SECONDS = 15;
 /** Slack over a documented bound on a loaded 2-core machine (the API server, kubelet and pods share it). */
 const SLACK_MS = 45_000;
+const SCRAPER = "runbook-scrape";
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 const dump = (what: string, out: string) => {
@@ -95,6 +96,28 @@ describe("operator runbook on the local node: Reconcile stale, Controller down",
   };
   const statusOf = async (name: string): Promise<Json | undefined> =>
     (await ctx.getJson(`vaultseed/${name}`)).status;
+  let scrapeToken = "";
+  /** A pod's /metrics as Prometheus reads it: HTTPS from the pod network, a token allowed GET /metrics. */
+  const scrape = async (podIp: string): Promise<string> => {
+    const get = `fetch("https://${podIp}:8443/metrics", { headers: { authorization: "Bearer " + process.env.TOKEN } })
+      .then(async (r) => { if (!r.ok) throw new Error("HTTP " + r.status); process.stdout.write(await r.text()); })`;
+    const [cmd, ...args] = node.inCluster([process.execPath, "-e", get]);
+    // The operator's /metrics certificate is self-signed: the token decides access, as in the chart's PodMonitor.
+    return (
+      await runCommand(cmd!, args, {
+        env: { ...process.env, TOKEN: scrapeToken, NODE_TLS_REJECT_UNAUTHORIZED: "0" },
+      })
+    ).stdout;
+  };
+  /** The sum of a metric's samples that carry `labels` (an exposition line per series). */
+  const sample = (text: string, name: string, labels: Record<string, string> = {}): number => {
+    const lines = text
+      .split("\n")
+      .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+      .filter((l) => Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+    assert.ok(lines.length > 0, `/metrics has ${name} ${JSON.stringify(labels)}`);
+    return lines.reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  };
 
   before(async () => {
     node = await sharedNode();
@@ -156,6 +179,31 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
       "--timeout",
       "5m",
     ]);
+    // A reader allowed GET /metrics and nothing else, as Prometheus is given by the chart's PodMonitor.
+    await sys(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "List",
+        items: [
+          { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: SCRAPER, namespace: SYS } },
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: SCRAPER },
+            rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }],
+          },
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: SCRAPER },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: SCRAPER },
+            subjects: [{ kind: "ServiceAccount", name: SCRAPER, namespace: SYS }],
+          },
+        ],
+      }),
+    );
+    scrapeToken = (await sys(["create", "token", SCRAPER, "--duration=1h"])).trim();
     const deploy = JSON.parse(await sys(["get", `deployment/${PROCESS}`, "-o", "json"]));
     assert.equal(deploy.status.availableReplicas, 2, "the chart's two replicas run");
     await applySeed("first");
@@ -192,14 +240,19 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
         SYS,
       ]).catch(() => {});
     if (node)
-      await runCommand(node.kubectl, [
-        "--kubeconfig",
-        node.kubeconfigPath,
-        "delete",
-        "namespace",
-        SYS,
-        "--wait=false",
-      ]).catch(() => {});
+      for (const what of [
+        ["clusterrolebinding", SCRAPER],
+        ["clusterrole", SCRAPER],
+        ["namespace", SYS],
+      ])
+        await runCommand(node.kubectl, [
+          "--kubeconfig",
+          node.kubeconfigPath,
+          "delete",
+          ...what,
+          "--ignore-not-found",
+          "--wait=false",
+        ]).catch(() => {});
     await deleteNamespace(ctx);
     await proxy?.stop();
     await bao?.stop();
@@ -235,6 +288,21 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
     assert.equal(await liveHolder(), holder, "the stuck replica leads");
     for (const name of ["stuck", "pending"])
       assert.equal((await statusOf(name))?.observedGeneration, undefined, `${name} has not been reconciled`);
+    // What the section's check reads and the alert's expression is made of, on the leader's /metrics:
+    // it leads, a worker is busy, and the last completed reconcile is from before the stall.
+    const stale = await scrape(podIp);
+    assert.equal(sample(stale, "leader_election_master_status", { name: LEASE }), 1);
+    const busy = /^controller_runtime_active_workers\{controller="([^"]+)"[^}]*\} (\d+)$/m.exec(stale);
+    assert.ok(busy && Number(busy[2]) >= 1, `a worker is in a pass:\n${busy?.[0]}`);
+    const last = sample(stale, "ohmlab_last_reconcile_completed_timestamp_seconds", { target: TARGET });
+    assert.ok(
+      last * 1000 < stuckAt,
+      `the last completed reconcile (${last}) is from before the stall (${stuckAt / 1000})`,
+    );
+    const finished = sample(stale, "controller_runtime_reconcile_total", { controller: busy[1]! });
+    process.stdout.write(
+      `# reconcile stale on /metrics: active workers ${busy[2]}, reconciles ${finished}, last completed ${((Date.now() - last * 1000) / 1000).toFixed(1)} s before\n`,
+    );
 
     // The intro lists the pods and the Lease naming the stuck replica.
     const overview = await runShell(shellBlocks("operator.md", "")[0]!, env, true);
@@ -275,6 +343,12 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
       assert.notEqual(next.split("_")[0], pod, "the new leader is another pod");
       await reconciled("stuck", 120_000);
       await reconciled("pending", 120_000);
+      // The new leader's /metrics: the alert's timestamp moved past the stall.
+      const nextIp = JSON.parse(await sys(["get", "pod", next.split("_")[0]!, "-o", "json"])).status.podIP;
+      const fresh = sample(await scrape(nextIp), "ohmlab_last_reconcile_completed_timestamp_seconds", {
+        target: TARGET,
+      });
+      assert.ok(fresh * 1000 > acted, "the new leader completed reconciles after the act");
       process.stdout.write(
         `# reconcile stale: new leader ${tookOverS.toFixed(1)} s after the act, both waiting seeds reconciled ${((Date.now() - acted) / 1000).toFixed(1)} s after it; ${proxy!.stuckAnswers(podIp)} answers held\n`,
       );
@@ -299,7 +373,8 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
     );
 
     // The intro's commands: the Lease listed, the log naming the refused Lease, as the section says.
-    const refused = new RegExp(`leases\\.coordination\\.k8s\\.io "${LEASE}" is forbidden`);
+    // The log is JSON: the quotes around the Lease's name are escaped there.
+    const refused = new RegExp(`leases\\.coordination\\.k8s\\.io \\\\"${LEASE}\\\\" is forbidden`);
     let overview = "";
     await poll(
       async () => {
@@ -314,6 +389,14 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
     const quoted = section("operator.md", "Controller down");
     assert.match(quoted, /`leases\.coordination\.k8s\.io … forbidden`/, "the section quotes the log line");
     assert.equal(await liveHolder(), undefined, "no replica leads");
+    // The section's check: the Lease names its last holder, renewed longer ago than it lasts.
+    const lapsed = await runShell(block("operator.md", "Controller down", "renewTime"), env);
+    dump("check", lapsed);
+    const shown = /^(\S+) renewed (\S+), lasts (\d+)s\n(\S+)$/m.exec(lapsed);
+    assert.ok(shown, `the check prints holder, renew time and duration, then the time:\n${lapsed}`);
+    assert.match(shown[1]!, new RegExp(`^${PROCESS}-`), "the last holder is still named");
+    const age = Date.parse(shown[4]!) - Date.parse(shown[2]!);
+    assert.ok(age > Number(shown[3]) * 1000, `renewed ${age} ms before, longer than it lasts:\n${lapsed}`);
 
     // Act: the section's block as written.
     const fixed = Date.now();
