@@ -87,8 +87,9 @@ describe("chart: alert runbook links", () => {
       for (const target of Object.keys(config.targets ?? {}))
         leases.add(`${config.leaderElection.leaseName}-${target}`);
     }
-    const text =
-      shellBlocks("operator.md", "").join("\n") + shellBlocks("operator.md", "Reconcile stale").join("\n");
+    const text = ["", "Controller down", "Reconcile stale"]
+      .flatMap((heading) => shellBlocks("operator.md", heading))
+      .join("\n");
     const deploy = [...text.matchAll(/deploy\/(\S+)/g)].map((m) => m[1]!);
     const lease = [...text.matchAll(/get lease -n \S+ (\S+)/g)].map((m) => m[1]!);
     assert.ok(deploy.length > 0, "the runbook names a Deployment");
