@@ -22,7 +22,8 @@ import { startTricklingProxy, type TricklingProxy } from "../support/trickling-p
 // it: release platform-operator in platform-operator-system (the names the runbook's commands
 // read), the chart's two replicas of the vault target from the image built out of this tree, its
 // backend a dev OpenBao inside the node's network behind a proxy the test controls. The sections'
-// shell blocks run as a reader pastes them, with TARGET=vault:
+// shell blocks run as a reader pastes them, with TARGET=vault (and vaultseed.md's intro, which reads
+// the same process's log):
 // - Reconcile stale: the leader's answers from OpenBao crawl (one byte every two seconds, so no
 //   idle timeout ends them), so its pass never ends while it keeps renewing its Lease; the
 //   section's commands save the stuck pod's log and delete it, and the other replica takes over
@@ -257,6 +258,20 @@ path "ohmlab/metadata/platforms/runbook/*" { capabilities = ["create", "read", "
     await proxy?.stop();
     await bao?.stop();
     if (dir) removeTempDir(dir);
+  });
+
+  it("vaultseed.md's intro reads the chart's vault process as installed", async () => {
+    const out = await runShell(
+      shellBlocks("vaultseed.md", "")[0]!,
+      { ...env, NS: ctx.namespace, NAME: "first" },
+      true,
+    );
+    dump("vaultseed.md intro", out);
+    assert.doesNotMatch(out, /^(error|Error from server)/m, `every command of the intro runs:\n${out}`);
+    assert.match(out, new RegExp(`^${ctx.namespace}\\s+first\\s`, "m"), "the seed is listed");
+    assert.match(out, /^Name:\s+first$/m, "and described");
+    // The operator's log, filtered as the block does: its lines about VaultSeeds.
+    assert.match(out, /^\{.*"resource":"vaultseeds"/m, "the vault process's log is read");
   });
 
   it("Reconcile stale: a leader whose pass never ends; the section's commands save its log and restart it, another replica reconciles what waited", async () => {
