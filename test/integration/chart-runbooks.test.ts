@@ -87,8 +87,9 @@ describe("chart: alert runbook links", () => {
       for (const target of Object.keys(config.targets ?? {}))
         leases.add(`${config.leaderElection.leaseName}-${target}`);
     }
-    const text =
-      shellBlocks("operator.md", "").join("\n") + shellBlocks("operator.md", "Reconcile stale").join("\n");
+    const text = ["", "Controller down", "Reconcile stale"]
+      .flatMap((heading) => shellBlocks("operator.md", heading))
+      .join("\n");
     const deploy = [...text.matchAll(/deploy\/(\S+)/g)].map((m) => m[1]!);
     const lease = [...text.matchAll(/get lease -n \S+ (\S+)/g)].map((m) => m[1]!);
     assert.ok(deploy.length > 0, "the runbook names a Deployment");
@@ -103,6 +104,17 @@ describe("chart: alert runbook links", () => {
         const name = l.replaceAll("$TARGET", target);
         assert.ok(leases.has(name), `Lease ${name} is none of ${[...leases].join(", ")}`);
       }
+    // The target runbooks read their target's process by its name, no $TARGET there.
+    const named = ["vaultseed.md", "openbao.md", "gitlabcore.md"].flatMap((file) =>
+      [
+        ...shellBlocks(file, "")
+          .join("\n")
+          .matchAll(/-n platform-operator-system deploy\/(\S+)/g),
+      ].map((m) => [file, m[1]!] as const),
+    );
+    assert.ok(named.length > 0, "a target runbook reads the operator's log");
+    for (const [file, name] of named)
+      assert.ok(deployments.has(name), `${file}: deploy/${name} is none of ${[...deployments].join(", ")}`);
   });
 
   it("refuses a base that is not an http(s) address", async () => {
