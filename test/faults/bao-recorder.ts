@@ -19,6 +19,8 @@ const isLogin = (path: string) => /^\/v1\/auth\/.+\/login$/.test(path);
 export class BaoWriteRecorder {
   /** The black hole the harness commands (bao-writes-preload asks for it every 200 ms). */
   private hold: { mode: "off" | "on" } | { mode: "armed"; from: string } = { mode: "off" };
+  /** The command the preload was last answered (its poll took it). */
+  lastServed = "off";
   /** Wakes whoever waits for the preload to have taken the last command. */
   private waiters: { until: (mode: string) => boolean; wake: () => void }[] = [];
 
@@ -78,6 +80,7 @@ export class BaoWriteRecorder {
       if (req.method === "GET" && req.url === "/hold") {
         const h = self?.hold ?? { mode: "off" };
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(h));
+        if (self) self.lastServed = h.mode;
         self?.reached(h.mode);
         return;
       }
