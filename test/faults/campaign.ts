@@ -216,14 +216,18 @@ export async function runOnce(
         result.reached = true;
         healed = (async () => {
           if (injected) {
-            let what: string;
+            let done: Awaited<ReturnType<typeof injected>>;
             try {
-              what = await injected();
+              done = await injected();
             } catch (e) {
               return [`the fault ${outage.backend} was not injected: ${(e as Error).message}`];
             }
-            say(`${outage.backend}: ${what}`);
-            return watch(() => sleep(outage.seconds));
+            result.outageAfterWrite = log.count;
+            say(`${outage.backend}: ${typeof done === "string" ? done : done.did}`);
+            return watch(async () => {
+              await sleep(outage.seconds);
+              if (typeof done !== "string") say(`${outage.backend}: ${await done.heal()}`);
+            });
           }
           await cut!.down("request" in moment ? moment.request : undefined);
           result.outageAfterWrite = log.count;

@@ -78,8 +78,10 @@ export interface PreparedRun {
    * Faults the lifecycle injects itself, by the name an Outage's `backend` gives: each waits for
    * its moment (a phase of the lifecycle), does its harm and resolves, saying what it did, once the
    * harm is done; the run must still end in the invariants. A fault whose moment never came throws.
+   * A fault that lasts until someone acts (a pod sealed by hand stays sealed) also says how it
+   * heals: the campaign heals it once the outage's `seconds` of watching are over.
    */
-  faults?: Record<string, () => Promise<string>>;
+  faults?: Record<string, () => Promise<string | InjectedFault>>;
   /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
   drive(): Promise<Checkpoints>;
   /** Invariants of this run alone and against the run without faults; each string is one violation. */
@@ -130,6 +132,12 @@ export interface Outage {
    * (the API server away from the operator: it can write no condition at all).
    */
   visible?: string[];
+}
+
+/** A fault done, and how the harness ends it (as whoever would, a person restarting a pod). */
+export interface InjectedFault {
+  did: string;
+  heal(): Promise<string>;
 }
 
 /** The moment of `o`, `at` read as a share. */

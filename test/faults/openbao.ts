@@ -314,7 +314,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
           /**
            * Once the backup Job exists, pod 0 is sealed (`bao operator seal`, the root token): the
            * backup and the pass go on against a cluster with one voter sealed, which a static seal
-           * unseals only when its process starts again.
+           * unseals only when its process starts again; healed by deleting the pod, as a person
+           * would (nothing in the documents has the operator restart a pod sealed by hand).
            */
           async [SEAL_IN_BACKUP]() {
             const s = await poll(
@@ -329,8 +330,16 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
               500,
             );
             if (s.missed) throw new Error("the backup ended before a look saw its Job");
+            const pod = `${serving}-0`;
             await bao("bao operator seal");
-            return `pod ${serving}-0 sealed while Job ${s.st.backup?.jobName} ran`;
+            return {
+              did: `pod ${pod} sealed while Job ${s.st.backup?.jobName} ran`,
+              // A static seal unseals at start only: the pod restarted, as a person would.
+              async heal() {
+                await kubectl(["delete", "pod", pod, "--wait=false"]);
+                return `pod ${pod} deleted to come back unsealed`;
+              },
+            };
           },
           /**
            * Once the roll has replaced its first pod, pod 0 (not replaced yet, the last of the roll)
@@ -625,7 +634,7 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
         label: "operator ↔ OpenBao black-holed 30 s from the upgrade's step-down",
         when: { request: /^\/v1\/sys\/step-down$/ },
         seconds: 30,
-        visible: ["Upgrading=True", "Degraded=True"],
+        visible: ["Upgrading=True/StepDownFailed", "Degraded=True"],
       },
       // Armed at the first write; the fault itself waits for its moment in the upgrade.
       { backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 },
