@@ -363,6 +363,53 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             await kubectl(["delete", "pod", `${NAME}-0`, "--grace-period=0", "--force", "--wait=false"]);
             return `pod ${NAME}-0 (${uid}) killed once pods ${s.st.upgrade?.completedPods?.join(", ")} were upgraded`;
           },
+          ...Object.fromEntries(
+            BLUE_GREEN_FAULTS.map((f) => [
+              f.name,
+              async () => {
+                const s = await poll(
+                  async () => {
+                    const st = await status();
+                    const bg = st.blueGreen;
+                    if (bg?.phase === f.phase) return { missed: false as const, bg };
+                    // Over (green serving or rolled back) before a look saw the phase.
+                    if (st.currentVersion === TO && (bg?.phase ?? "Idle") === "Idle")
+                      return { missed: true as const, bg };
+                    return undefined;
+                  },
+                  stepMs,
+                  `the blue-green phase ${f.phase}`,
+                  250,
+                );
+                if (s.missed) throw new Error(`the blue-green upgrade ended before a look saw ${f.phase}`);
+                const set = f.pod === "green" ? `${NAME}-${s.bg?.greenRevision}` : serving;
+                const pod = `${set}-0`;
+                if (f.harm === "kill") {
+                  await kubectl(["delete", "pod", pod, "--grace-period=0", "--force", "--wait=false"]);
+                  return `${f.pod} pod ${pod} killed in ${f.phase}`;
+                }
+                await kubectl(
+                  [
+                    "exec",
+                    "-i",
+                    pod,
+                    "--",
+                    "sh",
+                    "-c",
+                    "read -r BAO_TOKEN; export BAO_TOKEN; bao operator seal",
+                  ],
+                  `${rootToken}\n`,
+                );
+                return {
+                  did: `${f.pod} pod ${pod} sealed in ${f.phase}`,
+                  async heal() {
+                    await kubectl(["delete", "pod", pod, "--wait=false"]);
+                    return `pod ${pod} deleted to come back unsealed`;
+                  },
+                };
+              },
+            ]),
+          ),
         },
         async cleanup() {
           await secrets.stop();
@@ -590,6 +637,39 @@ function onlyOne(seen: SeenObjects, name: string, what: string): string[] {
   return out;
 }
 
+/** Faults at a blue-green phase: a pod of one side killed outright or sealed by hand. */
+const BLUE_GREEN_FAULTS: {
+  name: string;
+  label: string;
+  phase: string;
+  pod: "blue" | "green";
+  harm: "kill" | "seal";
+  visible?: string[];
+}[] = [
+  {
+    name: "bg-green-killed-joining",
+    label: "green pod 0 killed while green joins",
+    phase: "JoiningMesh",
+    pod: "green",
+    harm: "kill",
+  },
+  {
+    name: "bg-blue-sealed-promoting",
+    label: "blue pod 0 sealed during promotion",
+    phase: "Promoting",
+    pod: "blue",
+    harm: "seal",
+    visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
+  },
+  {
+    name: "bg-green-killed-demoting",
+    label: "green pod 0 killed while blue is demoted",
+    phase: "DemotingBlue",
+    pod: "green",
+    harm: "kill",
+  },
+];
+
 /** Whether a lifecycle of these options has the phase an outage needs. */
 function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
   const out: Outage[] = [
@@ -639,6 +719,17 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
       // Armed at the first write; the fault itself waits for its moment in the upgrade.
       { backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 },
     );
+  // Armed at the first write; each waits for its phase. A killed pod comes back by itself: 30 s
+  // watched, nothing required; a sealed one is watched 60 s, then deleted.
+  if (o.upgrade && o.blueGreen)
+    for (const f of BLUE_GREEN_FAULTS)
+      out.push({
+        backend: f.name,
+        label: f.label,
+        at: 0,
+        seconds: f.harm === "seal" ? 60 : 30,
+        visible: f.visible,
+      });
   return out;
 }
 
