@@ -244,9 +244,9 @@ export async function runOnce(
         log.arm(
           "share" in moment
             ? (outage.afterWrite ?? 1)
-            : "phase" in moment
-              ? inPhase({ phase: moment.phase, index: moment.index ?? 1, phases: result.phases })
-              : moment.match,
+            : "write" in moment
+              ? (w) => (!moment.phase || result.phases.at(-1)?.name === moment.phase) && moment.match(w)
+              : inPhase({ phase: moment.phase, index: moment.index ?? 1, phases: result.phases }),
           begin,
         );
     }
@@ -361,8 +361,8 @@ export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions):
 /** An outage's moment in words, for the campaign's progress lines. */
 export function describeMoment(m: OutageMoment): string {
   if ("share" in m) return `after ${Math.round(m.share * 100)}% of the writes`;
+  if ("write" in m) return `at ${m.write}${m.phase ? ` (phase ${m.phase})` : ""}`;
   if ("phase" in m) return `at write ${m.index ?? 1} of phase ${m.phase}`;
-  if ("write" in m) return `at ${m.write}`;
   return `at the first request to ${m.request.source}`;
 }
 

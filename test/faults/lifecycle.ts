@@ -91,14 +91,14 @@ export interface PreparedRun {
 /**
  * Where an outage begins. `share`: after that share of the run without faults' writes (0.1: early
  * on). `phase`: at the `index`th operator write (default 1) after that phase's mark, whatever
- * earlier phases wrote. `write`: at the first write `match` accepts (`name` says which in the
- * table). `request`: at the first request to the backend whose path matches, before it is sent;
+ * earlier phases wrote. `write`: at the first write `match` accepts (`write` says which in the
+ * table), while `phase` (if given) is the last phase marked. `request`: at the first request to the backend whose path matches, before it is sent;
  * only a Cut that can see requests takes it (the OpenBao network, held in the operator's process).
  */
 export type OutageMoment =
   | { share: number }
   | { phase: string; index?: number }
-  | { write: string; match(w: RecordedWrite): boolean }
+  | { write: string; match(w: RecordedWrite): boolean; phase?: string }
   | { request: RegExp };
 
 /**

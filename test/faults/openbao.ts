@@ -688,6 +688,7 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
         label: "object store stopped 30 s once the backup Job exists",
         when: {
           write: "the backup Job's creation",
+          phase: "backup",
           match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
         },
         seconds: 30,
