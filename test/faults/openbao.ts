@@ -692,7 +692,7 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
           match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
         },
         seconds: 30,
-        visible: ["BackingUp=True/BackupInProgress", "BackingUp=False/BackupFailed"],
+        visible: ["BackingUp=True/InProgress", "BackingUp=False/BackupFailed"],
       },
       {
         backend: SEAL_IN_BACKUP,
