@@ -646,10 +646,12 @@ const BLUE_GREEN_FAULTS: {
   harm: "kill" | "seal";
   visible?: string[];
 }[] = [
+  // JoiningMesh passed between two looks 250 ms apart on the node (2026-12-07): Syncing (green
+  // joined, held there for minSyncDuration) is the first moment after the join a look can catch.
   {
-    name: "bg-green-killed-joining",
-    label: "green pod 0 killed while green joins",
-    phase: "JoiningMesh",
+    name: "bg-green-killed-syncing",
+    label: "green pod 0 killed once green joined (Syncing)",
+    phase: "Syncing",
     pod: "green",
     harm: "kill",
   },
