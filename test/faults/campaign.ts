@@ -214,7 +214,10 @@ export async function runOnce(
       };
       const begin = (): void => {
         result.reached = true;
-        healed = (async () => {
+        // Whatever goes wrong in the harm or the heal is this run's violation, never an unhandled
+        // rejection that ends the whole campaign while the lifecycle is still driven.
+        const failed = (e: Error) => [`the ${outage.backend} fault went wrong: ${e.message}`];
+        healed = (async (): Promise<string[]> => {
           if (injected) {
             let done: Awaited<ReturnType<typeof injected>>;
             try {
@@ -237,7 +240,7 @@ export async function runOnce(
             await cut!.up();
             say(`${outage.backend} back`);
           });
-        })();
+        })().catch(failed);
       };
       if ("request" in moment) begin();
       else

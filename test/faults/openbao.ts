@@ -336,7 +336,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
               did: `pod ${pod} sealed while Job ${s.st.backup?.jobName} ran`,
               // A static seal unseals at start only: the pod restarted, as a person would.
               async heal() {
-                await kubectl(["delete", "pod", pod, "--wait=false"]);
+                // Gone already (restarted meanwhile): nothing left sealed.
+                await kubectl(["delete", "pod", pod, "--wait=false", "--ignore-not-found"]);
                 return `pod ${pod} deleted to come back unsealed`;
               },
             };
@@ -403,7 +404,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
                 return {
                   did: `${f.pod} pod ${pod} sealed in ${f.phase}`,
                   async heal() {
-                    await kubectl(["delete", "pod", pod, "--wait=false"]);
+                    // Gone already (blue removed once green took over): nothing left sealed.
+                    await kubectl(["delete", "pod", pod, "--wait=false", "--ignore-not-found"]);
                     return `pod ${pod} deleted to come back unsealed`;
                   },
                 };
