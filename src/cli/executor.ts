@@ -11,7 +11,7 @@ import {
   fromEnv,
 } from "../targets/openbao/executor/contract.js";
 import { formatResult } from "../targets/openbao/executor/result.js";
-import { type ExecutorFiles, runExecutor } from "../targets/openbao/executor/run.js";
+import { type ExecutorFiles, runExecutor, STORE_WAIT_MS } from "../targets/openbao/executor/run.js";
 
 export const executorHelp = `Usage: platform-operator executor [options]
 
@@ -26,6 +26,8 @@ Options (for running outside a Job; inside one the mounted paths are used):
   --credentials-dir PATH  folder with the object store credential files
   --web-identity-token-file PATH
                           token presented to STS for target.roleArn (s3)
+  --store-wait-seconds N  how long a backup keeps trying an object store that does not answer
+                          (default ${STORE_WAIT_MS / 1000})
 
 Exit status: 0 done, 1 the operation failed, 2 bad input.`;
 
@@ -36,10 +38,18 @@ export interface ExecutorFlags {
   jwtFile?: string;
   credentialsDir?: string;
   webIdentityTokenFile?: string;
+  storeWaitSeconds?: string;
 }
 
 export async function executorCommand(flags: ExecutorFlags): Promise<number> {
   const resultFile = flags.resultFile ?? ExecutorPaths.terminationLog;
+  const storeWait = flags.storeWaitSeconds === undefined ? undefined : Number(flags.storeWaitSeconds);
+  if (storeWait !== undefined && !(Number.isFinite(storeWait) && storeWait >= 0)) {
+    process.stderr.write(
+      `platform-operator executor: --store-wait-seconds: must be a number of seconds, got ${flags.storeWaitSeconds}\n`,
+    );
+    return 2;
+  }
   let job: ReturnType<typeof fromEnv>;
   try {
     job = fromEnv(process.env);
@@ -73,6 +83,8 @@ export async function executorCommand(flags: ExecutorFlags): Promise<number> {
       process.stderr.write(`${job.operation} ${job.store.key}: ${bytes} bytes\n`);
     },
     onWaiting: (why) => process.stderr.write(`waiting for OpenBao to answer: ${why}\n`),
+    ...(storeWait !== undefined && { storeWaitMs: storeWait * 1000 }),
+    onStoreWaiting: (why) => process.stderr.write(`the object store did not answer, trying again: ${why}\n`),
   });
   const line = formatResult(result);
   await writeResult(resultFile, line);

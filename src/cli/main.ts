@@ -134,10 +134,12 @@ async function main(argv: string[]): Promise<number> {
           "jwt-file": { type: "string" },
           "credentials-dir": { type: "string" },
           "web-identity-token-file": { type: "string" },
+          "store-wait-seconds": { type: "string" },
         },
         strict: true,
       });
       return executorCommand({
+        storeWaitSeconds: values["store-wait-seconds"],
         resultFile: values["result-file"],
         caFile: values["ca-file"],
         tokenFile: values["token-file"],

@@ -24,6 +24,13 @@ export interface JsonHttpOptions {
   serverName?: string;
   /** An exchange fails once its connection stays silent this long (default 15 s). */
   idleTimeoutMs?: number;
+  /**
+   * A fresh connection fails once it is not set up (name looked up, TCP and TLS done) within this
+   * long (default 10 s, or the idle timeout when shorter). Nothing of the request has left then, so
+   * an exchange allowed minutes for its answer (OpenBao's sys/init) still fails fast, and safely,
+   * when the server cannot be reached at all: a network that drops packets says nothing else.
+   */
+  connectTimeoutMs?: number;
   /** An exchange fails once it has taken this long in all, however busy; no limit when absent. */
   deadlineMs?: number;
   /** Keeps connections open and shares at most this many; a fresh connection per exchange when absent. */
@@ -68,6 +75,7 @@ export class JsonHttpError extends Error {
 }
 
 const DEFAULT_IDLE_MS = 15_000;
+const DEFAULT_CONNECT_MS = 10_000;
 const DEFAULT_MAX_BODY = 32 * 1024 * 1024;
 
 export class JsonHttp {
@@ -179,6 +187,23 @@ export class JsonHttp {
       });
       req.setTimeout(idleMs);
       req.on("timeout", () => end("timeout", `timed out (silent for ${idleMs} ms)`));
+      const connectMs = Math.min(idleMs, this.opts.connectTimeoutMs ?? DEFAULT_CONNECT_MS);
+      req.once("socket", (socket) => {
+        // A kept connection is set up already; a fresh one is still connecting when handed over.
+        if (!socket.connecting) return;
+        const timer = setTimeout(() => {
+          const e = new JsonHttpError(
+            "connection",
+            "ETIMEDOUT",
+            `${what}: could not connect within ${connectMs} ms (nothing was sent)`,
+          );
+          settle(() => reject(e));
+          req.destroy(e);
+        }, connectMs);
+        const clear = () => clearTimeout(timer);
+        socket.once(this.secure ? "secureConnect" : "connect", clear);
+        socket.once("close", clear);
+      });
       if (deadlineMs !== undefined)
         deadline = setTimeout(
           () => end("timeout", `timed out (no answer within ${deadlineMs} ms)`),

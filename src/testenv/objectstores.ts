@@ -61,6 +61,8 @@ export interface S3ServerOptions {
   host?: string;
   /** Wraps the command line, e.g. `node.inCluster` to run inside the local node's network namespace. */
   wrap?: (argv: string[]) => string[];
+  /** The port to listen on (default: a free one): a server started again where its clients look. */
+  port?: number;
 }
 
 /** Static keys the fake S3 server accepts (it checks nothing; real clients still sign with them). */
@@ -73,7 +75,7 @@ export const S3_TEST_CREDENTIALS = {
 export async function startS3Server(opts: S3ServerOptions = {}): Promise<LocalObjectStore> {
   const binary = join(await ensureObjectStoreBinaries(), "s3server");
   const host = opts.host ?? LOOPBACK;
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const dir = makeTempDir("s3server");
   const argv = [binary, `-addr=${host}:${port}`, `-buckets=${(opts.buckets ?? []).join(",")}`];
   const [command, ...args] = opts.wrap ? opts.wrap(argv) : argv;

@@ -11,6 +11,8 @@ export interface FaultArgs {
   kills: boolean;
   /** Each lifecycle's outages (--outages). */
   outages: boolean;
+  /** Only the outages whose backend is, or whose label contains, one of these (--outage TEXT, repeatable; implies --outages). */
+  outageFilter: string[];
   /** Lifecycle name prefixes to run (lower case); empty: all. */
   only: string[];
   /** Crash points only among the writes of this phase (--phase NAME). */
@@ -45,7 +47,8 @@ export type SkippablePhase = (typeof SKIPPABLE)[number];
  * (exactly those crash points: several ranges after one run without faults), `--bao-writes` (the
  * operator's OpenBao writes are crash points too), `--backend kube|bao` (crash points among that
  * backend's writes only; N then counts that backend's writes), `--scale-to N` (the OpenBao scale
- * phase goes to N voters and back: 1 scales in first).
+ * phase goes to N voters and back: 1 scales in first), `--outage TEXT` (only the outages whose
+ * backend is TEXT or whose label contains it; repeatable; implies --outages).
  */
 export function parseFaultArgs(argv: string[], now: number): FaultArgs {
   const out: FaultArgs = {
@@ -56,6 +59,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     from: 1,
     kills: true,
     outages: false,
+    outageFilter: [],
     only: [],
     skip: [],
     blueGreen: false,
@@ -84,7 +88,13 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
       if (v !== "kube" && v !== "bao") throw new Error(`--backend: must be kube or bao, got ${v}`);
       out.backend = v;
     } else if (a === "--outages") out.outages = true;
-    else if (a === "--no-kills") out.kills = false;
+    else if (a === "--outage") {
+      const v = argv[++i];
+      if (!v)
+        throw new Error("--outage: give a backend (kube, bao-net, s3, …) or words of an outage's label");
+      out.outages = true;
+      out.outageFilter.push(v.toLowerCase());
+    } else if (a === "--no-kills") out.kills = false;
     else if (a === "--lifecycle") out.only.push((argv[++i] ?? "").toLowerCase());
     else if (a === "--phase") {
       const v = argv[++i];
@@ -101,7 +111,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     } else if (a === "--points") out.points = parsePoints(argv[++i]);
     else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --backend kube|bao, --scale-to N`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --outage TEXT, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --backend kube|bao, --scale-to N`,
       );
   }
   return out;
@@ -122,4 +132,12 @@ export function parsePoints(v: string | undefined): number[] {
     for (let n = lo; n <= hi; n++) out.add(n);
   }
   return [...out].sort((a, b) => a - b);
+}
+
+/** Whether outage `o` is one `--outage` chose (every one when none was given). */
+export function outageChosen(filter: readonly string[], o: { backend: string; label?: string }): boolean {
+  return (
+    filter.length === 0 ||
+    filter.some((f) => o.backend.toLowerCase() === f || (o.label ?? "").toLowerCase().includes(f))
+  );
 }

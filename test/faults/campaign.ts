@@ -8,9 +8,12 @@ import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "./bao-recorder.js";
 import { sameAsBaseline } from "./compare.js";
 import {
   type Checkpoints,
+  type Cut,
   type Lifecycle,
+  momentOf,
   type NamedCrash,
   type Outage,
+  type OutageMoment,
   type Phases,
   writesOf,
 } from "./lifecycle.js";
@@ -21,8 +24,10 @@ import { type RecordedWrite, WriteLog, WriteProxy } from "./write-proxy.js";
 export interface RunResult {
   /** The write after which the operator was killed; undefined for the run without faults. */
   crashAt?: number;
-  /** The outage of this run, begun after write `afterWrite`. */
-  outage?: Outage & { afterWrite: number };
+  /** The outage of this run (begun after write `afterWrite` when its moment is a share of the writes). */
+  outage?: Outage & { afterWrite?: number };
+  /** How many writes the run had made when its outage began. */
+  outageAfterWrite?: number;
   /** false when the run made fewer writes than crashAt (timing varies): no crash happened. */
   reached: boolean;
   writes: RecordedWrite[];
@@ -78,6 +83,8 @@ export interface CampaignOptions {
   kills?: boolean;
   /** The lifecycle's outages, one run each (default false). */
   outages?: boolean;
+  /** Which of them (args.ts outageChosen): all when unset. */
+  outageChosen?: (o: Outage) => boolean;
   /**
    * The API server itself, when the campaign owns it: a "kube" outage then stops it for real (every
    * client loses it, the harness's too); without it only the operator's proxy goes down.
@@ -113,7 +120,7 @@ export async function runOnce(
   opts: CampaignOptions,
   crashAt?: number | NamedCrash | PhaseCrash,
   baseline?: Checkpoints,
-  outage?: Outage & { afterWrite: number },
+  outage?: Outage & { afterWrite?: number },
 ): Promise<RunResult> {
   const { client, say } = opts;
   const started = performance.now();
@@ -143,6 +150,7 @@ export async function runOnce(
       say,
       phase: (name) => result.phases.push({ name, firstWrite: log.count + 1 }),
       writes: log.writes,
+      outage,
     });
     cleanup = run.cleanup?.bind(run);
     const kube = await WriteProxy.kube(run.kube?.kubeconfigPath ?? sharedEnv().kubeconfigPath, {
@@ -159,14 +167,16 @@ export async function runOnce(
       byName.set(name, p);
       proxied[name] = p.url;
     }
-    const outageProxy = outage && byName.get(outage.backend);
-    // A fault the lifecycle injects itself (an OpenBao pod killed), not a proxy taken down.
-    const injected = outage && run.faults?.[outage.backend];
-    if (outage && !outageProxy && !injected)
-      throw new Error(`outage of ${outage.backend}: the run has no such backend or fault`);
     // The operator's OpenBao writes, reported from inside its process (bao-writes-preload.ts).
-    const recorder = run.baoWrites && (await BaoWriteRecorder.start(log, run.baoWrites.host));
+    const recorder =
+      run.baoWrites &&
+      (await BaoWriteRecorder.start(log, run.baoWrites.host, run.baoWrites.record !== false));
     if (recorder) closers.push(() => recorder.close());
+    // A fault the lifecycle injects itself (an OpenBao pod killed), not a backend taken down.
+    const injected = outage && run.faults?.[outage.backend];
+    const cut = outage && cutOf(outage.backend, byName, run.cuts, recorder || undefined, opts.apiServer);
+    if (outage && !cut && !injected)
+      throw new Error(`outage of ${outage.backend}: the run has no such backend, cut or fault`);
     const before = await namesIn(client, ns, run.leakKinds);
     const operator = new OperatorProcess(
       dir,
@@ -191,35 +201,58 @@ export async function runOnce(
           restarted = operator.restart();
         },
       );
-    if (outage && injected)
-      log.arm(outage.afterWrite, () => {
+    if (outage) {
+      const moment = momentOf(outage);
+      const sleep = (s: number) => new Promise<void>((r) => setTimeout(r, s * 1000));
+      /** Watches for the fault to show for `seconds` (or until `heal` resolves), then what was missing. */
+      const watch = async (heal: () => Promise<void>): Promise<string[]> => {
+        const watching = run.duringOutage?.(outage.backend, outage);
+        await heal();
+        const missing = (await watching?.stop()) ?? [];
+        if (!operator.alive()) missing.push(`the operator exited during the ${outage.backend} fault`);
+        return missing;
+      };
+      const begin = (): void => {
         result.reached = true;
-        healed = injected().then(
-          (what) => {
-            say(`${outage.backend}: ${what}`);
-            return operator.alive() ? [] : [`the operator exited during the ${outage.backend} fault`];
-          },
-          (e: Error) => [`the fault ${outage.backend} was not injected: ${e.message}`],
+        // Whatever goes wrong in the harm or the heal is this run's violation, never an unhandled
+        // rejection that ends the whole campaign while the lifecycle is still driven.
+        const failed = (e: Error) => [`the ${outage.backend} fault went wrong: ${e.message}`];
+        healed = (async (): Promise<string[]> => {
+          if (injected) {
+            let done: Awaited<ReturnType<typeof injected>>;
+            try {
+              done = await injected();
+            } catch (e) {
+              return [`the fault ${outage.backend} was not injected: ${(e as Error).message}`];
+            }
+            result.outageAfterWrite = log.count;
+            say(`${outage.backend}: ${typeof done === "string" ? done : done.did}`);
+            return watch(async () => {
+              await sleep(outage.seconds);
+              if (typeof done !== "string") say(`${outage.backend}: ${await done.heal()}`);
+            });
+          }
+          await cut!.down("request" in moment ? moment.request : undefined);
+          result.outageAfterWrite = log.count;
+          say(`${outage.backend} down for ${outage.seconds} s after write ${log.count}`);
+          return watch(async () => {
+            await sleep(outage.seconds);
+            await cut!.up();
+            say(`${outage.backend} back`);
+          });
+        })().catch(failed);
+      };
+      if ("request" in moment) begin();
+      else
+        log.arm(
+          "share" in moment
+            ? (outage.afterWrite ?? 1)
+            : "write" in moment
+              ? (w) => (!moment.phase || result.phases.at(-1)?.name === moment.phase) && moment.match(w)
+              : inPhase({ phase: moment.phase, index: moment.index ?? 1, phases: result.phases }),
+          begin,
         );
-      });
-    else if (outage && outageProxy)
-      log.arm(outage.afterWrite, () => {
-        result.reached = true;
-        healed = (async () => {
-          const watching = run.duringOutage?.(outage.backend);
-          const real = outage.backend === "kube" ? opts.apiServer : undefined;
-          await (real ? real.stop() : outageProxy.down());
-          say(
-            `${outage.backend} ${real ? "stopped" : "unreachable"} for ${outage.seconds} s after write ${outage.afterWrite}`,
-          );
-          await new Promise((r) => setTimeout(r, outage.seconds * 1000));
-          await (real ? real.start() : outageProxy.up());
-          say(`${outage.backend} back`);
-          const missing = (await watching?.stop()) ?? [];
-          if (!operator.alive()) missing.push(`the operator exited during the ${outage.backend} outage`);
-          return missing;
-        })();
-      });
+    }
     operator.start();
     try {
       result.checkpoints = await run.drive();
@@ -250,6 +283,29 @@ export async function runOnce(
 }
 
 /**
+ * The backend an outage takes away, as something to take down and bring back: "kube" is the API
+ * server itself when the campaign owns it, else the operator's proxy to it; a plain backend its
+ * proxy; "bao-net" OpenBao as the operator's process reaches it (the recorder's black hole); else a
+ * cut the lifecycle offers.
+ */
+export function cutOf(
+  backend: string,
+  proxies: Map<string, WriteProxy>,
+  cuts: Record<string, Cut> | undefined,
+  recorder: BaoWriteRecorder | undefined,
+  apiServer?: { stop(): Promise<void>; start(): Promise<void> },
+): Cut | undefined {
+  if (backend === "kube" && apiServer) return { down: () => apiServer.stop(), up: () => apiServer.start() };
+  const p = proxies.get(backend);
+  if (p) return { down: () => p.down(), up: () => p.up() };
+  if (backend === BAO_NET) return recorder?.cut();
+  return cuts?.[backend];
+}
+
+/** The network between the operator's process and OpenBao (needs the preload: PreparedRun.baoWrites). */
+export const BAO_NET = "bao-net";
+
+/**
  * The `index`th write of `phase` in this run (1: the first after its mark), while it is the last
  * phase marked; with `backend`, the `index`th write to it (of the phase, or of the run). Called
  * for every write while armed, so it counts them itself.
@@ -270,14 +326,17 @@ export function inPhase(c: PhaseCrash & { phases: Phases }): (w: RecordedWrite) 
 export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions): Promise<Row[]> {
   const base = opts.kills === false ? undefined : await campaign(lifecycle, opts);
   const rows = base ? [base.row] : [];
-  if (!opts.outages || !lifecycle.outages?.length) return rows;
+  const outages = (lifecycle.outages ?? []).filter((o) => opts.outageChosen?.(o) ?? true);
+  if (!opts.outages || outages.length === 0) return rows;
   const baseline = base?.baseline ?? (await runOnce(lifecycle, opts));
   if (!baseline.checkpoints || baseline.violations.length > 0) return rows;
-  for (const o of lifecycle.outages) {
-    const afterWrite = Math.max(1, Math.floor(baseline.writes.length * o.at));
-    const at = baseline.writes[afterWrite - 1];
+  for (const o of outages) {
+    const moment = momentOf(o);
+    const afterWrite =
+      "share" in moment ? Math.max(1, Math.floor(baseline.writes.length * moment.share)) : undefined;
+    const at = afterWrite && baseline.writes[afterWrite - 1];
     opts.say(
-      `${lifecycle.name}: ${o.backend} down ${o.seconds} s after write ${afterWrite}/${baseline.writes.length} (${at?.backend} ${at?.method} ${at?.path})`,
+      `${lifecycle.name}: ${o.backend} down ${o.seconds} s ${at ? `after write ${afterWrite}/${baseline.writes.length} (${at.backend} ${at.method} ${at.path})` : describeMoment(moment)}`,
     );
     const r = await runOnce(lifecycle, opts, undefined, baseline.checkpoints, { ...o, afterWrite });
     const row: Row = {
@@ -286,7 +345,7 @@ export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions):
         o.label ??
         `${o.backend} ${o.backend === "kube" && opts.apiServer ? "stopped" : "unreachable"} ${o.seconds} s`,
       writes: baseline.writes.length,
-      points: [afterWrite],
+      points: r.outageAfterWrite !== undefined ? [r.outageAfterWrite] : afterWrite ? [afterWrite] : [],
       runs: 1,
       survived: r.violations.length === 0 ? 1 : 0,
       notReached: r.reached ? 0 : 1,
@@ -300,6 +359,14 @@ export async function campaignRows(lifecycle: Lifecycle, opts: CampaignOptions):
     rows.push(row);
   }
   return rows;
+}
+
+/** An outage's moment in words, for the campaign's progress lines. */
+export function describeMoment(m: OutageMoment): string {
+  if ("share" in m) return `after ${Math.round(m.share * 100)}% of the writes`;
+  if ("write" in m) return `at ${m.write}${m.phase ? ` (phase ${m.phase})` : ""}`;
+  if ("phase" in m) return `at write ${m.index ?? 1} of phase ${m.phase}`;
+  return `at the first request to ${m.request.source}`;
 }
 
 /** The run without faults, then a run per chosen crash point; one row of the table. */

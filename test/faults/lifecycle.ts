@@ -17,6 +17,8 @@ export interface RunContext {
   phase(name: string): void;
   /** The run's writes so far, every backend, in order (live: read it when needed). */
   readonly writes: readonly RecordedWrite[];
+  /** The outage this run is under, if any (a lifecycle loads what that outage needs). */
+  outage?: Outage;
 }
 
 /** Where each phase began: the number of the first write after its mark. */
@@ -44,7 +46,11 @@ export interface PreparedRun {
    * The operator's OpenBao writes recorded as crash points too (bao-writes-preload.ts), reported
    * to a recorder listening on `host` (where the operator's process reaches the harness).
    */
-  baoWrites?: { host: string };
+  baoWrites?: {
+    host: string;
+    /** false: the process is loaded for the OpenBao black hole ("bao-net") only, its writes not numbered. */
+    record?: boolean;
+  };
   /** Wraps the operator's command (the node's inCluster: its network namespace and cluster DNS). */
   wrap?: (argv: string[]) => string[];
   /** Real addresses of the other backends the operator uses; the campaign puts a WriteProxy in front of each. */
@@ -65,28 +71,92 @@ export interface PreparedRun {
    * Watches, while `backend` is down, for the failure to show where a user would look (the
    * objects' conditions); `stop` ends the watch and returns what was missing, one violation each.
    */
-  duringOutage?(backend: string): { stop(): Promise<string[]> };
+  duringOutage?(backend: string, outage?: Outage): { stop(): Promise<string[]> };
+  /** Backends the lifecycle takes away itself, by the name an Outage's `backend` gives. */
+  cuts?: Record<string, Cut>;
   /**
    * Faults the lifecycle injects itself, by the name an Outage's `backend` gives: each waits for
    * its moment (a phase of the lifecycle), does its harm and resolves, saying what it did, once the
    * harm is done; the run must still end in the invariants. A fault whose moment never came throws.
+   * A fault that lasts until someone acts (a pod sealed by hand stays sealed) also says how it
+   * heals: the campaign heals it once the outage's `seconds` of watching are over.
    */
-  faults?: Record<string, () => Promise<string>>;
+  faults?: Record<string, () => Promise<string | InjectedFault>>;
   /** Drives the lifecycle to its end, recording checkpoints; throws when a step does not finish in time. */
   drive(): Promise<Checkpoints>;
   /** Invariants of this run alone and against the run without faults; each string is one violation. */
   check(run: Checkpoints, baseline: Checkpoints): string[];
 }
 
+/**
+ * Where an outage begins. `share`: after that share of the run without faults' writes (0.1: early
+ * on). `phase`: at the `index`th operator write (default 1) after that phase's mark, whatever
+ * earlier phases wrote. `write`: at the first write `match` accepts (`write` says which in the
+ * table), while `phase` (if given) is the last phase marked. `request`: at the first request to the backend whose path matches, before it is sent;
+ * only a Cut that can see requests takes it (the OpenBao network, held in the operator's process).
+ */
+export type OutageMoment =
+  | { share: number }
+  | { phase: string; index?: number }
+  | { write: string; match(w: RecordedWrite): boolean; phase?: string }
+  | { request: RegExp };
+
+/**
+ * A backend the lifecycle can take away and give back itself (its S3 server stopped and started
+ * again where the Job looks). `down(from)`, for a `request` moment, arms the cut at the first
+ * request matching `from` and resolves once it has begun.
+ */
+export interface Cut {
+  down(from?: RegExp): Promise<void>;
+  up(): Promise<void>;
+}
+
 /** One backend gone for a while, once, mid-lifecycle. */
 export interface Outage {
-  /** "kube" (the API server as the operator reaches it), one of the lifecycle's backends or faults. */
+  /** "kube" (the API server as the operator reaches it), one of the lifecycle's backends, cuts or faults. */
   backend: string;
   /** The table's wording of the fault (default: "<backend> unreachable <seconds> s"). */
   label?: string;
   /** Where it begins: after this share of the run without faults' writes (0.1: early on). */
-  at: number;
+  at?: number;
+  /** Where it begins, when not by `at`. */
+  when?: OutageMoment;
+  /**
+   * How long the backend stays away; for a fault the lifecycle injects (a pod sealed or killed),
+   * how long the harness watches for it to show, from the harm done.
+   */
   seconds: number;
+  /**
+   * What must show while it lasts: conditions as `Type=Status/Reason` (`Type=Status` for any
+   * reason); one of them seen on the lifecycle's objects is enough. Unset: nothing is required
+   * (the API server away from the operator: it can write no condition at all).
+   */
+  visible?: string[];
+}
+
+/** A fault done, and how the harness ends it (as whoever would, a person restarting a pod). */
+export interface InjectedFault {
+  did: string;
+  heal(): Promise<string>;
+}
+
+/** The moment of `o`, `at` read as a share. */
+export function momentOf(o: Outage): OutageMoment {
+  return o.when ?? { share: o.at ?? 0 };
+}
+
+/**
+ * Whether a condition matches one of `visible`'s `Type=Status/Reason` (or `Type=Status`) forms.
+ */
+export function shows(
+  visible: readonly string[],
+  c: { type: string; status: string; reason?: string },
+): string | undefined {
+  return visible.find((v) => {
+    const m = /^([^=]+)=([^/]+)(?:\/(.+))?$/.exec(v);
+    if (!m) throw new Error(`visible: give Type=Status or Type=Status/Reason, got ${v}`);
+    return m[1] === c.type && m[2] === c.status && (m[3] === undefined || m[3] === c.reason);
+  });
 }
 
 export interface Lifecycle {

@@ -9,6 +9,8 @@
  *   npm run faults -- --seed 1234        replays the sample of that seed
  *   npm run faults -- --sample 10 --paths 20
  *   npm run faults -- --outages --no-kills --paths 1000   each lifecycle's outages, one run each
+ *   npm run faults -- --openbao --no-kills --outage bao-net --skip backup --skip upgrade --skip restore --skip scale
+ *                                        OpenBao black-holed from the operator from its sys/init
  *   npm run faults -- --openbao --seed 7 --sample 3        the OpenBao lifecycle (on the local node)
  *   npm run faults -- --openbao --all --from 1 --to 20     every crash point, in chunks
  *   npm run faults -- --openbao --phase restore --points 7,18-25 --skip upgrade --skip scale
@@ -34,7 +36,7 @@ import { sharedNode, startSharedNode } from "../../src/testenv/node/shared.js";
 import { startDevOpenBao } from "../../src/testenv/openbao.js";
 import { SHARED_ENV_VARS } from "../../src/testenv/shared.js";
 import { clientFor } from "../support/kube.js";
-import { parseFaultArgs } from "./args.js";
+import { outageChosen, parseFaultArgs } from "./args.js";
 import { type CampaignOptions, campaignRows, type Row, table } from "./campaign.js";
 import { gitLabCoreLifecycle } from "./gitlabcore.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -77,6 +79,7 @@ async function main(): Promise<number> {
     seed: args.seed,
     kills: args.kills,
     outages: args.outages,
+    outageChosen: (o) => outageChosen(args.outageFilter, o),
     say,
   } satisfies Omit<CampaignOptions, "client">;
   if (onApi.length > 0) {
@@ -129,7 +132,7 @@ async function main(): Promise<number> {
   for (const r of rows)
     for (const f of r.failures) {
       console.log(
-        `\n${r.lifecycle}, ${f.outage ? `${f.outage.backend} down after write ${f.outage.afterWrite}` : f.crashAt === undefined ? "run without faults" : `kill after write ${f.crashAt}`}:`,
+        `\n${r.lifecycle}, ${f.outage ? `${f.outage.label ?? f.outage.backend} (after write ${f.outageAfterWrite ?? f.outage.afterWrite ?? "?"})` : f.crashAt === undefined ? "run without faults" : `kill after write ${f.crashAt}`}:`,
       );
       for (const v of f.violations) console.log(`  - ${v}`);
       if (f.operatorTail)

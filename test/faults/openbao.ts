@@ -16,7 +16,16 @@ import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
 import { sharedNode } from "../../src/testenv/node/shared.js";
 import { S3_TEST_CREDENTIALS, startS3Server } from "../../src/testenv/objectstores.js";
 import { installOpenBaoCrd, poll } from "../support/openbao-operator.js";
-import type { Checkpoints, Lifecycle, NamedCrash, PreparedRun, RunContext } from "./lifecycle.js";
+import { BAO_NET } from "./campaign.js";
+import {
+  type Checkpoints,
+  type Lifecycle,
+  type NamedCrash,
+  type Outage,
+  type PreparedRun,
+  type RunContext,
+  shows,
+} from "./lifecycle.js";
 import {
   type BlueGreenOutcome,
   blueGreenPhase,
@@ -49,6 +58,8 @@ const SERVICE: ResourceType = {
 };
 const NAME = "fbao";
 const POD_KILL = "bao-pod-kill";
+const SEAL_IN_BACKUP = "bao-sealed-in-backup";
+const S3 = "s3";
 const FROM = "2.6.2";
 const TO = "2.7.2";
 const BUCKET = "snapshots";
@@ -117,11 +128,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
   ];
   return {
     name: `OpenBao (node: ${parts.filter(Boolean).join(", ")})`,
-    // Armed at the first write; the fault itself waits for its moment in the upgrade.
-    outages:
-      o.upgrade && !o.blueGreen
-        ? [{ backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 }]
-        : [],
+    outages: openBaoOutages(o),
     async prepare(ctx: RunContext): Promise<PreparedRun> {
       const { client, namespace: ns } = ctx;
       const node = await sharedNode();
@@ -135,9 +142,8 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       if (o.backup) imageLoaded ??= reloadOperatorImage(node.ctr, node.containerdSocket);
       await imageLoaded;
       // The S3 server inside the node's network, where the backup Job's pod reaches it.
-      const s3 = o.backup
-        ? await startS3Server({ buckets: [BUCKET], host: node.addresses.nodeIp, wrap: node.inCluster })
-        : undefined;
+      const s3Options = { buckets: [BUCKET], host: node.addresses.nodeIp, wrap: node.inCluster };
+      let s3 = o.backup ? await startS3Server(s3Options) : undefined;
       // Before the run's first look at the namespace: the harness's, not a leak.
       if (s3)
         await client.create(SECRET, {
@@ -277,7 +283,10 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
 
       return {
         kube: { kubeconfigPath: node.kubeconfigPath, host: node.addresses.hostIp },
-        ...(o.baoWrites && { baoWrites: { host: node.addresses.hostIp } }),
+        // Loaded for the OpenBao black hole too, its writes then not numbered.
+        ...((o.baoWrites || ctx.outage?.backend === BAO_NET) && {
+          baoWrites: { host: node.addresses.hostIp, record: !!o.baoWrites },
+        }),
         wrap: node.inCluster,
         backends: {},
         leakKinds: [JOB, STATEFULSET, SERVICE, PERSISTENT_VOLUME_CLAIM],
@@ -289,7 +298,50 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
     resyncInterval: 5s
     executorImage: ${OPERATOR_IMAGE}
 `,
+        cuts: {
+          /** The object store stopped (connections refused), then started again on its port, empty. */
+          [S3]: {
+            async down() {
+              await s3?.stop();
+            },
+            async up() {
+              if (s3) s3 = await startS3Server({ ...s3Options, port: s3.port });
+            },
+          },
+        },
+        duringOutage: (_backend, outage) => watchConditions(ctx, cluster, outage),
         faults: {
+          /**
+           * Once the backup Job exists, pod 0 is sealed (`bao operator seal`, the root token): the
+           * backup and the pass go on against a cluster with one voter sealed, which a static seal
+           * unseals only when its process starts again; healed by deleting the pod, as a person
+           * would (nothing in the documents has the operator restart a pod sealed by hand).
+           */
+          async [SEAL_IN_BACKUP]() {
+            const s = await poll(
+              async () => {
+                const st = await status();
+                if (st.backup?.lastHandledManualTrigger === "t1" && !st.backup?.jobName)
+                  return { missed: true as const, st };
+                return st.backup?.jobName ? { missed: false as const, st } : undefined;
+              },
+              stepMs,
+              "the backup Job to be created",
+              500,
+            );
+            if (s.missed) throw new Error("the backup ended before a look saw its Job");
+            const pod = `${serving}-0`;
+            await bao("bao operator seal");
+            return {
+              did: `pod ${pod} sealed while Job ${s.st.backup?.jobName} ran`,
+              // A static seal unseals at start only: the pod restarted, as a person would.
+              async heal() {
+                // Gone already (restarted meanwhile): nothing left sealed.
+                await kubectl(["delete", "pod", pod, "--wait=false", "--ignore-not-found"]);
+                return `pod ${pod} deleted to come back unsealed`;
+              },
+            };
+          },
           /**
            * Once the roll has replaced its first pod, pod 0 (not replaced yet, the last of the roll)
            * is killed outright: SIGKILL through a forced delete with no grace, as a node losing it.
@@ -312,6 +364,54 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
             await kubectl(["delete", "pod", `${NAME}-0`, "--grace-period=0", "--force", "--wait=false"]);
             return `pod ${NAME}-0 (${uid}) killed once pods ${s.st.upgrade?.completedPods?.join(", ")} were upgraded`;
           },
+          ...Object.fromEntries(
+            BLUE_GREEN_FAULTS.map((f) => [
+              f.name,
+              async () => {
+                const s = await poll(
+                  async () => {
+                    const st = await status();
+                    const bg = st.blueGreen;
+                    if (bg?.phase === f.phase) return { missed: false as const, bg };
+                    // Over (green serving or rolled back) before a look saw the phase.
+                    if (st.currentVersion === TO && (bg?.phase ?? "Idle") === "Idle")
+                      return { missed: true as const, bg };
+                    return undefined;
+                  },
+                  stepMs,
+                  `the blue-green phase ${f.phase}`,
+                  250,
+                );
+                if (s.missed) throw new Error(`the blue-green upgrade ended before a look saw ${f.phase}`);
+                const set = f.pod === "green" ? `${NAME}-${s.bg?.greenRevision}` : serving;
+                const pod = `${set}-0`;
+                if (f.harm === "kill") {
+                  await kubectl(["delete", "pod", pod, "--grace-period=0", "--force", "--wait=false"]);
+                  return `${f.pod} pod ${pod} killed in ${f.phase}`;
+                }
+                await kubectl(
+                  [
+                    "exec",
+                    "-i",
+                    pod,
+                    "--",
+                    "sh",
+                    "-c",
+                    "read -r BAO_TOKEN; export BAO_TOKEN; bao operator seal",
+                  ],
+                  `${rootToken}\n`,
+                );
+                return {
+                  did: `${f.pod} pod ${pod} sealed in ${f.phase}`,
+                  async heal() {
+                    // Gone already (blue removed once green took over): nothing left sealed.
+                    await kubectl(["delete", "pod", pod, "--wait=false", "--ignore-not-found"]);
+                    return `pod ${pod} deleted to come back unsealed`;
+                  },
+                };
+              },
+            ]),
+          ),
         },
         async cleanup() {
           await secrets.stop();
@@ -537,4 +637,138 @@ function onlyOne(seen: SeenObjects, name: string, what: string): string[] {
   if (uids !== 1) out.push(`${uids} ${what} Secrets stored (${name}), not one`);
   if (digests > 1) out.push(`the ${what} in ${name} changed ${digests - 1} times`);
   return out;
+}
+
+/** Faults at a blue-green phase: a pod of one side killed outright or sealed by hand. */
+const BLUE_GREEN_FAULTS: {
+  name: string;
+  label: string;
+  phase: string;
+  pod: "blue" | "green";
+  harm: "kill" | "seal";
+  visible?: string[];
+}[] = [
+  // JoiningMesh passed between two looks 250 ms apart on the node (2026-12-07): Syncing (green
+  // joined, held there for minSyncDuration) is the first moment after the join a look can catch.
+  {
+    name: "bg-green-killed-syncing",
+    label: "green pod 0 killed once green joined (Syncing)",
+    phase: "Syncing",
+    pod: "green",
+    harm: "kill",
+  },
+  {
+    name: "bg-blue-sealed-promoting",
+    label: "blue pod 0 sealed during promotion",
+    phase: "Promoting",
+    pod: "blue",
+    harm: "seal",
+    visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
+  },
+  {
+    name: "bg-green-killed-demoting",
+    label: "green pod 0 killed while blue is demoted",
+    phase: "DemotingBlue",
+    pod: "green",
+    harm: "kill",
+  },
+];
+
+/** Whether a lifecycle of these options has the phase an outage needs. */
+function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
+  const out: Outage[] = [
+    {
+      backend: BAO_NET,
+      label: "operator ↔ OpenBao black-holed 30 s from sys/init",
+      when: { request: /^\/v1\/sys\/init$/ },
+      seconds: 30,
+      visible: ["OpenBaoInitialized=False/InitializationFailed", "Degraded=True/InitializationFailed"],
+    },
+  ];
+  if (o.backup)
+    out.push(
+      {
+        backend: S3,
+        label: "object store stopped 30 s once the backup Job exists",
+        when: {
+          write: "the backup Job's creation",
+          phase: "backup",
+          match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
+        },
+        seconds: 30,
+        visible: ["BackingUp=True/InProgress", "BackingUp=False/BackupFailed"],
+      },
+      {
+        backend: SEAL_IN_BACKUP,
+        label: "pod 0 sealed during a backup",
+        at: 0,
+        seconds: 60,
+        visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
+      },
+    );
+  if (o.upgrade && !o.blueGreen)
+    out.push(
+      {
+        backend: "kube",
+        label: "API server unreachable 30 s mid rolling upgrade (the operator's proxy down)",
+        when: { phase: "upgrade", index: 2 },
+        seconds: 30,
+      },
+      {
+        backend: BAO_NET,
+        label: "operator ↔ OpenBao black-holed 30 s from the upgrade's step-down",
+        when: { request: /^\/v1\/sys\/step-down$/ },
+        seconds: 30,
+        visible: ["Upgrading=True/StepDownFailed", "Degraded=True"],
+      },
+      // Armed at the first write; the fault itself waits for its moment in the upgrade.
+      { backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 },
+    );
+  // Armed at the first write; each waits for its phase. A killed pod comes back by itself: 30 s
+  // watched, nothing required; a sealed one is watched 60 s, then deleted.
+  if (o.upgrade && o.blueGreen)
+    for (const f of BLUE_GREEN_FAULTS)
+      out.push({
+        backend: f.name,
+        label: f.label,
+        at: 0,
+        seconds: f.harm === "seal" ? 60 : 30,
+        visible: f.visible,
+      });
+  return out;
+}
+
+/**
+ * While an outage lasts: the OpenBaoCluster's conditions, read past the operator every half
+ * second, each `Type=Status/Reason` counted; at the end one of `visible` must have been seen.
+ */
+function watchConditions(
+  ctx: RunContext,
+  cluster: () => Promise<OpenBaoCluster | undefined>,
+  outage: Outage | undefined,
+): { stop(): Promise<string[]> } {
+  const seen = new Map<string, number>();
+  let matched: string | undefined;
+  let stopped = false;
+  const looking = (async () => {
+    while (!stopped) {
+      const c = await cluster().catch(() => undefined);
+      for (const x of c?.status?.conditions ?? []) {
+        const key = `${x.type}=${x.status}/${x.reason}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+        matched ??= outage?.visible && shows(outage.visible, x);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await looking;
+      const all = [...seen].map(([k, n]) => `${k} ×${n}`).join(", ") || "nothing";
+      ctx.say(`while ${outage?.backend} was down, conditions seen: ${all}`);
+      if (!outage?.visible || matched) return [];
+      return [`while ${outage.backend} was down none of ${outage.visible.join(" | ")} showed (seen: ${all})`];
+    },
+  };
 }

@@ -355,11 +355,12 @@ describe("openbao executor: backup and restore through real object stores", () =
       });
     }
 
-    it("s3: the object store stopped mid-upload fails the backup with UploadFailed", async () => {
+    it("s3: the object store stopped mid-upload and never back fails the backup with UploadFailed once its wait is over", async () => {
       const flaky = await startS3Server({ buckets: [BUCKET] });
       const run = runExecutorProcess(
         job("backup", source, { provider: "s3", key: "ns/bao/flaky.snap", endpoint: flaky.endpoint }),
         { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+        { storeWaitSeconds: 4 },
       );
       await run.progressed;
       await flaky.stop();
@@ -368,6 +369,45 @@ describe("openbao executor: backup and restore through real object stores", () =
       assert.ok(res.result && !res.result.ok);
       assert.equal(res.result.reason, "UploadFailed");
       assert.match(res.result.error, /ns\/bao\/flaky\.snap/);
+      assert.match(res.result.error, /the object store did not answer over \d+ attempts in 4 s/);
+    });
+
+    it("s3: the object store stopped mid-upload and started again: the backup tries again and completes", {
+      timeout: 180_000,
+    }, async () => {
+      const flaky = await startS3Server({ buckets: [BUCKET] });
+      const key = "ns/bao/back-again.snap";
+      const run = runExecutorProcess(
+        job("backup", source, { provider: "s3", key, endpoint: flaky.endpoint }),
+        { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+      );
+      await run.progressed;
+      await flaky.stop();
+      // Started again on its port (empty, as a restarted in-memory server) once the executor said it waits.
+      await run.storeWaiting;
+      const again = await startS3Server({ buckets: [BUCKET], port: flaky.port });
+      try {
+        const res = await run.done;
+        assert.equal(res.code, 0, res.stderr);
+        assert.ok(res.result?.ok, res.stderr);
+        const store = await openObjectStore({
+          provider: "s3",
+          bucket: BUCKET,
+          endpoint: again.endpoint,
+          usePathStyle: true,
+          partSize: 5 * MiB,
+          concurrency: 2,
+          credentials: { s3: { ...S3_TEST_CREDENTIALS } },
+        });
+        const objects = await store.list("ns/bao/back-again");
+        assert.deepEqual(
+          objects.map((o) => [o.key, o.size]),
+          [[key, res.result.size]],
+          "one complete object under the key",
+        );
+      } finally {
+        await again.stop();
+      }
     });
   });
 

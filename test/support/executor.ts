@@ -28,13 +28,15 @@ export interface ExecutorRun {
   progressed: Promise<void>;
   /** Resolves on the first "waiting for OpenBao to answer" line. */
   waiting: Promise<void>;
+  /** Resolves on the first line saying the object store did not answer and the backup tries again. */
+  storeWaiting: Promise<void>;
   kill(signal: NodeJS.Signals): void;
 }
 
 export function runExecutorProcess(
   job: ExecutorJob,
   secrets: { token: string; credentials?: Record<string, string>; webIdentityToken?: string },
-  opts: { maxOldSpaceMb?: number } = {},
+  opts: { maxOldSpaceMb?: number; storeWaitSeconds?: number } = {},
 ): ExecutorRun {
   const dir = mkdtempSync(join(tmpdir(), "executor-"));
   const tokenFile = join(dir, "token");
@@ -51,6 +53,7 @@ export function runExecutorProcess(
   const nodeArgs = opts.maxOldSpaceMb ? [`--max-old-space-size=${opts.maxOldSpaceMb}`] : [];
   const args = [...nodeArgs, MAIN, "executor", "--result-file", resultFile, "--token-file", tokenFile];
   if (secrets.credentials) args.push("--credentials-dir", credDir);
+  if (opts.storeWaitSeconds !== undefined) args.push("--store-wait-seconds", String(opts.storeWaitSeconds));
   if (secrets.webIdentityToken !== undefined) {
     const file = join(dir, "web-identity-token");
     writeFileSync(file, secrets.webIdentityToken, { mode: 0o600 });
@@ -66,11 +69,16 @@ export function runExecutorProcess(
   const waiting = new Promise<void>((resolve) => {
     onWaiting = resolve;
   });
+  let onStoreWaiting: () => void = () => {};
+  const storeWaiting = new Promise<void>((resolve) => {
+    onStoreWaiting = resolve;
+  });
   child.stdout.resume();
   child.stderr.on("data", (c: Buffer) => {
     stderr += c.toString();
     if (/: \d+ bytes$/m.test(stderr)) onProgress();
     if (/^waiting for OpenBao to answer: /m.test(stderr)) onWaiting();
+    if (/^the object store did not answer, trying again: /m.test(stderr)) onStoreWaiting();
   });
   const done = new Promise<Awaited<ExecutorRun["done"]>>((resolve) => {
     child.once("close", (code, signal) => {
@@ -85,7 +93,7 @@ export function runExecutorProcess(
       resolve({ code, signal, result: parseResult(text), stderr, peakRssKb: rss ? Number(rss) : undefined });
     });
   });
-  return { pid: child.pid!, done, progressed, waiting, kill: (s) => child.kill(s) };
+  return { pid: child.pid!, done, progressed, waiting, storeWaiting, kill: (s) => child.kill(s) };
 }
 
 /**

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { TLSSocket } from "node:tls";
 import { JsonHttp, JsonHttpError, sharedSecureContext } from "../../src/runtime/jsonhttp.js";
@@ -273,6 +273,33 @@ describe("JsonHttp over TLS", () => {
   after(() => {
     s?.close();
     mtls?.close();
+  });
+
+  it("fails fast a connection never set up, though the answer is allowed minutes", {
+    timeout: 60_000,
+  }, async () => {
+    // Accepts TCP and says nothing: the TLS handshake never ends, as behind a network dropping
+    // packets. The exchange allows 30 s of silence (OpenBao's sys/init allows 5 minutes).
+    const silent = createNetServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const port = (silent.address() as AddressInfo).port;
+    const http = new JsonHttp({
+      address: `https://127.0.0.1:${port}`,
+      caPem: pki.caPem,
+      connectTimeoutMs: 300,
+    });
+    const started = performance.now();
+    try {
+      const e = await failsWith(
+        http.request({ method: "PUT", path: "/v1/sys/init", idleTimeoutMs: 30_000 }),
+        "connection",
+        /PUT \/v1\/sys\/init: could not connect within 300 ms \(nothing was sent\)/,
+      );
+      assert.equal(e.code, "ETIMEDOUT");
+      assert.ok(performance.now() - started < 20_000, "failed by the connect limit, not the idle one");
+    } finally {
+      silent.close();
+    }
   });
 
   it("trusts a server whose certificate chains to the given CA", async () => {

@@ -4,6 +4,7 @@
  * partSize × concurrency whatever the snapshot size), and reports one result line.
  */
 import { Transform, type TransformCallback } from "node:stream";
+import { setTimeout as delay } from "node:timers/promises";
 import { openObjectStore, readCredentials } from "../objectstore/index.js";
 import { describeError, type ObjectStore } from "../objectstore/types.js";
 import { type ExecutorJob, executorFiles } from "./contract.js";
@@ -38,6 +39,63 @@ export interface RunOptions {
   store?: ObjectStore;
   /** Hears each failed attempt to reach OpenBao while the executor waits for it to answer. */
   onWaiting?: (why: string) => void;
+  /** How long a backup keeps trying an object store that does not answer (default STORE_WAIT_MS). */
+  storeWaitMs?: number;
+  /** Hears each backup attempt the object store did not answer, before the next one. */
+  onStoreWaiting?: (why: string) => void;
+}
+
+/**
+ * How long a backup keeps trying an object store that stopped answering (a restart, a network
+ * blip): the same order as the wait for OpenBao to answer. Each try takes a fresh snapshot and
+ * uploads it under the same key; a failed upload leaves no object behind (the multipart upload is
+ * aborted), so the key ends with at most one, complete. The Job itself is still run once.
+ */
+export const STORE_WAIT_MS = 120_000;
+
+/**
+ * Socket errors and answers that mean the object store is not there right now, anywhere in an
+ * error's cause chain; a refusal (403, a missing bucket) is not one and fails at once.
+ */
+const STORE_NOT_ANSWERING = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "TimeoutError",
+  "RequestTimeout",
+]);
+
+export function storeNotAnswering(err: unknown): boolean {
+  for (
+    let e = err as
+        | { code?: unknown; name?: unknown; cause?: unknown; $metadata?: { httpStatusCode?: number } }
+        | undefined,
+      depth = 0;
+    e && depth < 8;
+    e = e.cause as typeof e, depth++
+  ) {
+    if (typeof e.code === "string" && STORE_NOT_ANSWERING.has(e.code)) return true;
+    if (typeof e.name === "string" && STORE_NOT_ANSWERING.has(e.name)) return true;
+    const status = e.$metadata?.httpStatusCode;
+    if (status === 502 || status === 503 || status === 504) return true;
+    if (Array.isArray((e as { errors?: unknown }).errors))
+      if ((e as { errors: unknown[] }).errors.some(storeNotAnswering)) return true;
+  }
+  return false;
+}
+
+class UploadFailure extends Error {
+  constructor(
+    message: string,
+    readonly notAnswering: boolean,
+  ) {
+    super(message);
+  }
 }
 
 class Failure extends Error {
@@ -107,6 +165,34 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
 
 async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
   const { conn, token, store } = await prepare(job, opts);
+  const within = opts.storeWaitMs ?? STORE_WAIT_MS;
+  const deadline = Date.now() + within;
+  let pause = 1000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await backupOnce(job, opts, conn, token, store);
+    } catch (err) {
+      if (!(err instanceof UploadFailure)) throw err;
+      if (!err.notAnswering || opts.signal?.aborted) throw new Failure("UploadFailed", err.message);
+      if (Date.now() + pause >= deadline)
+        throw new Failure(
+          "UploadFailed",
+          `${err.message} (the object store did not answer over ${attempt} attempts in ${Math.round(within / 1000)} s)`,
+        );
+      opts.onStoreWaiting?.(err.message);
+      await delay(pause, undefined, { signal: opts.signal });
+      pause = Math.min(pause * 2, 10_000);
+    }
+  }
+}
+
+async function backupOnce(
+  job: ExecutorJob,
+  opts: RunOptions,
+  conn: Awaited<ReturnType<typeof prepare>>["conn"],
+  token: string,
+  store: ObjectStore,
+): Promise<number> {
   const res = await openSnapshot(conn, token, { signal: opts.signal, onWaiting: opts.onWaiting }).catch(
     (err) => {
       throw new Failure("SnapshotFailed", describeError(err));
@@ -135,7 +221,7 @@ async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
     res.on("error", () => {});
     res.destroy();
     if (cause) throw new Failure("SnapshotFailed", `snapshot stream: ${cause.message}`);
-    throw new Failure("UploadFailed", describeError(err));
+    throw new UploadFailure(describeError(err), storeNotAnswering(err));
   }
   if (snapshotError) throw new Failure("SnapshotFailed", `snapshot stream: ${snapshotError.message}`);
   return counter.bytes;

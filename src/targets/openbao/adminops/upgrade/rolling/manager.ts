@@ -309,6 +309,15 @@ export class RollingUpgrade implements RollingCore {
     if (withGiveUp(failed, record).kind === "invalid")
       return this.fail(cluster, reason, `${message} (${n} attempts)`, rc);
     rc.log.warn({ reason, err: message, attempt: n }, "upgrade step failed; will retry");
+    // Said where a user looks, not only in the log: Upgrading keeps True (the roll goes on) with the
+    // step's reason until a step succeeds and sets InProgress again.
+    await this.condition(
+      cluster,
+      "True",
+      reason,
+      `${message} (attempt ${n} of ${this.o.maxAttempts}; retrying)`.slice(0, 4096),
+      rc,
+    );
     // The runtime backs the retry off per key (5 s doubling) and counts it as a failed pass.
     return stageResult(failed, { waitAfterMs: this.o.waitPollMs });
   }
