@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { RUNTIME_ENV } from "../../../cli/heap.js";
 import { exists, populateAtomically } from "../../atomic.js";
 import { cacheRoot } from "../../cache.js";
 import { runCommand } from "../../exec.js";
@@ -14,6 +15,20 @@ const APP_USER = NONROOT;
 /** Where the image keeps helm and the bundled charts; the gitlab target reads both from its environment. */
 export const IMAGE_HELM = "/usr/local/bin/helm";
 export const IMAGE_CHARTS_DIR = "/app/charts";
+
+/**
+ * The image's environment, the Dockerfile's ENV alike. It carries the runtime environment the chart
+ * sets (RUNTIME_ENV: one malloc arena), so the image started some other way (docker run, another
+ * chart) runs the way it was measured.
+ */
+export const OPERATOR_IMAGE_ENV: string[] = [
+  "PATH=/usr/local/bin:/usr/bin:/bin",
+  "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+  "NODE_ENV=production",
+  `HELM_BINARY=${IMAGE_HELM}`,
+  `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
+  ...Object.entries(RUNTIME_ENV).map(([name, value]) => `${name}=${value}`),
+];
 
 import type { ImageSpec } from "./archive.js";
 import { distrolessEntries, ensureDistrolessRoot, NONROOT } from "./distroless.js";
@@ -107,13 +122,7 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
       Entrypoint: ["/usr/local/bin/node", "/app/dist/src/cli/main.js"],
       User: `${APP_USER.uid}:${APP_USER.gid}`,
       WorkingDir: "/app",
-      Env: [
-        "PATH=/usr/local/bin:/usr/bin:/bin",
-        "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
-        "NODE_ENV=production",
-        `HELM_BINARY=${IMAGE_HELM}`,
-        `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
-      ],
+      Env: OPERATOR_IMAGE_ENV,
     },
   };
 }
