@@ -2,9 +2,11 @@
  * String order for sorts the operator makes at run time, without ICU. `localeCompare` loads ICU's
  * collation code and data on first use (about 2.4 MiB of the node binary becomes resident on Node
  * 24, measured by pagemap), for strings that are nearly always ASCII names. `collate` gives the
- * order `localeCompare` gives (ICU's root collation, which Node's default locale uses) for strings
- * made of ASCII letters, digits and `_ - : . /`, computed here; anything else goes to
- * `localeCompare` itself. So orders users already see (StatefulSet environment, condition lists,
+ * order `localeCompare` gives for strings made of ASCII letters, digits and `_ - : . /`, computed
+ * here; anything else goes to `localeCompare` itself. That order is ICU's root collation, the one
+ * Node uses when the environment names no locale (the image sets no LANG) or an English one; a
+ * process started under a locale with its own tailoring (Danish, say) sorted by that before and
+ * sorts by the root order now. So orders users already see (StatefulSet environment, condition lists,
  * pods to restart) stay what they were, and a process that only sorts names never loads ICU.
  */
 
