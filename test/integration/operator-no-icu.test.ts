@@ -24,6 +24,14 @@ const DATE_METHODS = [
   "toLocaleDateString",
   "toLocaleTimeString",
   "getTimezoneOffset",
+  // The local-time accessors look the zone up too (the getUTC* ones do not).
+  "getFullYear",
+  "getMonth",
+  "getDate",
+  "getDay",
+  "getHours",
+  "getMinutes",
+  "getSeconds",
 ] as const;
 
 interface Trap {
