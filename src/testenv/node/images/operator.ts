@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { RUNTIME_ENV } from "../../../cli/heap.js";
 import { exists, populateAtomically } from "../../atomic.js";
 import { cacheRoot } from "../../cache.js";
 import { runCommand } from "../../exec.js";
@@ -18,8 +17,9 @@ export const IMAGE_CHARTS_DIR = "/app/charts";
 
 /**
  * The image's environment, the Dockerfile's ENV alike. It carries the runtime environment the chart
- * sets (RUNTIME_ENV: one malloc arena), so the image started some other way (docker run, another
- * chart) runs the way it was measured.
+ * sets (RUNTIME_ENV in src/cli/heap.ts: one malloc arena; testenv imports no other layer, so
+ * image-runtime-env.test.ts holds the two equal), so the image started some other way (docker run,
+ * another chart) runs the way it was measured.
  */
 export const OPERATOR_IMAGE_ENV: string[] = [
   "PATH=/usr/local/bin:/usr/bin:/bin",
@@ -27,7 +27,7 @@ export const OPERATOR_IMAGE_ENV: string[] = [
   "NODE_ENV=production",
   `HELM_BINARY=${IMAGE_HELM}`,
   `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
-  ...Object.entries(RUNTIME_ENV).map(([name, value]) => `${name}=${value}`),
+  "MALLOC_ARENA_MAX=1",
 ];
 
 import type { ImageSpec } from "./archive.js";
