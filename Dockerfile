@@ -52,11 +52,14 @@ RUN --mount=type=secret,id=chart-keyring,required=false \
 # Debian 12's libc6, libgcc-s1, libstdc++6, ca-certificates, tzdata and netbase, and nonroot (65532):
 # the packages src/testenv/node/images/distroless.ts unpacks.
 FROM gcr.io/distroless/cc-debian12:nonroot
+# MALLOC_ARENA_MAX: what the chart sets (RUNTIME_ENV in src/cli/heap.ts says why), for any other way
+# of starting the image.
 ENV PATH=/usr/local/bin:/usr/bin:/bin \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
     NODE_ENV=production \
     HELM_BINARY=/usr/local/bin/helm \
-    HELM_CHARTS=/app/charts
+    HELM_CHARTS=/app/charts \
+    MALLOC_ARENA_MAX=1
 WORKDIR /app
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 COPY --from=build /src/package.json ./package.json

@@ -218,6 +218,18 @@ function breakdown(m: Map<string, number>) {
   };
 }
 
+/**
+ * BENCH_PROC_HOOK=CMD runs `CMD PID PHASE PORT` while the operator is alive at each point its memory
+ * is read (ready-N, seeded-N, quiet-N; PORT serves its /metrics, V8's heap spaces among them): a
+ * way to look at its /proc (smaps, pagemap) at the moment the table's figures are taken. The
+ * operator keeps running meanwhile.
+ */
+function procHook(pid: number, phase: string, port: number): void {
+  const hook = process.env["BENCH_PROC_HOOK"];
+  if (hook)
+    execFileSync(hook, [String(pid), phase, String(port)], { stdio: ["ignore", "inherit", "inherit"] });
+}
+
 function startOperator(configPath: string, kubeconfig: string, cwd: string): ChildProcess {
   const flags = [...heapFlags, ...(heapSnapshots || seedSnapshot ? ["--heapsnapshot-signal=SIGUSR2"] : [])];
   const args = [...flags, MAIN, "run", "--config", configPath, "--kubeconfig", kubeconfig];
@@ -318,6 +330,7 @@ targets:
   // The part of the resident set that is the node binary's own pages (code, read-only data), the
   // same for any program node runs: the rest is the operator's.
   const readyFileRss = rssMiB(op.pid!, "RssFile");
+  procHook(op.pid!, `ready-${n}`, port);
   await waitFor(
     "the first seed",
     async () => {
@@ -344,6 +357,7 @@ targets:
     ),
   ).length;
   const seedRss = peakRssMiB(op.pid!);
+  procHook(op.pid!, `seeded-${n}`, port);
   const afterSeedRss = currentRssMiB(op.pid!);
   const heap =
     heapSnapshots || seedSnapshot ? heapShare(await heapSnapshot(op, port, dir, `seed-${n}`), n) : undefined;
@@ -415,6 +429,7 @@ targets:
     sum(m, "rest_client_requests_total", (k) => /method="(POST|PUT|PATCH|DELETE)"/.test(k)) - logins;
   const quietAudit = auditSince(auditFile, auditQuiet, `secret/`);
   const quietRss = peakRssMiB(op.pid!);
+  procHook(op.pid!, `quiet-${n}`, port);
   if (heapSnapshots) await heapSnapshot(op, port, dir, `quiet-${n}`);
   await stopOperator(op);
   const after = await client.list(VAULTSEED, { namespace: ns, limit: 100_000 });

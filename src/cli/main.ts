@@ -102,6 +102,7 @@ async function main(argv: string[]): Promise<number> {
       });
     }
     case "run": {
+      (await import("./v8-flags.js")).applyRuntimeV8Flags();
       const { runHelp, startOperator } = await import("./run.js");
       if (wantsHelp) return help(runHelp);
       const { values } = parseArgs({

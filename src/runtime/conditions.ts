@@ -1,3 +1,5 @@
+import { collate } from "./text-order.js";
+import { isoSeconds } from "./utc-time.js";
 /**
  * A reason taken from a kind's reason table. The tables (`src/apis/*-names.ts`) brand each value with
  * this property, so a condition or event reason spelled as a bare string does not compile; the brand
@@ -37,10 +39,7 @@ export function setCondition(
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === input.type);
   const prev = i >= 0 ? list[i] : undefined;
-  const lastTransitionTime =
-    prev && prev.status === input.status
-      ? prev.lastTransitionTime
-      : now.toISOString().replace(/\.\d+Z$/, "Z");
+  const lastTransitionTime = prev && prev.status === input.status ? prev.lastTransitionTime : isoSeconds(now);
   const next: Condition = { ...input, message: input.message.slice(0, 32_768), lastTransitionTime };
   if (i >= 0) list[i] = next;
   else list.push(next);
@@ -70,7 +69,7 @@ export function sameConditions(
   const norm = (l: readonly Condition[] | undefined) =>
     JSON.stringify(
       [...(l ?? [])]
-        .sort((x, y) => x.type.localeCompare(y.type))
+        .sort((x, y) => collate(x.type, y.type))
         .map((c) => [
           c.type,
           c.status,

@@ -6,6 +6,7 @@ import { errorMessage, isNotFound } from "./errors.js";
 import type { Logger } from "./log.js";
 import { eventsDropped } from "./metrics.js";
 import { apiVersionOf, type KubeObject, type ResourceType } from "./types.js";
+import { isoMicros } from "./utc-time.js";
 
 /** An event to record; its reason comes from a reason table (`R` narrows it to one kind's). */
 export interface EventInput<R extends KindReason = KindReason> {
@@ -225,7 +226,7 @@ export class EventRecorder {
   /** One write bringing the server up to `wanted` occurrences; never throws. */
   private async write(s: Series): Promise<void> {
     const target = s.wanted;
-    const micro = this.now().toISOString().replace("Z", "000Z");
+    const micro = isoMicros(this.now());
     try {
       if (s.written === 0) {
         await this.client.create(EVENTS_V1, {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { withDate } from "./date-header.js";
 import { registry } from "./metrics.js";
 import { http } from "./node-http.js";
 import type { MetricsAuthorizer } from "./secure-metrics.js";
@@ -79,7 +80,7 @@ export async function startProbeServer(
     }
     text(res, 404, "not found");
   };
-  return listen(http.createServer(handler), port, host);
+  return listen(http.createServer(withDate(handler)), port, host);
 }
 
 export interface MetricsServerOptions {
@@ -104,7 +105,7 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Ru
     });
   };
   const server = opts.tls
-    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
-    : http.createServer(handler);
+    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, withDate(handler))
+    : http.createServer(withDate(handler));
   return listen(server as Server, opts.port, opts.host);
 }

@@ -5,6 +5,7 @@ import { errorMessage, isConflict, isNotFound } from "./errors.js";
 import type { Logger } from "./log.js";
 import { leaderElectionMasterStatus } from "./metrics.js";
 import type { KubeObject } from "./types.js";
+import { isoMicros } from "./utc-time.js";
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -37,7 +38,7 @@ type Lease = KubeObject & { spec?: LeaseSpec };
 
 type Attempt = "leading" | "held" | "failed";
 
-const microTime = (d: Date) => d.toISOString().replace("Z", "000Z");
+const microTime = (d: Date) => isoMicros(d);
 
 /** Milliseconds on a monotonic clock: a wall-clock step (NTP, a manual change) must not stretch a lease. */
 const monotonicMs = (): number => performance.now();

@@ -1,4 +1,5 @@
 import { type Logger, pino } from "pino";
+import { isoTime } from "./utc-time.js";
 
 export type { Logger };
 
@@ -105,7 +106,8 @@ export function createLogger(
     name: opts.name ?? "platform-operator",
     level: opts.level ?? process.env["LOG_LEVEL"] ?? "info",
     base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // pino's isoTime uses Date#toISOString, which loads ICU's time zone data (utc-time.ts).
+    timestamp: () => `,"time":"${isoTime(Date.now())}"`,
     formatters: {
       level: (label: string) => ({ level: label }),
       log: (o: Record<string, unknown>) => redactTree(o) as Record<string, unknown>,

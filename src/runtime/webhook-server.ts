@@ -15,6 +15,7 @@ import {
   ratchet,
   reviewResponse,
 } from "./admission.js";
+import { withDate } from "./date-header.js";
 import type { Logger } from "./log.js";
 
 /** The API server sends at most ~3 MiB objects, twice on UPDATE; anything larger is not a review. */
@@ -57,9 +58,12 @@ export class WebhookServer {
 
   async start(): Promise<void> {
     const c = this.opts.certificate;
-    const server = createServer({ cert: c.certPem, key: c.keyPem }, (req, res) => {
-      void this.handle(req, res);
-    });
+    const server = createServer(
+      { cert: c.certPem, key: c.keyPem },
+      withDate((req, res) => {
+        void this.handle(req, res);
+      }),
+    );
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(this.opts.port, this.opts.host, resolve);

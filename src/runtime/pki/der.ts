@@ -1,3 +1,5 @@
+import { isoTime } from "../utc-time.js";
+
 /**
  * The handful of ASN.1 DER encodings an X.509 certificate needs. node:crypto parses, verifies and
  * signs certificates but cannot build one, and a general ASN.1 library would pull a dozen packages
@@ -67,7 +69,7 @@ export function oid(dotted: string): Buffer {
 
 /** UTCTime for 1950–2049, GeneralizedTime otherwise, as RFC 5280 requires; whole seconds, UTC. */
 export function time(d: Date): Buffer {
-  const iso = d.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
+  const iso = isoTime(d); // YYYY-MM-DDTHH:MM:SS.sssZ
   const digits = iso.slice(0, 19).replace(/[-:T]/g, "");
   const year = d.getUTCFullYear();
   if (year >= 1950 && year < 2050) return tlv(0x17, Buffer.from(`${digits.slice(2)}Z`, "ascii"));

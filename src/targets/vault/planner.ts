@@ -19,6 +19,7 @@
 //   ohmlab.fr/rotation-pending  while a rotation is being written: the KV version that holds it
 
 import { VaultSeedReason, type VaultSeedReasonType } from "../../apis/vaultseed-names.js";
+import { isoTime } from "../../runtime/utc-time.js";
 import { type CompiledSeed, compileSeed } from "./compile.js";
 import type { ValueGenerator } from "./generate.js";
 import type { PlanChange } from "./plan-summary.js";
@@ -382,7 +383,7 @@ async function seedPath(input: PlanInput, seed: CompiledSeed, me: string): Promi
   if (startsPeriod && rotationStored) {
     // The new period starts at this pass, not at the end of the old one: a controller that was
     // down for several periods rotates once, not once per missed period.
-    metadata[ROTATION_PERIOD_KEY] = new Date(nowMs).toISOString();
+    metadata[ROTATION_PERIOD_KEY] = isoTime(nowMs);
     const action = periodDue && current.exists ? "record-rotation" : "start-rotation-period";
     if (!draft.changes.some((c) => c.action === action)) draft.changes.push({ action });
     metadataChanged = true;

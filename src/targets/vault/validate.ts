@@ -4,6 +4,7 @@
 // check manifests).
 import { VaultSeedGroup, VaultSeedKind } from "../../apis/vaultseed-names.js";
 import type { ManifestDocument, ManifestPlace, ManifestProblem } from "../../runtime/target.js";
+import { collate } from "../../runtime/text-order.js";
 import { compileSeed, seedWarnings } from "./compile.js";
 import { analyseRefs, parseSeedPath } from "./refs.js";
 import { type ApplicationScopes, readRefusal, writeRefusal } from "./scope.js";
@@ -214,7 +215,7 @@ function cycleProblems(manifests: SeedManifest[]): ValidationProblem[] {
   for (const manifest of seeds) {
     const cycle = analysis.cycleOf.get(manifest.path!);
     if (!cycle) continue;
-    for (const [key, target] of [...manifest.refs].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [key, target] of [...manifest.refs].sort(([a], [b]) => collate(a, b))) {
       if (!cycle.includes(target)) continue;
       problems.push({
         ...manifest.place,

@@ -3,6 +3,7 @@ import { OpenBaoApiVersion, OpenBaoClusterKind, OpenBaoLabel } from "../../../ap
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import { OpenBaoRestoreKind } from "../../../apis/openbaorestore-names.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import { isoTime } from "../../../runtime/utc-time.js";
 import { refOf } from "../cluster-ref.js";
 import { clusterNames } from "../identity.js";
 import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
@@ -70,7 +71,7 @@ export function throwawayCluster(source: OpenBaoCluster, run: Run): OpenBaoClust
       annotations: {
         [RunAnnotation.key]: run.key,
         [RunAnnotation.window]: run.window,
-        [RunAnnotation.startedAt]: run.startedAt.toISOString(),
+        [RunAnnotation.startedAt]: isoTime(run.startedAt),
       },
       ownerReferences: [ownerRef(source)],
     },

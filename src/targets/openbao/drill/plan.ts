@@ -4,6 +4,7 @@ import {
   OpenBaoClusterReason as R,
 } from "../../../apis/openbaocluster-names.js";
 import { OpenBaoRestoreReason } from "../../../apis/openbaorestore-names.js";
+import { isoSeconds } from "../../../runtime/utc-time.js";
 import type { BackupStatus } from "../adminops/backup/result.js";
 import { latestWindow, nextWindow, parseSchedule, ScheduleError } from "../adminops/backup/schedule.js";
 import { parseDurationMs } from "../workload/certs/duration.js";
@@ -87,7 +88,7 @@ export type Plan =
   /** A run recorded (or abandoned): delete the restore, the throwaway and its volumes. */
   | { kind: "cleanup" };
 
-const stamp = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+const stamp = (d: Date) => isoSeconds(d);
 
 /** The test's timeout in ms; bad input names the field. */
 export function timeoutMs(spec: RestoreTestSpec): number {

@@ -11,6 +11,7 @@
  * ServiceAccount token) reaches the pod as a file from a volume, never as an env value in the Job spec.
  */
 import type { BackupProvider } from "../../../apis/openbaocluster.js";
+import { isoSeconds } from "../../../runtime/utc-time.js";
 
 export const ExecutorOperations = ["backup", "restore"] as const;
 export type ExecutorOperation = (typeof ExecutorOperations)[number];
@@ -443,10 +444,7 @@ export function objectKey(p: {
   time: Date;
   id: string;
 }): string {
-  const stamp = p.time
-    .toISOString()
-    .replace(/\.\d{3}Z$/, "Z")
-    .replace(/[-:]/g, "");
+  const stamp = isoSeconds(p.time).replace(/[-:]/g, "");
   const prefix = (p.pathPrefix ?? "").replace(/^\/+|\/+$/g, "");
   return [prefix, p.namespace, p.cluster, `${stamp}-${p.id}.snap`].filter((x) => x !== "").join("/");
 }

@@ -1,4 +1,5 @@
 import { X509Certificate } from "node:crypto";
+import { isoTime } from "../../../runtime/utc-time.js";
 import { pathLengthLimit, signerIdentity } from "./certificate-fields.js";
 import { type IdentityPolicy, identityMismatch } from "./identity.js";
 import { sctProblem } from "./sct.js";
@@ -103,16 +104,16 @@ export function checkKeyless(
   }
   const notAfter = Date.parse(cert.validTo);
   if (c.signedAt !== undefined) {
-    const at = new Date(c.signedAt).toISOString();
+    const at = isoTime(c.signedAt);
     if (c.signedAt > notAfter)
       return {
         ok: false,
-        why: `certificate expired before signatures were entered in log: ${new Date(notAfter).toISOString()} is before ${at}`,
+        why: `certificate expired before signatures were entered in log: ${isoTime(notAfter)} is before ${at}`,
       };
     if (c.signedAt < issued)
       return {
         ok: false,
-        why: `certificate was issued after signatures were entered in log: ${new Date(issued).toISOString()} is after ${at}`,
+        why: `certificate was issued after signatures were entered in log: ${isoTime(issued)} is after ${at}`,
       };
   } else {
     if (c.now > notAfter) return { ok: false, why: `the certificate expired at ${cert.validTo}` };

@@ -4,6 +4,7 @@
  * upgrade or restore is beyond its name: deciding whether the operation may run stays with the caller.
  */
 import type { ClusterOperation, OperationLock } from "../../../apis/openbaocluster.js";
+import { isoSeconds } from "../../../runtime/utc-time.js";
 
 /** Who asks: the operation and its exact holder, stable across operator restarts. */
 export interface LockIdentity {
@@ -34,7 +35,7 @@ export const isFree = (lock: OperationLock | undefined): boolean => !lock?.holde
 export const isHeldBy = (lock: OperationLock | undefined, id: LockIdentity): boolean =>
   !!lock?.holder && lock.holder === id.holder && lock.operation === id.operation;
 
-const stamp = (now: Date) => now.toISOString().replace(/\.\d+Z$/, "Z");
+const stamp = (now: Date) => isoSeconds(now);
 
 export interface AcquireOptions {
   now: Date;

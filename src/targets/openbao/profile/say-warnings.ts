@@ -1,6 +1,7 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { EventRecorder } from "../../../runtime/events.js";
+import { isoTime } from "../../../runtime/utc-time.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import { postureOf } from "./posture.js";
 import { dueWarnings, nextWarningAt } from "./warnings.js";
@@ -25,7 +26,7 @@ export class PostureWarnings {
     const seen = this.seen(cluster, key);
     const due = dueWarnings(postureOf(cluster.spec), seen, now);
     if (due.length === 0) return 0;
-    const stamps = Object.fromEntries(due.map((w) => [w.annotation, now.toISOString()]));
+    const stamps = Object.fromEntries(due.map((w) => [w.annotation, isoTime(now)]));
     await this.client.mergePatch(OPENBAOCLUSTER, cluster.metadata.name!, cluster.metadata.namespace, {
       metadata: { annotations: stamps },
     });

@@ -11,6 +11,7 @@ import { JOB, POD, STATEFULSET } from "../../../runtime/builtin-types.js";
 import { type ReconcileContext, type ReconcileResult, requeueAfter } from "../../../runtime/controller.js";
 import { isConflict, isNotFound } from "../../../runtime/errors.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import { isoSeconds } from "../../../runtime/utc-time.js";
 import { endUnstartedJob } from "../adminops/jobs/end-unstarted.js";
 import { jobStartHealth, notStartedMessage, startTimeoutFailure } from "../adminops/jobs/start-health.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
@@ -214,7 +215,7 @@ async function followThrough(
   return requeueAfter(Math.min(m.pollMs, PODS_BACK_POLL_MS));
 }
 
-const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+const stamp = (d: Date) => isoSeconds(d);
 
 function restartedNote(pool: Pool, pods: readonly PodFacts[]): string {
   const names = pods.map((p) => p.name).join(", ");

@@ -21,6 +21,7 @@ import {
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { type Condition, setCondition } from "../../../runtime/conditions.js";
+import { isoSeconds } from "../../../runtime/utc-time.js";
 
 export type Execution = NonNullable<OpenBaoRestoreStatus["execution"]>;
 export type Stage = Execution["stage"];
@@ -39,7 +40,7 @@ const COMMITTED: ReadonlySet<Stage> = new Set<Stage>([
 /** True once the controller has committed to the Job: it is never created again. */
 export const isCommitted = (e: Execution | undefined): boolean => e !== undefined && COMMITTED.has(e.stage);
 
-const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+const stamp = (d: Date) => isoSeconds(d);
 
 /** One restore, one operation: the request's uid names it (a new request is a new operation). */
 export const operationID = (r: OpenBaoRestore): string => `restore-${r.metadata.uid ?? r.metadata.name}`;

@@ -15,12 +15,13 @@ import {
   OpenBaoRestoreReason as R,
 } from "../../../apis/openbaorestore-names.js";
 import { type Condition, type ConditionInput, setCondition } from "../../../runtime/conditions.js";
+import { isoSeconds } from "../../../runtime/utc-time.js";
 import type { RestoreReadiness } from "../readiness/restore.js";
 
 /** A condition of an OpenBaoRestore: only its kind's reasons. */
 type RestoreCondition = Omit<ConditionInput<OpenBaoRestoreReasonType>, "observedGeneration">;
 
-const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+const stamp = (d: Date) => isoSeconds(d);
 
 /**
  * Completion means the restore workflow finished, not that OpenBao serves again: after a Raft

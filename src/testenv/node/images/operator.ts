@@ -15,6 +15,21 @@ const APP_USER = NONROOT;
 export const IMAGE_HELM = "/usr/local/bin/helm";
 export const IMAGE_CHARTS_DIR = "/app/charts";
 
+/**
+ * The image's environment, the Dockerfile's ENV alike. It carries the runtime environment the chart
+ * sets (RUNTIME_ENV in src/cli/heap.ts: one malloc arena; testenv imports no other layer, so
+ * image-runtime-env.test.ts holds the two equal), so the image started some other way (docker run,
+ * another chart) runs the way it was measured.
+ */
+export const OPERATOR_IMAGE_ENV: string[] = [
+  "PATH=/usr/local/bin:/usr/bin:/bin",
+  "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+  "NODE_ENV=production",
+  `HELM_BINARY=${IMAGE_HELM}`,
+  `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
+  "MALLOC_ARENA_MAX=1",
+];
+
 import type { ImageSpec } from "./archive.js";
 import { distrolessEntries, ensureDistrolessRoot, NONROOT } from "./distroless.js";
 import { dir, hostFile } from "./rootfs.js";
@@ -107,13 +122,7 @@ export async function operatorImageSpec(onProgress: (line: string) => void): Pro
       Entrypoint: ["/usr/local/bin/node", "/app/dist/src/cli/main.js"],
       User: `${APP_USER.uid}:${APP_USER.gid}`,
       WorkingDir: "/app",
-      Env: [
-        "PATH=/usr/local/bin:/usr/bin:/bin",
-        "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
-        "NODE_ENV=production",
-        `HELM_BINARY=${IMAGE_HELM}`,
-        `HELM_CHARTS=${IMAGE_CHARTS_DIR}`,
-      ],
+      Env: OPERATOR_IMAGE_ENV,
     },
   };
 }

@@ -9,6 +9,7 @@ import { JOB, POD } from "../../../../runtime/builtin-types.js";
 import { type ReconcileResult, requeueAfter } from "../../../../runtime/controller.js";
 import { AT_ONCE_MS } from "../../../../runtime/stages.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import { isoTime } from "../../../../runtime/utc-time.js";
 import { refOf } from "../../cluster-ref.js";
 import { objectKey } from "../../executor/contract.js";
 import {
@@ -66,7 +67,7 @@ export async function inFlight(
         pathPrefix: cluster.spec.backup.target.pathPrefix,
         namespace: ref.namespace,
         cluster: ref.name,
-        time: new Date(b.lastAttemptScheduledTime ?? b.lastAttemptTime ?? m.now().toISOString()),
+        time: new Date(b.lastAttemptScheduledTime ?? b.lastAttemptTime ?? isoTime(m.now())),
         id: shortHash(jobName),
       });
       const image = cluster.spec.backup.image ?? m.d.config.executorImage;

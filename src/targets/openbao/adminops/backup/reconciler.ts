@@ -8,6 +8,7 @@ import { SECRET } from "../../../../runtime/builtin-types.js";
 import { liveReader } from "../../../../runtime/cached-reader.js";
 import { done, type ReconcileResult, requeueAfter } from "../../../../runtime/controller.js";
 import { splitKey } from "../../../../runtime/types.js";
+import { isoSeconds } from "../../../../runtime/utc-time.js";
 import { OPENBAOCLUSTER, refOf } from "../../cluster-ref.js";
 import { objectKey } from "../../executor/contract.js";
 import {
@@ -272,7 +273,7 @@ export class BackupReconciler implements BackupCore {
 }
 
 function stamp(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+  return isoSeconds(d);
 }
 
 function idleMessage(next: string | undefined): string {

@@ -1,4 +1,5 @@
 import type { OpenBaoClusterStatus } from "../../../../apis/openbaocluster.js";
+import { isoSeconds } from "../../../../runtime/utc-time.js";
 import { type JobOutcome, jobOutcome, terminationMessage } from "../jobs/result.js";
 
 // Job result reading moved to adminops/jobs/result.ts (the pre-upgrade snapshot reads it too).
@@ -41,7 +42,7 @@ export function recordOutcome(
   if (outcome.state === "succeeded") {
     const key = outcome.key ?? fallbackKey;
     const durationMs = outcome.durationMs ?? (startedAt ? now.getTime() - startedAt.getTime() : undefined);
-    next.lastBackupTime = now.toISOString().replace(/\.\d{3}Z$/, "Z");
+    next.lastBackupTime = isoSeconds(now);
     if (key) {
       next.lastBackupKey = key;
       next.lastBackupName = key.split("/").pop();
@@ -56,7 +57,7 @@ export function recordOutcome(
     next.consecutiveFailures = (prev.consecutiveFailures ?? 0) + 1;
     next.lastFailureReason = outcome.reason;
     next.lastFailureMessage = outcome.message.slice(0, 4000);
-    next.lastFailureTime = now.toISOString().replace(/\.\d{3}Z$/, "Z");
+    next.lastFailureTime = isoSeconds(now);
   }
   return next;
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Cron } from "croner";
+import { isoTime } from "../../../../runtime/utc-time.js";
 
 /**
  * When a backup is due. Pure: the caller passes the time, so tests move the clock instead of
@@ -108,7 +109,7 @@ const MAX_JOB_NAME = 63;
 
 /** `20261201-030000`: upstream's UTC stamp in a backup Job's name. */
 function jobTime(d: Date): string {
-  const iso = d.toISOString();
+  const iso = isoTime(d);
   return `${iso.slice(0, 10).replace(/-/g, "")}-${iso.slice(11, 19).replace(/:/g, "")}`;
 }
 

@@ -1,4 +1,5 @@
 import { OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
+import { collate } from "../../../../runtime/text-order.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorFailureReason, type ExecutorResult, parseResult } from "../../executor/result.js";
 import { recordedStartFailure } from "./start-health.js";
@@ -36,7 +37,7 @@ interface ContainerStatus {
 /** Termination message of the executor container in the Job's pods (the newest that has one). */
 export function terminationMessage(pods: readonly KubeObject[]): string | undefined {
   const sorted = [...pods].sort((a, b) =>
-    (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
+    collate(b.metadata.creationTimestamp ?? "", a.metadata.creationTimestamp ?? ""),
   );
   for (const pod of sorted) {
     const statuses = ((pod["status"] as { containerStatuses?: ContainerStatus[] } | undefined)

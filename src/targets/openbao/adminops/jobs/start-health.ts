@@ -1,5 +1,7 @@
 import { JobStartFailureAnnotation, OpenBaoClusterReason } from "../../../../apis/openbaocluster-names.js";
+import { collate } from "../../../../runtime/text-order.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import { isoSeconds } from "../../../../runtime/utc-time.js";
 import { scrub } from "../../workload/pod-trouble.js";
 
 /**
@@ -127,7 +129,7 @@ export function jobStartHealth(
   const deadline = new Date(since + timeoutMs);
   const expired = now.getTime() >= deadline.getTime();
   const newest = [...pods].sort((a, b) =>
-    (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
+    collate(b.metadata.creationTimestamp ?? "", a.metadata.creationTimestamp ?? ""),
   )[0];
   let trouble = newest ? podStartTrouble(newest) : undefined;
   if (!newest && now.getTime() - since >= NO_POD_GRACE_MS)
@@ -171,5 +173,5 @@ export function recordedStartFailure(
 }
 
 function stamp(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+  return isoSeconds(d);
 }

@@ -18,6 +18,7 @@
 
 import type { OpenBaoClusterStatus } from "../../../../apis/openbaocluster.js";
 import { OpenBaoClusterReason as R } from "../../../../apis/openbaocluster-names.js";
+import { collateNumeric } from "../../../../runtime/text-order.js";
 import type { ClusterObservation } from "../upgrade/core/observe.js";
 
 export type RuntimeRestartStatus = NonNullable<OpenBaoClusterStatus["runtimeRestart"]>;
@@ -66,7 +67,7 @@ export function podsToRestart(pods: Iterable<PodFacts>, cutoff: Date): RestartPo
     // A pod with no readable creation time is restarted: asked for a restart, doing one more is safe.
     if (!Number.isFinite(created) || created < cutoff.getTime()) out.push({ name: p.name, uid: p.uid });
   }
-  return out.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+  return out.sort((a, b) => collateNumeric(a.name, b.name));
 }
 
 export function planRestart(inp: RestartPlanInput): RestartStep {

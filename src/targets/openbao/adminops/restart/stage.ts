@@ -14,6 +14,7 @@ import { POD } from "../../../../runtime/builtin-types.js";
 import type { KubeClient } from "../../../../runtime/client.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import { isoSeconds } from "../../../../runtime/utc-time.js";
 import { refOf, servingRef } from "../../cluster-ref.js";
 import { podSelector, voterOrdinal } from "../../identity.js";
 import {
@@ -32,7 +33,7 @@ export function restartLock(cluster: string, restartAt: string): LockIdentity {
   return { operation: "Restart", holder: `restart/${cluster}/${digest}` };
 }
 
-export const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
+export const stamp = (d: Date): string => isoSeconds(d);
 
 const WARNING = new Set<OpenBaoClusterReasonType>([R.RestartStepFailed, R.StepDownFailed, R.RestartStalled]);
 

@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, type X509Certificate } from "node:crypto"
 import { isIP } from "node:net";
 import type { OpenBaoClusterSpec, TLSMode } from "../../../../apis/openbaocluster.js";
 import type { KeyPairPem } from "../../../../runtime/pki/x509.js";
+import { isoTime } from "../../../../runtime/utc-time.js";
 import {
   type ClusterRef,
   Component,
@@ -154,7 +155,7 @@ export function planCa(stored: StoredCa | undefined, rotationMs: number, now: Da
   if (!cert.ca) return { action: "replace", reason: "the CA Secret's certificate is not a CA" };
   const dueAt = Date.parse(cert.validTo) - 3 * rotationMs;
   if (now.getTime() > dueAt)
-    return { action: "replace", reason: `the CA expires at ${new Date(cert.validTo).toISOString()}` };
+    return { action: "replace", reason: `the CA expires at ${isoTime(new Date(cert.validTo))}` };
   return { action: "keep", reason: "the CA is current", dueAt };
 }
 

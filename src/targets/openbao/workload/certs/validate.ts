@@ -1,5 +1,6 @@
 import { createPrivateKey, type KeyObject, type X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
+import { isoTime } from "../../../../runtime/utc-time.js";
 import { parseCertificates } from "./pem.js";
 
 /**
@@ -38,9 +39,8 @@ export function validateServerMaterial(m: ServerMaterial, input: ValidationInput
   const from = Date.parse(leaf.validFrom);
   const to = Date.parse(leaf.validTo);
   const now = input.now.getTime();
-  if (now < from)
-    problems.push(`tls.crt: the certificate is not valid before ${new Date(from).toISOString()}`);
-  if (now >= to) problems.push(`tls.crt: the certificate expired at ${new Date(to).toISOString()}`);
+  if (now < from) problems.push(`tls.crt: the certificate is not valid before ${isoTime(from)}`);
+  if (now >= to) problems.push(`tls.crt: the certificate expired at ${isoTime(to)}`);
   const uncovered = input.requiredNames.filter((n) => !covers(leaf, n));
   if (uncovered.length > 0)
     problems.push(`tls.crt: the certificate's names do not cover ${uncovered.join(", ")}`);

@@ -10,6 +10,7 @@
  * file, and the whole file is then kept in a Secret ({@link sealKeepsCredentialInFile}).
  */
 import { isSecretField } from "../../../../runtime/log.js";
+import { collate } from "../../../../runtime/text-order.js";
 import { kmsSealParts } from "../../normalise.js";
 import { ConfigError } from "./errors.js";
 import { attrs, block, type HclBlock } from "./hcl.js";
@@ -313,7 +314,7 @@ export function sealCredentialEnv(spec: SpecView): SealCredential[] {
     const env = mapped && Object.hasOwn(found.def.secrets, mapped) ? found.def.secrets[mapped] : undefined;
     if (env) out.push({ env, value: String(v) });
   }
-  return out.sort((a, b) => a.env.localeCompare(b.env));
+  return out.sort((a, b) => collate(a.env, b.env));
 }
 
 /**

@@ -6,6 +6,7 @@
  * wires them). Pure: the cluster in, pod fragments and the Secret out.
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { collate } from "../../../../runtime/text-order.js";
 import { refOf } from "../../cluster-ref.js";
 import { clusterLabels, clusterNames } from "../../identity.js";
 import { pkcs11Runtime } from "../config/pkcs11-runtime.js";
@@ -55,7 +56,7 @@ export function sealEnv(c: OpenBaoCluster): Obj[] {
       out.push({ name: "GOOGLE_APPLICATION_CREDENTIALS", value: `${SEAL_CREDS_DIR}/credentials.json` });
   }
   out.push(...pkcs11Env(c, ref));
-  return out.sort((a, b) => String(a["name"]).localeCompare(String(b["name"])));
+  return out.sort((a, b) => collate(String(a["name"]), String(b["name"])));
 }
 
 /**

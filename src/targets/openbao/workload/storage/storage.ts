@@ -6,6 +6,7 @@ import {
 import { PERSISTENT_VOLUME_CLAIM, POD } from "../../../../runtime/builtin-types.js";
 import { isNotFound } from "../../../../runtime/errors.js";
 import type { KubeObject, ResourceType } from "../../../../runtime/types.js";
+import { isoTime } from "../../../../runtime/utc-time.js";
 import type { Writes } from "../../apply.js";
 import { Component, LABEL_CLUSTER, LABEL_COMPONENT } from "../../identity.js";
 import type { ServiceContext } from "../../services.js";
@@ -191,7 +192,7 @@ function claimView(c: KubeObject): ClaimView {
     request: spec?.resources?.requests?.storage,
     capacity: status.capacity?.storage,
     // A condition without a time is treated as older than every pod: nothing restarts for it.
-    fsResizePendingSince: pending ? (pending.lastTransitionTime ?? new Date(0).toISOString()) : undefined,
+    fsResizePendingSince: pending ? (pending.lastTransitionTime ?? isoTime(0)) : undefined,
   };
 }
 
@@ -201,7 +202,7 @@ function podView(p: KubeObject): PodView {
   return {
     name: p.metadata.name!,
     uid: p.metadata.uid!,
-    creationTimestamp: p.metadata.creationTimestamp ?? new Date(0).toISOString(),
+    creationTimestamp: p.metadata.creationTimestamp ?? isoTime(0),
     ready: conditions.some((c) => c.type === "Ready" && c.status === "True"),
     deleting: p.metadata.deletionTimestamp !== undefined && p.metadata.deletionTimestamp !== null,
   };

@@ -3,6 +3,7 @@
  * phase, waiting in one, the condition they say. Pure.
  */
 import { OpenBaoClusterReason as Reason } from "../../../../../apis/openbaocluster-names.js";
+import { isoTime } from "../../../../../runtime/utc-time.js";
 import type { BlueGreenPhase, BlueGreenStatus, Observed, Plan, RaftAction } from "./types.js";
 
 /** Poll interval while waiting on pods or Raft. */
@@ -21,7 +22,7 @@ export interface PlanIds {
 export const VOTING: readonly BlueGreenPhase[] = ["Promoting", "DemotingBlue"];
 
 export function at(obs: Observed): string {
-  return obs.now.toISOString();
+  return isoTime(obs.now);
 }
 
 export function enter(bg: BlueGreenStatus, phase: BlueGreenPhase, obs: Observed): BlueGreenStatus {

@@ -6,6 +6,7 @@
  */
 import type { OpenBaoCluster, OpenBaoClusterStatus } from "../../../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
+import { isoSeconds } from "../../../../../runtime/utc-time.js";
 import type { ClusterRef } from "../../../identity.js";
 import { type AdminOpsPass, applyConcern, changePlane } from "../../../opslifecycle/index.js";
 
@@ -44,4 +45,4 @@ export async function writeUpgrade(
   return { cluster: r.cluster, wrote: r.wrote };
 }
 
-export const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, "Z");
+export const stamp = (d: Date): string => isoSeconds(d);

@@ -9,6 +9,7 @@ import { liveReader } from "../../../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../../../runtime/client.js";
 import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
+import { collate } from "../../../../../runtime/text-order.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import type { OpenBaoTargetConfig } from "../../../config.js";
@@ -207,9 +208,7 @@ async function findUpgradeSnapshotJob(
         j.metadata.annotations?.[OpenBaoAnnotation.BackupType] === "pre-upgrade" &&
         upgradeRunIdOf(j) === upgradeId,
     )
-    .sort((a, b) =>
-      (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""),
-    )[0];
+    .sort((a, b) => collate(b.metadata.creationTimestamp ?? "", a.metadata.creationTimestamp ?? ""))[0];
 }
 
 /**
