@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { trackChild } from "../../src/testenv/processes.js";
 import type { NodeNamespace } from "./node.js";
+import { startNodeScript } from "./node-script.js";
 
 /**
  * A TCP server inside the node's network that accepts connections and never answers: an object
@@ -17,20 +16,7 @@ export async function startBlackhole(ctx: NodeNamespace): Promise<Blackhole> {
   const host = ctx.node.addresses.nodeIp;
   const script =
     "const s=require('net').createServer(()=>{});" +
-    `s.listen(0,'${host}',()=>console.log(s.address().port));`;
-  const argv = ctx.node.inCluster([process.execPath, "-e", script]);
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
-  trackChild(child, "blackhole");
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`blackhole exited with ${code}`)));
-    child.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim())));
-  });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  return {
-    address: `${host}:${port}`,
-    async stop() {
-      if (child.exitCode === null) child.kill("SIGKILL");
-      await exited;
-    },
-  };
+    `s.listen(0,'${host}',()=>console.log('port '+s.address().port));`;
+  const { address, stop } = await startNodeScript(ctx.node, "blackhole", script);
+  return { address, stop };
 }

@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { trackChild } from "../../src/testenv/processes.js";
 import type { NodeNamespace } from "./node.js";
+import { startNodeScript } from "./node-script.js";
 
 /**
  * A TCP proxy inside the node's network in front of a real object store, that cuts every connection
@@ -39,25 +38,14 @@ const s = net.createServer((c) => {
 });
 s.listen(0, ${JSON.stringify(host)}, () => process.stdout.write("port " + s.address().port + "\\n"));
 `;
-  const argv = ctx.node.inCluster([process.execPath, "-e", script]);
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
-  trackChild(child, "cutting proxy");
-  let out = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`cutting proxy exited with ${code}`)));
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString("utf8");
-      const m = /^port (\d+)$/m.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const proxy = await startNodeScript(ctx.node, "cutting proxy", script);
   return {
-    address: `${host}:${port}`,
-    cuts: () => out.split("\n").filter((l) => l === "cut").length,
-    async stop() {
-      if (child.exitCode === null) child.kill("SIGKILL");
-      await exited;
-    },
+    address: proxy.address,
+    cuts: () =>
+      proxy
+        .output()
+        .split("\n")
+        .filter((l) => l === "cut").length,
+    stop: proxy.stop,
   };
 }

@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import type { SharedNode } from "../../src/testenv/node/shared.js";
-import { trackChild } from "../../src/testenv/processes.js";
+import { startNodeScript } from "./node-script.js";
 
 /**
  * A TCP proxy inside the node's network in front of a real server, that can make the answers to
@@ -53,28 +52,15 @@ const s = net.createServer((c) => {
 });
 s.listen(0, ${JSON.stringify(host)}, () => process.stdout.write("port " + s.address().port + "\\n"));
 `;
-  const argv = node.inCluster([process.execPath, "-e", script]);
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  trackChild(child, "trickling proxy");
-  let out = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`trickling proxy exited with ${code}`)));
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString("utf8");
-      const m = /^port (\d+)$/m.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const proxy = await startNodeScript(node, "trickling proxy", script);
   return {
-    address: `${host}:${port}`,
-    stick(ip) {
-      child.stdin!.write(`stick ${ip}\n`);
-    },
-    stuckAnswers: (ip) => out.split("\n").filter((l) => l === `stuck ${ip}`).length,
-    async stop() {
-      if (child.exitCode === null) child.kill("SIGKILL");
-      await exited;
-    },
+    address: proxy.address,
+    stick: (ip) => proxy.send(`stick ${ip}`),
+    stuckAnswers: (ip) =>
+      proxy
+        .output()
+        .split("\n")
+        .filter((l) => l === `stuck ${ip}`).length,
+    stop: proxy.stop,
   };
 }
