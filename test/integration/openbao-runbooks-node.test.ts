@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { BAO_VERSIONS } from "../../src/testenv/cache.js";
 import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { type NodeRegistry, pushNodeImage, startNodeRegistry } from "../support/node-registry.js";
 import {
   installOpenBaoCrd,
   type OperatorProcess,
@@ -19,8 +20,10 @@ import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 // reused: a majority sealed by a replaced static key (No leader, then Sealed cluster), then two
 // voters whose volumes are gone (Lost quorum, peers.json on the survivor), then an upgrade to a
 // version whose image cannot be pulled (Failed rolling upgrade), then a blue-green upgrade held
-// with a green that cannot pull its image (Failed blue-green upgrade). The sections that need no
-// pod are in runbooks-api-openbao and -vaultseed; GitLabCore's hooks are gitlab-runbooks-node's.
+// with a green that cannot pull its image (Failed blue-green upgrade), then one that rolls back by
+// itself because green's image is not in the user's registry yet, retried once it is (the same
+// section's first case). The sections that need no pod are in runbooks-api-openbao and -vaultseed;
+// GitLabCore's hooks are gitlab-runbooks-node's.
 
 const NAME = "rb";
 // Formed at the older held version, so the failed-upgrade case has a newer one to move to.
@@ -39,6 +42,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
   let op: OperatorProcess | undefined;
   let dir = "";
   let vars: Record<string, string> = {};
+  let registry: NodeRegistry | undefined;
 
   /**
    * A wait that, when it times out, prints the operator's last log lines first: a runbook case that
@@ -108,6 +112,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
   after(async () => {
     if (op && process.env["OPENBAO_TEST_DUMP"]) console.log(op.output());
     await op?.stop();
+    await registry?.registry.stop();
     await deleteNamespace(ctx);
     if (dir) removeTempDir(dir);
   });
@@ -409,6 +414,123 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     await recovered(`three voters with a leader at ${running}`);
     process.stdout.write(
       `# failed blue-green: held in ${((broken - t) / 1000).toFixed(1)} s, green removed and Idle ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented rollback\n`,
+    );
+  });
+
+  it("a blue-green upgrade whose image is not in the registry yet rolls back by itself; once it is, the documented retry request upgrades", async () => {
+    const t = performance.now();
+    const running: string = (await cluster()).status?.currentVersion;
+    // The user's registry (on the node, as containerd pulls from any registry), still without the
+    // image: green's pods cannot pull it. The reference names the running version, as spec.image
+    // must agree with spec.version; the upgrade is the move of every pod onto this image.
+    registry = await startNodeRegistry(ctx.node);
+    const image = `${registry.inNode}/openbao/openbao:${running}`;
+    // Broken: automatic rollback back on (its default), green's image missing.
+    await ctx.kubectl([
+      "patch",
+      "openbaocluster",
+      NAME,
+      "--type",
+      "merge",
+      "-p",
+      JSON.stringify({
+        spec: { image, upgrade: { strategy: "BlueGreen", blueGreen: { autoRollback: null } } },
+      }),
+    ]);
+    // The end state: rolled back, lock released, and the planner declining to start the same
+    // attempt again by itself (its message asks for the retry request).
+    const rolled = await poll(
+      async () => {
+        const c = await cluster();
+        const u = c.status?.conditions?.find((x: Json) => x.type === "Upgrading");
+        return u?.reason === "UpgradeRollback" &&
+          u.status === "False" &&
+          /set spec\.upgrade\.requests\.retry to try again/.test(u.message ?? "") &&
+          !c.status?.operationLock
+          ? c
+          : undefined;
+      },
+      240_000,
+      "the blue-green attempt rolled back by itself and not started again",
+    );
+    const broken = performance.now();
+    const first = rolled.status.blueGreen;
+    assert.equal(first.phase, "Idle");
+    assert.equal(first.greenVersion, running);
+    assert.notEqual(first.blueImage, image, "blue keeps the image it ran");
+
+    // Check: the section's block shows UpgradeRollback and phase Idle, with the cause.
+    const seen = await run(
+      block("openbao.md", "Failed blue-green upgrade", "openbao.org/revision"),
+      {},
+      true,
+    );
+    assert.match(seen, /^UpgradeRollback: the upgrade to \S+ was rolled back \(/m, seen);
+    assert.match(seen, /"phase":"Idle"/, seen);
+    assert.match(
+      seen,
+      new RegExp(
+        `"rollbackReason":"[^"]*green cannot run: ${NAME}-${first.greenRevision}-\\d+: (ErrImagePull|ImagePullBackOff)`,
+      ),
+      seen,
+    );
+    // Green and its claims are gone; blue serves at its old image.
+    const sets = JSON.parse(
+      await ctx.kubectl(["get", "statefulsets", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+    ).items.map((x: Json) => x.metadata.name as string);
+    assert.deepEqual(sets, [NAME], "only blue's StatefulSet is left");
+
+    // Act: the cause fixed (the image in the registry), then the documented retry request as written.
+    await pushNodeImage(
+      ctx.node,
+      registry,
+      `docker.io/openbao/openbao:${running}`,
+      "openbao/openbao",
+      running,
+    );
+    await run(block("openbao.md", "Failed blue-green upgrade", '\\"retry\\"'));
+    const acted = performance.now();
+    const asked: string = (await cluster()).spec.upgrade?.requests?.retry;
+    assert.match(asked ?? "", /^\d+$/, "the block set spec.upgrade.requests.retry");
+
+    // A new attempt starts (the request handled, a new operation) and completes.
+    const done = await poll(
+      async () => {
+        const c = await cluster();
+        const u = c.status?.conditions?.find((x: Json) => x.type === "Upgrading");
+        return c.status?.upgradeRequests?.lastHandledRetry === asked &&
+          u?.reason === "UpgradeComplete" &&
+          c.status?.blueGreen?.phase === "Idle" &&
+          !c.status?.operationLock
+          ? c
+          : undefined;
+      },
+      600_000,
+      "the retried blue-green upgrade to complete and release the lock",
+    );
+    const bg = done.status.blueGreen;
+    assert.notEqual(bg.operationID, first.operationID, "a new attempt, not the rolled-back one");
+    assert.equal(bg.blueImage, image, "the serving set runs the registry's image");
+    assert.equal(bg.rollbackReason, undefined);
+    assert.equal(done.status.currentVersion, running);
+    // Green serves: its set is the only one, every pod of it runs the image, three voters with a leader.
+    const serving = `${NAME}-${bg.blueRevision}`;
+    await poll(
+      async () => {
+        const pods = JSON.parse(
+          await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${NAME}`, "-o", "json"]),
+        ).items as Json[];
+        return pods.length === 3 &&
+          pods.every((p) => p.metadata.name.startsWith(`${serving}-`) && p.spec.containers[0].image === image)
+          ? true
+          : undefined;
+      },
+      180_000,
+      `only ${serving}'s pods, on ${image}`,
+    );
+    await recovered(`three voters with a leader on ${image}`);
+    process.stdout.write(
+      `# blue-green retry: rolled back by itself in ${((broken - t) / 1000).toFixed(1)} s, upgraded ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented retry\n`,
     );
   });
 });
