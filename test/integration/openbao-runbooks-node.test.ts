@@ -491,7 +491,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     assert.match(
       seen,
       new RegExp(
-        `"rollbackReason":"[^"]*green cannot run: ${BG}-${first.greenRevision ?? "[a-z0-9]+"}-\\d+: (ErrImagePull|ImagePullBackOff)`,
+        `"rollbackReason":"[^"]*green cannot run: ${BG}-[a-z0-9-]+-\\d+: (ErrImagePull|ImagePullBackOff)`,
       ),
       seen,
     );
