@@ -439,6 +439,14 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     await ctx.kubectl(["delete", "openbaocluster", NAME, "--wait=false"]);
     await ctx.apply(formed(BG));
     await recovered("a second cluster to form 3 voters with a leader", BG);
+    /** Blue's pods (its set is named after the cluster until a blue-green upgrade completes). */
+    const uids = async () =>
+      JSON.parse(await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${BG}`, "-o", "json"]))
+        .items.filter((p: Json) => new RegExp(`^${BG}-\\d+$`).test(p.metadata.name))
+        .map((p: Json) => `${p.metadata.name}/${p.metadata.uid}`)
+        .sort();
+    const blue = await uids();
+    assert.equal(blue.length, 3);
     const t = performance.now();
     // The user's registry (on the node; containerd pulls from it as from any registry), still
     // without the image: green's pods cannot pull it.
@@ -506,6 +514,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       120_000,
       "only blue's StatefulSet left after the rollback",
     );
+    assert.deepEqual(await uids(), blue, "blue's pods were never restarted");
 
     // Act: the cause fixed (the image in the registry), then the documented retry request as written.
     await pushNodeImage(ctx.node, registry, `docker.io/openbao/openbao:${TO}`, "openbao/openbao", TO);
