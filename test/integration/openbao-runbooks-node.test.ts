@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { BAO_VERSIONS } from "../../src/testenv/cache.js";
 import { removeTempDir } from "../../src/testenv/tempdirs.js";
 import { deleteNamespace, type NodeNamespace, nodeNamespace } from "../support/node.js";
+import { type NodeRegistry, pushNodeImage, startNodeRegistry } from "../support/node-registry.js";
 import {
   installOpenBaoCrd,
   type OperatorProcess,
@@ -19,8 +20,10 @@ import { block, runShell, shellBlocks, toolDir } from "../support/runbook.js";
 // reused: a majority sealed by a replaced static key (No leader, then Sealed cluster), then two
 // voters whose volumes are gone (Lost quorum, peers.json on the survivor), then an upgrade to a
 // version whose image cannot be pulled (Failed rolling upgrade), then a blue-green upgrade held
-// with a green that cannot pull its image (Failed blue-green upgrade). The sections that need no
-// pod are in runbooks-api-openbao and -vaultseed; GitLabCore's hooks are gitlab-runbooks-node's.
+// with a green that cannot pull its image (Failed blue-green upgrade); last, a second cluster at the
+// older version, whose blue-green upgrade rolls back by itself because green's image is not in the
+// user's registry yet, retried once it is (the same section's first case). The sections that need no pod are in runbooks-api-openbao and -vaultseed;
+// GitLabCore's hooks are gitlab-runbooks-node's.
 
 const NAME = "rb";
 // Formed at the older held version, so the failed-upgrade case has a newer one to move to.
@@ -39,14 +42,25 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
   let op: OperatorProcess | undefined;
   let dir = "";
   let vars: Record<string, string> = {};
+  let registry: NodeRegistry | undefined;
 
   /**
    * A wait that, when it times out, prints the operator's last log lines first: a runbook case that
    * fails in a loaded run must say what the operator was doing.
    */
   const poll = <T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string, everyMs?: number) =>
-    pollOnce(check, timeoutMs, what, everyMs).catch((e: unknown) => {
+    pollOnce(check, timeoutMs, what, everyMs).catch(async (e: unknown) => {
       const tail = (op?.output() ?? "").split("\n").slice(-120).join("\n");
+      // And where the clusters stood (status only: it holds no secret).
+      const where = await ctx
+        .kubectl([
+          "get",
+          "openbaoclusters",
+          "-o",
+          'jsonpath={range .items[*]}{.metadata.name}: {.status}{"\\n"}{end}',
+        ])
+        .catch((x: Error) => x.message);
+      process.stdout.write(`# status when "${what}" timed out:\n${where.replace(/^/gm, "# ")}\n`);
       process.stdout.write(
         `# operator's last lines before "${what}" timed out:\n${tail.replace(/^/gm, "# ")}\n`,
       );
@@ -55,28 +69,44 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
   /** An openbao.md block with the intro's helpers (token, bao_in) defined first. */
   const run = (script: string, extra: Record<string, string> = {}, check = false) =>
     runShell(`${shellBlocks("openbao.md", "")[0]}\n${script}`, { ...vars, ...extra }, check);
-  const cluster = (): Promise<Json> => ctx.getJson(`openbaocluster/${NAME}`);
+  const cluster = (name = NAME): Promise<Json> => ctx.getJson(`openbaocluster/${name}`);
   const condition = async (type: string) =>
     ((await cluster()).status?.conditions ?? []).find((c: Json) => c.type === type) as Json | undefined;
-  const labelled = async (selector: string): Promise<string[]> =>
+  const labelled = async (selector: string, name = NAME): Promise<string[]> =>
     JSON.parse(
-      await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${NAME},${selector}`, "-o", "json"]),
+      await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${name},${selector}`, "-o", "json"]),
     ).items.map((p: Json) => p.metadata.name as string);
   /** Every voter Ready and unsealed, one leader, and the status saying so. */
-  const recovered = (what: string) =>
+  const recovered = (what: string, name = NAME) =>
     poll(
       async () => {
-        const c = await cluster();
+        const c = await cluster(name);
         const leader = c.status?.conditions?.find((x: Json) => x.type === "OpenBaoLeader");
         const sealed = c.status?.conditions?.find((x: Json) => x.type === "OpenBaoSealed");
         if (c.status?.readyReplicas !== 3 || leader?.status !== "True" || sealed?.status !== "False")
           return undefined;
-        const unsealed = await labelled("openbao-sealed=false");
-        return unsealed.length === 3 && (await labelled("openbao-active=true")).length === 1 ? c : undefined;
+        const unsealed = await labelled("openbao-sealed=false", name);
+        return unsealed.length === 3 && (await labelled("openbao-active=true", name)).length === 1
+          ? c
+          : undefined;
       },
       300_000,
       what,
     );
+
+  /** A 3-voter cluster at FROM. */
+  const formed = (name: string) => ({
+    apiVersion: "openbao.org/v1alpha1",
+    kind: "OpenBaoCluster",
+    metadata: { name },
+    spec: {
+      version: FROM,
+      replicas: 3,
+      storage: { size: "128Mi" },
+      // Autopilot's default 10 s per replaced pod, halved: the failed-upgrade case rolls all three.
+      configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
+    },
+  });
 
   before(async () => {
     ctx = await nodeNamespace("obrun");
@@ -89,18 +119,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
       KUBECONFIG: ctx.node.kubeconfigPath,
     };
     op = await startOpenBaoOperator(ctx, { pollInterval: "2s", resyncInterval: "3s" });
-    await ctx.apply({
-      apiVersion: "openbao.org/v1alpha1",
-      kind: "OpenBaoCluster",
-      metadata: { name: NAME },
-      spec: {
-        version: FROM,
-        replicas: 3,
-        storage: { size: "128Mi" },
-        // Autopilot's default 10 s per replaced pod, halved: the failed-upgrade case rolls all three.
-        configuration: { raft: { autopilot: { serverStabilizationTime: "5s" } } },
-      },
-    });
+    await ctx.apply(formed(NAME));
     const t = performance.now();
     await recovered("the cluster to form 3 voters with a leader");
     process.stdout.write(`# formed in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
@@ -108,6 +127,7 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
   after(async () => {
     if (op && process.env["OPENBAO_TEST_DUMP"]) console.log(op.output());
     await op?.stop();
+    await registry?.registry.stop();
     await deleteNamespace(ctx);
     if (dir) removeTempDir(dir);
   });
@@ -409,6 +429,143 @@ describe("openbao runbook: the documented commands recover a broken cluster", {
     await recovered(`three voters with a leader at ${running}`);
     process.stdout.write(
       `# failed blue-green: held in ${((broken - t) / 1000).toFixed(1)} s, green removed and Idle ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented rollback\n`,
+    );
+  });
+
+  it("a blue-green upgrade whose image is not in the registry yet rolls back by itself; once it is there, the documented retry request upgrades", async () => {
+    // A second cluster at the older version: the first runs the newest version the node holds, and
+    // an upgrade needs a newer one. The first is deleted, so the node carries one cluster at a time.
+    const BG = "rbg";
+    await ctx.kubectl(["delete", "openbaocluster", NAME, "--wait=false"]);
+    await ctx.apply(formed(BG));
+    await recovered("a second cluster to form 3 voters with a leader", BG);
+    /** Blue's pods (its set is named after the cluster until a blue-green upgrade completes). */
+    const uids = async () =>
+      JSON.parse(await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${BG}`, "-o", "json"]))
+        .items.filter((p: Json) => new RegExp(`^${BG}-\\d+$`).test(p.metadata.name))
+        .map((p: Json) => `${p.metadata.name}/${p.metadata.uid}`)
+        .sort();
+    const blue = await uids();
+    assert.equal(blue.length, 3);
+    const t = performance.now();
+    // The user's registry (on the node; containerd pulls from it as from any registry), still
+    // without the image: green's pods cannot pull it.
+    registry = await startNodeRegistry(ctx.node);
+    const image = `${registry.inNode}/openbao/openbao:${TO}`;
+    // Broken: a blue-green upgrade to TO from that registry, automatic rollback left at its default.
+    await ctx.kubectl([
+      "patch",
+      "openbaocluster",
+      BG,
+      "--type",
+      "merge",
+      "-p",
+      JSON.stringify({ spec: { version: TO, image, upgrade: { strategy: "BlueGreen" } } }),
+    ]);
+    // The end state: rolled back, the lock released, and the same attempt not started again by
+    // itself (the planner's message asks for the retry request).
+    const rolled = await poll(
+      async () => {
+        const c = await cluster(BG);
+        const u = c.status?.conditions?.find((x: Json) => x.type === "Upgrading");
+        return u?.reason === "UpgradeRollback" &&
+          u.status === "False" &&
+          /set spec\.upgrade\.requests\.retry to try again/.test(u.message ?? "") &&
+          !c.status?.operationLock
+          ? c
+          : undefined;
+      },
+      240_000,
+      "the blue-green attempt rolled back by itself and not started again",
+    );
+    const broken = performance.now();
+    const first = rolled.status.blueGreen;
+    assert.equal(first.phase, "Idle");
+    assert.equal(first.greenVersion, TO);
+    assert.equal(rolled.status.currentVersion, FROM, "blue still serves the old version");
+
+    // Check: the section's block shows UpgradeRollback, phase Idle and the cause.
+    const seen = await run(
+      block("openbao.md", "Failed blue-green upgrade", "openbao.org/revision"),
+      { NAME: BG },
+      true,
+    );
+    assert.match(
+      seen,
+      new RegExp(`^UpgradeRollback: the upgrade to ${TO.replace(/\./g, "\\.")} was rolled back \\(`, "m"),
+      seen,
+    );
+    assert.match(seen, /"phase":"Idle"/, seen);
+    assert.match(
+      seen,
+      new RegExp(
+        `"rollbackReason":"[^"]*green cannot run: ${BG}-[a-z0-9-]+-\\d+: (ErrImagePull|ImagePullBackOff)`,
+      ),
+      seen,
+    );
+    // Green and its claims are gone: blue's StatefulSet is the only one left.
+    await poll(
+      async () => {
+        const sets = JSON.parse(
+          await ctx.kubectl(["get", "statefulsets", "-l", `openbao.org/cluster=${BG}`, "-o", "json"]),
+        ).items.map((x: Json) => x.metadata.name as string);
+        return sets.join() === BG ? true : undefined;
+      },
+      120_000,
+      "only blue's StatefulSet left after the rollback",
+    );
+    assert.deepEqual(await uids(), blue, "blue's pods were never restarted");
+
+    // Act: the cause fixed (the image in the registry), then the documented retry request as written.
+    await pushNodeImage(ctx.node, registry, `docker.io/openbao/openbao:${TO}`, "openbao/openbao", TO);
+    await run(block("openbao.md", "Failed blue-green upgrade", '\\"retry\\"'), { NAME: BG });
+    const acted = performance.now();
+    const asked: string = (await cluster(BG)).spec.upgrade?.requests?.retry;
+    assert.match(asked ?? "", /^\d+$/, "the block set spec.upgrade.requests.retry");
+
+    // A new attempt starts (the request handled, a new operation) and completes.
+    const done = await poll(
+      async () => {
+        const c = await cluster(BG);
+        const u = c.status?.conditions?.find((x: Json) => x.type === "Upgrading");
+        return c.status?.upgradeRequests?.lastHandledRetry === asked &&
+          u?.reason === "UpgradeComplete" &&
+          c.status?.blueGreen?.phase === "Idle" &&
+          c.status?.currentVersion === TO &&
+          !c.status?.operationLock
+          ? c
+          : undefined;
+      },
+      600_000,
+      "the retried blue-green upgrade to complete and release the lock",
+    );
+    const bg = done.status.blueGreen;
+    assert.notEqual(bg.operationID, first.operationID, "a new attempt, not the rolled-back one");
+    assert.equal(bg.blueImage, image, "the serving set runs the registry's image");
+    assert.equal(bg.rollbackReason, undefined);
+    // Green serves: its set is the only one, every pod of it on the image, three voters with a leader.
+    const serving = `${BG}-${bg.blueRevision}`;
+    await poll(
+      async () => {
+        const pods = JSON.parse(
+          await ctx.kubectl(["get", "pods", "-l", `openbao.org/cluster=${BG}`, "-o", "json"]),
+        ).items as Json[];
+        return pods.length === 3 &&
+          pods.every(
+            (p) =>
+              p.metadata.name.startsWith(`${serving}-`) &&
+              p.spec.containers[0].image === image &&
+              p.metadata.labels?.["openbao-version"] === TO,
+          )
+          ? true
+          : undefined;
+      },
+      180_000,
+      `only ${serving}'s pods, on ${image} reporting ${TO}`,
+    );
+    await recovered(`three voters with a leader at ${TO}`, BG);
+    process.stdout.write(
+      `# blue-green retry: rolled back by itself in ${((broken - t) / 1000).toFixed(1)} s, upgraded ${((performance.now() - acted) / 1000).toFixed(1)} s after the documented retry\n`,
     );
   });
 });
