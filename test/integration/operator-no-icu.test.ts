@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type RunningOperator, startOperator } from "../../src/cli/run.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { findCondition } from "../../src/runtime/conditions.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { eventually } from "../support/kube.js";
 import { applySeed, getSeed, seed, vaultSuite, waitForReason } from "../support/vault.js";
+import { writeVaultRunConfig } from "../support/vault-run-config.js";
 
 // The methods that make node load ICU code and data into the process: collation (localeCompare,
 // Intl.Collator), Intl's formatters, and Date's string methods, which look up the local time zone
@@ -113,24 +111,7 @@ describe("platform-operator run touches no ICU (Intl, collation, Date's string m
 
   before(async () => {
     ({ client, ns } = await vaultSuite("no-icu"));
-    const dir = makeTempDir("no-icu");
-    const config = join(dir, "operator.yaml");
-    process.env["NO_ICU_TEST_BAO"] = sharedEnv().bao.addr;
-    writeFileSync(
-      config,
-      `leaderElection: { enabled: true, namespace: ${ns}, leaseName: platform-operator }
-probes: { port: 0, host: 127.0.0.1 }
-targets:
-  vault:
-    namespaces: [${ns}]
-    resyncInterval: 2s
-    backend:
-      address: \${NO_ICU_TEST_BAO}
-      allowHttp: true
-      auth:
-        kubernetes: { mount: k8s-${ns}, role: ohmlab-controller, audience: vault, serviceAccount: { namespace: ${ns}, name: ohmlab-controller } }
-`,
-    );
+    const config = writeVaultRunConfig(ns, "no-icu", "NO_ICU_TEST_BAO");
     trap = trapIcu();
     const { Writable } = await import("node:stream");
     op = await startOperator({

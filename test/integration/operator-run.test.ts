@@ -1,15 +1,13 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type RunningOperator, startOperator } from "../../src/cli/run.js";
 import { LEASE } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import type { KubeObject } from "../../src/runtime/types.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { eventually } from "../support/kube.js";
 import { applySeed, seed, vaultSuite, waitForReason } from "../support/vault.js";
+import { writeVaultRunConfig } from "../support/vault-run-config.js";
 
 type Lease = KubeObject & { spec?: { holderIdentity?: string | null } };
 
@@ -21,24 +19,7 @@ describe("platform-operator run (the real entry point)", () => {
 
   before(async () => {
     ({ client, ns } = await vaultSuite("op-run"));
-    const dir = makeTempDir("op-run");
-    const config = join(dir, "operator.yaml");
-    process.env["OP_RUN_TEST_BAO"] = sharedEnv().bao.addr;
-    writeFileSync(
-      config,
-      `leaderElection: { enabled: true, namespace: ${ns}, leaseName: platform-operator }
-probes: { port: 0, host: 127.0.0.1 }
-targets:
-  vault:
-    namespaces: [${ns}]
-    resyncInterval: 2s
-    backend:
-      address: \${OP_RUN_TEST_BAO}
-      allowHttp: true
-      auth:
-        kubernetes: { mount: k8s-${ns}, role: ohmlab-controller, audience: vault, serviceAccount: { namespace: ${ns}, name: ohmlab-controller } }
-`,
-    );
+    const config = writeVaultRunConfig(ns, "op-run", "OP_RUN_TEST_BAO");
     const { Writable } = await import("node:stream");
     op = await startOperator({
       configPath: config,
