@@ -28,12 +28,22 @@ fingerprint() {
 
 # The first look comes before the server starts: a change between the server reading the files and
 # the watcher's first look would otherwise never be signalled (an extra SIGHUP is harmless).
+# SIGTERM and SIGINT are trapped before the server starts: a signal in between would otherwise end
+# the wrapper itself and leave the server running. One that comes before the server's pid is known
+# is kept and passed on once it is.
+child=
+pending=
+forward() {
+  interrupted=1
+  if [ -n "$child" ]; then kill -"$1" "$child" 2>/dev/null; else pending=$1; fi
+}
+trap 'forward TERM' TERM
+trap 'forward INT' INT
 last=$(fingerprint)
 "$@" &
 child=$!
-trap 'interrupted=1; kill -TERM "$child" 2>/dev/null' TERM
-trap 'interrupted=1; kill -INT "$child" 2>/dev/null' INT
 trap '' HUP
+[ -n "$pending" ] && kill -"$pending" "$child" 2>/dev/null
 
 if [ -n "$files" ]; then
   (
