@@ -7,9 +7,9 @@ import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { setTimeout as delay } from "node:timers/promises";
 import { http } from "../../../runtime/node-http.js";
 import { type ExecutorAuth, jwtMounts } from "./contract.js";
+import { Patience } from "./patience.js";
 
 export interface BaoConnection {
   address: string;
@@ -88,11 +88,16 @@ export async function untilAnswering(
   opts: { signal?: AbortSignal; withinMs?: number; onWaiting?: (why: string) => void } = {},
 ): Promise<void> {
   const within = opts.withinMs ?? ANSWER_WAIT_MS;
-  const deadline = Date.now() + within;
-  let pause = 250;
+  const patience = new Patience({
+    withinMs: within,
+    firstMs: 250,
+    maxMs: 5000,
+    signal: opts.signal,
+    onWaiting: opts.onWaiting,
+  });
   for (;;) {
     // One attempt never outlives the deadline: a dropped SYN would otherwise hang for minutes.
-    const attempt = AbortSignal.timeout(Math.max(1, Math.min(10_000, deadline - Date.now())));
+    const attempt = AbortSignal.timeout(Math.max(1, Math.min(10_000, patience.deadline - Date.now())));
     const signal = opts.signal ? AbortSignal.any([opts.signal, attempt]) : attempt;
     let why: string;
     let code: string | undefined;
@@ -106,15 +111,12 @@ export async function untilAnswering(
       if (!attempt.aborted && !NOT_ANSWERING_YET.has(code ?? "")) throw err;
       why = attempt.aborted ? "GET /v1/sys/health: no answer" : (err as Error).message;
     }
-    if (Date.now() + pause >= deadline)
+    if (!(await patience.again(why)))
       throw new BaoError(
         undefined,
         `OpenBao did not answer at ${conn.address} within ${Math.round(within / 1000)} s: ${why}`,
         code,
       );
-    opts.onWaiting?.(why);
-    await delay(pause, undefined, { signal: opts.signal });
-    pause = Math.min(pause * 2, 5000);
   }
 }
 
@@ -137,16 +139,19 @@ export async function openSnapshot(
   token: string,
   opts: { signal?: AbortSignal; withinMs?: number; onWaiting?: (why: string) => void } = {},
 ): Promise<IncomingMessage | BaoError> {
-  const deadline = Date.now() + (opts.withinMs ?? SNAPSHOT_READY_WAIT_MS);
-  let pause = 500;
+  const withinMs = opts.withinMs ?? SNAPSHOT_READY_WAIT_MS;
+  const patience = new Patience({
+    withinMs,
+    firstMs: 500,
+    maxMs: 5000,
+    signal: opts.signal,
+    onWaiting: opts.onWaiting,
+  });
   for (;;) {
     const res = await send(conn, "GET", "sys/storage/raft/snapshot", { token, signal: opts.signal });
     if (res.statusCode === 200) return res;
     const refused = await failure(res, "snapshot");
-    if (!RAFT_NOT_READY.test(refused.message) || Date.now() + pause >= deadline) return refused;
-    opts.onWaiting?.(refused.message);
-    await delay(pause, undefined, { signal: opts.signal });
-    pause = Math.min(pause * 2, 5000);
+    if (!RAFT_NOT_READY.test(refused.message) || !(await patience.again(refused.message))) return refused;
   }
 }
 

@@ -4,7 +4,6 @@
  * partSize × concurrency whatever the snapshot size), and reports one result line.
  */
 import { Transform, type TransformCallback } from "node:stream";
-import { setTimeout as delay } from "node:timers/promises";
 import { openObjectStore, readCredentials } from "../objectstore/index.js";
 import { describeError, type ObjectStore } from "../objectstore/types.js";
 import { type ExecutorJob, executorFiles } from "./contract.js";
@@ -18,6 +17,7 @@ import {
   send,
   untilAnswering,
 } from "./openbao.js";
+import { Patience } from "./patience.js";
 import type { ExecutorFailureReason, ExecutorResult } from "./result.js";
 
 export interface ExecutorFiles {
@@ -166,22 +166,24 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
 async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
   const { conn, token, store } = await prepare(job, opts);
   const within = opts.storeWaitMs ?? STORE_WAIT_MS;
-  const deadline = Date.now() + within;
-  let pause = 1000;
+  const patience = new Patience({
+    withinMs: within,
+    firstMs: 1000,
+    maxMs: 10_000,
+    signal: opts.signal,
+    onWaiting: opts.onStoreWaiting,
+  });
   for (let attempt = 1; ; attempt++) {
     try {
       return await backupOnce(job, opts, conn, token, store);
     } catch (err) {
       if (!(err instanceof UploadFailure)) throw err;
       if (!err.notAnswering || opts.signal?.aborted) throw new Failure("UploadFailed", err.message);
-      if (Date.now() + pause >= deadline)
+      if (!(await patience.again(err.message)))
         throw new Failure(
           "UploadFailed",
           `${err.message} (the object store did not answer over ${attempt} attempts in ${Math.round(within / 1000)} s)`,
         );
-      opts.onStoreWaiting?.(err.message);
-      await delay(pause, undefined, { signal: opts.signal });
-      pause = Math.min(pause * 2, 10_000);
     }
   }
 }
