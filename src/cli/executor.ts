@@ -26,7 +26,7 @@ Options (for running outside a Job; inside one the mounted paths are used):
   --credentials-dir PATH  folder with the object store credential files
   --web-identity-token-file PATH
                           token presented to STS for target.roleArn (s3)
-  --store-wait-seconds N  how long a backup keeps trying an object store that does not answer
+  --store-wait-seconds N  how long a backup or restore keeps trying an object store that does not answer
                           (default ${STORE_WAIT_MS / 1000})
 
 Exit status: 0 done, 1 the operation failed, 2 bad input.`;

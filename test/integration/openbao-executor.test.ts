@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { connect, createServer } from "node:net";
+import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import type { ExecutorJob } from "../../src/targets/openbao/executor/contract.js";
 import { connection, untilAnswering } from "../../src/targets/openbao/executor/openbao.js";
@@ -320,6 +321,71 @@ describe("openbao executor: backup and restore through real object stores", () =
     assert.match(res.result.error, /missing\.snap/);
     for (const secret of [source.rootToken, S3_TEST_CREDENTIALS.secretAccessKey])
       assert.ok(!res.stderr.includes(secret) && !res.result.error.includes(secret));
+  });
+
+  it("s3: the object store down when a restore opens its download: the restore waits for it, then completes; never back: DownloadFailed after the wait", {
+    timeout: 240_000,
+  }, async () => {
+    const flaky = await startS3Server({ buckets: [BUCKET] });
+    const key = "ns/bao/restore-waits.snap";
+    const s3At = (endpoint: string) =>
+      openObjectStore({
+        provider: "s3",
+        bucket: BUCKET,
+        endpoint,
+        usePathStyle: true,
+        partSize: 5 * MiB,
+        concurrency: 2,
+        credentials: { s3: { ...S3_TEST_CREDENTIALS } },
+      });
+    const backup = await runExecutorProcess(
+      job("backup", source, { provider: "s3", key, endpoint: flaky.endpoint }),
+      { token: source.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+    ).done;
+    assert.ok(backup.result?.ok, backup.stderr);
+    const download = await (await s3At(flaky.endpoint)).download(key);
+    const bytes = Buffer.concat(await download.body.toArray());
+    await flaky.stop();
+
+    const fresh = await startRaftOpenBao({ nodes: 1 });
+    let again: LocalObjectStore | undefined;
+    try {
+      await mountKv(fresh);
+      await baoCall(fresh.addr, fresh.rootToken, "POST", "secret/data/app/db", {
+        data: { username: "other" },
+      });
+      // Never back within a short wait: the restore fails naming the store's silence, OpenBao untouched.
+      const gone = await runExecutorProcess(
+        job("restore", fresh, { provider: "s3", key, endpoint: flaky.endpoint }),
+        { token: fresh.rootToken, credentials: { ...S3_TEST_CREDENTIALS } },
+        { storeWaitSeconds: 3 },
+      ).done;
+      assert.equal(gone.code, 1, gone.stderr);
+      assert.ok(gone.result && !gone.result.ok);
+      assert.equal(gone.result.reason, "DownloadFailed");
+      assert.match(gone.result.error, /the object store did not answer over \d+ attempts in 3 s/);
+      assert.deepEqual(await readKv(fresh.addr, fresh.rootToken, "app/db"), { username: "other" });
+
+      // Back with its objects once the executor said it waits: the same restore completes.
+      const run = runExecutorProcess(
+        job("restore", fresh, { provider: "s3", key, endpoint: flaky.endpoint }),
+        {
+          token: fresh.rootToken,
+          credentials: { ...S3_TEST_CREDENTIALS },
+        },
+      );
+      await run.storeWaiting;
+      again = await startS3Server({ buckets: [BUCKET], port: flaky.port });
+      await (await s3At(again.endpoint)).upload(key, Readable.from([bytes]));
+      const res = await run.done;
+      assert.equal(res.code, 0, res.stderr);
+      assert.ok(res.result?.ok && res.result.size === bytes.length, res.stderr);
+      assert.match(res.stderr, /the object store did not answer, trying again/);
+      await reopenRestoredNode(fresh, source.unsealKey);
+      assert.deepEqual(await readKv(fresh.addr, source.rootToken, "app/db"), known);
+    } finally {
+      await Promise.all([fresh.stop(), again?.stop()]);
+    }
   });
 
   describe("interrupted uploads leave no object", () => {

@@ -39,17 +39,18 @@ export interface RunOptions {
   store?: ObjectStore;
   /** Hears each failed attempt to reach OpenBao while the executor waits for it to answer. */
   onWaiting?: (why: string) => void;
-  /** How long a backup keeps trying an object store that does not answer (default STORE_WAIT_MS). */
+  /** How long a backup or restore keeps trying an object store that does not answer (default STORE_WAIT_MS). */
   storeWaitMs?: number;
-  /** Hears each backup attempt the object store did not answer, before the next one. */
+  /** Hears each attempt the object store did not answer, before the next one. */
   onStoreWaiting?: (why: string) => void;
 }
 
 /**
- * How long a backup keeps trying an object store that stopped answering (a restart, a network
- * blip): the same order as the wait for OpenBao to answer. Each try takes a fresh snapshot and
- * uploads it under the same key; a failed upload leaves no object behind (the multipart upload is
- * aborted), so the key ends with at most one, complete. The Job itself is still run once.
+ * How long the executor keeps trying an object store that stopped answering (a restart, a network
+ * blip): the same order as the wait for OpenBao to answer. A backup takes a fresh snapshot for each
+ * try and uploads it under the same key; a failed upload leaves no object behind (the multipart
+ * upload is aborted), so the key ends with at most one, complete. A restore tries to open the
+ * download again, before anything is sent to OpenBao. The Job itself is still run once.
  */
 export const STORE_WAIT_MS = 120_000;
 
@@ -163,16 +164,23 @@ async function prepare(job: ExecutorJob, opts: RunOptions) {
   return { conn, token, store };
 }
 
-async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
-  const { conn, token, store } = await prepare(job, opts);
-  const within = opts.storeWaitMs ?? STORE_WAIT_MS;
-  const patience = new Patience({
-    withinMs: within,
+/** The wait for an object store that does not answer, shared by both directions. */
+function storePatience(opts: RunOptions): Patience {
+  return new Patience({
+    withinMs: opts.storeWaitMs ?? STORE_WAIT_MS,
     firstMs: 1000,
     maxMs: 10_000,
     signal: opts.signal,
     onWaiting: opts.onStoreWaiting,
   });
+}
+
+const gaveUp = (message: string, attempts: number, opts: RunOptions) =>
+  `${message} (the object store did not answer over ${attempts} attempts in ${Math.round((opts.storeWaitMs ?? STORE_WAIT_MS) / 1000)} s)`;
+
+async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
+  const { conn, token, store } = await prepare(job, opts);
+  const patience = storePatience(opts);
   for (let attempt = 1; ; attempt++) {
     try {
       return await backupOnce(job, opts, conn, token, store);
@@ -180,10 +188,25 @@ async function backup(job: ExecutorJob, opts: RunOptions): Promise<number> {
       if (!(err instanceof UploadFailure)) throw err;
       if (!err.notAnswering || opts.signal?.aborted) throw new Failure("UploadFailed", err.message);
       if (!(await patience.again(err.message)))
-        throw new Failure(
-          "UploadFailed",
-          `${err.message} (the object store did not answer over ${attempt} attempts in ${Math.round(within / 1000)} s)`,
-        );
+        throw new Failure("UploadFailed", gaveUp(err.message, attempt, opts));
+    }
+  }
+}
+
+/**
+ * Opens the snapshot's download, trying again while the store does not answer: nothing has reached
+ * OpenBao yet, so waiting out a store restart costs only time. A refusal (missing key, 403) fails at once.
+ */
+async function openDownload(job: ExecutorJob, opts: RunOptions, store: ObjectStore) {
+  const patience = storePatience(opts);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.download(job.store.key, { signal: opts.signal });
+    } catch (err) {
+      const message = describeError(err);
+      if (!storeNotAnswering(err) || opts.signal?.aborted) throw new Failure("DownloadFailed", message);
+      if (!(await patience.again(message)))
+        throw new Failure("DownloadFailed", gaveUp(message, attempt, opts));
     }
   }
 }
@@ -239,9 +262,7 @@ const SEAL_MISMATCH = /could not verify hash file/;
  */
 async function restore(job: ExecutorJob, opts: RunOptions): Promise<number> {
   const { conn, token, store } = await prepare(job, opts);
-  const download = await store.download(job.store.key, { signal: opts.signal }).catch((err) => {
-    throw new Failure("DownloadFailed", describeError(err));
-  });
+  const download = await openDownload(job, opts, store);
   const counter = new Counter();
   let downloadError: Error | undefined;
   download.body.once("error", (err) => {
