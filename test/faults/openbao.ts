@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
+import type { Condition } from "../../src/apis/common.js";
 import type { OpenBaoCluster } from "../../src/apis/openbaocluster.js";
+import type { OpenBaoRestore } from "../../src/apis/openbaorestore.js";
 import {
   EVENTS_V1,
   JOB,
@@ -10,6 +12,7 @@ import {
 } from "../../src/runtime/builtin-types.js";
 import type { KubeObject, ResourceType } from "../../src/runtime/types.js";
 import { OPENBAOCLUSTER } from "../../src/targets/openbao/cluster-ref.js";
+import { OPENBAORESTORE } from "../../src/targets/openbao/restore/types.js";
 import { runCommand } from "../../src/testenv/exec.js";
 import { reloadOperatorImage } from "../../src/testenv/node/images/node-images.js";
 import { OPERATOR_IMAGE } from "../../src/testenv/node/images/operator.js";
@@ -35,6 +38,7 @@ import {
 import { type RestoreOutcome, restorePhase, restoreViolations } from "./openbao-restore.js";
 import type { BaoRun, BaoStatus } from "./openbao-run.js";
 import { type ScaleOutcome, scalePhase, scaleViolations } from "./openbao-scale.js";
+import { stopKeeping } from "./s3-restart.js";
 import { type SeenObjects, watchSeen } from "./seen.js";
 import type { RecordedWrite } from "./write-proxy.js";
 
@@ -59,6 +63,8 @@ const SERVICE: ResourceType = {
 const NAME = "fbao";
 const POD_KILL = "bao-pod-kill";
 const SEAL_IN_BACKUP = "bao-sealed-in-backup";
+const KILL_IN_SCALE_IN = "bao-pod-kill-scale-in";
+const SEAL_IN_ROLL = "bao-sealed-in-roll";
 const S3 = "s3";
 const FROM = "2.6.2";
 const TO = "2.7.2";
@@ -144,6 +150,7 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
       // The S3 server inside the node's network, where the backup Job's pod reaches it.
       const s3Options = { buckets: [BUCKET], host: node.addresses.nodeIp, wrap: node.inCluster };
       let s3 = o.backup ? await startS3Server(s3Options) : undefined;
+      let stopped: Awaited<ReturnType<typeof stopKeeping>> | undefined;
       // Before the run's first look at the namespace: the harness's, not a leak.
       if (s3)
         await client.create(SECRET, {
@@ -162,7 +169,35 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
 
       const cluster = () => client.getOrUndefined<OpenBaoCluster>(OPENBAOCLUSTER, NAME, ns);
       const status = async (): Promise<Status> => (await cluster())?.status ?? ({} as Status);
+      /** What the lifecycle's objects show: the cluster's conditions and its restore requests'. */
+      const shownConditions = async (): Promise<Condition[]> => {
+        const [c, restores] = await Promise.all([
+          cluster(),
+          client.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: ns }),
+        ]);
+        return [
+          ...(c?.status?.conditions ?? []),
+          ...restores.items.flatMap((r) => r.status?.conditions ?? []),
+        ];
+      };
       const lockHolder = (s: Status) => s.operationLock?.holder ?? "";
+      /**
+       * The rolling upgrade's moment for a pod fault: its first pod replaced, pod 0 (the roll's
+       * last) not yet; an upgrade over before a look saw it is a moment missed, not waited for.
+       */
+      const rollReplacedFirst = async (): Promise<Status> => {
+        const s = await poll(
+          async () => {
+            const st = await status();
+            if (st.currentVersion === TO) return { missed: true as const, st };
+            return (st.upgrade?.completedPods?.length ?? 0) > 0 ? { missed: false as const, st } : undefined;
+          },
+          stepMs,
+          "the rolling upgrade to replace its first pod",
+        );
+        if (s.missed) throw new Error("the upgrade ended before a look saw its first pod replaced");
+        return s.st;
+      };
       /** A bao command in pod 0 with the root token (handed over on stdin, never in argv or logs). */
       const bao = (command: string) =>
         kubectl(
@@ -299,17 +334,33 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
     executorImage: ${OPERATOR_IMAGE}
 `,
         cuts: {
-          /** The object store stopped (connections refused), then started again on its port, empty. */
+          /**
+           * The object store stopped (connections refused), then started again on its port with the
+           * objects it held, as a real store restarting keeps them.
+           */
           [S3]: {
             async down() {
-              await s3?.stop();
+              if (!s3) return;
+              stopped = await stopKeeping(s3, s3Options);
+              ctx.say(
+                `object store stopped holding ${stopped.kept.length} object(s): ${stopped.kept.join(", ")}`,
+              );
             },
             async up() {
-              if (s3) s3 = await startS3Server({ ...s3Options, port: s3.port });
+              // Whether the outage reached a Job: the executor says so in its log each time it waits.
+              for (const j of (await client.list<KubeObject>(JOB, { namespace: ns })).items) {
+                const log = await kubectl(["logs", `job/${j.metadata.name}`]).catch(() => "");
+                const waits = log
+                  .split("\n")
+                  .filter((l) => l.includes("the object store did not answer")).length;
+                ctx.say(`Job ${j.metadata.name}: ${waits} wait(s) for the object store in its log so far`);
+              }
+              if (stopped) s3 = await stopped.start();
+              stopped = undefined;
             },
           },
         },
-        duringOutage: (_backend, outage) => watchConditions(ctx, cluster, outage),
+        duringOutage: (_backend, outage) => watchConditions(ctx, shownConditions, outage),
         faults: {
           /**
            * Once the backup Job exists, pod 0 is sealed (`bao operator seal`, the root token): the
@@ -347,22 +398,47 @@ export function openBaoLifecycle(o: OpenBaoLifecycleOptions = FULL_OPENBAO): Lif
            * is killed outright: SIGKILL through a forced delete with no grace, as a node losing it.
            */
           async [POD_KILL]() {
-            const s = await poll(
-              async () => {
-                const st = await status();
-                // Ended before a look saw a pod replaced: the moment was missed, not waited for.
-                if (st.currentVersion === TO) return { missed: true as const, st };
-                return (st.upgrade?.completedPods?.length ?? 0) > 0
-                  ? { missed: false as const, st }
-                  : undefined;
-              },
-              stepMs,
-              "the rolling upgrade to replace its first pod",
-            );
-            if (s.missed) throw new Error("the upgrade ended before a look saw its first pod replaced");
+            const s = await rollReplacedFirst();
             const uid = (await client.getOrUndefined(POD, `${NAME}-0`, ns))?.metadata.uid;
             await kubectl(["delete", "pod", `${NAME}-0`, "--grace-period=0", "--force", "--wait=false"]);
-            return `pod ${NAME}-0 (${uid}) killed once pods ${s.st.upgrade?.completedPods?.join(", ")} were upgraded`;
+            return `pod ${NAME}-0 (${uid}) killed once pods ${s.upgrade?.completedPods?.join(", ")} were upgraded`;
+          },
+          /** The same moment, pod 0 sealed instead; healed by deleting it, as in a backup. */
+          async [SEAL_IN_ROLL]() {
+            const s = await rollReplacedFirst();
+            await bao("bao operator seal");
+            return {
+              did: `pod ${NAME}-0 sealed once pods ${s.upgrade?.completedPods?.join(", ")} were upgraded`,
+              async heal() {
+                await kubectl(["delete", "pod", `${NAME}-0`, "--wait=false", "--ignore-not-found"]);
+                return `pod ${NAME}-0 deleted to come back unsealed`;
+              },
+            };
+          },
+          /**
+           * Once a shrink is asked for (the cluster's replicas below its StatefulSet's, which the
+           * operator lowers only after the leaving peers are out of Raft), pod 0, which stays and
+           * may lead, is killed outright: Raft elects anew while the operator removes peers.
+           */
+          async [KILL_IN_SCALE_IN]() {
+            const seen = await poll(
+              async () => {
+                const [c, sts] = await Promise.all([
+                  cluster(),
+                  client.getOrUndefined<KubeObject>(STATEFULSET, serving, ns),
+                ]);
+                const want = c?.spec.replicas ?? 3;
+                const live = (sts?.["spec"] as { replicas?: number } | undefined)?.replicas ?? 0;
+                return want < live ? { want, live } : undefined;
+              },
+              stepMs,
+              "the scale-in to begin",
+              250,
+            );
+            const pod = `${serving}-0`;
+            const uid = (await client.getOrUndefined(POD, pod, ns))?.metadata.uid;
+            await kubectl(["delete", "pod", pod, "--grace-period=0", "--force", "--wait=false"]);
+            return `pod ${pod} (${uid}) killed as ${seen.live} voters began shrinking to ${seen.want}`;
           },
           ...Object.fromEntries(
             BLUE_GREEN_FAULTS.map((f) => [
@@ -666,6 +742,20 @@ const BLUE_GREEN_FAULTS: {
     visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
   },
   {
+    name: "bg-blue-killed-syncing",
+    label: "blue pod 0 killed while green syncs",
+    phase: "Syncing",
+    pod: "blue",
+    harm: "kill",
+  },
+  {
+    name: "bg-green-sealed-syncing",
+    label: "green pod 0 sealed while it syncs",
+    phase: "Syncing",
+    pod: "green",
+    harm: "seal",
+  },
+  {
     name: "bg-green-killed-demoting",
     label: "green pod 0 killed while blue is demoted",
     phase: "DemotingBlue",
@@ -706,6 +796,31 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
         visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
       },
     );
+  if (o.backup && o.restore)
+    out.push({
+      backend: S3,
+      label: "object store stopped 30 s once the restore Job exists (back with its objects)",
+      when: {
+        write: "the restore Job's creation",
+        phase: "restore",
+        match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
+      },
+      seconds: 30,
+      // The Job has no API access: while it waits for the store the request can only say it runs.
+      visible: ["RestoreComplete=False/InProgress", "RestoreComplete=False/JobNotStarted"],
+    });
+  if (o.scaleTo)
+    out.push(
+      {
+        backend: BAO_NET,
+        label: "operator ↔ OpenBao black-holed 30 s from the scale-in's first remove-peer",
+        when: { request: /^\/v1\/sys\/storage\/raft\/remove-peer$/ },
+        seconds: 30,
+        visible: ["Available=False/ScaleDownWaiting", "Degraded=True"],
+      },
+      // Armed at the first write; the kill waits for the scale-in to begin.
+      { backend: KILL_IN_SCALE_IN, label: "pod 0 killed as the scale-in begins", at: 0, seconds: 30 },
+    );
   if (o.upgrade && !o.blueGreen)
     out.push(
       {
@@ -723,6 +838,13 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
       },
       // Armed at the first write; the fault itself waits for its moment in the upgrade.
       { backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 },
+      {
+        backend: SEAL_IN_ROLL,
+        label: "pod 0 sealed mid rolling upgrade",
+        at: 0,
+        seconds: 60,
+        visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
+      },
     );
   // Armed at the first write; each waits for its phase. A killed pod comes back by itself: 30 s
   // watched, nothing required; a sealed one is watched 60 s, then deleted.
@@ -739,12 +861,12 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
 }
 
 /**
- * While an outage lasts: the OpenBaoCluster's conditions, read past the operator every half
- * second, each `Type=Status/Reason` counted; at the end one of `visible` must have been seen.
+ * While an outage lasts: the OpenBaoCluster's and its restores' conditions, read past the operator
+ * every half second, each `Type=Status/Reason` counted; at the end one of `visible` must have been seen.
  */
 function watchConditions(
   ctx: RunContext,
-  cluster: () => Promise<OpenBaoCluster | undefined>,
+  conditions: () => Promise<Condition[]>,
   outage: Outage | undefined,
 ): { stop(): Promise<string[]> } {
   const seen = new Map<string, number>();
@@ -752,8 +874,7 @@ function watchConditions(
   let stopped = false;
   const looking = (async () => {
     while (!stopped) {
-      const c = await cluster().catch(() => undefined);
-      for (const x of c?.status?.conditions ?? []) {
+      for (const x of await conditions().catch(() => [])) {
         const key = `${x.type}=${x.status}/${x.reason}`;
         seen.set(key, (seen.get(key) ?? 0) + 1);
         matched ??= outage?.visible && shows(outage.visible, x);
