@@ -128,7 +128,7 @@ export interface Outage {
   seconds: number;
   /**
    * What must show while it lasts: conditions as `Type=Status/Reason` (`Type=Status` for any
-   * reason); one of them seen on the lifecycle's objects is enough. Unset: nothing is required
+   * reason; `… ~ words` for words its message must hold); one of them seen on the lifecycle's objects is enough. Unset: nothing is required
    * (the API server away from the operator: it can write no condition at all).
    */
   visible?: string[];
@@ -146,16 +146,23 @@ export function momentOf(o: Outage): OutageMoment {
 }
 
 /**
- * Whether a condition matches one of `visible`'s `Type=Status/Reason` (or `Type=Status`) forms.
+ * Whether a condition matches one of `visible`'s `Type=Status/Reason` (or `Type=Status`) forms; a
+ * form may end in ` ~ words` that the condition's message must contain (a wait whose reason is
+ * generic, such as an upgrade's InProgress, says what it waits for in the message).
  */
 export function shows(
   visible: readonly string[],
-  c: { type: string; status: string; reason?: string },
+  c: { type: string; status: string; reason?: string; message?: string },
 ): string | undefined {
   return visible.find((v) => {
-    const m = /^([^=]+)=([^/]+)(?:\/(.+))?$/.exec(v);
-    if (!m) throw new Error(`visible: give Type=Status or Type=Status/Reason, got ${v}`);
-    return m[1] === c.type && m[2] === c.status && (m[3] === undefined || m[3] === c.reason);
+    const m = /^([^=]+)=([^/~ ]+)(?:\/([^~ ]+))?(?: ~ (.+))?$/.exec(v);
+    if (!m) throw new Error(`visible: give Type=Status or Type=Status/Reason (then ~ words), got ${v}`);
+    return (
+      m[1] === c.type &&
+      m[2] === c.status &&
+      (m[3] === undefined || m[3] === c.reason) &&
+      (m[4] === undefined || (c.message ?? "").includes(m[4]))
+    );
   });
 }
 

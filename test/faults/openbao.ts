@@ -754,6 +754,8 @@ const BLUE_GREEN_FAULTS: {
     phase: "Syncing",
     pod: "green",
     harm: "seal",
+    // OpenBaoSealed is the serving side's; green's sealed pod is named in the upgrade's wait.
+    visible: ["Upgrading=True/InProgress ~ sealed"],
   },
   {
     name: "bg-green-killed-demoting",

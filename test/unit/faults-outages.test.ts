@@ -53,6 +53,18 @@ describe("fault campaign: an outage's moment and what must show", () => {
     assert.equal(shows(["OpenBaoSealed=True"], sealed), "OpenBaoSealed=True");
     assert.equal(shows(["OpenBaoSealed=False", "OpenBaoSealed=True/Other"], sealed), undefined);
     assert.throws(() => shows(["OpenBaoSealed"], sealed), /Type=Status or Type=Status\/Reason/);
+    const waiting = {
+      type: "Upgrading",
+      status: "True",
+      reason: "InProgress",
+      message: "green pod g-0 sealed: …",
+    };
+    assert.equal(
+      shows(["Upgrading=True/InProgress ~ sealed"], waiting),
+      "Upgrading=True/InProgress ~ sealed",
+    );
+    assert.equal(shows(["Upgrading=True ~ g-0 sealed"], waiting), "Upgrading=True ~ g-0 sealed");
+    assert.equal(shows(["Upgrading=True/InProgress ~ catching up"], waiting), undefined);
   });
 
   it("the backend's cut: the API server when the campaign owns it, a lifecycle's own, the black hole", async () => {

@@ -158,6 +158,32 @@ describe("blue-green plan: forward path", () => {
     assert.equal(phaseOf(p), "Syncing");
   });
 
+  it("a sealed green pod is named while green waits to join or catch up, instead of a plain 'catching up'", () => {
+    const sealed = { greenReady: 2, greenSealed: ["bao-g-2-7-2-0"] };
+    const syncing = planBlueGreen(spec(), inPhase("Syncing"), obs(sealed, { greenJoined: true }), ids);
+    assert.equal(phaseOf(syncing), "Syncing");
+    assert.equal(syncing.condition?.reason, "InProgress");
+    assert.match(
+      syncing.condition?.message ?? "",
+      /green pod bao-g-2-7-2-0 sealed: green cannot catch up until it is unsealed/,
+    );
+    const joining = planBlueGreen(
+      spec(),
+      inPhase("JoiningMesh"),
+      obs({ ...sealed, greenSealed: ["a", "b"] }),
+      ids,
+    );
+    assert.match(joining.condition?.message ?? "", /green pods a, b sealed: .* until they are unsealed/);
+    // Not sealed: the plain wait, as before.
+    const behind = planBlueGreen(
+      spec(),
+      inPhase("Syncing"),
+      obs({ greenReady: 3 }, { greenJoined: true }),
+      ids,
+    );
+    assert.equal(behind.condition?.message, "green is catching up with the Raft log");
+  });
+
   it("Syncing → Promoting once green caught up and held minSyncDuration", () => {
     const s = spec({
       settings: { autoPromote: true, preUpgradeSnapshot: false, verification: { minSyncDuration: "30s" } },

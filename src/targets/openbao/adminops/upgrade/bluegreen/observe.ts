@@ -10,6 +10,7 @@ import type { KubeClient } from "../../../../../runtime/client.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf, servingRef, servingRevision } from "../../../cluster-ref.js";
 import {
+  LABEL_OPENBAO_SEALED,
   LABEL_REVISION,
   podSelector,
   revisionNames,
@@ -106,6 +107,7 @@ export function raftView(state: AutopilotState, ids: { blue: string[]; green: st
 export interface BlueGreenObservation {
   greenReady: number;
   greenFailure?: string;
+  greenSealed: string[];
   blueReady: number;
   raft?: RaftView;
   /** Autopilot's full state, for the executor's actions (undefined when unreadable). */
@@ -135,6 +137,10 @@ export async function observeBlueGreen(
   const out: BlueGreenObservation = {
     greenReady: greenPods.filter(ready).length,
     greenFailure: stuckReason(greenPods),
+    greenSealed: greenPods
+      .filter((p) => p.metadata.labels?.[LABEL_OPENBAO_SEALED] === "true")
+      .map((p) => p.metadata.name!)
+      .sort(),
     blueReady: bluePods.filter(ready).length,
   };
   if (!token) return out;

@@ -204,7 +204,14 @@ function planJoining(bg: BlueGreenStatus, obs: Observed, s: ResolvedSettings): P
       s,
       `green did not join Raft within ${PHASE_TIMEOUT_MS / 60_000} min`,
     );
-  return wait(bg, "waiting for green to join Raft as non-voters");
+  return wait(bg, sealedGreen(obs) ?? "waiting for green to join Raft as non-voters");
+}
+
+/** Why green is not moving when some of its pods are sealed: they leave Raft until unsealed. */
+function sealedGreen(obs: Observed): string | undefined {
+  const sealed = obs.greenSealed ?? [];
+  if (sealed.length === 0) return undefined;
+  return `green pod${sealed.length === 1 ? "" : "s"} ${sealed.join(", ")} sealed: green cannot catch up until ${sealed.length === 1 ? "it is" : "they are"} unsealed`;
 }
 
 function planSyncing(
@@ -215,7 +222,7 @@ function planSyncing(
   requests: UpgradeRequestsStatus,
 ): Plan {
   if (obs.greenFailure) return failForward(bg, "Syncing", obs, s, `green cannot run: ${obs.greenFailure}`);
-  if (!obs.raft?.greenCaughtUp) return wait(bg, "green is catching up with the Raft log");
+  if (!obs.raft?.greenCaughtUp) return wait(bg, sealedGreen(obs) ?? "green is catching up with the Raft log");
   const heldMs = elapsedMs(bg, obs);
   if (heldMs < s.minSyncMs)
     return {

@@ -42,6 +42,11 @@ export interface Observed {
   greenReady: number;
   /** A green pod cannot run: image pull failure, crash loop, or the StatefulSet is refused. */
   greenFailure?: string;
+  /**
+   * Green pods whose OpenBao says it is sealed (its service-registration label): such a server
+   * drops out of Raft, so green stops catching up until it is unsealed, which the wait must name.
+   */
+  greenSealed?: string[];
   /** Blue voters that are Ready and unsealed (break-glass is judged on them). */
   blueReady: number;
   raft?: RaftView;
