@@ -1,5 +1,6 @@
 import { formed, observeFormation, votersOf } from "../src/cli/openbao-formation.js";
 import type { KubeClient } from "../src/runtime/client.js";
+import { auditLogPath } from "../src/testenv/node/components.js";
 import type { LocalNode } from "../src/testenv/node/node.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
 import { metricSum } from "../test/support/openbao-operator.js";
@@ -113,7 +114,7 @@ export async function fleet(
     say(`fleet: all ${n} formed in ${seconds(allFormedMs)}; waiting for them to settle...`);
     await settled(op, n);
     say(`fleet: measuring ${n} clusters for ${seconds(windowMs)}...`);
-    const window = await quietWindow(op, n, windowMs);
+    const window = await quietWindow(op, n, windowMs, auditLogPath(node.dir));
     const atSteady = heapSample(await op.metrics(), memoryMiB(op.pid, "VmRSS"));
     return {
       clusters: n,

@@ -1,10 +1,13 @@
+import { NODE_ADMIN_USER } from "../src/testenv/node/pki.js";
 import { metricSum } from "../test/support/openbao-operator.js";
+import { auditLines, describeRequests, requestsInWindow, warnLines } from "./audit-window.js";
 import { memoryMiB, type OperatorInNode } from "./operator-in-node.js";
 import { cpuSeconds } from "./proc.js";
 
 // The quiet window of bench:openbao: what a settled operator costs while nothing changes — CPU
 // seconds of its process, its API requests by HTTP method (watches are GETs, counted with them) and
-// its OpenBao requests, read from /proc and from its own /metrics before and after the window.
+// its OpenBao requests, read from /proc and from its own /metrics before and after the window; what
+// the node's API server logged for it in its audit log and its own lines at warn or above then.
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
@@ -20,6 +23,10 @@ export interface QuietWindow {
   liveReads: Record<string, number>;
   reconciles: number;
   rssMiB: number;
+  /** The operator's requests by "verb resource" in the node API server's audit log. */
+  audited: Record<string, number>;
+  /** The operator's lines at warn or above (their messages). */
+  warnings: string[];
 }
 
 /** Sums of one counter by the values of some of its labels ("a b" keys), from a /metrics text. */
@@ -46,15 +53,27 @@ function grown(before: Map<string, number>, after: Map<string, number>): Record<
 const reconciles = (m: string) =>
   metricSum(m, "controller_runtime_reconcile_total", { controller: "openbaocluster" });
 
-/** Measures `op` over `ms` of doing nothing but waiting. */
-export async function quietWindow(op: OperatorInNode, clusters: number, ms: number): Promise<QuietWindow> {
+/** Measures `op` over `ms` of doing nothing but waiting; `auditLog` is the node API server's. */
+export async function quietWindow(
+  op: OperatorInNode,
+  clusters: number,
+  ms: number,
+  auditLog: string,
+): Promise<QuietWindow> {
   const before = await op.metrics();
   const cpu0 = cpuSeconds(op.pid);
+  const out0 = op.output().length;
+  const wall0 = Date.now();
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, ms));
   const after = await op.metrics();
   const cpu1 = cpuSeconds(op.pid);
   const seconds = (performance.now() - t0) / 1000;
+  const wall1 = Date.now();
+  const warnings = warnLines(op.output().slice(out0));
+  // The operator's user is the node's admin; its clients' user agents tell it from the rest.
+  const who = { user: NODE_ADMIN_USER, userAgentPrefix: "platform-operator" };
+  const audited = requestsInWindow(auditLines(auditLog), who, wall0, wall1);
   const apiByMethod: Record<string, number> = {};
   for (const method of METHODS)
     apiByMethod[method] =
@@ -75,6 +94,8 @@ export async function quietWindow(op: OperatorInNode, clusters: number, ms: numb
     liveReads,
     reconciles: reconciles(after) - reconciles(before),
     rssMiB: memoryMiB(op.pid, "VmRSS"),
+    audited,
+    warnings,
   };
 }
 
@@ -118,6 +139,13 @@ export function quietTable(windows: QuietWindow[], resync: string): string[] {
     if (w.baoRequests) out.push(`OpenBao requests with ${w.clusters} cluster(s): ${listed(w.baoByEndpoint)}`);
     if (Object.keys(w.liveReads).length)
       out.push(`reads not served from the cache with ${w.clusters} cluster(s): ${listed(w.liveReads)}`);
+    const a = describeRequests(w.audited);
+    out.push(
+      `audit log, operator's requests in the window with ${w.clusters} cluster(s): ${a.listed}${a.listed !== "none" && a.onlyWatches ? " — only re-watches" : ""}`,
+    );
+    out.push(
+      `operator's lines at warn or above in the window with ${w.clusters} cluster(s): ${w.warnings.length}${w.warnings.length ? ` (first: ${w.warnings.slice(0, 5).join(" | ")})` : ""}`,
+    );
   }
   return out;
 }

@@ -17,7 +17,9 @@
  * 5. Quiet windows: a new operator process on its default intervals (as it would run in a cluster)
  *    takes over the formed cluster, then more clusters; once settled, each window measures its CPU
  *    seconds, API requests by method and OpenBao requests over BENCH_QUIET_WINDOW (5m), for each
- *    cluster count of BENCH_QUIET_CLUSTERS (1,5), next to its RSS (bench/openbao-quiet.ts).
+ *    cluster count of BENCH_QUIET_CLUSTERS (1,5), next to its RSS (bench/openbao-quiet.ts), and the
+ *    operator's requests in the node API server's audit log and its lines at warn or above
+ *    (bench/audit-window.ts).
  *
  * 6. Fleet mode (`npm run bench:openbao -- --clusters N`, e.g. 50, or BENCH_FLEET=N; steps 1-5 are
  *    then skipped): N one-voter clusters created at once under a fresh operator on its default
@@ -42,6 +44,7 @@ import { asDuration } from "../src/runtime/configvalues.js";
 import type { KubeObject, ResourceType } from "../src/runtime/types.js";
 import { BaoClient, type RaftServer } from "../src/targets/openbao/baoclient/client.js";
 import { BAO_DEFAULT_VERSION } from "../src/testenv/cache.js";
+import { auditLogPath } from "../src/testenv/node/components.js";
 import { type LocalNode, startNode } from "../src/testenv/node/node.js";
 import { makeTempDir, removeTempDir } from "../src/testenv/tempdirs.js";
 import { apiWrites, metricSum } from "../test/support/openbao-operator.js";
@@ -347,7 +350,7 @@ async function quietWindows(node: LocalNode, client: KubeClient, firstNs: string
       );
       await settled(op, n);
       say(`quiet: measuring ${n} cluster(s) for ${seconds(WINDOW_MS)}...`);
-      windows.push(await quietWindow(op, n, WINDOW_MS));
+      windows.push(await quietWindow(op, n, WINDOW_MS, auditLogPath(node.dir)));
     }
     return windows;
   } finally {

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ServiceProcess, startService } from "../processes.js";
 import type { NodeAddresses } from "./addresses.js";
-import type { NodePki } from "./pki.js";
+import { NODE_ADMIN_USER, type NodePki } from "./pki.js";
 
 /** Starts one component inside the node's namespaces, its output in `<dir>/<name>.log`. */
 export function startInNode(
@@ -78,7 +78,7 @@ export function apiServerArgs(dir: string, a: NodeAddresses, pki: NodePki): stri
   ];
 }
 
-/** The node API server's audit log (JSON lines, ServiceAccount requests only). */
+/** The node API server's audit log (JSON lines, requests of ServiceAccounts and of the admin only). */
 export function auditLogPath(dir: string): string {
   return join(dir, "audit.log");
 }
@@ -89,7 +89,13 @@ function writeAuditPolicy(dir: string): string {
     apiVersion: "audit.k8s.io/v1",
     kind: "Policy",
     omitStages: ["RequestReceived"],
-    rules: [{ level: "Metadata", userGroups: ["system:serviceaccounts"] }, { level: "None" }],
+    rules: [
+      { level: "Metadata", userGroups: ["system:serviceaccounts"] },
+      // The admin too: bench:openbao runs its operator with the admin kubeconfig and reads what that
+      // operator asked for in its quiet windows (bench/audit-window.ts).
+      { level: "Metadata", users: [NODE_ADMIN_USER] },
+      { level: "None" },
+    ],
   };
   writeFileSync(path, JSON.stringify(policy));
   return path;

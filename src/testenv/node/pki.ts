@@ -3,6 +3,9 @@ import { join } from "node:path";
 import { createCa, issueCertificate, writeServiceAccountKeys } from "../pki.js";
 import type { NodeAddresses } from "./addresses.js";
 
+/** The user name of the node's admin kubeconfig (its client certificate's CN). */
+export const NODE_ADMIN_USER = "testenv-node-admin";
+
 export interface NodePki {
   dir: string;
   caCert: string;
@@ -31,7 +34,7 @@ export async function createNodePki(root: string, a: NodeAddresses): Promise<Nod
       `subjectAltName=${[`IP:${a.nodeIp}`, `IP:${a.kubernetesServiceIp}`, "IP:127.0.0.1", ...names.map((n) => `DNS:${n}`), "DNS:localhost"].join(",")}`,
       "extendedKeyUsage=serverAuth",
     ]),
-    issueCertificate(dir, "admin", "/O=system:masters/CN=testenv-node-admin", [
+    issueCertificate(dir, "admin", `/O=system:masters/CN=${NODE_ADMIN_USER}`, [
       "extendedKeyUsage=clientAuth",
     ]),
     // The Node authorizer and NodeRestriction admission know a kubelet by exactly this name and group.
