@@ -25,6 +25,8 @@ export interface FaultArgs {
   points?: number[];
   /** The OpenBao lifecycle's OpenBao writes counted as crash points too (--bao-writes). */
   baoWrites: boolean;
+  /** One crash point per kind of write (method and path) instead of per write, at its first (--kinds). */
+  kinds?: boolean;
   /** Crash points only among this backend's writes (--backend kube|bao). */
   backend?: string;
   /**
@@ -46,7 +48,9 @@ export type SkippablePhase = (typeof SKIPPABLE)[number];
  * restore), `--bluegreen` (the OpenBao upgrade blue-green, its phase `bluegreen`), `--points 7,18-25`
  * (exactly those crash points: several ranges after one run without faults), `--bao-writes` (the
  * operator's OpenBao writes are crash points too), `--backend kube|bao` (crash points among that
- * backend's writes only; N then counts that backend's writes), `--scale-to N` (the OpenBao scale
+ * backend's writes only; N then counts that backend's writes), `--kinds` (one crash point per kind
+ * of write — method and path — at its first in the phase: a kill lands on that very write however
+ * many writes before it differ between runs), `--scale-to N` (the OpenBao scale
  * phase goes to N voters and back: 1 scales in first), `--outage TEXT` (only the outages whose
  * backend is TEXT or whose label contains it; repeatable; implies --outages).
  */
@@ -82,6 +86,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     else if (a === "--openbao") out.only.push("openbao");
     else if (a === "--bluegreen") out.blueGreen = true;
     else if (a === "--bao-writes") out.baoWrites = true;
+    else if (a === "--kinds") out.kinds = true;
     else if (a === "--scale-to") out.scaleTo = count(a, argv[++i], 1);
     else if (a === "--backend") {
       const v = argv[++i];
@@ -111,7 +116,7 @@ export function parseFaultArgs(argv: string[], now: number): FaultArgs {
     } else if (a === "--points") out.points = parsePoints(argv[++i]);
     else
       throw new Error(
-        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --outage TEXT, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --backend kube|bao, --scale-to N`,
+        `unknown argument ${a}: use --all, --seed N, --sample K, --paths P, --lifecycle NAME, --from N, --to N, --outages, --outage TEXT, --no-kills, --openbao, --phase NAME, --skip PHASE, --points LIST, --bluegreen, --bao-writes, --kinds, --backend kube|bao, --scale-to N`,
       );
   }
   return out;

@@ -48,6 +48,13 @@ export interface PhaseCrash {
   phase?: string;
   index: number;
   backend?: string;
+  /** Only writes of this kind count (`writeKind`): the `index`th of them. */
+  kind?: string;
+}
+
+/** A write's kind: backend, method and path, the namespace left out (each run has its own). */
+export function writeKind(w: RecordedWrite): string {
+  return `${w.backend} ${w.method} ${w.path.replace(/\/namespaces\/[^/]+/, "/namespaces/*")}`;
 }
 
 export interface Row {
@@ -77,6 +84,8 @@ export interface CampaignOptions {
   points?: number[];
   /** Crash points only among the writes of this phase of the run without faults (all of them with `all`). */
   phase?: string;
+  /** One crash point per kind of write among the candidates, at the first write of that kind. */
+  kinds?: boolean;
   /** Crash points only among the writes to this backend ("kube", "bao"); N counts those writes. */
   backend?: string;
   /** Crash points (default true). */
@@ -315,6 +324,11 @@ export function inPhase(c: PhaseCrash & { phases: Phases }): (w: RecordedWrite) 
   return (w) => {
     const last = c.phases.at(-1);
     if (c.phase !== undefined && last?.name !== c.phase) return false;
+    if (c.kind !== undefined) {
+      if (writeKind(w) !== c.kind) return false;
+      seen++;
+      return seen === c.index;
+    }
     if (c.backend === undefined) return !!last && w.seq === last.firstWrite + c.index - 1;
     if (w.backend !== c.backend) return false;
     seen++;
@@ -416,16 +430,30 @@ export async function campaign(
       say(`  ${i + 1} ${w.backend} ${w.method} ${w.path} → ${w.status}`);
     row.writes = candidates.length;
   }
+  // With kinds, point N is the first write of the Nth kind the candidates show, wherever it falls.
+  const firsts = opts.kinds
+    ? candidates.filter((w, i) => candidates.findIndex((x) => writeKind(x) === writeKind(w)) === i)
+    : candidates;
+  if (opts.kinds) {
+    say(`${lifecycle.name}: ${firsts.length} kinds of write, one crash point each (at its first):`);
+    for (const [i, w] of firsts.entries()) say(`  ${i + 1} ${writeKind(w)}`);
+  }
+  const count = firsts.length;
   row.points = opts.points
-    ? opts.points.filter((n) => n <= candidates.length)
-    : crashPoints(candidates.length, opts.all ? candidates.length : opts.sample, opts.seed).filter(
+    ? opts.points.filter((n) => n <= count)
+    : crashPoints(count, opts.all ? count : opts.sample, opts.seed).filter(
         (n) => !opts.all || (n >= (opts.from ?? 1) && n <= (opts.to ?? Number.POSITIVE_INFINITY)),
       );
+  if (opts.kinds) row.fault += ", one per kind of write";
   for (const n of row.points) {
     const r = await runOnce(
       lifecycle,
       opts,
-      phase || backend ? { phase, index: n, backend } : n,
+      opts.kinds
+        ? { phase, index: 1, kind: writeKind(firsts[n - 1]!) }
+        : phase || backend
+          ? { phase, index: n, backend }
+          : n,
       base.checkpoints,
     );
     row.runs++;
@@ -435,17 +463,17 @@ export async function campaign(
       row.violations += r.violations.length;
       row.failures.push(r);
     }
-    const at = candidates[n - 1];
+    const at = firsts[n - 1];
     // The write this run was killed at, when it is not the one the run without faults made there.
     const hit = r.reached && r.crashAt !== undefined ? r.writes[r.crashAt - 1] : undefined;
-    // Each run has its own namespace: paths compare without it.
-    const bare = (path: string) => path.replace(/\/namespaces\/[^/]+/, "/namespaces/*");
     const moved =
-      hit && at && (hit.method !== at.method || bare(hit.path) !== bare(at.path))
-        ? ` [this run's: ${hit.method} ${hit.path}]`
-        : "";
+      hit && at && writeKind(hit) !== writeKind(at) ? ` [this run's: ${hit.method} ${hit.path}]` : "";
     const of = [phase && `phase ${phase}`, backend && `${backend} writes`].filter(Boolean).join(", ");
-    const which = of ? `${n}/${candidates.length} of ${of}` : `${n}/${base.writes.length}`;
+    const which = opts.kinds
+      ? `kind ${n}/${count}${of ? ` of ${of}` : ""}`
+      : of
+        ? `${n}/${candidates.length} of ${of}`
+        : `${n}/${base.writes.length}`;
     say(
       `${lifecycle.name}: kill after write ${which} (${at?.backend} ${at?.method} ${at?.path})${moved}` +
         `: ${r.reached ? "" : "not reached, "}${r.violations.length === 0 ? "ok" : `${r.violations.length} violations`} in ${r.seconds.toFixed(1)} s`,

@@ -75,6 +75,7 @@ async function main(): Promise<number> {
     phase: args.phase,
     points: args.points,
     backend: args.backend,
+    kinds: args.kinds,
     sample: args.sample,
     seed: args.seed,
     kills: args.kills,

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "../faults/bao-recorder.js";
-import { inPhase } from "../faults/campaign.js";
+import { inPhase, writeKind } from "../faults/campaign.js";
 import { initializedOnce, REFUSALS_ALLOWED, refusedRepeatedly } from "../faults/openbao.js";
 import { type RecordedWrite, WriteLog } from "../faults/write-proxy.js";
 
@@ -145,6 +145,44 @@ describe("fault campaign: crash points among one backend's writes", () => {
     assert.deepEqual(
       [w(3, "kube"), w(4, "bao"), w(5, "kube")].filter(canary).map((x) => x.seq),
       [4],
+    );
+  });
+  it("a kind of write: the first of that method and path in the phase, whatever its number, the namespace aside", () => {
+    const phases = [{ name: "bluegreen", firstWrite: 1 }];
+    const x = (seq: number, method: string, path: string): RecordedWrite => ({
+      seq,
+      backend: "bao",
+      method,
+      path,
+      status: 204,
+    });
+    const stepDown = writeKind(x(0, "PUT", "/v1/sys/step-down"));
+    // More promotes before it than in the run without faults: still the step-down is the one.
+    const writes = [
+      x(1, "POST", "/v1/sys/storage/raft/promote"),
+      x(2, "POST", "/v1/sys/storage/raft/promote"),
+      x(3, "PUT", "/v1/sys/step-down"),
+      x(4, "PUT", "/v1/sys/step-down"),
+    ];
+    assert.deepEqual(
+      writes.filter(inPhase({ phase: "bluegreen", index: 1, kind: stepDown, phases })).map((w) => w.seq),
+      [3],
+    );
+    assert.equal(
+      writeKind({
+        seq: 1,
+        backend: "kube",
+        method: "PATCH",
+        path: "/api/v1/namespaces/faults-a1/pods/p",
+        status: 200,
+      }),
+      writeKind({
+        seq: 9,
+        backend: "kube",
+        method: "PATCH",
+        path: "/api/v1/namespaces/faults-b2/pods/p",
+        status: 200,
+      }),
     );
   });
 });
