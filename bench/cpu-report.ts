@@ -18,6 +18,7 @@ export const PHASE = {
 } as const;
 
 const s = (v: number) => v.toFixed(1);
+const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
 
 /** phase × process CPU seconds, wall seconds, the host's busy CPU seconds, for one object count. */
 export function cpuTable(n: number, phases: PhaseCpu[]): string {
@@ -49,6 +50,9 @@ export interface SeedBounds {
    * after) plus the API server's and etcd's in the status floor, ÷ cores.
    */
   required: number | undefined;
+  /** Share of the seed's core-seconds (wall × cores) the host was busy, and ours of it. */
+  hostBusy: number;
+  oursBusy: number;
 }
 
 export function seedBounds(phases: PhaseCpu[]): SeedBounds | undefined {
@@ -61,6 +65,8 @@ export function seedBounds(phases: PhaseCpu[]): SeedBounds | undefined {
     all: cpuOf(seed, [OPERATOR, ...SERVERS]) / cores,
     servers: cpuOf(seed, SERVERS) / cores,
     required: status && floors.length ? (baoFloor + cpuOf(status, [APISERVER, ETCD])) / cores : undefined,
+    hostBusy: seed.host / (seed.wall * cores),
+    oursBusy: cpuOf(seed, LABELS) / (seed.wall * cores),
   };
 }
 
@@ -74,6 +80,7 @@ export function boundLines(n: number, seedSeconds: number, floorSeconds: number,
     `without the operator's CPU (a zero-cost operator) ${s(b.servers)} s = ${x(b.servers)}` +
     (b.required === undefined
       ? "\n"
-      : `; the two floors' server CPU (OpenBao's floor + the API server's and etcd's status floor) ${s(b.required)} s = ${x(b.required)}\n`)
+      : `; the two floors' server CPU (OpenBao's floor + the API server's and etcd's status floor) ${s(b.required)} s = ${x(b.required)}\n`) +
+    `    during the seed the host was busy ${pct(b.hostBusy)} of its core-seconds, the bench's processes ${pct(b.oursBusy)}\n`
   );
 }

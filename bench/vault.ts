@@ -16,6 +16,10 @@
  * The operator runs on the node that runs the bench (`npm run bench:vault` uses the machine's; the
  * image's is in the cache: `node-24.*-linux-x64/bin/node dist/bench/vault.js`).
  * BENCH_HEAP_SNAPSHOTS=0 skips it, =1 also writes one after the quiet pass (`npm run heap:summary FILE`).
+ * For each timed phase it also prints the CPU seconds of every process involved (operator, OpenBao,
+ * kube-apiserver, etcd, the bench's own client, and the whole host's busy time), and for the seed
+ * their sum ÷ cores: the host's lower bound on the seed's wall time, as a ratio to the OpenBao floor
+ * (bench/cpu-ledger.ts, bench/cpu-report.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
