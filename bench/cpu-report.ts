@@ -50,6 +50,9 @@ export interface SeedBounds {
    * after) plus the API server's and etcd's in the status floor, ÷ cores.
    */
   required: number | undefined;
+  /** CPU seconds of the seed's processes, and of the OpenBao floor's (OpenBao + its client, mean of the runs). */
+  seedCpu: number;
+  floorCpu: number;
   /** Share of the seed's core-seconds (wall × cores) the host was busy, and ours of it. */
   hostBusy: number;
   oursBusy: number;
@@ -60,11 +63,15 @@ export function seedBounds(phases: PhaseCpu[]): SeedBounds | undefined {
   if (!seed) return undefined;
   const floors = phases.filter((p) => p.phase === PHASE.floorBefore || p.phase === PHASE.floorAfter);
   const status = phases.find((p) => p.phase === PHASE.statusFloor);
-  const baoFloor = floors.length ? floors.reduce((a, p) => a + cpuOf(p, [OPENBAO]), 0) / floors.length : 0;
+  const mean = (labels: string[]) =>
+    floors.length ? floors.reduce((a, p) => a + cpuOf(p, labels), 0) / floors.length : 0;
+  const baoFloor = mean([OPENBAO]);
   return {
     all: cpuOf(seed, [OPERATOR, ...SERVERS]) / cores,
     servers: cpuOf(seed, SERVERS) / cores,
     required: status && floors.length ? (baoFloor + cpuOf(status, [APISERVER, ETCD])) / cores : undefined,
+    seedCpu: cpuOf(seed, [OPERATOR, ...SERVERS]),
+    floorCpu: mean([OPENBAO, SELF]),
     hostBusy: seed.host / (seed.wall * cores),
     oursBusy: cpuOf(seed, LABELS) / (seed.wall * cores),
   };
@@ -81,6 +88,7 @@ export function boundLines(n: number, seedSeconds: number, floorSeconds: number,
     (b.required === undefined
       ? "\n"
       : `; the two floors' server CPU (OpenBao's floor + the API server's and etcd's status floor) ${s(b.required)} s = ${x(b.required)}\n`) +
+    `    CPU, whatever the load: the seed's processes ${s(b.seedCpu)} CPU-s, the OpenBao floor's (OpenBao and its plain client) ${s(b.floorCpu)}: ${(b.seedCpu / b.floorCpu).toFixed(2)}×\n` +
     `    during the seed the host was busy ${pct(b.hostBusy)} of its core-seconds, the bench's processes ${pct(b.oursBusy)}\n`
   );
 }
