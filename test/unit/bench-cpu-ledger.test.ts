@@ -5,7 +5,8 @@ import { describe, it } from "node:test";
 import { cores, type PhaseCpu, SELF, treeCpuSeconds } from "../../bench/cpu-ledger.js";
 import { APISERVER, ETCD, OPENBAO, OPERATOR, PHASE, seedBounds } from "../../bench/cpu-report.js";
 
-// (0.25: /proc counts whole clock ticks.) A child that spends `seconds` of its own CPU (not wall time), says so, then waits for stdin to close.
+// A child that spends `seconds` of its own CPU (not wall time), says so, then waits for stdin to
+// close. The tests ask /proc for 0.25 of its 0.3 s: /proc counts whole clock ticks.
 const BURN = `const s=Number(process.argv[1]);const t=()=>{const u=process.cpuUsage();return (u.user+u.system)/1e6};
 while(t()<s){}process.stdout.write("burnt\\n");process.stdin.resume();process.stdin.on("end",()=>process.exit(0));`;
 
