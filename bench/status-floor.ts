@@ -15,6 +15,8 @@ export async function statusFloorSeconds(opts: {
   concurrency: number;
   /** The object's spec and its first status, as the operator would write it. */
   object: (i: number) => { spec: Record<string, unknown>; status: Record<string, unknown> };
+  /** Called as the timed part begins (after the untimed creates), e.g. to sample CPU from there. */
+  onStart?: () => void;
 }): Promise<number> {
   const { client, type, namespace: ns, n, concurrency } = opts;
   const name = (i: number) => `f${String(i).padStart(6, "0")}`;
@@ -35,6 +37,7 @@ export async function statusFloorSeconds(opts: {
       spec: opts.object(i).spec,
     }),
   );
+  opts.onStart?.();
   const started = performance.now();
   await each((i) =>
     client.applyStatus(

@@ -16,6 +16,10 @@
  * The operator runs on the node that runs the bench (`npm run bench:vault` uses the machine's; the
  * image's is in the cache: `node-24.*-linux-x64/bin/node dist/bench/vault.js`).
  * BENCH_HEAP_SNAPSHOTS=0 skips it, =1 also writes one after the quiet pass (`npm run heap:summary FILE`).
+ * For each timed phase it also prints the CPU seconds of every process involved (operator, OpenBao,
+ * kube-apiserver, etcd, the bench's own client, and the whole host's busy time), and for the seed
+ * their sum ÷ cores: the host's lower bound on the seed's wall time, as a ratio to the OpenBao floor
+ * (bench/cpu-ledger.ts, bench/cpu-report.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -29,6 +33,8 @@ import { startControlPlane } from "../src/testenv/controlplane.js";
 import { baoCall, configureKubernetesAuth, startDevOpenBao } from "../src/testenv/openbao.js";
 import { freePort } from "../src/testenv/ports.js";
 import { makeTempDir } from "../src/testenv/tempdirs.js";
+import { type CpuSample, type PhaseCpu, phaseCpu, sampleCpu } from "./cpu-ledger.js";
+import { APISERVER, boundLines, cpuTable, ETCD, OPENBAO, OPERATOR, PHASE, seedBounds } from "./cpu-report.js";
 import { kvFloorSeconds } from "./kv-floor.js";
 import { cpuSeconds } from "./proc.js";
 import { shippedFlags } from "./shipped-flags.js";
@@ -52,6 +58,9 @@ const HEAP_SUMMARY = fileURLToPath(new URL("./heap-summary.js", import.meta.url)
 // The operator runs as the chart ships it (bench/shipped-flags.ts: BENCH_MEMORY_LIMIT, BENCH_NODE_FLAGS).
 const shipped = shippedFlags();
 const heapFlags = shipped.flags;
+// BENCH_BAO_NO_DEFAULT_POLICY=1: the operator's OpenBao role gives tokens without the `default`
+// policy, which costs OpenBao CPU on every request (the floor's root token has no policies at all).
+const noDefaultPolicy = process.env["BENCH_BAO_NO_DEFAULT_POLICY"] === "1";
 
 /** Mostly cheap templates; 1 % bcrypt and 1 % age (both slow by design), 10 % references. */
 function seedSpec(ns: string, i: number): Record<string, unknown> {
@@ -258,8 +267,15 @@ async function runSize(
   bao: { addr: string; rootToken: string },
   auditFile: string,
   dir: string,
+  procs: (operatorPid: number | undefined) => Record<string, number | undefined>,
 ) {
   const baoAddr = bao.addr;
+  // CPU seconds of every process by phase (bench/cpu-ledger.ts), for n > 0.
+  const phases: PhaseCpu[] = [];
+  const sample = (operatorPid?: number) => sampleCpu(procs(operatorPid));
+  const record = (phase: string, from: CpuSample, operatorPid?: number) => {
+    if (n > 0) phases.push(phaseCpu(phase, from, sample(operatorPid)));
+  };
   const ns = `bench-${n}`;
   await client.apply(
     NAMESPACE,
@@ -316,10 +332,13 @@ targets:
           paths: n,
           concurrency: CONCURRENCY,
         });
+  const floorBeforeCpu = sample();
   const floorBefore = await floor(n, "a");
+  record(PHASE.floorBefore, floorBeforeCpu);
 
   // First full seed.
   const auditStart = statSync(auditFile).size;
+  const seedStartCpu = sample();
   let op = startOperator(configPath, kubeconfig, dir);
   const t1 = performance.now();
   await waitReady(port);
@@ -347,6 +366,8 @@ targets:
     30 * 60_000,
   );
   const seedSeconds = (performance.now() - t1) / 1000;
+  // From before the operator's start, like seedSeconds: its start-up is part of the seed.
+  record(PHASE.seed, seedStartCpu, op.pid);
   const seedCpu = cpuSeconds(op.pid!) - readyCpu;
   const seedBreakdown = breakdown(await metrics(port));
   const seedAudit = auditSince(auditFile, auditStart, `secret/`);
@@ -365,7 +386,9 @@ targets:
 
   // The floor after the seed (the one before it ran above): together they bracket the seed, so
   // load that rises or falls meanwhile on a shared machine moves both sides of the ratio.
+  const floorAfterCpu = sample();
   const floorAfter = await floor(n, "b");
+  record(PHASE.floorAfter, floorAfterCpu);
   const floorSeconds = (floorBefore + floorAfter) / 2;
   if (n > 0)
     say(
@@ -381,6 +404,7 @@ targets:
       { apiVersion: "v1", kind: "Namespace", metadata: { name: floorNs } },
       { fieldManager: "bench" },
     );
+    let statusStartCpu: CpuSample | undefined;
     statusSeconds = await statusFloorSeconds({
       client,
       type: VAULTSEED,
@@ -391,7 +415,11 @@ targets:
         spec: seedSpec(floorNs, i),
         status: (list.items[i % list.items.length]!["status"] ?? {}) as Record<string, unknown>,
       }),
+      onStart: () => {
+        statusStartCpu = sample();
+      },
     });
+    record(PHASE.statusFloor, statusStartCpu!);
     say(`status floor: ${n} first statuses applied by a plain client in ${statusSeconds.toFixed(1)} s`);
   }
 
@@ -402,6 +430,7 @@ targets:
   let passStart = 0;
   await waitReady(port);
   const quietStartCpu = cpuSeconds(op.pid!);
+  const quietStartSample = sample(op.pid);
   await waitFor(
     "the quiet pass",
     async () => {
@@ -422,6 +451,7 @@ targets:
   );
   const quietSeconds = n === 0 ? 0 : (performance.now() - passStart) / 1000;
   const quietCpu = cpuSeconds(op.pid!) - quietStartCpu;
+  record(PHASE.quiet, quietStartSample, op.pid);
   const m = await metrics(port);
   // Every login asks the TokenRequest API for a JWT: a POST, but no write to any object.
   const logins = sum(m, 'ohmlab_backend_requests_total{target="vault",operation="login"');
@@ -467,6 +497,7 @@ targets:
     afterSeedRss,
     quietRss,
     heap,
+    phases,
   };
 }
 
@@ -507,6 +538,7 @@ try {
       audience: "vault",
       policies: ["bench"],
       policyHcl: { bench: `path "secret/*" { capabilities = ["create", "read", "update", "delete"] }` },
+      noDefaultPolicy: noDefaultPolicy,
     },
   );
   await baoCall(bao.addr, bao.rootToken, "GET", "sys/health");
@@ -515,9 +547,19 @@ try {
     if (await client.resources.find("ohmlab.fr/v1alpha1", "VaultSeed")) break;
     await new Promise((r) => setTimeout(r, 200));
   }
+  // The control plane's processes by name (it runs no controller manager here), and OpenBao's.
+  const procs = (operatorPid: number | undefined): Record<string, number | undefined> => {
+    const byName = new Map(cp.pids().map((pid) => [readFileSync(`/proc/${pid}/comm`, "utf8").trim(), pid]));
+    return {
+      [OPERATOR]: operatorPid,
+      [OPENBAO]: bao.pid(),
+      [APISERVER]: byName.get("kube-apiserver"),
+      [ETCD]: byName.get("etcd"),
+    };
+  };
   const rows = [];
   for (const n of sizes) {
-    const r = await runSize(n, client, cp.kubeconfigPath, bao, auditFile, dir);
+    const r = await runSize(n, client, cp.kubeconfigPath, bao, auditFile, dir, procs);
     // Printed as soon as known, so a later failure does not lose it.
     say(`${n} objects: ${JSON.stringify(r)}`);
     rows.push(r);
@@ -557,7 +599,7 @@ try {
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
   process.stdout.write(
-    `\nVaultSeed benchmark (real OpenBao ${bao.version}, real kube-apiserver; OpenBao requests from its audit log)\n`,
+    `\nVaultSeed benchmark (real OpenBao ${bao.version}${noDefaultPolicy ? ", the operator's tokens without the default policy" : ""}, real kube-apiserver; OpenBao requests from its audit log)\n`,
   );
   process.stdout.write(`${line(header)}\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
   for (const row of table) process.stdout.write(`${line(row)}\n`);
@@ -612,6 +654,11 @@ try {
         `  API writes per new object: ${((b.apiPatch + b.apiPut) / r.n).toFixed(2)} status writes (PATCH, PUT), ` +
           `${((b.apiPost - b.logins) / r.n).toFixed(2)} creates (Events); ${b.logins} token requests for logins\n`,
       );
+    const bounds = seedBounds(r.phases);
+    if (r.n > 0 && bounds) process.stdout.write(boundLines(r.n, r.seedSeconds, r.floorSeconds, bounds));
+  }
+  for (const r of rows) {
+    if (r.phases.length > 0) process.stdout.write(cpuTable(r.n, r.phases));
   }
   client.close();
 } finally {

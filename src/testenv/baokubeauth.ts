@@ -19,6 +19,11 @@ export interface KubernetesAuthOptions {
   /** Policy name → HCL, written before the role. */
   policyHcl?: Record<string, string>;
   ttl?: string;
+  /**
+   * Tokens without OpenBao's `default` policy (the role's token_no_default_policy): OpenBao builds
+   * each request's ACL from all of a token's policies, and the default one is most of that work.
+   */
+  noDefaultPolicy?: boolean;
 }
 
 export const REVIEWER_NAMESPACE = "testenv-system";
@@ -58,6 +63,7 @@ export async function configureKubernetesAuth(
   };
   if (opts.audience) role["audience"] = opts.audience;
   if (opts.ttl) role["token_ttl"] = opts.ttl;
+  if (opts.noDefaultPolicy) role["token_no_default_policy"] = true;
   await baoCall(bao.addr, bao.rootToken, "POST", `auth/${mount}/role/${opts.role}`, role);
   return { mount, role: opts.role };
 }
