@@ -345,12 +345,13 @@ export class Controller {
     until?.then(settled, settled);
   }
 
+  /** A deferred key runs before the keys waiting: it has waited once, and others may wait on it. */
   private resume(key: string): void {
     const bound = this.deferred.get(key);
     if (!bound) return;
     clearTimeout(bound);
     this.deferred.delete(key);
-    this.queue.add(key);
+    this.queue.addFirst(key);
   }
 
   private async runOne(key: string): Promise<void> {

@@ -29,6 +29,11 @@ class Fifo<T> {
   push(v: T): void {
     this.items.push(v);
   }
+  /** Puts `v` first; O(1) while shifted slots are free at the front (the usual case), else O(n). */
+  unshift(v: T): void {
+    if (this.head > 0) this.items[--this.head] = v;
+    else this.items.unshift(v);
+  }
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const v = this.items[this.head++];
@@ -100,7 +105,19 @@ export class WorkQueue {
     this.enqueue(key);
   }
 
-  private enqueue(key: string): void {
+  /**
+   * Like `add`, but the key is handed out before the keys already waiting: for a key that has
+   * waited once already (a deferred pass resuming), whose dependents may be waiting on it in turn.
+   */
+  addFirst(key: string): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    workqueueAdds.inc({ name: this.opts.name });
+    this.dirty.add(key);
+    if (this.processing.has(key)) return;
+    this.enqueue(key, true);
+  }
+
+  private enqueue(key: string, first = false): void {
     this.addedAt.set(key, performance.now());
     const waiter = this.waiters.shift();
     if (waiter) {
@@ -109,7 +126,8 @@ export class WorkQueue {
       return;
     }
     if (this.queue.length === 0) this.progressAt = performance.now();
-    this.queue.push(key);
+    if (first) this.queue.unshift(key);
+    else this.queue.push(key);
     workqueueDepth.set({ name: this.opts.name }, this.queue.length);
   }
 

@@ -140,4 +140,39 @@ describe("VaultSeed references in a first seed", () => {
       client.close();
     }
   });
+
+  it("a chain of copies (each link copying the one before) seeds without RefPending: a deferred link keeps its path busy for the next", async () => {
+    const { client, ns, kv } = await vaultSuite("vs-refchain");
+    const links = 30;
+    const path = (i: number) => `secret/${ns}/l${String(i).padStart(2, "0")}`;
+    await applySeed(client, seed(ns, "l00", { path: path(0), data: { v: "<random:16>" } }));
+    for (let i = 1; i < links; i++)
+      await applySeed(
+        client,
+        seed(ns, `l${String(i).padStart(2, "0")}`, { path: path(i), data: { v: `<ref:${path(i - 1)}#v>` } }),
+      );
+    const target = await startVaultTarget(client, ns);
+    try {
+      for (let i = 0; i < links; i++)
+        await waitForReason(client, ns, `l${String(i).padStart(2, "0")}`, "Reconciled", 60_000);
+      const head = ((await kv.read(path(0))).data as { v: string }).v;
+      for (let i = 1; i < links; i++)
+        assert.equal(
+          ((await kv.read(path(i))).data as { v: string }).v,
+          head,
+          `${path(i)} holds the head's value`,
+        );
+      const events = await client.list(
+        { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true },
+        { namespace: ns },
+      );
+      const pending = events.items
+        .filter((e) => e["reason"] === "RefPending")
+        .map((e) => (e["regarding"] as { name: string }).name);
+      assert.deepEqual(pending, [], "links that reported RefPending");
+    } finally {
+      await target.stop();
+      client.close();
+    }
+  });
 });

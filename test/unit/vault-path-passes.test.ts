@@ -49,6 +49,43 @@ describe("passes under way on reference sources", () => {
     assert.equal(passes.deferral("ns/other", ["secret/hot"]), undefined);
   });
 
+  it("in a chain, a deferred object's own source path stays busy until its next pass, so its copier defers too", async () => {
+    const passes = new PathPasses(60_000);
+    // A is being written; B (copies A, copied by C) defers on it, its own pass then ending.
+    const endA = passes.begin("secret/a", "ns/a");
+    const endBFirst = passes.begin("secret/b", "ns/b");
+    const b = passes.deferral("ns/b", ["secret/a"], "secret/b");
+    assert.ok(b);
+    endBFirst();
+    assert.equal(passes.busy("secret/b"), true, "held for B while it is deferred");
+    const c = passes.deferral("ns/c", ["secret/b"], "secret/c");
+    assert.ok(c, "C defers on B's held path instead of reading it empty");
+    let cResumed = false;
+    const cWaiting = c.until.then(() => {
+      cResumed = true;
+    });
+    endA();
+    await b.until;
+    await Promise.resolve();
+    assert.equal(cResumed, false, "A written is not enough: B has not run again yet");
+    // B's next pass begins (its own mark replaces the hold), reads A, writes B, ends.
+    const endBSecond = passes.begin("secret/b", "ns/b");
+    await cWaiting;
+    assert.equal(passes.busy("secret/b"), true, "B's new pass is under way");
+    assert.ok(passes.deferral("ns/c", ["secret/b"], "secret/c"), "C waits for that pass too");
+    endBSecond();
+    assert.equal(passes.busy("secret/b"), false);
+    assert.equal(passes.busy("secret/c"), true, "C's own path held while C is deferred");
+    passes.release("ns/c");
+    assert.equal(passes.busy("secret/c"), false, "a pass of C that did not defer lets go");
+    // forget lets go too (the object is gone).
+    const endD = passes.begin("secret/d");
+    assert.ok(passes.deferral("ns/e", ["secret/d"], "secret/e"));
+    passes.forget("ns/e");
+    assert.equal(passes.busy("secret/e"), false);
+    endD();
+  });
+
   it("never defers on paths no pass is writing", () => {
     const passes = new PathPasses();
     assert.equal(passes.deferral("ns/x", ["secret/none"]), undefined);

@@ -33,6 +33,26 @@ describe("WorkQueue", () => {
     assert.equal(await q.get(), "a");
   });
 
+  it("addFirst hands the key out before those waiting, once, and not while it is processed", async () => {
+    const q = new WorkQueue({ name: "t-first" });
+    for (const k of ["a", "b", "c"]) q.add(k);
+    assert.equal(await q.get(), "a");
+    q.addFirst("z");
+    q.addFirst("b");
+    assert.equal(q.length, 3, "b was waiting already: not queued twice");
+    assert.equal(await q.get(), "z");
+    q.addFirst("a");
+    assert.equal(q.length, 2, "a is being processed: it waits for done");
+    q.done("a");
+    assert.deepEqual([await q.get(), await q.get(), await q.get()], ["b", "c", "a"]);
+    // Past the compaction point of the backing array, the front still comes first.
+    for (let i = 0; i < 3000; i++) q.add(`k${i}`);
+    for (let i = 0; i < 2000; i++) await q.get();
+    q.addFirst("front");
+    assert.equal(await q.get(), "front");
+    assert.equal(await q.get(), "k2000");
+  });
+
   // Timing is checked by order, not by elapsed-time ceilings: timers fire in the order they are
   // due however busy the machine is, while a ceiling breaks on a loaded 2-core runner.
   it("doubles the backoff per failure up to the cap (pure)", () => {

@@ -28,7 +28,8 @@ export async function seedPath(
   progress: Progress,
 ): Promise<Outcome | Deferred> {
   // A path others copy from: passes copying from it wait for this one (resolveRefs).
-  const end = ctx.d.passes && ctx.d.refs.isSource(seed.path) ? ctx.d.passes.begin(seed.path) : undefined;
+  const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+  const end = ctx.d.passes && ctx.d.refs.isSource(seed.path) ? ctx.d.passes.begin(seed.path, key) : undefined;
   try {
     return await seedPathNow(ctx, obj, seed, log, signal, progress);
   } finally {
@@ -63,7 +64,8 @@ async function seedPathNow(
   const key = `${identity.namespace}/${identity.name}`;
   if (cycle === undefined || cycle.length === 0) {
     const sources = seed.refs.map((r) => r.path).filter((p) => p !== seed.path);
-    const deferral = sources.length > 0 ? ctx.d.passes?.deferral(key, sources) : undefined;
+    const own = ctx.d.refs.isSource(seed.path) ? seed.path : undefined;
+    const deferral = sources.length > 0 ? ctx.d.passes?.deferral(key, sources, own) : undefined;
     if (deferral) return { deferred: { ...deferral, why: `a pass writing ${sources.join(", ")}` } };
   }
   const claimant = ctx.d.claims.claimantOf(seed.path);

@@ -14,14 +14,28 @@ export class PathPasses {
   private readonly open = new Map<string, Set<Promise<void>>>();
   /** Objects deferred since (ms), until a pass of theirs reads its sources. */
   private readonly deferredSince = new Map<string, number>();
+  /**
+   * A deferred object's own source path, kept busy until its next pass begins: in a chain
+   * (C copies B, B copies A) C must not read B's path empty just because B's pass deferred.
+   */
+  private readonly held = new Map<string, () => void>();
 
   constructor(
     private readonly maxMs: number = SOURCE_DEFER_MAX_MS,
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  /** Marks a pass on `path` under way; the returned function ends it (call it exactly once). */
-  begin(path: string): () => void {
+  /**
+   * Marks a pass on `path` under way; the returned function ends it (call it exactly once). With
+   * `key`, the object's own pass: what its last deferral held (`deferral`'s `own`) is let go.
+   */
+  begin(path: string, key?: string): () => void {
+    const end = this.mark(path);
+    if (key !== undefined) this.release(key);
+    return end;
+  }
+
+  private mark(path: string): () => void {
     let end!: () => void;
     const pass = new Promise<void>((resolve) => {
       end = resolve;
@@ -46,7 +60,11 @@ export class PathPasses {
    * or it has deferred `maxMs` already), else what it defers on: every pass under way now on a busy
    * source has ended, and how much longer it may defer at most.
    */
-  deferral(key: string, sources: readonly string[]): { until: Promise<void>; boundMs: number } | undefined {
+  deferral(
+    key: string,
+    sources: readonly string[],
+    own?: string,
+  ): { until: Promise<void>; boundMs: number } | undefined {
     const passes = sources.flatMap((path) => [...(this.open.get(path) ?? [])]);
     if (passes.length === 0) {
       this.deferredSince.delete(key);
@@ -60,11 +78,21 @@ export class PathPasses {
       return undefined;
     }
     this.deferredSince.set(key, since);
+    // Its own path (when others copy it) stays busy until its next pass begins, at most the bound.
+    if (own !== undefined && !this.held.has(key)) this.held.set(key, this.mark(own));
     return { until: Promise.all(passes).then(() => undefined), boundMs };
+  }
+
+  /** Lets go of what `key`'s last deferral held; a pass of the object that did not defer calls it. */
+  release(key: string): void {
+    const end = this.held.get(key);
+    this.held.delete(key);
+    end?.();
   }
 
   /** Drops what is kept for an object that is gone. */
   forget(key: string): void {
     this.deferredSince.delete(key);
+    this.release(key);
   }
 }

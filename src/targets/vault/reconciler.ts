@@ -80,6 +80,8 @@ export class VaultSeedReconciler {
       : await runStages(SEED_STAGES, base, { signal: ctx.signal });
     // Nothing decided (a source being written by another pass): no status, the runtime runs it again.
     if (pass.kind === "defer") return stageResult(pass, { waitAfterMs: this.d.config.resyncMs });
+    // Its path is not held for it any more, whether or not this pass reached it.
+    this.d.passes?.release(key);
     const outcome = pass.kind === "done" ? pass.context.outcome : pass.detail;
     if (!outcome) return undefined;
     // Waiting on the backend or on another object fails the pass: it backs off in the runtime (5 s
