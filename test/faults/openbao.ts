@@ -766,6 +766,21 @@ const BLUE_GREEN_FAULTS: {
   },
 ];
 
+/** The object store stopped 30 s from the creation of the Job of `phase` (backup or restore). */
+function storeDownOnceJob(phase: string, more: string, visible: string[]): Outage {
+  return {
+    backend: S3,
+    label: `object store stopped 30 s once the ${phase} Job exists${more}`,
+    when: {
+      write: `the ${phase} Job's creation`,
+      phase,
+      match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
+    },
+    seconds: 30,
+    visible,
+  };
+}
+
 /** Whether a lifecycle of these options has the phase an outage needs. */
 function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
   const out: Outage[] = [
@@ -778,39 +793,21 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
     },
   ];
   if (o.backup)
-    out.push(
-      {
-        backend: S3,
-        label: "object store stopped 30 s once the backup Job exists",
-        when: {
-          write: "the backup Job's creation",
-          phase: "backup",
-          match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
-        },
-        seconds: 30,
-        visible: ["BackingUp=True/InProgress", "BackingUp=False/BackupFailed"],
-      },
-      {
-        backend: SEAL_IN_BACKUP,
-        label: "pod 0 sealed during a backup",
-        at: 0,
-        seconds: 60,
-        visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
-      },
-    );
-  if (o.backup && o.restore)
-    out.push({
-      backend: S3,
-      label: "object store stopped 30 s once the restore Job exists (back with its objects)",
-      when: {
-        write: "the restore Job's creation",
-        phase: "restore",
-        match: (w) => w.backend === "kube" && w.method === "POST" && /\/jobs$/.test(w.path),
-      },
-      seconds: 30,
-      // The Job has no API access: while it waits for the store the request can only say it runs.
-      visible: ["RestoreComplete=False/InProgress", "RestoreComplete=False/JobNotStarted"],
+    out.push(storeDownOnceJob("backup", "", ["BackingUp=True/InProgress", "BackingUp=False/BackupFailed"]), {
+      backend: SEAL_IN_BACKUP,
+      label: "pod 0 sealed during a backup",
+      at: 0,
+      seconds: 60,
+      visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
     });
+  if (o.backup && o.restore)
+    // The Job has no API access: while it waits for the store the request can only say it runs.
+    out.push(
+      storeDownOnceJob("restore", " (back with its objects)", [
+        "RestoreComplete=False/InProgress",
+        "RestoreComplete=False/JobNotStarted",
+      ]),
+    );
   if (o.scaleTo)
     out.push(
       {

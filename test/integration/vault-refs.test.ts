@@ -127,14 +127,11 @@ describe("VaultSeed references in a first seed", () => {
         await waitForReason(client, ns, `p${n}-a`, "Reconciled", 60_000);
         await waitForReason(client, ns, `p${n}-b`, "Reconciled", 60_000);
       }
-      const events = await client.list(
-        { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true },
-        { namespace: ns },
+      assert.deepEqual(
+        await refPendingOf(client, ns),
+        [],
+        "copies that reported RefPending (a status write and an Event each)",
       );
-      const pending = events.items
-        .filter((e) => e["reason"] === "RefPending")
-        .map((e) => (e["regarding"] as { name: string }).name);
-      assert.deepEqual(pending, [], "copies that reported RefPending (a status write and an Event each)");
     } finally {
       await target.stop();
       client.close();
@@ -162,17 +159,21 @@ describe("VaultSeed references in a first seed", () => {
           head,
           `${path(i)} holds the head's value`,
         );
-      const events = await client.list(
-        { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true },
-        { namespace: ns },
-      );
-      const pending = events.items
-        .filter((e) => e["reason"] === "RefPending")
-        .map((e) => (e["regarding"] as { name: string }).name);
-      assert.deepEqual(pending, [], "links that reported RefPending");
+      assert.deepEqual(await refPendingOf(client, ns), [], "links that reported RefPending");
     } finally {
       await target.stop();
       client.close();
     }
   });
 });
+
+/** The objects of `ns` that reported RefPending (an Event each time). */
+async function refPendingOf(client: KubeClient, ns: string): Promise<string[]> {
+  const events = await client.list(
+    { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true },
+    { namespace: ns },
+  );
+  return events.items
+    .filter((e) => e["reason"] === "RefPending")
+    .map((e) => (e["regarding"] as { name: string }).name);
+}
