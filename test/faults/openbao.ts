@@ -781,6 +781,20 @@ function storeDownOnceJob(phase: string, more: string, visible: string[]): Outag
   };
 }
 
+/**
+ * Pod 0 sealed by the fault `backend` (armed at the first write, it waits for its moment), watched
+ * 60 s, then deleted to come back unsealed; the serving side's seal must show.
+ */
+function pod0Sealed(backend: string, when: string): Outage {
+  return {
+    backend,
+    label: `pod 0 sealed ${when}`,
+    at: 0,
+    seconds: 60,
+    visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
+  };
+}
+
 /** Whether a lifecycle of these options has the phase an outage needs. */
 function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
   const out: Outage[] = [
@@ -793,13 +807,10 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
     },
   ];
   if (o.backup)
-    out.push(storeDownOnceJob("backup", "", ["BackingUp=True/InProgress", "BackingUp=False/BackupFailed"]), {
-      backend: SEAL_IN_BACKUP,
-      label: "pod 0 sealed during a backup",
-      at: 0,
-      seconds: 60,
-      visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
-    });
+    out.push(
+      storeDownOnceJob("backup", "", ["BackingUp=True/InProgress", "BackingUp=False/BackupFailed"]),
+      pod0Sealed(SEAL_IN_BACKUP, "during a backup"),
+    );
   if (o.backup && o.restore)
     // The Job has no API access: while it waits for the store the request can only say it runs.
     out.push(
@@ -837,13 +848,7 @@ function openBaoOutages(o: OpenBaoLifecycleOptions): Outage[] {
       },
       // Armed at the first write; the fault itself waits for its moment in the upgrade.
       { backend: POD_KILL, label: "pod 0 killed mid rolling upgrade", at: 0, seconds: 0 },
-      {
-        backend: SEAL_IN_ROLL,
-        label: "pod 0 sealed mid rolling upgrade",
-        at: 0,
-        seconds: 60,
-        visible: ["OpenBaoSealed=True/Sealed", "Available=False"],
-      },
+      pod0Sealed(SEAL_IN_ROLL, "mid rolling upgrade"),
     );
   // Armed at the first write; each waits for its phase. A killed pod comes back by itself: 30 s
   // watched, nothing required; a sealed one is watched 60 s, then deleted.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -12,6 +12,7 @@ import { sharedEnv } from "../../src/testenv/shared.js";
 import { HoldingProxy, kubeconfigThrough, serverOf } from "../support/holding-proxy.js";
 import { eventually } from "../support/kube.js";
 import { vaultSuite } from "../support/vault.js";
+import { writeVaultRunConfig } from "../support/vault-run-config.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -33,21 +34,7 @@ describe("platform-operator run when its Lease cannot be renewed", () => {
 
   it("stops and exits with status 1 when the API server stops answering", async () => {
     const proxy = await HoldingProxy.start(serverOf(sharedEnv().kubeconfigPath));
-    const config = join(dir, "operator.yaml");
-    writeFileSync(
-      config,
-      `leaderElection: { enabled: true, namespace: ${ns}, leaseName: platform-operator }
-probes: { port: 0, host: 127.0.0.1 }
-targets:
-  vault:
-    namespaces: [${ns}]
-    backend:
-      address: ${sharedEnv().bao.addr}
-      allowHttp: true
-      auth:
-        kubernetes: { mount: k8s-${ns}, role: ohmlab-controller, audience: vault, serviceAccount: { namespace: ${ns}, name: ohmlab-controller } }
-`,
-    );
+    const config = writeVaultRunConfig(ns, "op-lost", "OP_LOST_TEST_BAO", { resync: false });
     const kubeconfig = kubeconfigThrough(sharedEnv().kubeconfigPath, proxy.port, join(dir, "kc.json"));
     const child = spawn(process.execPath, [MAIN, "run", "--config", config, "--kubeconfig", kubeconfig], {
       stdio: ["ignore", "pipe", "pipe"],

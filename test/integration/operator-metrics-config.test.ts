@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import type { X509Certificate } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
-import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { TLSSocket } from "node:tls";
 import { type RunningOperator, startOperator } from "../../src/cli/run.js";
@@ -10,8 +8,8 @@ import { LEASE } from "../../src/runtime/builtin-types.js";
 import type { KubeClient } from "../../src/runtime/client.js";
 import { isNotFound } from "../../src/runtime/errors.js";
 import { sharedEnv } from "../../src/testenv/shared.js";
-import { makeTempDir } from "../../src/testenv/tempdirs.js";
 import { applySeed, seed, vaultSuite, waitForReason } from "../support/vault.js";
+import { writeVaultRunConfig } from "../support/vault-run-config.js";
 
 // What the chart's leaderElection.enabled, metrics.enabled and metrics.certificate=operator write
 // into the configuration file, read by the real entry point: no Lease without leader election,
@@ -22,26 +20,9 @@ const quiet = async () => {
   return new Writable({ write: (_c, _e, cb) => cb() });
 };
 
-function configFile(ns: string, name: string, extra: string): string {
-  const path = join(makeTempDir("op-metrics"), `${name}.yaml`);
-  process.env["OP_METRICS_TEST_BAO"] = sharedEnv().bao.addr;
-  writeFileSync(
-    path,
-    `${extra}
-probes: { port: 0, host: 127.0.0.1 }
-targets:
-  vault:
-    namespaces: [${ns}]
-    resyncInterval: 2s
-    backend:
-      address: \${OP_METRICS_TEST_BAO}
-      allowHttp: true
-      auth:
-        kubernetes: { mount: k8s-${ns}, role: ohmlab-controller, audience: vault, serviceAccount: { namespace: ${ns}, name: ohmlab-controller } }
-`,
-  );
-  return path;
-}
+/** The vault target's run configuration with `head` (leader election, metrics) as its top lines. */
+const configFile = (ns: string, head: string) =>
+  writeVaultRunConfig(ns, "op-metrics", "OP_METRICS_TEST_BAO", { head });
 
 /** GET over TLS without verifying (the certificate is self-signed): status and the peer certificate. */
 function getTls(port: number): Promise<{ status: number; cert: X509Certificate }> {
@@ -77,7 +58,6 @@ describe("the operator's metrics and leader election settings, as the chart writ
     const op = await startOperator({
       configPath: configFile(
         ns,
-        "off",
         `leaderElection: { enabled: false, namespace: ${ns}, leaseName: platform-operator }\nmetrics: { enabled: false }`,
       ),
       kubeconfig: sharedEnv().kubeconfigPath,
@@ -101,7 +81,6 @@ describe("the operator's metrics and leader election settings, as the chart writ
     const op = await startOperator({
       configPath: configFile(
         ns,
-        "tls",
         `leaderElection: { enabled: true, namespace: ${ns}, leaseName: platform-operator }\nmetrics: { port: 0, host: 127.0.0.1, secure: false, selfSigned: true }`,
       ),
       kubeconfig: sharedEnv().kubeconfigPath,

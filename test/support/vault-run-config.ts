@@ -5,22 +5,29 @@ import { makeTempDir } from "../../src/testenv/tempdirs.js";
 
 /**
  * Writes the configuration `platform-operator run` takes for the vault target alone on the shared
- * environment: leader election in `ns`, probes on a free loopback port, the backend's address read
- * from the environment variable `addressVar` (so the file also exercises `${VAR}` expansion), and
- * the Kubernetes login vaultSuite sets up for `ns`. Returns the file's path.
+ * environment: leader election in `ns` (or `head`, the file's top-level lines instead), probes on a
+ * free loopback port, the backend's address read from the environment variable `addressVar` (so the
+ * file also exercises `${VAR}` expansion), a 2 s resync unless `resync` is false, and the Kubernetes
+ * login vaultSuite sets up for `ns`. Returns the file's path.
  */
-export function writeVaultRunConfig(ns: string, prefix: string, addressVar: string): string {
+export function writeVaultRunConfig(
+  ns: string,
+  prefix: string,
+  addressVar: string,
+  opts: { head?: string; resync?: boolean } = {},
+): string {
   const config = join(makeTempDir(prefix), "operator.yaml");
   process.env[addressVar] = sharedEnv().bao.addr;
+  const head =
+    opts.head ?? `leaderElection: { enabled: true, namespace: ${ns}, leaseName: platform-operator }`;
   writeFileSync(
     config,
-    `leaderElection: { enabled: true, namespace: ${ns}, leaseName: platform-operator }
+    `${head}
 probes: { port: 0, host: 127.0.0.1 }
 targets:
   vault:
     namespaces: [${ns}]
-    resyncInterval: 2s
-    backend:
+${opts.resync === false ? "" : "    resyncInterval: 2s\n"}    backend:
       address: \${${addressVar}}
       allowHttp: true
       auth:

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { pathToFileURL } from "node:url";
-import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "../faults/bao-recorder.js";
+import { BaoWriteRecorder } from "../faults/bao-recorder.js";
 import { inPhase, writeKind } from "../faults/campaign.js";
 import { initializedOnce, REFUSALS_ALLOWED, refusedRepeatedly } from "../faults/openbao.js";
 import { type RecordedWrite, WriteLog } from "../faults/write-proxy.js";
+import { spawnPreloaded } from "../support/preloaded-script.js";
 
 // The OpenBao half of the campaign's write order: the preload inside the operator's process reports
 // each OpenBao write to the harness's recorder and holds the answer until the recorder says go; a
@@ -48,19 +47,7 @@ const send = (method, path) => new Promise((resolve) => {
 
 /** The stand-in operator with the preload, reporting to `recorder`; what it printed and how it ended. */
 function startOperator(recorder: BaoWriteRecorder) {
-  const child = spawn(
-    process.execPath,
-    ["--import", pathToFileURL(BAO_WRITES_PRELOAD).href, "-e", OPERATOR],
-    {
-      env: {
-        ...process.env,
-        FAULTS_BAO_RECORDER: recorder.url,
-        FAULTS_BAO_PORT: String(baoPort),
-        BAO_PORT: String(baoPort),
-      },
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const child = spawnPreloaded(OPERATOR, recorder, baoPort);
   let out = "";
   child.stdout.on("data", (c: Buffer) => {
     out += c.toString();

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { pathToFileURL } from "node:url";
 import { outageChosen, parseFaultArgs } from "../faults/args.js";
-import { BAO_WRITES_PRELOAD, BaoWriteRecorder } from "../faults/bao-recorder.js";
+import { BaoWriteRecorder } from "../faults/bao-recorder.js";
 import { BAO_NET, cutOf, describeMoment } from "../faults/campaign.js";
 import { momentOf, shows } from "../faults/lifecycle.js";
 import { WriteLog } from "../faults/write-proxy.js";
+import { spawnPreloaded } from "../support/preloaded-script.js";
 
 // The pieces of the campaign's outages that run without a node: the flags choosing them, their
 // moments, the conditions that count as the fault showing, and the OpenBao black hole held inside
@@ -126,19 +125,7 @@ describe("fault campaign: OpenBao black-holed inside the operator's process", ()
   it("armed at sys/init: nothing reaches OpenBao while it lasts, reads time out, init goes through after", async () => {
     received.length = 0;
     const recorder = await BaoWriteRecorder.start(new WriteLog(), "127.0.0.1", false);
-    const child = spawn(
-      process.execPath,
-      ["--import", pathToFileURL(BAO_WRITES_PRELOAD).href, "-e", OPERATOR],
-      {
-        env: {
-          ...process.env,
-          FAULTS_BAO_RECORDER: recorder.url,
-          FAULTS_BAO_PORT: String(baoPort),
-          BAO_PORT: String(baoPort),
-        },
-        stdio: ["pipe", "pipe", "inherit"],
-      },
-    );
+    const child = spawnPreloaded(OPERATOR, recorder, baoPort, "pipe");
     let out = "";
     const lines: (() => void)[] = [];
     child.stdout.on("data", (c: Buffer) => {
@@ -160,7 +147,7 @@ describe("fault campaign: OpenBao black-holed inside the operator's process", ()
         assert.ok(Date.now() < deadline, "the preload never asked for the command");
         await new Promise((r) => setTimeout(r, 20));
       }
-      child.stdin.write("go\n");
+      child.stdin!.write("go\n");
       await begun;
       await printed("leader ");
       assert.match(out, /leader timed out/);
