@@ -270,7 +270,7 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
     assert.equal(deployments(off)[0]!.spec.replicas, 1);
     assert.match(
       await renderFails(["--set=leaderElection.enabled=false"]),
-      /leaderElection.enabled: false needs replicas: 1 \(replicas is 2/,
+      /leaderElection.enabled: false needs replicas: 1 \(it is 2/,
     );
   });
 

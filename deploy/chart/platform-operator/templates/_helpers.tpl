@@ -14,12 +14,18 @@
 {{- end -}}
 
 {{/*
-The namespaces a target reconciles (space-separated): those it lists, else the release's own. It
+The namespaces a target reconciles (space-separated): those it lists, else the release's own (the
+openbao target's: tenancy.targetNamespace in single mode when set). It
 gets Roles there and nowhere else, and ignores objects in any other namespace.
 */}}
 {{- define "po.namespaces" -}}
 {{- $v := index .root.Values.targets .target -}}
-{{- $ns := $v.namespaces | default (list .root.Release.Namespace) -}}
+{{- $default := .root.Release.Namespace -}}
+{{- /* upstream's single-tenant install names its one namespace tenancy.targetNamespace. */ -}}
+{{- if and (eq .target "openbao") (eq .root.Values.tenancy.mode "single") .root.Values.tenancy.targetNamespace -}}
+{{- $default = .root.Values.tenancy.targetNamespace -}}
+{{- end -}}
+{{- $ns := $v.namespaces | default (list $default) -}}
 {{- /* The vault target's application namespaces are watched too, each with its own Role. */ -}}
 {{- if eq .target "vault" -}}
 {{- range $app, $_ := ($v.applications | default dict) -}}
@@ -71,12 +77,12 @@ target); `deployments` groups them, and every enabled target must appear in exac
 {{- end -}}
 
 {{- define "po.name" -}}
-{{- printf "%s-%s" .root.Release.Name .proc | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" (include "po.fullname" .root) .proc | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* The gitlab target's keyring ConfigMap, its file, and where the process that runs the target mounts it. */}}
 {{- define "po.chartKeyringName" -}}
-{{- printf "%s-chart-keyring" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-chart-keyring" (include "po.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 {{- define "po.chartKeyringFile" -}}keyring.asc{{- end -}}
 {{- define "po.chartKeyringDir" -}}/etc/platform-operator/chart-keyring{{- end -}}
@@ -101,7 +107,7 @@ Memory limit in MiB from resources.limits.memory (Ki, Mi, Gi, K, M, G or bytes);
 in a unit this helper does not read.
 */}}
 {{- define "po.memoryLimitMiB" -}}
-{{- $q := toString (dig "limits" "memory" "" .Values.resources) -}}
+{{- $q := toString (dig "limits" "memory" "" (include "po.effective" . | fromYaml).resources) -}}
 {{- $mib := 0 -}}
 {{- if regexMatch "^[0-9]+Gi$" $q -}}{{- $mib = mul (trimSuffix "Gi" $q | atoi) 1024 -}}
 {{- else if regexMatch "^[0-9]+Mi$" $q -}}{{- $mib = trimSuffix "Mi" $q | atoi -}}
@@ -149,12 +155,12 @@ twice, so the user's keys are merged here, and one the chart sets is refused wit
 {{- include "po.mergeMap" (dict "own" (include "po.labels" . | fromYaml) "extra" .root.Values.monitoring.labels "from" "monitoring.labels") -}}
 {{- end -}}
 
-{{/* The operator image: repository@digest when a digest is set, else repository:tag. */}}
+{{/* The operator image: repository@digest when a digest is set, else repository:tag (the chart's appVersion when the tag is empty, as upstream's chart reads it). */}}
 {{- define "po.image" -}}
 {{- with .Values.image.digest -}}
 {{- printf "%s@%s" $.Values.image.repository . -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 {{- end -}}
 
@@ -169,25 +175,28 @@ schema refuses values Pod Security restricted does not admit, and here the merge
 still say what restricted requires (a default removed with null is refused as well).
 */}}
 {{- define "po.checkValues" -}}
-{{- if and (not .Values.leaderElection.enabled) (gt (int .Values.replicas) 1) -}}
-{{- fail (printf "leaderElection.enabled: false needs replicas: 1 (replicas is %d: several replicas without a leader would all reconcile and write)" (int .Values.replicas)) -}}
+{{- $e := include "po.effective" . | fromYaml -}}
+{{- if and (not .Values.leaderElection.enabled) (gt (int $e.replicas) 1) -}}
+{{- fail (printf "leaderElection.enabled: false needs %s: 1 (it is %d: several replicas without a leader would all reconcile and write)" $e.replicasFrom (int $e.replicas)) -}}
 {{- end -}}
-{{- $pod := .Values.podSecurityContext | default dict -}}
-{{- $ctr := .Values.securityContext | default dict -}}
+{{- $pod := $e.podSecurityContext | default dict -}}
+{{- $ctr := $e.securityContext | default dict -}}
+{{- $podName := $e.podSecurityContextFrom -}}
+{{- $ctrName := $e.securityContextFrom -}}
 {{- if not (or (eq (toString $pod.runAsNonRoot) "true") (eq (toString $ctr.runAsNonRoot) "true")) -}}
-{{- fail "securityContext.runAsNonRoot / podSecurityContext.runAsNonRoot: Pod Security restricted needs runAsNonRoot: true in one of them" -}}
+{{- fail (printf "%s.runAsNonRoot / %s.runAsNonRoot: Pod Security restricted needs runAsNonRoot: true in one of them" $ctrName $podName) -}}
 {{- end -}}
 {{- if not (or (dig "seccompProfile" "type" "" $pod) (dig "seccompProfile" "type" "" $ctr)) -}}
-{{- fail "podSecurityContext.seccompProfile / securityContext.seccompProfile: Pod Security restricted needs a seccomp profile (RuntimeDefault or Localhost) in one of them" -}}
+{{- fail (printf "%s.seccompProfile / %s.seccompProfile: Pod Security restricted needs a seccomp profile (RuntimeDefault or Localhost) in one of them" $podName $ctrName) -}}
 {{- end -}}
 {{- if ne (toString $ctr.allowPrivilegeEscalation) "false" -}}
-{{- fail "securityContext.allowPrivilegeEscalation: Pod Security restricted needs false" -}}
+{{- fail (printf "%s.allowPrivilegeEscalation: Pod Security restricted needs false" $ctrName) -}}
 {{- end -}}
 {{- if not (has "ALL" (dig "capabilities" "drop" list $ctr)) -}}
-{{- fail "securityContext.capabilities.drop: Pod Security restricted needs [ALL]" -}}
+{{- fail (printf "%s.capabilities.drop: Pod Security restricted needs [ALL]" $ctrName) -}}
 {{- end -}}
 {{- if ne (toString $ctr.readOnlyRootFilesystem) "true" -}}
-{{- fail "securityContext.readOnlyRootFilesystem: must stay true (the operator writes only to its /tmp emptyDir)" -}}
+{{- fail (printf "%s.readOnlyRootFilesystem: must stay true (the operator writes only to its /tmp emptyDir)" $ctrName) -}}
 {{- end -}}
 {{- $own := list "NODE_ENV" "NODE_OPTIONS" "MALLOC_ARENA_MAX" "POD_NAME" "POD_NAMESPACE" -}}
 {{- if .Values.targets.gitlab.enabled -}}
@@ -195,13 +204,13 @@ still say what restricted requires (a default removed with null is refused as we
 {{- $own = append $own "DYNAMIC_CHART_KEYRING" -}}
 {{- end -}}
 {{- $seen := dict -}}
-{{- range $i, $e := .Values.extraEnv -}}
-{{- if has $e.name $own -}}
-{{- fail (printf "extraEnv[%d].name: %s is set by the chart itself (%s)" $i $e.name (join ", " $own)) -}}
+{{- range $e.extraEnv -}}
+{{- if has .env.name $own -}}
+{{- fail (printf "%s.name: %s is set by the chart itself (%s)" .from .env.name (join ", " $own)) -}}
 {{- end -}}
-{{- if hasKey $seen $e.name -}}
-{{- fail (printf "extraEnv[%d].name: %s is already set by extraEnv[%d]" $i $e.name (get $seen $e.name)) -}}
+{{- if hasKey $seen .env.name -}}
+{{- fail (printf "%s.name: %s is already set by %s" .from .env.name (get $seen .env.name)) -}}
 {{- end -}}
-{{- $_ := set $seen $e.name $i -}}
+{{- $_ := set $seen .env.name .from -}}
 {{- end -}}
 {{- end -}}

@@ -23,13 +23,17 @@ chart test compares these rules with the API server's audit log.
 {{- $_ := set $k "tokenFile" (include "po.vaultTokenPath" .) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (eq .target "openbao") (not (hasKey $cfg "executorImage")) -}}
+{{- /* Without it a backup or restore of a cluster naming no image of its own could not start. */ -}}
+{{- $_ := set $cfg "executorImage" (include "po.executorImage" .root) -}}
+{{- end -}}
 {{- if and (eq .target "openbao") (not .root.Values.gatewayAPI.enabled) -}}
 {{- /* No Gateway API RBAC is granted, so the target must not read those kinds either. */ -}}
 {{- $_ := set $cfg "gatewayAPI" false -}}
 {{- end -}}
 {{- if and (eq .target "openbao") .root.Values.admissionPolicies.enabled -}}
 {{- /* The bindings the target checks at start are this release's (templates/admission-policies.yaml). */ -}}
-{{- $_ := set $cfg "admissionPolicies" (dict "prefix" (printf "%s-" .root.Release.Name)) -}}
+{{- $_ := set $cfg "admissionPolicies" (dict "prefix" (printf "%s-" (include "po.fullname" .root))) -}}
 {{- end -}}
 {{- if and (eq .target "openbao") (eq .root.Values.tenancy.mode "multi") -}}
 {{- if hasKey $cfg "tenants" -}}
