@@ -444,6 +444,23 @@ describe("the operator's Helm chart, rendered by real helm", () => {
     assert.equal(ofKind(await render([]), "NetworkPolicy").length, 0, "off by default");
   });
 
+  it("guards ingress only when the API server's addresses are not given: a deny would cut the operator off it", async () => {
+    const [np] = ofKind(await render(["--set=networkPolicy.enabled=true"]), "NetworkPolicy");
+    assert.deepEqual(np!.spec.policyTypes, ["Ingress"]);
+    assert.equal(np!.spec.egress, undefined);
+    assert.deepEqual(
+      np!.spec.ingress.flatMap((r: Obj) => r.ports.map((p: Obj) => p.port)).sort(),
+      [8081, 8443],
+    );
+    assert.match(
+      await renderFails([
+        "--set=networkPolicy.enabled=true",
+        '--set-json=networkPolicy.extraEgress=[{"to":[{"ipBlock":{"cidr":"10.9.0.0/16"}}]}]',
+      ]),
+      /networkPolicy\.extraEgress: egress is restricted only with networkPolicy\.apiServer\.cidrs/,
+    );
+  });
+
   it("webhook: per process a Service, a ValidatingWebhookConfiguration of its kinds only, RBAC by name", async () => {
     assert.equal(ofKind(await render([]), "ValidatingWebhookConfiguration").length, 0, "off by default");
     const objs = await render([
