@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { parseProcessConfig } from "../../src/cli/config.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
 import { named, type Obj, ofKind, processConfig, render, renderFails } from "../support/chart-render.js";
+import { upstreamDefaults } from "../support/upstream-chart-values.js";
 
 // Values files written for upstream openbao-operator's chart, under upstream's own names
 // (controller.*, healthProbes.*, platform, nameOverride/fullnameOverride, operatorVersion,
@@ -22,64 +23,6 @@ const envNames = (d: Obj): string[] => (container(d).env as Obj[]).map((e) => e.
 const openbaoConfig = (objs: Obj[], process: string) => {
   const { namespaces: _ns, ...rest } = processConfig(objs, process).targets.openbao;
   return parseOpenBaoConfig(rest, "targets.openbao");
-};
-
-/** Upstream's chart defaults, as its values.yaml states them, for the keys this file covers. */
-const upstreamDefaults = (): Obj => {
-  const pod = () => ({
-    replicas: 1,
-    extraEnv: [],
-    nodeSelector: {},
-    tolerations: [],
-    affinity: {},
-    podAnnotations: {},
-    podLabels: {},
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ["ALL"] },
-      readOnlyRootFilesystem: true,
-      runAsGroup: 65532,
-      runAsUser: 65532,
-    },
-    podSecurityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
-    serviceAccount: { annotations: {} },
-  });
-  return {
-    nameOverride: "",
-    fullnameOverride: "",
-    platform: "auto",
-    image: {
-      repository: "ghcr.io/example/openbao-operator",
-      tag: "",
-      digest: "",
-      pullPolicy: "IfNotPresent",
-    },
-    imagePullSecrets: [],
-    operatorVersion: "",
-    tenancy: { mode: "multi", targetNamespace: "" },
-    controller: {
-      ...pod(),
-      resources: { limits: { cpu: "500m", memory: "256Mi" }, requests: { cpu: "50m", memory: "128Mi" } },
-      extraArgs: [],
-    },
-    provisioner: {
-      ...pod(),
-      resources: { limits: { cpu: "100m", memory: "64Mi" }, requests: { cpu: "10m", memory: "32Mi" } },
-      extraArgs: [],
-    },
-    metrics: { enabled: true, port: 8443 },
-    leaderElection: { enabled: true },
-    healthProbes: {
-      port: 8081,
-      livenessInitialDelaySeconds: 15,
-      livenessPeriodSeconds: 20,
-      readinessInitialDelaySeconds: 5,
-      readinessPeriodSeconds: 10,
-    },
-    admissionPolicies: { enabled: true },
-    networkPolicy: { enabled: true, metricsAllowedNamespaceLabels: { metrics: "enabled" } },
-    gatewayAPI: { enabled: true },
-  };
 };
 
 describe("a values file written for upstream's openbao-operator chart, rendered by real helm", () => {
