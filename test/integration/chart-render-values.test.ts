@@ -18,6 +18,10 @@ const MONITORING_KINDS = [
   "--api-versions=monitoring.coreos.com/v1/PodMonitor",
   "--api-versions=monitoring.coreos.com/v1/PrometheusRule",
 ];
+const SCRAPE_KINDS = [
+  "--api-versions=monitoring.coreos.com/v1/ServiceMonitor",
+  "--api-versions=operator.victoriametrics.com/v1beta1/VMServiceScrape",
+];
 const DIGEST = `sha256:${"ab12".repeat(16)}`;
 
 const deployments = (objs: Obj[]) => ofKind(objs, "Deployment");
@@ -412,5 +416,285 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
       await renderFails([...MONITORING_KINDS, "--set=monitoring.labels.app\\.kubernetes\\.io/name=x"]),
       /monitoring\.labels\.app\.kubernetes\.io\/name: the chart sets this key itself/,
     );
+  });
+
+  // Upstream's scrape values (metrics.serviceMonitor, metrics.victoriaMetrics, metrics.rbac).
+  const PROCS = ["po-gitlab", "po-openbao", "po-vault"];
+  const SECURE_ENDPOINT = {
+    port: "metrics",
+    path: "/metrics",
+    interval: "30s",
+    scrapeTimeout: "10s",
+    scheme: "https",
+    bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+    tlsConfig: { insecureSkipVerify: true },
+  };
+  const names = (objs: Obj[], kind: string) => ofKind(objs, kind).map((o) => o.metadata.name as string);
+  /** Each scrape object selects exactly its process's metrics Service and scrapes its port. */
+  function assertSelectsItsService(objs: Obj[], kind: string): void {
+    for (const o of ofKind(objs, kind)) {
+      const service = named(objs, "Service", o.metadata.name);
+      for (const [k, v] of Object.entries(o.spec.selector.matchLabels))
+        assert.equal(service.metadata.labels[k], v, `${kind} ${o.metadata.name} selects its Service by ${k}`);
+      const others = ofKind(objs, "Service").filter(
+        (s) =>
+          s.metadata.name.endsWith("-metrics") &&
+          s !== service &&
+          Object.entries(o.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels[k] === v),
+      );
+      assert.deepEqual(others, [], `${kind} ${o.metadata.name} selects no other process's Service`);
+      assert.deepEqual(o.spec.namespaceSelector, { matchNames: [service.metadata.namespace] });
+      assert.ok(
+        service.spec.ports.some((p: Obj) => p.name === o.spec.endpoints[0].port),
+        "the endpoint names the Service's port",
+      );
+      // job="platform-operator", which the alert rules and the dashboard select on.
+      assert.equal(o.spec.jobLabel, "app.kubernetes.io/name");
+      assert.equal(service.metadata.labels[o.spec.jobLabel], "platform-operator");
+    }
+  }
+
+  it("metrics.serviceMonitor: a ServiceMonitor per process's metrics Service, with or without the kind served, instead of the PodMonitor", async () => {
+    const plain = await render([...ALL_TARGETS, ...MONITORING_KINDS, ...SCRAPE_KINDS]);
+    assert.deepEqual(names(plain, "ServiceMonitor"), [], "off by default");
+    assert.equal(ofKind(plain, "PodMonitor").length, 3);
+    const on = await render([
+      ...ALL_TARGETS,
+      ...MONITORING_KINDS,
+      ...SCRAPE_KINDS,
+      "--set=metrics.serviceMonitor.enabled=true",
+    ]);
+    assert.deepEqual(
+      names(on, "ServiceMonitor").sort(),
+      PROCS.map((p) => `${p}-metrics`),
+    );
+    assertSelectsItsService(on, "ServiceMonitor");
+    for (const sm of ofKind(on, "ServiceMonitor")) {
+      assert.equal(sm.apiVersion, "monitoring.coreos.com/v1");
+      assert.equal(sm.metadata.namespace, "ops");
+      assert.deepEqual(sm.spec.endpoints, [SECURE_ENDPOINT]);
+    }
+    // It replaces the PodMonitor and the PodMonitor's scrape ServiceAccount; the alert rules stay.
+    assert.deepEqual(names(on, "PodMonitor"), []);
+    assert.ok(!names(on, "ServiceAccount").some((n) => n.endsWith("-scrape")));
+    assert.equal(ofKind(on, "PrometheusRule").length, 3);
+    // Rendered where the cluster does not serve the kind too (upstream's behaviour): the install
+    // then fails on the kind rather than leaving the pods unscraped without a word.
+    const unserved = await render([...ALL_TARGETS, "--set=metrics.serviceMonitor.enabled=true"]);
+    assert.deepEqual(ofKind(unserved, "ServiceMonitor"), ofKind(on, "ServiceMonitor"));
+    // One process for every target: one ServiceMonitor.
+    const one = await render([
+      ...ALL_TARGETS,
+      "--set=metrics.serviceMonitor.enabled=true",
+      '--set-json=deployments={"all":["vault","openbao","gitlab"]}',
+    ]);
+    assert.deepEqual(names(one, "ServiceMonitor"), ["po-all-metrics"]);
+    assertSelectsItsService(one, "ServiceMonitor");
+    // metrics.enabled false: nothing to scrape, so none.
+    const off = await render([
+      ...SCRAPE_KINDS,
+      "--set=metrics.serviceMonitor.enabled=true",
+      "--set=metrics.enabled=false",
+    ]);
+    assert.deepEqual(names(off, "ServiceMonitor"), []);
+  });
+
+  it("metrics.serviceMonitor.*: namespace, interval, scrapeTimeout, labels and every tlsConfig value land in the ServiceMonitor", async () => {
+    const objs = await render([
+      ...SCRAPE_KINDS,
+      "--set=metrics.serviceMonitor.enabled=true",
+      "--set=metrics.serviceMonitor.namespace=monitoring",
+      "--set=metrics.serviceMonitor.interval=1m",
+      "--set=metrics.serviceMonitor.scrapeTimeout=1m",
+      "--set=metrics.serviceMonitor.labels.release=prometheus",
+      "--set=metrics.serviceMonitor.tlsConfig.insecureSkipVerify=false",
+      "--set=metrics.serviceMonitor.tlsConfig.serverName=po-vault-metrics.ops.svc",
+      "--set=metrics.serviceMonitor.tlsConfig.caSecret.name=metrics-ca",
+      "--set=metrics.serviceMonitor.tlsConfig.certSecret.name=scraper",
+      "--set=metrics.serviceMonitor.tlsConfig.certSecret.key=client.crt",
+      "--set=metrics.serviceMonitor.tlsConfig.keySecret.name=scraper",
+    ]);
+    const sm = named(objs, "ServiceMonitor", "po-vault-metrics");
+    assert.equal(sm.metadata.namespace, "monitoring");
+    // The Service stays in the release's namespace, which the selector names.
+    assert.deepEqual(sm.spec.namespaceSelector, { matchNames: ["ops"] });
+    assert.equal(sm.metadata.labels.release, "prometheus");
+    assert.equal(sm.metadata.labels["app.kubernetes.io/component"], "vault");
+    assert.deepEqual(sm.spec.endpoints, [
+      {
+        ...SECURE_ENDPOINT,
+        interval: "1m",
+        scrapeTimeout: "1m",
+        tlsConfig: {
+          insecureSkipVerify: false,
+          serverName: "po-vault-metrics.ops.svc",
+          ca: { secret: { name: "metrics-ca", key: "ca.crt" } },
+          cert: { secret: { name: "scraper", key: "client.crt" } },
+          keySecret: { name: "scraper", key: "tls.key" },
+        },
+      },
+    ]);
+    // metrics.secure false: plain HTTP, and no token sent in clear.
+    const plain = await render(["--set=metrics.serviceMonitor.enabled=true", "--set=metrics.secure=false"]);
+    assert.deepEqual(named(plain, "ServiceMonitor", "po-vault-metrics").spec.endpoints, [
+      { port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s", scheme: "http" },
+    ]);
+    // Refused, naming the value.
+    const on = "--set=metrics.serviceMonitor.enabled=true";
+    const refused: [string[], RegExp][] = [
+      [
+        [on, "--set=metrics.serviceMonitor.labels.app\\.kubernetes\\.io/component=x"],
+        /metrics\.serviceMonitor\.labels\.app\.kubernetes\.io\/component: the chart sets this key itself \(to "vault"\)/,
+      ],
+      [[on, "--set=metrics.serviceMonitor.labels.team=not a label value"], /metrics\/serviceMonitor\/labels/],
+      [
+        [on, "--set=metrics.serviceMonitor.scrapeTimeout=31s"],
+        /metrics\.serviceMonitor\.scrapeTimeout: 31s is longer than metrics\.serviceMonitor\.interval \(30s\)/,
+      ],
+      [["--set=metrics.serviceMonitor.interval=30"], /metrics\/serviceMonitor\/interval/],
+      [["--set=metrics.serviceMonitor.interval=half a minute"], /metrics\/serviceMonitor\/interval/],
+      [["--set=metrics.serviceMonitor.namespace=Monitoring"], /metrics\/serviceMonitor\/namespace/],
+      [
+        ["--set=metrics.serviceMonitor.tlsConfig.insecureSkipVerify=maybe"],
+        /metrics\/serviceMonitor\/tlsConfig\/insecureSkipVerify/,
+      ],
+      [
+        ["--set=metrics.serviceMonitor.tlsConfig.caSecret.file=/ca"],
+        /metrics\/serviceMonitor\/tlsConfig\/caSecret/,
+      ],
+      [["--set=metrics.serviceMonitor.port=https"], /metrics\/serviceMonitor.*'port' not allowed/],
+    ];
+    for (const [args, message] of refused) assert.match(await renderFails(args), message, args.join(" "));
+    // The same duration written two ways is no timeout longer than the interval.
+    const equal = await render([
+      on,
+      "--set=metrics.serviceMonitor.scrapeTimeout=1m30s",
+      "--set=metrics.serviceMonitor.interval=90s",
+    ]);
+    assert.equal(named(equal, "ServiceMonitor", "po-vault-metrics").spec.endpoints[0].scrapeTimeout, "1m30s");
+  });
+
+  it("metrics.victoriaMetrics: a VMServiceScrape per process's metrics Service, with its values; instead of the PodMonitor", async () => {
+    const plain = await render([...MONITORING_KINDS, ...SCRAPE_KINDS]);
+    assert.deepEqual(names(plain, "VMServiceScrape"), [], "off by default");
+    const on = await render([
+      ...ALL_TARGETS,
+      ...MONITORING_KINDS,
+      ...SCRAPE_KINDS,
+      "--set=metrics.victoriaMetrics.enabled=true",
+    ]);
+    assert.deepEqual(
+      names(on, "VMServiceScrape").sort(),
+      PROCS.map((p) => `${p}-metrics`),
+    );
+    assertSelectsItsService(on, "VMServiceScrape");
+    for (const s of ofKind(on, "VMServiceScrape")) {
+      assert.equal(s.apiVersion, "operator.victoriametrics.com/v1beta1");
+      assert.equal(s.metadata.namespace, "ops");
+      assert.deepEqual(s.spec.endpoints, [SECURE_ENDPOINT]);
+    }
+    assert.deepEqual(names(on, "PodMonitor"), []);
+    assert.deepEqual(names(on, "ServiceMonitor"), [], "the ServiceMonitor is a value of its own");
+    const unserved = await render([...ALL_TARGETS, "--set=metrics.victoriaMetrics.enabled=true"]);
+    assert.deepEqual(ofKind(unserved, "VMServiceScrape"), ofKind(on, "VMServiceScrape"));
+    const set = await render([
+      "--set=metrics.victoriaMetrics.enabled=true",
+      "--set=metrics.victoriaMetrics.namespace=vm",
+      "--set=metrics.victoriaMetrics.interval=15s",
+      "--set=metrics.victoriaMetrics.scrapeTimeout=5s",
+      "--set=metrics.victoriaMetrics.labels.tier=ops",
+      "--set=metrics.victoriaMetrics.tlsConfig.insecureSkipVerify=false",
+      "--set=metrics.victoriaMetrics.tlsConfig.serverName=po-vault-metrics.ops.svc",
+    ]);
+    const s = named(set, "VMServiceScrape", "po-vault-metrics");
+    assert.equal(s.metadata.namespace, "vm");
+    assert.deepEqual(s.spec.namespaceSelector, { matchNames: ["ops"] });
+    assert.equal(s.metadata.labels.tier, "ops");
+    assert.deepEqual(s.spec.endpoints, [
+      {
+        ...SECURE_ENDPOINT,
+        interval: "15s",
+        scrapeTimeout: "5s",
+        tlsConfig: { insecureSkipVerify: false, serverName: "po-vault-metrics.ops.svc" },
+      },
+    ]);
+    const insecure = await render([
+      "--set=metrics.victoriaMetrics.enabled=true",
+      "--set=metrics.secure=false",
+    ]);
+    assert.equal(named(insecure, "VMServiceScrape", "po-vault-metrics").spec.endpoints[0].scheme, "http");
+    assert.equal(
+      named(insecure, "VMServiceScrape", "po-vault-metrics").spec.endpoints[0].bearerTokenFile,
+      undefined,
+    );
+    assert.deepEqual(
+      names(
+        await render(["--set=metrics.victoriaMetrics.enabled=true", "--set=metrics.enabled=false"]),
+        "VMServiceScrape",
+      ),
+      [],
+    );
+    const on1 = "--set=metrics.victoriaMetrics.enabled=true";
+    assert.match(
+      await renderFails([on1, "--set=metrics.victoriaMetrics.labels.app\\.kubernetes\\.io/name=x"]),
+      /metrics\.victoriaMetrics\.labels\.app\.kubernetes\.io\/name: the chart sets this key itself/,
+    );
+    assert.match(
+      await renderFails([on1, "--set=metrics.victoriaMetrics.interval=5s"]),
+      /metrics\.victoriaMetrics\.scrapeTimeout: 10s is longer than metrics\.victoriaMetrics\.interval \(5s\)/,
+    );
+    // Upstream's VMServiceScrape takes no Secrets; neither does this one.
+    assert.match(
+      await renderFails(["--set=metrics.victoriaMetrics.tlsConfig.caSecret.name=ca"]),
+      /metrics\/victoriaMetrics\/tlsConfig.*'caSecret' not allowed/,
+    );
+    assert.match(
+      await renderFails(["--set=metrics.victoriaMetrics.scrapeTimeout=soon"]),
+      /metrics\/victoriaMetrics\/scrapeTimeout/,
+    );
+  });
+
+  it("metrics.rbac: a ClusterRole allowing only GET /metrics, bound to the given ServiceAccounts; at least one", async () => {
+    assert.ok(
+      !names(await render([]), "ClusterRoleBinding").includes("ops-po-metrics-reader"),
+      "off by default",
+    );
+    const objs = await render([
+      "--set=metrics.rbac.enabled=true",
+      '--set-json=metrics.rbac.subjects=[{"name":"prometheus-k8s","namespace":"monitoring"},{"name":"vmagent","namespace":"vm"}]',
+    ]);
+    assert.deepEqual(named(objs, "ClusterRole", "ops-po-metrics-reader").rules, [
+      { nonResourceURLs: ["/metrics"], verbs: ["get"] },
+    ]);
+    const binding = named(objs, "ClusterRoleBinding", "ops-po-metrics-reader");
+    assert.deepEqual(binding.roleRef, {
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "ClusterRole",
+      name: "ops-po-metrics-reader",
+    });
+    assert.deepEqual(binding.subjects, [
+      { kind: "ServiceAccount", name: "prometheus-k8s", namespace: "monitoring" },
+      { kind: "ServiceAccount", name: "vmagent", namespace: "vm" },
+    ]);
+    // Nothing to read when /metrics is off.
+    const off = await render([
+      "--set=metrics.rbac.enabled=true",
+      '--set-json=metrics.rbac.subjects=[{"name":"p","namespace":"m"}]',
+      "--set=metrics.enabled=false",
+    ]);
+    assert.ok(!names(off, "ClusterRole").includes("ops-po-metrics-reader"));
+    assert.match(
+      await renderFails(["--set=metrics.rbac.enabled=true"]),
+      /metrics\.rbac\.subjects: list at least one ServiceAccount/,
+    );
+    assert.match(
+      await renderFails(['--set-json=metrics.rbac.subjects=[{"name":"prometheus"}]']),
+      /metrics\/rbac\/subjects\/0.*namespace/,
+    );
+    assert.match(
+      await renderFails(['--set-json=metrics.rbac.subjects=[{"name":"p","namespace":"m","kind":"User"}]']),
+      /metrics\/rbac\/subjects\/0.*'kind' not allowed/,
+    );
+    assert.match(await renderFails(["--set=metrics.rbac.enabled=yes"]), /metrics\/rbac\/enabled/);
   });
 });
