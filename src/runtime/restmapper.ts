@@ -127,6 +127,16 @@ export class RestMapper {
     return type;
   }
 
+  /**
+   * The names of the API groups the server serves now (not the core group), asked afresh on every
+   * call: nothing is cached, so a group whose CRD appeared a moment ago is in the answer as soon as
+   * the server lists it.
+   */
+  async servedGroups(): Promise<string[]> {
+    const groups = await this.client.request<ApiGroupList>({ method: "GET", path: "/apis" });
+    return (groups.groups ?? []).map((g) => g.name);
+  }
+
   /** Every served resource of every group-version; group-versions that fail discovery are left out. */
   async all(): Promise<ResourceType[]> {
     const groups = await this.client.request<ApiGroupList>({ method: "GET", path: "/apis" });

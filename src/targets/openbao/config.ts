@@ -2,6 +2,7 @@ import { asBool, asDuration, asSection, asString } from "../../runtime/configval
 import { errorMessage } from "../../runtime/errors.js";
 import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
+import { PLATFORM_SETTINGS, type PlatformSetting } from "./platform.js";
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
 export interface OpenBaoTargetConfig {
@@ -63,6 +64,13 @@ export interface OpenBaoTargetConfig {
    * own token says it and this is not needed.
    */
   operatorServiceAccount?: { namespace: string; name: string };
+  /**
+   * `platform: auto | kubernetes | openshift` (platform.ts): whether the OpenBao pods and the Jobs'
+   * pods get the operator's uid, gid and fsGroup (kubernetes) or leave them to OpenShift's SCCs.
+   * Unset is auto; the target's start replaces auto with what discovery found, so everything past
+   * setup sees kubernetes or openshift.
+   */
+  platform?: PlatformSetting;
 }
 
 /** A settled cluster waits for events; this pass only catches what no watch sees. */
@@ -81,6 +89,7 @@ const KEYS = [
   "gatewayAPI",
   "imageVerification",
   "operatorServiceAccount",
+  "platform",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -123,6 +132,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     root["operatorServiceAccount"],
     `${field}.operatorServiceAccount`,
   );
+  const platform = parsePlatform(root["platform"], `${field}.platform`);
   return {
     observeOnly,
     concurrency,
@@ -140,7 +150,19 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     ...(asBool(root["gatewayAPI"] ?? true, `${field}.gatewayAPI`) ? {} : { gatewayAPI: false as const }),
     ...(trustedRootConfigMap ? { trustedRootConfigMap } : {}),
     ...(operatorServiceAccount ? { operatorServiceAccount } : {}),
+    ...(platform !== "auto" ? { platform } : {}),
   };
+}
+
+function parsePlatform(raw: unknown, field: string): PlatformSetting {
+  if (raw === undefined) return "auto";
+  const value = asString(raw, field);
+  if (!(PLATFORM_SETTINGS as readonly string[]).includes(value))
+    throw new ConfigError(
+      field,
+      `must be one of ${PLATFORM_SETTINGS.join(", ")} (got ${JSON.stringify(value)})`,
+    );
+  return value as PlatformSetting;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -18,6 +18,7 @@ import { refOf } from "./cluster-ref.js";
 import { type OpenBaoTargetConfig, parseOpenBaoConfig } from "./config.js";
 import { clusterNames, LABEL_CLUSTER, serverPodCluster } from "./identity.js";
 import { ImageVerifier } from "./imageverify/verifier.js";
+import { resolvePlatform } from "./platform-detect.js";
 import { POD_PRUNING } from "./pod-cache.js";
 import { checkAdmissionDependencies } from "./policies/dependencies.js";
 import { watchGatewayAPI } from "./readiness/gateway-wake.js";
@@ -183,7 +184,12 @@ export function openbaoTarget(
     name: "openbao",
     parseConfig: parseOpenBaoConfig,
     validate: (docs) => validateOpenBaoDocuments(docs),
-    async setup(manager: Manager, config: OpenBaoTargetConfig) {
+    async setup(manager: Manager, configured: OpenBaoTargetConfig) {
+      // Once, at start: `platform: auto` becomes what discovery finds, so every pass and Job after
+      // this builds its pods for one decided platform (platform.ts).
+      const { platform, detected } = await resolvePlatform(manager.client.resources, configured.platform);
+      manager.log.info({ platform, detected }, `target platform: ${platform}`);
+      const config: OpenBaoTargetConfig = { ...configured, platform };
       const svc =
         services ??
         (await import("./services-default.js")).defaultServices({

@@ -15,6 +15,7 @@ import type { OpenBaoTargetConfig } from "../config.js";
 import { LABEL_CLUSTER, serverPodCluster } from "../identity.js";
 import type { ImageVerifier } from "../imageverify/verifier.js";
 import { withAdminOpsPass } from "../opslifecycle/index.js";
+import { platformOf } from "../platform.js";
 import { POD_PRUNING } from "../pod-cache.js";
 import type { SnapshotStoreFactory } from "./backup/ports.js";
 import { BackupReconciler } from "./backup/reconciler.js";
@@ -22,7 +23,6 @@ import { adminOpsJobPodCluster } from "./jobs/job-pods.js";
 import { type RestartOptions, RuntimeRestart } from "./restart/manager.js";
 import { BlueGreenUpgrade } from "./upgrade/bluegreen/manager.js";
 import { type StrategyHandler, UpgradeManager } from "./upgrade/core/manager.js";
-
 import type { PreUpgradeSnapshotPort } from "./upgrade/core/snapshot-port.js";
 import type { RollingOptions } from "./upgrade/rolling/manager.js";
 import { ensurePreUpgradeSnapshot } from "./upgrade/snapshot/index.js";
@@ -112,6 +112,7 @@ export function setupAdminOps(
         ...verifier,
         access: { clusterDomain: config.clusterDomain, reader: manager.reader },
         jobStartTimeoutMs: config.jobStartTimeoutMs,
+        platform: platformOf(config),
         snapshot: (cluster, opts) =>
           (
             wiring.preUpgradeSnapshot ??

@@ -21,6 +21,7 @@ import { API_PORT, Component, clusterLabels, clusterNames } from "../identity.js
 import { operatorImage } from "../imageverify/check.js";
 import type { ImageVerifier } from "../imageverify/verifier.js";
 import { credentialsFromFiles } from "../objectstore/credentials.js";
+import { platformOf } from "../platform.js";
 import { tlsEnabled, tlsSecretName } from "../workload/statefulsets/build.js";
 import type { RestoreJobs, SnapshotProbe } from "./ports.js";
 import { RESTORE_FIELD_MANAGER } from "./types.js";
@@ -161,6 +162,7 @@ export function executorRestoreJobs(
         serviceAccountName: restoreServiceAccount(c.metadata.name!),
         podLabels: workloadIdentityOf(r.spec.source.target).podLabels,
         owner: r,
+        platform: platformOf(config),
       });
     },
     outcome: (job, pods) => {

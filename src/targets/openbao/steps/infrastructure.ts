@@ -5,6 +5,7 @@ import { applyOwned, cached, removeOwned } from "../apply.js";
 import { refOf, servingRef } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, revisionNames, voterConfigMapName } from "../identity.js";
 import { oidcEnabled } from "../oidc-roles.js";
+import { platformOf } from "../platform.js";
 import type { OidcBootstrapFacts } from "../workload/config/oidc-bootstrap.js";
 import { ensureUnsealKey, UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import { selfInitEnabled } from "../workload/init/init.js";
@@ -195,6 +196,7 @@ async function workloadsStep(pass: WorkloadPass, intent: VoterIntent, hashes: Co
       certHash: pass.certHash,
       clusterDomain: deps.config.clusterDomain,
       runtime,
+      platform: platformOf(deps.config),
       // Claim templates cannot change after creation; growth goes to the claims themselves.
       claim: liveClaim(pass.liveVoters),
       partition: voterPartition({

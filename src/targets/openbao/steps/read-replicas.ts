@@ -4,6 +4,7 @@ import { applyOwned, cached } from "../apply.js";
 import { refOf } from "../cluster-ref.js";
 import { Component, clusterNames, legacyNames, podName } from "../identity.js";
 import { raftPeersRemoved } from "../metrics.js";
+import { platformOf } from "../platform.js";
 import { UNSEAL_KEY_FILE } from "../workload/config/unseal-key.js";
 import {
   buildPodDisruptionBudget,
@@ -94,6 +95,7 @@ export async function readReplicasStep(pass: WorkloadPass): Promise<StepStop | u
         certHash: pass.certHash,
         clusterDomain: deps.config.clusterDomain,
         runtime,
+        platform: platformOf(deps.config),
         claim: liveClaim(live),
       }),
     ),

@@ -6,8 +6,10 @@ import type { ReconcileContext } from "../../../../runtime/controller.js";
 import { ApiError } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import { refOf } from "../../cluster-ref.js";
+import type { OpenBaoTargetConfig } from "../../config.js";
 import { Component } from "../../identity.js";
 import { withBootstrapRole } from "../../oidc-roles.js";
+import { platformOf } from "../../platform.js";
 import { buildExecutorJob } from "../jobs/build.js";
 import {
   ensureExecutorServiceAccount,
@@ -24,7 +26,7 @@ import { backupTypeOfJob } from "./schedule.js";
  * attempt's, so a pass that resumes after a crash finds the Job it created and makes no second.
  */
 export async function ensureBackupJob(
-  d: { client: KubeClient; events: EventRecorder },
+  d: { client: KubeClient; events: EventRecorder; config: Pick<OpenBaoTargetConfig, "platform"> },
   cluster: OpenBaoCluster,
   jobName: string,
   key: string,
@@ -52,6 +54,7 @@ export async function ensureBackupJob(
     labels: { [OpenBaoLabel.BackupType]: backupTypeOfJob(jobName) },
     podLabels: workloadIdentityOf(spec.target).podLabels,
     annotations: { [OpenBaoAnnotation.BackupKey]: key },
+    platform: platformOf(d.config),
   });
   try {
     await d.client.create(JOB, job);

@@ -2,6 +2,7 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
 import type { KubeObject } from "../../../../runtime/types.js";
 import { type ExecutorJob, toEnvAndMounts } from "../../executor/contract.js";
 import { type ComponentName, clusterLabels } from "../../identity.js";
+import type { Platform } from "../../platform.js";
 import { namedPullSecrets } from "../../validate/secret-refs.js";
 import { JOB_UID, oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "./one-shot.js";
 
@@ -40,6 +41,8 @@ export interface ExecutorJobInput {
   activeDeadlineSeconds?: number;
   /** Owner of the Job; the cluster by default (restore may pass its OpenBaoRestore). */
   owner?: KubeObject;
+  /** Whether the pod pins its uid, gid and fsGroup (one-shot.ts); kubernetes if unset. */
+  platform?: Platform;
 }
 
 export function buildExecutorJob(inp: ExecutorJobInput): KubeObject {
@@ -79,6 +82,7 @@ export function buildExecutorJob(inp: ExecutorJobInput): KubeObject {
     imagePullSecrets: namedPullSecrets(c.spec.imagePullSecrets),
     serviceAccountName: inp.serviceAccountName,
     fsGroup: JOB_UID,
+    ...(inp.platform ? { platform: inp.platform } : {}),
     ...(inp.ttlSecondsAfterFinished !== undefined
       ? { ttlSecondsAfterFinished: inp.ttlSecondsAfterFinished }
       : {}),

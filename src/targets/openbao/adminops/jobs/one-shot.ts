@@ -1,11 +1,13 @@
 import { ownerReferenceFor } from "../../../../runtime/ownership.js";
 import type { KubeObject } from "../../../../runtime/types.js";
+import { type Platform, pinsPodIds } from "../../platform.js";
 
 /**
  * The shape every Job the AdminOps plane starts shares (executor runs, blue-green's pre-promotion
  * hook): one pod, one attempt, no API token, no service links, a non-root uid under the restricted
  * Pod Security profile, owned by the object it works for. Pure. The callers add what differs: the
- * container, its volumes, deadlines.
+ * container, its volumes, deadlines. On OpenShift the pod names no uid, gid or fsGroup: the
+ * namespace's SCC assigns them (platform.ts).
  */
 
 /** Finished Jobs stay this long for `kubectl logs` and the controller to read their result. */
@@ -35,13 +37,22 @@ export interface OneShotJobInput {
   volumes?: readonly Record<string, unknown>[];
   imagePullSecrets?: unknown;
   serviceAccountName?: string;
-  /** Group owning mounted volumes, for a container that writes into them. */
+  /** Group owning mounted volumes, for a container that writes into them (not on OpenShift). */
   fsGroup?: number;
+  /** kubernetes (unset) pins the uid, gid and fsGroup; openshift leaves them to the SCC. */
+  platform?: Platform;
   activeDeadlineSeconds?: number;
   ttlSecondsAfterFinished?: number;
 }
 
 export function oneShotJob(inp: OneShotJobInput): KubeObject {
+  const ids = pinsPodIds(inp.platform)
+    ? {
+        runAsUser: JOB_UID,
+        runAsGroup: JOB_UID,
+        ...(inp.fsGroup !== undefined ? { fsGroup: inp.fsGroup } : {}),
+      }
+    : {};
   return {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -68,9 +79,7 @@ export function oneShotJob(inp: OneShotJobInput): KubeObject {
           enableServiceLinks: false,
           securityContext: {
             runAsNonRoot: true,
-            runAsUser: JOB_UID,
-            runAsGroup: JOB_UID,
-            ...(inp.fsGroup !== undefined ? { fsGroup: inp.fsGroup } : {}),
+            ...ids,
             seccompProfile: { type: "RuntimeDefault" },
             ...(inp.appArmor ? { appArmorProfile: { type: "RuntimeDefault" } } : {}),
           },

@@ -12,6 +12,7 @@ import {
   peerDomain,
   podSelector,
 } from "../../identity.js";
+import type { Platform } from "../../platform.js";
 import type { PodRuntime } from "../../services.js";
 import { namedPullSecrets } from "../../validate/secret-refs.js";
 import { configEnv } from "../config/index.js";
@@ -67,6 +68,8 @@ export interface StatefulSetInputs {
   claim?: { size?: string; storageClassName?: string; labels?: Record<string, string> };
   /** Pods below this ordinal keep the old revision (partition.ts decides it; upgrades lower it). */
   partition?: number;
+  /** Decides whether the pod pins its uid, gid and fsGroup (security-context.ts); kubernetes if unset. */
+  platform?: Platform;
 }
 
 /** The secret of the static seal: the pods mount it, nobody else reads it. */
@@ -217,7 +220,7 @@ export function buildStatefulSet(c: OpenBaoCluster, inp: StatefulSetInputs): Obj
     }),
     spec: {
       serviceAccountName: serviceAccountName(c),
-      securityContext: podSecurityContext(c),
+      securityContext: podSecurityContext(c, inp.platform),
       terminationGracePeriodSeconds: 30,
       ...podScheduling(c, inp.component),
       ...podResourceClaims(resources),

@@ -1,4 +1,5 @@
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { type Platform, pinsPodIds } from "../../platform.js";
 
 /**
  * The security contexts of the OpenBao pods (voters, read replicas, blue-green revisions).
@@ -11,6 +12,10 @@ import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
  *
  * The container's is not configurable, upstream's neither: no privilege escalation, every
  * capability dropped.
+ *
+ * On OpenShift (platform.ts) the uid, gid and fsGroup defaults are left out, as upstream leaves
+ * them: the namespace's SCC assigns them and would refuse the pod over ours. A value the spec sets
+ * is still written; the SCC judges it.
  */
 
 type Obj = Record<string, unknown>;
@@ -31,9 +36,16 @@ export const OPENBAO_CONTAINER_SECURITY_CONTEXT: Readonly<Obj> = Object.freeze({
   capabilities: { drop: ["ALL"] },
 });
 
-/** The pod-level security context of an OpenBao pod. Pure; a fresh object each call. */
-export function podSecurityContext(c: OpenBaoCluster): Obj {
+/** The operator's defaults that name ids: the platform may assign these instead. */
+const ID_FIELDS = ["runAsUser", "runAsGroup", "fsGroup"] as const;
+
+/**
+ * The pod-level security context of an OpenBao pod. Pure; a fresh object each call. Kubernetes
+ * (the default) gives the same object as before the platform setting existed.
+ */
+export function podSecurityContext(c: OpenBaoCluster, platform: Platform = "kubernetes"): Obj {
   const out: Obj = structuredClone({ ...DEFAULT_POD_SECURITY_CONTEXT });
+  if (!pinsPodIds(platform)) for (const k of ID_FIELDS) delete out[k];
   const given = c.spec.securityContext as Obj | undefined;
   if (given) {
     // A field left out keeps the default; null (only from a JSON file, the API server prunes it)

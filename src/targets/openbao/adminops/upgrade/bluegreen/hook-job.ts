@@ -6,6 +6,7 @@ import { ApiError } from "../../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../../runtime/events.js";
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
+import type { Platform } from "../../../platform.js";
 import { endUnstartedJob } from "../../jobs/end-unstarted.js";
 import {
   DEFAULT_JOB_START_TIMEOUT_MS,
@@ -76,13 +77,13 @@ export async function observeHook(
  * not: its verdict was about a green that is gone. This attempt's Job is then made on a later pass.
  */
 export async function startHook(
-  deps: { client: KubeClient; events: EventRecorder },
+  deps: { client: KubeClient; events: EventRecorder; platform?: Platform },
   cluster: OpenBaoCluster,
   bg: BlueGreenStatus,
   hook: HookSpec,
   clusterDomain: string,
 ): Promise<void> {
-  const job = buildHookJob(cluster, bg, hook, clusterDomain);
+  const job = buildHookJob(cluster, bg, hook, clusterDomain, deps.platform);
   const name = job.metadata.name!;
   const ns = job.metadata.namespace!;
   const earlier = await deps.client.getOrUndefined<KubeObject>(JOB, name, ns);

@@ -15,6 +15,7 @@ import { OpenBaoAnnotation, OpenBaoClusterReason } from "../../../../../apis/ope
 import type { KubeObject } from "../../../../../runtime/types.js";
 import { refOf } from "../../../cluster-ref.js";
 import { API_PORT, Component, clusterLabels, podAddress } from "../../../identity.js";
+import type { Platform } from "../../../platform.js";
 import { namedPullSecrets } from "../../../validate/secret-refs.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { oneShotJob, RESTRICTED_CONTAINER_SECURITY } from "../../jobs/one-shot.js";
@@ -63,6 +64,8 @@ export function buildHookJob(
   bg: BlueGreenStatus,
   hook: HookSpec,
   clusterDomain: string,
+  /** kubernetes (unset) pins the pod's uid and gid; openshift leaves them to the SCC. */
+  platform?: Platform,
 ): KubeObject {
   const ref = refOf(cluster);
   const labels = clusterLabels(ref, Component.ValidationHook);
@@ -110,6 +113,7 @@ export function buildHookJob(
       : {}),
     imagePullSecrets: namedPullSecrets(cluster.spec.imagePullSecrets),
     activeDeadlineSeconds: hook.timeoutSeconds ?? HOOK_DEFAULT_TIMEOUT_SECONDS,
+    ...(platform ? { platform } : {}),
   });
 }
 

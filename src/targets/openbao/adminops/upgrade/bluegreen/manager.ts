@@ -33,6 +33,7 @@ import {
   OperationLockStore,
   planeTarget,
 } from "../../../opslifecycle/index.js";
+import type { Platform } from "../../../platform.js";
 import { imageOf } from "../../../workload/statefulsets/build.js";
 import { DEFAULT_JOB_START_TIMEOUT_MS } from "../../jobs/start-health.js";
 import { setUpgrading } from "../core/condition.js";
@@ -64,6 +65,8 @@ export interface BlueGreenDeps {
   now?: () => Date;
   /** How long the hook Job's pod may take to start (the target's jobStartTimeout). */
   jobStartTimeoutMs?: number;
+  /** The hook Job pod's platform (platform.ts); kubernetes if unset. */
+  platform?: Platform;
   /** Pre-upgrade snapshot (U2's ensurePreUpgradeSnapshot), when wired. */
   snapshot?: (
     cluster: OpenBaoCluster,

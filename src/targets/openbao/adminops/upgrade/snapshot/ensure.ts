@@ -17,6 +17,7 @@ import { objectKey } from "../../../executor/contract.js";
 import { type ClusterRef, Component, LABEL_CLUSTER } from "../../../identity.js";
 import { operatorImage } from "../../../imageverify/check.js";
 import type { ImageVerifier } from "../../../imageverify/verifier.js";
+import { platformOf } from "../../../platform.js";
 import { tlsEnabled, tlsSecretName } from "../../../workload/statefulsets/build.js";
 import { buildExecutorJob } from "../../jobs/build.js";
 import { endUnstartedJob } from "../../jobs/end-unstarted.js";
@@ -52,7 +53,7 @@ export interface PreUpgradeSnapshotDeps {
   client: KubeClient;
   /** One event when the Job is created; none per pass. */
   events?: EventRecorder;
-  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs">;
+  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs" | "platform">;
   /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
   imageVerifier?: ImageVerifier;
   now?: () => Date;
@@ -169,6 +170,7 @@ export async function ensurePreUpgradeSnapshot(
     },
     ttlSecondsAfterFinished: SNAPSHOT_JOB_TTL_SECONDS,
     activeDeadlineSeconds: SNAPSHOT_DEADLINE_SECONDS,
+    platform: platformOf(deps.config),
   });
   try {
     await deps.client.create(JOB, job);
