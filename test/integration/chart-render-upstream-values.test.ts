@@ -226,6 +226,17 @@ describe("a values file written for upstream's openbao-operator chart, rendered 
       ids(plain),
     );
     assert.match(await renderFails(["--set=platform=mesos"]), /platform/);
+    // The openbao target is told the same, and decides auto itself at start (its own discovery).
+    const platformOf = async (args: string[]) =>
+      openbaoConfig(await render([OPENBAO, ...args]), "po-openbao").platform;
+    assert.equal(
+      await platformOf([]),
+      undefined,
+      "auto: the target decides (its parser leaves the default out)",
+    );
+    assert.equal(processConfig(await render([OPENBAO]), "po-openbao").targets.openbao.platform, "auto");
+    assert.equal(await platformOf(["--set=platform=openshift"]), "openshift");
+    assert.equal(await platformOf(["--set=controller.extraArgs={--platform=kubernetes}"]), "kubernetes");
   });
 
   it("fullnameOverride and nameOverride: every object name, the Leases and the admission policies the openbao target looks for follow", async () => {

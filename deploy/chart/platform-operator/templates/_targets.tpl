@@ -23,6 +23,10 @@ chart test compares these rules with the API server's audit log.
 {{- $_ := set $k "tokenFile" (include "po.vaultTokenPath" .) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (eq .target "openbao") (not (hasKey $cfg "platform")) -}}
+{{- /* platform (or controller.extraArgs' --platform), as upstream's chart hands it to its operator: auto is decided by the target at start. */ -}}
+{{- $_ := set $cfg "platform" (include "po.effective" .root | fromYaml).platform -}}
+{{- end -}}
 {{- if and (eq .target "openbao") (not (hasKey $cfg "executorImage")) -}}
 {{- /* Without it a backup or restore of a cluster naming no image of its own could not start. */ -}}
 {{- $_ := set $cfg "executorImage" (include "po.executorImage" .root) -}}
