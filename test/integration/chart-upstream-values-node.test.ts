@@ -80,6 +80,8 @@ describe("upstream's chart values installed unchanged on the local node", { time
     assert.match(installed.stdout, /STATUS: deployed/);
     // The NOTES name the Deployment after fullnameOverride, with controller.replicas.
     assert.match(installed.stdout, new RegExp(`Deployment ${PROCESS} runs the openbao target \\(1 replicas`));
+    // upstream's file carries provisioner.*: NOTES says it has nothing to apply to here.
+    assert.match(installed.stdout, /provisioner\.\* \(affinity, extraArgs, .*\) has nothing to apply to/);
     const deployment = await sys.getJson(`deployment/${PROCESS}`);
     assert.equal(deployment.status.readyReplicas, 1, "controller.replicas: 1, ready");
     const pod = deployment.spec.template.spec;

@@ -12,6 +12,7 @@ import { type Platform, platformOf } from "../../src/targets/openbao/platform.js
 import { resolvePlatform } from "../../src/targets/openbao/platform-detect.js";
 import { buildStatefulSet } from "../../src/targets/openbao/workload/statefulsets/build.js";
 import { podSecurityContext } from "../../src/targets/openbao/workload/statefulsets/security-context.js";
+import { DEMO_RUNTIME, demoCluster } from "../support/openbao-demo.js";
 
 // The openbao target's `platform` setting: on OpenShift the OpenBao pods and the Jobs' pods name no
 // uid, gid or fsGroup (the SCC assigns them); on Kubernetes, the default, every pod template stays
@@ -22,16 +23,8 @@ type Json = Record<string, any>;
 
 const IDS = ["runAsUser", "runAsGroup", "fsGroup"];
 
-// biome-ignore lint/suspicious/noExplicitAny: tests spell out spec fields freely
-const cluster = (spec: Record<string, any> = {}): OpenBaoCluster =>
-  ({
-    apiVersion: "openbao.org/v1alpha1",
-    kind: "OpenBaoCluster",
-    metadata: { name: "demo", namespace: "ns", uid: "u-1", generation: 1 },
-    spec: { version: "2.7.2", storage: { size: "1Gi" }, readReplicas: { replicas: 1 }, ...spec },
-  }) as unknown as OpenBaoCluster;
-
-const runtime = { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] };
+const cluster = demoCluster;
+const runtime = DEMO_RUNTIME;
 const sts = (c: OpenBaoCluster, component: ComponentName, platform?: Platform): Json =>
   buildStatefulSet(c, {
     component,

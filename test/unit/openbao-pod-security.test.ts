@@ -16,6 +16,7 @@ import {
 } from "../../src/targets/openbao/workload/statefulsets/maintenance.js";
 import { DEFAULT_POD_SECURITY_CONTEXT } from "../../src/targets/openbao/workload/statefulsets/security-context.js";
 import { CLAIMED_RESOURCES, POD_RESOURCE_CLAIMS, POD_SECURITY } from "../fixtures/openbao/pod-fields.js";
+import { DEMO_RUNTIME, demoCluster } from "../support/openbao-demo.js";
 
 // Upstream 0.5's fields of the OpenBao pods themselves, on the StatefulSets the operator builds:
 // spec.securityContext over the operator's defaults, spec.maintenance.enabled's mark, spec.resources.claims.
@@ -23,16 +24,8 @@ import { CLAIMED_RESOURCES, POD_RESOURCE_CLAIMS, POD_SECURITY } from "../fixture
 // biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely in tests
 type Json = Record<string, any>;
 
-// biome-ignore lint/suspicious/noExplicitAny: tests spell out spec fields freely
-const cluster = (spec: Record<string, any> = {}): OpenBaoCluster =>
-  ({
-    apiVersion: "openbao.org/v1alpha1",
-    kind: "OpenBaoCluster",
-    metadata: { name: "demo", namespace: "ns", uid: "u-1", generation: 1 },
-    spec: { version: "2.7.2", storage: { size: "1Gi" }, readReplicas: { replicas: 1 }, ...spec },
-  }) as unknown as OpenBaoCluster;
-
-const runtime = { command: ["bao"], args: ["server"], volumes: [], volumeMounts: [] };
+const cluster = demoCluster;
+const runtime = DEMO_RUNTIME;
 const built = (c: OpenBaoCluster, component: ComponentName = Component.Server): Json =>
   buildStatefulSet(c, { component, replicas: 1, configHash: "h1", clusterDomain: "cluster.local", runtime });
 const BOTH = [Component.Server, Component.ReadReplica];
