@@ -1,7 +1,16 @@
-import { asBool, asDuration, asSection, asString } from "../../runtime/configvalues.js";
+import { asBool, asDuration, asSection, asString, asStringList } from "../../runtime/configvalues.js";
 import { errorMessage } from "../../runtime/errors.js";
 import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
+import { DEFAULT_DENIED_NAMESPACES, type DeniedNamespaces } from "./tenant/guard.js";
+import type { PodSecurityLabelMode } from "./tenant/plan.js";
+
+/**
+ * The audience of the ServiceAccount tokens the target's Jobs and its upgrade present to OpenBao's
+ * JWT auth, and the bound audience of the role the OIDC bootstrap creates: upstream's
+ * serviceAccountToken.openBaoAudience default.
+ */
+export const DEFAULT_OPENBAO_AUDIENCE = "openbao-internal";
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
 export interface OpenBaoTargetConfig {
@@ -44,7 +53,29 @@ export interface OpenBaoTargetConfig {
    * label selector) limits tenant mode to the clusters that carry it, wherever they are, for
    * several installs side by side.
    */
-  tenants?: { serviceAccount: string; operatorNamespace?: string; clusterSelector?: string };
+  tenants?: {
+    serviceAccount: string;
+    operatorNamespace?: string;
+    clusterSelector?: string;
+    /**
+     * `namespacePodSecurityLabels: external` (upstream's tenancy.namespacePodSecurityLabels.mode): a
+     * platform layer owns the tenant namespaces' Pod Security labels, so the provisioner never
+     * writes the namespace. Recorded only when external (enforce is the default).
+     */
+    namespacePodSecurityLabels?: PodSecurityLabelMode;
+    /**
+     * `deniedNamespaces` / `deniedNamespacePrefixes` (upstream's
+     * admissionPolicies.provisionerRBAC): namespaces never onboarded, besides the operator's own.
+     * Recorded only when either is set; a list left out keeps upstream's default for it.
+     */
+    denied?: DeniedNamespaces;
+  };
+  /**
+   * `openBaoAudience` (upstream's serviceAccountToken.openBaoAudience, default
+   * DEFAULT_OPENBAO_AUDIENCE): the audience of the tokens the executor Jobs and the upgrade present
+   * to OpenBao, and the bound audience of the OIDC bootstrap's roles. Always set after parsing.
+   */
+  openBaoAudience: string;
   /**
    * `gatewayAPI: false` (the chart's gatewayAPI.enabled: false, which grants no Gateway API RBAC):
    * the route kinds are never read, watched or written, even where they are served, and a cluster
@@ -81,6 +112,7 @@ const KEYS = [
   "gatewayAPI",
   "imageVerification",
   "operatorServiceAccount",
+  "openBaoAudience",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -123,9 +155,16 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     root["operatorServiceAccount"],
     `${field}.operatorServiceAccount`,
   );
+  const openBaoAudience = asString(
+    root["openBaoAudience"] ?? DEFAULT_OPENBAO_AUDIENCE,
+    `${field}.openBaoAudience`,
+  );
+  if (!/^\S+$/.test(openBaoAudience))
+    throw new ConfigError(`${field}.openBaoAudience`, "must be a token audience without spaces");
   return {
     observeOnly,
     concurrency,
+    openBaoAudience,
     resyncMs:
       root["resyncInterval"] === undefined
         ? DEFAULT_RESYNC_MS
@@ -175,6 +214,9 @@ function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants
     "serviceAccount",
     "operatorNamespace",
     "clusterSelector",
+    "namespacePodSecurityLabels",
+    "deniedNamespaces",
+    "deniedNamespacePrefixes",
   ] as const);
   if (!asBool(section["enabled"] ?? false, `${field}.enabled`)) return undefined;
   if (section["serviceAccount"] === undefined)
@@ -199,9 +241,49 @@ function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants
       `must be a label selector such as team=a: ${errorMessage(e)}`,
     );
   }
+  const mode = section["namespacePodSecurityLabels"] ?? "enforce";
+  if (mode !== "enforce" && mode !== "external")
+    throw new ConfigError(
+      `${field}.namespacePodSecurityLabels`,
+      "must be enforce (the provisioner sets Pod Security restricted) or external (a platform layer owns the labels)",
+    );
+  const denied = parseDenied(section, field);
   return {
     serviceAccount,
     ...(operatorNamespace ? { operatorNamespace } : {}),
     ...(clusterSelector ? { clusterSelector } : {}),
+    ...(mode === "external" ? { namespacePodSecurityLabels: mode } : {}),
+    ...(denied ? { denied } : {}),
+  };
+}
+
+const NAMESPACE_PREFIX = /^[a-z0-9][-a-z0-9]*$/;
+
+function parseDenied(section: Record<string, unknown>, field: string): DeniedNamespaces | undefined {
+  const rawNames = section["deniedNamespaces"];
+  const rawPrefixes = section["deniedNamespacePrefixes"];
+  if (rawNames === undefined && rawPrefixes === undefined) return undefined;
+  const list = (raw: unknown, key: string, pattern: RegExp, what: string): string[] => {
+    const items = asStringList(raw, `${field}.${key}`);
+    items.forEach((v, i) => {
+      if (!pattern.test(v) || v.length > 63)
+        throw new ConfigError(`${field}.${key}[${i}]`, `must be ${what}`);
+    });
+    return items;
+  };
+  return {
+    names:
+      rawNames === undefined
+        ? DEFAULT_DENIED_NAMESPACES.names
+        : list(rawNames, "deniedNamespaces", DNS_LABEL, "a namespace name"),
+    prefixes:
+      rawPrefixes === undefined
+        ? DEFAULT_DENIED_NAMESPACES.prefixes
+        : list(
+            rawPrefixes,
+            "deniedNamespacePrefixes",
+            NAMESPACE_PREFIX,
+            "the start of a namespace name, such as kube-",
+          ),
   };
 }

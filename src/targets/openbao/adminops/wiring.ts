@@ -96,7 +96,11 @@ export function setupAdminOps(
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+    access: {
+      clusterDomain: config.clusterDomain,
+      reader: manager.reader,
+      jwtAudience: config.openBaoAudience,
+    },
     snapshot:
       wiring.preUpgradeSnapshot ??
       ((cluster, opts) =>
@@ -110,7 +114,11 @@ export function setupAdminOps(
         client: manager.client,
         events: manager.events,
         ...verifier,
-        access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+        access: {
+          clusterDomain: config.clusterDomain,
+          reader: manager.reader,
+          jwtAudience: config.openBaoAudience,
+        },
         jobStartTimeoutMs: config.jobStartTimeoutMs,
         snapshot: (cluster, opts) =>
           (
@@ -129,7 +137,11 @@ export function setupAdminOps(
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+    access: {
+      clusterDomain: config.clusterDomain,
+      reader: manager.reader,
+      jwtAudience: config.openBaoAudience,
+    },
     options: wiring.restart,
   });
   const controller = new Controller({

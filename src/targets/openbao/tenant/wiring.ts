@@ -52,6 +52,8 @@ export function setupTenants(
     ...(config.tenants?.clusterSelector ? { clusterSelector: config.tenants.clusterSelector } : {}),
     events: manager.events,
     operator: { namespace: tenancy.operatorNamespace, serviceAccount },
+    podSecurityLabels: config.tenants?.namespacePodSecurityLabels ?? "enforce",
+    ...(config.tenants?.denied ? { denied: config.tenants.denied } : {}),
   });
   const controller = new Controller({
     name: TENANT_CONTROLLER_NAME,

@@ -6,6 +6,7 @@ import type { ReconcileContext } from "../../../../runtime/controller.js";
 import { ApiError } from "../../../../runtime/errors.js";
 import type { EventRecorder } from "../../../../runtime/events.js";
 import { refOf } from "../../cluster-ref.js";
+import type { OpenBaoTargetConfig } from "../../config.js";
 import { Component } from "../../identity.js";
 import { withBootstrapRole } from "../../oidc-roles.js";
 import { buildExecutorJob } from "../jobs/build.js";
@@ -24,7 +25,7 @@ import { backupTypeOfJob } from "./schedule.js";
  * attempt's, so a pass that resumes after a crash finds the Job it created and makes no second.
  */
 export async function ensureBackupJob(
-  d: { client: KubeClient; events: EventRecorder },
+  d: { client: KubeClient; events: EventRecorder; config: Pick<OpenBaoTargetConfig, "openBaoAudience"> },
   cluster: OpenBaoCluster,
   jobName: string,
   key: string,
@@ -40,7 +41,7 @@ export async function ensureBackupJob(
     cluster,
     spec.target,
     key,
-    executorAuth(withBootstrapRole(cluster, "backup", spec))!,
+    executorAuth(withBootstrapRole(cluster, "backup", spec), d.config.openBaoAudience)!,
   );
   const job = buildExecutorJob({
     cluster,

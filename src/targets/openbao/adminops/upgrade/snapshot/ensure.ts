@@ -52,7 +52,8 @@ export interface PreUpgradeSnapshotDeps {
   client: KubeClient;
   /** One event when the Job is created; none per pass. */
   events?: EventRecorder;
-  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs">;
+  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs"> &
+    Partial<Pick<OpenBaoTargetConfig, "openBaoAudience">>;
   /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
   imageVerifier?: ImageVerifier;
   now?: () => Date;
@@ -128,6 +129,7 @@ export async function ensurePreUpgradeSnapshot(
     secretsPresent: present,
     caSecret,
     defaultImage: deps.config.executorImage,
+    ...(deps.config.openBaoAudience ? { audience: deps.config.openBaoAudience } : {}),
   });
   if (!plan.ok) return { state: "Failed", reason: plan.reason, message: plan.message };
   const executor = await operatorImage(
