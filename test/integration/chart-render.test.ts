@@ -608,6 +608,8 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       serviceAccount: "po-openbao",
       operatorNamespace: "ops",
       clusterSelector: "team=a",
+      deniedNamespaces: ["openshift"],
+      deniedNamespacePrefixes: ["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"],
     });
     assert.deepEqual(cfg.namespaces, ["bao"]);
     // The tenant objects the provisioner plans, each writable only under its own name.
