@@ -562,7 +562,10 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       "--set=tenancy.mode=multi",
     ]);
     for (const b of ofKind(multi, "ValidatingAdmissionPolicyBinding"))
-      if (b.metadata.name === "po-validate-openbaotenant") assert.equal(b.spec.matchResources, undefined);
+      if (
+        ["po-validate-openbaotenant", "po-restrict-provisioner-namespace-mutations"].includes(b.metadata.name)
+      )
+        assert.equal(b.spec.matchResources, undefined);
       else assert.deepEqual(b.spec.matchResources.namespaceSelector.matchExpressions[0].values, ["bao"]);
     // The operator's own ServiceAccount is the one the locks exempt, whatever process runs the target.
     const together = await render([
