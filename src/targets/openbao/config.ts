@@ -2,8 +2,6 @@ import { asBool, asDuration, asSection, asString, asStringList } from "../../run
 import { errorMessage } from "../../runtime/errors.js";
 import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
-import { DEFAULT_DENIED_NAMESPACES, type DeniedNamespaces } from "./tenant/guard.js";
-import type { PodSecurityLabelMode } from "./tenant/plan.js";
 
 /**
  * The audience of the ServiceAccount tokens the target's Jobs and its upgrade present to OpenBao's
@@ -11,6 +9,25 @@ import type { PodSecurityLabelMode } from "./tenant/plan.js";
  * serviceAccountToken.openBaoAudience default.
  */
 export const DEFAULT_OPENBAO_AUDIENCE = "openbao-internal";
+
+/**
+ * Who sets a tenant namespace's Pod Security labels (upstream's tenancy.namespacePodSecurityLabels
+ * mode): the provisioner (`enforce`, restricted), or a platform layer such as Rancher (`external`:
+ * the provisioner leaves the namespace's labels as they are, whatever they say).
+ */
+export type PodSecurityLabelMode = "enforce" | "external";
+
+/** The namespaces the tenant provisioner may not onboard, besides the operator's own (tenant/guard.ts). */
+export interface DeniedNamespaces {
+  names: readonly string[];
+  prefixes: readonly string[];
+}
+
+/** Upstream's chart defaults (admissionPolicies.provisionerRBAC). */
+export const DEFAULT_DENIED_NAMESPACES: DeniedNamespaces = Object.freeze({
+  names: Object.freeze(["openshift"]),
+  prefixes: Object.freeze(["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"]),
+});
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
 export interface OpenBaoTargetConfig {

@@ -8,18 +8,9 @@
  * Kubernetes' own namespaces (`kube-`) stay refused whatever the list says. Pure.
  */
 import { OpenBaoTenantReason } from "../../../apis/openbaotenant-names.js";
+import { DEFAULT_DENIED_NAMESPACES, type DeniedNamespaces } from "../config.js";
 
-/** The namespaces the provisioner may not onboard, besides the operator's own. */
-export interface DeniedNamespaces {
-  names: readonly string[];
-  prefixes: readonly string[];
-}
-
-/** Upstream's chart defaults (admissionPolicies.provisionerRBAC). */
-export const DEFAULT_DENIED_NAMESPACES: DeniedNamespaces = Object.freeze({
-  names: Object.freeze(["openshift"]),
-  prefixes: Object.freeze(["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"]),
-});
+export { DEFAULT_DENIED_NAMESPACES, type DeniedNamespaces };
 
 /** Kubernetes' own namespaces: refused even when the configured lists leave them out. */
 const KUBERNETES_PREFIX = "kube-";

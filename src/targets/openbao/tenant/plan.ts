@@ -11,6 +11,7 @@ import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import type { PodSecurityLabelMode } from "../config.js";
 import { LABEL_COMPONENT, LABEL_MANAGED_BY, MANAGED_BY } from "../identity.js";
 import { type DeniedNamespaces, refuseTarget, type TenantRefusal } from "./guard.js";
 import { type PolicyRule, TENANT_ROLE_RULES } from "./rules.js";
@@ -68,12 +69,7 @@ export interface OperatorIdentity {
   serviceAccount: string;
 }
 
-/**
- * Who sets a tenant namespace's Pod Security labels (upstream's tenancy.namespacePodSecurityLabels
- * mode): the provisioner (`enforce`, restricted), or a platform layer such as Rancher (`external`:
- * the provisioner leaves the namespace's labels as they are, whatever they say).
- */
-export type PodSecurityLabelMode = "enforce" | "external";
+export type { PodSecurityLabelMode };
 
 export interface TenantPlanInput {
   tenant: OpenBaoTenant;
