@@ -388,33 +388,6 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
     );
   });
 
-  it("networkPolicy.metricsAllowedNamespaceLabels: the metrics port only from those namespaces, probes still open", async () => {
-    const objs = await render([
-      "--set=networkPolicy.enabled=true",
-      "--set=networkPolicy.metricsAllowedNamespaceLabels.metrics=enabled",
-    ]);
-    const [np] = ofKind(objs, "NetworkPolicy");
-    assert.deepEqual(np!.spec.ingress, [
-      { ports: [{ port: 8081, protocol: "TCP" }] },
-      {
-        ports: [{ port: 8443, protocol: "TCP" }],
-        from: [{ namespaceSelector: { matchLabels: { metrics: "enabled" } } }],
-      },
-    ]);
-    const open = ofKind(await render(["--set=networkPolicy.enabled=true"]), "NetworkPolicy")[0]!;
-    assert.equal(open.spec.ingress[1].from, undefined, "no labels: from anywhere, as before");
-  });
-
-  it("monitoring.labels: merged into the PodMonitor's and PrometheusRule's labels; one the chart sets is refused", async () => {
-    const objs = await render([...MONITORING_KINDS, "--set=monitoring.labels.release=prometheus"]);
-    for (const kind of ["PodMonitor", "PrometheusRule"])
-      assert.equal(ofKind(objs, kind)[0]!.metadata.labels.release, "prometheus", kind);
-    assert.match(
-      await renderFails([...MONITORING_KINDS, "--set=monitoring.labels.app\\.kubernetes\\.io/name=x"]),
-      /monitoring\.labels\.app\.kubernetes\.io\/name: the chart sets this key itself/,
-    );
-  });
-
   /** The openbao section of the process's configuration file, read by the target's own parser. */
   const openbaoConfig = (objs: Obj[]) => {
     const { namespaces: _ns, ...rest } = processConfig(objs, "po-openbao").targets.openbao;
@@ -546,5 +519,32 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
     const own = await render([...ALL_TARGETS, "--set=targets.openbao.config.openBaoAudience=own"]);
     assert.equal(openbaoConfig(own).openBaoAudience, "own");
     assert.match(await renderFails(["--set=serviceAccountToken.openBaoAudience=a b"]), /openBaoAudience/);
+  });
+
+  it("networkPolicy.metricsAllowedNamespaceLabels: the metrics port only from those namespaces, probes still open", async () => {
+    const objs = await render([
+      "--set=networkPolicy.enabled=true",
+      "--set=networkPolicy.metricsAllowedNamespaceLabels.metrics=enabled",
+    ]);
+    const [np] = ofKind(objs, "NetworkPolicy");
+    assert.deepEqual(np!.spec.ingress, [
+      { ports: [{ port: 8081, protocol: "TCP" }] },
+      {
+        ports: [{ port: 8443, protocol: "TCP" }],
+        from: [{ namespaceSelector: { matchLabels: { metrics: "enabled" } } }],
+      },
+    ]);
+    const open = ofKind(await render(["--set=networkPolicy.enabled=true"]), "NetworkPolicy")[0]!;
+    assert.equal(open.spec.ingress[1].from, undefined, "no labels: from anywhere, as before");
+  });
+
+  it("monitoring.labels: merged into the PodMonitor's and PrometheusRule's labels; one the chart sets is refused", async () => {
+    const objs = await render([...MONITORING_KINDS, "--set=monitoring.labels.release=prometheus"]);
+    for (const kind of ["PodMonitor", "PrometheusRule"])
+      assert.equal(ofKind(objs, kind)[0]!.metadata.labels.release, "prometheus", kind);
+    assert.match(
+      await renderFails([...MONITORING_KINDS, "--set=monitoring.labels.app\\.kubernetes\\.io/name=x"]),
+      /monitoring\.labels\.app\.kubernetes\.io\/name: the chart sets this key itself/,
+    );
   });
 });

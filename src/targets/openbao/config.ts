@@ -123,13 +123,13 @@ const KEYS = [
   "pollInterval",
   "clusterDomain",
   "executorImage",
+  "openBaoAudience",
   "jobStartTimeout",
   "admissionPolicies",
   "tenants",
   "gatewayAPI",
   "imageVerification",
   "operatorServiceAccount",
-  "openBaoAudience",
 ] as const;
 
 export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetConfig {
@@ -152,6 +152,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       : asString(root["executorImage"], `${field}.executorImage`);
   if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
     throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
+  const openBaoAudience = asString(
+    root["openBaoAudience"] ?? DEFAULT_OPENBAO_AUDIENCE,
+    `${field}.openBaoAudience`,
+  );
+  if (!/^\S+$/.test(openBaoAudience))
+    throw new ConfigError(`${field}.openBaoAudience`, "must be a token audience without spaces");
   const jobStartTimeoutMs =
     root["jobStartTimeout"] === undefined
       ? undefined
@@ -172,12 +178,6 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
     root["operatorServiceAccount"],
     `${field}.operatorServiceAccount`,
   );
-  const openBaoAudience = asString(
-    root["openBaoAudience"] ?? DEFAULT_OPENBAO_AUDIENCE,
-    `${field}.openBaoAudience`,
-  );
-  if (!/^\S+$/.test(openBaoAudience))
-    throw new ConfigError(`${field}.openBaoAudience`, "must be a token audience without spaces");
   return {
     observeOnly,
     concurrency,

@@ -90,7 +90,13 @@ export function setupAdminOps(
     ...(wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {}),
   });
   const verifier = wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {};
-  const snapshotDeps = { client: manager.client, events: manager.events, config, ...verifier };
+  const snapshotDeps = {
+    client: manager.client,
+    events: manager.events,
+    config,
+    audience: config.openBaoAudience,
+    ...verifier,
+  };
   const upgrades = new UpgradeManager({
     client: manager.client,
     reader: manager.reader,

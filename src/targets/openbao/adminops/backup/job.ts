@@ -25,12 +25,14 @@ import { backupTypeOfJob } from "./schedule.js";
  * attempt's, so a pass that resumes after a crash finds the Job it created and makes no second.
  */
 export async function ensureBackupJob(
-  d: { client: KubeClient; events: EventRecorder; config: Pick<OpenBaoTargetConfig, "openBaoAudience"> },
+  d: { client: KubeClient; events: EventRecorder },
   cluster: OpenBaoCluster,
   jobName: string,
   key: string,
   image: string,
   rc: ReconcileContext,
+  /** The target's openBaoAudience: the audience of the Job's projected token for a JWT login. */
+  audience: OpenBaoTargetConfig["openBaoAudience"],
 ): Promise<void> {
   const ref = refOf(cluster);
   const spec = cluster.spec.backup!;
@@ -41,7 +43,7 @@ export async function ensureBackupJob(
     cluster,
     spec.target,
     key,
-    executorAuth(withBootstrapRole(cluster, "backup", spec), d.config.openBaoAudience)!,
+    executorAuth(withBootstrapRole(cluster, "backup", spec), audience)!,
   );
   const job = buildExecutorJob({
     cluster,

@@ -52,11 +52,12 @@ export interface PreUpgradeSnapshotDeps {
   client: KubeClient;
   /** One event when the Job is created; none per pass. */
   events?: EventRecorder;
-  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs"> &
-    Partial<Pick<OpenBaoTargetConfig, "openBaoAudience">>;
+  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs">;
   /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
   imageVerifier?: ImageVerifier;
   now?: () => Date;
+  /** The target's openBaoAudience (DEFAULT_OPENBAO_AUDIENCE when unset): the Job's token audience. */
+  audience?: string;
 }
 
 export interface PreUpgradeSnapshotOptions {
@@ -129,7 +130,7 @@ export async function ensurePreUpgradeSnapshot(
     secretsPresent: present,
     caSecret,
     defaultImage: deps.config.executorImage,
-    ...(deps.config.openBaoAudience ? { audience: deps.config.openBaoAudience } : {}),
+    ...(deps.audience ? { audience: deps.audience } : {}),
   });
   if (!plan.ok) return { state: "Failed", reason: plan.reason, message: plan.message };
   const executor = await operatorImage(
