@@ -519,6 +519,9 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
     const own = await render([...ALL_TARGETS, "--set=targets.openbao.config.openBaoAudience=own"]);
     assert.equal(openbaoConfig(own).openBaoAudience, "own");
     assert.match(await renderFails(["--set=serviceAccountToken.openBaoAudience=a b"]), /openBaoAudience/);
+    // Empty (a values file that blanks it): the operator's default, as unset.
+    const blank = await render([...ALL_TARGETS, "--set=serviceAccountToken.openBaoAudience="]);
+    assert.equal(openbaoConfig(blank).openBaoAudience, "openbao-internal");
   });
 
   it("networkPolicy.metricsAllowedNamespaceLabels: the metrics port only from those namespaces, probes still open", async () => {
