@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseProcessConfig } from "../../src/cli/config.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
+import { DEFAULT_DENIED_NAMESPACES } from "../../src/targets/openbao/tenant/guard.js";
 import { named, type Obj, ofKind, processConfig, render, renderFails } from "../support/chart-render.js";
 
 // The values upstream's chart takes, in this chart's layout (docs/install.md lists where each of
@@ -389,6 +390,142 @@ describe("the chart's values for what upstream's chart takes, rendered by real h
       await renderFails(["--set=probes.readinessPeriodSeconds=0"]),
       /probes.readinessPeriodSeconds/,
     );
+  });
+
+  /** The openbao section of the process's configuration file, read by the target's own parser. */
+  const openbaoConfig = (objs: Obj[]) => {
+    const { namespaces: _ns, ...rest } = processConfig(objs, "po-openbao").targets.openbao;
+    return parseOpenBaoConfig(rest, "targets.openbao");
+  };
+  const MULTI = [...ALL_TARGETS, "--set=tenancy.mode=multi", "--set=admissionPolicies.enabled=true"];
+  const namespaceVerbs = (objs: Obj[]) =>
+    (named(objs, "ClusterRole", "ops-po-openbao").rules as Rule[])
+      .filter((r) => r.resources?.includes("namespaces"))
+      .flatMap((r) => r.verbs);
+  const NS_POLICY = "po-restrict-provisioner-namespace-mutations";
+
+  it("tenancy.namespacePodSecurityLabels.mode: enforce patches the labels; external grants no namespace write, tells the operator, and the policy refuses its namespace updates", async () => {
+    const enforce = await render(MULTI);
+    assert.equal(openbaoConfig(enforce).tenants?.namespacePodSecurityLabels, undefined, "enforce");
+    assert.deepEqual(namespaceVerbs(enforce), ["get", "list", "watch", "patch"]);
+    const enforcing = named(enforce, "ValidatingAdmissionPolicy", NS_POLICY);
+    assert.equal(
+      enforcing.spec.matchConditions[0].expression,
+      'request.userInfo.username == "system:serviceaccount:ops:po-openbao"',
+    );
+    assert.deepEqual(
+      enforcing.spec.validations.map((v: Obj) => v.expression.split(" ")[0]),
+      ["!variables.denied", "object.spec"],
+    );
+    assert.equal(named(enforce, "ValidatingAdmissionPolicyBinding", NS_POLICY).spec.policyName, NS_POLICY);
+
+    const external = await render([...MULTI, "--set=tenancy.namespacePodSecurityLabels.mode=external"]);
+    assert.equal(openbaoConfig(external).tenants?.namespacePodSecurityLabels, "external");
+    assert.deepEqual(namespaceVerbs(external), ["get", "list", "watch"], "no patch, no update");
+    const refusing = named(external, "ValidatingAdmissionPolicy", NS_POLICY);
+    assert.deepEqual(
+      refusing.spec.validations.map((v: Obj) => v.expression),
+      ["false"],
+    );
+    assert.match(refusing.spec.validations[0].message, /external/);
+    // Single mode provisions nothing: no policy, whatever the mode says.
+    const single = await render([
+      ...ALL_TARGETS,
+      "--set=admissionPolicies.enabled=true",
+      "--set=tenancy.namespacePodSecurityLabels.mode=external",
+    ]);
+    assert.equal(
+      ofKind(single, "ValidatingAdmissionPolicy").filter((p) => p.metadata.name === NS_POLICY).length,
+      0,
+    );
+    assert.match(
+      await renderFails([...MULTI, "--set=tenancy.namespacePodSecurityLabels.mode=rancher"]),
+      /namespacePodSecurityLabels/,
+    );
+  });
+
+  it("admissionPolicies.provisionerRBAC: upstream's denied namespaces and prefixes reach the operator (trimmed, blanks dropped) and the namespace policy; maintenanceBreakGlassGroups is accepted and changes nothing", async () => {
+    const plain = await render(MULTI);
+    assert.deepEqual(openbaoConfig(plain).tenants?.denied, DEFAULT_DENIED_NAMESPACES);
+    const denied = (objs: Obj[]) =>
+      named(objs, "ValidatingAdmissionPolicy", NS_POLICY).spec.variables.find((v: Obj) => v.name === "denied")
+        .expression as string;
+    assert.equal(
+      denied(plain),
+      'request.name in ["ops","openshift"] || ["kube-","openshift-","gke-","eks-","aws-","aks-","azure-"].exists(p, request.name.startsWith(p))',
+    );
+    const custom = await render([
+      ...MULTI,
+      '--set-json=admissionPolicies.provisionerRBAC={"deniedNamespaces":[" platform ",""],"deniedNamespacePrefixes":["corp-"]}',
+    ]);
+    assert.deepEqual(openbaoConfig(custom).tenants?.denied, { names: ["platform"], prefixes: ["corp-"] });
+    assert.equal(
+      denied(custom),
+      'request.name in ["ops","platform"] || ["kube-","corp-"].exists(p, request.name.startsWith(p))',
+    );
+    const none = await render([
+      ...MULTI,
+      '--set-json=admissionPolicies.provisionerRBAC={"deniedNamespaces":[],"deniedNamespacePrefixes":[]}',
+    ]);
+    assert.deepEqual(openbaoConfig(none).tenants?.denied, { names: [], prefixes: [] });
+    // A name that cannot be a namespace: the operator refuses it at start, naming the field.
+    const bad = await render([
+      ...MULTI,
+      '--set-json=admissionPolicies.provisionerRBAC.deniedNamespaces=["Bad_Name"]',
+    ]);
+    assert.throws(() => openbaoConfig(bad), /targets\.openbao\.tenants\.deniedNamespaces\[0\]/);
+    // Upstream's deprecated no-op: the same configuration, RBAC and policies with or without it
+    // (the chart's generated certificates differ between any two renders).
+    const kept = (objs: Obj[]) =>
+      objs.filter((o) =>
+        [
+          "ConfigMap",
+          "ClusterRole",
+          "Role",
+          "ValidatingAdmissionPolicy",
+          "ValidatingAdmissionPolicyBinding",
+        ].includes(o.kind),
+      );
+    const withGroups = await render([
+      ...MULTI,
+      `--set-json=admissionPolicies.maintenanceBreakGlassGroups=["ops"]`,
+    ]);
+    assert.deepEqual(kept(withGroups), kept(plain));
+    assert.match(
+      await renderFails([...MULTI, "--set=admissionPolicies.provisionerRBAC.deniedPrefixes={x}"]),
+      /deniedPrefixes/,
+    );
+  });
+
+  it("serviceAccountToken: openBaoAudience reaches the openbao target; kubernetesAudience sets the operator's API token audience", async () => {
+    const plain = await render(ALL_TARGETS);
+    assert.equal(openbaoConfig(plain).openBaoAudience, "openbao-internal");
+    const apiToken = (objs: Obj[]) =>
+      deployments(objs).map(
+        (d) =>
+          (podOf(d).volumes as Obj[]).find((v) => v.name === "kube-api-access")!.projected.sources[0]
+            .serviceAccountToken,
+      );
+    for (const t of apiToken(plain)) assert.deepEqual(t, { path: "token", expirationSeconds: 3607 });
+    const set = await render([
+      ...ALL_TARGETS,
+      "--set=serviceAccountToken.openBaoAudience=corp-bao",
+      "--set=serviceAccountToken.kubernetesAudience=https://kubernetes.default.svc",
+    ]);
+    assert.equal(openbaoConfig(set).openBaoAudience, "corp-bao");
+    for (const t of apiToken(set))
+      assert.deepEqual(t, {
+        path: "token",
+        expirationSeconds: 3607,
+        audience: "https://kubernetes.default.svc",
+      });
+    // The target's own key wins over the chart's value.
+    const own = await render([...ALL_TARGETS, "--set=targets.openbao.config.openBaoAudience=own"]);
+    assert.equal(openbaoConfig(own).openBaoAudience, "own");
+    assert.match(await renderFails(["--set=serviceAccountToken.openBaoAudience=a b"]), /openBaoAudience/);
+    // Empty (a values file that blanks it): the operator's default, as unset.
+    const blank = await render([...ALL_TARGETS, "--set=serviceAccountToken.openBaoAudience="]);
+    assert.equal(openbaoConfig(blank).openBaoAudience, "openbao-internal");
   });
 
   it("networkPolicy.metricsAllowedNamespaceLabels: the metrics port only from those namespaces, probes still open", async () => {

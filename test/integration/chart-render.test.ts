@@ -579,7 +579,10 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       "--set=tenancy.mode=multi",
     ]);
     for (const b of ofKind(multi, "ValidatingAdmissionPolicyBinding"))
-      if (b.metadata.name === "po-validate-openbaotenant") assert.equal(b.spec.matchResources, undefined);
+      if (
+        ["po-validate-openbaotenant", "po-restrict-provisioner-namespace-mutations"].includes(b.metadata.name)
+      )
+        assert.equal(b.spec.matchResources, undefined);
       else assert.deepEqual(b.spec.matchResources.namespaceSelector.matchExpressions[0].values, ["bao"]);
     // The operator's own ServiceAccount is the one the locks exempt, whatever process runs the target.
     const together = await render([
@@ -625,6 +628,8 @@ describe("the operator's Helm chart, rendered by real helm", () => {
       serviceAccount: "po-openbao",
       operatorNamespace: "ops",
       clusterSelector: "team=a",
+      deniedNamespaces: ["openshift"],
+      deniedNamespacePrefixes: ["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"],
     });
     assert.deepEqual(cfg.namespaces, ["bao"]);
     // The tenant objects the provisioner plans, each writable only under its own name.

@@ -56,10 +56,10 @@ describe("openbao JWT logins at upstream's auth/jwt-operator, and at auth/jwt as
       bound_issuer: sharedEnv().issuer,
     });
   };
-  const role = (mount: string, name: string, sa: string, policy: string) =>
+  const role = (mount: string, name: string, sa: string, policy: string, audience = "openbao-internal") =>
     root("POST", `auth/${mount}/role/${name}`, {
       role_type: "jwt",
-      bound_audiences: ["openbao-internal"],
+      bound_audiences: [audience],
       user_claim: "sub",
       bound_subject: `system:serviceaccount:${ns}:${sa}`,
       token_policies: [policy],
@@ -160,6 +160,24 @@ describe("openbao JWT logins at upstream's auth/jwt-operator, and at auth/jwt as
       clock,
     );
     assert.ok(token);
+    assert.ok((await policiesOf(token!)).includes("upgrade-test"));
+  });
+
+  it("the upgrade's login asks for the target's openBaoAudience (serviceAccountToken.openBaoAudience)", async () => {
+    await role("jwt-operator", "upgrade-corp", "corp-upgrade-serviceaccount", "upgrade-test", "corp-bao");
+    const c = await createOpenBaoCluster(client, ns, "corp", {
+      replicas: 1,
+      tls: { enabled: false },
+      upgrade: { jwtAuthRole: "upgrade-corp" },
+    });
+    const access = (jwtAudience?: string) => ({
+      clusterDomain: "cluster.local",
+      baoClient: () => new BaoClient({ address: bao.addr, timeoutMs: 5_000 }),
+      ...(jwtAudience ? { jwtAudience } : {}),
+    });
+    // The default audience is not the one the role is bound to: OpenBao refuses the login.
+    await assert.rejects(upgradeToken(client, access(), c, clock), /upgrade-corp/);
+    const token = await upgradeToken(client, access("corp-bao"), c, clock);
     assert.ok((await policiesOf(token!)).includes("upgrade-test"));
   });
 

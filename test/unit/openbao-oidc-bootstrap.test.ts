@@ -136,6 +136,26 @@ describe("selfInit.oidc: the JWT bootstrap at auth/jwt-operator", () => {
     assert.equal(b.get("create-operator-role")!.data["bound_subject"], FACTS.operatorSubject);
   });
 
+  it("binds every role to the target's openBaoAudience (the operator's unless the spec names one)", () => {
+    const b = bootstrap(cluster({ backup: BACKUP }), { ...FACTS, audience: "corp-bao" });
+    for (const role of [
+      "create-operator-role",
+      "create-backup-jwt-role",
+      "create-upgrade-jwt-role",
+      "create-restore-jwt-role",
+    ])
+      assert.deepEqual(b.get(role)?.data["bound_audiences"], ["corp-bao"], role);
+    const own = bootstrap(
+      cluster({
+        backup: BACKUP,
+        selfInit: { enabled: true, oidc: { enabled: true, audience: "ops" }, requests: [] },
+      }),
+      { ...FACTS, audience: "corp-bao" },
+    );
+    assert.deepEqual(own.get("create-operator-role")?.data["bound_audiences"], ["ops"]);
+    assert.deepEqual(own.get("create-backup-jwt-role")?.data["bound_audiences"], ["corp-bao"]);
+  });
+
   it("adds no backup role without spec.backup, and blue-green's Raft grants only for BlueGreen", () => {
     const plain1 = bootstrap(cluster());
     assert.ok(!plain1.has("create-backup-policy"));

@@ -39,5 +39,8 @@ describe("the operator's own identity for selfInit.oidc's operator role", () => 
       }) as unknown as OpenBaoCluster;
     assert.equal(operatorAudience(c({})), "openbao-internal");
     assert.equal(operatorAudience(c({ audience: " bao-ops " })), "bao-ops");
+    // The target's openBaoAudience, when the spec names none.
+    assert.equal(operatorAudience(c({}), "corp-bao"), "corp-bao");
+    assert.equal(operatorAudience(c({ audience: "bao-ops" }), "corp-bao"), "bao-ops");
   });
 });

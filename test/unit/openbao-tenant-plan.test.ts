@@ -54,12 +54,28 @@ describe("openbao tenant: the guard", () => {
     assert.match(refused!.message, /"team-a" may onboard only "team-a", not "team-b"/);
   });
 
-  it("never onboards a system namespace or the operator's own, whoever asks", () => {
-    for (const ns of ["kube-system", "kube-public", "kube-node-lease", "default", "kube-anything"]) {
+  it("never onboards upstream's default denied namespaces or the operator's own, whoever asks", () => {
+    for (const ns of ["kube-system", "kube-public", "kube-node-lease", "kube-anything", "openshift"]) {
       const refused = refuseTarget(OPERATOR.namespace, ns, OPERATOR.namespace);
       assert.equal(refused?.reason, OpenBaoTenantReason.NamespaceNotAllowed, ns);
-      assert.match(refused!.message, /Kubernetes system namespace/);
+      assert.match(refused!.message, /may not manage tenant RBAC in system namespaces/);
     }
+    for (const [ns, prefix] of [
+      ["openshift-monitoring", "openshift-"],
+      ["gke-system", "gke-"],
+      ["eks-addons", "eks-"],
+      ["aws-observability", "aws-"],
+      ["aks-command", "aks-"],
+      ["azure-arc", "azure-"],
+    ])
+      assert.match(
+        refuseTarget(OPERATOR.namespace, ns, OPERATOR.namespace)?.message ?? "",
+        new RegExp(`"${ns}" is a system namespace \\(denied prefix "${prefix}"\\)`),
+      );
+    assert.match(
+      refuseTarget(OPERATOR.namespace, "openshift", OPERATOR.namespace)?.message ?? "",
+      /\(denied namespace "openshift"\)/,
+    );
     assert.equal(
       refuseTarget("kube-system", "kube-system", OPERATOR.namespace)?.reason,
       "NamespaceNotAllowed",
@@ -67,6 +83,41 @@ describe("openbao tenant: the guard", () => {
     const own = refuseTarget(OPERATOR.namespace, OPERATOR.namespace, OPERATOR.namespace);
     assert.equal(own?.reason, OpenBaoTenantReason.NamespaceNotAllowed);
     assert.match(own!.message, /operator's own/);
+    // Upstream's lists do not name "default" nor a namespace that merely contains a prefix.
+    for (const ns of ["default", "team-kube-a", "openshiftish"])
+      assert.equal(refuseTarget(OPERATOR.namespace, ns, OPERATOR.namespace), undefined, ns);
+  });
+
+  it("takes the configured lists in place of upstream's, Kubernetes' own namespaces staying refused", () => {
+    const denied = { names: ["platform"], prefixes: ["corp-"] };
+    assert.match(
+      refuseTarget(OPERATOR.namespace, "platform", OPERATOR.namespace, denied)?.message ?? "",
+      /\(denied namespace "platform"\)/,
+    );
+    assert.match(
+      refuseTarget(OPERATOR.namespace, "corp-billing", OPERATOR.namespace, denied)?.message ?? "",
+      /\(denied prefix "corp-"\)/,
+    );
+    assert.equal(refuseTarget(OPERATOR.namespace, "openshift", OPERATOR.namespace, denied), undefined);
+    assert.equal(refuseTarget(OPERATOR.namespace, "gke-a", OPERATOR.namespace, denied), undefined);
+    const none = { names: [], prefixes: [] };
+    assert.equal(
+      refuseTarget(OPERATOR.namespace, "kube-system", OPERATOR.namespace, none)?.reason,
+      "NamespaceNotAllowed",
+    );
+    assert.equal(
+      refuseTarget(OPERATOR.namespace, OPERATOR.namespace, OPERATOR.namespace, none)?.reason,
+      "NamespaceNotAllowed",
+    );
+    // A self-service tenant in a denied namespace is refused there too.
+    assert.equal(refuseTarget("corp-x", "corp-x", OPERATOR.namespace, denied)?.reason, "NamespaceNotAllowed");
+    const plan = planTenant({
+      tenant: tenant(OPERATOR.namespace, "corp-x"),
+      clusters: [],
+      operator: OPERATOR,
+      denied,
+    });
+    assert.equal(plan.refused?.reason, "NamespaceNotAllowed");
   });
 
   it("plans nothing for a refused tenant", () => {
@@ -110,6 +161,22 @@ describe("openbao tenant: the objects in the target namespace", () => {
       "pod-security.kubernetes.io/audit": "restricted",
       "pod-security.kubernetes.io/warn": "restricted",
     });
+  });
+
+  it("leaves the namespace's labels alone when a platform layer owns them (external)", () => {
+    const plan = planTenant({
+      tenant: tenant("team-a", "team-a"),
+      clusters: [],
+      operator: OPERATOR,
+      podSecurityLabels: "external",
+    });
+    assert.ok(!plan.refused);
+    assert.equal(plan.namespaceLabels, undefined);
+    // Everything else is onboarded as in enforce mode.
+    const enforce = planTenant({ tenant: tenant("team-a", "team-a"), clusters: [], operator: OPERATOR });
+    assert.ok(!enforce.refused);
+    assert.deepEqual(plan.apply, enforce.apply);
+    assert.deepEqual(plan.remove, enforce.remove);
   });
 
   it("uses upstream's quota and limit defaults, or the tenant's own specs", () => {
@@ -287,5 +354,41 @@ describe("openbao tenant: the configuration switch", () => {
       /t\.tenants\.serviceAccount/,
     );
     assert.throws(() => parseOpenBaoConfig({ tenants: { enabled: true, mode: "multi" } }, "t"), /mode/);
+  });
+
+  it("has one OpenBao token audience, upstream's openbao-internal unless configured", async () => {
+    const { parseOpenBaoConfig, DEFAULT_OPENBAO_AUDIENCE } = await import(
+      "../../src/targets/openbao/config.js"
+    );
+    assert.equal(DEFAULT_OPENBAO_AUDIENCE, "openbao-internal");
+    assert.equal(parseOpenBaoConfig({}, "t").openBaoAudience, "openbao-internal");
+    assert.equal(parseOpenBaoConfig({ openBaoAudience: "corp-bao" }, "t").openBaoAudience, "corp-bao");
+    assert.throws(() => parseOpenBaoConfig({ openBaoAudience: "" }, "t"), /t\.openBaoAudience/);
+    assert.throws(() => parseOpenBaoConfig({ openBaoAudience: "a b" }, "t"), /t\.openBaoAudience/);
+  });
+
+  it("reads upstream's namespacePodSecurityLabels mode and denied namespace lists, naming a bad field", async () => {
+    const { parseOpenBaoConfig } = await import("../../src/targets/openbao/config.js");
+    const t = (extra: object) =>
+      parseOpenBaoConfig({ tenants: { enabled: true, serviceAccount: "sa", ...extra } }, "t").tenants;
+    assert.equal(t({})?.namespacePodSecurityLabels, undefined, "enforce is the default");
+    assert.equal(t({ namespacePodSecurityLabels: "enforce" })?.namespacePodSecurityLabels, undefined);
+    assert.equal(t({ namespacePodSecurityLabels: "external" })?.namespacePodSecurityLabels, "external");
+    assert.throws(
+      () => t({ namespacePodSecurityLabels: "Rancher" }),
+      /t\.tenants\.namespacePodSecurityLabels/,
+    );
+    assert.equal(t({})?.denied, undefined, "upstream's lists (the guard's default)");
+    assert.deepEqual(t({ deniedNamespaces: ["platform"] })?.denied, {
+      names: ["platform"],
+      prefixes: ["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"],
+    });
+    assert.deepEqual(t({ deniedNamespaces: [], deniedNamespacePrefixes: ["corp-"] })?.denied, {
+      names: [],
+      prefixes: ["corp-"],
+    });
+    assert.throws(() => t({ deniedNamespaces: ["Bad_Name"] }), /t\.tenants\.deniedNamespaces\[0\]/);
+    assert.throws(() => t({ deniedNamespacePrefixes: ["ok-", ""] }), /t\.tenants\.deniedNamespacePrefixes/);
+    assert.throws(() => t({ deniedNamespacePrefixes: "kube-" }), /t\.tenants\.deniedNamespacePrefixes/);
   });
 });

@@ -95,6 +95,18 @@ describe("pre-upgrade snapshot rules", () => {
     });
     assert.ok(own.ok);
     assert.deepEqual(own.auth, { method: "jwt", role: "upgrader", audience: "openbao-internal" });
+    // The target's openBaoAudience reaches the Job's token.
+    const corp = planSnapshot({
+      cluster: cluster({
+        upgrade: { preUpgradeSnapshot: true, jwtAuthRole: "upgrader" },
+        backup: { target },
+      }),
+      secretsPresent: all,
+      defaultImage: "op:dev",
+      audience: "corp-bao",
+    });
+    assert.ok(corp.ok);
+    assert.deepEqual(corp.auth, { method: "jwt", role: "upgrader", audience: "corp-bao" });
     assert.equal(own.authFrom, "upgrade");
     const fallback = planSnapshot({
       cluster: cluster({

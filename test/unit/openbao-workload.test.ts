@@ -359,6 +359,7 @@ describe("openbao target helpers", () => {
       resyncMs: 600_000,
       pollMs: 3_000,
       clusterDomain: "cluster.local",
+      openBaoAudience: "openbao-internal",
     });
     assert.throws(() => parseOpenBaoConfig({ observeonly: true }, "targets.openbao"), ConfigError);
     assert.throws(

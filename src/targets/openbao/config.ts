@@ -1,8 +1,34 @@
-import { asBool, asDuration, asSection, asString } from "../../runtime/configvalues.js";
+import { asBool, asDuration, asSection, asString, asStringList } from "../../runtime/configvalues.js";
 import { errorMessage } from "../../runtime/errors.js";
 import { parseLabelSelector } from "../../runtime/labels.js";
 import { ConfigError } from "../../runtime/target.js";
 import { PLATFORM_SETTINGS, type PlatformSetting } from "./platform.js";
+
+/**
+ * The audience of the ServiceAccount tokens the target's Jobs and its upgrade present to OpenBao's
+ * JWT auth, and the bound audience of the role the OIDC bootstrap creates: upstream's
+ * serviceAccountToken.openBaoAudience default.
+ */
+export const DEFAULT_OPENBAO_AUDIENCE = "openbao-internal";
+
+/**
+ * Who sets a tenant namespace's Pod Security labels (upstream's tenancy.namespacePodSecurityLabels
+ * mode): the provisioner (`enforce`, restricted), or a platform layer such as Rancher (`external`:
+ * the provisioner leaves the namespace's labels as they are, whatever they say).
+ */
+export type PodSecurityLabelMode = "enforce" | "external";
+
+/** The namespaces the tenant provisioner may not onboard, besides the operator's own (tenant/guard.ts). */
+export interface DeniedNamespaces {
+  names: readonly string[];
+  prefixes: readonly string[];
+}
+
+/** Upstream's chart defaults (admissionPolicies.provisionerRBAC). */
+export const DEFAULT_DENIED_NAMESPACES: DeniedNamespaces = Object.freeze({
+  names: Object.freeze(["openshift"]),
+  prefixes: Object.freeze(["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"]),
+});
 
 /** The openbao target's configuration section (namespaces are read by the runtime). */
 export interface OpenBaoTargetConfig {
@@ -45,7 +71,29 @@ export interface OpenBaoTargetConfig {
    * label selector) limits tenant mode to the clusters that carry it, wherever they are, for
    * several installs side by side.
    */
-  tenants?: { serviceAccount: string; operatorNamespace?: string; clusterSelector?: string };
+  tenants?: {
+    serviceAccount: string;
+    operatorNamespace?: string;
+    clusterSelector?: string;
+    /**
+     * `namespacePodSecurityLabels: external` (upstream's tenancy.namespacePodSecurityLabels.mode): a
+     * platform layer owns the tenant namespaces' Pod Security labels, so the provisioner never
+     * writes the namespace. Recorded only when external (enforce is the default).
+     */
+    namespacePodSecurityLabels?: PodSecurityLabelMode;
+    /**
+     * `deniedNamespaces` / `deniedNamespacePrefixes` (upstream's
+     * admissionPolicies.provisionerRBAC): namespaces never onboarded, besides the operator's own.
+     * Recorded only when either is set; a list left out keeps upstream's default for it.
+     */
+    denied?: DeniedNamespaces;
+  };
+  /**
+   * `openBaoAudience` (upstream's serviceAccountToken.openBaoAudience, default
+   * DEFAULT_OPENBAO_AUDIENCE): the audience of the tokens the executor Jobs and the upgrade present
+   * to OpenBao, and the bound audience of the OIDC bootstrap's roles. Always set after parsing.
+   */
+  openBaoAudience: string;
   /**
    * `gatewayAPI: false` (the chart's gatewayAPI.enabled: false, which grants no Gateway API RBAC):
    * the route kinds are never read, watched or written, even where they are served, and a cluster
@@ -83,6 +131,7 @@ const KEYS = [
   "pollInterval",
   "clusterDomain",
   "executorImage",
+  "openBaoAudience",
   "jobStartTimeout",
   "admissionPolicies",
   "tenants",
@@ -112,6 +161,12 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
       : asString(root["executorImage"], `${field}.executorImage`);
   if (executorImage !== undefined && !/^[^\s]+$/.test(executorImage))
     throw new ConfigError(`${field}.executorImage`, "must be an image reference without spaces");
+  const openBaoAudience = asString(
+    root["openBaoAudience"] ?? DEFAULT_OPENBAO_AUDIENCE,
+    `${field}.openBaoAudience`,
+  );
+  if (!/^\S+$/.test(openBaoAudience))
+    throw new ConfigError(`${field}.openBaoAudience`, "must be a token audience without spaces");
   const jobStartTimeoutMs =
     root["jobStartTimeout"] === undefined
       ? undefined
@@ -136,6 +191,7 @@ export function parseOpenBaoConfig(raw: unknown, field: string): OpenBaoTargetCo
   return {
     observeOnly,
     concurrency,
+    openBaoAudience,
     resyncMs:
       root["resyncInterval"] === undefined
         ? DEFAULT_RESYNC_MS
@@ -197,6 +253,9 @@ function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants
     "serviceAccount",
     "operatorNamespace",
     "clusterSelector",
+    "namespacePodSecurityLabels",
+    "deniedNamespaces",
+    "deniedNamespacePrefixes",
   ] as const);
   if (!asBool(section["enabled"] ?? false, `${field}.enabled`)) return undefined;
   if (section["serviceAccount"] === undefined)
@@ -221,9 +280,49 @@ function parseTenants(raw: unknown, field: string): OpenBaoTargetConfig["tenants
       `must be a label selector such as team=a: ${errorMessage(e)}`,
     );
   }
+  const mode = section["namespacePodSecurityLabels"] ?? "enforce";
+  if (mode !== "enforce" && mode !== "external")
+    throw new ConfigError(
+      `${field}.namespacePodSecurityLabels`,
+      "must be enforce (the provisioner sets Pod Security restricted) or external (a platform layer owns the labels)",
+    );
+  const denied = parseDenied(section, field);
   return {
     serviceAccount,
     ...(operatorNamespace ? { operatorNamespace } : {}),
     ...(clusterSelector ? { clusterSelector } : {}),
+    ...(mode === "external" ? { namespacePodSecurityLabels: mode } : {}),
+    ...(denied ? { denied } : {}),
+  };
+}
+
+const NAMESPACE_PREFIX = /^[a-z0-9][-a-z0-9]*$/;
+
+function parseDenied(section: Record<string, unknown>, field: string): DeniedNamespaces | undefined {
+  const rawNames = section["deniedNamespaces"];
+  const rawPrefixes = section["deniedNamespacePrefixes"];
+  if (rawNames === undefined && rawPrefixes === undefined) return undefined;
+  const list = (raw: unknown, key: string, pattern: RegExp, what: string): string[] => {
+    const items = asStringList(raw, `${field}.${key}`);
+    items.forEach((v, i) => {
+      if (!pattern.test(v) || v.length > 63)
+        throw new ConfigError(`${field}.${key}[${i}]`, `must be ${what}`);
+    });
+    return items;
+  };
+  return {
+    names:
+      rawNames === undefined
+        ? DEFAULT_DENIED_NAMESPACES.names
+        : list(rawNames, "deniedNamespaces", DNS_LABEL, "a namespace name"),
+    prefixes:
+      rawPrefixes === undefined
+        ? DEFAULT_DENIED_NAMESPACES.prefixes
+        : list(
+            rawPrefixes,
+            "deniedNamespacePrefixes",
+            NAMESPACE_PREFIX,
+            "the start of a namespace name, such as kube-",
+          ),
   };
 }

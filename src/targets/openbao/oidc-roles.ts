@@ -29,6 +29,12 @@ export interface OidcBootstrapFacts {
    * unset outside one (then only additionalSubjects.operator may log in as the operator).
    */
   operatorSubject?: string;
+  /**
+   * The target's openBaoAudience: the audience the backup, upgrade and restore roles are bound to
+   * (their Jobs' projected tokens carry it), and the operator role's unless the spec names one.
+   * DEFAULT_OPENBAO_AUDIENCE when unset.
+   */
+  audience?: string;
 }
 
 export type ExecutorPurpose = "backup" | "upgrade" | "restore";

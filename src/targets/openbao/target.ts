@@ -168,7 +168,7 @@ async function tenantMode(
     throw new Error(
       "targets.openbao.tenants: set operatorNamespace (this process does not run in a pod, so its namespace is unknown)",
     );
-  return (await import("./tenant/follow.js")).followTenants(manager, operatorNamespace);
+  return (await import("./tenant/follow.js")).followTenants(manager, operatorNamespace, tenants.denied);
 }
 
 /**

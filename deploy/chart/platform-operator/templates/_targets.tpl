@@ -48,9 +48,31 @@ chart test compares these rules with the API server's audit log.
 {{- with .root.Values.tenancy.clusterSelector -}}
 {{- $_ := set $tenants "clusterSelector" . -}}
 {{- end -}}
+{{- if eq (include "po.podSecurityLabelsMode" .root) "external" -}}
+{{- $_ := set $tenants "namespacePodSecurityLabels" "external" -}}
+{{- end -}}
+{{- /* Upstream's admissionPolicies.provisionerRBAC lists, trimmed, blanks dropped as upstream does. */ -}}
+{{- $denied := default dict .root.Values.admissionPolicies.provisionerRBAC -}}
+{{- range $key := list "deniedNamespaces" "deniedNamespacePrefixes" -}}
+{{- if hasKey $denied $key -}}
+{{- $items := list -}}
+{{- range (default (list) (index $denied $key)) }}{{ with (toString . | trim) }}{{ $items = append $items . }}{{ end }}{{ end -}}
+{{- $_ := set $tenants $key $items -}}
+{{- end -}}
+{{- end -}}
 {{- $_ := set $cfg "tenants" $tenants -}}
 {{- end -}}
+{{- if and (eq .target "openbao") (not (hasKey $cfg "openBaoAudience")) -}}
+{{- with .root.Values.serviceAccountToken.openBaoAudience -}}
+{{- $_ := set $cfg "openBaoAudience" . -}}
+{{- end -}}
+{{- end -}}
 {{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* tenancy.namespacePodSecurityLabels.mode: enforce unless set. */}}
+{{- define "po.podSecurityLabelsMode" -}}
+{{- dig "namespacePodSecurityLabels" "mode" "enforce" .Values.tenancy -}}
 {{- end -}}
 
 {{/* Rules in every namespace the target reconciles. */}}
@@ -286,7 +308,8 @@ finalizer (patch) and status. The provisioned tenant's own Role carries the same
 tenancy.mode multi, cluster-wide. What the openbao target needs everywhere: to see every
 OpenBaoCluster and tell one whose namespace no tenant onboards why it waits (its status and a
 Warning event; nothing else there). What the provisioner needs to onboard any namespace: to read
-it and set its Pod Security labels, to read the clusters and restores there (the Secret allow-lists),
+it and set its Pod Security labels (only read it, namespacePodSecurityLabels external), to read
+the clusters and restores there (the Secret allow-lists),
 the quota and limit range by their names, and the three tenant Roles and their bindings by name.
 Kubernetes refuses to let anyone write a Role granting more than it holds, or bind one: instead of
 holding everything the tenant Role grants in every namespace, the process may `escalate` and `bind`
@@ -305,10 +328,15 @@ only those three Role names.
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
-# list, watch: read from informers, so a settled tenant's pass sends no request.
+# list, watch: read from informers, so a settled tenant's pass sends no request. patch: the Pod
+# Security labels, not with namespacePodSecurityLabels external (the namespace is never written).
 - apiGroups: [""]
   resources: [namespaces]
+  {{- if eq (include "po.podSecurityLabelsMode" .) "external" }}
+  verbs: [get, list, watch]
+  {{- else }}
   verbs: [get, list, watch, patch]
+  {{- end }}
 - apiGroups: [""]
   resources: [resourcequotas, limitranges]
   verbs: [list, watch, create]

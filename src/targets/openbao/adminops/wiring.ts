@@ -90,13 +90,23 @@ export function setupAdminOps(
     ...(wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {}),
   });
   const verifier = wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {};
-  const snapshotDeps = { client: manager.client, events: manager.events, config, ...verifier };
+  const snapshotDeps = {
+    client: manager.client,
+    events: manager.events,
+    config,
+    audience: config.openBaoAudience,
+    ...verifier,
+  };
   const upgrades = new UpgradeManager({
     client: manager.client,
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+    access: {
+      clusterDomain: config.clusterDomain,
+      reader: manager.reader,
+      jwtAudience: config.openBaoAudience,
+    },
     snapshot:
       wiring.preUpgradeSnapshot ??
       ((cluster, opts) =>
@@ -110,7 +120,11 @@ export function setupAdminOps(
         client: manager.client,
         events: manager.events,
         ...verifier,
-        access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+        access: {
+          clusterDomain: config.clusterDomain,
+          reader: manager.reader,
+          jwtAudience: config.openBaoAudience,
+        },
         jobStartTimeoutMs: config.jobStartTimeoutMs,
         platform: platformOf(config),
         snapshot: (cluster, opts) =>
@@ -130,7 +144,11 @@ export function setupAdminOps(
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: { clusterDomain: config.clusterDomain, reader: manager.reader },
+    access: {
+      clusterDomain: config.clusterDomain,
+      reader: manager.reader,
+      jwtAudience: config.openBaoAudience,
+    },
     options: wiring.restart,
   });
   const controller = new Controller({

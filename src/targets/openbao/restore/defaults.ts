@@ -10,7 +10,6 @@ import { liveReader } from "../../../runtime/cached-reader.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { EventRecorder } from "../../../runtime/events.js";
 import { ownerReferenceFor } from "../../../runtime/ownership.js";
-import { BACKUP_JWT_AUDIENCE } from "../adminops/backup/reconciler.js";
 import { jobOutcome } from "../adminops/backup/result.js";
 import { buildExecutorJob } from "../adminops/jobs/build.js";
 import { workloadIdentityOf } from "../adminops/jobs/workload-identity.js";
@@ -59,7 +58,7 @@ export const storeProbe: SnapshotProbe = async (target, key, files) => {
 };
 
 /** The executor contract of a restore: stream the source object into the cluster's active node. */
-export function restoreContract(r: OpenBaoRestore, c: OpenBaoCluster): ExecutorJob {
+export function restoreContract(r: OpenBaoRestore, c: OpenBaoCluster, audience: string): ExecutorJob {
   const ref = refOf(c);
   const t = r.spec.source.target;
   const auth = restoreAuth(r, c);
@@ -73,7 +72,7 @@ export function restoreContract(r: OpenBaoRestore, c: OpenBaoCluster): ExecutorJ
     },
     auth:
       auth.method === "jwt"
-        ? { method: "jwt", role: auth.role, audience: BACKUP_JWT_AUDIENCE }
+        ? { method: "jwt", role: auth.role, audience }
         : { method: "token", secretName: auth.secretName },
     store: {
       provider: t.provider ?? "s3",
@@ -158,7 +157,7 @@ export function executorRestoreJobs(
         name,
         component: Component.Restore,
         image,
-        contract: restoreContract(r, c),
+        contract: restoreContract(r, c, config.openBaoAudience),
         serviceAccountName: restoreServiceAccount(c.metadata.name!),
         podLabels: workloadIdentityOf(r.spec.source.target).podLabels,
         owner: r,

@@ -88,7 +88,15 @@ async function operatorRoleSuffrage(pass: PassBase): Promise<StepResult> {
   let bao: Promise<BaoClient> | undefined;
   const baoOf = () => (bao ??= baoForOrdinal(deps, cluster, ctx, 0));
   const tokenOf = async () =>
-    (await operatorJwtToken(ctx.client, baoOf, cluster, sa, ctx.now().getTime(), ctx.signal))!;
+    (await operatorJwtToken(
+      ctx.client,
+      baoOf,
+      cluster,
+      sa,
+      ctx.now().getTime(),
+      ctx.signal,
+      deps.config.openBaoAudience,
+    ))!;
   const what = `${cluster.metadata.namespace}/${cluster.metadata.name} suffrage`;
   try {
     await keepReadReplicasNonVoters(pass, baoOf, tokenOf, "operator-role");

@@ -105,12 +105,15 @@ async function configStep(pass: PassBase): Promise<ConfigHashes | StepStop> {
   // Only the first start reads the requests; afterwards the file is inert and nothing is fetched.
   if (selfInitEnabled(cluster) && oidcEnabled(cluster) && !result.initialized) {
     try {
-      oidc = await readOidcFacts(
-        ctx.client,
-        ctx.now().getTime(),
-        ctx.signal,
-        deps.config.operatorServiceAccount,
-      );
+      oidc = {
+        ...(await readOidcFacts(
+          ctx.client,
+          ctx.now().getTime(),
+          ctx.signal,
+          deps.config.operatorServiceAccount,
+        )),
+        audience: deps.config.openBaoAudience,
+      };
     } catch (e) {
       if (ctx.signal?.aborted) throw e;
       return wait(

@@ -13,19 +13,19 @@
 import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { KubeClient } from "../../../runtime/client.js";
 import type { BaoClient } from "../baoclient/client.js";
+import { DEFAULT_OPENBAO_AUDIENCE } from "../config.js";
 import { DEFAULT_JWT_MOUNT_PATH } from "../executor/contract.js";
 import { clusterKey, LoginTokens } from "../login-tokens.js";
 import { OidcRole } from "../oidc-roles.js";
 import { serviceAccountToken } from "../serviceaccount-token.js";
-import { OIDC_DEFAULT_AUDIENCE } from "../workload/config/oidc-bootstrap.js";
 import { operatorSubject, subjectServiceAccount } from "./oidc-facts.js";
 
 const tokens = new LoginTokens();
 
-/** The audience the bootstrapped operator role is bound to. */
-export const operatorAudience = (c: OpenBaoCluster): string => {
+/** The audience the bootstrapped operator role is bound to: the spec's, else the target's openBaoAudience. */
+export const operatorAudience = (c: OpenBaoCluster, fallback = DEFAULT_OPENBAO_AUDIENCE): string => {
   const a = c.spec.selfInit?.oidc?.audience;
-  return (typeof a === "string" ? a.trim() : "") || OIDC_DEFAULT_AUDIENCE;
+  return (typeof a === "string" ? a.trim() : "") || fallback;
 };
 
 /** Whom the operator logs in as: its configured ServiceAccount, else its pod's. */
@@ -49,9 +49,11 @@ export async function operatorJwtToken(
   sa: { namespace: string; name: string } | undefined,
   now: number,
   signal?: AbortSignal,
+  /** The target's openBaoAudience, when the spec names no audience of its own. */
+  defaultAudience?: string,
 ): Promise<string | undefined> {
   if (!sa) return undefined;
-  const audience = operatorAudience(cluster);
+  const audience = operatorAudience(cluster, defaultAudience);
   const key = `${clusterKey(cluster)}${sa.namespace}/${sa.name}/${audience}`;
   const kept = tokens.get(key, now);
   if (kept) return kept;

@@ -8,6 +8,7 @@ import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import type { Informer } from "../../../runtime/informer.js";
 import type { Manager } from "../../../runtime/manager.js";
 import { objectKey } from "../../../runtime/types.js";
+import type { DeniedNamespaces } from "./guard.js";
 import { onboardedBy, tenantMissing, watchedNamespaces } from "./onboarded.js";
 import { OPENBAOTENANT } from "./types.js";
 
@@ -21,7 +22,11 @@ export interface Tenancy {
   missing(namespace: string): string | undefined;
 }
 
-export function followTenants(manager: Manager, operatorNamespace: string): Tenancy {
+export function followTenants(
+  manager: Manager,
+  operatorNamespace: string,
+  denied?: DeniedNamespaces,
+): Tenancy {
   // The list the target was started with: what the chart granted; tenants add to it, never remove.
   const configured = manager.namespaces;
   const informers = [
@@ -38,7 +43,7 @@ export function followTenants(manager: Manager, operatorNamespace: string): Tena
   let scheduled = false;
   const follow = () => {
     scheduled = false;
-    onboarded = onboardedBy(tenants(), operatorNamespace, onboarded);
+    onboarded = onboardedBy(tenants(), operatorNamespace, onboarded, denied);
     const next = watchedNamespaces(configured, new Set(onboarded.values()));
     const now = manager.namespaces;
     // Only for a target with a namespace list; one watching every namespace has nothing to add.
@@ -56,6 +61,7 @@ export function followTenants(manager: Manager, operatorNamespace: string): Tena
     operatorNamespace,
     informers,
     tenants,
-    missing: (namespace) => tenantMissing(namespace, tenants(), configured, operatorNamespace, onboarded),
+    missing: (namespace) =>
+      tenantMissing(namespace, tenants(), configured, operatorNamespace, onboarded, denied),
   };
 }

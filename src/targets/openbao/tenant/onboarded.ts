@@ -4,7 +4,7 @@
  * why a cluster in a namespace none onboards waits. Pure: the wiring feeds it the tenants cached.
  */
 import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
-import { refuseTarget } from "./guard.js";
+import { type DeniedNamespaces, refuseTarget } from "./guard.js";
 
 /**
  * Which namespace each tenant onboards, by tenant key (`namespace/name`): a provisioned tenant's
@@ -17,6 +17,7 @@ export function onboardedBy(
   tenants: Iterable<OpenBaoTenant>,
   operatorNamespace: string,
   before: ReadonlyMap<string, string> = new Map(),
+  denied?: DeniedNamespaces,
 ): Map<string, string> {
   const out = new Map<string, string>();
   for (const t of tenants) {
@@ -24,7 +25,7 @@ export function onboardedBy(
     const target = t.spec?.targetNamespace;
     if (!target) continue;
     // Status alone is not trusted with access: the provisioner's own rule is asked again.
-    if (refuseTarget(t.metadata.namespace ?? "", target, operatorNamespace)) continue;
+    if (refuseTarget(t.metadata.namespace ?? "", target, operatorNamespace, denied)) continue;
     if (t.status?.provisioned === true || before.get(key) === target) out.set(key, target);
   }
   return out;
@@ -35,8 +36,9 @@ export function onboardedNamespaces(
   tenants: Iterable<OpenBaoTenant>,
   operatorNamespace: string,
   before?: ReadonlyMap<string, string>,
+  denied?: DeniedNamespaces,
 ): Set<string> {
-  return new Set(onboardedBy(tenants, operatorNamespace, before).values());
+  return new Set(onboardedBy(tenants, operatorNamespace, before, denied).values());
 }
 
 /**
@@ -62,9 +64,10 @@ export function tenantMissing(
   configured: readonly string[] | undefined,
   operatorNamespace: string,
   before?: ReadonlyMap<string, string>,
+  denied?: DeniedNamespaces,
 ): string | undefined {
   if (configured?.includes(namespace)) return undefined;
-  if (onboardedNamespaces(tenants, operatorNamespace, before).has(namespace)) return undefined;
+  if (onboardedNamespaces(tenants, operatorNamespace, before, denied).has(namespace)) return undefined;
   const naming = tenants.filter((t) => t.spec?.targetNamespace === namespace);
   const pending = naming.map((t) => {
     const why =

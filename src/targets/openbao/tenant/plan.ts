@@ -2,7 +2,8 @@
  * What onboarding one namespace takes, as upstream's provisioner does it, for the openbao target:
  * from a tenant, the clusters and restores in its target namespace and the openbao process's own
  * namespace and ServiceAccount, the objects to apply there (under upstream's names), the namespace
- * labels to set, and the Roles to remove; or the reason the tenant is refused. Offboarding removes
+ * labels to set (none when a platform layer owns them: upstream's namespacePodSecurityLabels mode
+ * external), and the Roles to remove; or the reason the tenant is refused. Offboarding removes
  * the Roles and RoleBindings only once no cluster remains; quota, limits and labels stay, as
  * upstream leaves them. Pure: the controller does the I/O.
  */
@@ -10,8 +11,9 @@ import type { OpenBaoCluster } from "../../../apis/openbaocluster.js";
 import type { OpenBaoRestore } from "../../../apis/openbaorestore.js";
 import type { OpenBaoTenant } from "../../../apis/openbaotenant.js";
 import type { KubeObject } from "../../../runtime/types.js";
+import type { PodSecurityLabelMode } from "../config.js";
 import { LABEL_COMPONENT, LABEL_MANAGED_BY, MANAGED_BY } from "../identity.js";
-import { refuseTarget, type TenantRefusal } from "./guard.js";
+import { type DeniedNamespaces, refuseTarget, type TenantRefusal } from "./guard.js";
 import { type PolicyRule, TENANT_ROLE_RULES } from "./rules.js";
 import { secretAllowLists } from "./secrets.js";
 
@@ -67,12 +69,18 @@ export interface OperatorIdentity {
   serviceAccount: string;
 }
 
+export type { PodSecurityLabelMode };
+
 export interface TenantPlanInput {
   tenant: OpenBaoTenant;
   /** The OpenBaoClusters and OpenBaoRestores in the target namespace. */
   clusters: readonly OpenBaoCluster[];
   restores?: readonly OpenBaoRestore[];
   operator: OperatorIdentity;
+  /** Default enforce. */
+  podSecurityLabels?: PodSecurityLabelMode;
+  /** The namespaces never onboarded besides the operator's own (default: upstream's list). */
+  denied?: DeniedNamespaces;
 }
 
 export interface RoleRef {
@@ -85,8 +93,11 @@ export type TenantPlan =
   | {
       refused?: undefined;
       namespace: string;
-      /** Merged into the namespace's labels; the others are left as they are. */
-      namespaceLabels: Record<string, string>;
+      /**
+       * Merged into the namespace's labels; the others are left as they are. Undefined: the
+       * namespace is not written at all (Pod Security labels owned elsewhere).
+       */
+      namespaceLabels?: Record<string, string>;
       apply: KubeObject[];
       /** Allow-list Roles (and their bindings) whose list is empty: deleted if present. */
       remove: RoleRef[];
@@ -134,7 +145,7 @@ function binding(name: string, roleName: string, ns: string, tenant: OpenBaoTena
 export function planTenant(input: TenantPlanInput): TenantPlan {
   const { tenant, operator } = input;
   const ns = tenant.spec.targetNamespace;
-  const refused = refuseTarget(tenant.metadata.namespace ?? "", ns, operator.namespace);
+  const refused = refuseTarget(tenant.metadata.namespace ?? "", ns, operator.namespace, input.denied);
   if (refused) return { refused };
   const n = TenantObjectNames;
   const apply: KubeObject[] = [
@@ -178,7 +189,12 @@ export function planTenant(input: TenantPlanInput): TenantPlan {
       spec: structuredClone(tenant.spec.limitRange ?? DEFAULT_LIMIT_RANGE),
     },
   );
-  return { namespace: ns, namespaceLabels: { ...POD_SECURITY_LABELS }, apply, remove };
+  return {
+    namespace: ns,
+    ...(input.podSecurityLabels === "external" ? {} : { namespaceLabels: { ...POD_SECURITY_LABELS } }),
+    apply,
+    remove,
+  };
 }
 
 /**

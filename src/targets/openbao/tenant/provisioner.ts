@@ -1,7 +1,8 @@
 /**
  * The OpenBaoTenant provisioner's pass for one tenant, as upstream orders it: the guard (a refused
  * tenant gets no finalizer and touches nothing), the finalizer, the target namespace, then every
- * planned object by server-side apply and the namespace's Pod Security labels; on delete, nothing
+ * planned object by server-side apply and the namespace's Pod Security labels (not in external
+ * mode, where a platform layer owns them and the namespace is never written); on delete, nothing
  * while an OpenBaoCluster remains there, then the Roles and RoleBindings. Upstream writes a
  * condition only for a refusal and no events; here every outcome is a Provisioned condition, and
  * each change of outcome an event.
@@ -37,8 +38,15 @@ import { type StatusCache, StatusWriter } from "../../../runtime/status.js";
 import type { KubeObject, ResourceType } from "../../../runtime/types.js";
 import { OPENBAOCLUSTER } from "../cluster-ref.js";
 import { OPENBAORESTORE } from "../restore/types.js";
-import { refuseTarget } from "./guard.js";
-import { type OperatorIdentity, planOffboarding, planTenant, type RoleRef, TENANT_LABELS } from "./plan.js";
+import { type DeniedNamespaces, refuseTarget } from "./guard.js";
+import {
+  type OperatorIdentity,
+  type PodSecurityLabelMode,
+  planOffboarding,
+  planTenant,
+  type RoleRef,
+  TENANT_LABELS,
+} from "./plan.js";
 import { OPENBAOTENANT } from "./types.js";
 
 const TYPES: Record<string, ResourceType> = {
@@ -69,6 +77,10 @@ export interface TenantProvisionerDeps {
   clusterSelector?: string;
   events: KindEvents<OpenBaoTenantReasonType>;
   operator: OperatorIdentity;
+  /** tenants.namespacePodSecurityLabels (default enforce). */
+  podSecurityLabels?: PodSecurityLabelMode;
+  /** tenants.deniedNamespaces / deniedNamespacePrefixes (default: upstream's). */
+  denied?: DeniedNamespaces;
   now?: () => Date;
 }
 
@@ -109,7 +121,12 @@ export class TenantProvisioner {
       kind: OpenBaoTenantKind,
     };
     const target = t.spec.targetNamespace;
-    const refused = refuseTarget(t.metadata.namespace ?? "", target, this.d.operator.namespace);
+    const refused = refuseTarget(
+      t.metadata.namespace ?? "",
+      target,
+      this.d.operator.namespace,
+      this.d.denied,
+    );
     if (refused) {
       // Never provisioned, so nothing of it to remove; a finalizer from before a change goes.
       if (t.metadata.deletionTimestamp || hasFinalizer(t, OpenBaoTenantFinalizer))
@@ -138,7 +155,14 @@ export class TenantProvisioner {
         this.reader.list<OpenBaoCluster>(OPENBAOCLUSTER, this.clustersIn(target)),
         this.reader.list<OpenBaoRestore>(OPENBAORESTORE, { namespace: target }),
       ]);
-      const plan = planTenant({ tenant: t, clusters, restores, operator: this.d.operator });
+      const plan = planTenant({
+        tenant: t,
+        clusters,
+        restores,
+        operator: this.d.operator,
+        ...(this.d.podSecurityLabels ? { podSecurityLabels: this.d.podSecurityLabels } : {}),
+        ...(this.d.denied ? { denied: this.d.denied } : {}),
+      });
       if (plan.refused) throw new Error(plan.refused.message); // refuseTarget answered above
       for (const o of plan.apply)
         await this.applyIfChanged(
@@ -148,12 +172,16 @@ export class TenantProvisioner {
             labels: o.metadata.labels ?? {},
           }),
         );
-      await this.applyIfChanged(
-        { apiVersion: "v1", kind: "Namespace", metadata: { name: target, labels: plan.namespaceLabels } },
-        namespace,
-      );
+      if (plan.namespaceLabels)
+        await this.applyIfChanged(
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: target, labels: plan.namespaceLabels } },
+          namespace,
+        );
       await this.remove(target, plan.remove);
-      const message = `namespace ${target} onboarded: ${plan.apply.length} objects applied, Pod Security restricted`;
+      const labels = plan.namespaceLabels
+        ? "Pod Security restricted"
+        : "Pod Security labels left to the platform (namespacePodSecurityLabels external)";
+      const message = `namespace ${target} onboarded: ${plan.apply.length} objects applied, ${labels}`;
       await this.report(t, { provisioned: true, reason: OpenBaoTenantReason.Provisioned, message }, signal);
       return done();
     } catch (e) {

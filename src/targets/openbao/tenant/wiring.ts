@@ -22,12 +22,22 @@ import { eitherCache } from "../../../runtime/status.js";
 import type { OpenBaoTargetConfig } from "../config.js";
 import type { Tenancy } from "./follow.js";
 import { TENANT_SELECTOR } from "./plan.js";
-import { TenantProvisioner } from "./provisioner.js";
+import { TenantProvisioner, type TenantProvisionerDeps } from "./provisioner.js";
 
 export const TENANT_CONTROLLER_NAME = OpenBaoTenantManagers.controller;
 
 /** How often a settled tenant is looked at again, whatever the clusters' resync (see below). */
 export const TENANT_RESYNC_MS = 60_000;
+
+/** What the configuration decides of a provisioner's pass: who owns the labels, which namespaces are denied. */
+export function tenantPolicy(
+  config: Pick<OpenBaoTargetConfig, "tenants">,
+): Pick<TenantProvisionerDeps, "podSecurityLabels" | "denied"> {
+  return {
+    podSecurityLabels: config.tenants?.namespacePodSecurityLabels ?? "enforce",
+    ...(config.tenants?.denied ? { denied: config.tenants.denied } : {}),
+  };
+}
 
 export function setupTenants(
   manager: Manager,
@@ -52,6 +62,7 @@ export function setupTenants(
     ...(config.tenants?.clusterSelector ? { clusterSelector: config.tenants.clusterSelector } : {}),
     events: manager.events,
     operator: { namespace: tenancy.operatorNamespace, serviceAccount },
+    ...tenantPolicy(config),
   });
   const controller = new Controller({
     name: TENANT_CONTROLLER_NAME,

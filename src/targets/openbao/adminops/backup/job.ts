@@ -32,6 +32,8 @@ export async function ensureBackupJob(
   key: string,
   image: string,
   rc: ReconcileContext,
+  /** The target's openBaoAudience: the audience of the Job's projected token for a JWT login. */
+  audience: OpenBaoTargetConfig["openBaoAudience"],
 ): Promise<void> {
   const ref = refOf(cluster);
   const spec = cluster.spec.backup!;
@@ -42,7 +44,7 @@ export async function ensureBackupJob(
     cluster,
     spec.target,
     key,
-    executorAuth(withBootstrapRole(cluster, "backup", spec))!,
+    executorAuth(withBootstrapRole(cluster, "backup", spec), audience)!,
   );
   const job = buildExecutorJob({
     cluster,

@@ -38,8 +38,6 @@ export type { BackupReconcilerDeps };
 
 /** Field manager of the objects this controller creates (Jobs, the backup ServiceAccount). */
 export const ADMINOPS_OBJECTS_MANAGER = OpenBaoClusterManagers.adminOps;
-/** Audience of the projected token the backup Job presents to OpenBao's JWT auth (upstream's). */
-export const BACKUP_JWT_AUDIENCE = "openbao-internal";
 /** A missing prerequisite is looked at again after this (Secrets are not watched). */
 const PREREQ_POLL_MS = 30_000;
 
@@ -251,7 +249,7 @@ export class BackupReconciler implements BackupCore {
         action: "Backup",
         note: `manual backup requested through ${TriggerBackupAnnotation}; Job ${jobName}`,
       });
-    await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc);
+    await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc, this.d.config.openBaoAudience);
     return requeueAfter(RUNNING_POLL_MS);
   }
 

@@ -16,8 +16,6 @@ import { workloadIdentityOf } from "./workload-identity.js";
 
 /** Field manager of the objects the AdminOps flows create (Jobs, their ServiceAccounts). */
 export const ADMINOPS_OBJECTS_MANAGER = OpenBaoClusterManagers.adminOps;
-/** Audience of the projected token a snapshot Job presents to OpenBao's JWT auth (upstream's). */
-export const EXECUTOR_JWT_AUDIENCE = "openbao-internal";
 
 /** A spec section that names how a Job logs in: spec.backup or spec.upgrade. */
 export interface AuthSource {
@@ -25,10 +23,13 @@ export interface AuthSource {
   tokenSecretRef?: { name?: string };
 }
 
-/** The executor's login from one spec section: its JWT role first, else its token Secret. */
-export function executorAuth(src: AuthSource | undefined): ExecutorAuth | undefined {
+/**
+ * The executor's login from one spec section: its JWT role first (its projected token carrying
+ * `audience`, the target's openBaoAudience), else its token Secret.
+ */
+export function executorAuth(src: AuthSource | undefined, audience: string): ExecutorAuth | undefined {
   const role = src?.jwtAuthRole?.trim();
-  if (role) return { method: "jwt", role, audience: EXECUTOR_JWT_AUDIENCE };
+  if (role) return { method: "jwt", role, audience };
   const secret = src?.tokenSecretRef?.name?.trim();
   if (secret) return { method: "token", secretName: secret };
   return undefined;

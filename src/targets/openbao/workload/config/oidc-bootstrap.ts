@@ -11,6 +11,7 @@
  * operator renders the same file.
  */
 import type { OpenBaoCluster } from "../../../../apis/openbaocluster.js";
+import { DEFAULT_OPENBAO_AUDIENCE } from "../../config.js";
 import { DEFAULT_JWT_MOUNT_PATH } from "../../executor/contract.js";
 import { clusterNames } from "../../identity.js";
 import { bootstrapRole, type OidcBootstrapFacts, OidcRole, oidcEnabled } from "../../oidc-roles.js";
@@ -21,9 +22,6 @@ export type { OidcBootstrapFacts };
 
 /** Name of the initialize block, ahead of the spec's own requests (upstream's). */
 export const OIDC_BOOTSTRAP_BLOCK = "operator-bootstrap";
-
-/** The audience the executor Jobs' projected tokens carry, and the default for the operator's role. */
-export const OIDC_DEFAULT_AUDIENCE = "openbao-internal";
 
 /** Upstream's policy names; fixed whatever the role is called. */
 export const OidcPolicy = {
@@ -195,6 +193,8 @@ export function oidcBootstrapBlock(
       ),
     );
   };
+  // The Jobs' tokens carry the target's openBaoAudience; the operator's role too unless the spec says.
+  const audience = facts.audience ?? DEFAULT_OPENBAO_AUDIENCE;
   const operatorSubjects = [
     ...(facts.operatorSubject ? [facts.operatorSubject] : []),
     ...(extra.operator ?? []),
@@ -204,7 +204,7 @@ export function oidcBootstrapBlock(
     OidcRole.operator,
     operatorGrants(cluster),
     operatorSubjects,
-    (typeof oidc.audience === "string" ? oidc.audience.trim() : "") || OIDC_DEFAULT_AUDIENCE,
+    (typeof oidc.audience === "string" ? oidc.audience.trim() : "") || audience,
   );
   if (cluster.spec.backup)
     add(
@@ -212,7 +212,7 @@ export function oidcBootstrapBlock(
       bootstrapRole(cluster, "backup"),
       BACKUP_GRANTS,
       [own(names.backupServiceAccount), ...(extra.backup ?? [])],
-      OIDC_DEFAULT_AUDIENCE,
+      audience,
     );
   const blueGreen = cluster.spec.upgrade?.strategy === "BlueGreen";
   add(
@@ -220,14 +220,14 @@ export function oidcBootstrapBlock(
     bootstrapRole(cluster, "upgrade"),
     blueGreen ? [...UPGRADE_GRANTS, ...BLUE_GREEN_GRANTS] : UPGRADE_GRANTS,
     [own(names.upgradeServiceAccount), ...(extra.upgrade ?? [])],
-    OIDC_DEFAULT_AUDIENCE,
+    audience,
   );
   add(
     "restore",
     bootstrapRole(cluster, "restore"),
     RESTORE_GRANTS,
     [own(names.restoreServiceAccount), ...(extra.restore ?? [])],
-    OIDC_DEFAULT_AUDIENCE,
+    audience,
   );
   return block("initialize", [OIDC_BOOTSTRAP_BLOCK], body);
 }

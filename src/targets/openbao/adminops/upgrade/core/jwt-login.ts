@@ -2,8 +2,8 @@
  * spec.upgrade.jwtAuthRole: the upgrade managers' OpenBao token from a JWT login instead of a stored
  * token, for clusters whose root token was revoked (self-init) and that keep no long-lived token in
  * a Secret. The operator asks the API server for a short-lived token of the cluster's upgrade
- * ServiceAccount (`<name>-upgrade-serviceaccount`, the one the pre-upgrade snapshot Job runs as), audience
- * `openbao-internal` like the executor Jobs, and logs in with that role where the executor does
+ * ServiceAccount (`<name>-upgrade-serviceaccount`, the one the pre-upgrade snapshot Job runs as), with
+ * the target's openBaoAudience like the executor Jobs, and logs in with that role where the executor does
  * (upstream's `jwt-operator` mount, then the `jwt` mount this operator used before), so one OpenBao
  * role serves the snapshot Job and the step-down alike.
  *
@@ -15,11 +15,12 @@ import type { KubeClient } from "../../../../../runtime/client.js";
 import { errorMessage } from "../../../../../runtime/errors.js";
 import { BaoClient } from "../../../baoclient/client.js";
 import { refOf, servingRef } from "../../../cluster-ref.js";
+import { DEFAULT_OPENBAO_AUDIENCE } from "../../../config.js";
 import { jwtMounts } from "../../../executor/contract.js";
 import { Component, revisionNames, voterSetName } from "../../../identity.js";
 import { clusterKey, LoginTokens } from "../../../login-tokens.js";
 import { serviceAccountToken } from "../../../serviceaccount-token.js";
-import { EXECUTOR_JWT_AUDIENCE, ensureExecutorServiceAccount } from "../../jobs/snapshot-upload.js";
+import { ensureExecutorServiceAccount } from "../../jobs/snapshot-upload.js";
 import { upgradeServiceAccount } from "../snapshot/plan.js";
 import { type BaoAccess, podClient } from "./observe.js";
 
@@ -42,7 +43,8 @@ export async function jwtUpgradeToken(
 
   const sa = upgradeServiceAccount({ name: cluster.metadata.name!, namespace: ns });
   await ensureExecutorServiceAccount(client, cluster, sa, Component.Upgrade, signal);
-  const jwt = await serviceAccountToken(client, ns, sa, EXECUTOR_JWT_AUDIENCE, signal);
+  const audience = access.jwtAudience ?? DEFAULT_OPENBAO_AUDIENCE;
+  const jwt = await serviceAccountToken(client, ns, sa, audience, signal);
   let last = "no voter answered";
   // Any member logs in for the cluster (a standby forwards to the active node).
   for (const pod of members(cluster)) {

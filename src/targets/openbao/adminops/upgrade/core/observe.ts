@@ -76,6 +76,11 @@ export interface BaoAccess {
    */
   endpoint?: (ep: BaoEndpoint) => BaoEndpoint;
   timeoutMs?: number;
+  /**
+   * The audience of the upgrade ServiceAccount's token for spec.upgrade.jwtAuthRole's login: the
+   * target's openBaoAudience (DEFAULT_OPENBAO_AUDIENCE when unset).
+   */
+  jwtAudience?: string;
 }
 
 /** A client for voter pod `ordinal`, trusting the cluster's CA. */

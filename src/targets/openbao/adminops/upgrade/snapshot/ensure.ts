@@ -57,6 +57,8 @@ export interface PreUpgradeSnapshotDeps {
   /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
   imageVerifier?: ImageVerifier;
   now?: () => Date;
+  /** The target's openBaoAudience (DEFAULT_OPENBAO_AUDIENCE when unset): the Job's token audience. */
+  audience?: string;
 }
 
 export interface PreUpgradeSnapshotOptions {
@@ -129,6 +131,7 @@ export async function ensurePreUpgradeSnapshot(
     secretsPresent: present,
     caSecret,
     defaultImage: deps.config.executorImage,
+    ...(deps.audience ? { audience: deps.audience } : {}),
   });
   if (!plan.ok) return { state: "Failed", reason: plan.reason, message: plan.message };
   const executor = await operatorImage(

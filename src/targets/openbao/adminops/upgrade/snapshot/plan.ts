@@ -6,6 +6,7 @@ import {
   OpenBaoLabel,
   OpenBaoClusterReason as R,
 } from "../../../../../apis/openbaocluster-names.js";
+import { DEFAULT_OPENBAO_AUDIENCE } from "../../../config.js";
 import type { ExecutorAuth } from "../../../executor/contract.js";
 import { type ClusterRef, Component, type ComponentName, clusterNames } from "../../../identity.js";
 import { withBootstrapRole } from "../../../oidc-roles.js";
@@ -100,6 +101,8 @@ export interface SnapshotFacts {
   caSecret?: string;
   /** The operator's executorImage setting. */
   defaultImage?: string;
+  /** The target's openBaoAudience: the audience of the Job's projected token for a JWT login. */
+  audience?: string;
 }
 
 export type SnapshotPlan =
@@ -139,8 +142,9 @@ export function planSnapshot(f: SnapshotFacts): SnapshotPlan {
     (r) => r.field.startsWith("spec.upgrade.") || r.field.startsWith("spec.backup."),
   );
   if (unnamed) return missing(R.SecretReferenceMissingName, describeEmpty(unnamed));
-  const own = executorAuth(withBootstrapRole(cluster, "upgrade", cluster.spec.upgrade));
-  const auth = own ?? executorAuth(backup);
+  const audience = f.audience ?? DEFAULT_OPENBAO_AUDIENCE;
+  const own = executorAuth(withBootstrapRole(cluster, "upgrade", cluster.spec.upgrade), audience);
+  const auth = own ?? executorAuth(backup, audience);
   if (!auth)
     return missing(
       R.AuthenticationRequired,
