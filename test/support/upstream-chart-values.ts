@@ -36,7 +36,7 @@ export const upstreamDefaults = (): Obj => {
     },
     imagePullSecrets: [],
     operatorVersion: "",
-    tenancy: { mode: "multi", targetNamespace: "" },
+    tenancy: { mode: "multi", targetNamespace: "", namespacePodSecurityLabels: { mode: "enforce" } },
     controller: {
       ...pod(),
       resources: { limits: { cpu: "500m", memory: "256Mi" }, requests: { cpu: "50m", memory: "128Mi" } },
@@ -82,7 +82,15 @@ export const upstreamDefaults = (): Obj => {
       readinessInitialDelaySeconds: 5,
       readinessPeriodSeconds: 10,
     },
-    admissionPolicies: { enabled: true },
+    admissionPolicies: {
+      enabled: true,
+      provisionerRBAC: {
+        deniedNamespaces: ["openshift"],
+        deniedNamespacePrefixes: ["kube-", "openshift-", "gke-", "eks-", "aws-", "aks-", "azure-"],
+      },
+      maintenanceBreakGlassGroups: ["system:masters"],
+    },
+    serviceAccountToken: { kubernetesAudience: "", openBaoAudience: "openbao-internal" },
     networkPolicy: { enabled: true, metricsAllowedNamespaceLabels: { metrics: "enabled" } },
     gatewayAPI: { enabled: true },
   };
