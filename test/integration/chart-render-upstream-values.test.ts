@@ -279,6 +279,24 @@ describe("a values file written for upstream's openbao-operator chart, rendered 
     assert.match(await renderFails(["--set=fullnameOverride=Team_Bao"]), /fullnameOverride/);
   });
 
+  it("deployments {controller: [openbao]}: upstream's controller names, so its JWT roles' bound ServiceAccount is this operator's", async () => {
+    const objs = await render([
+      OPENBAO,
+      "--set=targets.vault.enabled=false",
+      '--set-json=deployments={"controller":["openbao"]}',
+      "--set=fullnameOverride=openbao-operator",
+    ]);
+    assert.deepEqual(
+      deployments(objs).map((d) => d.metadata.name),
+      ["openbao-operator-controller"],
+    );
+    assert.equal(podOf(deployments(objs)[0]!).serviceAccountName, "openbao-operator-controller");
+    assert.equal(named(objs, "ServiceAccount", "openbao-operator-controller").kind, "ServiceAccount");
+    const config = processConfig(objs, "openbao-operator-controller");
+    assert.equal(config.leaderElection.leaseName, "openbao-operator-controller");
+    assert.deepEqual(Object.keys(config.targets), ["openbao"]);
+  });
+
   it("tenancy.targetNamespace: single mode's namespace of the openbao target, with its Role there", async () => {
     const objs = await render([OPENBAO, "--set=tenancy.targetNamespace=openbao-system"]);
     const config = processConfig(objs, "po-openbao").targets.openbao;
