@@ -6,7 +6,18 @@ import { after, before, describe, it } from "node:test";
 import { stringify } from "yaml";
 import { parseProcessConfig } from "../../src/cli/config.js";
 import { parseOpenBaoConfig } from "../../src/targets/openbao/config.js";
-import { named, type Obj, ofKind, processConfig, render, renderFails } from "../support/chart-render.js";
+import { runCommand } from "../../src/testenv/exec.js";
+import { ensureHelm } from "../../src/testenv/helm.js";
+import { sharedEnv } from "../../src/testenv/shared.js";
+import {
+  CHART,
+  named,
+  type Obj,
+  ofKind,
+  processConfig,
+  render,
+  renderFails,
+} from "../support/chart-render.js";
 import { upstreamDefaults } from "../support/upstream-chart-values.js";
 
 // Values files written for upstream openbao-operator's chart, under upstream's own names
@@ -73,6 +84,44 @@ describe("a values file written for upstream's openbao-operator chart, rendered 
     );
     // upstream's admission policies are on by default: this chart's render them too.
     assert.ok(ofKind(objs, "ValidatingAdmissionPolicy").length > 0);
+  });
+
+  it("NOTES: provisioner.* has nothing to apply to, and upstream's names without the openbao target say it is off", async () => {
+    // NOTES.txt is rendered only by install: a server dry run against the test's API server writes nothing.
+    const notes = async (args: string[]) =>
+      (
+        await runCommand(await ensureHelm(), [
+          "install",
+          "po",
+          CHART,
+          "--dry-run=server",
+          "--namespace",
+          "default",
+          "--kubeconfig",
+          sharedEnv().kubeconfigPath,
+          ...args,
+        ])
+      ).stdout.split("NOTES:")[1] ?? "";
+    const upstream = await notes([await file("notes", upstreamDefaults()), OPENBAO]);
+    assert.match(
+      upstream,
+      /provisioner\.\* \(affinity, extraArgs, extraEnv, nodeSelector, .*\) has nothing to apply to/,
+    );
+    assert.doesNotMatch(upstream, /the openbao target is\s+off/);
+    // Without the openbao target, upstream's file stops at its admission policies (on by default there).
+    assert.match(
+      await renderFails([await file("notes-off", upstreamDefaults())]),
+      /admissionPolicies\.enabled: the policies guard the openbao target's kinds .*; enable targets\.openbao too/,
+    );
+    assert.match(
+      await notes(["--set=controller.replicas=1"]),
+      /upstream openbao-operator's \(controller\), but the openbao target is\s+off here/,
+    );
+    assert.match(
+      await notes(["--set=tenancy.targetNamespace=openbao"]),
+      /upstream openbao-operator's \(tenancy\.targetNamespace\), but the openbao target is\s+off/,
+    );
+    assert.doesNotMatch(await notes([]), /provisioner|openbao target is\s+off/);
   });
 
   it("controller.*: maps merge over this chart's names, lists are appended, the rest replaces", async () => {
