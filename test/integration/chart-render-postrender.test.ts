@@ -44,7 +44,7 @@ const MATRIX: Record<string, string[]> = {
     "--set=serviceAccount.annotations.team=platform",
     '--set-json=extraEnv=[{"name":"A","value":"1"}]',
   ],
-  "upstream's names: controller.*, ServiceMonitor, VMServiceScrape, metrics RBAC, fullname, external labels": [
+  "upstream's names: controller.*, monitors, metrics RBAC, fullname, external labels": [
     "--set=targets.openbao.enabled=true",
     "--set=fullnameOverride=bao-op",
     "--set=platform=openshift",
