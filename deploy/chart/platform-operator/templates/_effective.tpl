@@ -23,8 +23,13 @@ Every template reads these instead of .Values for what upstream can also set.
 {{- range $i, $e := ($v.extraEnv | default list) }}{{ $env = append $env (dict "from" (printf "extraEnv[%d]" $i) "env" $e) }}{{ end -}}
 {{- range $i, $e := ($c.extraEnv | default list) }}{{ $env = append $env (dict "from" (printf "controller.extraEnv[%d]" $i) "env" $e) }}{{ end -}}
 {{- $_ := set $out "extraEnv" $env -}}
-{{- /* Security contexts: this chart's defaults, then upstream's over them; OpenShift's SCC assigns the ids. */ -}}
-{{- $openshift := include "po.openshift" . -}}
+{{- $args := include "po.upstreamArgs" . | fromYaml -}}
+{{- $_ := set $out "logLevel" ($args.logLevel | default $v.logLevel) -}}
+{{- $platform := $args.platform | default $v.platform -}}
+{{- $_ := set $out "platform" $platform -}}
+{{- /* Security contexts: this chart's defaults, then upstream's over them. Under OpenShift's SCCs
+(platform openshift, or auto where its security API is served) the SCC assigns the ids. */ -}}
+{{- $openshift := or (eq $platform "openshift") (and (eq $platform "auto") (.Capabilities.APIVersions.Has "security.openshift.io/v1")) -}}
 {{- range $k := list "podSecurityContext" "securityContext" -}}
 {{- $sc := mergeOverwrite (deepCopy (index $v $k | default dict)) (deepCopy (index $c $k | default dict)) -}}
 {{- if $openshift }}{{ $sc = omit $sc "runAsUser" "runAsGroup" "fsGroup" }}{{ end -}}
@@ -32,9 +37,6 @@ Every template reads these instead of .Values for what upstream can also set.
 {{- $_ := set $out (printf "%sFrom" $k) (hasKey $c $k | ternary (printf "controller.%s" $k) $k) -}}
 {{- end -}}
 {{- $_ := set $out "probes" (mergeOverwrite (deepCopy $v.probes) ($v.healthProbes | default dict)) -}}
-{{- $args := include "po.upstreamArgs" . | fromYaml -}}
-{{- $_ := set $out "logLevel" ($args.logLevel | default $v.logLevel) -}}
-{{- $_ := set $out "platform" ($args.platform | default $v.platform) -}}
 {{- toYaml $out -}}
 {{- end -}}
 
@@ -62,13 +64,6 @@ reaching a process that would refuse it at start.
 {{- end -}}
 {{- end -}}
 {{- toYaml $out -}}
-{{- end -}}
-
-{{/* "true" where the operator pods run under OpenShift's SCCs: platform openshift, or auto where its security API is served. */}}
-{{- define "po.openshift" -}}
-{{- $p := .Values.platform -}}
-{{- with (include "po.upstreamArgs" . | fromYaml).platform }}{{ $p = . }}{{ end -}}
-{{- if or (eq $p "openshift") (and (eq $p "auto") (.Capabilities.APIVersions.Has "security.openshift.io/v1")) }}true{{ end -}}
 {{- end -}}
 
 {{/*

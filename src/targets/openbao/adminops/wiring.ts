@@ -90,23 +90,20 @@ export function setupAdminOps(
     ...(wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {}),
   });
   const verifier = wiring.imageVerifier ? { imageVerifier: wiring.imageVerifier } : {};
-  const snapshotDeps = {
-    client: manager.client,
-    events: manager.events,
-    config,
-    audience: config.openBaoAudience,
-    ...verifier,
+  const snapshotDeps = { client: manager.client, events: manager.events, config, ...verifier };
+  // How the upgrade and restart managers reach a cluster's OpenBao, and the audience of an upgrade
+  // ServiceAccount's token for spec.upgrade.jwtAuthRole.
+  const access = {
+    clusterDomain: config.clusterDomain,
+    reader: manager.reader,
+    jwtAudience: config.openBaoAudience,
   };
   const upgrades = new UpgradeManager({
     client: manager.client,
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: {
-      clusterDomain: config.clusterDomain,
-      reader: manager.reader,
-      jwtAudience: config.openBaoAudience,
-    },
+    access,
     snapshot:
       wiring.preUpgradeSnapshot ??
       ((cluster, opts) =>
@@ -120,11 +117,7 @@ export function setupAdminOps(
         client: manager.client,
         events: manager.events,
         ...verifier,
-        access: {
-          clusterDomain: config.clusterDomain,
-          reader: manager.reader,
-          jwtAudience: config.openBaoAudience,
-        },
+        access,
         jobStartTimeoutMs: config.jobStartTimeoutMs,
         platform: platformOf(config),
         snapshot: (cluster, opts) =>
@@ -144,11 +137,7 @@ export function setupAdminOps(
     reader: manager.reader,
     events: manager.events,
     clusters,
-    access: {
-      clusterDomain: config.clusterDomain,
-      reader: manager.reader,
-      jwtAudience: config.openBaoAudience,
-    },
+    access,
     options: wiring.restart,
   });
   const controller = new Controller({

@@ -73,7 +73,7 @@ export async function inFlight(
       const image = cluster.spec.backup.image ?? m.d.config.executorImage;
       const executor = image ? await executorImage(m, cluster, image, rc) : undefined;
       if (executor?.ok) {
-        await ensureBackupJob(m.d, cluster, jobName, key, executor.image, rc, m.d.config.openBaoAudience);
+        await ensureBackupJob(m.d, cluster, jobName, key, executor.image, rc);
         return requeueAfter(RUNNING_POLL_MS);
       }
     }

@@ -26,14 +26,17 @@ import { backupTypeOfJob } from "./schedule.js";
  * attempt's, so a pass that resumes after a crash finds the Job it created and makes no second.
  */
 export async function ensureBackupJob(
-  d: { client: KubeClient; events: EventRecorder; config: Pick<OpenBaoTargetConfig, "platform"> },
+  d: {
+    client: KubeClient;
+    events: EventRecorder;
+    /** platform: the pod's ids; openBaoAudience: the audience of the Job's projected token for a JWT login. */
+    config: Pick<OpenBaoTargetConfig, "platform" | "openBaoAudience">;
+  },
   cluster: OpenBaoCluster,
   jobName: string,
   key: string,
   image: string,
   rc: ReconcileContext,
-  /** The target's openBaoAudience: the audience of the Job's projected token for a JWT login. */
-  audience: OpenBaoTargetConfig["openBaoAudience"],
 ): Promise<void> {
   const ref = refOf(cluster);
   const spec = cluster.spec.backup!;
@@ -44,7 +47,7 @@ export async function ensureBackupJob(
     cluster,
     spec.target,
     key,
-    executorAuth(withBootstrapRole(cluster, "backup", spec), audience)!,
+    executorAuth(withBootstrapRole(cluster, "backup", spec), d.config.openBaoAudience)!,
   );
   const job = buildExecutorJob({
     cluster,

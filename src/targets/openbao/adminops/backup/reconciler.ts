@@ -249,7 +249,7 @@ export class BackupReconciler implements BackupCore {
         action: "Backup",
         note: `manual backup requested through ${TriggerBackupAnnotation}; Job ${jobName}`,
       });
-    await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc, this.d.config.openBaoAudience);
+    await ensureBackupJob(this.d, cluster, jobName, key, executor.image, rc);
     return requeueAfter(RUNNING_POLL_MS);
   }
 

@@ -53,12 +53,12 @@ export interface PreUpgradeSnapshotDeps {
   client: KubeClient;
   /** One event when the Job is created; none per pass. */
   events?: EventRecorder;
-  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs" | "platform">;
+  /** openBaoAudience: the Job's token audience (DEFAULT_OPENBAO_AUDIENCE when unset). */
+  config: Pick<OpenBaoTargetConfig, "executorImage" | "jobStartTimeoutMs" | "platform"> &
+    Partial<Pick<OpenBaoTargetConfig, "openBaoAudience">>;
   /** Checks the executor image under spec.operatorImageVerification; unset: not checked. */
   imageVerifier?: ImageVerifier;
   now?: () => Date;
-  /** The target's openBaoAudience (DEFAULT_OPENBAO_AUDIENCE when unset): the Job's token audience. */
-  audience?: string;
 }
 
 export interface PreUpgradeSnapshotOptions {
@@ -131,7 +131,7 @@ export async function ensurePreUpgradeSnapshot(
     secretsPresent: present,
     caSecret,
     defaultImage: deps.config.executorImage,
-    ...(deps.audience ? { audience: deps.audience } : {}),
+    ...(deps.config.openBaoAudience ? { audience: deps.config.openBaoAudience } : {}),
   });
   if (!plan.ok) return { state: "Failed", reason: plan.reason, message: plan.message };
   const executor = await operatorImage(
