@@ -51,14 +51,8 @@ chart test compares these rules with the API server's audit log.
 {{- if eq (include "po.podSecurityLabelsMode" .root) "external" -}}
 {{- $_ := set $tenants "namespacePodSecurityLabels" "external" -}}
 {{- end -}}
-{{- /* Upstream's admissionPolicies.provisionerRBAC lists, trimmed, blanks dropped as upstream does. */ -}}
-{{- $denied := default dict .root.Values.admissionPolicies.provisionerRBAC -}}
-{{- range $key := list "deniedNamespaces" "deniedNamespacePrefixes" -}}
-{{- if hasKey $denied $key -}}
-{{- $items := list -}}
-{{- range (default (list) (index $denied $key)) }}{{ with (toString . | trim) }}{{ $items = append $items . }}{{ end }}{{ end -}}
+{{- range $key, $items := include "po.deniedNamespaces" .root | fromYaml -}}
 {{- $_ := set $tenants $key $items -}}
-{{- end -}}
 {{- end -}}
 {{- $_ := set $cfg "tenants" $tenants -}}
 {{- end -}}
@@ -68,6 +62,23 @@ chart test compares these rules with the API server's audit log.
 {{- end -}}
 {{- end -}}
 {{- toYaml $cfg -}}
+{{- end -}}
+
+{{/*
+Upstream's admissionPolicies.provisionerRBAC lists (the keys given), trimmed, blanks dropped as
+upstream does: what the tenant provisioner is told and what the namespace policy refuses.
+*/}}
+{{- define "po.deniedNamespaces" -}}
+{{- $denied := default dict .Values.admissionPolicies.provisionerRBAC -}}
+{{- $out := dict -}}
+{{- range $key := list "deniedNamespaces" "deniedNamespacePrefixes" -}}
+{{- if hasKey $denied $key -}}
+{{- $items := list -}}
+{{- range (default (list) (index $denied $key)) }}{{ with (toString . | trim) }}{{ $items = append $items . }}{{ end }}{{ end -}}
+{{- $_ := set $out $key $items -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
 
 {{/* tenancy.namespacePodSecurityLabels.mode: enforce unless set. */}}
