@@ -106,6 +106,8 @@ describe("upstream's chart values installed unchanged on the local node", { time
     const on = `openbaocluster/${BAO}`;
     await target.waitFor(on, "jsonpath={.status.initialized}=true", 600);
     await target.waitFor(on, "jsonpath={.status.phase}=Running", 300);
+    // The phase and the seal condition come from different writes: wait for the condition too.
+    await target.waitFor(on, "condition=OpenBaoSealed=False", 300);
     const cluster = await target.getJson(on);
     const cond = (type: string) => (cluster.status.conditions as Obj[]).find((c) => c.type === type);
     assert.equal(cond("OpenBaoSealed")?.status, "False");
